@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// dpumesh's own command line (everything after EAL's "--"), parsed with getopt_long.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "dpumesh/config.h"
+#include "dpumesh/status.h"
+
+namespace dpumesh::app {
+
+struct options {
+	std::string config_path; /**< empty: the embedded conf/default.json */
+	bool interactive = false;
+	std::string cmdline_file;
+	unsigned stats_period = 1; /**< seconds between stats prints; 0: only at exit */
+	std::optional<config::dpa_backend> dpa_backend;
+	std::optional<config::dma_backend> dma_backend;
+	std::string dma_device;
+	bool help = false;
+	bool version = false;
+};
+
+/** Parses argv (argv[0] is the program name). Errors name the option. */
+result<options> parse_options(int argc, char **argv);
+
+/** True if argv asks for --help/-h or --version anywhere after "--" (or with no "--"). */
+bool wants_help_or_version(int argc, char **argv, bool *version);
+
+/** The usage text listing every option. */
+std::string usage(const char *prog);
+
+/** Applies --dpa-backend/--dma on top of the config. */
+void apply_overrides(const options &o, config::node_config &cfg);
+
+} // namespace dpumesh::app

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// dpumesh: wires EAL, the config, ports and stages together; the main lcore runs control.
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string_view>
+#include <unistd.h>
+
+#include <rte_byteorder.h>
+#include <rte_cycles.h>
+#include <rte_dmadev.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_version.h>
+
+#include "dpumesh/abi.h"
+#include "dpumesh/config.h"
+#include "dpumesh/engine.h"
+#include "dpumesh/log.h"
+#include "dpumesh/options.h"
+#include "dpumesh/port.h"
+#include "dpumesh/port_rx.h"
+#include "stats.h"
+
+#ifndef DPUMESH_VERSION
+#define DPUMESH_VERSION "0.0.0"
+#endif
+
+namespace dpumesh {
+extern const std::string_view embedded_default_config;
+}
+
+namespace {
+
+using namespace dpumesh;
+
+volatile sig_atomic_t g_quit = 0;
+
+void on_signal(int) { g_quit = 1; }
+
+int fail(const char *what, const status &st)
+{
+	std::fprintf(stderr, "dpumesh: %s: %s\n", what, st.message().c_str());
+	return 1;
+}
+
+/** Resolves the dmadev named in the config (probing a vdev when needed). */
+result<int> open_dmadev(const config::node_config &cfg)
+{
+	const std::string &dev = cfg.dma.device;
+	std::string name = dev.substr(0, dev.find(','));
+	int id = rte_dma_get_dev_id_by_name(name.c_str());
+	if (id >= 0)
+		return id;
+	int rc = rte_dev_probe(dev.c_str());
+	if (rc < 0)
+		return errorf("%s: dmadev \"%s\": %s", cfg.where("/dma/device").c_str(), dev.c_str(),
+			      rte_strerror(-rc));
+	id = rte_dma_get_dev_id_by_name(name.c_str());
+	if (id < 0)
+		return errorf("%s: probing \"%s\" created no dmadev named %s",
+			      cfg.where("/dma/device").c_str(), dev.c_str(), name.c_str());
+	return id;
+}
+
+/** The lcore a stage runs on: its mapping, or the first worker lcore. */
+result<unsigned> stage_lcore(const config::node_config &cfg, const std::string &stage)
+{
+	auto it = cfg.lcores.stages.find(stage);
+	if (it != cfg.lcores.stages.end())
+		return it->second;
+	unsigned l = rte_get_next_lcore(-1, 1, 0);
+	if (l >= RTE_MAX_LCORE)
+		return errorf("stage %s needs a worker lcore, and EAL has only the main one "
+			      "(use e.g. -l 0-1)",
+			      stage.c_str());
+	return l;
+}
+
+int run(int argc, char **argv)
+{
+	bool want_version = false;
+	if (app::wants_help_or_version(argc, argv, &want_version)) {
+		if (want_version)
+			std::printf("dpumesh %s (descriptor ABI %u, DPDK %s)\n", DPUMESH_VERSION,
+				    DPUMESH_ABI_VERSION, rte_version());
+		else
+			std::fputs(app::usage(argv[0]).c_str(), stdout);
+		return 0;
+	}
+
+	log_register_types();
+	int nb_eal = rte_eal_init(argc, argv);
+	if (nb_eal < 0) {
+		std::fprintf(stderr, "dpumesh: EAL initialisation failed: %s\n",
+			     rte_strerror(rte_errno));
+		return 1;
+	}
+	argc -= nb_eal;
+	argv += nb_eal;
+
+	auto opts = app::parse_options(argc, argv);
+	if (!opts) {
+		std::fprintf(stderr, "dpumesh: %s\nTry 'dpumesh --help'.\n",
+			     opts.error().message().c_str());
+		rte_eal_cleanup();
+		return 2;
+	}
+	if (opts->interactive || !opts->cmdline_file.empty()) {
+		std::fprintf(stderr, "dpumesh: the interactive console (-i, --cmdline-file) is not "
+				     "in this build yet\n");
+		rte_eal_cleanup();
+		return 2;
+	}
+
+	auto cfg = opts->config_path.empty()
+			   ? config::load_string(embedded_default_config, "<embedded conf/default.json>")
+			   : config::load_file(opts->config_path);
+	if (!cfg) {
+		rte_eal_cleanup();
+		return fail("config", cfg.error());
+	}
+	app::apply_overrides(*opts, *cfg);
+	if (cfg->dpa.backend == config::dpa_backend::doca) {
+		std::fprintf(stderr, "dpumesh: dpa backend \"doca\": this build has no DOCA SDK; "
+				     "use --dpa-backend emu (see docs/deploy.md)\n");
+		rte_eal_cleanup();
+		return 1;
+	}
+	if (cfg->dma.backend == config::dma_backend::dmadev) {
+		if (cfg->dma.device.empty()) {
+			std::fprintf(stderr, "dpumesh: --dma dmadev needs a device: dmadev:NAME\n");
+			rte_eal_cleanup();
+			return 2;
+		}
+		auto dma = open_dmadev(*cfg);
+		if (!dma) {
+			rte_eal_cleanup();
+			return fail("dma", dma.error());
+		}
+		DPUMESH_LOG(INFO, dma, "dmadev %s (id %d)", cfg->dma.device.c_str(), *dma);
+	}
+
+	auto pool = port::create_pktmbuf_pool(*cfg);
+	if (!pool) {
+		rte_eal_cleanup();
+		return fail("mempool", pool.error());
+	}
+	auto ports = port::open_all(*cfg, *pool);
+	if (!ports) {
+		rte_mempool_free(*pool);
+		rte_eal_cleanup();
+		return fail("ports", ports.error());
+	}
+
+	engine::runner runner(cfg->lcores);
+	std::vector<std::unique_ptr<pipeline::port_rx_ctx>> rx_ctxs;
+	std::vector<pipeline::port_rx_ctx *> rx_view;
+	status st = status::ok();
+	if (!ports->empty()) {
+		auto lcore = stage_lcore(*cfg, "port_rx");
+		st = lcore ? status::ok() : lcore.error();
+		if (st.is_ok()) {
+			auto ctx = std::make_unique<pipeline::port_rx_ctx>();
+			ctx->mesh_port_be = rte_cpu_to_be_16(cfg->node.mesh_port);
+			for (const port::port_info &p : *ports)
+				for (uint16_t q = 0; q < p.nb_rxq; q++)
+					ctx->queues.push_back({p.port_id, q});
+			st = runner.add(*lcore, pipeline::port_rx_stage(*ctx));
+			rx_view.push_back(ctx.get());
+			rx_ctxs.push_back(std::move(ctx));
+		}
+	}
+	if (st.is_ok())
+		st = runner.launch();
+	if (!st.is_ok()) {
+		port::close_all(*ports);
+		rte_mempool_free(*pool);
+		rte_eal_cleanup();
+		return fail("lcores", st);
+	}
+
+	std::signal(SIGINT, on_signal);
+	std::signal(SIGTERM, on_signal);
+	std::printf("dpumesh: node %s up: %zu port(s), idle policy %s; Ctrl-C to stop\n",
+		    cfg->node.name.c_str(), ports->size(),
+		    std::string(config::to_string(cfg->lcores.idle)).c_str());
+	std::fflush(stdout);
+
+	app::stats_printer printer({&*ports, &rx_view, &runner});
+	const uint64_t hz = rte_get_tsc_hz();
+	uint64_t next = rte_get_tsc_cycles() + opts->stats_period * hz;
+	while (!g_quit) {
+		usleep(20 * 1000);
+		if (opts->stats_period && rte_get_tsc_cycles() >= next) {
+			printer.print_periodic(stdout);
+			next += opts->stats_period * hz;
+		}
+	}
+
+	std::printf("dpumesh: stopping\n");
+	runner.stop();
+	printer.print_final(stdout);
+	port::close_all(*ports);
+	rte_mempool_free(*pool);
+	rx_ctxs.clear();
+	int rc = rte_eal_cleanup();
+	if (rc != 0)
+		std::fprintf(stderr, "dpumesh: EAL cleanup: %s\n", rte_strerror(-rc));
+	std::printf("dpumesh: stopped\n");
+	return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) { return run(argc, argv); }

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Command-line options of the dpumesh application.
+#include "dpumesh/options.h"
+
+#include <getopt.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace dpumesh::app {
+
+namespace {
+
+enum opt_id {
+	opt_config = 'c',
+	opt_interactive = 'i',
+	opt_help = 'h',
+	opt_version = 'v',
+	opt_stats_period = 256,
+	opt_dpa_backend,
+	opt_dma,
+	opt_cmdline_file,
+};
+
+const option long_options[] = {
+	{"config", required_argument, nullptr, opt_config},
+	{"interactive", no_argument, nullptr, opt_interactive},
+	{"cmdline-file", required_argument, nullptr, opt_cmdline_file},
+	{"stats-period", required_argument, nullptr, opt_stats_period},
+	{"dpa-backend", required_argument, nullptr, opt_dpa_backend},
+	{"dma", required_argument, nullptr, opt_dma},
+	{"help", no_argument, nullptr, opt_help},
+	{"version", no_argument, nullptr, opt_version},
+	{nullptr, 0, nullptr, 0},
+};
+
+result<unsigned> parse_uint(const char *opt, const char *s, unsigned max)
+{
+	char *end = nullptr;
+	errno = 0;
+	unsigned long v = std::strtoul(s, &end, 10);
+	if (errno || !*s || *end || s[0] == '-' || v > max)
+		return errorf("%s: \"%s\" is not a whole number in [0, %u]", opt, s, max);
+	return static_cast<unsigned>(v);
+}
+
+} // namespace
+
+std::string usage(const char *prog)
+{
+	std::string p = prog ? prog : "dpumesh";
+	return "Usage: " + p +
+	       " [EAL options] -- [options]\n"
+	       "\n"
+	       "The data plane of a DPU-accelerated service mesh (see README.md).\n"
+	       "\n"
+	       "Options (after --):\n"
+	       "  -c, --config FILE         node config (JSON); default: the embedded\n"
+	       "                            conf/default.json\n"
+	       "  -i, --interactive         run the interactive console (dpumesh> prompt)\n"
+	       "      --cmdline-file FILE   run console commands from FILE at start\n"
+	       "      --stats-period SEC    print statistics every SEC seconds (0: only at\n"
+	       "                            exit; default 1)\n"
+	       "      --dpa-backend emu|doca\n"
+	       "                            DPA kernels on the emulator (lcores) or on a\n"
+	       "                            BlueField-3's DPA via DOCA; overrides /dpa/backend\n"
+	       "      --dma cpu|dmadev[:NAME]\n"
+	       "                            DMA engine: CPU copy or a DPDK dmadev (e.g.\n"
+	       "                            dmadev:dma_skeleton); overrides /dma\n"
+	       "  -h, --help                this text\n"
+	       "  -v, --version             version and ABI version\n"
+	       "\n"
+	       "EAL options are DPDK's: e.g. -l 0-1 --no-huge -m 512 --in-memory\n"
+	       "--vdev net_pcap0,rx_pcap=FILE; see the DPDK EAL parameters guide.\n"
+	       "\n"
+	       "Example:\n"
+	       "  " +
+	       p +
+	       " -l 0-1 --no-huge -m 512 --in-memory \\\n"
+	       "      --vdev net_pcap0,rx_pcap=sample.pcap,infinite_rx=1 -- \\\n"
+	       "      --config conf/default.json --stats-period 1\n";
+}
+
+bool wants_help_or_version(int argc, char **argv, bool *version)
+{
+	int start = 1;
+	for (int i = 1; i < argc; i++)
+		if (std::strcmp(argv[i], "--") == 0) {
+			start = i + 1;
+			break;
+		}
+	for (int i = start; i < argc; i++) {
+		if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h"))
+			return true;
+		if (!std::strcmp(argv[i], "--version") || !std::strcmp(argv[i], "-v")) {
+			*version = true;
+			return true;
+		}
+	}
+	return false;
+}
+
+result<options> parse_options(int argc, char **argv)
+{
+	options o;
+	std::vector<char *> args(argv, argv + argc);
+	args.push_back(nullptr);
+	optind = 0; /* 0: full re-initialisation of GNU getopt between calls */
+	opterr = 0;
+	int c;
+	int idx = 0;
+	while ((c = getopt_long(argc, args.data(), ":c:ihv", long_options, &idx)) != -1) {
+		switch (c) {
+		case opt_config: o.config_path = optarg; break;
+		case opt_interactive: o.interactive = true; break;
+		case opt_cmdline_file: o.cmdline_file = optarg; break;
+		case opt_help: o.help = true; break;
+		case opt_version: o.version = true; break;
+		case opt_stats_period: {
+			DPUMESH_ASSIGN_OR_RETURN(o.stats_period,
+						 parse_uint("--stats-period", optarg, 3600));
+			break;
+		}
+		case opt_dpa_backend:
+			if (!std::strcmp(optarg, "emu"))
+				o.dpa_backend = config::dpa_backend::emu;
+			else if (!std::strcmp(optarg, "doca"))
+				o.dpa_backend = config::dpa_backend::doca;
+			else
+				return errorf("--dpa-backend: \"%s\" is not one of: emu, doca", optarg);
+			break;
+		case opt_dma: {
+			std::string v = optarg;
+			if (v == "cpu") {
+				o.dma_backend = config::dma_backend::cpu;
+			} else if (v == "dmadev" || v.rfind("dmadev:", 0) == 0) {
+				o.dma_backend = config::dma_backend::dmadev;
+				o.dma_device = v.size() > 7 ? v.substr(7) : "";
+			} else {
+				return errorf("--dma: \"%s\" is not one of: cpu, dmadev[:NAME]", optarg);
+			}
+			break;
+		}
+		case ':': {
+			const char *given = args[optind - 1];
+			if (given && !std::strncmp(given, "--", 2))
+				return errorf("%s needs an argument", given);
+			return errorf("-%c needs an argument", optopt);
+		}
+		default: {
+			const char *given = args[optind - 1];
+			if (given && !std::strncmp(given, "--", 2))
+				return errorf("unknown option %s", given);
+			return errorf("unknown option -%c", optopt ? optopt : '?');
+		}
+		}
+	}
+	if (optind < argc)
+		return errorf("unexpected argument \"%s\"", argv[optind]);
+	return o;
+}
+
+void apply_overrides(const options &o, config::node_config &cfg)
+{
+	if (o.dpa_backend)
+		cfg.dpa.backend = *o.dpa_backend;
+	if (o.dma_backend) {
+		cfg.dma.backend = *o.dma_backend;
+		if (!o.dma_device.empty())
+			cfg.dma.device = o.dma_device;
+	}
+}
+
+} // namespace dpumesh::app

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Statistics printing: ethdev stats per port and per-stage counters.
+#include "stats.h"
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+namespace dpumesh::app {
+
+stats_printer::stats_printer(node_view v)
+	: _v(v), _prev(v.ports->size()), _prev_tsc(rte_get_tsc_cycles()), _start_tsc(_prev_tsc)
+{
+}
+
+void stats_printer::print_periodic(FILE *out)
+{
+	uint64_t now = rte_get_tsc_cycles();
+	double dt = static_cast<double>(now - _prev_tsc) / static_cast<double>(rte_get_tsc_hz());
+	double t = static_cast<double>(now - _start_tsc) / static_cast<double>(rte_get_tsc_hz());
+	_prev_tsc = now;
+	if (dt <= 0)
+		dt = 1e-9;
+	std::fprintf(out, "---- dpumesh stats at %.1f s (%s) ----\n", t,
+		     _v.runner->forwarding() ? "forwarding" : "stopped");
+	for (size_t i = 0; i < _v.ports->size(); i++) {
+		const port::port_info &p = (*_v.ports)[i];
+		rte_eth_stats s{};
+		if (rte_eth_stats_get(p.port_id, &s) != 0)
+			continue;
+		port_prev &pv = _prev[i];
+		double rx_pps = static_cast<double>(s.ipackets - pv.ipackets) / dt;
+		double rx_bps = static_cast<double>(s.ibytes - pv.ibytes) * 8 / dt;
+		double tx_pps = static_cast<double>(s.opackets - pv.opackets) / dt;
+		double tx_bps = static_cast<double>(s.obytes - pv.obytes) * 8 / dt;
+		pv = {s.ipackets, s.ibytes, s.opackets, s.obytes};
+		std::fprintf(out,
+			     "port %u %-8s RX %12lu pkts %8.3f Mpps %8.3f Gbps  missed %lu errors %lu"
+			     " nombuf %lu\n"
+			     "              TX %12lu pkts %8.3f Mpps %8.3f Gbps  errors %lu\n",
+			     p.port_id, p.name.c_str(), s.ipackets, rx_pps / 1e6, rx_bps / 1e9,
+			     s.imissed, s.ierrors, s.rx_nombuf, s.opackets, tx_pps / 1e6,
+			     tx_bps / 1e9, s.oerrors);
+	}
+	for (const engine::stage_view &st : _v.runner->stages()) {
+		double cpw = st.work ? static_cast<double>(st.busy_cycles) / st.work : 0;
+		double busy = st.busy_cycles + st.idle_cycles
+				      ? 100.0 * st.busy_cycles / (st.busy_cycles + st.idle_cycles)
+				      : 0;
+		std::fprintf(out, "stage %-8s lcore %u: work %lu, %.1f cycles/unit, busy %.1f%%\n",
+			     st.name.c_str(), st.lcore, st.work, cpw, busy);
+	}
+	for (const pipeline::port_rx_ctx *rx : *_v.rx) {
+		std::fprintf(out, "port_rx: frames %lu accepted %lu drops:", rx->stats.frames.get(),
+			     rx->stats.accepted.get());
+		bool any = false;
+		for (size_t d = 0; d < rx->stats.drops.size(); d++) {
+			uint64_t n = rx->stats.drops[d].get();
+			if (n) {
+				std::fprintf(out, " %s=%lu",
+					     pipeline::rx_drop_name(static_cast<pipeline::rx_drop>(d)), n);
+				any = true;
+			}
+		}
+		std::fprintf(out, "%s\n", any ? "" : " none");
+	}
+	std::fflush(out);
+}
+
+void stats_printer::print_final(FILE *out)
+{
+	for (const port::port_info &p : *_v.ports) {
+		rte_eth_stats s{};
+		if (rte_eth_stats_get(p.port_id, &s) != 0)
+			continue;
+		std::fprintf(out,
+			     "final port=%u name=%s rx_packets=%lu rx_bytes=%lu rx_missed=%lu "
+			     "rx_errors=%lu tx_packets=%lu tx_bytes=%lu tx_errors=%lu\n",
+			     p.port_id, p.name.c_str(), s.ipackets, s.ibytes, s.imissed, s.ierrors,
+			     s.opackets, s.obytes, s.oerrors);
+	}
+	uint64_t frames = 0, accepted = 0;
+	std::vector<uint64_t> drops(static_cast<size_t>(pipeline::rx_drop::count), 0);
+	for (const pipeline::port_rx_ctx *rx : *_v.rx) {
+		frames += rx->stats.frames.get();
+		accepted += rx->stats.accepted.get();
+		for (size_t d = 0; d < drops.size(); d++)
+			drops[d] += rx->stats.drops[d].get();
+	}
+	std::fprintf(out, "final stage=port_rx frames=%lu accepted=%lu", frames, accepted);
+	for (size_t d = 0; d < drops.size(); d++)
+		std::fprintf(out, " drop_%s=%lu",
+			     pipeline::rx_drop_name(static_cast<pipeline::rx_drop>(d)), drops[d]);
+	std::fprintf(out, "\n");
+	std::fflush(out);
+}
+
+} // namespace dpumesh::app

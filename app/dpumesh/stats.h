@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Periodic and final statistics of the dpumesh application.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "dpumesh/engine.h"
+#include "dpumesh/port.h"
+#include "dpumesh/port_rx.h"
+
+namespace dpumesh::app {
+
+/** What the stats printer reads; owned by main. */
+struct node_view {
+	const std::vector<port::port_info> *ports;
+	const std::vector<pipeline::port_rx_ctx *> *rx;
+	const engine::runner *runner;
+};
+
+class stats_printer {
+public:
+	explicit stats_printer(node_view v);
+	/** One block of rates since the previous call. */
+	void print_periodic(FILE *out);
+	/** key=value lines with totals, read by tests and scripts. */
+	void print_final(FILE *out);
+
+private:
+	struct port_prev {
+		uint64_t ipackets = 0, ibytes = 0, opackets = 0, obytes = 0;
+	};
+	node_view _v;
+	std::vector<port_prev> _prev;
+	uint64_t _prev_tsc;
+	uint64_t _start_tsc;
+};
+
+} // namespace dpumesh::app

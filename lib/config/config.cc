@@ -1,0 +1,886 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Loads a node config from JSON (jansson) with strict validation and precise error locations.
+#include "dpumesh/config.h"
+
+#include <arpa/inet.h>
+#include <jansson.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "internal/json_locator.h"
+
+namespace dpumesh::config {
+
+using internal::pointer_append;
+
+namespace {
+
+const char *type_name(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: return "an object";
+	case JSON_ARRAY: return "an array";
+	case JSON_STRING: return "a string";
+	case JSON_INTEGER: return "an integer";
+	case JSON_REAL: return "a real number";
+	case JSON_TRUE:
+	case JSON_FALSE: return "a boolean";
+	case JSON_NULL: return "null";
+	}
+	return "an unknown type";
+}
+
+size_t edit_distance(std::string_view a, std::string_view b)
+{
+	std::vector<size_t> row(b.size() + 1);
+	for (size_t j = 0; j <= b.size(); j++)
+		row[j] = j;
+	for (size_t i = 1; i <= a.size(); i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= b.size(); j++) {
+			size_t up = row[j];
+			row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+			diag = up;
+		}
+	}
+	return row[b.size()];
+}
+
+/** Parse state: the first error wins and stops further checks from adding noise. */
+struct ctx {
+	const std::string &source;
+	const internal::located &loc;
+	std::optional<status> err;
+
+	bool failed() const { return err.has_value(); }
+
+	void fail(const std::string &ptr, const std::string &msg, bool at_key = false)
+	{
+		if (err)
+			return;
+		position p{};
+		const auto &m = at_key ? loc.keys : loc.values;
+		if (auto it = m.find(ptr); it != m.end())
+			p = it->second;
+		else if (auto it2 = loc.values.find(ptr); it2 != loc.values.end())
+			p = it2->second;
+		err = errorf("%s:%u:%u: %s: %s", source.c_str(), p.line, p.column,
+			     ptr.empty() ? "/" : ptr.c_str(), msg.c_str());
+	}
+};
+
+/** Reads the keys of one JSON object, remembering which ones were known. */
+class obj {
+public:
+	obj(ctx &c, const json_t *v, std::string ptr) : _c(c), _v(v), _ptr(std::move(ptr))
+	{
+		if (!json_is_object(v)) {
+			_c.fail(_ptr, std::string("expected an object, got ") + type_name(v));
+			_v = nullptr;
+		}
+	}
+
+	bool valid() const { return _v && !_c.failed(); }
+	std::string child(std::string_view key) const { return pointer_append(_ptr, key); }
+	const std::string &ptr() const { return _ptr; }
+
+	const json_t *get(const char *key, bool required)
+	{
+		_known.insert(key);
+		if (!valid())
+			return nullptr;
+		const json_t *v = json_object_get(_v, key);
+		if (!v && required)
+			_c.fail(_ptr, std::string("missing required key \"") + key + "\"");
+		return v;
+	}
+
+	bool str(const char *key, std::string &out, bool required = false, size_t max_len = 255)
+	{
+		const json_t *v = get(key, required);
+		if (!v)
+			return false;
+		if (!json_is_string(v)) {
+			_c.fail(child(key), std::string("expected a string, got ") + type_name(v));
+			return false;
+		}
+		size_t n = json_string_length(v);
+		if (n == 0 || n > max_len) {
+			_c.fail(child(key), "length " + std::to_string(n) + " is out of range [1, " +
+						    std::to_string(max_len) + "]");
+			return false;
+		}
+		out.assign(json_string_value(v), n);
+		if (out.find('\0') != std::string::npos) {
+			_c.fail(child(key), "contains a NUL character");
+			return false;
+		}
+		return true;
+	}
+
+	template <typename T>
+	bool uint(const char *key, T &out, uint64_t lo, uint64_t hi, bool required = false)
+	{
+		const json_t *v = get(key, required);
+		if (!v)
+			return false;
+		if (!json_is_integer(v)) {
+			_c.fail(child(key), std::string("expected an integer, got ") + type_name(v));
+			return false;
+		}
+		json_int_t x = json_integer_value(v);
+		if (x < 0 || static_cast<uint64_t>(x) < lo || static_cast<uint64_t>(x) > hi) {
+			_c.fail(child(key), std::to_string(x) + " is out of range [" + std::to_string(lo) +
+						    ", " + std::to_string(hi) + "]");
+			return false;
+		}
+		out = static_cast<T>(x);
+		return true;
+	}
+
+	bool boolean(const char *key, bool &out)
+	{
+		const json_t *v = get(key, false);
+		if (!v)
+			return false;
+		if (!json_is_boolean(v)) {
+			_c.fail(child(key), std::string("expected a boolean, got ") + type_name(v));
+			return false;
+		}
+		out = json_is_true(v);
+		return true;
+	}
+
+	template <typename E>
+	bool enumeration(const char *key, E &out,
+			 std::initializer_list<std::pair<const char *, E>> choices,
+			 bool required = false)
+	{
+		std::string s;
+		if (!str(key, s, required))
+			return false;
+		std::string names;
+		for (const auto &[name, value] : choices) {
+			if (s == name) {
+				out = value;
+				return true;
+			}
+			names += names.empty() ? "" : ", ";
+			names += name;
+		}
+		_c.fail(child(key), "\"" + s + "\" is not one of: " + names);
+		return false;
+	}
+
+	/** The array at key (nullptr when absent or not an array, with an error for the latter). */
+	const json_t *array(const char *key, bool required = false, size_t max_items = 4096)
+	{
+		const json_t *v = get(key, required);
+		if (!v)
+			return nullptr;
+		if (!json_is_array(v)) {
+			_c.fail(child(key), std::string("expected an array, got ") + type_name(v));
+			return nullptr;
+		}
+		if (json_array_size(v) > max_items) {
+			_c.fail(child(key), "too many items (" + std::to_string(json_array_size(v)) +
+						    ", at most " + std::to_string(max_items) + ")");
+			return nullptr;
+		}
+		return v;
+	}
+
+	/** Reports the first key that no getter asked for. Call after all getters. */
+	void done()
+	{
+		if (!valid())
+			return;
+		const char *key;
+		const json_t *value;
+		json_object_foreach(const_cast<json_t *>(_v), key, value)
+		{
+			(void)value;
+			if (_known.count(key))
+				continue;
+			std::string msg = std::string("unknown key \"") + key + "\"";
+			std::string best;
+			size_t best_d = 3;
+			for (const auto &k : _known) {
+				size_t d = edit_distance(key, k);
+				if (d < best_d) {
+					best_d = d;
+					best = k;
+				}
+			}
+			if (!best.empty())
+				msg += " (did you mean \"" + best + "\"?)";
+			_c.fail(child(key), msg, true);
+			return;
+		}
+	}
+
+private:
+	ctx &_c;
+	const json_t *_v;
+	std::string _ptr;
+	std::set<std::string> _known;
+};
+
+bool valid_name(const std::string &s)
+{
+	if (s.empty() || s.size() > 63)
+		return false;
+	if (!std::isalnum(static_cast<unsigned char>(s[0])))
+		return false;
+	return std::all_of(s.begin(), s.end(), [](char ch) {
+		return std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' ||
+		       ch == '.';
+	});
+}
+
+bool parse_mac(const std::string &s, uint8_t out[6])
+{
+	unsigned b[6];
+	char tail;
+	if (s.size() != 17 ||
+	    std::sscanf(s.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3], &b[4],
+			&b[5], &tail) != 6)
+		return false;
+	for (int i = 0; i < 6; i++) {
+		if (!std::isxdigit(static_cast<unsigned char>(s[i * 3])) ||
+		    !std::isxdigit(static_cast<unsigned char>(s[i * 3 + 1])))
+			return false;
+		out[i] = static_cast<uint8_t>(b[i]);
+	}
+	return true;
+}
+
+/** Reads an object's "name" key and checks it is a valid identifier. */
+void read_name(ctx &c, obj &o, std::string &out)
+{
+	if (o.str("name", out, true, 63) && !valid_name(out))
+		c.fail(o.child("name"), "\"" + out +
+					  "\" is not a valid name (letters, digits, '-', '_', '.'; "
+					  "starts with a letter or digit)");
+}
+
+/** mac/ipv4/ipv6/mesh_port, shared by the node itself and its peers. */
+template <typename T>
+void read_addressing(ctx &c, obj &o, T &out, bool mac_required)
+{
+	std::string s;
+	if (o.str("mac", s, mac_required)) {
+		if (!parse_mac(s, out.mac))
+			c.fail(o.child("mac"), "\"" + s + "\" is not a MAC address (xx:xx:xx:xx:xx:xx)");
+		else if (out.mac[0] & 1)
+			c.fail(o.child("mac"), "\"" + s + "\" is a multicast address; need unicast");
+		else if (std::all_of(out.mac, out.mac + 6, [](uint8_t b) { return b == 0; }))
+			c.fail(o.child("mac"), "\"" + s + "\" is the zero address");
+	}
+	if (o.str("ipv4", s)) {
+		in_addr a{};
+		if (inet_pton(AF_INET, s.c_str(), &a) != 1)
+			c.fail(o.child("ipv4"), "\"" + s + "\" is not an IPv4 address");
+		else
+			out.ipv4 = a;
+	}
+	if (o.str("ipv6", s)) {
+		in6_addr a{};
+		if (inet_pton(AF_INET6, s.c_str(), &a) != 1)
+			c.fail(o.child("ipv6"), "\"" + s + "\" is not an IPv6 address");
+		else
+			out.ipv6 = a;
+	}
+	o.uint("mesh_port", out.mesh_port, 1, 65535);
+	if (!c.failed() && !out.ipv4 && !out.ipv6)
+		c.fail(o.ptr(), "needs \"ipv4\" or \"ipv6\" (or both)");
+}
+
+void read_node(ctx &c, const json_t *v, node_config &cfg)
+{
+	obj o(c, v, "/node");
+	read_name(c, o, cfg.node.name);
+	read_addressing(c, o, cfg.node, true);
+	if (!o.str("control_socket", cfg.node.control_socket, false, 107))
+		cfg.node.control_socket = "/run/dpumesh/" + cfg.node.name + ".sock";
+	o.done();
+}
+
+void read_ports(ctx &c, const json_t *arr, node_config &cfg)
+{
+	size_t i;
+	const json_t *v;
+	json_array_foreach(arr, i, v)
+	{
+		port_config p;
+		obj o(c, v, pointer_append("/ports", std::to_string(i)));
+		read_name(c, o, p.name);
+		o.str("dev", p.dev, true, 1024);
+		o.enumeration("role", p.role,
+			      {{"external", port_role::external}, {"replay", port_role::replay}});
+		o.uint("rx_queues", p.rx_queues, 1, 16);
+		o.uint("tx_queues", p.tx_queues, 1, 16);
+		o.uint("rx_desc", p.rx_desc, 64, 16384);
+		o.uint("tx_desc", p.tx_desc, 64, 16384);
+		o.uint("mtu", p.mtu, 68, 9600);
+		o.boolean("promiscuous", p.promiscuous);
+		o.done();
+		if (c.failed())
+			return;
+		for (const auto &other : cfg.ports) {
+			if (other.name == p.name)
+				return c.fail(o.child("name"), "duplicate port name \"" + p.name + "\"");
+			if (other.dev == p.dev)
+				return c.fail(o.child("dev"), "device \"" + p.dev + "\" used by two ports");
+		}
+		cfg.ports.push_back(std::move(p));
+	}
+}
+
+void read_mempool(ctx &c, const json_t *v, node_config &cfg)
+{
+	obj o(c, v, "/mempool");
+	o.uint("mbufs", cfg.mempool.mbufs, 512, 1u << 24);
+	o.uint("cache", cfg.mempool.cache, 0, 512);
+	o.uint("data_room", cfg.mempool.data_room, 256, 65535);
+	o.done();
+}
+
+void read_lcores(ctx &c, const json_t *v, node_config &cfg)
+{
+	obj o(c, v, "/lcores");
+	o.enumeration("idle", cfg.lcores.idle,
+		      {{"busy", idle_policy::busy}, {"adaptive", idle_policy::adaptive}});
+	o.uint("idle_polls", cfg.lcores.idle_polls, 1, 1u << 24);
+	o.uint("max_sleep_us", cfg.lcores.max_sleep_us, 1, 100000);
+	if (const json_t *st = o.get("stages", false)) {
+		obj so(c, st, o.child("stages"));
+		for (std::string_view name : stage_names) {
+			std::string key(name);
+			unsigned lcore;
+			if (so.uint(key.c_str(), lcore, 0, 1023))
+				cfg.lcores.stages[key] = lcore;
+		}
+		so.done();
+	}
+	o.done();
+}
+
+void read_geometry(ctx &c, obj &parent, const char *key, pool_geometry &g, uint32_t max_size)
+{
+	const json_t *v = parent.get(key, false);
+	if (!v)
+		return;
+	obj o(c, v, parent.child(key));
+	o.uint("slots", g.slots, 1, 65536);
+	o.uint("slot_size", g.slot_size, 64, max_size);
+	o.done();
+}
+
+void read_pools(ctx &c, const json_t *v, node_config &cfg)
+{
+	obj o(c, v, "/pools");
+	read_geometry(c, o, "tx_header", cfg.pools.tx_header, 65536);
+	read_geometry(c, o, "tx_body", cfg.pools.tx_body, 16u << 20);
+	read_geometry(c, o, "rx_header", cfg.pools.rx_header, 65536);
+	read_geometry(c, o, "rx_body", cfg.pools.rx_body, 16u << 20);
+	if (o.uint("sq_depth", cfg.pools.sq_depth, 16, 65536) &&
+	    (cfg.pools.sq_depth & (cfg.pools.sq_depth - 1)))
+		c.fail(o.child("sq_depth"),
+		       std::to_string(cfg.pools.sq_depth) + " is not a power of two");
+	o.done();
+}
+
+void read_services(ctx &c, const json_t *arr, node_config &cfg)
+{
+	size_t i;
+	const json_t *v;
+	json_array_foreach(arr, i, v)
+	{
+		service_config s;
+		obj o(c, v, pointer_append("/services", std::to_string(i)));
+		read_name(c, o, s.name);
+		o.uint("max_pods", s.max_pods, 1, DPUMESH_MAX_PODS);
+		o.done();
+		if (c.failed())
+			return;
+		if (cfg.find_service(s.name))
+			return c.fail(o.child("name"), "duplicate service \"" + s.name + "\"");
+		cfg.services.push_back(std::move(s));
+	}
+}
+
+void read_peers(ctx &c, const json_t *arr, node_config &cfg)
+{
+	size_t i;
+	const json_t *v;
+	json_array_foreach(arr, i, v)
+	{
+		peer_config p;
+		obj o(c, v, pointer_append("/peers", std::to_string(i)));
+		read_name(c, o, p.name);
+		read_addressing(c, o, p, false);
+		o.done();
+		if (c.failed())
+			return;
+		if (p.name == cfg.node.name || p.name == "local")
+			return c.fail(o.child("name"), "peer name \"" + p.name +
+							       "\" is reserved (node's own name or \"local\")");
+		if (cfg.find_peer(p.name))
+			return c.fail(o.child("name"), "duplicate peer \"" + p.name + "\"");
+		cfg.peers.push_back(std::move(p));
+	}
+}
+
+void check_service_ref(ctx &c, const node_config &cfg, obj &o, const std::string &service)
+{
+	if (!c.failed() && !cfg.find_service(service))
+		c.fail(o.child("service"), "unknown service \"" + service + "\"");
+}
+
+void read_routes(ctx &c, const json_t *arr, node_config &cfg)
+{
+	size_t i;
+	const json_t *v;
+	json_array_foreach(arr, i, v)
+	{
+		route_config r;
+		obj o(c, v, pointer_append("/routes", std::to_string(i)));
+		o.str("service", r.service, true, 63);
+		o.str("to", r.to, true, 63);
+		o.done();
+		check_service_ref(c, cfg, o, r.service);
+		if (c.failed())
+			return;
+		if (!r.is_local() && !cfg.find_peer(r.to))
+			return c.fail(o.child("to"), "\"" + r.to +
+							     "\" is neither \"local\" nor a peer in /peers");
+		if (cfg.find_route(r.service))
+			return c.fail(o.child("service"),
+				      "duplicate route for service \"" + r.service + "\"");
+		cfg.routes.push_back(std::move(r));
+	}
+}
+
+bool base64url_decode(const std::string &in, std::string &out)
+{
+	static constexpr std::string_view alphabet =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	out.clear();
+	uint32_t acc = 0;
+	int bits = 0;
+	for (char ch : in) {
+		if (ch == '=')
+			break;
+		if (ch == '+')
+			ch = '-';
+		if (ch == '/')
+			ch = '_';
+		size_t idx = alphabet.find(ch);
+		if (idx == std::string_view::npos)
+			return false;
+		acc = (acc << 6) | static_cast<uint32_t>(idx);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out.push_back(static_cast<char>((acc >> bits) & 0xff));
+		}
+	}
+	return !out.empty();
+}
+
+void read_jwt(ctx &c, const json_t *v, node_config &cfg)
+{
+	jwt_config j;
+	obj o(c, v, "/policy/jwt");
+	std::string issuer;
+	if (o.str("issuer", issuer, false, 1024))
+		j.issuer = issuer;
+	if (const json_t *aud = o.array("audiences", false, 64)) {
+		size_t i;
+		const json_t *a;
+		json_array_foreach(aud, i, a)
+		{
+			if (!json_is_string(a) || json_string_length(a) == 0)
+				return c.fail(pointer_append(o.child("audiences"), std::to_string(i)),
+					      "expected a non-empty string");
+			j.audiences.emplace_back(json_string_value(a));
+		}
+	}
+	o.uint("clock_skew_s", j.clock_skew_s, 0, 3600);
+	o.uint("cache_entries", j.cache_entries, 0, 1u << 20);
+	const json_t *keys = o.array("keys", true, 64);
+	o.done();
+	if (!keys)
+		return;
+	if (json_array_size(keys) == 0)
+		return c.fail(o.child("keys"), "needs at least one key");
+	size_t i;
+	const json_t *kv;
+	json_array_foreach(keys, i, kv)
+	{
+		jwt_key k;
+		obj ko(c, kv, pointer_append(o.child("keys"), std::to_string(i)));
+		ko.str("kid", k.kid, true, 128);
+		ko.enumeration("alg", k.alg,
+			       {{"HS256", jwt_alg::hs256}, {"RS256", jwt_alg::rs256},
+				{"ES256", jwt_alg::es256}},
+			       true);
+		std::string secret;
+		bool has_secret = ko.str("secret", secret, false, 4096);
+		bool has_pem = ko.str("pem", k.pem, false, 16384);
+		ko.done();
+		if (c.failed())
+			return;
+		if (k.alg == jwt_alg::hs256) {
+			if (!has_secret || has_pem)
+				return c.fail(ko.ptr(), "HS256 key needs \"secret\" (base64url) and no \"pem\"");
+			if (!base64url_decode(secret, k.secret))
+				return c.fail(ko.child("secret"), "not valid base64url");
+			if (k.secret.size() < 32)
+				return c.fail(ko.child("secret"),
+					      "HS256 secret is " + std::to_string(k.secret.size()) +
+						      " bytes; at least 32 are required");
+		} else {
+			if (!has_pem || has_secret)
+				return c.fail(ko.ptr(), "RS256/ES256 key needs \"pem\" and no \"secret\"");
+			if (k.pem.find("-----BEGIN PUBLIC KEY-----") == std::string::npos)
+				return c.fail(ko.child("pem"), "not a PEM public key (-----BEGIN PUBLIC KEY-----)");
+		}
+		for (const auto &other : j.keys)
+			if (other.kid == k.kid)
+				return c.fail(ko.child("kid"), "duplicate key id \"" + k.kid + "\"");
+		j.keys.push_back(std::move(k));
+	}
+	cfg.policy.jwt = std::move(j);
+}
+
+void read_path_match(ctx &c, obj &o, path_match &match, std::string &path)
+{
+	int found = 0;
+	for (auto [key, kind] : {std::pair{"exact", path_match::exact},
+				 std::pair{"prefix", path_match::prefix},
+				 std::pair{"glob", path_match::glob}}) {
+		std::string s;
+		if (o.str(key, s, false, 1024)) {
+			found++;
+			match = kind;
+			path = s;
+			if (s[0] != '/')
+				c.fail(o.child(key), "\"" + s + "\" must start with '/'");
+		}
+	}
+	if (found > 1)
+		c.fail(o.ptr(), "give only one of \"exact\", \"prefix\", \"glob\"");
+}
+
+void read_rbac(ctx &c, const json_t *arr, node_config &cfg)
+{
+	static const std::set<std::string> methods = {"GET",    "HEAD",    "POST",  "PUT",
+						      "DELETE", "OPTIONS", "PATCH", "CONNECT",
+						      "TRACE"};
+	size_t i;
+	const json_t *v;
+	json_array_foreach(arr, i, v)
+	{
+		rbac_policy p;
+		obj o(c, v, pointer_append("/policy/rbac", std::to_string(i)));
+		o.str("service", p.service, true, 63);
+		std::string def = "deny";
+		o.enumeration("default", p.default_allow, {{"deny", false}, {"allow", true}});
+		o.boolean("require_jwt", p.require_jwt);
+		const json_t *rules = o.array("rules", false, 1024);
+		o.done();
+		check_service_ref(c, cfg, o, p.service);
+		size_t j;
+		const json_t *rv;
+		if (rules) {
+			json_array_foreach(rules, j, rv)
+			{
+				rbac_rule r;
+				obj ro(c, rv, pointer_append(o.child("rules"), std::to_string(j)));
+				if (const json_t *m = ro.array("methods", false, 16)) {
+					size_t k;
+					const json_t *mv;
+					json_array_foreach(m, k, mv)
+					{
+						std::string mp = pointer_append(ro.child("methods"),
+										std::to_string(k));
+						if (!json_is_string(mv) || !methods.count(json_string_value(mv)))
+							return c.fail(mp, "expected an HTTP method (GET, POST, ...)");
+						r.methods.emplace_back(json_string_value(mv));
+					}
+				}
+				read_path_match(c, ro, r.match, r.path);
+				if (const json_t *cl = ro.get("claims", false)) {
+					if (!json_is_object(cl))
+						return c.fail(ro.child("claims"),
+							      std::string("expected an object, got ") +
+								      type_name(cl));
+					const char *ck;
+					const json_t *cv;
+					json_object_foreach(const_cast<json_t *>(cl), ck, cv)
+					{
+						if (!json_is_string(cv))
+							return c.fail(pointer_append(ro.child("claims"), ck),
+								      "expected a string");
+						r.claims[ck] = json_string_value(cv);
+					}
+				}
+				ro.done();
+				if (c.failed())
+					return;
+				p.rules.push_back(std::move(r));
+			}
+		}
+		if (c.failed())
+			return;
+		for (const auto &other : cfg.policy.rbac)
+			if (other.service == p.service)
+				return c.fail(o.child("service"),
+					      "duplicate RBAC policy for service \"" + p.service + "\"");
+		if (p.require_jwt && !cfg.policy.jwt)
+			return c.fail(o.child("service"),
+				      "RBAC policy requires JWT but /policy/jwt is not configured "
+				      "(set \"require_jwt\": false or add /policy/jwt)");
+		cfg.policy.rbac.push_back(std::move(p));
+	}
+}
+
+void read_rate_limits(ctx &c, const json_t *arr, node_config &cfg)
+{
+	size_t i;
+	const json_t *v;
+	json_array_foreach(arr, i, v)
+	{
+		ratelimit_config r;
+		obj o(c, v, pointer_append("/policy/rate_limits", std::to_string(i)));
+		o.str("service", r.service, true, 63);
+		if (o.str("path_prefix", r.path_prefix, false, 1024) && r.path_prefix[0] != '/')
+			c.fail(o.child("path_prefix"), "must start with '/'");
+		std::string key;
+		if (o.str("key", key, false, 128)) {
+			if (key == "source")
+				r.key = ratelimit_key::source;
+			else if (key == "route")
+				r.key = ratelimit_key::route;
+			else if (key.rfind("claim:", 0) == 0 && key.size() > 6) {
+				r.key = ratelimit_key::claim;
+				r.claim = key.substr(6);
+			} else
+				c.fail(o.child("key"), "\"" + key +
+							       "\" is not one of: source, route, claim:<name>");
+		}
+		o.uint("rate", r.rate, 1, 100000000, true);
+		r.burst = r.rate;
+		o.uint("burst", r.burst, 1, 100000000);
+		o.done();
+		check_service_ref(c, cfg, o, r.service);
+		if (c.failed())
+			return;
+		if (r.key == ratelimit_key::claim && !cfg.policy.jwt)
+			return c.fail(o.child("key"), "a claim key needs /policy/jwt");
+		cfg.policy.rate_limits.push_back(std::move(r));
+	}
+}
+
+void read_breakers(ctx &c, const json_t *arr, node_config &cfg)
+{
+	size_t i;
+	const json_t *v;
+	json_array_foreach(arr, i, v)
+	{
+		breaker_config b;
+		obj o(c, v, pointer_append("/policy/circuit_breakers", std::to_string(i)));
+		o.str("service", b.service, true, 63);
+		o.uint("consecutive_failures", b.consecutive_failures, 1, 1000000);
+		o.uint("error_rate_percent", b.error_rate_percent, 1, 100);
+		o.uint("min_requests", b.min_requests, 1, 1000000);
+		o.uint("window_ms", b.window_ms, 10, 3600000);
+		o.uint("open_ms", b.open_ms, 1, 3600000);
+		o.uint("half_open_probes", b.half_open_probes, 1, 1000);
+		o.done();
+		check_service_ref(c, cfg, o, b.service);
+		if (c.failed())
+			return;
+		for (const auto &other : cfg.policy.circuit_breakers)
+			if (other.service == b.service)
+				return c.fail(o.child("service"), "duplicate circuit breaker for \"" +
+									  b.service + "\"");
+		cfg.policy.circuit_breakers.push_back(std::move(b));
+	}
+}
+
+void read_timeouts(ctx &c, const json_t *arr, node_config &cfg)
+{
+	size_t i;
+	const json_t *v;
+	json_array_foreach(arr, i, v)
+	{
+		timeout_config t;
+		obj o(c, v, pointer_append("/policy/timeouts", std::to_string(i)));
+		o.str("service", t.service, true, 63);
+		if (o.str("path_prefix", t.path_prefix, false, 1024) && t.path_prefix[0] != '/')
+			c.fail(o.child("path_prefix"), "must start with '/'");
+		o.uint("timeout_ms", t.timeout_ms, 1, 3600000);
+		o.uint("retries", t.retries, 0, 10);
+		o.uint("backoff_ms", t.backoff_ms, 0, 60000);
+		o.boolean("retry_non_idempotent", t.retry_non_idempotent);
+		o.done();
+		check_service_ref(c, cfg, o, t.service);
+		if (c.failed())
+			return;
+		cfg.policy.timeouts.push_back(std::move(t));
+	}
+}
+
+void read_policy(ctx &c, const json_t *v, node_config &cfg)
+{
+	obj o(c, v, "/policy");
+	o.uint("default_timeout_ms", cfg.policy.default_timeout_ms, 1, 3600000);
+	if (const json_t *j = o.get("jwt", false))
+		read_jwt(c, j, cfg);
+	if (const json_t *a = o.array("rbac"))
+		read_rbac(c, a, cfg);
+	if (const json_t *a = o.array("rate_limits"))
+		read_rate_limits(c, a, cfg);
+	if (const json_t *a = o.array("circuit_breakers"))
+		read_breakers(c, a, cfg);
+	if (const json_t *a = o.array("timeouts"))
+		read_timeouts(c, a, cfg);
+	o.done();
+}
+
+void read_dpa(ctx &c, const json_t *v, node_config &cfg)
+{
+	obj o(c, v, "/dpa");
+	o.enumeration("backend", cfg.dpa.backend,
+		      {{"emu", dpa_backend::emu}, {"doca", dpa_backend::doca}});
+	o.uint("tx_threads", cfg.dpa.tx_threads, 1, 256);
+	o.uint("rx_threads", cfg.dpa.rx_threads, 1, 256);
+	o.done();
+}
+
+void read_dma(ctx &c, const json_t *v, node_config &cfg)
+{
+	obj o(c, v, "/dma");
+	o.enumeration("backend", cfg.dma.backend,
+		      {{"cpu", dma_backend::cpu}, {"dmadev", dma_backend::dmadev}});
+	o.str("device", cfg.dma.device, false, 1024);
+	o.done();
+	if (!c.failed() && cfg.dma.backend == dma_backend::dmadev && cfg.dma.device.empty())
+		c.fail(o.ptr(), "backend \"dmadev\" needs \"device\" (e.g. \"dma_skeleton\")");
+}
+
+void read_root(ctx &c, const json_t *root, node_config &cfg)
+{
+	obj o(c, root, "");
+	o.uint("version", cfg.version, 1, 1);
+	read_node(c, o.get("node", true), cfg);
+	if (c.failed())
+		return;
+	if (const json_t *a = o.array("ports", false, 32))
+		read_ports(c, a, cfg);
+	if (const json_t *m = o.get("mempool", false))
+		read_mempool(c, m, cfg);
+	if (const json_t *l = o.get("lcores", false))
+		read_lcores(c, l, cfg);
+	if (const json_t *p = o.get("pools", false))
+		read_pools(c, p, cfg);
+	if (const json_t *a = o.array("services", false, 1024))
+		read_services(c, a, cfg);
+	if (const json_t *a = o.array("peers", false, 256))
+		read_peers(c, a, cfg);
+	if (const json_t *a = o.array("routes", false, 1024))
+		read_routes(c, a, cfg);
+	if (const json_t *p = o.get("policy", false))
+		read_policy(c, p, cfg);
+	if (const json_t *d = o.get("dpa", false))
+		read_dpa(c, d, cfg);
+	if (const json_t *d = o.get("dma", false))
+		read_dma(c, d, cfg);
+	o.done();
+}
+
+} // namespace
+
+std::string node_config::where(const std::string &pointer) const
+{
+	auto it = positions.find(pointer);
+	if (it == positions.end())
+		return source;
+	return source + ":" + std::to_string(it->second.line) + ":" +
+	       std::to_string(it->second.column);
+}
+
+const service_config *node_config::find_service(std::string_view name) const
+{
+	for (const auto &s : services)
+		if (s.name == name)
+			return &s;
+	return nullptr;
+}
+
+const peer_config *node_config::find_peer(std::string_view name) const
+{
+	for (const auto &p : peers)
+		if (p.name == name)
+			return &p;
+	return nullptr;
+}
+
+const route_config *node_config::find_route(std::string_view service) const
+{
+	for (const auto &r : routes)
+		if (r.service == service)
+			return &r;
+	return nullptr;
+}
+
+result<node_config> load_string(std::string_view text, const std::string &source)
+{
+	json_error_t jerr;
+	json_t *root = json_loadb(text.data(), text.size(), JSON_REJECT_DUPLICATES, &jerr);
+	if (!root)
+		return errorf("%s:%d:%d: %s", source.c_str(), jerr.line, jerr.column, jerr.text);
+
+	internal::located loc = internal::locate(text);
+	node_config cfg;
+	cfg.source = source;
+	ctx c{source, loc, std::nullopt};
+	read_root(c, root, cfg);
+	json_decref(root);
+	if (c.failed())
+		return *c.err;
+	cfg.positions = std::move(loc.values);
+	return cfg;
+}
+
+result<node_config> load_file(const std::string &path)
+{
+	std::ifstream in(path, std::ios::binary);
+	if (!in)
+		return errorf("%s: cannot open: %s", path.c_str(), std::strerror(errno));
+	std::ostringstream ss;
+	ss << in.rdbuf();
+	std::string text = ss.str();
+	if (text.size() > (16u << 20))
+		return errorf("%s: file is larger than 16 MiB", path.c_str());
+	return load_string(text, path);
+}
+
+std::string_view to_string(port_role r)
+{
+	return r == port_role::external ? "external" : "replay";
+}
+std::string_view to_string(idle_policy p) { return p == idle_policy::busy ? "busy" : "adaptive"; }
+std::string_view to_string(dpa_backend b) { return b == dpa_backend::emu ? "emu" : "doca"; }
+std::string_view to_string(dma_backend b) { return b == dma_backend::cpu ? "cpu" : "dmadev"; }
+
+} // namespace dpumesh::config

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Records where each JSON value starts, for config errors with line and column.
+#include "internal/json_locator.h"
+
+namespace dpumesh::config::internal {
+
+std::string pointer_append(const std::string &base, std::string_view token)
+{
+	std::string out = base;
+	out.push_back('/');
+	for (char c : token) {
+		if (c == '~')
+			out += "~0";
+		else if (c == '/')
+			out += "~1";
+		else
+			out.push_back(c);
+	}
+	return out;
+}
+
+namespace {
+
+class scanner {
+public:
+	scanner(std::string_view text, located &out) : _t(text), _out(out) {}
+
+	void value(const std::string &ptr)
+	{
+		skip_ws();
+		if (_i >= _t.size())
+			return;
+		_out.values.emplace(ptr, here());
+		char c = _t[_i];
+		if (c == '{')
+			object(ptr);
+		else if (c == '[')
+			array(ptr);
+		else if (c == '"')
+			string(nullptr);
+		else
+			scalar();
+	}
+
+private:
+	position here() const { return {_line, static_cast<unsigned>(_i - _line_start) + 1}; }
+
+	void advance()
+	{
+		if (_t[_i] == '\n') {
+			_line++;
+			_line_start = _i + 1;
+		}
+		_i++;
+	}
+
+	void skip_ws()
+	{
+		while (_i < _t.size() &&
+		       (_t[_i] == ' ' || _t[_i] == '\t' || _t[_i] == '\n' || _t[_i] == '\r'))
+			advance();
+	}
+
+	/* Reads a string token; decodes simple escapes into *out when given. Keys in
+	 * dpumesh configs are ASCII, so \uXXXX is kept verbatim (no pointer will match it,
+	 * which only costs a position, never correctness). */
+	void string(std::string *out)
+	{
+		advance(); /* opening quote */
+		while (_i < _t.size() && _t[_i] != '"') {
+			if (_t[_i] == '\\' && _i + 1 < _t.size()) {
+				advance();
+				char e = _t[_i];
+				if (out) {
+					switch (e) {
+					case 'n': out->push_back('\n'); break;
+					case 't': out->push_back('\t'); break;
+					case 'r': out->push_back('\r'); break;
+					case 'b': out->push_back('\b'); break;
+					case 'f': out->push_back('\f'); break;
+					case 'u': out->append("\\u"); break;
+					default: out->push_back(e); break;
+					}
+				}
+				advance();
+				continue;
+			}
+			if (out)
+				out->push_back(_t[_i]);
+			advance();
+		}
+		if (_i < _t.size())
+			advance(); /* closing quote */
+	}
+
+	void scalar()
+	{
+		while (_i < _t.size()) {
+			char c = _t[_i];
+			if (c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\t' ||
+			    c == '\r')
+				break;
+			advance();
+		}
+	}
+
+	void object(const std::string &ptr)
+	{
+		advance(); /* { */
+		for (;;) {
+			skip_ws();
+			if (_i >= _t.size())
+				return;
+			if (_t[_i] == '}') {
+				advance();
+				return;
+			}
+			if (_t[_i] == ',') {
+				advance();
+				continue;
+			}
+			position key_pos = here();
+			std::string key;
+			string(&key);
+			std::string child = pointer_append(ptr, key);
+			_out.keys.emplace(child, key_pos);
+			skip_ws();
+			if (_i < _t.size() && _t[_i] == ':')
+				advance();
+			value(child);
+		}
+	}
+
+	void array(const std::string &ptr)
+	{
+		advance(); /* [ */
+		size_t index = 0;
+		for (;;) {
+			skip_ws();
+			if (_i >= _t.size())
+				return;
+			if (_t[_i] == ']') {
+				advance();
+				return;
+			}
+			if (_t[_i] == ',') {
+				advance();
+				continue;
+			}
+			value(pointer_append(ptr, std::to_string(index++)));
+		}
+	}
+
+	std::string_view _t;
+	located &_out;
+	size_t _i = 0;
+	size_t _line_start = 0;
+	unsigned _line = 1;
+};
+
+} // namespace
+
+located locate(std::string_view text)
+{
+	located out;
+	scanner s(text, out);
+	s.value("");
+	return out;
+}
+
+} // namespace dpumesh::config::internal

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Port bring-up and tear-down on DPDK ethdev.
+#include "dpumesh/port.h"
+
+#include <rte_bus.h>
+#include <rte_dev.h>
+
+#include "dpumesh/log.h"
+
+namespace dpumesh::port {
+
+namespace {
+
+/** The device name part of devargs: "net_pcap0,rx_pcap=x" -> "net_pcap0". */
+std::string devargs_name(const std::string &dev)
+{
+	return dev.substr(0, dev.find(','));
+}
+
+result<uint16_t> find_or_probe(const config::port_config &pc, bool &hotplugged)
+{
+	uint16_t id;
+	std::string name = devargs_name(pc.dev);
+	hotplugged = false;
+	if (rte_eth_dev_get_port_by_name(name.c_str(), &id) == 0) {
+		if (name != pc.dev)
+			return errorf("device %s already exists (from --vdev?); give only its name "
+				      "in \"dev\", or drop it from the EAL command line",
+				      name.c_str());
+		return id;
+	}
+	const bool bare = name == pc.dev;
+	if (bare && name.rfind("net_", 0) != 0 && name.find(':') == std::string::npos)
+		return errorf("device \"%s\" not found: give a PCI address, vdev devargs, or "
+			      "create it with EAL --vdev",
+			      name.c_str());
+	/* A bare vdev name is probed without arguments (net_ring0, net_null0 need none). */
+	int rc = rte_dev_probe(pc.dev.c_str());
+	if (rc < 0 && bare)
+		return errorf("device \"%s\" not found and cannot be created without arguments "
+			      "(%s): create it with EAL --vdev (e.g. --vdev %s,rx_pcap=FILE) or "
+			      "give full devargs in \"dev\"",
+			      name.c_str(), rte_strerror(-rc), name.c_str());
+	if (rc < 0)
+		return errorf("probing \"%s\": %s", pc.dev.c_str(), rte_strerror(-rc));
+	if (rte_eth_dev_get_port_by_name(name.c_str(), &id) != 0)
+		return errorf("probing \"%s\" created no ethdev named %s", pc.dev.c_str(),
+			      name.c_str());
+	hotplugged = true;
+	return id;
+}
+
+status configure(const config::port_config &pc, port_info &p, rte_mempool *pool)
+{
+	rte_eth_dev_info info{};
+	int rc = rte_eth_dev_info_get(p.port_id, &info);
+	if (rc != 0)
+		return errorf("device info: %s", rte_strerror(-rc));
+	p.driver = info.driver_name ? info.driver_name : "?";
+	if (pc.rx_queues > info.max_rx_queues || pc.tx_queues > info.max_tx_queues)
+		return errorf("%s supports at most %u RX / %u TX queues, config asks %u / %u",
+			      p.driver.c_str(), info.max_rx_queues, info.max_tx_queues,
+			      pc.rx_queues, pc.tx_queues);
+	p.nb_rxq = pc.rx_queues;
+	p.nb_txq = pc.tx_queues;
+
+	rte_eth_conf conf{};
+	if (pc.rx_queues > 1) {
+		conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+		conf.rx_adv_conf.rss_conf.rss_hf =
+			(RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
+	}
+	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
+		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	rc = rte_eth_dev_configure(p.port_id, pc.rx_queues, pc.tx_queues, &conf);
+	if (rc != 0)
+		return errorf("configure: %s", rte_strerror(-rc));
+
+	uint16_t nb_rxd = pc.rx_desc, nb_txd = pc.tx_desc;
+	rc = rte_eth_dev_adjust_nb_rx_tx_desc(p.port_id, &nb_rxd, &nb_txd);
+	if (rc != 0)
+		return errorf("descriptor counts: %s", rte_strerror(-rc));
+	if (rte_eth_dev_set_mtu(p.port_id, pc.mtu) != 0)
+		DPUMESH_LOG(INFO, port, "port %s: driver %s keeps its MTU (asked %u)",
+			    p.name.c_str(), p.driver.c_str(), pc.mtu);
+
+	int socket = rte_eth_dev_socket_id(p.port_id);
+	for (uint16_t q = 0; q < pc.rx_queues; q++) {
+		rc = rte_eth_rx_queue_setup(p.port_id, q, nb_rxd, socket, nullptr, pool);
+		if (rc != 0)
+			return errorf("RX queue %u: %s", q, rte_strerror(-rc));
+	}
+	for (uint16_t q = 0; q < pc.tx_queues; q++) {
+		rc = rte_eth_tx_queue_setup(p.port_id, q, nb_txd, socket, nullptr);
+		if (rc != 0)
+			return errorf("TX queue %u: %s", q, rte_strerror(-rc));
+	}
+	rc = rte_eth_dev_start(p.port_id);
+	if (rc != 0)
+		return errorf("start: %s", rte_strerror(-rc));
+	if (pc.promiscuous) {
+		rc = rte_eth_promiscuous_enable(p.port_id);
+		if (rc != 0 && rc != -ENOTSUP)
+			DPUMESH_LOG(WARNING, port, "port %s: promiscuous mode: %s", p.name.c_str(),
+				    rte_strerror(-rc));
+	}
+	return status::ok();
+}
+
+void close_one(port_info &p)
+{
+	rte_eth_dev_info info{};
+	bool have_dev = rte_eth_dev_info_get(p.port_id, &info) == 0 && info.device;
+	rte_eth_dev_stop(p.port_id);
+	rte_eth_dev_close(p.port_id);
+	if (p.hotplugged && have_dev)
+		rte_dev_remove(info.device);
+}
+
+} // namespace
+
+result<rte_mempool *> create_pktmbuf_pool(const config::node_config &cfg)
+{
+	rte_mempool *mp = rte_pktmbuf_pool_create("dpumesh_pkt", cfg.mempool.mbufs,
+						  cfg.mempool.cache, 0, cfg.mempool.data_room,
+						  static_cast<int>(rte_socket_id()));
+	if (!mp)
+		return errorf("creating the packet pool (%u mbufs of %u bytes): %s "
+			      "(with --no-huge, raise -m)",
+			      cfg.mempool.mbufs, cfg.mempool.data_room, rte_strerror(rte_errno));
+	return mp;
+}
+
+result<std::vector<port_info>> open_all(const config::node_config &cfg, rte_mempool *pool)
+{
+	std::vector<port_info> out;
+	for (size_t i = 0; i < cfg.ports.size(); i++) {
+		const config::port_config &pc = cfg.ports[i];
+		port_info p;
+		p.name = pc.name;
+		p.role = pc.role;
+		auto id = find_or_probe(pc, p.hotplugged);
+		status st = id ? status::ok() : id.error();
+		if (st.is_ok()) {
+			p.port_id = *id;
+			p.dev = devargs_name(pc.dev);
+			st = configure(pc, p, pool);
+			if (!st.is_ok())
+				close_one(p);
+		}
+		if (!st.is_ok()) {
+			close_all(out);
+			std::string where = cfg.where("/ports/" + std::to_string(i) + "/dev");
+			return st.with_context(where + ": port " + pc.name);
+		}
+		DPUMESH_LOG(INFO, port, "port %u: %s (%s, driver %s, %s)", p.port_id,
+			    p.name.c_str(), p.dev.c_str(), p.driver.c_str(),
+			    std::string(config::to_string(p.role)).c_str());
+		out.push_back(std::move(p));
+	}
+	return out;
+}
+
+void close_all(std::vector<port_info> &ports)
+{
+	for (port_info &p : ports)
+		close_one(p);
+	ports.clear();
+}
+
+} // namespace dpumesh::port

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# The test command: installs what is missing, builds dpumesh with AddressSanitizer and
+# UndefinedBehaviorSanitizer, and runs the whole test suite with CTest.
+#
+#   scripts/test.sh                 # everything
+#   scripts/test.sh -L unit         # extra arguments go to ctest (labels: unit, integration, e2e)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${DPUMESH_TEST_BUILD_DIR:-$root/build-asan}
+
+bash "$root/scripts/setup.sh"
+
+werror=OFF
+if [ "${CI:-}" = "true" ]; then werror=ON; fi
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DDPUMESH_SANITIZE=ON -DDPUMESH_WERROR=$werror -DDPUMESH_FUZZ=ON
+cmake --build "$build" -j "$(nproc)"
+
+# halt_on_error: the first ASan/UBSan report fails the test that triggered it.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-halt_on_error=1:abort_on_error=0:detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/tests/lsan.supp:print_suppressions=0}
+cd "$build"
+ctest --output-on-failure --timeout 600 -j "$(nproc)" "$@"

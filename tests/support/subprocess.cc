@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Test helper: real child processes with captured output.
+#include "subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <thread>
+
+namespace dpumesh::test {
+
+subprocess::subprocess(std::vector<std::string> argv)
+{
+	int fds[2];
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		throw std::runtime_error("pipe2 failed");
+	_pid = fork();
+	if (_pid < 0)
+		throw std::runtime_error("fork failed");
+	if (_pid == 0) {
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		int devnull = open("/dev/null", O_RDONLY);
+		if (devnull >= 0)
+			dup2(devnull, 0);
+		std::vector<char *> args;
+		for (auto &a : argv)
+			args.push_back(a.data());
+		args.push_back(nullptr);
+		execv(args[0], args.data());
+		std::fprintf(stderr, "exec %s: %s\n", args[0], std::strerror(errno));
+		_exit(127);
+	}
+	close(fds[1]);
+	_fd = fds[0];
+	fcntl(_fd, F_SETFL, fcntl(_fd, F_GETFL) | O_NONBLOCK);
+}
+
+subprocess::~subprocess()
+{
+	if (_pid > 0 && !_reaped) {
+		kill(_pid, SIGKILL);
+		waitpid(_pid, nullptr, 0);
+	}
+	if (_fd >= 0)
+		close(_fd);
+}
+
+void subprocess::drain(int timeout_ms)
+{
+	if (_fd < 0)
+		return;
+	pollfd p{_fd, POLLIN, 0};
+	if (poll(&p, 1, timeout_ms) <= 0)
+		return;
+	char buf[65536];
+	for (;;) {
+		ssize_t n = read(_fd, buf, sizeof(buf));
+		if (n > 0) {
+			_out.append(buf, static_cast<size_t>(n));
+			continue;
+		}
+		if (n == 0) {
+			close(_fd);
+			_fd = -1;
+		}
+		break;
+	}
+}
+
+const std::string &subprocess::output()
+{
+	drain(0);
+	return _out;
+}
+
+bool subprocess::wait_output(const std::function<bool(const std::string &)> &pred,
+			     std::chrono::milliseconds limit)
+{
+	auto end = std::chrono::steady_clock::now() + limit;
+	while (std::chrono::steady_clock::now() < end) {
+		if (pred(_out))
+			return true;
+		if (_fd < 0) {
+			return pred(_out);
+		}
+		drain(50);
+	}
+	return pred(_out);
+}
+
+void subprocess::signal(int sig)
+{
+	if (_pid > 0 && !_reaped)
+		kill(_pid, sig);
+}
+
+int subprocess::wait(std::chrono::milliseconds limit)
+{
+	if (_reaped)
+		return _status;
+	auto end = std::chrono::steady_clock::now() + limit;
+	for (;;) {
+		drain(20);
+		int st;
+		pid_t r = waitpid(_pid, &st, WNOHANG);
+		if (r == _pid) {
+			_reaped = true;
+			while (_fd >= 0)
+				drain(20);
+			_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+			return _status;
+		}
+		if (std::chrono::steady_clock::now() >= end)
+			return -1;
+	}
+}
+
+std::pair<int, std::string> run_command(std::vector<std::string> argv,
+					std::chrono::milliseconds limit)
+{
+	subprocess p(std::move(argv));
+	int rc = p.wait(limit);
+	return {rc, p.output()};
+}
+
+std::string bin_path(const std::string &name)
+{
+	return std::string(DPUMESH_BINARY_DIR) + "/bin/" + name;
+}
+
+temp_dir::temp_dir()
+{
+	char tmpl[] = "/tmp/dpumesh-test-XXXXXX";
+	char *p = mkdtemp(tmpl);
+	if (!p)
+		throw std::runtime_error("mkdtemp failed");
+	_path = p;
+}
+
+temp_dir::~temp_dir()
+{
+	std::error_code ec;
+	std::filesystem::remove_all(_path, ec);
+}
+
+} // namespace dpumesh::test

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Runs a real process for a test: captures stdout+stderr, sends signals, waits with a limit.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace dpumesh::test {
+
+class subprocess {
+public:
+	/** Starts argv[0] (a path) with argv; stdout and stderr go to one pipe. */
+	explicit subprocess(std::vector<std::string> argv);
+	~subprocess(); /* kills and reaps a process still running */
+	subprocess(const subprocess &) = delete;
+	subprocess &operator=(const subprocess &) = delete;
+
+	pid_t pid() const { return _pid; }
+
+	/** Reads what is available (non-blocking) and returns everything read so far. */
+	const std::string &output();
+
+	/** Reads until pred(output) is true or the time is up; returns pred's last value. */
+	bool wait_output(const std::function<bool(const std::string &)> &pred,
+			 std::chrono::milliseconds limit);
+
+	void signal(int sig);
+
+	/** Waits for exit; returns the exit status (128+sig if killed), or -1 on time-out. */
+	int wait(std::chrono::milliseconds limit);
+
+private:
+	void drain(int timeout_ms);
+	pid_t _pid = -1;
+	int _fd = -1;
+	bool _reaped = false;
+	int _status = 0;
+	std::string _out;
+};
+
+/** Runs a command to completion; returns {exit status, output}. */
+std::pair<int, std::string> run_command(std::vector<std::string> argv,
+					std::chrono::milliseconds limit = std::chrono::seconds(60));
+
+/** Path of a built program: DPUMESH_BINARY_DIR/bin/<name>. */
+std::string bin_path(const std::string &name);
+
+/** A fresh temporary directory, removed by the destructor. */
+class temp_dir {
+public:
+	temp_dir();
+	~temp_dir();
+	const std::string &path() const { return _path; }
+	std::string file(const std::string &name) const { return _path + "/" + name; }
+
+private:
+	std::string _path;
+};
+
+} // namespace dpumesh::test

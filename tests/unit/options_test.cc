@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// dpumesh's own command line.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "dpumesh/options.h"
+
+using namespace dpumesh;
+
+namespace {
+
+result<app::options> parse(std::vector<std::string> args)
+{
+	args.insert(args.begin(), "dpumesh");
+	std::vector<char *> argv;
+	for (auto &a : args)
+		argv.push_back(a.data());
+	return app::parse_options(static_cast<int>(argv.size()), argv.data());
+}
+
+} // namespace
+
+TEST(Options, Defaults)
+{
+	auto o = parse({});
+	ASSERT_TRUE(o);
+	EXPECT_TRUE(o->config_path.empty());
+	EXPECT_EQ(o->stats_period, 1u);
+	EXPECT_FALSE(o->interactive);
+}
+
+TEST(Options, AllOptions)
+{
+	auto o = parse({"--config", "x.json", "-i", "--stats-period", "5", "--dpa-backend", "emu",
+			"--dma", "dmadev:dma_skeleton0"});
+	ASSERT_TRUE(o) << o.error().message();
+	EXPECT_EQ(o->config_path, "x.json");
+	EXPECT_TRUE(o->interactive);
+	EXPECT_EQ(o->stats_period, 5u);
+	EXPECT_EQ(o->dpa_backend, config::dpa_backend::emu);
+	EXPECT_EQ(o->dma_backend, config::dma_backend::dmadev);
+	EXPECT_EQ(o->dma_device, "dma_skeleton0");
+	auto c = parse({"-c", "y.json", "--dma", "cpu"});
+	ASSERT_TRUE(c);
+	EXPECT_EQ(c->config_path, "y.json");
+	EXPECT_EQ(c->dma_backend, config::dma_backend::cpu);
+}
+
+TEST(Options, Errors)
+{
+	struct {
+		std::vector<std::string> args;
+		const char *message;
+	} cases[] = {
+		{{"--bogus"}, "unknown option --bogus"},
+		{{"-z"}, "unknown option -z"},
+		{{"--config"}, "--config needs an argument"},
+		{{"--stats-period", "x"}, "--stats-period: \"x\" is not a whole number"},
+		{{"--stats-period", "-1"}, "--stats-period: \"-1\""},
+		{{"--stats-period", "99999"}, "in [0, 3600]"},
+		{{"--dpa-backend", "fpga"}, "--dpa-backend: \"fpga\" is not one of: emu, doca"},
+		{{"--dma", "gpu"}, "--dma: \"gpu\" is not one of: cpu, dmadev[:NAME]"},
+		{{"extra"}, "unexpected argument \"extra\""},
+	};
+	for (auto &c : cases) {
+		auto o = parse(c.args);
+		ASSERT_FALSE(o) << c.args[0];
+		EXPECT_NE(o.error().message().find(c.message), std::string::npos)
+			<< o.error().message();
+	}
+}
+
+TEST(Options, UsageListsEveryOption)
+{
+	std::string u = app::usage("dpumesh");
+	for (const char *opt : {"--config", "--interactive", "--cmdline-file", "--stats-period",
+				"--dpa-backend", "--dma", "--help", "--version"})
+		EXPECT_NE(u.find(opt), std::string::npos) << opt;
+}
+
+TEST(Options, HelpDetection)
+{
+	std::vector<std::string> a = {"dpumesh", "-l", "0-1", "--", "--help"};
+	std::vector<char *> argv;
+	for (auto &s : a)
+		argv.push_back(s.data());
+	bool version = false;
+	EXPECT_TRUE(app::wants_help_or_version(5, argv.data(), &version));
+	EXPECT_FALSE(version);
+	std::vector<std::string> b = {"dpumesh", "-l", "0-1", "--", "-c", "x"};
+	argv.clear();
+	for (auto &s : b)
+		argv.push_back(s.data());
+	EXPECT_FALSE(app::wants_help_or_version(6, argv.data(), &version));
+}
