@@ -78,9 +78,11 @@ struct ctx {
 /** Reads the keys of one JSON object, remembering which ones were known. */
 class obj {
 public:
+	/* v may be nullptr when a parent was invalid or a required key was missing: that error
+	 * is already reported, and this reader then reads nothing. */
 	obj(ctx &c, const json_t *v, std::string ptr) : _c(c), _v(v), _ptr(std::move(ptr))
 	{
-		if (!json_is_object(v)) {
+		if (v && !json_is_object(v)) {
 			_c.fail(_ptr, std::string("expected an object, got ") + type_name(v));
 			_v = nullptr;
 		}

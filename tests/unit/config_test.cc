@@ -161,6 +161,16 @@ TEST(Config, InvalidConfigsAreRejectedWithLocation)
 	}
 }
 
+TEST(Config, NonObjectRootsAreErrors)
+{
+	/* found by config_fuzz: a root that is not an object crashed the reader */
+	for (const char *text : {"[]", "[{\"node\": 1}]", "{\"node\": []}", "{\"node\": null}"}) {
+		auto c = config::load_string(text, "t.json");
+		ASSERT_FALSE(c) << text;
+		EXPECT_EQ(c.error().message().rfind("t.json:1:", 0), 0u) << c.error().message();
+	}
+}
+
 TEST(Config, JwtKeysValidated)
 {
 	auto load = [&](const std::string &policy) {
