@@ -71,13 +71,13 @@ std::string usage(const char *prog)
 	       "  -h, --help                this text\n"
 	       "  -v, --version             version and ABI version\n"
 	       "\n"
-	       "EAL options are DPDK's: e.g. -l 0-1 --no-huge -m 512 --in-memory\n"
+	       "EAL options are DPDK's: e.g. -l 0-1 --no-huge -m 512 --no-pci --no-shconf\n"
 	       "--vdev net_pcap0,rx_pcap=FILE; see the DPDK EAL parameters guide.\n"
 	       "\n"
 	       "Example:\n"
 	       "  " +
 	       p +
-	       " -l 0-1 --no-huge -m 512 --in-memory \\\n"
+	       " -l 0-1 --no-huge -m 512 --no-pci --no-shconf \\\n"
 	       "      --vdev net_pcap0,rx_pcap=sample.pcap,infinite_rx=1 -- \\\n"
 	       "      --config conf/default.json --stats-period 1\n";
 }

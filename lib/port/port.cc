@@ -87,6 +87,10 @@ status configure(const config::port_config &pc, port_info &p, rte_mempool *pool)
 	int socket = rte_eth_dev_socket_id(p.port_id);
 	for (uint16_t q = 0; q < pc.rx_queues; q++) {
 		rc = rte_eth_rx_queue_setup(p.port_id, q, nb_rxd, socket, nullptr, pool);
+		if (rc != 0 && p.driver == "net_pcap")
+			return errorf("RX queue %u: %s (with infinite_rx=1, net_pcap keeps the whole "
+				      "capture in mbufs: /mempool/mbufs must exceed its frame count)",
+				      q, rte_strerror(-rc));
 		if (rc != 0)
 			return errorf("RX queue %u: %s", q, rte_strerror(-rc));
 	}
