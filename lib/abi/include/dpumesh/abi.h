@@ -79,19 +79,17 @@ DPUMESH_STATIC_ASSERT(offsetof(struct sw_descriptor, valid) == 60, "valid");
  * flags: bits 0-7 OpFlag, bits 8-9 CaseFlag, bits 16-31 status (enum dpumesh_status) on
  * completions and errors. Bits 10-15 are reserved and must be zero.
  */
-enum dpumesh_op_flag {
-	DPUMESH_OP_REQUEST = 1u << 0,  /**< a request (ExecutionContext step) */
-	DPUMESH_OP_RESPONSE = 1u << 1, /**< a response to (req_id, step_id) */
-	DPUMESH_OP_TX_DONE = 1u << 2,  /**< the sender's TX buffers may be reused */
-	DPUMESH_OP_ERROR = 1u << 3,    /**< the status field says what failed */
-};
+/* Plain macros, not enums: C++20 deprecates `|` between two enumeration types, and every
+ * descriptor combines an op with a case. */
+#define DPUMESH_OP_REQUEST (1u << 0)  /**< a request (ExecutionContext step) */
+#define DPUMESH_OP_RESPONSE (1u << 1) /**< a response to (req_id, step_id) */
+#define DPUMESH_OP_TX_DONE (1u << 2)  /**< the sender's TX buffers may be reused */
+#define DPUMESH_OP_ERROR (1u << 3)    /**< the status field says what failed */
 #define DPUMESH_OP_MASK 0xffu
 
-enum dpumesh_case_flag {
-	DPUMESH_CASE_EXTERNAL = 1u << 8, /**< Case 1: pod -> another node, through the NIC */
-	DPUMESH_CASE_INGRESS = 2u << 8,  /**< Case 2: network -> pod */
-	DPUMESH_CASE_LOCAL = 3u << 8,    /**< Case 3: pod -> pod on this node */
-};
+#define DPUMESH_CASE_EXTERNAL (1u << 8) /**< Case 1: pod -> another node, through the NIC */
+#define DPUMESH_CASE_INGRESS (2u << 8)  /**< Case 2: network -> pod */
+#define DPUMESH_CASE_LOCAL (3u << 8)    /**< Case 3: pod -> pod on this node */
 #define DPUMESH_CASE_MASK (3u << 8)
 #define DPUMESH_CASE_SHIFT 8
 #define DPUMESH_FLAGS_RESERVED_MASK (0x3fu << 10)

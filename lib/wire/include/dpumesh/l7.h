@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The mesh L7 header: a compact binary form of an HTTP request or response header.
+//
+// Pods write it into their TX header buffer, the ingress gateway writes it from HTTP, and
+// the Arm sidecar reads it (headers only; bodies are never touched). Layout and rules are
+// in docs/wire.md. Decoding is zero-copy (string_views into the buffer), noexcept and
+// allocation-free, so the Arm stage can run it per message; every field is validated
+// because the bytes come from an untrusted pod or the network.
+//
+//   uint8_t buf[1024];
+//   dpumesh::wire::l7_writer w(buf, sizeof(buf));
+//   w.request("echo", "POST", "/v1/echo", 1000);
+//   w.field("content-type", "text/plain");
+//   size_t n = w.finish();                      // 0 if it did not fit
+//   dpumesh::wire::l7_view v;
+//   if (dpumesh::wire::l7_decode(buf, n, &v) == dpumesh::wire::l7_error::ok)
+//     route(v.service, v.method, v.path);
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace dpumesh::wire {
+
+inline constexpr uint8_t l7_magic0 = 'D';
+inline constexpr uint8_t l7_magic1 = 'M';
+inline constexpr uint8_t l7_version = 1;
+inline constexpr size_t l7_fixed_size = 16;
+inline constexpr size_t l7_max_size = 65535;
+inline constexpr uint16_t l7_max_fields = 128;
+inline constexpr size_t l7_max_value = 16384;
+
+enum class l7_kind : uint8_t { request = 1, response = 2 };
+
+/** Header flags (fixed part, offset 10). */
+enum l7_flag : uint16_t {
+	l7_flag_mesh_generated = 1u << 0, /**< response made by the mesh, not by a service */
+	l7_flag_idempotent = 1u << 1,     /**< request may be retried whatever its method */
+	l7_flag_known = l7_flag_mesh_generated | l7_flag_idempotent,
+};
+
+/** Why a header was refused; each is a drop counter on the Arm. */
+#define DPUMESH_FOREACH_L7_ERROR(_)                                                      \
+	_(ok, "valid")                                                                   \
+	_(truncated, "shorter than its fixed part or its declared length")               \
+	_(bad_magic, "magic is not 'DM'")                                                \
+	_(bad_version, "unsupported version")                                            \
+	_(bad_kind, "kind is neither request nor response")                              \
+	_(bad_length, "declared length differs from the buffer's")                       \
+	_(bad_flags, "unknown flag bits set")                                            \
+	_(too_many_fields, "more fields than allowed")                                   \
+	_(bad_field, "a field runs past the end or has a reserved byte set")             \
+	_(bad_name, "a field name is empty or not a lowercase token")                    \
+	_(bad_value, "a value is too long or holds CR, LF or NUL")                       \
+	_(unknown_pseudo, "an unknown ':' pseudo-field")                                 \
+	_(duplicate_pseudo, "a pseudo-field given twice")                                \
+	_(pseudo_after_field, "a pseudo-field after a regular field")                    \
+	_(missing_pseudo, "a request lacks :service, :method or :path")                  \
+	_(bad_status, "a response status outside 100-599, or a request with a status")   \
+	_(bad_deadline, "a response that carries a deadline")                            \
+	_(bad_path, "the path does not start with '/'")                                  \
+	_(bad_method, "the method is not an HTTP token")
+
+enum class l7_error : uint8_t {
+#define DPUMESH_L7_ERROR_ENUM(n, d) n,
+	DPUMESH_FOREACH_L7_ERROR(DPUMESH_L7_ERROR_ENUM)
+#undef DPUMESH_L7_ERROR_ENUM
+	count
+};
+
+const char *l7_error_name(l7_error e) noexcept;
+
+/** A decoded header: views into the decoded buffer, valid while it is. */
+struct l7_view {
+	l7_kind kind = l7_kind::request;
+	uint16_t status = 0;      /**< response: 100-599 */
+	uint16_t flags = 0;       /**< l7_flag bits */
+	uint32_t deadline_ms = 0; /**< request: remaining budget, 0 = none */
+	std::string_view service, method, path; /**< request pseudo-fields */
+	std::string_view reason, hop;           /**< response: mesh error reason and hop */
+	const uint8_t *fields = nullptr;        /**< first regular field */
+	const uint8_t *end = nullptr;
+	uint16_t nb_fields = 0; /**< regular fields */
+
+	/** First regular field named `name` (lowercase), or an empty optional-like view. */
+	bool find(std::string_view name, std::string_view *value) const noexcept;
+
+	/** Calls fn(name, value) for each regular field in order. */
+	template <typename Fn>
+	void for_each(Fn &&fn) const
+	{
+		const uint8_t *p = fields;
+		for (uint16_t i = 0; i < nb_fields; i++) {
+			uint8_t nl = p[0];
+			uint16_t vl = static_cast<uint16_t>((p[2] << 8) | p[3]);
+			fn(std::string_view(reinterpret_cast<const char *>(p + 4), nl),
+			   std::string_view(reinterpret_cast<const char *>(p + 4 + nl), vl));
+			p += 4 + nl + vl;
+		}
+	}
+};
+
+/** Validates and decodes `len` bytes. On ok, *out refers into buf. */
+l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept;
+
+/** Writes a header into a caller's buffer; never allocates. */
+class l7_writer {
+public:
+	l7_writer(uint8_t *buf, size_t cap) noexcept : _buf(buf), _cap(cap) {}
+
+	/** Starts a request (pseudo-fields :service, :method, :path). */
+	void request(std::string_view service, std::string_view method, std::string_view path,
+		     uint32_t deadline_ms = 0, uint16_t flags = 0) noexcept;
+	/** Starts a response; reason/hop are set for mesh-generated errors. */
+	void response(uint16_t status, uint16_t flags = 0, std::string_view reason = {},
+		      std::string_view hop = {}) noexcept;
+	/** Adds a regular field (name must be a lowercase token). */
+	void field(std::string_view name, std::string_view value) noexcept;
+
+	/** Finishes; returns the header length, or 0 if anything did not fit or was invalid. */
+	size_t finish() noexcept;
+	bool failed() const noexcept { return _failed; }
+
+private:
+	void put(std::string_view name, std::string_view value) noexcept;
+	uint8_t *_buf;
+	size_t _cap;
+	size_t _len = 0;
+	uint16_t _nb = 0;
+	bool _started = false;
+	bool _failed = false;
+};
+
+} // namespace dpumesh::wire

@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Encoder and validating zero-copy decoder of the mesh L7 header (docs/wire.md).
+#include "dpumesh/l7.h"
+
+#include <cstring>
+
+namespace dpumesh::wire {
+
+namespace {
+
+inline uint16_t get16(const uint8_t *p) noexcept
+{
+	return static_cast<uint16_t>((p[0] << 8) | p[1]);
+}
+inline uint32_t get32(const uint8_t *p) noexcept
+{
+	return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
+}
+inline void put16(uint8_t *p, uint16_t v) noexcept
+{
+	p[0] = static_cast<uint8_t>(v >> 8);
+	p[1] = static_cast<uint8_t>(v);
+}
+inline void put32(uint8_t *p, uint32_t v) noexcept
+{
+	put16(p, static_cast<uint16_t>(v >> 16));
+	put16(p + 2, static_cast<uint16_t>(v));
+}
+
+/** RFC 9110 tchar. */
+inline bool is_tchar(uint8_t c) noexcept
+{
+	if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+		return true;
+	switch (c) {
+	case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+':
+	case '-': case '.': case '^': case '_': case '`': case '|': case '~':
+		return true;
+	default:
+		return false;
+	}
+}
+
+bool valid_name(std::string_view n) noexcept
+{
+	if (n.empty())
+		return false;
+	for (char ch : n) {
+		auto c = static_cast<uint8_t>(ch);
+		if (!is_tchar(c) || (c >= 'A' && c <= 'Z'))
+			return false;
+	}
+	return true;
+}
+
+bool valid_value(std::string_view v) noexcept
+{
+	if (v.size() > l7_max_value)
+		return false;
+	for (char ch : v)
+		if (ch == '\r' || ch == '\n' || ch == '\0')
+			return false;
+	return true;
+}
+
+bool valid_method(std::string_view m) noexcept
+{
+	if (m.empty() || m.size() > 32)
+		return false;
+	for (char ch : m)
+		if (!is_tchar(static_cast<uint8_t>(ch)))
+			return false;
+	return true;
+}
+
+enum pseudo : unsigned { ps_service = 1, ps_method = 2, ps_path = 4, ps_reason = 8, ps_hop = 16 };
+
+} // namespace
+
+const char *l7_error_name(l7_error e) noexcept
+{
+	switch (e) {
+#define DPUMESH_L7_ERROR_NAME(n, d)                                                      \
+	case l7_error::n: return #n;
+		DPUMESH_FOREACH_L7_ERROR(DPUMESH_L7_ERROR_NAME)
+#undef DPUMESH_L7_ERROR_NAME
+	case l7_error::count: break;
+	}
+	return "?";
+}
+
+l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
+{
+	if (len < l7_fixed_size)
+		return l7_error::truncated;
+	if (buf[0] != l7_magic0 || buf[1] != l7_magic1)
+		return l7_error::bad_magic;
+	if (buf[2] != l7_version)
+		return l7_error::bad_version;
+	if (buf[3] != static_cast<uint8_t>(l7_kind::request) &&
+	    buf[3] != static_cast<uint8_t>(l7_kind::response))
+		return l7_error::bad_kind;
+	uint16_t hlen = get16(buf + 4);
+	if (hlen > len)
+		return l7_error::truncated;
+	if (hlen != len || hlen < l7_fixed_size)
+		return l7_error::bad_length;
+	l7_view v;
+	v.kind = static_cast<l7_kind>(buf[3]);
+	uint16_t nb = get16(buf + 6);
+	v.status = get16(buf + 8);
+	v.flags = get16(buf + 10);
+	v.deadline_ms = get32(buf + 12);
+	if (nb > l7_max_fields)
+		return l7_error::too_many_fields;
+	if (v.flags & ~l7_flag_known)
+		return l7_error::bad_flags;
+	if (v.kind == l7_kind::request ? v.status != 0 : (v.status < 100 || v.status > 599))
+		return l7_error::bad_status;
+	if (v.kind == l7_kind::response && v.deadline_ms != 0)
+		return l7_error::bad_deadline;
+
+	const uint8_t *p = buf + l7_fixed_size;
+	const uint8_t *end = buf + hlen;
+	unsigned seen = 0;
+	bool regular = false;
+	for (uint16_t i = 0; i < nb; i++) {
+		if (end - p < 4 || p[1] != 0)
+			return l7_error::bad_field;
+		uint8_t nl = p[0];
+		uint16_t vl = get16(p + 2);
+		if (static_cast<size_t>(end - p - 4) < size_t(nl) + vl)
+			return l7_error::bad_field;
+		std::string_view name(reinterpret_cast<const char *>(p + 4), nl);
+		std::string_view value(reinterpret_cast<const char *>(p + 4 + nl), vl);
+		if (!valid_value(value))
+			return l7_error::bad_value;
+		if (!name.empty() && name[0] == ':') {
+			if (regular)
+				return l7_error::pseudo_after_field;
+			unsigned bit;
+			std::string_view *slot;
+			bool is_req = v.kind == l7_kind::request;
+			if (name == ":service" && is_req)
+				bit = ps_service, slot = &v.service;
+			else if (name == ":method" && is_req)
+				bit = ps_method, slot = &v.method;
+			else if (name == ":path" && is_req)
+				bit = ps_path, slot = &v.path;
+			else if (name == ":reason" && !is_req)
+				bit = ps_reason, slot = &v.reason;
+			else if (name == ":hop" && !is_req)
+				bit = ps_hop, slot = &v.hop;
+			else
+				return l7_error::unknown_pseudo;
+			if (seen & bit)
+				return l7_error::duplicate_pseudo;
+			seen |= bit;
+			*slot = value;
+		} else {
+			if (!valid_name(name))
+				return l7_error::bad_name;
+			if (!regular) {
+				regular = true;
+				v.fields = p;
+			}
+			v.nb_fields++;
+		}
+		p += 4 + nl + vl;
+	}
+	if (p != end)
+		return l7_error::bad_length;
+	if (v.kind == l7_kind::request) {
+		if ((seen & (ps_service | ps_method | ps_path)) != (ps_service | ps_method | ps_path))
+			return l7_error::missing_pseudo;
+		if (v.service.empty())
+			return l7_error::missing_pseudo;
+		if (v.path.empty() || v.path[0] != '/')
+			return l7_error::bad_path;
+		if (!valid_method(v.method))
+			return l7_error::bad_method;
+	}
+	if (!v.fields)
+		v.fields = end;
+	v.end = end;
+	*out = v;
+	return l7_error::ok;
+}
+
+bool l7_view::find(std::string_view name, std::string_view *value) const noexcept
+{
+	const uint8_t *p = fields;
+	for (uint16_t i = 0; i < nb_fields; i++) {
+		uint8_t nl = p[0];
+		uint16_t vl = get16(p + 2);
+		if (std::string_view(reinterpret_cast<const char *>(p + 4), nl) == name) {
+			*value = std::string_view(reinterpret_cast<const char *>(p + 4 + nl), vl);
+			return true;
+		}
+		p += 4 + nl + vl;
+	}
+	return false;
+}
+
+void l7_writer::put(std::string_view name, std::string_view value) noexcept
+{
+	if (_failed)
+		return;
+	if (name.empty() || name.size() > 255 || !valid_value(value) || _nb == l7_max_fields ||
+	    _cap - _len < 4 + name.size() + value.size() ||
+	    _len + 4 + name.size() + value.size() > l7_max_size) {
+		_failed = true;
+		return;
+	}
+	uint8_t *p = _buf + _len;
+	p[0] = static_cast<uint8_t>(name.size());
+	p[1] = 0;
+	put16(p + 2, static_cast<uint16_t>(value.size()));
+	std::memcpy(p + 4, name.data(), name.size());
+	if (!value.empty())
+		std::memcpy(p + 4 + name.size(), value.data(), value.size());
+	_len += 4 + name.size() + value.size();
+	_nb++;
+}
+
+void l7_writer::request(std::string_view service, std::string_view method,
+			std::string_view path, uint32_t deadline_ms, uint16_t flags) noexcept
+{
+	if (_started || _cap < l7_fixed_size || !valid_method(method) || path.empty() ||
+	    path[0] != '/' || (flags & ~l7_flag_known)) {
+		_failed = true;
+		return;
+	}
+	_started = true;
+	std::memset(_buf, 0, l7_fixed_size);
+	_buf[0] = l7_magic0;
+	_buf[1] = l7_magic1;
+	_buf[2] = l7_version;
+	_buf[3] = static_cast<uint8_t>(l7_kind::request);
+	put16(_buf + 10, flags);
+	put32(_buf + 12, deadline_ms);
+	_len = l7_fixed_size;
+	put(":service", service);
+	put(":method", method);
+	put(":path", path);
+}
+
+void l7_writer::response(uint16_t status, uint16_t flags, std::string_view reason,
+			 std::string_view hop) noexcept
+{
+	if (_started || _cap < l7_fixed_size || status < 100 || status > 599 ||
+	    (flags & ~l7_flag_known)) {
+		_failed = true;
+		return;
+	}
+	_started = true;
+	std::memset(_buf, 0, l7_fixed_size);
+	_buf[0] = l7_magic0;
+	_buf[1] = l7_magic1;
+	_buf[2] = l7_version;
+	_buf[3] = static_cast<uint8_t>(l7_kind::response);
+	put16(_buf + 8, status);
+	put16(_buf + 10, flags);
+	_len = l7_fixed_size;
+	if (!reason.empty())
+		put(":reason", reason);
+	if (!hop.empty())
+		put(":hop", hop);
+}
+
+void l7_writer::field(std::string_view name, std::string_view value) noexcept
+{
+	if (!_started || !valid_name(name)) {
+		_failed = true;
+		return;
+	}
+	put(name, value);
+}
+
+size_t l7_writer::finish() noexcept
+{
+	if (!_started || _failed)
+		return 0;
+	put16(_buf + 4, static_cast<uint16_t>(_len));
+	put16(_buf + 6, _nb);
+	return _len;
+}
+
+} // namespace dpumesh::wire

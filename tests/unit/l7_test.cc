@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The L7 header codec: round trips, and every malformed form refused with its reason.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "dpumesh/l7.h"
+
+using namespace dpumesh::wire;
+
+namespace {
+
+std::vector<uint8_t> make_request()
+{
+	std::vector<uint8_t> b(512);
+	l7_writer w(b.data(), b.size());
+	w.request("echo", "POST", "/v1/echo?x=1", 250, l7_flag_idempotent);
+	w.field("content-type", "text/plain");
+	w.field("x-request-id", "abc-123");
+	w.field("empty", "");
+	size_t n = w.finish();
+	b.resize(n);
+	return b;
+}
+
+/* Encodes one raw field (name, value) at the end of buf and fixes up the fixed part. */
+void append_raw(std::vector<uint8_t> &b, std::string_view name, std::string_view value,
+		uint8_t reserved = 0)
+{
+	b.push_back(static_cast<uint8_t>(name.size()));
+	b.push_back(reserved);
+	b.push_back(static_cast<uint8_t>(value.size() >> 8));
+	b.push_back(static_cast<uint8_t>(value.size()));
+	b.insert(b.end(), name.begin(), name.end());
+	b.insert(b.end(), value.begin(), value.end());
+	uint16_t nb = static_cast<uint16_t>((b[6] << 8 | b[7]) + 1);
+	b[6] = static_cast<uint8_t>(nb >> 8);
+	b[7] = static_cast<uint8_t>(nb);
+	b[4] = static_cast<uint8_t>(b.size() >> 8);
+	b[5] = static_cast<uint8_t>(b.size());
+}
+
+l7_error decode(const std::vector<uint8_t> &b)
+{
+	l7_view v;
+	return l7_decode(b.data(), b.size(), &v);
+}
+
+} // namespace
+
+TEST(L7, RequestRoundTrip)
+{
+	auto b = make_request();
+	ASSERT_FALSE(b.empty());
+	l7_view v;
+	ASSERT_EQ(l7_decode(b.data(), b.size(), &v), l7_error::ok);
+	EXPECT_EQ(v.kind, l7_kind::request);
+	EXPECT_EQ(v.service, "echo");
+	EXPECT_EQ(v.method, "POST");
+	EXPECT_EQ(v.path, "/v1/echo?x=1");
+	EXPECT_EQ(v.deadline_ms, 250u);
+	EXPECT_EQ(v.flags, l7_flag_idempotent);
+	EXPECT_EQ(v.nb_fields, 3u);
+	std::string_view val;
+	ASSERT_TRUE(v.find("x-request-id", &val));
+	EXPECT_EQ(val, "abc-123");
+	EXPECT_FALSE(v.find("nope", &val));
+	std::vector<std::string> seen;
+	v.for_each([&](std::string_view n, std::string_view x) {
+		std::string entry(n);
+		entry.append("=").append(x);
+		seen.push_back(entry);
+	});
+	EXPECT_EQ(seen, (std::vector<std::string>{"content-type=text/plain", "x-request-id=abc-123",
+						   "empty="}));
+}
+
+TEST(L7, ResponseWithMeshReason)
+{
+	uint8_t buf[256];
+	l7_writer w(buf, sizeof(buf));
+	w.response(503, l7_flag_mesh_generated, "no_live_pod", "node1/sidecar");
+	w.field("content-type", "application/json");
+	size_t n = w.finish();
+	ASSERT_GT(n, 0u);
+	l7_view v;
+	ASSERT_EQ(l7_decode(buf, n, &v), l7_error::ok);
+	EXPECT_EQ(v.kind, l7_kind::response);
+	EXPECT_EQ(v.status, 503);
+	EXPECT_EQ(v.reason, "no_live_pod");
+	EXPECT_EQ(v.hop, "node1/sidecar");
+	EXPECT_EQ(v.nb_fields, 1u);
+}
+
+TEST(L7, EveryErrorIsDetected)
+{
+	const auto good = make_request();
+	struct {
+		l7_error expect;
+		std::vector<uint8_t> bytes;
+	} cases[] = {
+		{l7_error::truncated, std::vector<uint8_t>(good.begin(), good.begin() + 10)},
+		{l7_error::truncated, std::vector<uint8_t>(good.begin(), good.end() - 1)},
+		{l7_error::bad_magic, [&] { auto b = good; b[0] = 'X'; return b; }()},
+		{l7_error::bad_version, [&] { auto b = good; b[2] = 2; return b; }()},
+		{l7_error::bad_kind, [&] { auto b = good; b[3] = 7; return b; }()},
+		{l7_error::bad_length, [&] { auto b = good; b.push_back(0); return b; }()},
+		{l7_error::bad_flags, [&] { auto b = good; b[10] = 0x80; return b; }()},
+		{l7_error::too_many_fields, [&] { auto b = good; b[6] = 0xff; return b; }()},
+		{l7_error::bad_field, [&] { auto b = good; b[7]++; return b; }()},
+		{l7_error::bad_field, [&] { auto b = good; append_raw(b, "x", "y", 1); return b; }()},
+		{l7_error::bad_name, [&] { auto b = good; append_raw(b, "Upper", "v"); return b; }()},
+		{l7_error::bad_name, [&] { auto b = good; append_raw(b, "sp ace", "v"); return b; }()},
+		{l7_error::bad_value, [&] { auto b = good; append_raw(b, "x", "a\r\nb"); return b; }()},
+		{l7_error::bad_value,
+		 [&] { auto b = good; append_raw(b, "x", std::string("a\0b", 3)); return b; }()},
+		{l7_error::pseudo_after_field,
+		 [&] { auto b = good; append_raw(b, ":path", "/x"); return b; }()},
+		{l7_error::bad_status, [&] { auto b = good; b[9] = 200; return b; }()},
+		{l7_error::bad_path, [] {
+			 std::vector<uint8_t> b = {'D', 'M', 1, 1, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+			 append_raw(b, ":service", "s");
+			 append_raw(b, ":method", "GET");
+			 append_raw(b, ":path", "x");
+			 return b;
+		 }()},
+		{l7_error::bad_method, [] {
+			 std::vector<uint8_t> b = {'D', 'M', 1, 1, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+			 append_raw(b, ":service", "s");
+			 append_raw(b, ":method", "G T");
+			 append_raw(b, ":path", "/");
+			 return b;
+		 }()},
+		{l7_error::missing_pseudo, [] {
+			 std::vector<uint8_t> b = {'D', 'M', 1, 1, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+			 append_raw(b, ":service", "s");
+			 append_raw(b, ":path", "/");
+			 return b;
+		 }()},
+		{l7_error::missing_pseudo, [] {
+			 std::vector<uint8_t> b = {'D', 'M', 1, 1, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+			 append_raw(b, ":service", "");
+			 append_raw(b, ":method", "GET");
+			 append_raw(b, ":path", "/");
+			 return b;
+		 }()},
+		{l7_error::duplicate_pseudo, [] {
+			 std::vector<uint8_t> b = {'D', 'M', 1, 1, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+			 append_raw(b, ":service", "s");
+			 append_raw(b, ":service", "t");
+			 return b;
+		 }()},
+		{l7_error::unknown_pseudo, [] {
+			 std::vector<uint8_t> b = {'D', 'M', 1, 2, 0, 16, 0, 0, 0, 200, 0, 0, 0, 0, 0, 0};
+			 append_raw(b, ":path", "/"); /* requests only */
+			 return b;
+		 }()},
+		{l7_error::bad_status, [] {
+			 return std::vector<uint8_t>{'D', 'M', 1, 2, 0, 16, 0, 0, 0x02, 0x58, 0, 0, 0, 0, 0, 0};
+		 }()},
+		{l7_error::bad_deadline, [] { /* found by l7_fuzz */
+			 return std::vector<uint8_t>{'D', 'M', 1, 2, 0, 16, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0x7d};
+		 }()},
+	};
+	bool covered[static_cast<size_t>(l7_error::count)] = {};
+	covered[0] = true;
+	for (auto &c : cases) {
+		EXPECT_EQ(decode(c.bytes), c.expect) << l7_error_name(c.expect);
+		covered[static_cast<size_t>(c.expect)] = true;
+	}
+	for (size_t i = 0; i < static_cast<size_t>(l7_error::count); i++)
+		EXPECT_TRUE(covered[i]) << "no case for " << l7_error_name(static_cast<l7_error>(i));
+}
+
+TEST(L7, WriterRefusesWhatTheDecoderWould)
+{
+	uint8_t buf[64];
+	{
+		l7_writer w(buf, sizeof(buf));
+		w.request("svc", "GET", "/");
+		w.field("x", std::string(100, 'a')); /* no room */
+		EXPECT_EQ(w.finish(), 0u);
+	}
+	{
+		l7_writer w(buf, sizeof(buf));
+		w.request("svc", "GET", "/");
+		w.field("Bad", "v");
+		EXPECT_EQ(w.finish(), 0u);
+	}
+	{
+		l7_writer w(buf, sizeof(buf));
+		w.request("svc", "GET", "/");
+		w.field("x", "a\nb");
+		EXPECT_EQ(w.finish(), 0u);
+	}
+	{
+		l7_writer w(buf, sizeof(buf));
+		w.request("svc", "GET", "no-slash");
+		EXPECT_EQ(w.finish(), 0u);
+	}
+	{
+		l7_writer w(buf, sizeof(buf));
+		w.response(99);
+		EXPECT_EQ(w.finish(), 0u);
+	}
+	{
+		uint8_t small[8];
+		l7_writer w(small, sizeof(small));
+		w.response(200);
+		EXPECT_EQ(w.finish(), 0u);
+	}
+}
+
+TEST(L7, LargestHeaderFits)
+{
+	std::vector<uint8_t> b(l7_max_size + 100);
+	l7_writer w(b.data(), b.size());
+	w.request("s", "GET", "/");
+	for (int i = 0; i < 3; i++)
+		w.field(i == 0 ? "v0" : i == 1 ? "v1" : "v2", std::string(l7_max_value, 'x'));
+	size_t n = w.finish();
+	ASSERT_GT(n, 3 * l7_max_value);
+	l7_view v;
+	EXPECT_EQ(l7_decode(b.data(), n, &v), l7_error::ok);
+	w = l7_writer(b.data(), b.size());
+	w.request("s", "GET", "/");
+	w.field("big", std::string(l7_max_value + 1, 'x'));
+	EXPECT_EQ(w.finish(), 0u);
+}
