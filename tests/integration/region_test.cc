@@ -59,14 +59,15 @@ struct child_guard {
 /* The exporting pod: runs in a forked child, reports through its exit status. */
 [[noreturn]] void exporter_child(int sock)
 {
-	/* Shift this process's mappings so its addresses differ from the importer's. */
-	void *pad = mmap(nullptr, 64 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	(void)pad;
 	auto r = region::create("dpumesh-region-test", region_len - 100);
 	if (!r)
 		_exit(10);
 	if (r->size() < region_len || r->size() % r->page_size() != 0)
 		_exit(11);
+	/* Tell the importer where this lives first, so that it can keep its mapping elsewhere. */
+	uint64_t where[2] = {r->remote_base(), r->size()};
+	if (write(sock, where, sizeof(where)) != sizeof(where))
+		_exit(16);
 	auto *p = static_cast<uint8_t *>(r->data());
 	for (size_t i = 0; i < r->size(); i++)
 		p[i] = pattern(i);
@@ -166,6 +167,18 @@ TEST(Region, ChildExportsParentImportsTranslatesAndWritesBack)
 	close(sv[0]);
 	int sock = sv[1];
 
+	/*
+	 * After fork both address spaces look alike, so the import could land at the child's
+	 * own address and translation would be the identity. Reserve that range here first.
+	 */
+	uint64_t where[2];
+	ASSERT_EQ(read(sock, where, sizeof(where)), static_cast<ssize_t>(sizeof(where)));
+	void *hole = mmap(reinterpret_cast<void *>(where[0]), where[1], PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (hole == MAP_FAILED) {
+		ASSERT_EQ(errno, EEXIST) << "reserving the child's range: " << std::strerror(errno);
+	}
+
 	auto imported = region::import_from(sock);
 	ASSERT_TRUE(imported) << imported.error().message();
 	EXPECT_EQ(imported->tag(), 42u);
@@ -214,6 +227,8 @@ TEST(Region, ChildExportsParentImportsTranslatesAndWritesBack)
 	ASSERT_TRUE(back);
 	EXPECT_EQ(table.translate(*mkey, child_base, 1), nullptr);
 	close(sock);
+	if (hole != MAP_FAILED)
+		munmap(hole, where[1]);
 }
 
 TEST(Region, StreamSocketHeaderInPiecesIsAccepted)
