@@ -20,8 +20,8 @@
 namespace {
 
 /*
- * 10M everywhere, ASan included: measured on the 2-core dev box at about 0.7 s in the
- * normal build and about 1.5 s under ASan+UBSan (see docs/memory-model.md).
+ * 10M everywhere, ASan included: measured on the shared 2-core dev box at 0.6-1.5 s in the
+ * normal build and 1.5-4 s under ASan+UBSan, depending on load (docs/memory-model.md).
  */
 constexpr uint64_t nb_total = 10'000'000;
 constexpr uint32_t nb_slots = 256; /* small, so the ring is often full and often empty */
