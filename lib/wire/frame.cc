@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Mesh wire frames: validation of received frames and fragmentation of outgoing messages.
+#include <algorithm>
+#include <cstring>
+
+#include <rte_byteorder.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_net.h>
+#include <rte_udp.h>
+
+#include "dpumesh/frame.h"
+
+namespace dpumesh::wire {
+
+namespace {
+constexpr uint8_t v4_mapped_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+}
+
+bool endpoint::is_v4() const noexcept { return std::memcmp(ip, v4_mapped_prefix, 12) == 0; }
+
+endpoint endpoint::from_v4(uint32_t addr_be, uint16_t p) noexcept
+{
+	endpoint e;
+	std::memcpy(e.ip, v4_mapped_prefix, 12);
+	std::memcpy(e.ip + 12, &addr_be, 4);
+	e.port = p;
+	return e;
+}
+
+const char *wire_drop_name(wire_drop d) noexcept
+{
+	switch (d) {
+#define DPUMESH_WIRE_DROP_NAME(n, h)                                                     \
+	case wire_drop::n: return #n;
+		DPUMESH_FOREACH_WIRE_DROP(DPUMESH_WIRE_DROP_NAME)
+#undef DPUMESH_WIRE_DROP_NAME
+	case wire_drop::count: break;
+	}
+	return "?";
+}
+
+const char *wire_drop_help(wire_drop d) noexcept
+{
+	switch (d) {
+#define DPUMESH_WIRE_DROP_HELP(n, h)                                                     \
+	case wire_drop::n: return h;
+		DPUMESH_FOREACH_WIRE_DROP(DPUMESH_WIRE_DROP_HELP)
+#undef DPUMESH_WIRE_DROP_HELP
+	case wire_drop::count: break;
+	}
+	return "?";
+}
+
+wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t max_message,
+		      parsed_frame *out) noexcept
+{
+	rte_net_hdr_lens lens{};
+	uint32_t ptype = rte_net_get_ptype(m, &lens, RTE_PTYPE_L2_MASK | RTE_PTYPE_L3_MASK |
+							     RTE_PTYPE_L4_MASK);
+	const bool v4 = RTE_ETH_IS_IPV4_HDR(ptype);
+	if (!v4 && !RTE_ETH_IS_IPV6_HDR(ptype))
+		return wire_drop::not_ip;
+	uint32_t l4 = ptype & RTE_PTYPE_L4_MASK;
+	if (l4 == RTE_PTYPE_L4_FRAG)
+		return wire_drop::ip_fragment;
+	if (l4 != RTE_PTYPE_L4_UDP)
+		return wire_drop::not_udp;
+
+	const uint32_t l3_off = lens.l2_len;
+	const uint32_t l4_off = lens.l2_len + lens.l3_len;
+	uint32_t ip_payload; /* bytes after the whole L3 header, per the IP header */
+	parsed_frame f{};
+	if (v4) {
+		rte_ipv4_hdr buf;
+		auto *ip = static_cast<const rte_ipv4_hdr *>(
+			rte_pktmbuf_read(m, l3_off, sizeof(buf), &buf));
+		if (!ip)
+			return wire_drop::bad_ip;
+		uint32_t total = rte_be_to_cpu_16(ip->total_length);
+		if (total < lens.l3_len || l3_off + total > m->pkt_len)
+			return wire_drop::bad_ip;
+		ip_payload = total - lens.l3_len;
+		f.src = endpoint::from_v4(ip->src_addr, 0);
+		f.dst = endpoint::from_v4(ip->dst_addr, 0);
+	} else {
+		rte_ipv6_hdr buf;
+		auto *ip = static_cast<const rte_ipv6_hdr *>(
+			rte_pktmbuf_read(m, l3_off, sizeof(buf), &buf));
+		if (!ip)
+			return wire_drop::bad_ip;
+		uint32_t plen = rte_be_to_cpu_16(ip->payload_len);
+		uint32_t ext = lens.l3_len - static_cast<uint32_t>(sizeof(rte_ipv6_hdr));
+		if (plen < ext || l3_off + sizeof(rte_ipv6_hdr) + plen > m->pkt_len)
+			return wire_drop::bad_ip;
+		ip_payload = plen - ext;
+		std::memcpy(f.src.ip, ip->src_addr, 16);
+		std::memcpy(f.dst.ip, ip->dst_addr, 16);
+	}
+	rte_udp_hdr ubuf;
+	auto *udp = static_cast<const rte_udp_hdr *>(rte_pktmbuf_read(m, l4_off, sizeof(ubuf), &ubuf));
+	if (!udp)
+		return wire_drop::bad_udp;
+	if (udp->dst_port != mesh_port_be)
+		return wire_drop::other_port;
+	uint32_t dgram = rte_be_to_cpu_16(udp->dgram_len);
+	if (dgram < sizeof(rte_udp_hdr) || dgram != ip_payload)
+		return wire_drop::bad_udp;
+	f.src.port = rte_be_to_cpu_16(udp->src_port);
+	f.dst.port = rte_be_to_cpu_16(udp->dst_port);
+	uint32_t payload = dgram - static_cast<uint32_t>(sizeof(rte_udp_hdr));
+	if (payload < frame_hdr_size)
+		return wire_drop::truncated;
+
+	frame_hdr hbuf;
+	auto *h = static_cast<const frame_hdr *>(rte_pktmbuf_read(
+		m, l4_off + static_cast<uint32_t>(sizeof(rte_udp_hdr)), sizeof(hbuf), &hbuf));
+	if (!h)
+		return wire_drop::truncated;
+	if (rte_be_to_cpu_16(h->magic) != frame_magic)
+		return wire_drop::bad_magic;
+	if (h->version != frame_version)
+		return wire_drop::bad_version;
+	if (h->kind != static_cast<uint8_t>(frame_kind::request) &&
+	    h->kind != static_cast<uint8_t>(frame_kind::response))
+		return wire_drop::bad_kind;
+	if (h->flags != 0 || h->reserved != 0)
+		return wire_drop::bad_reserved;
+	f.kind = static_cast<frame_kind>(h->kind);
+	f.msg_id = rte_be_to_cpu_32(h->msg_id);
+	f.msg_len = rte_be_to_cpu_32(h->msg_len);
+	f.frag_offset = rte_be_to_cpu_32(h->frag_offset);
+	f.l7_len = rte_be_to_cpu_16(h->l7_len);
+	f.correlation = rte_be_to_cpu_64(h->correlation);
+	f.frag_len = payload - static_cast<uint32_t>(frame_hdr_size);
+	if (f.msg_len > max_message)
+		return wire_drop::too_large;
+	/* an L7 header is at least 16 bytes; every fragment carries at least one byte */
+	if (f.l7_len < 16 || f.l7_len > f.msg_len || f.frag_len == 0 ||
+	    uint64_t(f.frag_offset) + f.frag_len > f.msg_len)
+		return wire_drop::bad_length;
+	f.payload_off = l4_off + static_cast<uint32_t>(sizeof(rte_udp_hdr) + frame_hdr_size);
+	const auto *eth = rte_pktmbuf_mtod(m, const rte_ether_hdr *);
+	std::memcpy(f.src_mac, eth->src_addr.addr_bytes, 6);
+	*out = f;
+	return wire_drop::none;
+}
+
+namespace {
+
+uint32_t l3_size(bool v6) { return v6 ? sizeof(rte_ipv6_hdr) : sizeof(rte_ipv4_hdr); }
+
+uint32_t max_payload(uint16_t mtu, bool v6)
+{
+	uint32_t over = l3_size(v6) + sizeof(rte_udp_hdr) + frame_hdr_size;
+	return mtu > over ? mtu - over : 0;
+}
+
+/** Writes Ethernet/IP/UDP/fragment headers for `payload` bytes into the first segment. */
+void write_headers(uint8_t *p, const link_addr &a, frame_kind kind, uint32_t msg_id,
+		   uint32_t msg_len, uint32_t offset, uint16_t l7_len, uint64_t correlation,
+		   uint32_t payload, uint16_t ip_id)
+{
+	const bool v6 = !a.src.is_v4();
+	auto *eth = reinterpret_cast<rte_ether_hdr *>(p);
+	std::memcpy(eth->dst_addr.addr_bytes, a.dst_mac, 6);
+	std::memcpy(eth->src_addr.addr_bytes, a.src_mac, 6);
+	uint16_t udp_len = static_cast<uint16_t>(sizeof(rte_udp_hdr) + frame_hdr_size + payload);
+	rte_udp_hdr *udp;
+	if (v6) {
+		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6);
+		auto *ip = reinterpret_cast<rte_ipv6_hdr *>(eth + 1);
+		ip->vtc_flow = rte_cpu_to_be_32(6u << 28);
+		ip->payload_len = rte_cpu_to_be_16(udp_len);
+		ip->proto = IPPROTO_UDP;
+		ip->hop_limits = 64;
+		std::memcpy(ip->src_addr, a.src.ip, 16);
+		std::memcpy(ip->dst_addr, a.dst.ip, 16);
+		udp = reinterpret_cast<rte_udp_hdr *>(ip + 1);
+	} else {
+		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+		auto *ip = reinterpret_cast<rte_ipv4_hdr *>(eth + 1);
+		std::memset(ip, 0, sizeof(*ip));
+		ip->version_ihl = RTE_IPV4_VHL_DEF;
+		ip->total_length = rte_cpu_to_be_16(static_cast<uint16_t>(sizeof(*ip) + udp_len));
+		ip->packet_id = rte_cpu_to_be_16(ip_id);
+		ip->fragment_offset = rte_cpu_to_be_16(RTE_IPV4_HDR_DF_FLAG);
+		ip->time_to_live = 64;
+		ip->next_proto_id = IPPROTO_UDP;
+		std::memcpy(&ip->src_addr, a.src.ip + 12, 4);
+		std::memcpy(&ip->dst_addr, a.dst.ip + 12, 4);
+		ip->hdr_checksum = rte_ipv4_cksum(ip);
+		udp = reinterpret_cast<rte_udp_hdr *>(ip + 1);
+	}
+	udp->src_port = rte_cpu_to_be_16(a.src.port);
+	udp->dst_port = rte_cpu_to_be_16(a.dst.port);
+	udp->dgram_len = rte_cpu_to_be_16(udp_len);
+	udp->dgram_cksum = 0;
+	auto *h = reinterpret_cast<frame_hdr *>(udp + 1);
+	h->magic = rte_cpu_to_be_16(frame_magic);
+	h->version = frame_version;
+	h->kind = static_cast<uint8_t>(kind);
+	h->msg_id = rte_cpu_to_be_32(msg_id);
+	h->msg_len = rte_cpu_to_be_32(msg_len);
+	h->frag_offset = rte_cpu_to_be_32(offset);
+	h->l7_len = rte_cpu_to_be_16(l7_len);
+	h->flags = 0;
+	h->correlation = rte_cpu_to_be_64(correlation);
+	h->reserved = 0;
+}
+
+/** UDP checksum in software over the whole (possibly chained) frame. */
+void finish_checksum(rte_mbuf *m, bool v6)
+{
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	uint32_t l3 = sizeof(rte_ether_hdr);
+	uint32_t l4 = l3 + l3_size(v6);
+	auto *udp = reinterpret_cast<rte_udp_hdr *>(p + l4);
+	uint16_t ck = v6 ? rte_ipv6_udptcp_cksum_mbuf(m, reinterpret_cast<rte_ipv6_hdr *>(p + l3), l4)
+			 : rte_ipv4_udptcp_cksum_mbuf(m, reinterpret_cast<rte_ipv4_hdr *>(p + l3), l4);
+	udp->dgram_cksum = ck;
+}
+
+} // namespace
+
+uint32_t frames_needed(uint32_t msg_len, uint16_t mtu, bool v6) noexcept
+{
+	uint32_t per = max_payload(mtu, v6);
+	if (per == 0)
+		return UINT32_MAX;
+	return msg_len == 0 ? 1 : (msg_len + per - 1) / per;
+}
+
+uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint64_t correlation,
+		  const uint8_t *l7, uint16_t l7_len, const body_ref &body, uint16_t mtu,
+		  rte_mempool *hdr_pool, rte_mbuf **out, uint16_t max_out) noexcept
+{
+	const bool v6 = !addr.src.is_v4();
+	if (addr.dst.is_v4() == v6 || l7_len < 16)
+		return 0;
+	const uint64_t msg_len64 = uint64_t(l7_len) + body.len;
+	if (msg_len64 > UINT32_MAX)
+		return 0;
+	const uint32_t msg_len = static_cast<uint32_t>(msg_len64);
+	const uint32_t per = max_payload(mtu, v6);
+	const uint32_t need = frames_needed(msg_len, mtu, v6);
+	if (per == 0 || need > max_out)
+		return 0;
+	const uint32_t hdrs = sizeof(rte_ether_hdr) + l3_size(v6) + sizeof(rte_udp_hdr) +
+			      frame_hdr_size;
+	const bool zero_copy = body.shinfo != nullptr;
+
+	uint16_t n = 0;
+	uint32_t off = 0;
+	while (off < msg_len) {
+		uint32_t chunk = std::min(per, msg_len - off);
+		rte_mbuf *m = rte_pktmbuf_alloc(hdr_pool);
+		if (!m)
+			goto fail;
+		out[n++] = m;
+		/* the part of this chunk inside the L7 header is always copied */
+		uint32_t l7_part = off < l7_len ? std::min<uint32_t>(chunk, l7_len - off) : 0;
+		uint32_t body_off = off + l7_part - l7_len; /* valid when chunk > l7_part */
+		uint32_t body_part = chunk - l7_part;
+		uint32_t copy_len = hdrs + l7_part + (zero_copy ? 0 : body_part);
+		if (copy_len > rte_pktmbuf_tailroom(m))
+			goto fail;
+		uint8_t *p = reinterpret_cast<uint8_t *>(rte_pktmbuf_append(m, static_cast<uint16_t>(copy_len)));
+		write_headers(p, addr, kind, msg_id, msg_len, off, l7_len, correlation, chunk,
+			      static_cast<uint16_t>(msg_id + n));
+		if (l7_part)
+			std::memcpy(p + hdrs, l7 + off, l7_part);
+		if (body_part && !zero_copy) {
+			std::memcpy(p + hdrs + l7_part, body.data + body_off, body_part);
+		} else if (body_part) {
+			rte_mbuf *seg = rte_pktmbuf_alloc(hdr_pool);
+			if (!seg)
+				goto fail;
+			rte_mbuf_ext_refcnt_update(body.shinfo, 1);
+			rte_pktmbuf_attach_extbuf(seg, const_cast<uint8_t *>(body.data) + body_off,
+						  body.iova == RTE_BAD_IOVA ? RTE_BAD_IOVA
+									    : body.iova + body_off,
+						  static_cast<uint16_t>(body_part), body.shinfo);
+			seg->data_len = static_cast<uint16_t>(body_part);
+			seg->pkt_len = body_part;
+			if (rte_pktmbuf_chain(m, seg) != 0) {
+				rte_pktmbuf_free(seg);
+				goto fail;
+			}
+		}
+		finish_checksum(m, v6);
+		off += chunk;
+	}
+	return n;
+fail:
+	for (uint16_t i = 0; i < n; i++)
+		rte_pktmbuf_free(out[i]);
+	return 0;
+}
+
+} // namespace dpumesh::wire

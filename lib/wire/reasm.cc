@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Reassembly of mesh messages from fragments with bounded memory, per-source caps and a
+// timeout. Fragments are kept as mbufs (payload only) in offset order and become one mbuf
+// chain when the message is complete: no copy of payload bytes.
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+#include <rte_hash.h>
+#include <rte_jhash.h>
+#include <rte_malloc.h>
+
+#include "dpumesh/frame.h"
+
+namespace dpumesh::wire {
+
+namespace {
+
+struct __attribute__((packed)) msg_key {
+	uint8_t ip[16];
+	uint16_t port;
+	uint16_t pad;
+	uint32_t msg_id;
+};
+static_assert(sizeof(msg_key) == 24);
+
+constexpr uint32_t nil = UINT32_MAX;
+
+/* Each held fragment records its message offset in the mbuf's user tag. */
+inline uint32_t frag_off(const rte_mbuf *m) { return m->hash.usr; }
+
+} // namespace
+
+struct reassembler::slot {
+	msg_key key;
+	rte_mbuf *head;
+	rte_mbuf *tail;
+	uint64_t first_tsc;
+	uint64_t correlation;
+	uint32_t msg_len;
+	uint32_t received;
+	uint32_t nb_frags;
+	uint32_t source;
+	uint32_t prev, next; /* LRU (oldest first), or the free list through next */
+	uint16_t l7_len;
+	frame_kind kind;
+	uint8_t src_mac[6];
+	bool active;
+};
+
+result<std::unique_ptr<reassembler>> reassembler::create(const reasm_config &cfg,
+							 const char *name, int socket_id)
+{
+	if (cfg.max_reassemblies == 0 || cfg.max_per_source == 0 || cfg.max_mbufs == 0 ||
+	    cfg.max_frags == 0 || cfg.timeout_ms == 0)
+		return errorf("reassembler %s: every limit must be at least 1", name);
+	std::unique_ptr<reassembler> r(new reassembler());
+	r->_cfg = cfg;
+	r->_timeout_tsc = rte_get_tsc_hz() / 1000 * cfg.timeout_ms;
+	uint32_t entries = std::max<uint32_t>(cfg.max_reassemblies * 2, 64);
+	std::string mname = std::string(name) + "_m";
+	rte_hash_parameters hp{};
+	hp.name = mname.c_str();
+	hp.entries = entries;
+	hp.key_len = sizeof(msg_key);
+	hp.hash_func = rte_jhash;
+	hp.socket_id = socket_id;
+	r->_msgs = rte_hash_create(&hp);
+	if (!r->_msgs)
+		return errorf("reassembler %s: message table: %s", name, rte_strerror(rte_errno));
+	std::string sname = std::string(name) + "_s";
+	hp.name = sname.c_str();
+	hp.key_len = 16;
+	r->_sources = rte_hash_create(&hp);
+	if (!r->_sources)
+		return errorf("reassembler %s: source table: %s", name, rte_strerror(rte_errno));
+	r->_source_counts.reset(new uint32_t[entries]());
+	r->_slots.reset(new slot[cfg.max_reassemblies]());
+	for (uint32_t i = 0; i < cfg.max_reassemblies; i++)
+		r->_slots[i].next = i + 1 < cfg.max_reassemblies ? i + 1 : nil;
+	r->_free_head = 0;
+	return r;
+}
+
+reassembler::~reassembler()
+{
+	if (_slots)
+		flush();
+	rte_hash_free(_msgs);
+	rte_hash_free(_sources);
+}
+
+/* Adds delta to the count of in-flight messages from ip; returns the new count, or -1
+ * when a new source cannot be tracked. */
+int32_t reassembler::source_ref(const uint8_t ip[16], int delta) noexcept
+{
+	int32_t pos = rte_hash_lookup(_sources, ip);
+	if (pos < 0) {
+		if (delta <= 0)
+			return 0;
+		pos = rte_hash_add_key(_sources, ip);
+		if (pos < 0)
+			return -1;
+		_source_counts[pos] = 0;
+	}
+	uint32_t &c = _source_counts[pos];
+	c = static_cast<uint32_t>(static_cast<int32_t>(c) + delta);
+	if (c == 0)
+		rte_hash_del_key(_sources, ip);
+	return static_cast<int32_t>(c);
+}
+
+void reassembler::release(uint32_t idx, wire_drop why) noexcept
+{
+	slot &s = _slots[idx];
+	rte_hash_del_key(_msgs, &s.key);
+	source_ref(s.key.ip, -1);
+	if (s.prev != nil)
+		_slots[s.prev].next = s.next;
+	else
+		_lru_head = s.next;
+	if (s.next != nil)
+		_slots[s.next].prev = s.prev;
+	else
+		_lru_tail = s.prev;
+	_mbufs_held -= s.nb_frags;
+	if (why != wire_drop::none) {
+		rte_mbuf *m = s.head;
+		while (m) {
+			rte_mbuf *next = m->next;
+			m->next = nullptr;
+			m->nb_segs = 1;
+			m->pkt_len = m->data_len;
+			rte_pktmbuf_free(m);
+			m = next;
+		}
+		_stats.drops[static_cast<size_t>(why)].inc();
+	}
+	s.head = s.tail = nullptr;
+	s.active = false;
+	s.next = _free_head;
+	_free_head = idx;
+	_nb_active--;
+}
+
+reasm_result reassembler::input(rte_mbuf *m, const parsed_frame &pf, uint64_t now_tsc,
+				message *out) noexcept
+{
+	_stats.fragments.inc();
+	auto drop = [&](wire_drop why) {
+		_stats.drops[static_cast<size_t>(why)].inc();
+		rte_pktmbuf_free(m);
+		return reasm_result::dropped;
+	};
+	/* keep only the payload, in one segment */
+	if (m->nb_segs > 1 && rte_pktmbuf_linearize(m) != 0)
+		return drop(wire_drop::memory_limit);
+	if (!rte_pktmbuf_adj(m, static_cast<uint16_t>(pf.payload_off)))
+		return drop(wire_drop::bad_length);
+	if (m->pkt_len > pf.frag_len && rte_pktmbuf_trim(m, static_cast<uint16_t>(m->pkt_len - pf.frag_len)))
+		return drop(wire_drop::bad_length);
+	if (m->pkt_len != pf.frag_len)
+		return drop(wire_drop::bad_length);
+	m->hash.usr = pf.frag_offset;
+
+	msg_key key{};
+	std::memcpy(key.ip, pf.src.ip, 16);
+	key.port = pf.src.port;
+	key.msg_id = pf.msg_id;
+	int32_t pos = rte_hash_lookup(_msgs, &key);
+	uint32_t idx;
+	if (pos < 0) {
+		if (_free_head == nil)
+			return drop(wire_drop::table_full);
+		if (_mbufs_held >= _cfg.max_mbufs)
+			return drop(wire_drop::memory_limit);
+		int32_t n = source_ref(pf.src.ip, 1);
+		if (n < 0)
+			return drop(wire_drop::table_full);
+		if (static_cast<uint32_t>(n) > _cfg.max_per_source) {
+			source_ref(pf.src.ip, -1);
+			return drop(wire_drop::source_limit);
+		}
+		idx = _free_head;
+		pos = rte_hash_add_key_data(_msgs, &key, reinterpret_cast<void *>(uintptr_t(idx)));
+		if (pos < 0) {
+			source_ref(pf.src.ip, -1);
+			return drop(wire_drop::table_full);
+		}
+		slot &s = _slots[idx];
+		_free_head = s.next;
+		s.key = key;
+		s.head = s.tail = nullptr;
+		s.first_tsc = now_tsc;
+		s.correlation = pf.correlation;
+		s.msg_len = pf.msg_len;
+		s.received = 0;
+		s.nb_frags = 0;
+		s.l7_len = pf.l7_len;
+		s.kind = pf.kind;
+		std::memcpy(s.src_mac, pf.src_mac, 6);
+		s.active = true;
+		s.prev = _lru_tail;
+		s.next = nil;
+		if (_lru_tail != nil)
+			_slots[_lru_tail].next = idx;
+		else
+			_lru_head = idx;
+		_lru_tail = idx;
+		_nb_active++;
+	} else {
+		void *data;
+		rte_hash_lookup_data(_msgs, &key, &data);
+		idx = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(data));
+		slot &s = _slots[idx];
+		if (s.msg_len != pf.msg_len || s.l7_len != pf.l7_len || s.kind != pf.kind ||
+		    s.correlation != pf.correlation)
+			return drop(wire_drop::mismatch);
+		if (_mbufs_held >= _cfg.max_mbufs)
+			return drop(wire_drop::memory_limit);
+	}
+
+	slot &s = _slots[idx];
+	const uint32_t off = pf.frag_offset, end = off + pf.frag_len;
+	/* find the insertion point: after the last fragment starting before `off` */
+	rte_mbuf *prev = nullptr;
+	if (s.tail && frag_off(s.tail) < off) {
+		prev = s.tail; /* in-order arrival: O(1) */
+	} else {
+		for (rte_mbuf *it = s.head; it && frag_off(it) < off; it = it->next)
+			prev = it;
+	}
+	rte_mbuf *next = prev ? prev->next : s.head;
+	if (next && frag_off(next) == off && next->data_len == pf.frag_len) {
+		_stats.duplicates.inc();
+		rte_pktmbuf_free(m);
+		return reasm_result::held;
+	}
+	if ((prev && frag_off(prev) + prev->data_len > off) || (next && end > frag_off(next))) {
+		rte_pktmbuf_free(m);
+		release(idx, wire_drop::overlap);
+		return reasm_result::dropped;
+	}
+	if (s.nb_frags + 1 > _cfg.max_frags) {
+		rte_pktmbuf_free(m);
+		release(idx, wire_drop::too_many_frags);
+		return reasm_result::dropped;
+	}
+	m->next = next;
+	if (prev)
+		prev->next = m;
+	else
+		s.head = m;
+	if (!next)
+		s.tail = m;
+	s.nb_frags++;
+	_mbufs_held++;
+	s.received += pf.frag_len;
+	if (s.received != s.msg_len)
+		return reasm_result::held;
+
+	/* complete: fragments cover [0, msg_len) without overlap, so they are contiguous */
+	rte_mbuf *head = s.head;
+	head->nb_segs = static_cast<uint16_t>(std::min<uint32_t>(s.nb_frags, UINT16_MAX));
+	head->pkt_len = s.msg_len;
+	out->chain = head;
+	out->src = pf.src;
+	std::memcpy(out->src_mac, s.src_mac, 6);
+	out->kind = s.kind;
+	out->msg_id = s.key.msg_id;
+	out->msg_len = s.msg_len;
+	out->l7_len = s.l7_len;
+	out->correlation = s.correlation;
+	s.head = nullptr;
+	release(idx, wire_drop::none);
+	_stats.messages.inc();
+	_stats.bytes.add(out->msg_len);
+	return reasm_result::complete;
+}
+
+uint32_t reassembler::expire(uint64_t now_tsc) noexcept
+{
+	uint32_t n = 0;
+	while (_lru_head != nil && now_tsc - _slots[_lru_head].first_tsc > _timeout_tsc) {
+		release(_lru_head, wire_drop::timeout);
+		n++;
+	}
+	return n;
+}
+
+void reassembler::flush() noexcept
+{
+	while (_lru_head != nil)
+		release(_lru_head, wire_drop::timeout);
+}
+
+} // namespace dpumesh::wire
