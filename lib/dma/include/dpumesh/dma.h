@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "dpumesh/config.h"
 #include "dpumesh/counter.h"
