@@ -17,8 +17,8 @@ cmake --build "$build" -j "$(nproc)"
 # net_pcap with infinite_rx=1 holds the whole capture in mbufs: keep it well under
 # /mempool/mbufs (8191 in conf/default.json).
 capture="$build/sample.pcap"
-"$build/bin/dpumesh-pcapgen" --out "$capture" --count 4000 --payload 512 \
-  --ipv6-share 0.25 --other-share 0.02 --seed 1
+"$build/bin/dpumesh-pcapgen" --out "$capture" --messages 2000 --services frontend,echo \
+  --body 0:8192 --ipv6-share 0.25 --malformed-share 0.01 --other-share 0.02 --seed 1
 
 exec "$build/bin/dpumesh" -l 0-1 --no-huge -m 512 --no-pci --no-shconf --file-prefix "dpumesh-run-$$" \
   --vdev "net_pcap0,rx_pcap=$capture,infinite_rx=1" -- --stats-period 1 "$@"

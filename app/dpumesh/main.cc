@@ -22,6 +22,7 @@
 #include "dpumesh/log.h"
 #include "dpumesh/options.h"
 #include "dpumesh/port.h"
+#include "dpumesh/frame.h"
 #include "dpumesh/port_rx.h"
 #include "stats.h"
 
@@ -156,6 +157,16 @@ int run(int argc, char **argv)
 		return fail("ports", ports.error());
 	}
 
+	/* messages handed from port RX to the sidecar */
+	rte_mempool *msg_pool = rte_mempool_create("dpumesh_rxmsg", 4095, sizeof(pipeline::rx_msg),
+						   64, 0, nullptr, nullptr, nullptr, nullptr,
+						   static_cast<int>(rte_socket_id()), 0);
+	if (!msg_pool) {
+		port::close_all(*ports);
+		rte_mempool_free(*pool);
+		rte_eal_cleanup();
+		return fail("mempool", errorf("message pool: %s", rte_strerror(rte_errno)));
+	}
 	engine::runner runner(cfg->lcores);
 	std::vector<std::unique_ptr<pipeline::port_rx_ctx>> rx_ctxs;
 	std::vector<pipeline::port_rx_ctx *> rx_view;
@@ -166,10 +177,20 @@ int run(int argc, char **argv)
 		if (st.is_ok()) {
 			auto ctx = std::make_unique<pipeline::port_rx_ctx>();
 			ctx->mesh_port_be = rte_cpu_to_be_16(cfg->node.mesh_port);
+			ctx->max_message = wire::reasm_config{}.max_message;
+			ctx->msg_pool = msg_pool;
+			auto reasm = wire::reassembler::create(wire::reasm_config{}, "rx_reasm0",
+							       static_cast<int>(rte_socket_id()));
+			if (!reasm) {
+				st = reasm.error();
+			} else {
+				ctx->reasm = std::move(*reasm);
+			}
 			for (const port::port_info &p : *ports)
 				for (uint16_t q = 0; q < p.nb_rxq; q++)
 					ctx->queues.push_back({p.port_id, q});
-			st = runner.add(*lcore, pipeline::port_rx_stage(*ctx));
+			if (st.is_ok())
+				st = runner.add(*lcore, pipeline::port_rx_stage(*ctx));
 			rx_view.push_back(ctx.get());
 			rx_ctxs.push_back(std::move(ctx));
 		}
@@ -177,7 +198,9 @@ int run(int argc, char **argv)
 	if (st.is_ok())
 		st = runner.launch();
 	if (!st.is_ok()) {
+		rx_ctxs.clear();
 		port::close_all(*ports);
+		rte_mempool_free(msg_pool);
 		rte_mempool_free(*pool);
 		rte_eal_cleanup();
 		return fail("lcores", st);
@@ -204,9 +227,10 @@ int run(int argc, char **argv)
 	std::printf("dpumesh: stopping\n");
 	runner.stop();
 	printer.print_final(stdout);
+	rx_ctxs.clear(); /* reassemblers give their held mbufs back */
 	port::close_all(*ports);
+	rte_mempool_free(msg_pool);
 	rte_mempool_free(*pool);
-	rx_ctxs.clear();
 	int rc = rte_eal_cleanup();
 	if (rc != 0)
 		std::fprintf(stderr, "dpumesh: EAL cleanup: %s\n", rte_strerror(-rc));

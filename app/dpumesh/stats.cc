@@ -50,14 +50,23 @@ void stats_printer::print_periodic(FILE *out)
 			     st.name.c_str(), st.lcore, st.work, cpw, busy);
 	}
 	for (const pipeline::port_rx_ctx *rx : *_v.rx) {
-		std::fprintf(out, "port_rx: frames %lu accepted %lu drops:", rx->stats.frames.get(),
-			     rx->stats.accepted.get());
+		std::fprintf(out, "port_rx: frames %lu accepted %lu messages %lu in-reassembly %u drops:",
+			     rx->stats.frames.get(), rx->stats.accepted.get(),
+			     rx->stats.messages.get(), rx->reasm->in_flight());
 		bool any = false;
-		for (size_t d = 0; d < rx->stats.drops.size(); d++) {
-			uint64_t n = rx->stats.drops[d].get();
+		for (size_t d = 1; d < rx->stats.drops.size(); d++) {
+			uint64_t n = rx->stats.drops[d].get() + rx->reasm->stats().drops[d].get();
 			if (n) {
 				std::fprintf(out, " %s=%lu",
 					     pipeline::rx_drop_name(static_cast<pipeline::rx_drop>(d)), n);
+				any = true;
+			}
+		}
+		for (auto [name, c] : {std::pair{"no_consumer", &rx->stats.no_consumer},
+				       std::pair{"ring_full", &rx->stats.ring_full},
+				       std::pair{"msg_pool_empty", &rx->stats.msg_pool_empty}}) {
+			if (c->get()) {
+				std::fprintf(out, " %s=%lu", name, c->get());
 				any = true;
 			}
 		}
@@ -78,16 +87,26 @@ void stats_printer::print_final(FILE *out)
 			     p.port_id, p.name.c_str(), s.ipackets, s.ibytes, s.imissed, s.ierrors,
 			     s.opackets, s.obytes, s.oerrors);
 	}
-	uint64_t frames = 0, accepted = 0;
+	uint64_t frames = 0, accepted = 0, messages = 0, no_consumer = 0, ring_full = 0,
+		 pool_empty = 0, duplicates = 0;
 	std::vector<uint64_t> drops(static_cast<size_t>(pipeline::rx_drop::count), 0);
 	for (const pipeline::port_rx_ctx *rx : *_v.rx) {
 		frames += rx->stats.frames.get();
 		accepted += rx->stats.accepted.get();
+		messages += rx->stats.messages.get() + rx->stats.no_consumer.get() +
+			    rx->stats.ring_full.get() + rx->stats.msg_pool_empty.get();
+		no_consumer += rx->stats.no_consumer.get();
+		ring_full += rx->stats.ring_full.get();
+		pool_empty += rx->stats.msg_pool_empty.get();
+		duplicates += rx->reasm->stats().duplicates.get();
 		for (size_t d = 0; d < drops.size(); d++)
-			drops[d] += rx->stats.drops[d].get();
+			drops[d] += rx->stats.drops[d].get() + rx->reasm->stats().drops[d].get();
 	}
-	std::fprintf(out, "final stage=port_rx frames=%lu accepted=%lu", frames, accepted);
-	for (size_t d = 0; d < drops.size(); d++)
+	std::fprintf(out,
+		     "final stage=port_rx frames=%lu accepted=%lu messages=%lu duplicates=%lu "
+		     "msg_no_consumer=%lu msg_ring_full=%lu msg_pool_empty=%lu",
+		     frames, accepted, messages, duplicates, no_consumer, ring_full, pool_empty);
+	for (size_t d = 1; d < drops.size(); d++)
 		std::fprintf(out, " drop_%s=%lu",
 			     pipeline::rx_drop_name(static_cast<pipeline::rx_drop>(d)), drops[d]);
 	std::fprintf(out, "\n");

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// dpumesh-pcapgen: writes a capture of UDP frames to the mesh port (IPv4 and IPv6), with a
-// share of non-mesh frames, for replay through a net_pcap port.
+// dpumesh-pcapgen: writes realistic mesh traffic captures for replay through net_pcap:
+// requests and responses to a mix of services, body sizes from 0 B to 1 MiB, IPv4 and
+// IPv6, fragmented messages, and chosen shares of malformed and non-mesh frames. Frames
+// are built by the data plane's own wire library (lib/wire) on a small in-process EAL.
 #include <arpa/inet.h>
 #include <getopt.h>
 #include <pcap/pcap.h>
+#include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -12,31 +16,54 @@
 #include <string>
 #include <vector>
 
+#include <rte_eal.h>
 #include <rte_ether.h>
 #include <rte_ip.h>
+#include <rte_mbuf.h>
 #include <rte_udp.h>
+
+#include "dpumesh/frame.h"
+#include "dpumesh/l7.h"
 
 namespace {
 
+using namespace dpumesh;
+
 struct gen_options {
 	std::string out;
-	unsigned count = 1000;
-	unsigned payload = 256;
+	unsigned messages = 1000;
+	std::vector<std::string> services = {"echo"};
+	uint32_t min_body = 0, max_body = 4096;
 	unsigned mesh_port = 7000;
+	unsigned mtu = 1500;
 	double ipv6_share = 0.25;
-	double other_share = 0.0; /* frames that are not mesh traffic (other UDP port, TCP) */
+	double response_share = 0.0;
+	double malformed_share = 0.0; /* messages with one corrupted frame */
+	double other_share = 0.0;     /* extra non-mesh frames, as a share of messages */
 	unsigned seed = 1;
 };
 
 void usage(FILE *f)
 {
-	std::fputs("Usage: dpumesh-pcapgen --out FILE [--count N] [--payload BYTES]\n"
-		   "         [--mesh-port PORT] [--ipv6-share 0..1] [--other-share 0..1] [--seed N]\n"
-		   "Writes N Ethernet frames carrying UDP datagrams to the mesh port.\n",
-		   f);
+	std::fputs(
+		"Usage: dpumesh-pcapgen --out FILE [options]\n"
+		"Writes a capture of mesh messages (docs/wire.md) for replay through net_pcap.\n"
+		"  --messages N          messages to write (default 1000)\n"
+		"  --services a,b,...    services the requests go to (default echo)\n"
+		"  --body MIN:MAX        body sizes, log-uniform in [MIN, MAX] bytes (default 0:4096;\n"
+		"                        at most 1048576)\n"
+		"  --mtu N               IP MTU of the frames (default 1500)\n"
+		"  --mesh-port PORT      destination UDP port (default 7000)\n"
+		"  --ipv6-share P        share of messages over IPv6 (default 0.25)\n"
+		"  --response-share P    share of messages that are responses (default 0)\n"
+		"  --malformed-share P   share of messages with one corrupted frame (default 0)\n"
+		"  --other-share P       non-mesh frames added, per message (default 0)\n"
+		"  --seed N              random seed (default 1)\n"
+		"The last line of output is a machine-readable summary.\n",
+		f);
 }
 
-bool parse_double01(const char *s, double &out)
+bool parse_share(const char *s, double &out)
 {
 	char *end;
 	out = std::strtod(s, &end);
@@ -53,45 +80,72 @@ bool parse_uint(const char *s, unsigned &out, unsigned max)
 	return true;
 }
 
-std::vector<uint8_t> build_frame(bool v6, bool mesh, unsigned payload, unsigned mesh_port,
-				 unsigned seq)
+/** Corruptions applied to one frame of a malformed message. */
+enum class corruption { bad_magic, bad_version, bad_kind, reserved, bad_offset, truncated, count };
+
+void corrupt(std::vector<uint8_t> &f, corruption c, bool v6)
 {
 	size_t l3 = v6 ? sizeof(rte_ipv6_hdr) : sizeof(rte_ipv4_hdr);
-	std::vector<uint8_t> f(sizeof(rte_ether_hdr) + l3 + sizeof(rte_udp_hdr) + payload);
-	auto *eth = reinterpret_cast<rte_ether_hdr *>(f.data());
-	const uint8_t dst[6] = {0x02, 0, 0, 0, 0, 0x01}, src[6] = {0x02, 0, 0, 0, 0, 0x02};
-	std::memcpy(eth->dst_addr.addr_bytes, dst, 6);
-	std::memcpy(eth->src_addr.addr_bytes, src, 6);
-	uint16_t udp_len = static_cast<uint16_t>(sizeof(rte_udp_hdr) + payload);
-	uint8_t *l4 = f.data() + sizeof(rte_ether_hdr) + l3;
-	if (v6) {
-		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6);
-		auto *ip = reinterpret_cast<rte_ipv6_hdr *>(eth + 1);
-		ip->vtc_flow = rte_cpu_to_be_32(6u << 28);
-		ip->payload_len = rte_cpu_to_be_16(udp_len);
-		ip->proto = IPPROTO_UDP;
-		ip->hop_limits = 64;
-		inet_pton(AF_INET6, "fd00:50::2", ip->src_addr);
-		inet_pton(AF_INET6, "fd00:50::1", ip->dst_addr);
-	} else {
-		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
-		auto *ip = reinterpret_cast<rte_ipv4_hdr *>(eth + 1);
-		ip->version_ihl = RTE_IPV4_VHL_DEF;
-		ip->total_length = rte_cpu_to_be_16(static_cast<uint16_t>(sizeof(*ip) + udp_len));
-		ip->packet_id = rte_cpu_to_be_16(static_cast<uint16_t>(seq));
-		ip->time_to_live = 64;
-		ip->next_proto_id = IPPROTO_UDP;
-		inet_pton(AF_INET, "192.168.50.2", &ip->src_addr);
-		inet_pton(AF_INET, "192.168.50.1", &ip->dst_addr);
-		ip->hdr_checksum = rte_ipv4_cksum(ip);
+	size_t fh = sizeof(rte_ether_hdr) + l3 + sizeof(rte_udp_hdr);
+	switch (c) {
+	case corruption::bad_magic: f[fh] ^= 0xff; break;
+	case corruption::bad_version: f[fh + 2] = 0x7f; break;
+	case corruption::bad_kind: f[fh + 3] = 9; break;
+	case corruption::reserved: f[fh + 31] = 1; break;
+	case corruption::bad_offset: f[fh + 12] = 0xff; break;
+	case corruption::truncated:
+		/* cut the frame inside its fragment header, keeping IP/UDP lengths consistent */
+		f.resize(fh + 10);
+		if (v6) {
+			uint16_t plen = static_cast<uint16_t>(sizeof(rte_udp_hdr) + 10);
+			f[sizeof(rte_ether_hdr) + 4] = static_cast<uint8_t>(plen >> 8);
+			f[sizeof(rte_ether_hdr) + 5] = static_cast<uint8_t>(plen);
+		} else {
+			uint16_t tot = static_cast<uint16_t>(l3 + sizeof(rte_udp_hdr) + 10);
+			auto *ip = reinterpret_cast<rte_ipv4_hdr *>(f.data() + sizeof(rte_ether_hdr));
+			ip->total_length = rte_cpu_to_be_16(tot);
+			ip->hdr_checksum = 0;
+			ip->hdr_checksum = rte_ipv4_cksum(ip);
+		}
+		{
+			uint16_t ul = static_cast<uint16_t>(sizeof(rte_udp_hdr) + 10);
+			f[sizeof(rte_ether_hdr) + l3 + 4] = static_cast<uint8_t>(ul >> 8);
+			f[sizeof(rte_ether_hdr) + l3 + 5] = static_cast<uint8_t>(ul);
+		}
+		break;
+	case corruption::count: break;
 	}
-	auto *udp = reinterpret_cast<rte_udp_hdr *>(l4);
-	udp->src_port = rte_cpu_to_be_16(40000 + seq % 1000);
-	udp->dst_port = rte_cpu_to_be_16(static_cast<uint16_t>(mesh ? mesh_port : mesh_port + 1));
-	udp->dgram_len = rte_cpu_to_be_16(udp_len);
-	for (unsigned i = 0; i < payload; i++)
-		l4[sizeof(rte_udp_hdr) + i] = static_cast<uint8_t>(seq + i);
+}
+
+std::vector<uint8_t> other_frame(std::mt19937 &rng, unsigned mesh_port)
+{
+	std::vector<uint8_t> f(sizeof(rte_ether_hdr) + sizeof(rte_ipv4_hdr) + sizeof(rte_udp_hdr) + 64);
+	auto *eth = reinterpret_cast<rte_ether_hdr *>(f.data());
+	std::memset(eth->dst_addr.addr_bytes, 0xff, 6);
+	unsigned kind = rng() % 3;
+	if (kind == 0) {
+		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
+		return f;
+	}
+	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	auto *ip = reinterpret_cast<rte_ipv4_hdr *>(eth + 1);
+	ip->version_ihl = RTE_IPV4_VHL_DEF;
+	ip->total_length = rte_cpu_to_be_16(static_cast<uint16_t>(f.size() - sizeof(*eth)));
+	ip->time_to_live = 64;
+	ip->next_proto_id = kind == 1 ? IPPROTO_TCP : IPPROTO_UDP;
+	ip->hdr_checksum = rte_ipv4_cksum(ip);
+	auto *udp = reinterpret_cast<rte_udp_hdr *>(ip + 1);
+	udp->dst_port = rte_cpu_to_be_16(static_cast<uint16_t>(mesh_port + 1));
+	udp->dgram_len = rte_cpu_to_be_16(sizeof(rte_udp_hdr) + 64);
 	return f;
+}
+
+int init_eal(const char *prog)
+{
+	std::string prefix = "--file-prefix=dpumesh-pcapgen-" + std::to_string(getpid());
+	const char *args[] = {prog, "--no-huge", "-m", "64", "--no-pci", "--no-shconf",
+			      "--no-telemetry", prefix.c_str(), "--log-level=*:error", "-l", "0"};
+	return rte_eal_init(static_cast<int>(std::size(args)), const_cast<char **>(args));
 }
 
 } // namespace
@@ -101,26 +155,56 @@ int main(int argc, char **argv)
 	gen_options o;
 	static const option longopts[] = {
 		{"out", required_argument, nullptr, 'o'},
-		{"count", required_argument, nullptr, 'n'},
-		{"payload", required_argument, nullptr, 'p'},
+		{"messages", required_argument, nullptr, 'n'},
+		{"services", required_argument, nullptr, 's'},
+		{"body", required_argument, nullptr, 'b'},
+		{"mtu", required_argument, nullptr, 'M'},
 		{"mesh-port", required_argument, nullptr, 'm'},
 		{"ipv6-share", required_argument, nullptr, '6'},
-		{"other-share", required_argument, nullptr, 'x'},
-		{"seed", required_argument, nullptr, 's'},
+		{"response-share", required_argument, nullptr, 'r'},
+		{"malformed-share", required_argument, nullptr, 'x'},
+		{"other-share", required_argument, nullptr, 'O'},
+		{"seed", required_argument, nullptr, 'S'},
 		{"help", no_argument, nullptr, 'h'},
 		{nullptr, 0, nullptr, 0},
 	};
 	int c;
-	while ((c = getopt_long(argc, argv, "o:n:p:h", longopts, nullptr)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:n:h", longopts, nullptr)) != -1) {
 		bool ok = true;
 		switch (c) {
 		case 'o': o.out = optarg; break;
-		case 'n': ok = parse_uint(optarg, o.count, 100000000); break;
-		case 'p': ok = parse_uint(optarg, o.payload, 1472 - 40); break;
-		case 'm': ok = parse_uint(optarg, o.mesh_port, 65534) && o.mesh_port > 0; break;
-		case '6': ok = parse_double01(optarg, o.ipv6_share); break;
-		case 'x': ok = parse_double01(optarg, o.other_share); break;
-		case 's': ok = parse_uint(optarg, o.seed, ~0u); break;
+		case 'n': ok = parse_uint(optarg, o.messages, 10000000); break;
+		case 's': {
+			o.services.clear();
+			std::string all = optarg;
+			size_t pos = 0;
+			while (pos <= all.size()) {
+				size_t comma = all.find(',', pos);
+				std::string s = all.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+				if (s.empty() || s.size() > 63)
+					ok = false;
+				o.services.push_back(s);
+				if (comma == std::string::npos)
+					break;
+				pos = comma + 1;
+			}
+			break;
+		}
+		case 'b': {
+			unsigned lo, hi;
+			char extra;
+			ok = std::sscanf(optarg, "%u:%u%c", &lo, &hi, &extra) == 2 && lo <= hi &&
+			     hi <= (1u << 20);
+			o.min_body = lo, o.max_body = hi;
+			break;
+		}
+		case 'M': ok = parse_uint(optarg, o.mtu, 9600) && o.mtu >= 256; break;
+		case 'm': ok = parse_uint(optarg, o.mesh_port, 65535) && o.mesh_port > 0; break;
+		case '6': ok = parse_share(optarg, o.ipv6_share); break;
+		case 'r': ok = parse_share(optarg, o.response_share); break;
+		case 'x': ok = parse_share(optarg, o.malformed_share); break;
+		case 'O': ok = parse_share(optarg, o.other_share); break;
+		case 'S': ok = parse_uint(optarg, o.seed, ~0u); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -129,39 +213,125 @@ int main(int argc, char **argv)
 			for (const option *lo = longopts; lo->name; lo++)
 				if (lo->val == c)
 					name = lo->name;
-			std::fprintf(stderr, "dpumesh-pcapgen: bad value \"%s\" for --%s\n", optarg,
-				     name);
+			std::fprintf(stderr, "dpumesh-pcapgen: bad value \"%s\" for --%s\n", optarg, name);
 			return 2;
 		}
 	}
-	if (o.out.empty()) {
+	if (o.out.empty() || optind < argc) {
 		usage(stderr);
 		return 2;
 	}
-	pcap_t *dead = pcap_open_dead(DLT_EN10MB, 65535);
-	pcap_dumper_t *d = pcap_dump_open(dead, o.out.c_str());
-	if (!d) {
-		std::fprintf(stderr, "dpumesh-pcapgen: %s: %s\n", o.out.c_str(), pcap_geterr(dead));
-		pcap_close(dead);
+	if (init_eal(argv[0]) < 0) {
+		std::fprintf(stderr, "dpumesh-pcapgen: EAL initialisation failed\n");
 		return 1;
 	}
+	rte_mempool *mp = rte_pktmbuf_pool_create("pcapgen", 4095, 0, 0,
+						  RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	pcap_t *dead = pcap_open_dead(DLT_EN10MB, 65535);
+	pcap_dumper_t *d = pcap_dump_open(dead, o.out.c_str());
+	if (!mp || !d) {
+		std::fprintf(stderr, "dpumesh-pcapgen: %s: %s\n", o.out.c_str(),
+			     mp ? pcap_geterr(dead) : "no mbuf pool");
+		return 1;
+	}
+
 	std::mt19937 rng(o.seed);
 	std::uniform_real_distribution<double> u(0, 1);
-	unsigned mesh = 0;
-	for (unsigned i = 0; i < o.count; i++) {
-		bool v6 = u(rng) < o.ipv6_share;
-		bool is_mesh = !(u(rng) < o.other_share);
-		mesh += is_mesh;
-		std::vector<uint8_t> f = build_frame(v6, is_mesh, o.payload, o.mesh_port, i);
+	std::vector<uint8_t> body(o.max_body);
+	for (auto &b : body)
+		b = static_cast<uint8_t>(rng());
+	const uint8_t node_mac[6] = {0x02, 0, 0, 0, 0, 0x01}, client_mac[6] = {0x02, 0, 0, 0, 0, 0x02};
+	unsigned long frames = 0, malformed = 0, other = 0, bytes = 0, valid_messages = 0;
+	unsigned long requests = 0, responses = 0;
+	unsigned ts = 0;
+	auto dump = [&](const uint8_t *p, size_t len) {
 		pcap_pkthdr h{};
-		h.ts.tv_sec = i / 1000000;
-		h.ts.tv_usec = i % 1000000;
-		h.caplen = h.len = static_cast<bpf_u_int32>(f.size());
-		pcap_dump(reinterpret_cast<u_char *>(d), &h, f.data());
+		h.ts.tv_sec = ts / 1000000;
+		h.ts.tv_usec = ts % 1000000;
+		ts++;
+		h.caplen = h.len = static_cast<bpf_u_int32>(len);
+		pcap_dump(reinterpret_cast<u_char *>(d), &h, p);
+		frames++;
+		bytes += len;
+	};
+	std::vector<rte_mbuf *> out(1024);
+	std::vector<uint8_t> buf;
+	for (unsigned i = 0; i < o.messages; i++) {
+		bool v6 = u(rng) < o.ipv6_share;
+		wire::link_addr a{};
+		std::memcpy(a.src_mac, client_mac, 6);
+		std::memcpy(a.dst_mac, node_mac, 6);
+		if (v6) {
+			inet_pton(AF_INET6, "fd00:50::2", a.src.ip);
+			inet_pton(AF_INET6, "fd00:50::1", a.dst.ip);
+		} else {
+			in_addr s, t;
+			inet_pton(AF_INET, "192.168.50.2", &s);
+			inet_pton(AF_INET, "192.168.50.1", &t);
+			a.src = wire::endpoint::from_v4(s.s_addr, 0);
+			a.dst = wire::endpoint::from_v4(t.s_addr, 0);
+		}
+		a.src.port = static_cast<uint16_t>(40000 + i % 1000);
+		a.dst.port = static_cast<uint16_t>(o.mesh_port);
+		/* log-uniform body size */
+		double lo = std::log(double(o.min_body) + 1), hi = std::log(double(o.max_body) + 1);
+		uint32_t blen = std::min<uint32_t>(o.max_body,
+			static_cast<uint32_t>(std::exp(lo + (hi - lo) * u(rng)) - 1));
+		bool response = u(rng) < o.response_share;
+		uint8_t l7[512];
+		wire::l7_writer w(l7, sizeof(l7));
+		const std::string &svc = o.services[i % o.services.size()];
+		if (response)
+			w.response(200);
+		else
+			w.request(svc, blen ? "POST" : "GET", "/" + svc + "/" + std::to_string(i), 1000);
+		w.field("x-request-id", "gen-" + std::to_string(i));
+		if (blen)
+			w.field("content-type", "application/octet-stream");
+		uint16_t l7_len = static_cast<uint16_t>(w.finish());
+		uint16_t n = wire::fragment(a, response ? wire::frame_kind::response : wire::frame_kind::request,
+					    i + 1, 0x1000 + i, l7, l7_len, wire::body_ref{body.data(), blen},
+					    static_cast<uint16_t>(o.mtu), mp, out.data(),
+					    static_cast<uint16_t>(out.size()));
+		if (n == 0) {
+			std::fprintf(stderr, "dpumesh-pcapgen: message %u (%u B) does not fit\n", i, blen);
+			return 1;
+		}
+		bool bad = u(rng) < o.malformed_share;
+		unsigned bad_frame = bad ? static_cast<unsigned>(rng() % n) : ~0u;
+		auto how = static_cast<corruption>(rng() % static_cast<unsigned>(corruption::count));
+		for (uint16_t f = 0; f < n; f++) {
+			buf.resize(out[f]->pkt_len);
+			const void *p = rte_pktmbuf_read(out[f], 0, out[f]->pkt_len, buf.data());
+			if (p != buf.data())
+				std::memcpy(buf.data(), p, buf.size());
+			rte_pktmbuf_free(out[f]);
+			if (f == bad_frame) {
+				corrupt(buf, how, v6);
+				malformed++;
+			}
+			dump(buf.data(), buf.size());
+		}
+		if (!bad) {
+			valid_messages++;
+			(response ? responses : requests)++;
+		}
+		if (u(rng) < o.other_share) {
+			auto f = other_frame(rng, o.mesh_port);
+			dump(f.data(), f.size());
+			other++;
+		}
 	}
 	pcap_dump_close(d);
 	pcap_close(dead);
-	std::printf("dpumesh-pcapgen: wrote %u frames (%u mesh, %u other) to %s\n", o.count, mesh,
-		    o.count - mesh, o.out.c_str());
+	std::printf("dpumesh-pcapgen: wrote %lu frames (%lu bytes) to %s: %u messages, %lu valid "
+		    "(%lu requests, %lu responses), %lu malformed frames, %lu non-mesh frames\n",
+		    frames, bytes, o.out.c_str(), o.messages, valid_messages, requests, responses,
+		    malformed, other);
+	std::printf("summary frames=%lu bytes=%lu messages=%u valid_messages=%lu malformed=%lu "
+		    "other=%lu\n",
+		    frames, bytes, o.messages, valid_messages, malformed, other);
+	rte_mempool_free(mp);
+	rte_eal_cleanup();
 	return 0;
 }

@@ -1,40 +1,16 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Port RX stage: rx_burst, classify (IPv4/IPv6 UDP to the mesh port), hand off or drop.
+// Port RX stage: rx_burst, parse and validate mesh frames, reassemble, hand messages on.
 #include "dpumesh/port_rx.h"
 
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
-#include <rte_ip.h>
-#include <rte_net.h>
-#include <rte_udp.h>
 
 namespace dpumesh::pipeline {
 
-bool port_rx_classify(const rte_mbuf *m, uint16_t mesh_port_be, rx_drop *why) noexcept
+void rx_msg_free(rx_msg *m) noexcept
 {
-	rte_net_hdr_lens lens{};
-	uint32_t ptype = rte_net_get_ptype(m, &lens, RTE_PTYPE_L2_MASK | RTE_PTYPE_L3_MASK |
-							     RTE_PTYPE_L4_MASK);
-	if (!RTE_ETH_IS_IPV4_HDR(ptype) && !RTE_ETH_IS_IPV6_HDR(ptype)) {
-		*why = rx_drop::not_ip;
-		return false;
-	}
-	uint32_t l4 = ptype & RTE_PTYPE_L4_MASK;
-	if (l4 == RTE_PTYPE_L4_FRAG) {
-		*why = rx_drop::ip_fragment;
-		return false;
-	}
-	if (l4 != RTE_PTYPE_L4_UDP) {
-		*why = rx_drop::not_udp;
-		return false;
-	}
-	rte_udp_hdr udp_buf;
-	const auto *udp = static_cast<const rte_udp_hdr *>(rte_pktmbuf_read(
-		m, lens.l2_len + lens.l3_len, sizeof(udp_buf), &udp_buf));
-	if (!udp || udp->dst_port != mesh_port_be) {
-		*why = rx_drop::other_port;
-		return false;
-	}
-	return true;
+	rte_pktmbuf_free(m->msg.chain);
+	rte_mempool_put(rte_mempool_from_obj(m), m);
 }
 
 uint16_t port_rx_poll(void *arg) noexcept
@@ -44,43 +20,61 @@ uint16_t port_rx_poll(void *arg) noexcept
 		return 0;
 	const port_rx_ctx::queue &q = c.queues[c.next_queue];
 	c.next_queue = c.next_queue + 1 == c.queues.size() ? 0 : c.next_queue + 1;
+	const uint64_t now = rte_rdtsc();
+	if (++c.polls == port_rx_ctx::expire_every) {
+		c.polls = 0;
+		c.reasm->expire(now);
+	}
 
 	rte_mbuf *pkts[port_rx_ctx::burst];
 	uint16_t n = rte_eth_rx_burst(q.port, q.queue, pkts, port_rx_ctx::burst);
 	if (n == 0)
 		return 0;
 
-	rte_mbuf *keep[port_rx_ctx::burst];
-	uint16_t nb_keep = 0;
+	rx_msg *done[port_rx_ctx::burst];
+	unsigned nb_done = 0;
 	uint64_t bytes = 0;
+	uint32_t accepted = 0;
 	uint32_t drops[static_cast<size_t>(rx_drop::count)] = {};
 	for (uint16_t i = 0; i < n; i++) {
 		if (i + 2 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
 		rte_mbuf *m = pkts[i];
 		bytes += m->pkt_len;
-		rx_drop why;
-		if (port_rx_classify(m, c.mesh_port_be, &why)) {
-			keep[nb_keep++] = m;
-		} else {
+		wire::parsed_frame pf;
+		wire::wire_drop why = wire::parse_frame(m, c.mesh_port_be, c.max_message, &pf);
+		if (why != wire::wire_drop::none) {
 			drops[static_cast<size_t>(why)]++;
 			rte_pktmbuf_free(m);
+			continue;
 		}
+		accepted++;
+		wire::message msg;
+		if (c.reasm->input(m, pf, now, &msg) != wire::reasm_result::complete)
+			continue; /* held, or dropped and counted by the reassembler */
+		void *obj;
+		if (rte_mempool_get(c.msg_pool, &obj) != 0) [[unlikely]] {
+			c.stats.msg_pool_empty.inc();
+			rte_pktmbuf_free(msg.chain);
+			continue;
+		}
+		auto *rm = static_cast<rx_msg *>(obj);
+		rm->msg = msg;
+		rm->rx_tsc = now;
+		rm->port_id = q.port;
+		done[nb_done++] = rm;
 	}
-	uint16_t accepted = nb_keep;
-	if (nb_keep) {
-		if (c.next) {
-			unsigned sent = rte_ring_enqueue_burst(c.next, reinterpret_cast<void **>(keep),
-							       nb_keep, nullptr);
-			if (sent < nb_keep) {
-				drops[static_cast<size_t>(rx_drop::ring_full)] += nb_keep - sent;
-				rte_pktmbuf_free_bulk(keep + sent, nb_keep - sent);
-				accepted = static_cast<uint16_t>(sent);
-			}
-		} else {
-			drops[static_cast<size_t>(rx_drop::no_consumer)] += nb_keep;
-			rte_pktmbuf_free_bulk(keep, nb_keep);
+	if (nb_done) {
+		unsigned sent = 0;
+		if (c.next)
+			sent = rte_ring_enqueue_burst(c.next, reinterpret_cast<void **>(done), nb_done,
+						      nullptr);
+		if (sent < nb_done) {
+			(c.next ? c.stats.ring_full : c.stats.no_consumer).add(nb_done - sent);
+			for (unsigned i = sent; i < nb_done; i++)
+				rx_msg_free(done[i]);
 		}
+		c.stats.messages.add(sent);
 	}
 	c.stats.frames.add(n);
 	c.stats.bytes.add(bytes);
@@ -89,30 +83,6 @@ uint16_t port_rx_poll(void *arg) noexcept
 		if (drops[d])
 			c.stats.drops[d].add(drops[d]);
 	return n;
-}
-
-const char *rx_drop_name(rx_drop d)
-{
-	switch (d) {
-#define DPUMESH_RX_DROP_NAME(n, h)                                                       \
-	case rx_drop::n: return #n;
-		DPUMESH_FOREACH_RX_DROP(DPUMESH_RX_DROP_NAME)
-#undef DPUMESH_RX_DROP_NAME
-	case rx_drop::count: break;
-	}
-	return "?";
-}
-
-const char *rx_drop_help(rx_drop d)
-{
-	switch (d) {
-#define DPUMESH_RX_DROP_HELP(n, h)                                                       \
-	case rx_drop::n: return h;
-		DPUMESH_FOREACH_RX_DROP(DPUMESH_RX_DROP_HELP)
-#undef DPUMESH_RX_DROP_HELP
-	case rx_drop::count: break;
-	}
-	return "?";
 }
 
 } // namespace dpumesh::pipeline

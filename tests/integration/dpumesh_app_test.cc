@@ -102,39 +102,89 @@ TEST(DpumeshApp, DocaBackendIsRefusedClearly)
 	EXPECT_NE(out.find("no DOCA SDK"), std::string::npos) << out;
 }
 
-TEST(DpumeshApp, ReplayedCaptureIsReceivedAndSigintExitsZero)
+TEST(DpumeshApp, ReplayedCaptureIsReassembledCountedAndSigintExitsZero)
 {
 	temp_dir dir;
 	const std::string pcap = dir.file("sample.pcap");
-	auto [grc, gout] = run_command({bin_path("dpumesh-pcapgen"), "--out", pcap, "--count",
-					"2000", "--payload", "200", "--other-share", "0.1",
-					"--seed", "7"});
+	/* bodies up to 1000 B: every message fits one frame, so a corrupted frame is a whole
+	 * malformed message and nothing waits for a reassembly timeout */
+	auto [grc, gout] = run_command({bin_path("dpumesh-pcapgen"), "--out", pcap, "--messages",
+					"2000", "--body", "0:1000", "--ipv6-share", "0.3",
+					"--malformed-share", "0.05", "--other-share", "0.1", "--seed", "7"});
 	ASSERT_EQ(grc, 0) << gout;
-	unsigned long mesh = 0, other = 0;
-	size_t paren = gout.find(" frames (");
-	ASSERT_NE(paren, std::string::npos) << gout;
-	ASSERT_EQ(std::sscanf(gout.c_str() + paren, " frames (%lu mesh, %lu other)", &mesh, &other), 2)
-		<< gout;
-	ASSERT_EQ(mesh + other, 2000u);
-	ASSERT_GT(other, 0u);
+	const uint64_t frames = field(gout, "summary", "frames");
+	const uint64_t valid = field(gout, "summary", "valid_messages");
+	const uint64_t malformed = field(gout, "summary", "malformed");
+	const uint64_t other = field(gout, "summary", "other");
+	ASSERT_EQ(frames, 2000 + other);
+	ASSERT_GT(malformed, 50u);
+	ASSERT_GT(other, 100u);
 
 	auto args = eal_args("replay");
 	args.push_back("--vdev=net_pcap0,rx_pcap=" + pcap);
 	args.insert(args.end(), {"--", "--config", src("conf/default.json"), "--stats-period", "1"});
 	subprocess p(args);
+	const std::string rx_line = "RX " + std::string(12 - std::to_string(frames).size(), ' ') +
+				    std::to_string(frames) + " pkts";
 	bool received = p.wait_output(
-		[](const std::string &o) {
-			return o.find("RX         2000 pkts") != std::string::npos;
-		},
-		30s);
-	EXPECT_TRUE(received) << p.output();
+		[&](const std::string &o) { return o.find(rx_line) != std::string::npos; }, 30s);
+	EXPECT_TRUE(received) << rx_line << "\n" << p.output();
 	p.signal(SIGINT);
 	int rc = p.wait(20s);
 	const std::string &out = p.output();
 	EXPECT_EQ(rc, 0) << out;
-	EXPECT_EQ(field(out, "final port=0", "rx_packets"), 2000u) << out;
-	EXPECT_EQ(field(out, "final stage=port_rx", "frames"), 2000u) << out;
-	EXPECT_EQ(field(out, "final stage=port_rx", "drop_other_port"), other) << out;
-	EXPECT_EQ(field(out, "final stage=port_rx", "drop_no_consumer"), mesh) << out;
+	EXPECT_EQ(field(out, "final port=0", "rx_packets"), frames) << out;
+	EXPECT_EQ(field(out, "final stage=port_rx", "frames"), frames) << out;
+	EXPECT_EQ(field(out, "final stage=port_rx", "messages"), valid) << out;
+	/* no sidecar in this build's pipeline yet: every message is counted, none is lost */
+	EXPECT_EQ(field(out, "final stage=port_rx", "msg_no_consumer"), valid) << out;
+	uint64_t not_mesh = field(out, "final stage=port_rx", "drop_not_ip") +
+			    field(out, "final stage=port_rx", "drop_not_udp") +
+			    field(out, "final stage=port_rx", "drop_other_port");
+	EXPECT_EQ(not_mesh, other) << out;
+	uint64_t bad = 0;
+	for (const char *r : {"drop_truncated", "drop_bad_magic", "drop_bad_version",
+			      "drop_bad_kind", "drop_bad_reserved", "drop_bad_length"})
+		bad += field(out, "final stage=port_rx", r);
+	EXPECT_EQ(bad, malformed) << out;
+	EXPECT_EQ(field(out, "final stage=port_rx", "drop_timeout"), 0u) << out;
 	EXPECT_NE(out.find("dpumesh: stopped"), std::string::npos) << out;
+}
+
+TEST(PcapTools, GeneratedCaptureDecodesToWhatWasWritten)
+{
+	temp_dir dir;
+	const std::string pcap = dir.file("mix.pcap");
+	/* large, fragmented messages over both families, with malformed and foreign frames */
+	auto [grc, gout] = run_command({bin_path("dpumesh-pcapgen"), "--out", pcap, "--messages",
+					"300", "--services", "a,b,c", "--body", "0:1048576",
+					"--ipv6-share", "0.5", "--response-share", "0.2",
+					"--malformed-share", "0.1", "--other-share", "0.2", "--seed", "3"});
+	ASSERT_EQ(grc, 0) << gout;
+	auto [drc, dout] = run_command({bin_path("dpumesh-pcapdump"), pcap});
+	ASSERT_EQ(drc, 0) << dout;
+	EXPECT_EQ(field(dout, "frames=", "messages"), field(gout, "summary", "valid_messages")) << dout;
+	EXPECT_EQ(field(dout, "frames=", "bad_l7"), 0u) << dout;
+	EXPECT_NE(dout.find(" GET a /a/"), std::string::npos) << dout.substr(0, 2000);
+	EXPECT_NE(dout.find("[fd00:50::2]:"), std::string::npos);
+	uint64_t frames = 0;
+	ASSERT_EQ(std::sscanf(dout.c_str() + dout.rfind("frames="), "frames=%lu", &frames), 1);
+	EXPECT_EQ(frames, field(gout, "summary", "frames"));
+	uint64_t bad = 0;
+	for (const char *r : {"truncated", "bad_magic", "bad_version", "bad_kind", "bad_reserved",
+			      "bad_length"}) {
+		uint64_t n = field(dout, "frames=", r);
+		bad += n == UINT64_MAX ? 0 : n;
+	}
+	EXPECT_EQ(bad, field(gout, "summary", "malformed")) << dout;
+	uint64_t foreign = 0;
+	for (const char *r : {"not_ip", "not_udp", "other_port"}) {
+		uint64_t n = field(dout, "frames=", r);
+		foreign += n == UINT64_MAX ? 0 : n;
+	}
+	EXPECT_EQ(foreign, field(gout, "summary", "other")) << dout;
+
+	auto [brc, bout] = run_command({bin_path("dpumesh-pcapgen"), "--out", pcap, "--body", "9:1"});
+	EXPECT_EQ(brc, 2) << bout;
+	EXPECT_NE(bout.find("bad value \"9:1\" for --body"), std::string::npos) << bout;
 }

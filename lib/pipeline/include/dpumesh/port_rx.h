@@ -1,69 +1,76 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The port RX stage: receives bursts from its (port, queue) pairs and classifies frames.
+// The port RX stage: receive bursts, validate mesh frames, reassemble whole messages.
 //
-// It accepts UDP datagrams to the node's mesh port (IPv4 or IPv6) and drops everything
-// else, counting each drop by reason. Accepted frames go to the next stage's ring when one
-// is attached; without one (a node with no external pipeline) they are counted and freed.
+// Per burst: rte_eth_rx_burst from one of its (port, queue) pairs, wire::parse_frame on
+// every frame (L2/L3/L4 and the fragment header), then the lcore's own reassembler. A
+// complete message is wrapped in an rx_msg (from a fixed mempool) and enqueued to the next
+// stage's ring (the sidecar). Every frame that is not a valid mesh fragment is freed and
+// counted under its wire::wire_drop reason; messages that cannot be handed on are counted
+// as no_consumer / ring_full / msg_pool_empty. Reassembly timeouts run every few polls.
 #pragma once
 
 #include <array>
 #include <cstdint>
-#include <string>
+#include <memory>
 #include <vector>
 
 #include <rte_mbuf.h>
+#include <rte_mempool.h>
 #include <rte_ring.h>
 
 #include "dpumesh/counter.h"
 #include "dpumesh/engine.h"
+#include "dpumesh/frame.h"
 
 namespace dpumesh::pipeline {
 
-/** Why port RX drops a frame. */
-#define DPUMESH_FOREACH_RX_DROP(_)                                                       \
-	_(not_ip, "neither IPv4 nor IPv6")                                               \
-	_(not_udp, "IP but not UDP")                                                     \
-	_(ip_fragment, "an IP fragment (mesh messages are fragmented at L7)")            \
-	_(other_port, "UDP to a port other than the mesh port")                          \
-	_(no_consumer, "mesh frame with no downstream stage attached")                   \
-	_(ring_full, "downstream ring full")
+/** Why port RX drops a frame: the wire parser's and reassembler's reasons. */
+using rx_drop = wire::wire_drop;
+inline const char *rx_drop_name(rx_drop d) { return wire::wire_drop_name(d); }
+inline const char *rx_drop_help(rx_drop d) { return wire::wire_drop_help(d); }
 
-enum class rx_drop : uint8_t {
-#define DPUMESH_RX_DROP_ENUM(n, d) n,
-	DPUMESH_FOREACH_RX_DROP(DPUMESH_RX_DROP_ENUM)
-#undef DPUMESH_RX_DROP_ENUM
-	count
+/** A reassembled message on its way to the sidecar. */
+struct rx_msg {
+	wire::message msg;
+	uint64_t rx_tsc;  /**< when its last fragment arrived */
+	uint16_t port_id; /**< where it arrived */
 };
-
-const char *rx_drop_name(rx_drop d);
-const char *rx_drop_help(rx_drop d);
 
 struct alignas(64) port_rx_stats {
-	counter frames;
-	counter bytes;
-	counter accepted;
-	std::array<counter, static_cast<size_t>(rx_drop::count)> drops;
+	counter frames;   /**< received */
+	counter bytes;    /**< received, L2 */
+	counter accepted; /**< frames that were valid mesh fragments */
+	counter messages; /**< complete messages handed on */
+	std::array<counter, static_cast<size_t>(rx_drop::count)> drops; /**< frames, by reason */
+	counter no_consumer;    /**< messages with no next stage attached */
+	counter ring_full;      /**< messages refused by the next stage's ring */
+	counter msg_pool_empty; /**< messages dropped for want of an rx_msg */
 };
 
-/** One instance per lcore that runs port RX. */
+/** One instance per lcore that runs port RX; owns its reassembler. */
 struct port_rx_ctx {
 	static constexpr unsigned burst = 32;
+	static constexpr unsigned expire_every = 64; /**< polls between timeout sweeps */
 	struct queue {
 		uint16_t port;
 		uint16_t queue;
 	};
-	std::vector<queue> queues;  /**< polled round-robin, one burst each per call */
-	uint16_t mesh_port_be = 0;  /**< mesh UDP port, network byte order */
-	rte_ring *next = nullptr;   /**< accepted frames go here; nullptr: count and free */
+	std::vector<queue> queues; /**< polled round-robin, one burst each per call */
+	uint16_t mesh_port_be = 0;
+	uint32_t max_message = 16u << 20;
+	std::unique_ptr<wire::reassembler> reasm;
+	rte_mempool *msg_pool = nullptr; /**< of rx_msg */
+	rte_ring *next = nullptr;        /**< rx_msg* go here; nullptr: count and free */
 	port_rx_stats stats;
 	unsigned next_queue = 0;
+	unsigned polls = 0;
 };
 
 /** The stage's poll function (engine::poll_fn). */
 uint16_t port_rx_poll(void *arg) noexcept;
 
-/** Classifies one frame: true if it is a mesh datagram, else sets *why. */
-bool port_rx_classify(const rte_mbuf *m, uint16_t mesh_port_be, rx_drop *why) noexcept;
+/** Frees an rx_msg and its mbuf chain. */
+void rx_msg_free(rx_msg *m) noexcept;
 
 inline engine::stage_def port_rx_stage(port_rx_ctx &ctx)
 {
