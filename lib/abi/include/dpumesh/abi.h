@@ -111,6 +111,7 @@ enum dpumesh_status {
 	DPUMESH_STATUS_POLICY = 9,         /**< refused by L7 policy (401/403/429/503) */
 	DPUMESH_STATUS_DMA_ERROR = 10,     /**< a copy failed */
 	DPUMESH_STATUS_NO_MATCH = 11,      /**< a response that matches no pending request */
+	DPUMESH_STATUS_SRC_GONE = 12,      /**< the sender unregistered before its body was read */
 };
 
 static inline uint32_t dpumesh_flags_status(uint32_t flags)

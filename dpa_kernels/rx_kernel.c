@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The DPA RX kernel: the Arm's commands -> destination pod.
+ *
+ * DELIVER (flags REQUEST or RESPONSE): take the destination's RX slots from its refill
+ * rings, DMA the body straight from the sender's TX buffer to the destination (it never
+ * passes through the Arm) and the header from the hbuf, then post the destination's RX SQ
+ * entry, ring its doorbell, complete the sender's TX and free the hbuf. Anything that
+ * fails (no slot, pod gone, copy error) is handed back to the Arm unchanged with the
+ * status in flags; the Arm decides (retry elsewhere, or complete the sender with an error).
+ *
+ * COMPLETE (flags TX_DONE, ERROR and status when refused): complete the sender named in the
+ * hbuf's metadata and free the hbuf.
+ */
+#include "kernel_util.h"
+
+void dpa_rx_copy_done(struct dpa_kernel_state *s, uint32_t slot, int32_t status)
+{
+	struct dpa_rx_inflight *f = &s->rx[slot];
+	if (f->used != SLOT_DMA_WAIT)
+		return;
+	if (status != 0 && f->error == 0)
+		f->error = status;
+	if (--f->copies_left == 0)
+		f->used = SLOT_NEED_POST;
+}
+
+static struct dpa_hbuf_meta *meta_of(const struct sw_descriptor *cmd)
+{
+	return (struct dpa_hbuf_meta *)(uintptr_t)(cmd->header_buf_addr - DPA_HBUF_META_SIZE);
+}
+
+static void release_slot(struct dpa_kernel_state *s, struct dpa_rx_inflight *f)
+{
+	f->used = SLOT_FREE;
+	s->nb_rx_inflight--;
+}
+
+/* Hands a command back to the Arm with a status; 0 if the notification queue is full. */
+static int give_back(struct dpa_dev *d, struct dpa_kernel_state *s,
+		     const struct sw_descriptor *cmd, uint32_t status)
+{
+	struct sw_descriptor note;
+	desc_copy(&note, cmd);
+	note.flags = (cmd->flags & ~DPUMESH_STATUS_MASK) | DPUMESH_OP_ERROR |
+		     (status << DPUMESH_STATUS_SHIFT);
+	note.valid = 0;
+	if (dpa_notify_arm(d, &note) != DPA_OK)
+		return 0;
+	s->rx_failed++;
+	return 1;
+}
+
+/* Delivery done (or failed after slots were taken): post, complete, free. 0: retry later. */
+static int rx_finish(struct dpa_dev *d, struct dpa_kernel_state *s, struct dpa_rx_inflight *f)
+{
+	const struct sw_descriptor *cmd = &f->cmd;
+	uint32_t dst = cmd->dst.pod_id;
+	if (f->error != 0) {
+		if (!give_back(d, s, cmd, DPUMESH_STATUS_DMA_ERROR))
+			return 0;
+		dpa_rx_slots_return(d, dst, &f->slots);
+		release_slot(s, f);
+		return 1;
+	}
+	struct sw_descriptor out;
+	desc_zero(&out);
+	out.header_buf_addr = f->slots.header_addr;
+	out.header_len = cmd->header_len;
+	out.body_buf_addr = cmd->body_len ? f->slots.body_addr : 0;
+	out.body_len = cmd->body_len;
+	out.req_id = cmd->req_id;
+	out.step_id = cmd->step_id;
+	out.flags = cmd->flags & (DPUMESH_OP_MASK | DPUMESH_CASE_MASK);
+	uint32_t st = dpa_deliver(d, dst, &out);
+	if (st == DPUMESH_STATUS_DEST_FULL)
+		return 0; /* its RX SQ had room at take time; try again */
+	if (st != DPUMESH_STATUS_OK) {
+		if (!give_back(d, s, cmd, st))
+			return 0;
+		release_slot(s, f);
+		return 1;
+	}
+	struct dpa_hbuf_meta *meta = meta_of(cmd);
+	if (meta->src)
+		dpa_tx_complete(d, meta->src, &meta->orig, DPUMESH_STATUS_OK);
+	dpa_hbuf_free(d, cmd->header_buf_addr - DPA_HBUF_META_SIZE);
+	s->rx_delivered++;
+	release_slot(s, f);
+	return 1;
+}
+
+/* Starts a DELIVER: source check, slots, then the copies. Failures before any copy go back
+ * to the Arm at once. Returns 1 when copies were queued. */
+static int rx_start(struct dpa_dev *d, struct dpa_kernel_state *s, const struct sw_descriptor *cmd,
+		    uint32_t slot)
+{
+	struct dpa_rx_inflight *f = &s->rx[slot];
+	uint32_t dst = cmd->dst.pod_id;
+	struct dpa_hbuf_meta *meta = meta_of(cmd);
+	uint64_t body_src = 0;
+	if (cmd->body_len) {
+		body_src = dpa_src_body(d, meta->src, cmd->body_buf_addr, cmd->body_len);
+		if (!body_src) {
+			give_back(d, s, cmd, DPUMESH_STATUS_SRC_GONE);
+			return 0;
+		}
+	}
+	uint32_t st = dpa_rx_slots_take(d, dst, cmd->header_len, cmd->body_len, &f->slots);
+	if (st != DPUMESH_STATUS_OK) {
+		give_back(d, s, cmd, st);
+		return 0;
+	}
+	desc_copy(&f->cmd, cmd);
+	f->error = 0;
+	f->used = SLOT_DMA_WAIT;
+	s->nb_rx_inflight++;
+	/* the caller checked dpa_dma_room(); should a copy still be refused, the delivery
+	 * finishes with an error once the copies that were queued complete */
+	int q_hdr = dpa_dma_copy(d, f->slots.header_local, cmd->header_buf_addr, cmd->header_len,
+				 DPA_COOKIE(1, slot)) == DPA_OK;
+	int q_body = !cmd->body_len || dpa_dma_copy(d, f->slots.body_local, body_src,
+						     cmd->body_len, DPA_COOKIE(1, slot)) == DPA_OK;
+	f->copies_left = (uint32_t)q_hdr + (uint32_t)(cmd->body_len && q_body);
+	if (!q_hdr || !q_body)
+		f->error = -1;
+	if (f->copies_left == 0)
+		f->used = SLOT_NEED_POST;
+	return 1;
+}
+
+uint32_t dpa_rx_kernel(struct dpa_dev *d, struct dpa_kernel_state *s)
+{
+	uint32_t work = dpa_dma_dispatch(d, s);
+
+	for (uint32_t i = 0; i < DPA_MAX_INFLIGHT && s->nb_rx_inflight; i++)
+		if (s->rx[i].used == SLOT_NEED_POST)
+			work += (uint32_t)rx_finish(d, s, &s->rx[i]);
+
+	/* take only what can be started now: an in-flight slot and two DMA copies each */
+	struct sw_descriptor cmds[16];
+	uint32_t room = DPA_MAX_INFLIGHT - s->nb_rx_inflight;
+	uint32_t dma_room = dpa_dma_room(d) / 2;
+	if (dma_room < room)
+		room = dma_room;
+	uint32_t n = dpa_sidecar_rx_take(d, cmds, room < 16 ? room : 16);
+	uint32_t kicked = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct sw_descriptor *cmd = &cmds[i];
+		uint32_t op = cmd->flags & DPUMESH_OP_MASK;
+		work++;
+		if (op & DPUMESH_OP_TX_DONE) {
+			struct dpa_hbuf_meta *meta = meta_of(cmd);
+			if (meta->src)
+				dpa_tx_complete(d, meta->src, &meta->orig,
+						dpumesh_flags_status(cmd->flags));
+			dpa_hbuf_free(d, cmd->header_buf_addr - DPA_HBUF_META_SIZE);
+			s->rx_completions++;
+			continue;
+		}
+		if (op != DPUMESH_OP_REQUEST && op != DPUMESH_OP_RESPONSE) {
+			s->rx_bad_commands++;
+			continue;
+		}
+		uint32_t slot = 0;
+		while (slot < DPA_MAX_INFLIGHT && s->rx[slot].used != SLOT_FREE)
+			slot++;
+		if (slot == DPA_MAX_INFLIGHT) {
+			give_back(d, s, cmd, DPUMESH_STATUS_DEST_FULL); /* not reached: see room */
+			continue;
+		}
+		kicked += (uint32_t)rx_start(d, s, cmd, slot);
+	}
+	if (kicked)
+		dpa_dma_kick(d);
+	return work;
+}

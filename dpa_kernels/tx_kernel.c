@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The DPA TX kernel: pod TX SQs -> DPU header buffer (DMA) -> sidecar TX SQ.
+ *
+ * Per owned SQ, round robin: take a validated descriptor (the runtime translated and
+ * bounds-checked it with the sender's own mkey; the sender is the SQ's pod), copy its
+ * header into an hbuf by DMA, and when the copy is done post a descriptor to the Arm with
+ * the hbuf's header, the sender's body address left in place (bodies never go to the
+ * Arm), and the sender's handle in dst.pod_id. The hbuf's metadata keeps the original
+ * descriptor so the RX kernel can complete the sender's TX after delivery.
+ */
+#include "kernel_util.h"
+
+void dpa_tx_copy_done(struct dpa_kernel_state *s, uint32_t slot, int32_t status)
+{
+	struct dpa_tx_inflight *f = &s->tx[slot];
+	if (f->used != SLOT_DMA_WAIT)
+		return;
+	if (status != 0)
+		s->tx_dma_errors++;
+	/* a failed header copy is reported to the Arm like any header: it sees garbage it
+	 * cannot decode and refuses the message; flag it so it does not try */
+	if (status != 0)
+		f->item.desc.flags |= DPUMESH_OP_ERROR | (DPUMESH_STATUS_DMA_ERROR << DPUMESH_STATUS_SHIFT);
+	f->used = SLOT_NEED_POST;
+}
+
+static int tx_post(struct dpa_dev *d, struct dpa_kernel_state *s, struct dpa_tx_inflight *f)
+{
+	struct dpa_hbuf_meta *meta = (struct dpa_hbuf_meta *)(uintptr_t)f->hbuf;
+	struct sw_descriptor out;
+	desc_copy(&meta->orig, &f->item.desc);
+	meta->src = f->item.src;
+	desc_copy(&out, &f->item.desc);
+	out.header_buf_addr = f->hbuf + DPA_HBUF_META_SIZE;
+	out.dst.pod_id = f->item.src;
+	out.valid = 0;
+	if (dpa_sidecar_tx_post(d, &out) != DPA_OK)
+		return 0;
+	s->tx_posted++;
+	f->used = SLOT_FREE;
+	s->nb_tx_inflight--;
+	return 1;
+}
+
+uint32_t dpa_tx_kernel(struct dpa_dev *d, struct dpa_kernel_state *s)
+{
+	uint32_t work = dpa_dma_dispatch(d, s);
+	uint32_t kicked = 0;
+
+	/* finish what is in flight first, in slot order */
+	for (uint32_t i = 0; i < DPA_MAX_INFLIGHT && s->nb_tx_inflight; i++) {
+		struct dpa_tx_inflight *f = &s->tx[i];
+		if (f->used == SLOT_NEED_POST) {
+			work += (uint32_t)tx_post(d, s, f);
+		} else if (f->used == SLOT_NEED_DMA) {
+			if (dpa_dma_copy(d, f->hbuf + DPA_HBUF_META_SIZE, f->item.header,
+					 f->item.desc.header_len, DPA_COOKIE(0, i)) == DPA_OK) {
+				f->used = SLOT_DMA_WAIT;
+				kicked++;
+			}
+		}
+	}
+
+	/* then take new work: one descriptor per SQ per pass, while slots and hbufs last */
+	uint32_t nb_sqs = dpa_tx_sq_count(d);
+	uint32_t hbuf_room = dpa_hbuf_size(d) - DPA_HBUF_META_SIZE;
+	for (uint32_t n = 0; n < nb_sqs && s->nb_tx_inflight < DPA_MAX_INFLIGHT; n++) {
+		uint32_t sq = s->tx_next_sq++ % nb_sqs;
+		uint32_t slot = 0;
+		while (s->tx[slot].used != SLOT_FREE)
+			slot++;
+		struct dpa_tx_inflight *f = &s->tx[slot];
+		uint64_t hbuf;
+		if (dpa_hbuf_alloc(d, &hbuf) != DPA_OK) {
+			s->tx_no_hbuf++;
+			break;
+		}
+		if (dpa_tx_take(d, sq, &f->item) != DPA_OK) {
+			dpa_hbuf_free(d, hbuf);
+			continue;
+		}
+		work++;
+		if (f->item.desc.header_len > hbuf_room) {
+			/* cannot happen when hbufs are sized to the TX header slots; never
+			 * overrun the hbuf if they are not */
+			dpa_tx_complete(d, f->item.src, &f->item.desc, DPUMESH_STATUS_TOO_LARGE);
+			dpa_hbuf_free(d, hbuf);
+			continue;
+		}
+		f->hbuf = hbuf;
+		s->nb_tx_inflight++;
+		if (dpa_dma_copy(d, hbuf + DPA_HBUF_META_SIZE, f->item.header,
+				 f->item.desc.header_len, DPA_COOKIE(0, slot)) == DPA_OK) {
+			f->used = SLOT_DMA_WAIT;
+			kicked++;
+		} else {
+			f->used = SLOT_NEED_DMA;
+		}
+	}
+	if (kicked)
+		dpa_dma_kick(d);
+	return work;
+}
