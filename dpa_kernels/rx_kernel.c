@@ -17,12 +17,39 @@
 void dpa_rx_copy_done(struct dpa_kernel_state *s, uint32_t slot, int32_t status)
 {
 	struct dpa_rx_inflight *f = &s->rx[slot];
-	if (f->used != SLOT_DMA_WAIT)
+	if (f->used != SLOT_DMA_WAIT && f->used != SLOT_NEED_DMA)
 		return;
 	if (status != 0 && f->error == 0)
 		f->error = status;
-	if (--f->copies_left == 0)
+	f->copies_left--;
+	if (f->copies_left == 0 && f->used == SLOT_DMA_WAIT)
 		f->used = SLOT_NEED_POST;
+}
+
+/* Queues the copies of a delivery that are not queued yet; a full engine leaves the rest
+ * for the next pass. Returns how many were queued now. */
+static uint32_t rx_queue_copies(struct dpa_dev *d, struct dpa_rx_inflight *f, uint32_t slot)
+{
+	const struct sw_descriptor *cmd = &f->cmd;
+	uint32_t n = 0;
+	if (!(f->queued & 1u)) {
+		if (dpa_dma_copy(d, f->slots.header_local, cmd->header_buf_addr, cmd->header_len,
+				 DPA_COOKIE(1, slot)) != DPA_OK)
+			return n;
+		f->queued |= 1u;
+		f->copies_left++;
+		n++;
+	}
+	if (cmd->body_len && !(f->queued & 2u)) {
+		if (dpa_dma_copy(d, f->slots.body_local, f->body_src, cmd->body_len,
+				 DPA_COOKIE(1, slot)) != DPA_OK)
+			return n;
+		f->queued |= 2u;
+		f->copies_left++;
+		n++;
+	}
+	f->used = f->copies_left ? SLOT_DMA_WAIT : SLOT_NEED_POST;
+	return n;
 }
 
 static struct dpa_hbuf_meta *meta_of(const struct sw_descriptor *cmd)
@@ -90,8 +117,9 @@ static int rx_finish(struct dpa_dev *d, struct dpa_kernel_state *s, struct dpa_r
 	return 1;
 }
 
-/* Starts a DELIVER: source check, slots, then the copies. Failures before any copy go back
- * to the Arm at once. Returns 1 when copies were queued. */
+/* Starts a DELIVER: source check, slots, then the copies (those the engine cannot take
+ * now are queued on a later pass). Failures before any copy go back to the Arm at once.
+ * Returns 1 when copies were queued now. */
 static int rx_start(struct dpa_dev *d, struct dpa_kernel_state *s, const struct sw_descriptor *cmd,
 		    uint32_t slot)
 {
@@ -112,39 +140,38 @@ static int rx_start(struct dpa_dev *d, struct dpa_kernel_state *s, const struct 
 		return 0;
 	}
 	desc_copy(&f->cmd, cmd);
+	f->body_src = body_src;
 	f->error = 0;
-	f->used = SLOT_DMA_WAIT;
+	f->copies_left = 0;
+	f->queued = 0;
+	f->used = SLOT_NEED_DMA;
 	s->nb_rx_inflight++;
-	/* the caller checked dpa_dma_room(); should a copy still be refused, the delivery
-	 * finishes with an error once the copies that were queued complete */
-	int q_hdr = dpa_dma_copy(d, f->slots.header_local, cmd->header_buf_addr, cmd->header_len,
-				 DPA_COOKIE(1, slot)) == DPA_OK;
-	int q_body = !cmd->body_len || dpa_dma_copy(d, f->slots.body_local, body_src,
-						     cmd->body_len, DPA_COOKIE(1, slot)) == DPA_OK;
-	f->copies_left = (uint32_t)q_hdr + (uint32_t)(cmd->body_len && q_body);
-	if (!q_hdr || !q_body)
-		f->error = -1;
-	if (f->copies_left == 0)
-		f->used = SLOT_NEED_POST;
-	return 1;
+	return rx_queue_copies(d, f, slot) ? 1 : 0;
 }
 
 uint32_t dpa_rx_kernel(struct dpa_dev *d, struct dpa_kernel_state *s)
 {
 	uint32_t work = dpa_dma_dispatch(d, s);
 
-	for (uint32_t i = 0; i < DPA_MAX_INFLIGHT && s->nb_rx_inflight; i++)
+	uint32_t kicked = 0;
+	for (uint32_t i = 0; i < DPA_MAX_INFLIGHT && s->nb_rx_inflight; i++) {
 		if (s->rx[i].used == SLOT_NEED_POST)
 			work += (uint32_t)rx_finish(d, s, &s->rx[i]);
+		else if (s->rx[i].used == SLOT_NEED_DMA)
+			kicked += rx_queue_copies(d, &s->rx[i], i);
+	}
 
-	/* take only what can be started now: an in-flight slot and two DMA copies each */
+	/* take new commands only while there are in-flight slots and DMA room */
 	struct sw_descriptor cmds[16];
 	uint32_t room = DPA_MAX_INFLIGHT - s->nb_rx_inflight;
-	uint32_t dma_room = dpa_dma_room(d) / 2;
-	if (dma_room < room)
-		room = dma_room;
-	uint32_t n = dpa_sidecar_rx_take(d, cmds, room < 16 ? room : 16);
-	uint32_t kicked = 0;
+	if (dpa_dma_room(d) == 0)
+		room = 0;
+	/* every command taken may have to be handed back at once: never take more than the
+	 * notification queue can hold, so a refusal is never lost */
+	uint32_t notify_room = dpa_notify_room(d);
+	if (notify_room < room)
+		room = notify_room;
+	uint32_t n = room ? dpa_sidecar_rx_take(d, cmds, room < 16 ? room : 16) : 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct sw_descriptor *cmd = &cmds[i];
 		uint32_t op = cmd->flags & DPUMESH_OP_MASK;

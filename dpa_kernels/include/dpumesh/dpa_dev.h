@@ -112,6 +112,8 @@ int dpa_sidecar_tx_post(struct dpa_dev *d, const struct sw_descriptor *desc);
 uint32_t dpa_sidecar_rx_take(struct dpa_dev *d, struct sw_descriptor *out, uint32_t max);
 /** Tells the Arm a command could not be carried out (status in flags). DPA_OK or DPA_FULL. */
 int dpa_notify_arm(struct dpa_dev *d, const struct sw_descriptor *note);
+/** Free entries in the notification queue (the RX kernel never takes more commands). */
+uint32_t dpa_notify_room(struct dpa_dev *d);
 
 /* ---- destinations and senders (RX kernel) ---- */
 
@@ -143,10 +145,11 @@ struct dpa_tx_inflight {
 struct dpa_rx_inflight {
 	struct sw_descriptor cmd; /**< the Arm's command */
 	struct dpa_rx_slots slots;
-	uint32_t copies_left;     /**< DMA copies not yet completed */
+	uint64_t body_src;        /**< local address of the sender's body */
+	uint32_t copies_left;     /**< DMA copies queued and not yet completed */
 	int32_t error;            /**< first copy error */
 	uint32_t used;
-	uint32_t reserved;
+	uint32_t queued;          /**< bit 0: header copy queued, bit 1: body copy queued */
 };
 struct dpa_kernel_state {
 	struct dpa_tx_inflight tx[DPA_MAX_INFLIGHT];
