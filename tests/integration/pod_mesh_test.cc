@@ -140,8 +140,8 @@ public:
 		}
 		rx_slots s;
 		uint32_t st = reg.take_rx_slots(dst, d.header_len, d.body_len, &s);
-		if (st == DPUMESH_STATUS_DEST_FULL && !is_request) {
-			deferred.push_back(it); /* the requester is busy: keep the response */
+		if (st == DPUMESH_STATUS_DEST_FULL) {
+			deferred.push_back(it); /* destination busy: back-pressure, retry */
 			return;
 		}
 		if (st != DPUMESH_STATUS_OK) {
@@ -164,7 +164,7 @@ public:
 		st = reg.deliver(dst, out);
 		if (st != DPUMESH_STATUS_OK) {
 			reg.return_rx_slots(dst, s);
-			if (st == DPUMESH_STATUS_DEST_FULL && !is_request) {
+			if (st == DPUMESH_STATUS_DEST_FULL) {
 				deferred.push_back(it);
 				return;
 			}

@@ -6,11 +6,13 @@
 //                                    FLOOD: first send without progressing until try-again
 //   evil   SOCK VICTIM_TXH VICTIM_RXB  post malicious descriptors, report the refusals
 // Prints "READY pod=<id> gen=<g>" once registered and "DONE ..." at the end.
+#include <signal.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cinttypes>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -329,6 +331,11 @@ int run_evil(const char *sock, uint64_t victim_txh, uint64_t victim_rxb)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, nullptr, _IOLBF, 0);
+	/* SIGTERM ends the echo loop: undo an inherited ignore or block. */
+	std::signal(SIGTERM, SIG_DFL);
+	sigset_t all;
+	sigfillset(&all);
+	sigprocmask(SIG_UNBLOCK, &all, nullptr);
 	if (argc >= 3 && std::strcmp(argv[1], "echo") == 0)
 		return run_echo(argv[2]);
 	if (argc >= 6 && std::strcmp(argv[1], "client") == 0)
