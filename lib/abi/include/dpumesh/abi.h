@@ -145,6 +145,29 @@ DPUMESH_STATIC_ASSERT(offsetof(struct pod_registry_entry, padding) == 24, "paddi
 /** Largest number of pods one node tracks (size of pod_lookup_table). */
 #define DPUMESH_MAX_PODS 256u
 
+/*
+ * Pod handles: how DPU-internal descriptors (sidecar SQs, the Arm's pending table) name a
+ * destination or source pod in the 32-bit dst.pod_id. Bits 0-7 are the pod_id (index into
+ * pod_lookup_table), bits 8-31 the registration generation (1 .. 2^24-1, never 0, so a
+ * handle is never 0). A handle whose generation differs from the entry's current one names a
+ * registration that is gone: every use of it is refused (DPUMESH_STATUS_DEST_GONE), so late
+ * work of a dead pod never lands in the memory of a newer registration of the same pod_id.
+ * Pods never write handles: the DPU ignores dst.pod_id on a pod's TX SQ.
+ *
+ * RX refill descriptors (pod -> DPU, on the RX header/body refill rings) carry the pod's
+ * generation in step_id (as received in REGISTERED); the DPU refuses a refill slot whose
+ * step_id is not the pod's current generation.
+ */
+#define DPUMESH_POD_ID_BITS 8u
+#define DPUMESH_POD_ID_MASK ((1u << DPUMESH_POD_ID_BITS) - 1u)
+#define DPUMESH_GENERATION_MAX ((1u << (32u - DPUMESH_POD_ID_BITS)) - 1u)
+#define dpumesh_pod_handle(pod_id, generation)                                           \
+	(((uint32_t)(pod_id) & DPUMESH_POD_ID_MASK) |                                      \
+	 ((uint32_t)(generation) << DPUMESH_POD_ID_BITS))
+#define DPUMESH_HANDLE_POD_ID(handle) ((uint32_t)(handle) & DPUMESH_POD_ID_MASK)
+#define DPUMESH_HANDLE_GENERATION(handle) ((uint32_t)(handle) >> DPUMESH_POD_ID_BITS)
+DPUMESH_STATIC_ASSERT(DPUMESH_MAX_PODS == (1u << DPUMESH_POD_ID_BITS), "pod id bits");
+
 #ifdef __cplusplus
 }
 #endif

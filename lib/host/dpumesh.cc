@@ -1,0 +1,566 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// libdpumesh: registration, TX pools and SQs, RX SQ draining, refill rings (pod side).
+#include "dpumesh/dpumesh.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "dpumesh/ctrl.h"
+#include "dpumesh/l7.h"
+#include "dpumesh/region.h"
+#include "dpumesh/sq.h"
+#include "dpumesh/unique_fd.h"
+
+using namespace dpumesh;
+
+namespace {
+
+enum slot_state : uint8_t { slot_free = 0, slot_app = 1, slot_inflight = 2 };
+
+/* A fixed-slot pool in the pod region, with a free stack (pod-private memory). */
+struct pool {
+	uint8_t *local = nullptr;
+	uint64_t addr = 0; /* == local: the pod's own address */
+	uint32_t slots = 0, slot_size = 0;
+	std::vector<uint32_t> free;
+	std::vector<uint8_t> state;
+
+	void init(uint8_t *base, const dpumesh_pool_geometry &g)
+	{
+		local = base;
+		addr = reinterpret_cast<uintptr_t>(base);
+		slots = g.slots;
+		slot_size = g.slot_size;
+		state.assign(slots, slot_free);
+		free.reserve(slots);
+		for (uint32_t i = slots; i-- > 0;)
+			free.push_back(i);
+	}
+	int64_t index_of(uint64_t a) const
+	{
+		int64_t s = dpumesh_pool_slot(addr, reinterpret_cast<const dpumesh_pool_geometry *>(&slots),
+					      a, 0);
+		return s;
+	}
+	uint8_t *at(uint32_t i) const { return local + static_cast<uint64_t>(i) * slot_size; }
+};
+static_assert(offsetof(pool, slot_size) == offsetof(pool, slots) + 4);
+
+int set_err(char *err, size_t len, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int set_err(char *err, size_t len, int rc, const char *fmt, ...)
+{
+	if (err && len) {
+		va_list ap;
+		va_start(ap, fmt);
+		std::vsnprintf(err, len, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+} // namespace
+
+struct dpumesh_pod {
+	dpumesh_options opts = {};
+	std::string service;
+	unique_fd sock;
+	unique_fd doorbell;
+	std::optional<region> pod_region;
+	std::optional<region> tx_region;
+	dpumesh_pod_layout layout = {};
+	uint32_t pod_id = 0, generation = 0;
+	dpumesh_sq tx_sq[DPUMESH_MAX_WORKERS] = {};
+	dpumesh_sq rx_sq = {};
+	dpumesh_sq refill_header = {}, refill_body = {};
+	std::mutex lock; /* pools, message objects, pending refills */
+	pool tx_header, tx_body, rx_header, rx_body;
+	std::vector<uint32_t> pending_header, pending_body; /* RX slots to post */
+	std::vector<dpumesh_msg> msgs;
+	std::vector<uint32_t> free_msgs;
+	dpumesh_stats stats = {};
+};
+
+namespace {
+
+void post_refills(dpumesh_t *h)
+{
+	std::lock_guard<std::mutex> g(h->lock);
+	auto post = [h](std::vector<uint32_t> &pending, dpumesh_sq &ring, pool &p, bool body) {
+		while (!pending.empty()) {
+			sw_descriptor d = {};
+			uint64_t a = p.addr + static_cast<uint64_t>(pending.back()) * p.slot_size;
+			if (body) {
+				d.body_buf_addr = a;
+				d.body_len = p.slot_size;
+			} else {
+				d.header_buf_addr = a;
+				d.header_len = p.slot_size;
+			}
+			d.step_id = h->generation;
+			if (dpumesh_sq_enqueue_burst(&ring, &d, 1) != 1)
+				break;
+			pending.pop_back();
+		}
+	};
+	post(h->pending_header, h->refill_header, h->rx_header, false);
+	post(h->pending_body, h->refill_body, h->rx_body, true);
+}
+
+} // namespace
+
+struct dpumesh_geometry dpumesh_default_geometry(void)
+{
+	return dpumesh_geometry{{256, 1024}, {256, 65536}, {256, 1024}, {256, 65536}, 256, 0};
+}
+
+int dpumesh_open(const struct dpumesh_options *o, dpumesh_t **out, char *err, size_t errlen)
+{
+	if (o == nullptr || out == nullptr || o->socket_path == nullptr || o->service == nullptr)
+		return set_err(err, errlen, -EINVAL, "missing options");
+	*out = nullptr;
+	if (!ctrl::valid_service_name(o->service))
+		return set_err(err, errlen, -EINVAL, "invalid service name");
+	if (o->nb_workers == 0 || o->nb_workers > DPUMESH_MAX_WORKERS)
+		return set_err(err, errlen, -EINVAL, "nb_workers must be 1..%u", DPUMESH_MAX_WORKERS);
+	dpumesh_pod_layout layout;
+	int lrc = dpumesh_pod_layout_compute(&o->geometry, &layout);
+	if (lrc != DPUMESH_LAYOUT_OK)
+		return set_err(err, errlen, -EINVAL, "invalid geometry (layout error %d)", lrc);
+	sockaddr_un addr = {};
+	addr.sun_family = AF_UNIX;
+	if (std::strlen(o->socket_path) >= sizeof(addr.sun_path))
+		return set_err(err, errlen, -EINVAL, "socket path too long");
+	std::strcpy(addr.sun_path, o->socket_path);
+
+	std::unique_ptr<dpumesh_t> h;
+	try {
+		h = std::make_unique<dpumesh_t>();
+	} catch (...) {
+		return set_err(err, errlen, -ENOMEM, "out of memory");
+	}
+	h->opts = *o;
+	h->service = o->service;
+	h->opts.service = h->service.c_str();
+	h->opts.socket_path = nullptr;
+	h->layout = layout;
+	h->sock.reset(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+	if (!h->sock)
+		return set_err(err, errlen, -errno, "socket: %s", std::strerror(errno));
+	if (::connect(h->sock.get(), reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0)
+		return set_err(err, errlen, -errno, "connect %s: %s", o->socket_path,
+			       std::strerror(errno));
+	timeval tv = {5, 0};
+	::setsockopt(h->sock.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+
+	char name[64];
+	std::snprintf(name, sizeof(name), "dpumesh-pod-%s", o->service);
+	auto r = region::create(name, layout.total_size, false);
+	if (!r)
+		return set_err(err, errlen, -ENOMEM, "%s", r.error().message().c_str());
+	h->pod_region.emplace(std::move(r).value());
+	if (auto st = h->pod_region->export_to(h->sock.get(), DPUMESH_REGION_TAG_POD); !st)
+		return set_err(err, errlen, -EPROTO, "%s", st.message().c_str());
+	dpumesh_ctrl_register reg = {};
+	reg.hdr = ctrl::make_hdr(DPUMESH_CTRL_REGISTER, sizeof(reg));
+	std::snprintf(reg.service, sizeof(reg.service), "%s", o->service);
+	reg.nb_workers = o->nb_workers;
+	reg.geometry = o->geometry;
+	if (auto st = ctrl::send(h->sock.get(), &reg, sizeof(reg)); !st)
+		return set_err(err, errlen, -EPROTO, "%s", st.message().c_str());
+	ctrl::message m;
+	int e = 0;
+	auto rc = ctrl::receive(h->sock.get(), m, false, &e);
+	if (rc != ctrl::receive_rc::message)
+		return set_err(err, errlen, e == EAGAIN ? -ETIMEDOUT : -EPROTO,
+			       "no REGISTERED reply (%s)", e ? std::strerror(e) : "closed");
+	if (auto st = ctrl::check(m, ctrl::expected_fds(m)); !st)
+		return set_err(err, errlen, -EPROTO, "%s", st.message().c_str());
+	if (m.hdr().type != DPUMESH_CTRL_REGISTERED)
+		return set_err(err, errlen, -EPROTO, "unexpected reply type %u", m.hdr().type);
+	const auto &rep = m.as<dpumesh_ctrl_registered>();
+	if (rep.result != DPUMESH_CTRL_OK) {
+		int code = -EPROTO;
+		if (rep.result == DPUMESH_CTRL_ERR_SERVICE)
+			code = -ESRCH;
+		else if (rep.result == DPUMESH_CTRL_ERR_LIMITS)
+			code = -E2BIG;
+		else if (rep.result == DPUMESH_CTRL_ERR_SERVICE_FULL ||
+			 rep.result == DPUMESH_CTRL_ERR_TABLE_FULL)
+			code = -ENOSPC;
+		else if (rep.result == DPUMESH_CTRL_ERR_GEOMETRY)
+			code = -EINVAL;
+		return set_err(err, errlen, code, "registration refused (%s): %s",
+			       ctrl::result_name(rep.result), rep.error);
+	}
+	if (rep.nb_workers != o->nb_workers || rep.sq_depth != o->geometry.sq_depth)
+		return set_err(err, errlen, -EPROTO, "reply does not match the request");
+	h->pod_id = rep.pod_id;
+	h->generation = rep.generation;
+	h->doorbell = std::move(m.fds[0]);
+	auto txr = region::import_from(h->sock.get());
+	if (!txr)
+		return set_err(err, errlen, -EPROTO, "%s", txr.error().message().c_str());
+	if (txr->tag() != DPUMESH_REGION_TAG_TX_SQ ||
+	    txr->size() < dpumesh_tx_region_size(rep.sq_depth, rep.nb_workers))
+		return set_err(err, errlen, -EPROTO, "TX SQ region: wrong tag or too small");
+	h->tx_region.emplace(std::move(txr).value());
+
+	uint8_t *base = static_cast<uint8_t *>(h->pod_region->data());
+	uint8_t *txb = static_cast<uint8_t *>(h->tx_region->data());
+	const uint32_t depth = o->geometry.sq_depth;
+	for (uint32_t w = 0; w < o->nb_workers; w++)
+		(void)dpumesh_sq_init(&h->tx_sq[w], txb + dpumesh_tx_sq_offset(depth, w), depth);
+	(void)dpumesh_sq_init(&h->rx_sq, base + layout.rx_sq_off, depth);
+	(void)dpumesh_sq_init(&h->refill_header, base + layout.rx_header_refill_off, depth);
+	(void)dpumesh_sq_init(&h->refill_body, base + layout.rx_body_refill_off, depth);
+	try {
+		h->tx_header.init(base + layout.tx_header_off, o->geometry.tx_header);
+		h->tx_body.init(base + layout.tx_body_off, o->geometry.tx_body);
+		h->rx_header.init(base + layout.rx_header_off, o->geometry.rx_header);
+		h->rx_body.init(base + layout.rx_body_off, o->geometry.rx_body);
+		h->pending_header = h->rx_header.free;
+		h->pending_body = h->rx_body.free;
+		/* A message object per RX SQ slot plus per RX header slot: enough for every
+		 * delivery the DPU can make while the app holds messages. */
+		size_t nb_msgs = depth + o->geometry.rx_header.slots;
+		h->msgs.assign(nb_msgs, dpumesh_msg{});
+		for (size_t i = nb_msgs; i-- > 0;)
+			h->free_msgs.push_back(static_cast<uint32_t>(i));
+	} catch (...) {
+		return set_err(err, errlen, -ENOMEM, "out of memory");
+	}
+	post_refills(h.get());
+	*out = h.release();
+	return 0;
+}
+
+void dpumesh_close(dpumesh_t *h)
+{
+	if (h == nullptr)
+		return;
+	dpumesh_ctrl_unregister u = {};
+	u.hdr = ctrl::make_hdr(DPUMESH_CTRL_UNREGISTER, sizeof(u));
+	if (ctrl::send(h->sock.get(), &u, sizeof(u))) {
+		ctrl::message m;
+		(void)ctrl::receive(h->sock.get(), m, false);
+	}
+	delete h;
+}
+
+int dpumesh_fd(const dpumesh_t *h) { return h->doorbell.get(); }
+uint32_t dpumesh_pod_id(const dpumesh_t *h) { return h->pod_id; }
+uint32_t dpumesh_generation(const dpumesh_t *h) { return h->generation; }
+
+void dpumesh_get_stats(const dpumesh_t *h, struct dpumesh_stats *out) { *out = h->stats; }
+
+int dpumesh_pool_range(const dpumesh_t *h, int which, uint64_t *base, uint64_t *len)
+{
+	const pool *p = which == DPUMESH_POOL_TX_HEADER ? &h->tx_header
+			: which == DPUMESH_POOL_TX_BODY ? &h->tx_body
+			: which == DPUMESH_POOL_RX_HEADER ? &h->rx_header
+			: which == DPUMESH_POOL_RX_BODY ? &h->rx_body
+							: nullptr;
+	if (p == nullptr)
+		return -EINVAL;
+	*base = p->addr;
+	*len = static_cast<uint64_t>(p->slots) * p->slot_size;
+	return 0;
+}
+
+int dpumesh_tx_buf(dpumesh_t *h, int kind, void **buf, uint32_t *cap)
+{
+	if (kind != DPUMESH_BUF_HEADER && kind != DPUMESH_BUF_BODY)
+		return -EINVAL;
+	pool &p = kind == DPUMESH_BUF_HEADER ? h->tx_header : h->tx_body;
+	std::lock_guard<std::mutex> g(h->lock);
+	if (p.free.empty())
+		return -ENOBUFS;
+	uint32_t i = p.free.back();
+	p.free.pop_back();
+	p.state[i] = slot_app;
+	*buf = p.at(i);
+	*cap = p.slot_size;
+	return 0;
+}
+
+void dpumesh_tx_buf_put(dpumesh_t *h, void *buf)
+{
+	std::lock_guard<std::mutex> g(h->lock);
+	uint64_t a = reinterpret_cast<uintptr_t>(buf);
+	for (pool *p : {&h->tx_header, &h->tx_body}) {
+		int64_t i = p->index_of(a);
+		if (i >= 0 && p->state[static_cast<size_t>(i)] == slot_app) {
+			p->state[static_cast<size_t>(i)] = slot_free;
+			p->free.push_back(static_cast<uint32_t>(i));
+		}
+	}
+}
+
+namespace {
+
+/* Frees in-flight TX slots named by a completion (ignores anything else). */
+void free_tx(dpumesh_t *h, uint64_t header_addr, uint64_t body_addr)
+{
+	std::lock_guard<std::mutex> g(h->lock);
+	int64_t i = header_addr ? h->tx_header.index_of(header_addr) : -1;
+	if (i >= 0 && h->tx_header.state[static_cast<size_t>(i)] == slot_inflight) {
+		h->tx_header.state[static_cast<size_t>(i)] = slot_free;
+		h->tx_header.free.push_back(static_cast<uint32_t>(i));
+	}
+	i = body_addr ? h->tx_body.index_of(body_addr) : -1;
+	if (i >= 0 && h->tx_body.state[static_cast<size_t>(i)] == slot_inflight) {
+		h->tx_body.state[static_cast<size_t>(i)] = slot_free;
+		h->tx_body.free.push_back(static_cast<uint32_t>(i));
+	}
+}
+
+/* Common send path: header written by `write_header` into a fresh slot; body copied or used
+ * in place. */
+template <typename WriteHeader>
+int send_common(dpumesh_t *h, uint32_t worker, uint32_t flags, uint32_t req_id, uint32_t step_id,
+		const void *body, uint32_t body_len, WriteHeader &&write_header)
+{
+	if (worker >= h->opts.nb_workers || (body_len > 0 && body == nullptr))
+		return -EINVAL;
+	if (body_len > h->tx_body.slot_size)
+		return -EMSGSIZE;
+	int64_t hi = -1, bi = -1;
+	bool body_in_place = false;
+	{
+		std::lock_guard<std::mutex> g(h->lock);
+		if (body_len > 0) {
+			int64_t i = h->tx_body.index_of(reinterpret_cast<uintptr_t>(body));
+			if (i >= 0 && h->tx_body.state[static_cast<size_t>(i)] == slot_app) {
+				bi = i;
+				body_in_place = true;
+			}
+		}
+		if (h->tx_header.free.empty() || (body_len > 0 && bi < 0 && h->tx_body.free.empty())) {
+			h->stats.try_again++;
+			return -ENOBUFS;
+		}
+		hi = h->tx_header.free.back();
+		h->tx_header.free.pop_back();
+		h->tx_header.state[static_cast<size_t>(hi)] = slot_inflight;
+		if (body_len > 0 && bi < 0) {
+			bi = h->tx_body.free.back();
+			h->tx_body.free.pop_back();
+		}
+		if (bi >= 0)
+			h->tx_body.state[static_cast<size_t>(bi)] = slot_inflight;
+	}
+	auto undo = [&]() {
+		std::lock_guard<std::mutex> g(h->lock);
+		h->tx_header.state[static_cast<size_t>(hi)] = slot_free;
+		h->tx_header.free.push_back(static_cast<uint32_t>(hi));
+		if (bi >= 0) {
+			if (body_in_place)
+				h->tx_body.state[static_cast<size_t>(bi)] = slot_app; /* still the app's */
+			else {
+				h->tx_body.state[static_cast<size_t>(bi)] = slot_free;
+				h->tx_body.free.push_back(static_cast<uint32_t>(bi));
+			}
+		}
+	};
+	uint8_t *hdr = h->tx_header.at(static_cast<uint32_t>(hi));
+	size_t hlen = write_header(hdr, h->tx_header.slot_size);
+	if (hlen == 0) {
+		undo();
+		return -EMSGSIZE;
+	}
+	sw_descriptor d = {};
+	d.header_buf_addr = reinterpret_cast<uintptr_t>(hdr);
+	d.header_len = static_cast<uint32_t>(hlen);
+	if (bi >= 0) {
+		uint8_t *b = h->tx_body.at(static_cast<uint32_t>(bi));
+		if (!body_in_place)
+			std::memcpy(b, body, body_len);
+		d.body_buf_addr = reinterpret_cast<uintptr_t>(b);
+		d.body_len = body_len;
+	}
+	d.req_id = req_id;
+	d.step_id = step_id;
+	d.flags = flags;
+	if (dpumesh_sq_enqueue_burst(&h->tx_sq[worker], &d, 1) != 1) {
+		undo();
+		h->stats.try_again++;
+		return -EAGAIN;
+	}
+	h->stats.sent++;
+	return 0;
+}
+
+} // namespace
+
+int dpumesh_send_request(dpumesh_t *h, uint32_t worker, const struct dpumesh_request *r)
+{
+	if (r == nullptr || r->service == nullptr || r->method == nullptr || r->path == nullptr ||
+	    (r->nb_fields > 0 && r->fields == nullptr))
+		return -EINVAL;
+	return send_common(h, worker, DPUMESH_OP_REQUEST | DPUMESH_CASE_LOCAL, r->req_id, r->step_id,
+			   r->body, r->body_len, [r](uint8_t *buf, size_t cap) {
+				   wire::l7_writer w(buf, cap);
+				   w.request(r->service, r->method, r->path, r->deadline_ms);
+				   for (uint32_t i = 0; i < r->nb_fields; i++)
+					   w.field(r->fields[i].name, r->fields[i].value);
+				   return w.finish();
+			   });
+}
+
+int dpumesh_send_response(dpumesh_t *h, uint32_t worker, const struct dpumesh_msg *to,
+			  uint16_t st, const struct dpumesh_field *fields, uint32_t nb_fields,
+			  const void *body, uint32_t body_len)
+{
+	if (to == nullptr || (nb_fields > 0 && fields == nullptr))
+		return -EINVAL;
+	return send_common(h, worker, DPUMESH_OP_RESPONSE | DPUMESH_CASE_LOCAL, to->req_id,
+			   to->step_id, body, body_len, [=](uint8_t *buf, size_t cap) {
+				   wire::l7_writer w(buf, cap);
+				   w.response(st);
+				   for (uint32_t i = 0; i < nb_fields; i++)
+					   w.field(fields[i].name, fields[i].value);
+				   return w.finish();
+			   });
+}
+
+int dpumesh_post_raw(dpumesh_t *h, uint32_t worker, const struct sw_descriptor *d)
+{
+	if (worker >= h->opts.nb_workers || d == nullptr)
+		return -EINVAL;
+	return dpumesh_sq_enqueue_burst(&h->tx_sq[worker], d, 1) == 1 ? 0 : -EAGAIN;
+}
+
+void dpumesh_msg_release(dpumesh_t *h, struct dpumesh_msg *m)
+{
+	if (h == nullptr || m == nullptr)
+		return;
+	{
+		std::lock_guard<std::mutex> g(h->lock);
+		uint32_t idx = m->priv_;
+		if (idx >= h->msgs.size() || &h->msgs[idx] != m)
+			return;
+		if (m->header) {
+			int64_t i = h->rx_header.index_of(reinterpret_cast<uintptr_t>(m->header));
+			if (i >= 0)
+				h->pending_header.push_back(static_cast<uint32_t>(i));
+		}
+		if (m->body) {
+			int64_t i = h->rx_body.index_of(reinterpret_cast<uintptr_t>(m->body));
+			if (i >= 0)
+				h->pending_body.push_back(static_cast<uint32_t>(i));
+		}
+		*m = dpumesh_msg{};
+		m->priv_ = UINT32_MAX;
+		h->free_msgs.push_back(idx);
+	}
+	post_refills(h);
+}
+
+int dpumesh_msg_field(const struct dpumesh_msg *m, const char *name, const char **value,
+		      size_t *len)
+{
+	wire::l7_view v;
+	if (m->header == nullptr || wire::l7_decode(m->header, m->header_len, &v) != wire::l7_error::ok)
+		return -ENOENT;
+	std::string_view s;
+	if (!v.find(name, &s))
+		return -ENOENT;
+	*value = s.data();
+	*len = s.size();
+	return 0;
+}
+
+int dpumesh_progress(dpumesh_t *h)
+{
+	uint64_t cnt;
+	/* Reset the doorbell first: a delivery after the drain below rings it again. */
+	while (::read(h->doorbell.get(), &cnt, sizeof(cnt)) == static_cast<ssize_t>(sizeof(cnt))) {
+	}
+	int handled = 0;
+	const dpumesh_callbacks &cb = h->opts.callbacks;
+	for (;;) {
+		uint32_t idx;
+		{
+			std::lock_guard<std::mutex> g(h->lock);
+			if (h->free_msgs.empty()) {
+				if (handled == 0)
+					return -EBUSY;
+				break;
+			}
+			idx = h->free_msgs.back();
+		}
+		sw_descriptor d;
+		if (dpumesh_sq_dequeue_burst(&h->rx_sq, &d, 1) != 1)
+			break;
+		handled++;
+		const uint32_t op = d.flags & DPUMESH_OP_MASK;
+		const uint32_t st = dpumesh_flags_status(d.flags);
+		if (op & DPUMESH_OP_TX_DONE) {
+			free_tx(h, d.header_buf_addr, d.body_buf_addr);
+			h->stats.tx_done++;
+			if (op & DPUMESH_OP_ERROR)
+				h->stats.tx_errors++;
+			if (cb.on_tx_done)
+				cb.on_tx_done(h, d.req_id, d.step_id, st, h->opts.user);
+			continue;
+		}
+		if (!(op & (DPUMESH_OP_REQUEST | DPUMESH_OP_RESPONSE))) {
+			h->stats.bad_rx++;
+			continue;
+		}
+		/* The DPU is trusted, but a message must name our own RX slots. */
+		int64_t hs = d.header_len ? h->rx_header.index_of(d.header_buf_addr) : -2;
+		int64_t bs = d.body_len ? h->rx_body.index_of(d.body_buf_addr) : -2;
+		if (hs == -1 || bs == -1 || (hs >= 0 && d.header_len > h->rx_header.slot_size) ||
+		    (bs >= 0 && d.body_len > h->rx_body.slot_size)) {
+			h->stats.bad_rx++;
+			continue;
+		}
+		dpumesh_msg *m;
+		{
+			std::lock_guard<std::mutex> g(h->lock);
+			h->free_msgs.pop_back();
+			m = &h->msgs[idx];
+		}
+		*m = dpumesh_msg{};
+		m->priv_ = idx;
+		m->header = hs >= 0 ? h->rx_header.at(static_cast<uint32_t>(hs)) : nullptr;
+		m->header_len = hs >= 0 ? d.header_len : 0;
+		m->body = bs >= 0 ? h->rx_body.at(static_cast<uint32_t>(bs)) : nullptr;
+		m->body_len = bs >= 0 ? d.body_len : 0;
+		m->req_id = d.req_id;
+		m->step_id = d.step_id;
+		m->flags = d.flags & DPUMESH_OP_MASK;
+		m->status = st;
+		wire::l7_view v;
+		if (m->header && wire::l7_decode(m->header, m->header_len, &v) == wire::l7_error::ok) {
+			m->header_ok = 1;
+			m->http_status = v.status;
+			m->service = v.service.data();
+			m->service_len = static_cast<uint16_t>(v.service.size());
+			m->method = v.method.data();
+			m->method_len = static_cast<uint16_t>(v.method.size());
+			m->path = v.path.data();
+			m->path_len = static_cast<uint16_t>(v.path.size());
+		}
+		h->stats.received++;
+		auto handler = (op & DPUMESH_OP_REQUEST) ? cb.on_request : cb.on_response;
+		if (handler)
+			handler(h, m, h->opts.user);
+		else
+			dpumesh_msg_release(h, m);
+	}
+	post_refills(h);
+	return handled;
+}
+

@@ -1,0 +1,633 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Pod registry: registration/unregistration (control) and the security core (data path).
+#include "dpumesh/pod_registry.h"
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "dpumesh/log.h"
+
+namespace dpumesh {
+
+namespace {
+
+constexpr uint32_t pod_cases = (1u << (DPUMESH_CASE_LOCAL >> DPUMESH_CASE_SHIFT)) |
+			       (1u << (DPUMESH_CASE_EXTERNAL >> DPUMESH_CASE_SHIFT));
+
+const char *const tx_refusal_names[] = {
+#define DPUMESH_TX_REFUSAL_NAME(n, s, d) #n,
+	DPUMESH_FOREACH_TX_REFUSAL(DPUMESH_TX_REFUSAL_NAME)
+#undef DPUMESH_TX_REFUSAL_NAME
+};
+const uint32_t tx_refusal_statuses[] = {
+#define DPUMESH_TX_REFUSAL_STATUS(n, s, d) s,
+	DPUMESH_FOREACH_TX_REFUSAL(DPUMESH_TX_REFUSAL_STATUS)
+#undef DPUMESH_TX_REFUSAL_STATUS
+};
+const char *const refill_refusal_names[] = {
+#define DPUMESH_REFILL_REFUSAL_NAME(n, d) #n,
+	DPUMESH_FOREACH_REFILL_REFUSAL(DPUMESH_REFILL_REFUSAL_NAME)
+#undef DPUMESH_REFILL_REFUSAL_NAME
+};
+
+bool pool_within(const dpumesh_pool_geometry &g, const config::pool_geometry &limit)
+{
+	return g.slots <= limit.slots && g.slot_size <= limit.slot_size;
+}
+
+} // namespace
+
+const char *tx_refusal_name(tx_refusal r) noexcept
+{
+	return r < tx_refusal::count ? tx_refusal_names[static_cast<size_t>(r)] : "?";
+}
+uint32_t tx_refusal_status(tx_refusal r) noexcept
+{
+	return r < tx_refusal::count ? tx_refusal_statuses[static_cast<size_t>(r)]
+				     : static_cast<uint32_t>(DPUMESH_STATUS_BAD_DESCRIPTOR);
+}
+const char *refill_refusal_name(refill_refusal r) noexcept
+{
+	return r < refill_refusal::count ? refill_refusal_names[static_cast<size_t>(r)] : "?";
+}
+
+uint64_t pod_counters::tx_refused_total() const noexcept
+{
+	uint64_t n = 0;
+	for (uint64_t v : tx_refused)
+		n += v;
+	return n;
+}
+uint64_t pod_counters::refill_refused_total() const noexcept
+{
+	uint64_t n = 0;
+	for (uint64_t v : refill_refused)
+		n += v;
+	return n;
+}
+void pod_counters::add(const pod_counters &o) noexcept
+{
+	tx_taken += o.tx_taken;
+	for (size_t i = 0; i < std::size(tx_refused); i++)
+		tx_refused[i] += o.tx_refused[i];
+	tx_done_posted += o.tx_done_posted;
+	rx_delivered += o.rx_delivered;
+	rx_sq_full += o.rx_sq_full;
+	rx_no_slot += o.rx_no_slot;
+	for (size_t i = 0; i < std::size(refill_refused); i++)
+		refill_refused[i] += o.refill_refused[i];
+	dropped_on_unregister += o.dropped_on_unregister;
+}
+
+/* DPU-side state of one pod_id. Written by control before is_active is released; read by
+ * the data path after an acquire of is_active. */
+struct pod_registry::pod_state {
+	/* read by the data path */
+	uint32_t generation = 0;
+	uint32_t mkey = 0;
+	uint32_t service = 0;
+	uint32_t nb_workers = 0;
+	uint64_t base = 0; /* the pod's address of its region's byte 0 */
+	dpumesh_geometry geometry = {};
+	dpumesh_pod_layout layout = {};
+	int doorbell = -1;
+	dpumesh_sq tx_sq[DPUMESH_MAX_WORKERS] = {};
+	dpumesh_sq rx_sq = {};
+	dpumesh_sq refill_header = {};
+	dpumesh_sq refill_body = {};
+	/* slots taken but not delivered, handed out before the refill rings */
+	std::unique_ptr<uint64_t[]> spare_header, spare_body;
+	uint32_t nb_spare_header = 0, nb_spare_body = 0;
+	pod_counters counters;
+	/* control only */
+	bool in_use = false;
+	unique_fd doorbell_fd;
+	std::optional<region> tx_region;
+};
+
+struct pod_registry::service_state {
+	std::string name;
+	uint32_t max_pods = 0;
+	uint32_t nb_pods = 0; /* control's count */
+	/* members[0..nb_members) are pod_ids; readers check is_active and the service */
+	std::atomic<uint32_t> members[DPUMESH_MAX_PODS] = {};
+	std::atomic<uint32_t> nb_members{0};
+	uint32_t cursor = 0; /* round robin, data path */
+};
+
+pod_registry::pod_registry(const config::pools_config &limits,
+			   const std::vector<config::service_config> &services,
+			   unsigned max_dp_threads, uint32_t mkey_capacity)
+	: _pods(new pod_state[DPUMESH_MAX_PODS]),
+	  _services(new service_state[services.size()]),
+	  _nb_services(static_cast<uint32_t>(services.size())), _limits(limits),
+	  _mkeys(mkey_capacity), _max_dp_threads(max_dp_threads == 0 ? 1 : max_dp_threads)
+{
+	for (size_t i = 0; i < services.size(); i++) {
+		_services[i].name = services[i].name;
+		_services[i].max_pods = services[i].max_pods;
+	}
+	size_t sz = rte_rcu_qsbr_get_memsize(_max_dp_threads);
+	sz = (sz + 63) / 64 * 64;
+	_qsbr = static_cast<rte_rcu_qsbr *>(std::aligned_alloc(64, sz));
+	if (_qsbr == nullptr || rte_rcu_qsbr_init(_qsbr, _max_dp_threads) != 0)
+		std::abort(); /* CHECK: start-up allocation of a few hundred bytes */
+}
+
+pod_registry::~pod_registry()
+{
+	for (uint32_t i = 0; i < DPUMESH_MAX_PODS; i++)
+		if (_pods[i].in_use)
+			(void)unregister_pod(i);
+	std::free(_qsbr);
+}
+
+uint32_t pod_registry::service_index(std::string_view name) const noexcept
+{
+	for (uint32_t i = 0; i < _nb_services; i++)
+		if (_services[i].name == name)
+			return i;
+	return UINT32_MAX;
+}
+
+std::string_view pod_registry::pod_service(uint32_t pod_id) const noexcept
+{
+	if (pod_id >= DPUMESH_MAX_PODS || !_pods[pod_id].in_use)
+		return {};
+	return _services[_pods[pod_id].service].name;
+}
+
+const pod_counters &pod_registry::counters(uint32_t pod_id) const noexcept
+{
+	if (pod_id >= DPUMESH_MAX_PODS || !_pods[pod_id].in_use)
+		return _zero;
+	return _pods[pod_id].counters;
+}
+
+result<pod_registration> pod_registry::register_pod(const register_request &req,
+						     region &&pod_region, uint32_t *code)
+{
+	region r = std::move(pod_region); /* destroyed on every error path */
+	auto fail = [code](uint32_t c, status st) {
+		*code = c;
+		return st;
+	};
+	uint32_t svc = service_index(req.service);
+	if (svc == UINT32_MAX)
+		return fail(DPUMESH_CTRL_ERR_SERVICE,
+			    errorf("unknown service \"%s\"", req.service.c_str()));
+	if (req.nb_workers == 0 || req.nb_workers > DPUMESH_MAX_WORKERS)
+		return fail(DPUMESH_CTRL_ERR_GEOMETRY,
+			    errorf("%u workers (1..%u)", req.nb_workers, DPUMESH_MAX_WORKERS));
+	dpumesh_pod_layout layout;
+	int lrc = dpumesh_pod_layout_compute(&req.geometry, &layout);
+	if (lrc != DPUMESH_LAYOUT_OK)
+		return fail(DPUMESH_CTRL_ERR_GEOMETRY, errorf("invalid geometry (layout error %d)", lrc));
+	const dpumesh_geometry &g = req.geometry;
+	if (!pool_within(g.tx_header, _limits.tx_header) || !pool_within(g.tx_body, _limits.tx_body) ||
+	    !pool_within(g.rx_header, _limits.rx_header) || !pool_within(g.rx_body, _limits.rx_body) ||
+	    g.sq_depth > _limits.sq_depth)
+		return fail(DPUMESH_CTRL_ERR_LIMITS,
+			    errorf("geometry over the node's pools limits (slots/slot_size per pool, "
+				   "sq_depth %u)", _limits.sq_depth));
+	if (r.data() == nullptr || r.size() < layout.total_size)
+		return fail(DPUMESH_CTRL_ERR_GEOMETRY,
+			    errorf("region of %zu bytes is smaller than the layout's %llu", r.size(),
+				   static_cast<unsigned long long>(layout.total_size)));
+	if (r.remote_base() % DPUMESH_LAYOUT_ALIGN != 0)
+		return fail(DPUMESH_CTRL_ERR_GEOMETRY, errorf("region base is not 4096-aligned"));
+	service_state &s = _services[svc];
+	if (s.nb_pods >= s.max_pods)
+		return fail(DPUMESH_CTRL_ERR_SERVICE_FULL,
+			    errorf("service \"%s\" has its %u pods", s.name.c_str(), s.max_pods));
+	uint32_t id = UINT32_MAX;
+	for (uint32_t i = 0; i < DPUMESH_MAX_PODS; i++) {
+		uint32_t c = (_next_pod + i) % DPUMESH_MAX_PODS;
+		if (!_pods[c].in_use) {
+			id = c;
+			break;
+		}
+	}
+	if (id == UINT32_MAX)
+		return fail(DPUMESH_CTRL_ERR_TABLE_FULL, errorf("pod table full (%u pods)", DPUMESH_MAX_PODS));
+
+	unique_fd efd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+	if (!efd)
+		return fail(DPUMESH_CTRL_ERR_INTERNAL, errorf("eventfd: %s", std::strerror(errno)));
+	char name[48];
+	std::snprintf(name, sizeof(name), "dpumesh-txsq-pod%u", id);
+	auto txr = region::create(name, dpumesh_tx_region_size(g.sq_depth, req.nb_workers), false);
+	if (!txr)
+		return fail(DPUMESH_CTRL_ERR_INTERNAL, txr.error());
+	const uint64_t base = r.remote_base();
+	uint8_t *local = static_cast<uint8_t *>(r.data());
+	auto mk = _mkeys.register_region(std::move(r));
+	if (!mk)
+		return fail(DPUMESH_CTRL_ERR_TABLE_FULL, mk.error());
+
+	pod_state &p = _pods[id];
+	p.generation = _next_generation;
+	_next_generation = _next_generation == DPUMESH_GENERATION_MAX ? 1 : _next_generation + 1;
+	p.mkey = *mk;
+	p.service = svc;
+	p.nb_workers = req.nb_workers;
+	p.base = base;
+	p.geometry = g;
+	p.layout = layout;
+	p.doorbell_fd = std::move(efd);
+	p.doorbell = p.doorbell_fd.get();
+	p.tx_region.emplace(std::move(txr).value());
+	uint8_t *tx_local = static_cast<uint8_t *>(p.tx_region->data());
+	for (uint32_t w = 0; w < DPUMESH_MAX_WORKERS; w++)
+		p.tx_sq[w] = {};
+	for (uint32_t w = 0; w < req.nb_workers; w++)
+		(void)dpumesh_sq_init(&p.tx_sq[w], tx_local + dpumesh_tx_sq_offset(g.sq_depth, w),
+				      g.sq_depth);
+	(void)dpumesh_sq_init(&p.rx_sq, local + layout.rx_sq_off, g.sq_depth);
+	(void)dpumesh_sq_init(&p.refill_header, local + layout.rx_header_refill_off, g.sq_depth);
+	(void)dpumesh_sq_init(&p.refill_body, local + layout.rx_body_refill_off, g.sq_depth);
+	p.spare_header.reset(new uint64_t[g.rx_header.slots]);
+	p.spare_body.reset(new uint64_t[g.rx_body.slots]);
+	p.nb_spare_header = p.nb_spare_body = 0;
+	p.counters = {};
+	p.in_use = true;
+
+	pod_registry_entry &e = _table[id];
+	e.rx_header_mkey = p.mkey;
+	e.rx_body_mkey = p.mkey;
+	e.rx_sq_doorbell = id;
+	e.generation = p.generation;
+	__atomic_store_n(&e.is_active, 1u, __ATOMIC_RELEASE);
+
+	uint32_t n = s.nb_members.load(std::memory_order_relaxed);
+	s.members[n].store(id, std::memory_order_relaxed);
+	s.nb_members.store(n + 1, std::memory_order_release);
+	s.nb_pods++;
+	_nb_pods++;
+	_next_pod = (id + 1) % DPUMESH_MAX_PODS;
+	*code = DPUMESH_CTRL_OK;
+	DPUMESH_LOG(INFO, ctrl, "pod %u registered: service %s, generation %u, mkey 0x%x, %u workers",
+		    id, s.name.c_str(), p.generation, p.mkey, p.nb_workers);
+	return registration(id);
+}
+
+result<pod_registration> pod_registry::registration(uint32_t pod_id) const
+{
+	if (pod_id >= DPUMESH_MAX_PODS || !_pods[pod_id].in_use)
+		return errorf("pod %u is not registered", pod_id);
+	const pod_state &p = _pods[pod_id];
+	pod_registration reg;
+	reg.pod_id = pod_id;
+	reg.generation = p.generation;
+	reg.handle = dpumesh_pod_handle(pod_id, p.generation);
+	reg.mkey = p.mkey;
+	reg.nb_workers = p.nb_workers;
+	reg.sq_depth = p.geometry.sq_depth;
+	reg.doorbell_fd = p.doorbell_fd.get();
+	reg.tx_region = &*p.tx_region;
+	return reg;
+}
+
+status pod_registry::unregister_pod(uint32_t pod_id)
+{
+	if (pod_id >= DPUMESH_MAX_PODS || !_pods[pod_id].in_use)
+		return errorf("pod %u is not registered", pod_id);
+	pod_state &p = _pods[pod_id];
+	pod_registry_entry &e = _table[pod_id];
+	/* 1. No new work: data-path readers see is_active == 0 from now on. */
+	__atomic_store_n(&e.is_active, 0u, __ATOMIC_RELEASE);
+	service_state &s = _services[p.service];
+	uint32_t n = s.nb_members.load(std::memory_order_relaxed);
+	for (uint32_t i = 0; i < n; i++) {
+		if (s.members[i].load(std::memory_order_relaxed) == pod_id) {
+			s.members[i].store(s.members[n - 1].load(std::memory_order_relaxed),
+					   std::memory_order_relaxed);
+			s.nb_members.store(n - 1, std::memory_order_release);
+			break;
+		}
+	}
+	s.nb_pods--;
+	/* 2. Wait until every data-path thread has finished what it started before. */
+	uint64_t token = rte_rcu_qsbr_start(_qsbr);
+	rte_rcu_qsbr_check(_qsbr, token, true);
+	/* 3. Drop queued work, counted. */
+	sw_descriptor d;
+	for (uint32_t w = 0; w < p.nb_workers; w++)
+		while (dpumesh_sq_dequeue_burst(&p.tx_sq[w], &d, 1) == 1)
+			p.counters.dropped_on_unregister++;
+	/* 4. Tear down: mkey (unmaps the region), TX SQ region, doorbell, pod_id. */
+	auto r = _mkeys.unregister_region(p.mkey);
+	if (!r)
+		DPUMESH_LOG(ERR, ctrl, "pod %u: %s", pod_id, r.error().message().c_str());
+	e = pod_registry_entry{};
+	_retired.add(p.counters);
+	DPUMESH_LOG(INFO, ctrl, "pod %u unregistered (generation %u, %llu queued TX dropped)", pod_id,
+		    p.generation, static_cast<unsigned long long>(p.counters.dropped_on_unregister));
+	p.tx_region.reset();
+	p.doorbell_fd.reset();
+	p.doorbell = -1;
+	p.spare_header.reset();
+	p.spare_body.reset();
+	p.nb_spare_header = p.nb_spare_body = 0;
+	p.counters = {};
+	p.mkey = 0;
+	p.in_use = false;
+	_nb_pods--;
+	return status::ok();
+}
+
+status pod_registry::dp_thread_register(unsigned id)
+{
+	if (id >= _max_dp_threads)
+		return errorf("data-path thread id %u >= %u", id, _max_dp_threads);
+	if (rte_rcu_qsbr_thread_register(_qsbr, id) != 0)
+		return errorf("rte_rcu_qsbr_thread_register(%u) failed", id);
+	rte_rcu_qsbr_thread_online(_qsbr, id);
+	return status::ok();
+}
+
+void pod_registry::dp_thread_unregister(unsigned id) noexcept
+{
+	if (id >= _max_dp_threads)
+		return;
+	rte_rcu_qsbr_thread_offline(_qsbr, id);
+	(void)rte_rcu_qsbr_thread_unregister(_qsbr, id);
+}
+
+/* ---------------------------------------------------------------- data path */
+
+pod_registry::pod_state *pod_registry::live_state(uint32_t handle) noexcept
+{
+	uint32_t id = DPUMESH_HANDLE_POD_ID(handle);
+	const pod_registry_entry &e = _table[id];
+	if (__atomic_load_n(&e.is_active, __ATOMIC_ACQUIRE) == 0 ||
+	    e.generation != DPUMESH_HANDLE_GENERATION(handle))
+		return nullptr;
+	return &_pods[id];
+}
+
+const pod_registry::pod_state *pod_registry::live_state(uint32_t handle) const noexcept
+{
+	return const_cast<pod_registry *>(this)->live_state(handle);
+}
+
+uint32_t pod_registry::handle(uint32_t pod_id) const noexcept
+{
+	if (pod_id >= DPUMESH_MAX_PODS)
+		return 0;
+	const pod_registry_entry &e = _table[pod_id];
+	if (__atomic_load_n(&e.is_active, __ATOMIC_ACQUIRE) == 0)
+		return 0;
+	return dpumesh_pod_handle(pod_id, e.generation);
+}
+
+bool pod_registry::handle_live(uint32_t h) const noexcept { return live_state(h) != nullptr; }
+
+uint32_t pod_registry::nb_tx_sqs(uint32_t pod_id) const noexcept
+{
+	uint32_t h = handle(pod_id);
+	return h != 0 ? _pods[pod_id].nb_workers : 0;
+}
+
+bool pod_registry::rx_room(const pod_state &p) const noexcept
+{
+	/* The producer owns its position: a free slot there stays free until we post. */
+	const sw_descriptor &slot = p.rx_sq.slots[p.rx_sq.pos & p.rx_sq.mask];
+	return __atomic_load_n(&slot.valid, __ATOMIC_ACQUIRE) == 0;
+}
+
+bool pod_registry::post_rx(pod_state &p, const sw_descriptor &d) noexcept
+{
+	if (dpumesh_sq_enqueue_burst(&p.rx_sq, &d, 1) != 1) {
+		p.counters.rx_sq_full++;
+		return false;
+	}
+	/* Doorbell: the eventfd the pod's epoll waits on. On a BlueField-3 this is a DPA
+	 * completion / comch event the host library turns into the same fd. EAGAIN (counter
+	 * at its maximum) still leaves the fd readable, so it is ignored. */
+	uint64_t one = 1;
+	ssize_t rc = ::write(p.doorbell, &one, sizeof(one));
+	(void)rc;
+	return true;
+}
+
+take_rc pod_registry::take_tx(uint32_t pod_id, uint32_t sq_index, tx_item *out) noexcept
+{
+	if (pod_id >= DPUMESH_MAX_PODS)
+		return take_rc::gone;
+	uint32_t h = handle(pod_id);
+	if (h == 0)
+		return take_rc::gone;
+	pod_state &p = _pods[pod_id];
+	if (sq_index >= p.nb_workers)
+		return take_rc::gone;
+	if (!rx_room(p))
+		return take_rc::empty; /* no room to report a refusal: leave it queued */
+	sw_descriptor d;
+	if (dpumesh_sq_dequeue_burst(&p.tx_sq[sq_index], &d, 1) != 1)
+		return take_rc::empty;
+
+	tx_refusal why = tx_refusal::count;
+	const uint32_t flags = d.flags;
+	const uint32_t op = flags & DPUMESH_OP_MASK;
+	const uint8_t *hdr = nullptr, *body = nullptr;
+	if (flags & (DPUMESH_FLAGS_RESERVED_MASK | DPUMESH_STATUS_MASK))
+		why = tx_refusal::reserved_bits;
+	else if (op != DPUMESH_OP_REQUEST && op != DPUMESH_OP_RESPONSE)
+		why = tx_refusal::bad_op;
+	else if (!(pod_cases & (1u << ((flags & DPUMESH_CASE_MASK) >> DPUMESH_CASE_SHIFT))))
+		why = tx_refusal::bad_case;
+	else if (d.header_buf_addr == 0 || d.header_len == 0)
+		why = tx_refusal::no_header;
+	else if ((d.body_buf_addr == 0) != (d.body_len == 0))
+		why = tx_refusal::body_mismatch;
+	else {
+		int64_t slot = dpumesh_pool_slot(p.base + p.layout.tx_header_off, &p.geometry.tx_header,
+						 d.header_buf_addr, d.header_len);
+		if (slot == DPUMESH_SLOT_OUTSIDE)
+			why = tx_refusal::header_outside;
+		else if (slot == DPUMESH_SLOT_UNALIGNED)
+			why = tx_refusal::header_unaligned;
+		else if (slot == DPUMESH_SLOT_TOO_LONG)
+			why = tx_refusal::header_too_long;
+		else if ((hdr = static_cast<const uint8_t *>(
+				  _mkeys.translate(p.mkey, d.header_buf_addr, d.header_len))) == nullptr)
+			why = tx_refusal::header_outside;
+		else if (d.body_len != 0) {
+			slot = dpumesh_pool_slot(p.base + p.layout.tx_body_off, &p.geometry.tx_body,
+						 d.body_buf_addr, d.body_len);
+			if (slot == DPUMESH_SLOT_OUTSIDE)
+				why = tx_refusal::body_outside;
+			else if (slot == DPUMESH_SLOT_UNALIGNED)
+				why = tx_refusal::body_unaligned;
+			else if (slot == DPUMESH_SLOT_TOO_LONG)
+				why = tx_refusal::body_too_long;
+			else if ((body = static_cast<const uint8_t *>(
+					  _mkeys.translate(p.mkey, d.body_buf_addr, d.body_len))) == nullptr)
+				why = tx_refusal::body_outside;
+		}
+	}
+	if (why != tx_refusal::count) [[unlikely]] {
+		p.counters.tx_refused[static_cast<size_t>(why)]++;
+		sw_descriptor e = d;
+		e.dst.pod_id = 0;
+		e.flags = DPUMESH_OP_TX_DONE | DPUMESH_OP_ERROR |
+			  (tx_refusal_status(why) << DPUMESH_STATUS_SHIFT);
+		if (post_rx(p, e)) /* room was checked above */
+			p.counters.tx_done_posted++;
+		return take_rc::refused;
+	}
+	p.counters.tx_taken++;
+	out->desc = d;
+	out->src = h;
+	out->header = hdr;
+	out->body = body;
+	return take_rc::ok;
+}
+
+uint64_t pod_registry::take_refill(pod_state &p, bool is_body) noexcept
+{
+	uint32_t &nb_spare = is_body ? p.nb_spare_body : p.nb_spare_header;
+	if (nb_spare > 0)
+		return (is_body ? p.spare_body : p.spare_header)[--nb_spare];
+	dpumesh_sq &ring = is_body ? p.refill_body : p.refill_header;
+	const dpumesh_pool_geometry &pool = is_body ? p.geometry.rx_body : p.geometry.rx_header;
+	const uint64_t pool_base = p.base + (is_body ? p.layout.rx_body_off : p.layout.rx_header_off);
+	sw_descriptor d;
+	/* Bounded: at most one ring's worth of bad descriptors per call. */
+	for (uint32_t tries = 0; tries <= ring.mask; tries++) {
+		if (dpumesh_sq_dequeue_burst(&ring, &d, 1) != 1)
+			return 0;
+		const uint64_t addr = is_body ? d.body_buf_addr : d.header_buf_addr;
+		const uint64_t other = is_body ? d.header_buf_addr : d.body_buf_addr;
+		refill_refusal why = refill_refusal::count;
+		if (d.step_id != p.generation)
+			why = refill_refusal::stale_generation;
+		else if (d.flags != 0 || other != 0)
+			why = refill_refusal::bad_fields;
+		else {
+			int64_t slot = dpumesh_pool_slot(pool_base, &pool, addr, pool.slot_size);
+			if (slot == DPUMESH_SLOT_UNALIGNED)
+				why = refill_refusal::unaligned;
+			else if (slot < 0 || _mkeys.translate(p.mkey, addr, pool.slot_size) == nullptr)
+				why = refill_refusal::outside;
+		}
+		if (why == refill_refusal::count)
+			return addr;
+		p.counters.refill_refused[static_cast<size_t>(why)]++;
+	}
+	return 0;
+}
+
+uint32_t pod_registry::take_rx_slots(uint32_t dst_handle, uint32_t header_len, uint32_t body_len,
+				     rx_slots *out) noexcept
+{
+	pod_state *p = live_state(dst_handle);
+	if (p == nullptr)
+		return DPUMESH_STATUS_DEST_GONE;
+	if (header_len > p->geometry.rx_header.slot_size || body_len > p->geometry.rx_body.slot_size)
+		return DPUMESH_STATUS_TOO_LARGE;
+	if (!rx_room(*p)) {
+		p->counters.rx_sq_full++;
+		return DPUMESH_STATUS_DEST_FULL;
+	}
+	rx_slots s;
+	if (header_len > 0) {
+		s.header_addr = take_refill(*p, false);
+		if (s.header_addr == 0) {
+			p->counters.rx_no_slot++;
+			return DPUMESH_STATUS_DEST_FULL;
+		}
+	}
+	if (body_len > 0) {
+		s.body_addr = take_refill(*p, true);
+		if (s.body_addr == 0) {
+			if (s.header_addr != 0)
+				p->spare_header[p->nb_spare_header++] = s.header_addr;
+			p->counters.rx_no_slot++;
+			return DPUMESH_STATUS_DEST_FULL;
+		}
+	}
+	if (s.header_addr != 0)
+		s.header = static_cast<uint8_t *>(_mkeys.translate(p->mkey, s.header_addr, header_len));
+	if (s.body_addr != 0)
+		s.body = static_cast<uint8_t *>(_mkeys.translate(p->mkey, s.body_addr, body_len));
+	*out = s;
+	return DPUMESH_STATUS_OK;
+}
+
+void pod_registry::return_rx_slots(uint32_t dst_handle, const rx_slots &s) noexcept
+{
+	pod_state *p = live_state(dst_handle);
+	if (p == nullptr)
+		return;
+	/* Spares never exceed the pool's slots: each was a distinct validated slot. */
+	if (s.header_addr != 0 && p->nb_spare_header < p->geometry.rx_header.slots)
+		p->spare_header[p->nb_spare_header++] = s.header_addr;
+	if (s.body_addr != 0 && p->nb_spare_body < p->geometry.rx_body.slots)
+		p->spare_body[p->nb_spare_body++] = s.body_addr;
+}
+
+uint32_t pod_registry::deliver(uint32_t dst_handle, const sw_descriptor &desc) noexcept
+{
+	pod_state *p = live_state(dst_handle);
+	if (p == nullptr)
+		return DPUMESH_STATUS_DEST_GONE;
+	if (!post_rx(*p, desc))
+		return DPUMESH_STATUS_DEST_FULL;
+	p->counters.rx_delivered++;
+	return DPUMESH_STATUS_OK;
+}
+
+uint32_t pod_registry::complete_tx(uint32_t src_handle, const sw_descriptor &desc,
+				   uint32_t st) noexcept
+{
+	pod_state *p = live_state(src_handle);
+	if (p == nullptr)
+		return DPUMESH_STATUS_DEST_GONE;
+	sw_descriptor e = desc;
+	e.dst.pod_id = 0;
+	e.flags = DPUMESH_OP_TX_DONE | (desc.flags & DPUMESH_CASE_MASK);
+	if (st != DPUMESH_STATUS_OK)
+		e.flags |= DPUMESH_OP_ERROR | ((st & 0xffffu) << DPUMESH_STATUS_SHIFT);
+	if (!post_rx(*p, e))
+		return DPUMESH_STATUS_DEST_FULL;
+	p->counters.tx_done_posted++;
+	return DPUMESH_STATUS_OK;
+}
+
+uint32_t pod_registry::pick_pod(uint32_t service_index) noexcept
+{
+	if (service_index >= _nb_services)
+		return 0;
+	service_state &s = _services[service_index];
+	uint32_t n = s.nb_members.load(std::memory_order_acquire);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t id = s.members[(s.cursor + i) % n].load(std::memory_order_relaxed) %
+			      DPUMESH_MAX_PODS;
+		uint32_t h = handle(id);
+		if (h != 0 && _pods[id].service == service_index) {
+			s.cursor = (s.cursor + i + 1) % n;
+			return h;
+		}
+	}
+	return 0;
+}
+
+uint32_t pod_registry::nb_live(uint32_t service_index) const noexcept
+{
+	if (service_index >= _nb_services)
+		return 0;
+	const service_state &s = _services[service_index];
+	uint32_t n = s.nb_members.load(std::memory_order_acquire), live = 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (handle(s.members[i].load(std::memory_order_relaxed) % DPUMESH_MAX_PODS) != 0)
+			live++;
+	return live;
+}
+
+} // namespace dpumesh

@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Pods as real processes (dpumesh-test-pod on libdpumesh) registered with a DPU side run by
+// this test: control_server + pod_registry + a harness that moves messages with CPU copies
+// through the security core (take_tx, take_rx_slots, deliver, complete_tx).
+#include <dirent.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <string>
+#include <thread>
+#include <tuple>
+
+#include "dpumesh/control_server.h"
+#include "dpumesh/l7.h"
+#include "dpumesh/pod_registry.h"
+#include "subprocess.h"
+
+namespace {
+
+using namespace dpumesh;
+using test::subprocess;
+using namespace std::chrono_literals;
+
+int count_fds()
+{
+	int n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	while (dirent *e = readdir(d))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+std::vector<config::service_config> services()
+{
+	return {{"echo", 4}, {"client", 4}};
+}
+
+/* The DPU side: registry, control server, and a single-threaded CPU-copy data mover. */
+class mesh {
+public:
+	explicit mesh(const std::string &sock) : reg(config::pools_config{}, services()), srv(reg)
+	{
+		EXPECT_TRUE(srv.listen(sock).is_ok());
+	}
+
+	/* One round: control, every TX SQ, retries, pending requests of dead pods. */
+	unsigned step(bool move_tx = true)
+	{
+		unsigned n = srv.poll();
+		if (!move_tx)
+			return n;
+		std::vector<tx_item> again;
+		again.swap(deferred);
+		for (const tx_item &it : again)
+			if (reg.handle_live(it.src)) /* a dead sender's pointers are gone with it */
+				route(it);
+		for (uint32_t id = 0; id < DPUMESH_MAX_PODS; id++) {
+			for (uint32_t q = 0; q < reg.nb_tx_sqs(id); q++) {
+				tx_item it;
+				for (int k = 0; k < 32; k++) {
+					take_rc rc = reg.take_tx(id, q, &it);
+					if (rc == take_rc::refused) {
+						n++;
+						continue;
+					}
+					if (rc != take_rc::ok)
+						break;
+					n++;
+					route(it);
+				}
+			}
+		}
+		for (auto it = pending.begin(); it != pending.end();) {
+			if (!reg.handle_live(std::get<0>(it->first))) {
+				/* The destination died: fail the request back as a mesh error. */
+				sw_descriptor e = {};
+				e.req_id = std::get<1>(it->first);
+				e.step_id = std::get<2>(it->first);
+				e.flags = DPUMESH_OP_RESPONSE | DPUMESH_OP_ERROR | DPUMESH_CASE_LOCAL |
+					  (DPUMESH_STATUS_DEST_GONE << DPUMESH_STATUS_SHIFT);
+				if (reg.deliver(it->second, e) == DPUMESH_STATUS_DEST_FULL) {
+					++it;
+					continue;
+				}
+				failed_back++;
+				it = pending.erase(it);
+			} else
+				++it;
+		}
+		for (size_t i = 0; i < retry.size();) {
+			auto [h, d, st] = retry[i];
+			if (reg.complete_tx(h, d, st) != DPUMESH_STATUS_DEST_FULL)
+				retry.erase(retry.begin() + static_cast<std::ptrdiff_t>(i));
+			else
+				i++;
+		}
+		return n;
+	}
+
+	void complete(uint32_t h, const sw_descriptor &d, uint32_t st)
+	{
+		if (st != DPUMESH_STATUS_OK)
+			refused_by_harness++;
+		if (reg.complete_tx(h, d, st) == DPUMESH_STATUS_DEST_FULL)
+			retry.emplace_back(h, d, st);
+	}
+
+	void route(const tx_item &it)
+	{
+		const sw_descriptor &d = it.desc;
+		wire::l7_view v;
+		if (wire::l7_decode(it.header, d.header_len, &v) != wire::l7_error::ok) {
+			complete(it.src, d, DPUMESH_STATUS_BAD_DESCRIPTOR);
+			return;
+		}
+		uint32_t dst = 0;
+		const bool is_request = (d.flags & DPUMESH_OP_MASK) == DPUMESH_OP_REQUEST;
+		auto key = std::make_tuple(it.src, d.req_id, d.step_id);
+		if (is_request) {
+			dst = reg.pick_pod(reg.service_index(v.service));
+			if (dst == 0) {
+				requests_refused++;
+				complete(it.src, d, DPUMESH_STATUS_NO_POD);
+				return;
+			}
+		} else {
+			auto p = pending.find(key); /* identity from the SQ, never from d.dst */
+			if (p == pending.end()) {
+				no_match++;
+				complete(it.src, d, DPUMESH_STATUS_NO_MATCH);
+				return;
+			}
+			dst = p->second;
+		}
+		rx_slots s;
+		uint32_t st = reg.take_rx_slots(dst, d.header_len, d.body_len, &s);
+		if (st == DPUMESH_STATUS_DEST_FULL) {
+			deferred.push_back(it); /* destination busy: back-pressure, retry */
+			return;
+		}
+		if (st != DPUMESH_STATUS_OK) {
+			requests_refused += is_request;
+			complete(it.src, d, st);
+			return;
+		}
+		std::memcpy(s.header, it.header, d.header_len);
+		if (d.body_len)
+			std::memcpy(s.body, it.body, d.body_len);
+		sw_descriptor out = {};
+		out.header_buf_addr = s.header_addr;
+		out.header_len = d.header_len;
+		out.body_buf_addr = s.body_addr;
+		out.body_len = d.body_len;
+		out.req_id = d.req_id;
+		out.step_id = d.step_id;
+		out.flags = (d.flags & DPUMESH_OP_MASK) | DPUMESH_CASE_LOCAL;
+		out.dst.pod_id = dst;
+		st = reg.deliver(dst, out);
+		if (st != DPUMESH_STATUS_OK) {
+			reg.return_rx_slots(dst, s);
+			if (st == DPUMESH_STATUS_DEST_FULL) {
+				deferred.push_back(it);
+				return;
+			}
+			requests_refused += is_request;
+			complete(it.src, d, st);
+			return;
+		}
+		delivered++;
+		requests_delivered += is_request;
+		if (is_request)
+			pending[std::make_tuple(dst, d.req_id, d.step_id)] = it.src;
+		else
+			pending.erase(pending.find(key));
+		complete(it.src, d, DPUMESH_STATUS_OK);
+	}
+
+	/* Steps until pred() or the limit; sleeps a little when idle (2-core machine). */
+	bool run_until(const std::function<bool()> &pred, std::chrono::milliseconds limit,
+		       bool move_tx = true)
+	{
+		auto end = std::chrono::steady_clock::now() + limit;
+		while (!pred()) {
+			if (std::chrono::steady_clock::now() > end)
+				return false;
+			if (step(move_tx) == 0)
+				std::this_thread::sleep_for(100us);
+		}
+		return true;
+	}
+
+	/* Waits for a line in a child's output while serving the mesh. */
+	std::string wait_line(subprocess &p, const std::string &prefix, bool move_tx = true)
+	{
+		std::string line;
+		run_until(
+			[&] {
+				const std::string &o = p.output();
+				size_t at = o.find(prefix);
+				if (at == std::string::npos)
+					return false;
+				size_t eol = o.find('\n', at);
+				if (eol == std::string::npos)
+					return false;
+				line = o.substr(at, eol - at);
+				return true;
+			},
+			20s, move_tx);
+		return line;
+	}
+
+	pod_registry reg;
+	control_server srv;
+	std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> pending; /* dst,req,step -> src */
+	std::vector<std::tuple<uint32_t, sw_descriptor, uint32_t>> retry;
+	std::vector<tx_item> deferred;
+	uint64_t requests_delivered = 0, requests_refused = 0;
+	uint64_t delivered = 0, refused_by_harness = 0, no_match = 0, failed_back = 0;
+};
+
+/* Value of "key=" in a line. */
+uint64_t field(const std::string &line, const std::string &key)
+{
+	std::string k = " " + key;
+	k += "=";
+	size_t at = line.find(k);
+	if (at == std::string::npos)
+		return UINT64_MAX;
+	return std::strtoull(line.c_str() + at + k.size(), nullptr, 0);
+}
+
+std::string pod_bin() { return std::string(DPUMESH_BINARY_DIR) + "/tests/dpumesh-test-pod"; }
+
+class pod_mesh : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		fds_before = count_fds();
+		sock = dir.file("ctrl.sock");
+		m = std::make_unique<mesh>(sock);
+	}
+	void expect_idle()
+	{
+		EXPECT_TRUE(m->run_until([&] { return m->reg.nb_pods() == 0; }, 10s));
+		EXPECT_EQ(m->reg.nb_pods(), 0u);
+		EXPECT_EQ(m->reg.mkeys().size(), 0u);
+		EXPECT_EQ(m->srv.nb_connections(), 0u);
+		for (uint32_t i = 0; i < DPUMESH_MAX_PODS; i++)
+			EXPECT_EQ(m->reg.table()[i].is_active, 0u);
+		retired = m->reg.retired_counters();
+		requests_delivered = m->requests_delivered;
+		requests_refused = m->requests_refused;
+		m.reset();
+		EXPECT_EQ(count_fds(), fds_before);
+	}
+	test::temp_dir dir;
+	std::string sock;
+	std::unique_ptr<mesh> m;
+	int fds_before = 0;
+	pod_counters retired;
+	uint64_t requests_delivered = 0, requests_refused = 0;
+};
+
+TEST_F(pod_mesh, echo_roundtrip_across_processes)
+{
+	subprocess echo({pod_bin(), "echo", sock});
+	std::string ready = m->wait_line(echo, "READY");
+	ASSERT_FALSE(ready.empty()) << echo.output();
+	const int fds_registered = count_fds();
+	EXPECT_EQ(m->reg.nb_pods(), 1u);
+	{
+		subprocess client({pod_bin(), "client", sock, "400", "7", "8192"});
+		std::string done = m->wait_line(client, "DONE");
+		ASSERT_FALSE(done.empty()) << client.output();
+		EXPECT_EQ(client.wait(10s), 0) << client.output();
+		EXPECT_EQ(field(done, "ok"), 400u) << done;
+		EXPECT_EQ(field(done, "bad"), 0u) << done;
+		EXPECT_EQ(m->delivered, 800u); /* 400 requests + 400 responses */
+	}
+	EXPECT_TRUE(m->run_until([&] { return m->reg.nb_pods() == 1; }, 10s));
+	EXPECT_EQ(count_fds(), fds_registered); /* the client's fds are all gone */
+	echo.signal(SIGTERM);
+	echo.wait(5s);
+	expect_idle();
+	EXPECT_EQ(retired.tx_refused_total(), 0u);
+	EXPECT_EQ(retired.refill_refused_total(), 0u);
+}
+
+TEST_F(pod_mesh, malicious_descriptors_refused_and_reported)
+{
+	subprocess echo({pod_bin(), "echo", sock});
+	std::string ready = m->wait_line(echo, "READY");
+	ASSERT_FALSE(ready.empty()) << echo.output();
+	uint32_t victim = static_cast<uint32_t>(field(ready, "pod"));
+	auto reg = m->reg.registration(victim);
+	ASSERT_TRUE(reg.is_ok());
+	const region *vr = m->reg.mkeys().find(reg->mkey);
+	ASSERT_NE(vr, nullptr);
+	/* Canary: every byte of the victim's region (all its pools and rings). */
+	std::string before(static_cast<const char *>(vr->data()), vr->size());
+	char txh[32], rxb[32];
+	std::snprintf(txh, sizeof(txh), "0x%llx", static_cast<unsigned long long>(field(ready, "txh")));
+	std::snprintf(rxb, sizeof(rxb), "0x%llx", static_cast<unsigned long long>(field(ready, "rxb")));
+	subprocess evil({pod_bin(), "evil", sock, txh, rxb});
+	std::string done = m->wait_line(evil, "DONE");
+	ASSERT_FALSE(done.empty()) << evil.output();
+	EXPECT_EQ(evil.wait(10s), 0);
+	const char *expect =
+		"2,2,2,3,3,2,2,1,1,1,1,2,1,2,1,1,"; /* BAD_ADDRESS=2 TOO_LARGE=3 BAD_DESCRIPTOR=1 */
+	EXPECT_NE(done.find(std::string("statuses=") + expect), std::string::npos) << done;
+	EXPECT_EQ(field(done, "responses"), 0u);
+	EXPECT_EQ(std::memcmp(before.data(), vr->data(), vr->size()), 0) << "victim memory changed";
+	EXPECT_EQ(m->delivered, 0u);
+	echo.signal(SIGTERM);
+	echo.wait(5s);
+	expect_idle();
+	const pod_counters &c = retired;
+	auto n = [&](tx_refusal r) { return c.tx_refused[static_cast<size_t>(r)]; };
+	EXPECT_EQ(n(tx_refusal::header_outside), 3u * 4); /* #0 #2 #11 #13 */
+	EXPECT_EQ(n(tx_refusal::body_outside), 3u);
+	EXPECT_EQ(n(tx_refusal::header_too_long), 3u);
+	EXPECT_EQ(n(tx_refusal::body_too_long), 3u);
+	EXPECT_EQ(n(tx_refusal::header_unaligned), 3u);
+	EXPECT_EQ(n(tx_refusal::body_unaligned), 3u);
+	EXPECT_EQ(n(tx_refusal::reserved_bits), 3u * 2);
+	EXPECT_EQ(n(tx_refusal::bad_op), 3u * 2);
+	EXPECT_EQ(n(tx_refusal::bad_case), 3u);
+	EXPECT_EQ(n(tx_refusal::no_header), 3u);
+	EXPECT_EQ(n(tx_refusal::body_mismatch), 3u);
+	EXPECT_EQ(c.tx_refused_total(), 3u * 16);
+	EXPECT_EQ(c.tx_taken, 0u);
+}
+
+TEST_F(pod_mesh, crash_cleans_up_and_restart_gets_new_generation)
+{
+	subprocess echo1({pod_bin(), "echo", sock});
+	subprocess echo2({pod_bin(), "echo", sock});
+	std::string r1 = m->wait_line(echo1, "READY"), r2 = m->wait_line(echo2, "READY");
+	ASSERT_FALSE(r1.empty() || r2.empty());
+	const int fds_two_echo = count_fds();
+	{
+		subprocess client({pod_bin(), "client", sock, "3000", "11", "4096"});
+		ASSERT_TRUE(m->run_until([&] { return m->delivered >= 300; }, 20s));
+		echo1.signal(SIGKILL);
+		std::string done = m->wait_line(client, "DONE");
+		ASSERT_FALSE(done.empty()) << client.output();
+		EXPECT_EQ(client.wait(10s), 0) << client.output();
+		EXPECT_EQ(field(done, "bad"), 0u);
+		EXPECT_EQ(field(done, "ok") + field(done, "refused") + field(done, "mesh_err"), 3000u)
+			<< done;
+		EXPECT_GT(field(done, "ok"), 300u) << done; /* echo2 kept working */
+	}
+	echo1.wait(5s);
+	ASSERT_TRUE(m->run_until([&] { return m->reg.nb_pods() == 1; }, 10s));
+	EXPECT_EQ(m->reg.mkeys().size(), 1u);
+	/* Restart under the same service: a new generation. */
+	subprocess echo3({pod_bin(), "echo", sock});
+	std::string r3 = m->wait_line(echo3, "READY");
+	ASSERT_FALSE(r3.empty());
+	EXPECT_NE(field(r3, "gen"), field(r1, "gen"));
+	EXPECT_NE(field(r3, "gen"), field(r2, "gen"));
+	/* Work stamped with the dead registration is refused. */
+	uint32_t old = dpumesh_pod_handle(field(r1, "pod"), field(r1, "gen"));
+	rx_slots s;
+	EXPECT_EQ(m->reg.take_rx_slots(old, 64, 64, &s), static_cast<uint32_t>(DPUMESH_STATUS_DEST_GONE));
+	sw_descriptor d = {};
+	EXPECT_EQ(m->reg.deliver(old, d), static_cast<uint32_t>(DPUMESH_STATUS_DEST_GONE));
+	EXPECT_EQ(count_fds(), fds_two_echo);
+	echo2.signal(SIGTERM);
+	echo3.signal(SIGTERM);
+	echo2.wait(5s);
+	echo3.wait(5s);
+	expect_idle();
+}
+
+TEST_F(pod_mesh, full_queue_and_empty_pool_say_try_again)
+{
+	subprocess echo({pod_bin(), "echo", sock});
+	ASSERT_FALSE(m->wait_line(echo, "READY").empty());
+	/* TX header pool (128) larger than the TX SQ (64): the SQ fills first -> -EAGAIN. */
+	{
+		subprocess client({pod_bin(), "client", sock, "200", "3", "2048", "flood", "128"});
+		std::string full = m->wait_line(client, "FULL", /*move_tx=*/false);
+		ASSERT_FALSE(full.empty()) << client.output();
+		EXPECT_EQ(field(full, "sent"), 64u) << full;
+		EXPECT_EQ(static_cast<int>(field(full, "rc")), -EAGAIN) << full;
+		std::string done = m->wait_line(client, "DONE");
+		ASSERT_FALSE(done.empty()) << client.output();
+		EXPECT_EQ(client.wait(10s), 0) << client.output();
+		EXPECT_EQ(field(done, "ok") + field(done, "refused"), 200u) << done;
+	}
+	/* TX header pool (32) smaller than the SQ: the pool empties first -> -ENOBUFS. */
+	{
+		subprocess client({pod_bin(), "client", sock, "100", "4", "2048", "flood", "32"});
+		std::string full = m->wait_line(client, "FULL", false);
+		ASSERT_FALSE(full.empty()) << client.output();
+		EXPECT_EQ(field(full, "sent"), 32u) << full;
+		EXPECT_EQ(static_cast<int>(field(full, "rc")), -ENOBUFS) << full;
+		std::string done = m->wait_line(client, "DONE");
+		EXPECT_EQ(client.wait(10s), 0) << client.output();
+		EXPECT_EQ(field(done, "ok") + field(done, "refused"), 100u) << done;
+	}
+	echo.signal(SIGTERM);
+	echo.wait(5s);
+	expect_idle();
+	/* sent = delivered + refused: every request was either delivered to echo or refused. */
+	EXPECT_EQ(requests_delivered + requests_refused, 300u);
+}
+
+} // namespace
