@@ -312,8 +312,10 @@ status pod_registry::unregister_pod(uint32_t pod_id)
 	}
 	s.nb_pods--;
 	/* 2. Wait until every data-path thread has finished what it started before. */
+	_quiesce_waiters.fetch_add(1, std::memory_order_acq_rel);
 	uint64_t token = rte_rcu_qsbr_start(_qsbr);
 	rte_rcu_qsbr_check(_qsbr, token, true);
+	_quiesce_waiters.fetch_sub(1, std::memory_order_acq_rel);
 	/* 3. Drop queued work, counted. */
 	sw_descriptor d;
 	for (uint32_t w = 0; w < p.nb_workers; w++)
@@ -487,6 +489,18 @@ take_rc pod_registry::take_tx(uint32_t pod_id, uint32_t sq_index, tx_item *out) 
 	out->header = hdr;
 	out->body = body;
 	return take_rc::ok;
+}
+
+const uint8_t *pod_registry::tx_body(uint32_t src_handle, uint64_t addr, uint32_t len) noexcept
+{
+	pod_state *p = live_state(src_handle);
+	if (!p || len == 0)
+		return nullptr;
+	int64_t slot = dpumesh_pool_slot(p->base + p->layout.tx_body_off, &p->geometry.tx_body,
+					 addr, len);
+	if (slot < 0)
+		return nullptr;
+	return static_cast<const uint8_t *>(_mkeys.translate(p->mkey, addr, len));
 }
 
 uint64_t pod_registry::take_refill(pod_state &p, bool is_body) noexcept

@@ -246,6 +246,26 @@ public:
 	uint32_t take_rx_slots(uint32_t dst_handle, uint32_t header_len, uint32_t body_len,
 			       rx_slots *out) noexcept;
 
+	/**
+	 * Local pointer to [addr, addr+len) in the TX body pool of the registration named by
+	 * src_handle (same checks as take_tx: inside the pool, on a slot start, within a slot),
+	 * for reading a sender's body after its descriptor was taken.
+	 *
+	 * @return the pointer; nullptr if the handle is not live or the range is not valid
+	 */
+	const uint8_t *tx_body(uint32_t src_handle, uint64_t addr, uint32_t len) noexcept;
+
+	/**
+	 * True while an unregistration waits for data-path threads to be quiescent. A thread
+	 * that reports quiescence only when it holds no pod pointer (e.g. the DPA emulator,
+	 * whose DMA copies outlive a loop) stops taking new work while this is set, so it
+	 * drains and reports promptly.
+	 */
+	bool quiesce_pending() const noexcept
+	{
+		return _quiesce_waiters.load(std::memory_order_acquire) != 0;
+	}
+
 	/** Gives back slots from take_rx_slots that were not delivered (used before anything else). */
 	void return_rx_slots(uint32_t dst_handle, const rx_slots &slots) noexcept;
 
@@ -295,6 +315,7 @@ private:
 	rte_rcu_qsbr *_qsbr = nullptr;
 	unsigned _max_dp_threads;
 	uint32_t _nb_pods = 0;
+	std::atomic<uint32_t> _quiesce_waiters{0};
 	uint32_t _next_pod = 0;
 	uint32_t _next_generation = 1;
 	pod_counters _retired;
