@@ -764,8 +764,7 @@ void read_dpa(ctx &c, const json_t *v, node_config &cfg)
 	obj o(c, v, "/dpa");
 	o.enumeration("backend", cfg.dpa.backend,
 		      {{"emu", dpa_backend::emu}, {"doca", dpa_backend::doca}});
-	o.uint("tx_threads", cfg.dpa.tx_threads, 1, 256);
-	o.uint("rx_threads", cfg.dpa.rx_threads, 1, 256);
+	o.uint("threads", cfg.dpa.threads, 1, 16);
 	o.done();
 }
 

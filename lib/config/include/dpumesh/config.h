@@ -69,7 +69,7 @@ enum class idle_policy {
 
 /** Stages an lcore can run; the names used in "lcores.stages". */
 inline constexpr std::string_view stage_names[] = {
-	"port_rx", "port_tx", "sidecar", "dpa_tx", "dpa_rx",
+	"port_rx", "port_tx", "sidecar", "dpa",
 };
 
 struct lcores_config {
@@ -188,8 +188,8 @@ enum class dpa_backend { emu, doca };
 
 struct dpa_config {
 	dpa_backend backend = dpa_backend::emu;
-	uint32_t tx_threads = 1; /**< TX kernel instances (each owns a share of the host TX SQs) */
-	uint32_t rx_threads = 1; /**< RX kernel instances */
+	/** DPA threads; each runs the TX and RX kernels for the pods it owns (pod_id % threads) */
+	uint32_t threads = 1;
 };
 
 enum class dma_backend { cpu, dmadev };
