@@ -61,7 +61,7 @@ std::string usage(const char *prog)
 	       "  -i, --interactive         run the interactive console (dpumesh> prompt)\n"
 	       "      --cmdline-file FILE   run console commands from FILE at start\n"
 	       "      --stats-period SEC    print statistics every SEC seconds (0: only at\n"
-	       "                            exit; default 1)\n"
+	       "                            exit; default 1, or 0 with -i)\n"
 	       "      --dpa-backend emu|doca\n"
 	       "                            DPA kernels on the emulator (lcores) or on a\n"
 	       "                            BlueField-3's DPA via DOCA; overrides /dpa/backend\n"
@@ -120,6 +120,7 @@ result<options> parse_options(int argc, char **argv)
 		case opt_stats_period: {
 			DPUMESH_ASSIGN_OR_RETURN(o.stats_period,
 						 parse_uint("--stats-period", optarg, 3600));
+			o.stats_period_given = true;
 			break;
 		}
 		case opt_dpa_backend:
