@@ -181,7 +181,7 @@ bool set_forwarding(node &n, bool on)
 	if (n.runner().forwarding() == on)
 		return false;
 	n.runner().set_forwarding(on);
-	DPUMESH_LOG(INFO, console, "forwarding %s", on ? "started" : "stopped");
+	DPUMESH_LOG(DEBUG, console, "forwarding %s", on ? "started" : "stopped");
 	return true;
 }
 
