@@ -73,6 +73,9 @@ std::string usage(const char *prog)
 	       "\n"
 	       "EAL options are DPDK's: e.g. -l 0-1 --no-huge -m 512 --no-pci --no-shconf\n"
 	       "--vdev net_pcap0,rx_pcap=FILE; see the DPDK EAL parameters guide.\n"
+	       "Operating (docs/console.md): -i for the console; dpdk-telemetry.py -f PREFIX\n"
+	       "reads /dpumesh/... (use a unique --file-prefix=PREFIX); dpdk-dumpcap needs\n"
+	       "hugepages and no --no-shconf.\n"
 	       "\n"
 	       "Example:\n"
 	       "  " +

@@ -437,6 +437,8 @@ void console::print_async(const std::string &text)
 void console::close_interactive()
 {
 	if (_impl->tty) {
+		std::fputs("\r\x1b[2K", stdout); /* the prompt drawn after the last command */
+		std::fflush(stdout);
 		cmdline_stdin_exit(_impl->tty);
 		_impl->tty = nullptr;
 	}
