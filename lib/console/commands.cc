@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The console's commands: the table (bottom of the file) and one handler per row. Handlers
 // only parse their words, call control's action functions and render text.
+#include <algorithm>
 #include <cinttypes>
 #include <cstdarg>
 #include <cstdio>
@@ -434,6 +435,54 @@ const command_spec command_table[] = {
 } // namespace
 
 std::span<const command_spec> commands() { return command_table; }
+
+bool syntax_token::matches(const std::string &w) const
+{
+	return choices.empty() || std::find(choices.begin(), choices.end(), w) != choices.end();
+}
+
+std::vector<syntax_token> parse_syntax(const char *syntax)
+{
+	std::vector<syntax_token> out;
+	for (const std::string &w : split_words(syntax)) {
+		syntax_token t;
+		t.text = w;
+		if (w.front() != '<') {
+			size_t s = 0;
+			for (;;) {
+				size_t bar = w.find('|', s);
+				t.choices.push_back(w.substr(s, bar - s));
+				if (bar == std::string::npos)
+					break;
+				s = bar + 1;
+			}
+		}
+		out.push_back(std::move(t));
+	}
+	return out;
+}
+
+std::string first_overlap(std::span<const command_spec> table)
+{
+	for (size_t i = 0; i < table.size(); i++)
+		for (size_t j = i + 1; j < table.size(); j++) {
+			auto a = parse_syntax(table[i].syntax), b = parse_syntax(table[j].syntax);
+			if (a.size() != b.size())
+				continue;
+			bool all = true;
+			for (size_t k = 0; k < a.size() && all; k++) {
+				if (a[k].choices.empty() || b[k].choices.empty())
+					continue;
+				bool common = false;
+				for (const std::string &c : a[k].choices)
+					common = common || b[k].matches(c);
+				all = common;
+			}
+			if (all)
+				return std::string(table[i].syntax) + " / " + table[j].syntax;
+		}
+	return "";
+}
 
 std::vector<std::string> split_words(std::string_view line)
 {

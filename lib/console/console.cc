@@ -50,37 +50,6 @@ size_t edit_distance(std::string_view a, std::string_view b)
 	return row[b.size()];
 }
 
-/** A syntax token: choices of a keyword, or empty for a "<name>" placeholder. */
-struct syntax_token {
-	std::vector<std::string> choices;
-	std::string text;
-	bool matches(const std::string &w) const
-	{
-		return choices.empty() || std::find(choices.begin(), choices.end(), w) != choices.end();
-	}
-};
-
-std::vector<syntax_token> parse_syntax(const char *syntax)
-{
-	std::vector<syntax_token> out;
-	for (const std::string &w : split_words(syntax)) {
-		syntax_token t;
-		t.text = w;
-		if (w.front() != '<') {
-			size_t s = 0;
-			for (;;) {
-				size_t bar = w.find('|', s);
-				t.choices.push_back(w.substr(s, bar - s));
-				if (bar == std::string::npos)
-					break;
-				s = bar + 1;
-			}
-		}
-		out.push_back(std::move(t));
-	}
-	return out;
-}
-
 /** The catch-all token: matches a whole line that no command matches. */
 struct other_token {
 	cmdline_parse_token_hdr_t hdr;
@@ -162,6 +131,8 @@ cmdline_parse_inst_t *console::impl::new_inst(void (*f)(void *, cmdline *, void 
 void console::impl::build()
 {
 	auto table = commands();
+	if (std::string clash = first_overlap(table); !clash.empty())
+		throw std::logic_error("console: command rows overlap: " + clash);
 	for (size_t row = 0; row < table.size(); row++) {
 		syntaxes.push_back(parse_syntax(table[row].syntax));
 		const auto &syn = syntaxes.back();

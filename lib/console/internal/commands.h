@@ -44,4 +44,19 @@ inline constexpr const char *coming_commands[] = {
 /** Splits on blanks. */
 std::vector<std::string> split_words(std::string_view line);
 
+/** A syntax token: the choices of a keyword, or no choices for a "<name>" placeholder. */
+struct syntax_token {
+	std::vector<std::string> choices;
+	std::string text;
+	bool matches(const std::string &w) const;
+};
+
+std::vector<syntax_token> parse_syntax(const char *syntax);
+
+/**
+ * Two rows that can both match one line ("show <x>" and "show drops") would make cmdline
+ * answer "Ambiguous command". Returns "ROW1 / ROW2" for the first such pair, or "".
+ */
+std::string first_overlap(std::span<const command_spec> table);
+
 } // namespace dpumesh::console
