@@ -340,7 +340,7 @@ TEST(Console, CmdlineFileRunsCommandsAndKeepsForwarding)
 			       "show policy\n"
 			       "set log port debug\n"
 			       "show log\n"
-			       "set stats-period 0\n"
+			       "set stats-period 1\n"
 			       "stop\n"
 			       "start\n"
 			       "reload config\n"
@@ -376,14 +376,22 @@ TEST(Console, CmdlineFileRunsCommandsAndKeepsForwarding)
 	EXPECT_NE(out.find(cmds + ":22: unknown command \"bogus\""), std::string::npos) << out;
 	EXPECT_NE(out.find("start.cmds: 21 command(s), 2 failed"), std::string::npos) << out;
 
-	/* the data plane keeps running after the file; SIGINT stops it with full totals */
-	ASSERT_TRUE(p.wait_output(
-		[](const std::string &) { return true; }, 1s));
-	std::this_thread::sleep_for(500ms);
+	/* the data plane keeps running after the file (periodic stats, set by the file, show
+	 * both captures fully received; the file cleared port 1's ethdev stats, not the
+	 * stage's); SIGINT stops it with full totals */
+	EXPECT_NE(out.find("stats-period 1 s"), std::string::npos) << out;
+	EXPECT_TRUE(p.wait_output(
+		[](const std::string &o) {
+			return o.find("port 0 uplink   RX         1000 pkts") != std::string::npos &&
+			       o.find("port_rx: frames 2000 ") != std::string::npos;
+		},
+		30s))
+		<< p.output();
 	p.signal(SIGINT);
 	EXPECT_EQ(p.wait(30s), 0) << p.output();
 	const std::string fin = p.output();
 	EXPECT_NE(fin.find("final port=0 name=uplink rx_packets=1000 "), std::string::npos) << fin;
+	EXPECT_EQ(value_after(fin, "final stage=port_rx", "frames"), 2000) << fin;
 	EXPECT_EQ(value_after(fin, "final stage=port_rx", "drop_other_port"),
 		  static_cast<long long>(2 * once.other))
 		<< fin;
