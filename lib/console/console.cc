@@ -399,7 +399,11 @@ void console::print_async(const std::string &text)
 		std::fflush(stdout);
 		return;
 	}
-	std::fputs("\r\x1b[2K", stdout); /* clear the prompt line, print, then redraw it */
+	const bool term = isatty(STDOUT_FILENO);
+	if (term)
+		std::fputs("\r\x1b[2K", stdout); /* clear the prompt line, print, then redraw it */
+	else
+		std::fputs("\n", stdout);
 	std::fputs(text.c_str(), stdout);
 	std::fflush(stdout);
 	rdline_redisplay(cmdline_get_rdline(_impl->tty));
@@ -408,7 +412,8 @@ void console::print_async(const std::string &text)
 void console::close_interactive()
 {
 	if (_impl->tty) {
-		std::fputs("\r\x1b[2K", stdout); /* the prompt drawn after the last command */
+		/* the prompt drawn after the last command */
+		std::fputs(isatty(STDOUT_FILENO) ? "\r\x1b[2K" : "\n", stdout);
 		std::fflush(stdout);
 		cmdline_stdin_exit(_impl->tty);
 		_impl->tty = nullptr;

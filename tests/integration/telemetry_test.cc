@@ -231,8 +231,9 @@ TEST(Telemetry, CountersMatchTheCaptureAndTheExporterServesThem)
 		<< metrics;
 	EXPECT_NE(http_get(port, "/other").find("404"), std::string::npos);
 
-	p.signal(SIGINT);
+	p.signal(SIGTERM); /* non-interactive runs stop on SIGTERM as on SIGINT */
 	EXPECT_EQ(p.wait(30s), 0) << p.output();
+	EXPECT_NE(p.output().find("dpumesh: stopped"), std::string::npos) << p.output();
 	/* dpumesh gone: the exporter answers 503 with dpumesh_up 0, it does not crash */
 	std::string down = http_get(port, "/metrics");
 	EXPECT_NE(down.find("503"), std::string::npos) << down;
