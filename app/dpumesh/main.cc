@@ -14,10 +14,13 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_pdump.h>
 #include <rte_version.h>
 
 #include "dpumesh/abi.h"
 #include "dpumesh/config.h"
+#include "dpumesh/console.h"
+#include "dpumesh/control.h"
 #include "dpumesh/engine.h"
 #include "dpumesh/log.h"
 #include "dpumesh/options.h"
@@ -110,12 +113,15 @@ int run(int argc, char **argv)
 		rte_eal_cleanup();
 		return 2;
 	}
-	if (opts->interactive || !opts->cmdline_file.empty()) {
-		std::fprintf(stderr, "dpumesh: the interactive console (-i, --cmdline-file) is not "
-				     "in this build yet\n");
+	if (!opts->cmdline_file.empty() && access(opts->cmdline_file.c_str(), R_OK) != 0) {
+		std::fprintf(stderr, "dpumesh: --cmdline-file %s: %s\n", opts->cmdline_file.c_str(),
+			     std::strerror(errno));
 		rte_eal_cleanup();
 		return 2;
 	}
+	/* as testpmd: no periodic stats under the prompt unless asked for */
+	if (opts->interactive && !opts->stats_period_given)
+		opts->stats_period = 0;
 
 	auto cfg = opts->config_path.empty()
 			   ? config::load_string(embedded_default_config, "<embedded conf/default.json>")
@@ -208,26 +214,86 @@ int run(int argc, char **argv)
 
 	std::signal(SIGINT, on_signal);
 	std::signal(SIGTERM, on_signal);
-	std::printf("dpumesh: node %s up: %zu port(s), idle policy %s; Ctrl-C to stop\n",
+
+	/* dpdk-dumpcap / dpdk-pdump attach as secondary processes through this */
+	int pdump_rc = rte_pdump_init();
+	if (pdump_rc != 0)
+		DPUMESH_LOG(WARNING, main, "packet capture (rte_pdump_init) unavailable: %s",
+			    rte_strerror(rte_errno));
+
+	const bool from_file = !opts->config_path.empty();
+	app::options overrides = *opts;
+	control::node node(*ports, rx_view, runner, *cfg, from_file,
+			   [overrides](config::node_config &c) { app::apply_overrides(overrides, c); });
+	node.stats_period.store(opts->stats_period);
+	st = control::telemetry_register(node);
+	if (!st.is_ok())
+		DPUMESH_LOG(WARNING, main, "%s", st.message().c_str());
+
+	std::printf("dpumesh: node %s up: %zu port(s), idle policy %s; %s\n",
 		    cfg->node.name.c_str(), ports->size(),
-		    std::string(config::to_string(cfg->lcores.idle)).c_str());
+		    std::string(config::to_string(cfg->lcores.idle)).c_str(),
+		    opts->interactive ? "type 'help', 'quit' to stop" : "Ctrl-C to stop");
 	std::fflush(stdout);
 
 	app::stats_printer printer({&*ports, &rx_view, &runner});
-	const uint64_t hz = rte_get_tsc_hz();
-	uint64_t next = rte_get_tsc_cycles() + opts->stats_period * hz;
-	while (!g_quit) {
-		usleep(20 * 1000);
-		if (opts->stats_period && rte_get_tsc_cycles() >= next) {
-			printer.print_periodic(stdout);
-			next += opts->stats_period * hz;
+	int rc_exit = 0;
+	{
+		console::console con(node);
+		if (!opts->cmdline_file.empty()) {
+			auto r = con.run_file(opts->cmdline_file);
+			if (!r) {
+				std::fprintf(stderr, "dpumesh: %s\n", r.error().message().c_str());
+				rc_exit = 1;
+				node.quit.store(true);
+			}
 		}
+		if (opts->interactive && !node.quit.load()) {
+			st = con.open_interactive();
+			if (!st.is_ok()) {
+				std::fprintf(stderr, "dpumesh: %s\n", st.message().c_str());
+				rc_exit = 1;
+				node.quit.store(true);
+			}
+		}
+		const uint64_t hz = rte_get_tsc_hz();
+		unsigned period = node.stats_period.load();
+		uint64_t next = rte_get_tsc_cycles() + period * hz;
+		while (!g_quit && !node.quit.load()) {
+			if (opts->interactive) {
+				if (!con.poll(20))
+					break;
+			} else {
+				usleep(20 * 1000);
+			}
+			unsigned p = node.stats_period.load();
+			if (p != period) { /* set stats-period: restart the clock */
+				period = p;
+				next = rte_get_tsc_cycles() + period * hz;
+			}
+			if (period && rte_get_tsc_cycles() >= next) {
+				char *buf = nullptr;
+				size_t len = 0;
+				FILE *mem = open_memstream(&buf, &len);
+				if (mem) {
+					printer.print_periodic(mem);
+					std::fclose(mem);
+					con.print_async(std::string(buf, len));
+					std::free(buf);
+				}
+				next += period * hz;
+			}
+		}
+		con.close_interactive();
 	}
+	control::telemetry_unregister();
 
 	std::printf("dpumesh: stopping\n");
 	runner.stop();
 	printer.print_final(stdout);
 	rx_ctxs.clear(); /* reassemblers give their held mbufs back */
+	if (pdump_rc == 0)
+		rte_pdump_uninit();
 	port::close_all(*ports);
 	rte_mempool_free(msg_pool);
 	rte_mempool_free(*pool);
@@ -235,7 +301,7 @@ int run(int argc, char **argv)
 	if (rc != 0)
 		std::fprintf(stderr, "dpumesh: EAL cleanup: %s\n", rte_strerror(-rc));
 	std::printf("dpumesh: stopped\n");
-	return 0;
+	return rc_exit;
 }
 
 } // namespace

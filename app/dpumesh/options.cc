@@ -61,7 +61,7 @@ std::string usage(const char *prog)
 	       "  -i, --interactive         run the interactive console (dpumesh> prompt)\n"
 	       "      --cmdline-file FILE   run console commands from FILE at start\n"
 	       "      --stats-period SEC    print statistics every SEC seconds (0: only at\n"
-	       "                            exit; default 1)\n"
+	       "                            exit; default 1, or 0 with -i)\n"
 	       "      --dpa-backend emu|doca\n"
 	       "                            DPA kernels on the emulator (lcores) or on a\n"
 	       "                            BlueField-3's DPA via DOCA; overrides /dpa/backend\n"
@@ -73,6 +73,9 @@ std::string usage(const char *prog)
 	       "\n"
 	       "EAL options are DPDK's: e.g. -l 0-1 --no-huge -m 512 --no-pci --no-shconf\n"
 	       "--vdev net_pcap0,rx_pcap=FILE; see the DPDK EAL parameters guide.\n"
+	       "Operating (docs/console.md): -i for the console; dpdk-telemetry.py -f PREFIX\n"
+	       "reads /dpumesh/... (use a unique --file-prefix=PREFIX); dpdk-dumpcap needs\n"
+	       "hugepages and no --no-shconf.\n"
 	       "\n"
 	       "Example:\n"
 	       "  " +
@@ -120,6 +123,7 @@ result<options> parse_options(int argc, char **argv)
 		case opt_stats_period: {
 			DPUMESH_ASSIGN_OR_RETURN(o.stats_period,
 						 parse_uint("--stats-period", optarg, 3600));
+			o.stats_period_given = true;
 			break;
 		}
 		case opt_dpa_backend:

@@ -32,6 +32,7 @@ using namespace dpumesh;
 struct gen_options {
 	std::string out;
 	unsigned messages = 1000;
+	unsigned frames = 0; /* stop at exactly this many frames (0: no limit) */
 	std::vector<std::string> services = {"echo"};
 	uint32_t min_body = 0, max_body = 4096;
 	unsigned mesh_port = 7000;
@@ -49,6 +50,8 @@ void usage(FILE *f)
 		"Usage: dpumesh-pcapgen --out FILE [options]\n"
 		"Writes a capture of mesh messages (docs/wire.md) for replay through net_pcap.\n"
 		"  --messages N          messages to write (default 1000)\n"
+		"  --frames N            stop at exactly N frames (messages that would not fit\n"
+		"                        whole are not written)\n"
 		"  --services a,b,...    services the requests go to (default echo)\n"
 		"  --body MIN:MAX        body sizes, log-uniform in [MIN, MAX] bytes (default 0:4096;\n"
 		"                        at most 1048576)\n"
@@ -156,6 +159,7 @@ int main(int argc, char **argv)
 	static const option longopts[] = {
 		{"out", required_argument, nullptr, 'o'},
 		{"messages", required_argument, nullptr, 'n'},
+		{"frames", required_argument, nullptr, 'F'},
 		{"services", required_argument, nullptr, 's'},
 		{"body", required_argument, nullptr, 'b'},
 		{"mtu", required_argument, nullptr, 'M'},
@@ -174,6 +178,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'o': o.out = optarg; break;
 		case 'n': ok = parse_uint(optarg, o.messages, 10000000); break;
+		case 'F': ok = parse_uint(optarg, o.frames, 100000000); break;
 		case 's': {
 			o.services.clear();
 			std::string all = optarg;
@@ -256,7 +261,10 @@ int main(int argc, char **argv)
 	};
 	std::vector<rte_mbuf *> out(1024);
 	std::vector<uint8_t> buf;
+	unsigned written_messages = 0;
 	for (unsigned i = 0; i < o.messages; i++) {
+		if (o.frames && frames >= o.frames)
+			break;
 		bool v6 = u(rng) < o.ipv6_share;
 		wire::link_addr a{};
 		std::memcpy(a.src_mac, client_mac, 6);
@@ -297,6 +305,12 @@ int main(int argc, char **argv)
 			std::fprintf(stderr, "dpumesh-pcapgen: message %u (%u B) does not fit\n", i, blen);
 			return 1;
 		}
+		if (o.frames && frames + n > o.frames) {
+			for (uint16_t f = 0; f < n; f++)
+				rte_pktmbuf_free(out[f]);
+			break;
+		}
+		written_messages++;
 		bool bad = u(rng) < o.malformed_share;
 		unsigned bad_frame = bad ? static_cast<unsigned>(rng() % n) : ~0u;
 		auto how = static_cast<corruption>(rng() % static_cast<unsigned>(corruption::count));
@@ -316,7 +330,7 @@ int main(int argc, char **argv)
 			valid_messages++;
 			(response ? responses : requests)++;
 		}
-		if (u(rng) < o.other_share) {
+		if (u(rng) < o.other_share && (!o.frames || frames < o.frames)) {
 			auto f = other_frame(rng, o.mesh_port);
 			dump(f.data(), f.size());
 			other++;
@@ -326,11 +340,11 @@ int main(int argc, char **argv)
 	pcap_close(dead);
 	std::printf("dpumesh-pcapgen: wrote %lu frames (%lu bytes) to %s: %u messages, %lu valid "
 		    "(%lu requests, %lu responses), %lu malformed frames, %lu non-mesh frames\n",
-		    frames, bytes, o.out.c_str(), o.messages, valid_messages, requests, responses,
+		    frames, bytes, o.out.c_str(), written_messages, valid_messages, requests, responses,
 		    malformed, other);
 	std::printf("summary frames=%lu bytes=%lu messages=%u valid_messages=%lu malformed=%lu "
 		    "other=%lu\n",
-		    frames, bytes, o.messages, valid_messages, malformed, other);
+		    frames, bytes, written_messages, valid_messages, malformed, other);
 	rte_mempool_free(mp);
 	rte_eal_cleanup();
 	return 0;

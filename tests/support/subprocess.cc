@@ -3,11 +3,15 @@
 #include "subprocess.h"
 
 #include <fcntl.h>
+#include <pty.h>
+
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -16,8 +20,27 @@
 
 namespace dpumesh::test {
 
-subprocess::subprocess(std::vector<std::string> argv)
+subprocess::subprocess(std::vector<std::string> argv, io mode)
 {
+	if (mode == io::pty) {
+		int master = -1;
+		_pid = forkpty(&master, nullptr, nullptr, nullptr);
+		if (_pid < 0)
+			throw std::runtime_error("forkpty failed");
+		if (_pid == 0) {
+			std::vector<char *> args;
+			for (auto &a : argv)
+				args.push_back(a.data());
+			args.push_back(nullptr);
+			execv(args[0], args.data());
+			std::fprintf(stderr, "exec %s: %s\n", args[0], std::strerror(errno));
+			_exit(127);
+		}
+		_fd = master;
+		fcntl(_fd, F_SETFD, FD_CLOEXEC);
+		fcntl(_fd, F_SETFL, fcntl(_fd, F_GETFL) | O_NONBLOCK);
+		return;
+	}
 	int fds[2];
 	if (pipe2(fds, O_CLOEXEC) != 0)
 		throw std::runtime_error("pipe2 failed");
@@ -67,7 +90,7 @@ void subprocess::drain(int timeout_ms)
 			_out.append(buf, static_cast<size_t>(n));
 			continue;
 		}
-		if (n == 0) {
+		if (n == 0 || (n < 0 && errno == EIO)) { /* EIO: the pty's other side closed */
 			close(_fd);
 			_fd = -1;
 		}
@@ -94,6 +117,21 @@ bool subprocess::wait_output(const std::function<bool(const std::string &)> &pre
 		drain(50);
 	}
 	return pred(_out);
+}
+
+bool subprocess::write(const std::string &keys)
+{
+	size_t done = 0;
+	while (_fd >= 0 && done < keys.size()) {
+		ssize_t n = ::write(_fd, keys.data() + done, keys.size() - done);
+		if (n > 0)
+			done += static_cast<size_t>(n);
+		else if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return false;
+		else
+			drain(5);
+	}
+	return done == keys.size();
 }
 
 void subprocess::signal(int sig)
@@ -129,6 +167,27 @@ std::pair<int, std::string> run_command(std::vector<std::string> argv,
 	subprocess p(std::move(argv));
 	int rc = p.wait(limit);
 	return {rc, p.output()};
+}
+
+void make_capture(const std::string &path, unsigned count, const char *other_share,
+		  capture_counts *counts)
+{
+	/* single-frame messages (bodies up to 200 B) and non-mesh frames, exactly `count` */
+	auto [rc, out] = run_command({bin_path("dpumesh-pcapgen"), "--out", path, "--frames",
+				      std::to_string(count), "--messages", std::to_string(count),
+				      "--body", "0:200", "--other-share", other_share, "--seed", "7"});
+	ASSERT_EQ(rc, 0) << out;
+	size_t at = out.find("summary ");
+	ASSERT_NE(at, std::string::npos) << out;
+	unsigned long frames = 0, bytes = 0, messages = 0;
+	ASSERT_EQ(std::sscanf(out.c_str() + at,
+			      "summary frames=%lu bytes=%lu messages=%lu valid_messages=%lu "
+			      "malformed=%*u other=%lu",
+			      &frames, &bytes, &messages, &counts->mesh, &counts->other),
+		  5)
+		<< out;
+	ASSERT_EQ(frames, count) << out;
+	ASSERT_EQ(counts->mesh + counts->other, count) << out;
 }
 
 std::string bin_path(const std::string &name)

@@ -13,8 +13,13 @@ namespace dpumesh::test {
 
 class subprocess {
 public:
-	/** Starts argv[0] (a path) with argv; stdout and stderr go to one pipe. */
-	explicit subprocess(std::vector<std::string> argv);
+	enum class io {
+		pipe, /**< stdout+stderr to one pipe, stdin from /dev/null */
+		pty,  /**< stdin, stdout and stderr on a pseudo-terminal (forkpty), as a user's */
+	};
+
+	/** Starts argv[0] (a path) with argv; its output is collected from one fd. */
+	explicit subprocess(std::vector<std::string> argv, io mode = io::pipe);
 	~subprocess(); /* kills and reaps a process still running */
 	subprocess(const subprocess &) = delete;
 	subprocess &operator=(const subprocess &) = delete;
@@ -29,6 +34,9 @@ public:
 			 std::chrono::milliseconds limit);
 
 	void signal(int sig);
+
+	/** Writes to the process's terminal (io::pty only): typed keys. */
+	bool write(const std::string &keys);
 
 	/** Waits for exit; returns the exit status (128+sig if killed), or -1 on time-out. */
 	int wait(std::chrono::milliseconds limit);
@@ -45,6 +53,15 @@ private:
 /** Runs a command to completion; returns {exit status, output}. */
 std::pair<int, std::string> run_command(std::vector<std::string> argv,
 					std::chrono::milliseconds limit = std::chrono::seconds(60));
+
+/** Mesh and other frames in a capture written by dpumesh-pcapgen. */
+struct capture_counts {
+	unsigned long mesh = 0, other = 0;
+};
+
+/** Writes a capture with dpumesh-pcapgen; asserts on failure (call with ASSERT_NO_FATAL_FAILURE). */
+void make_capture(const std::string &path, unsigned count, const char *other_share,
+		  capture_counts *counts);
 
 /** Path of a built program: DPUMESH_BINARY_DIR/bin/<name>. */
 std::string bin_path(const std::string &name);

@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The console's commands: the table (bottom of the file) and one handler per row. Handlers
+// only parse their words, call control's action functions and render text.
+#include <algorithm>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+
+#include <rte_ethdev.h>
+
+#include "dpumesh/log.h"
+#include "internal/commands.h"
+
+namespace dpumesh::console {
+
+namespace {
+
+__attribute__((format(printf, 2, 3))) void appendf(std::string &s, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = std::vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		s.append(buf, std::min(static_cast<size_t>(n), sizeof(buf) - 1));
+}
+
+const char *yes_no(bool b) { return b ? "yes" : "no"; }
+
+/* ---- ports ---- */
+
+status cmd_show_port(invocation &inv)
+{
+	const std::string &what = inv.words[2];
+	DPUMESH_ASSIGN_OR_RETURN(auto snaps, control::port_snapshots(inv.node, inv.words[3]));
+	for (const control::port_snapshot &s : snaps) {
+		const port::port_info &p = *s.info;
+		appendf(inv.out, "port %u (%s, %s)\n", p.port_id, p.name.c_str(), p.dev.c_str());
+		if (what == "stats") {
+			const rte_eth_stats &st = s.stats;
+			appendf(inv.out,
+				"  rx_packets=%" PRIu64 " rx_bytes=%" PRIu64 " rx_missed=%" PRIu64
+				" rx_errors=%" PRIu64 " rx_nombuf=%" PRIu64 "\n"
+				"  tx_packets=%" PRIu64 " tx_bytes=%" PRIu64 " tx_errors=%" PRIu64 "\n",
+				st.ipackets, st.ibytes, st.imissed, st.ierrors, st.rx_nombuf,
+				st.opackets, st.obytes, st.oerrors);
+		} else if (what == "info") {
+			char mac[RTE_ETHER_ADDR_FMT_SIZE];
+			rte_ether_format_addr(mac, sizeof(mac), &s.mac);
+			uint16_t mtu = 0;
+			rte_eth_dev_get_mtu(p.port_id, &mtu);
+			int promisc = rte_eth_promiscuous_get(p.port_id);
+			appendf(inv.out,
+				"  driver=%s role=%s rx_queues=%u tx_queues=%u socket=%d\n"
+				"  mac=%s mtu=%u promiscuous=%s link=%s speed=%s\n",
+				p.driver.c_str(), std::string(config::to_string(p.role)).c_str(),
+				p.nb_rxq, p.nb_txq, rte_eth_dev_socket_id(p.port_id), mac, mtu,
+				yes_no(promisc == 1), s.link.link_status ? "up" : "down",
+				rte_eth_link_speed_to_str(s.link.link_speed));
+		} else {
+			DPUMESH_ASSIGN_OR_RETURN(auto xs, control::port_xstats(p));
+			for (const auto &[name, value] : xs)
+				appendf(inv.out, "  %-32s %" PRIu64 "\n", name.c_str(), value);
+		}
+	}
+	return status::ok();
+}
+
+status cmd_clear_port_stats(invocation &inv)
+{
+	DPUMESH_RETURN_IF_ERROR(control::clear_port_stats(inv.node, inv.words[3]));
+	appendf(inv.out, "port stats cleared: %s\n", inv.words[3].c_str());
+	return status::ok();
+}
+
+/* ---- lcores, stages, drops ---- */
+
+double percent(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+}
+
+status cmd_show_lcores(invocation &inv)
+{
+	for (const control::lcore_view &l : control::lcores(inv.node)) {
+		if (l.is_main) {
+			appendf(inv.out, "lcore %u  main    control: console, stats (telemetry has "
+					 "its own thread)\n",
+				l.id);
+			continue;
+		}
+		std::string st;
+		for (const std::string &s : l.stages)
+			st += (st.empty() ? "" : ",") + s;
+		appendf(inv.out, "lcore %u  worker  %-7s stages=%s busy=%.1f%%\n", l.id,
+			l.state.c_str(), st.empty() ? "none" : st.c_str(),
+			percent(l.busy_cycles, l.busy_cycles + l.idle_cycles));
+	}
+	appendf(inv.out, "idle policy %s, forwarding %s\n",
+		std::string(config::to_string(inv.node.runner().idle())).c_str(),
+		inv.node.runner().forwarding() ? "on" : "off");
+	return status::ok();
+}
+
+status cmd_show_stages(invocation &inv)
+{
+	auto stages = inv.node.runner().stages();
+	if (stages.empty())
+		appendf(inv.out, "no stages (no ports configured)\n");
+	for (const engine::stage_view &s : stages) {
+		double cpu = s.work ? static_cast<double>(s.busy_cycles) / static_cast<double>(s.work)
+				    : 0.0;
+		appendf(inv.out,
+			"stage %s lcore=%u calls=%" PRIu64 " work=%" PRIu64 " busy_cycles=%" PRIu64
+			" idle_cycles=%" PRIu64 " cycles_per_unit=%.1f busy=%.1f%%\n",
+			s.name.c_str(), s.lcore, s.calls, s.work, s.busy_cycles, s.idle_cycles, cpu,
+			percent(s.busy_cycles, s.busy_cycles + s.idle_cycles));
+	}
+	appendf(inv.out, "tsc_hz=%" PRIu64 " forwarding=%s\n", inv.node.runner().tsc_hz(),
+		inv.node.runner().forwarding() ? "on" : "off");
+	return status::ok();
+}
+
+status cmd_show_drops(invocation &inv)
+{
+	control::drop_totals t = control::drops(inv.node);
+	appendf(inv.out,
+		"port_rx frames=%" PRIu64 " bytes=%" PRIu64 " accepted=%" PRIu64 " messages=%" PRIu64
+		" in_reassembly=%" PRIu64 "\n",
+		t.frames, t.bytes, t.accepted, t.messages, t.in_reassembly);
+	t.for_each([&](const char *name, const char *help, uint64_t v) {
+		appendf(inv.out, "  drop %-14s %12" PRIu64 "  %s\n", name, v, help);
+	});
+	return status::ok();
+}
+
+/* ---- config views ---- */
+
+status cmd_show_config(invocation &inv)
+{
+	auto cfg = inv.node.config();
+	const config::node_config &c = *cfg;
+	appendf(inv.out, "config %s\n", c.source.c_str());
+	appendf(inv.out, "  node %s mac=%s ipv4=%s ipv6=%s mesh_port=%u\n", c.node.name.c_str(),
+		control::format_mac(c.node.mac).c_str(),
+		c.node.ipv4 ? control::format_ipv4(*c.node.ipv4).c_str() : "-",
+		c.node.ipv6 ? control::format_ipv6(*c.node.ipv6).c_str() : "-", c.node.mesh_port);
+	for (const config::port_config &p : c.ports)
+		appendf(inv.out, "  port %s dev=%s role=%s rxq=%u txq=%u mtu=%u\n", p.name.c_str(),
+			p.dev.c_str(), std::string(config::to_string(p.role)).c_str(), p.rx_queues,
+			p.tx_queues, p.mtu);
+	appendf(inv.out, "  mempool mbufs=%u cache=%u data_room=%u\n", c.mempool.mbufs,
+		c.mempool.cache, c.mempool.data_room);
+	std::string map;
+	for (const auto &[stage, lcore] : c.lcores.stages)
+		map += " " + stage + "=" + std::to_string(lcore);
+	appendf(inv.out, "  lcores idle=%s idle_polls=%u max_sleep_us=%u stages:%s\n",
+		std::string(config::to_string(c.lcores.idle)).c_str(), c.lcores.idle_polls,
+		c.lcores.max_sleep_us, map.empty() ? " (default)" : map.c_str());
+	appendf(inv.out, "  services=%zu routes=%zu peers=%zu rbac=%zu rate_limits=%zu "
+			 "circuit_breakers=%zu timeouts=%zu jwt=%s\n",
+		c.services.size(), c.routes.size(), c.peers.size(), c.policy.rbac.size(),
+		c.policy.rate_limits.size(), c.policy.circuit_breakers.size(),
+		c.policy.timeouts.size(), yes_no(c.policy.jwt.has_value()));
+	appendf(inv.out, "  dpa=%s dma=%s%s%s stats-period=%u s\n",
+		std::string(config::to_string(c.dpa.backend)).c_str(),
+		std::string(config::to_string(c.dma.backend)).c_str(), c.dma.device.empty() ? "" : ":",
+		c.dma.device.c_str(), inv.node.stats_period.load());
+	return status::ok();
+}
+
+status cmd_show_services(invocation &inv)
+{
+	auto cfg = inv.node.config();
+	if (cfg->services.empty())
+		appendf(inv.out, "no services\n");
+	for (const config::service_config &s : cfg->services) {
+		const config::route_config *r = cfg->find_route(s.name);
+		appendf(inv.out, "service %-16s max_pods=%u route=%s\n", s.name.c_str(), s.max_pods,
+			r ? r->to.c_str() : "none");
+	}
+	appendf(inv.out, "(registered pods: 'show pods' comes with the pod API)\n");
+	return status::ok();
+}
+
+status cmd_show_routes(invocation &inv)
+{
+	auto cfg = inv.node.config();
+	if (cfg->routes.empty())
+		appendf(inv.out, "no routes\n");
+	for (const config::route_config &r : cfg->routes) {
+		std::string via = "local pods";
+		if (const config::peer_config *p = cfg->find_peer(r.to))
+			via = "peer " + p->name + " " +
+			      (p->ipv4 ? control::format_ipv4(*p->ipv4)
+				       : p->ipv6 ? control::format_ipv6(*p->ipv6) : std::string("?")) +
+			      ":" + std::to_string(p->mesh_port);
+		appendf(inv.out, "route %-16s -> %-10s (%s)\n", r.service.c_str(), r.to.c_str(),
+			via.c_str());
+	}
+	return status::ok();
+}
+
+status cmd_show_peers(invocation &inv)
+{
+	auto cfg = inv.node.config();
+	if (cfg->peers.empty())
+		appendf(inv.out, "no peers\n");
+	for (const config::peer_config &p : cfg->peers)
+		appendf(inv.out, "peer %-12s mac=%s ipv4=%s ipv6=%s mesh_port=%u\n", p.name.c_str(),
+			control::format_mac(p.mac).c_str(),
+			p.ipv4 ? control::format_ipv4(*p.ipv4).c_str() : "-",
+			p.ipv6 ? control::format_ipv6(*p.ipv6).c_str() : "-", p.mesh_port);
+	return status::ok();
+}
+
+const char *alg_name(config::jwt_alg a)
+{
+	switch (a) {
+	case config::jwt_alg::hs256: return "HS256";
+	case config::jwt_alg::rs256: return "RS256";
+	case config::jwt_alg::es256: return "ES256";
+	}
+	return "?";
+}
+
+const char *match_name(config::path_match m)
+{
+	switch (m) {
+	case config::path_match::exact: return "exact";
+	case config::path_match::prefix: return "prefix";
+	case config::path_match::glob: return "glob";
+	}
+	return "?";
+}
+
+const char *key_name(config::ratelimit_key k)
+{
+	switch (k) {
+	case config::ratelimit_key::source: return "source";
+	case config::ratelimit_key::route: return "route";
+	case config::ratelimit_key::claim: return "claim";
+	}
+	return "?";
+}
+
+status cmd_show_policy(invocation &inv)
+{
+	auto cfg = inv.node.config();
+	const config::policy_config &p = cfg->policy;
+	appendf(inv.out, "policy (from the config; enforcement comes with the sidecar stage)\n");
+	appendf(inv.out, "  default_timeout_ms=%u\n", p.default_timeout_ms);
+	if (p.jwt) {
+		std::string aud;
+		for (const std::string &a : p.jwt->audiences)
+			aud += (aud.empty() ? "" : ",") + a;
+		appendf(inv.out, "  jwt issuer=%s audiences=%s clock_skew_s=%u keys:",
+			p.jwt->issuer ? p.jwt->issuer->c_str() : "-", aud.empty() ? "-" : aud.c_str(),
+			p.jwt->clock_skew_s);
+		for (const config::jwt_key &k : p.jwt->keys)
+			appendf(inv.out, " %s/%s", k.kid.c_str(), alg_name(k.alg));
+		appendf(inv.out, "\n");
+	} else {
+		appendf(inv.out, "  jwt none\n");
+	}
+	for (const config::rbac_policy &r : p.rbac) {
+		appendf(inv.out, "  rbac %s default=%s require_jwt=%s rules=%zu\n", r.service.c_str(),
+			r.default_allow ? "allow" : "deny", yes_no(r.require_jwt), r.rules.size());
+		for (const config::rbac_rule &rule : r.rules) {
+			std::string m;
+			for (const std::string &x : rule.methods)
+				m += (m.empty() ? "" : ",") + x;
+			appendf(inv.out, "    allow methods=%s %s %s claims=%zu\n",
+				m.empty() ? "*" : m.c_str(), match_name(rule.match), rule.path.c_str(),
+				rule.claims.size());
+		}
+	}
+	for (const config::ratelimit_config &r : p.rate_limits)
+		appendf(inv.out, "  ratelimit %s %s key=%s%s%s rate=%u/s burst=%u\n",
+			r.service.c_str(), r.path_prefix.c_str(), key_name(r.key),
+			r.claim.empty() ? "" : ":", r.claim.c_str(), r.rate, r.burst);
+	for (const config::breaker_config &b : p.circuit_breakers)
+		appendf(inv.out,
+			"  breaker %s consecutive_failures=%u error_rate=%u%% min_requests=%u "
+			"window_ms=%u open_ms=%u half_open_probes=%u\n",
+			b.service.c_str(), b.consecutive_failures, b.error_rate_percent,
+			b.min_requests, b.window_ms, b.open_ms, b.half_open_probes);
+	for (const config::timeout_config &t : p.timeouts)
+		appendf(inv.out, "  timeout %s %s timeout_ms=%u retries=%u backoff_ms=%u\n",
+			t.service.c_str(), t.path_prefix.c_str(), t.timeout_ms, t.retries,
+			t.backoff_ms);
+	return status::ok();
+}
+
+/* ---- actions ---- */
+
+status cmd_start(invocation &inv)
+{
+	bool changed = control::set_forwarding(inv.node, true);
+	appendf(inv.out, "%s\n", changed ? "forwarding started" : "forwarding is already on");
+	return status::ok();
+}
+
+status cmd_stop(invocation &inv)
+{
+	bool changed = control::set_forwarding(inv.node, false);
+	appendf(inv.out, "%s\n", changed ? "forwarding stopped" : "forwarding is already off");
+	return status::ok();
+}
+
+status cmd_set_log(invocation &inv)
+{
+	DPUMESH_RETURN_IF_ERROR(control::set_log_level(inv.words[2], inv.words[3]));
+	appendf(inv.out, "log level of %s: %s\n", inv.words[2].c_str(), inv.words[3].c_str());
+	return status::ok();
+}
+
+status cmd_show_log(invocation &inv)
+{
+	for (const control::log_level_view &l : control::log_levels())
+		appendf(inv.out, "%-18s %s\n", l.type.c_str(), l.level.c_str());
+	return status::ok();
+}
+
+status cmd_set_stats_period(invocation &inv)
+{
+	DPUMESH_RETURN_IF_ERROR(control::set_stats_period(inv.node, inv.words[2]));
+	appendf(inv.out, "stats-period %u s%s\n", inv.node.stats_period.load(),
+		inv.node.stats_period.load() ? "" : " (periodic stats off)");
+	return status::ok();
+}
+
+status cmd_reload_config(invocation &inv)
+{
+	DPUMESH_ASSIGN_OR_RETURN(control::reload_report rep, control::reload_config(inv.node));
+	std::string ch;
+	for (const std::string &c : rep.changed)
+		ch += (ch.empty() ? "" : ", ") + c;
+	appendf(inv.out, "reloaded %s: %s%s\n", rep.source.c_str(), ch.empty() ? "no change" : "applied ",
+		ch.c_str());
+	return status::ok();
+}
+
+status cmd_quit(invocation &inv)
+{
+	inv.quit = true;
+	appendf(inv.out, "bye\n");
+	return status::ok();
+}
+
+/* ---- help ---- */
+
+void append_row(std::string &out, const command_spec &c)
+{
+	if (std::strlen(c.syntax) > 36)
+		appendf(out, "  %s\n  %-36s %s\n", c.syntax, "", c.help);
+	else
+		appendf(out, "  %-36s %s\n", c.syntax, c.help);
+}
+
+status cmd_help(invocation &inv)
+{
+	appendf(inv.out, "dpumesh console commands ('help <topic>' narrows, TAB completes):\n");
+	for (const command_spec &c : commands())
+		append_row(inv.out, c);
+	appendf(inv.out, "<port> is a port id or \"all\"; <type> is a dpumesh log type or \"all\".\n");
+	appendf(inv.out, "Coming with later issues:");
+	for (const char *c : coming_commands)
+		appendf(inv.out, " %s;", c);
+	appendf(inv.out, "\n");
+	return status::ok();
+}
+
+status cmd_help_topic(invocation &inv)
+{
+	const std::string &topic = inv.words[1];
+	std::string rows;
+	std::vector<std::string> firsts;
+	for (const command_spec &c : commands()) {
+		bool hit = false;
+		for (const std::string &tok : split_words(c.syntax)) {
+			std::string_view t = tok;
+			while (!t.empty()) {
+				size_t bar = t.find('|');
+				std::string_view choice = t.substr(0, bar);
+				if (choice == topic || (choice.size() > 2 && choice.front() == '<' &&
+							choice.substr(1, choice.size() - 2) == topic))
+					hit = true;
+				t = bar == std::string_view::npos ? std::string_view() : t.substr(bar + 1);
+			}
+		}
+		if (hit)
+			append_row(rows, c);
+		std::string f = split_words(c.syntax)[0];
+		if (std::find(firsts.begin(), firsts.end(), f) == firsts.end())
+			firsts.push_back(f);
+	}
+	if (rows.empty()) {
+		std::string all;
+		for (const std::string &f : firsts)
+			all += (all.empty() ? "" : ", ") + f;
+		return errorf("Bad arguments: no help topic \"%s\" (try one of: %s)", topic.c_str(),
+			      all.c_str());
+	}
+	inv.out += rows;
+	return status::ok();
+}
+
+/* The table. One row per command; console.cc generates cmdline instances, help and hints
+ * from it. Later issues add rows here (show pods, show pending, set policy, ...). */
+const command_spec command_table[] = {
+	{"help", "list every command", &cmd_help},
+	{"help <topic>", "commands whose syntax has the word <topic> (e.g. help port)", &cmd_help_topic},
+	{"show port stats|info|xstats <port>", "port statistics, device info, driver xstats", &cmd_show_port},
+	{"clear port stats <port>", "reset a port's statistics", &cmd_clear_port_stats},
+	{"show lcores", "lcores, their role, state and stages", &cmd_show_lcores},
+	{"show stages", "what runs where: calls, work, busy/idle cycles, cycles per unit", &cmd_show_stages},
+	{"show drops", "port RX frames, accepted, and drops by reason", &cmd_show_drops},
+	{"show config", "summary of the running config", &cmd_show_config},
+	{"show services", "services from the config and their routes", &cmd_show_services},
+	{"show routes", "service routes: local pods or a peer node", &cmd_show_routes},
+	{"show peers", "peer nodes", &cmd_show_peers},
+	{"show policy", "L7 policy held by the config (enforcement: later issue)", &cmd_show_policy},
+	{"start", "resume polling on every data-path lcore", &cmd_start},
+	{"stop", "pause polling (lcores stay launched; counters stop growing)", &cmd_stop},
+	{"set log <type> emerg|alert|crit|err|warning|notice|info|debug", "set a log level", &cmd_set_log},
+	{"show log", "log levels of the dpumesh types", &cmd_show_log},
+	{"set stats-period <seconds>", "periodic stats every N s (0: off)", &cmd_set_stats_period},
+	{"reload config", "re-load the config file; apply services/routes/peers/policy", &cmd_reload_config},
+	{"quit", "stop dpumesh (as SIGINT)", &cmd_quit},
+};
+
+} // namespace
+
+std::span<const command_spec> commands() { return command_table; }
+
+bool syntax_token::matches(const std::string &w) const
+{
+	return choices.empty() || std::find(choices.begin(), choices.end(), w) != choices.end();
+}
+
+std::vector<syntax_token> parse_syntax(const char *syntax)
+{
+	std::vector<syntax_token> out;
+	for (const std::string &w : split_words(syntax)) {
+		syntax_token t;
+		t.text = w;
+		if (w.front() != '<') {
+			size_t s = 0;
+			for (;;) {
+				size_t bar = w.find('|', s);
+				t.choices.push_back(w.substr(s, bar - s));
+				if (bar == std::string::npos)
+					break;
+				s = bar + 1;
+			}
+		}
+		out.push_back(std::move(t));
+	}
+	return out;
+}
+
+std::string first_overlap(std::span<const command_spec> table)
+{
+	for (size_t i = 0; i < table.size(); i++)
+		for (size_t j = i + 1; j < table.size(); j++) {
+			auto a = parse_syntax(table[i].syntax), b = parse_syntax(table[j].syntax);
+			if (a.size() != b.size())
+				continue;
+			bool all = true;
+			for (size_t k = 0; k < a.size() && all; k++) {
+				if (a[k].choices.empty() || b[k].choices.empty())
+					continue;
+				bool common = false;
+				for (const std::string &c : a[k].choices)
+					common = common || b[k].matches(c);
+				all = common;
+			}
+			if (all)
+				return std::string(table[i].syntax) + " / " + table[j].syntax;
+		}
+	return "";
+}
+
+std::vector<std::string> split_words(std::string_view line)
+{
+	std::vector<std::string> out;
+	size_t i = 0;
+	while (i < line.size()) {
+		while (i < line.size() && (line[i] == ' ' || line[i] == '\t'))
+			i++;
+		size_t j = i;
+		while (j < line.size() && line[j] != ' ' && line[j] != '\t' && line[j] != '\n' &&
+		       line[j] != '\r')
+			j++;
+		if (j > i)
+			out.emplace_back(line.substr(i, j - i));
+		if (j < line.size() && (line[j] == '\n' || line[j] == '\r'))
+			break;
+		i = j;
+	}
+	return out;
+}
+
+} // namespace dpumesh::console

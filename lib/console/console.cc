@@ -1,0 +1,423 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The console machinery: generates librte_cmdline instances from the command table, adds
+// a catch-all instance that turns any other line into a one-line error with a hint, and
+// runs commands from a terminal or a file.
+#include "dpumesh/console.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <new>
+#include <stdexcept>
+
+#include <cmdline.h>
+#include <cmdline_parse.h>
+#include <cmdline_parse_string.h>
+#include <cmdline_rdline.h>
+#include <cmdline_socket.h>
+
+#include "dpumesh/log.h"
+#include "internal/commands.h"
+
+namespace dpumesh::console {
+
+namespace {
+
+/* Each token's parsed word lands in its own slot of cmdline's result buffer. */
+constexpr unsigned slot_size = 256;
+constexpr unsigned max_tokens = CMDLINE_PARSE_RESULT_BUFSIZE / slot_size;
+
+size_t edit_distance(std::string_view a, std::string_view b)
+{
+	std::vector<size_t> row(b.size() + 1);
+	for (size_t j = 0; j <= b.size(); j++)
+		row[j] = j;
+	for (size_t i = 1; i <= a.size(); i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= b.size(); j++) {
+			size_t up = row[j];
+			row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+			diag = up;
+		}
+	}
+	return row[b.size()];
+}
+
+/** The catch-all token: matches a whole line that no command matches. */
+struct other_token {
+	cmdline_parse_token_hdr_t hdr;
+	console::impl *self;
+};
+
+} // namespace
+
+struct console::impl {
+	control::node &node;
+	std::vector<std::vector<syntax_token>> syntaxes; /* per table row */
+	std::deque<cmdline_parse_token_string_t> tokens;
+	std::deque<std::string> strings;
+	struct bound {
+		impl *self;
+		const command_spec *spec;
+	};
+	std::deque<bound> bounds;
+	std::vector<cmdline_parse_inst_t *> insts;
+	std::vector<cmdline_parse_ctx_t> ctx;       /* every instance + catch-all, NULL-ended */
+	std::vector<cmdline_parse_ctx_t> check_ctx; /* real commands only, NULL-ended */
+	cmdline_token_ops other_ops{};
+	other_token other{};
+	cmdline *checker = nullptr; /* parses against real commands only (catch-all test) */
+	cmdline *lines = nullptr;   /* runs lines from files and run_line() */
+	cmdline *tty = nullptr;
+	std::string where; /* "FILE:LINE: " while running a file */
+	status last = status::ok();
+
+	explicit impl(control::node &n);
+	~impl();
+	void build();
+	cmdline_parse_inst_t *new_inst(void (*f)(void *, cmdline *, void *), void *data,
+				       const char *help, const std::vector<cmdline_parse_token_hdr_t *> &tk);
+	void finish(invocation &inv, status st);
+	void report(const std::string &msg);
+	std::string explain(const std::string &line) const;
+
+	static void on_command(void *res, cmdline *cl, void *data);
+	static void on_other(void *res, cmdline *cl, void *data);
+	static int other_parse(cmdline_parse_token_hdr_t *tk, const char *buf, void *res,
+			       unsigned ressize);
+	static int other_help(cmdline_parse_token_hdr_t *, char *dst, unsigned size);
+};
+
+console::impl::impl(control::node &n) : node(n) { build(); }
+
+console::impl::~impl()
+{
+	if (tty)
+		cmdline_stdin_exit(tty);
+	if (checker)
+		cmdline_free(checker);
+	if (lines)
+		cmdline_free(lines);
+	for (cmdline_parse_inst_t *i : insts)
+		std::free(i);
+}
+
+cmdline_parse_inst_t *console::impl::new_inst(void (*f)(void *, cmdline *, void *), void *data,
+					      const char *help,
+					      const std::vector<cmdline_parse_token_hdr_t *> &tk)
+{
+	/* cmdline_parse_inst_t ends with a flexible array of token pointers (NULL-ended) */
+	size_t sz = sizeof(cmdline_parse_inst_t) + (tk.size() + 1) * sizeof(void *);
+	auto *inst = static_cast<cmdline_parse_inst_t *>(std::calloc(1, sz));
+	if (!inst)
+		throw std::bad_alloc();
+	inst->f = f;
+	inst->data = data;
+	inst->help_str = help;
+	for (size_t i = 0; i < tk.size(); i++)
+		inst->tokens[i] = tk[i];
+	inst->tokens[tk.size()] = nullptr;
+	insts.push_back(inst);
+	return inst;
+}
+
+void console::impl::build()
+{
+	auto table = commands();
+	if (std::string clash = first_overlap(table); !clash.empty())
+		throw std::logic_error("console: command rows overlap: " + clash);
+	for (size_t row = 0; row < table.size(); row++) {
+		syntaxes.push_back(parse_syntax(table[row].syntax));
+		const auto &syn = syntaxes.back();
+		if (syn.size() > max_tokens)
+			throw std::logic_error(std::string("console: too many tokens in ") +
+					       table[row].syntax);
+		std::vector<cmdline_parse_token_hdr_t *> tk;
+		for (size_t i = 0; i < syn.size(); i++) {
+			cmdline_parse_token_string_t t{};
+			t.hdr.ops = &cmdline_token_string_ops;
+			t.hdr.offset = static_cast<unsigned>(i * slot_size);
+			if (!syn[i].choices.empty()) {
+				std::string s;
+				for (const std::string &c : syn[i].choices)
+					s += (s.empty() ? "" : "#") + c; /* cmdline's choice separator */
+				strings.push_back(s);
+				t.string_data.str = strings.back().c_str();
+			} else {
+				t.string_data.str = nullptr; /* any one word */
+			}
+			tokens.push_back(t);
+			tk.push_back(&tokens.back().hdr);
+		}
+		strings.push_back(std::string(table[row].syntax) + ": " + table[row].help);
+		bounds.push_back({this, &table[row]});
+		ctx.push_back(new_inst(&on_command, &bounds.back(), strings.back().c_str(), tk));
+	}
+	check_ctx = ctx;
+	check_ctx.push_back(nullptr);
+
+	other_ops.parse = &other_parse;
+	other_ops.get_help = &other_help;
+	other.hdr.ops = &other_ops;
+	other.hdr.offset = 0;
+	other.self = this;
+	ctx.push_back(new_inst(&on_other, this, "any other line: an error with a hint",
+			       {&other.hdr}));
+	ctx.push_back(nullptr);
+
+	checker = cmdline_new(check_ctx.data(), "", -1, -1);
+	lines = cmdline_new(ctx.data(), "", -1, STDOUT_FILENO);
+	if (!checker || !lines)
+		throw std::bad_alloc();
+}
+
+void console::impl::report(const std::string &msg)
+{
+	std::fprintf(stdout, "%s%s\n", where.c_str(), msg.c_str());
+	std::fflush(stdout);
+}
+
+void console::impl::finish(invocation &inv, status st)
+{
+	if (!inv.out.empty()) {
+		std::fwrite(inv.out.data(), 1, inv.out.size(), stdout);
+		std::fflush(stdout);
+	}
+	if (!st.is_ok()) {
+		const std::string &m = st.message();
+		bool plain = m.rfind("Bad arguments", 0) == 0 || m.rfind("unknown command", 0) == 0;
+		report(plain ? m : "error: " + m);
+	}
+	if (inv.quit)
+		node.quit.store(true);
+	last = st;
+}
+
+void console::impl::on_command(void *res, cmdline *, void *data)
+{
+	auto *b = static_cast<bound *>(data);
+	const command_spec *spec = b->spec;
+	impl *self = b->self;
+	invocation inv{self->node, {}, {}, false};
+	size_t nb = split_words(spec->syntax).size();
+	for (size_t i = 0; i < nb; i++) {
+		const char *w = static_cast<const char *>(res) + i * slot_size;
+		inv.words.emplace_back(w, strnlen(w, slot_size));
+	}
+	status st = status::ok();
+	try {
+		st = spec->run(inv);
+	} catch (const std::exception &e) {
+		st = errorf("%s: %s", spec->syntax, e.what());
+	}
+	self->finish(inv, st);
+}
+
+int console::impl::other_parse(cmdline_parse_token_hdr_t *tk, const char *buf, void *res,
+			       unsigned ressize)
+{
+	if (!res)
+		return -1; /* never offered by completion */
+	impl *self = reinterpret_cast<other_token *>(tk)->self;
+	size_t len = 0;
+	while (buf[len] && buf[len] != '\n' && buf[len] != '\r' && buf[len] != '#')
+		len++;
+	std::string line(buf, len);
+	line += '\n';
+	if (cmdline_parse_check(self->checker, line.c_str()) > 0)
+		return -1; /* a real command matches: let it run */
+	size_t n = std::min<size_t>(len, ressize - 1);
+	std::memcpy(res, buf, n);
+	static_cast<char *>(res)[n] = '\0';
+	return static_cast<int>(len);
+}
+
+int console::impl::other_help(cmdline_parse_token_hdr_t *, char *dst, unsigned size)
+{
+	std::snprintf(dst, size, "anything else");
+	return 0;
+}
+
+void console::impl::on_other(void *res, cmdline *, void *data)
+{
+	auto *self = static_cast<impl *>(data);
+	std::string line(static_cast<const char *>(res));
+	invocation inv{self->node, {}, {}, false};
+	self->finish(inv, status::error(self->explain(line)));
+}
+
+/** Why a line matches no command, with a hint: the closest command or the expected words. */
+std::string console::impl::explain(const std::string &line) const
+{
+	std::vector<std::string> words = split_words(line);
+	size_t best = 0;
+	for (const auto &syn : syntaxes) {
+		size_t m = 0;
+		while (m < syn.size() && m < words.size() && syn[m].matches(words[m]))
+			m++;
+		best = std::max(best, m);
+	}
+	auto table = commands();
+	if (best == 0) {
+		std::string guess;
+		size_t dist = 3;
+		for (const auto &syn : syntaxes)
+			for (const std::string &c : syn[0].choices) {
+				size_t d = edit_distance(words[0], c);
+				if (c.rfind(words[0], 0) == 0)
+					d = 0;
+				if (d < dist) {
+					dist = d;
+					guess = c;
+				}
+			}
+		std::string msg = "unknown command \"" + words[0] + "\"";
+		if (!guess.empty())
+			msg += "; did you mean \"" + guess + "\"?";
+		return msg + " (type 'help' for the list)";
+	}
+	std::vector<size_t> rows;
+	for (size_t r = 0; r < syntaxes.size(); r++) {
+		size_t m = 0;
+		while (m < syntaxes[r].size() && m < words.size() && syntaxes[r][m].matches(words[m]))
+			m++;
+		if (m == best)
+			rows.push_back(r);
+	}
+	if (rows.size() == 1)
+		return std::string("Bad arguments: usage: ") + table[rows[0]].syntax;
+	std::string after, expected;
+	for (size_t i = 0; i < best; i++)
+		after += (i ? " " : "") + words[i];
+	std::vector<std::string> seen;
+	for (size_t r : rows) {
+		if (syntaxes[r].size() <= best)
+			continue;
+		const std::string &t = syntaxes[r][best].text;
+		if (std::find(seen.begin(), seen.end(), t) != seen.end())
+			continue;
+		seen.push_back(t);
+		expected += (expected.empty() ? "" : ", ") + t;
+	}
+	if (expected.empty())
+		return "Bad arguments: \"" + after + "\" takes no further words";
+	return "Bad arguments: after \"" + after + "\" expected one of: " + expected +
+	       " (see 'help " + words[0] + "')";
+}
+
+/* ---- public ---- */
+
+console::console(control::node &n) : _impl(std::make_unique<impl>(n)) {}
+
+console::~console() = default;
+
+status console::run_line(std::string_view text)
+{
+	std::string line(text);
+	line += '\n';
+	_impl->last = status::ok();
+	int rc = cmdline_parse(_impl->lines, line.c_str());
+	if (rc < 0) { /* cannot happen with the catch-all, but never stay silent */
+		invocation inv{_impl->node, {}, {}, false};
+		_impl->finish(inv, errorf("cannot parse \"%.*s\" (cmdline error %d)",
+					  static_cast<int>(text.size()), text.data(), rc));
+	}
+	return _impl->last;
+}
+
+result<unsigned> console::run_file(const std::string &path)
+{
+	std::ifstream in(path);
+	if (!in)
+		return errorf("--cmdline-file %s: %s", path.c_str(), std::strerror(errno));
+	std::string line;
+	unsigned lineno = 0, nb_failed = 0, nb_run = 0;
+	while (std::getline(in, line)) {
+		lineno++;
+		if (!line.empty() && line.back() == '\r')
+			line.pop_back();
+		std::vector<std::string> w = split_words(line);
+		if (w.empty() || w[0][0] == '#')
+			continue;
+		std::printf("%s%s\n", prompt, line.c_str());
+		std::fflush(stdout);
+		_impl->where = path + ":" + std::to_string(lineno) + ": ";
+		status st = run_line(line);
+		_impl->where.clear();
+		nb_run++;
+		if (!st.is_ok())
+			nb_failed++;
+		if (_impl->node.quit.load())
+			break;
+	}
+	std::printf("dpumesh: %s: %u command(s), %u failed\n", path.c_str(), nb_run, nb_failed);
+	std::fflush(stdout);
+	return nb_failed;
+}
+
+status console::open_interactive()
+{
+	if (_impl->tty)
+		return status::ok();
+	_impl->tty = cmdline_stdin_new(_impl->ctx.data(), prompt);
+	if (!_impl->tty)
+		return errorf("console: cannot open the terminal");
+	return status::ok();
+}
+
+bool console::poll(int timeout_ms)
+{
+	if (!_impl->tty)
+		return false;
+	pollfd p{STDIN_FILENO, POLLIN, 0};
+	int rc = ::poll(&p, 1, timeout_ms);
+	if (rc <= 0)
+		return !_impl->node.quit.load();
+	char buf[256];
+	ssize_t n = read(STDIN_FILENO, buf, sizeof(buf));
+	if (n <= 0) { /* end of input: as `quit` */
+		std::printf("\n");
+		_impl->node.quit.store(true);
+		return false;
+	}
+	if (cmdline_in(_impl->tty, buf, static_cast<int>(n)) < 0) /* Ctrl-D */
+		_impl->node.quit.store(true);
+	return !_impl->node.quit.load();
+}
+
+void console::print_async(const std::string &text)
+{
+	if (!_impl->tty) {
+		std::fputs(text.c_str(), stdout);
+		std::fflush(stdout);
+		return;
+	}
+	const bool term = isatty(STDOUT_FILENO);
+	if (term)
+		std::fputs("\r\x1b[2K", stdout); /* clear the prompt line, print, then redraw it */
+	else
+		std::fputs("\n", stdout);
+	std::fputs(text.c_str(), stdout);
+	std::fflush(stdout);
+	rdline_redisplay(cmdline_get_rdline(_impl->tty));
+}
+
+void console::close_interactive()
+{
+	if (_impl->tty) {
+		/* the prompt drawn after the last command */
+		std::fputs(isatty(STDOUT_FILENO) ? "\r\x1b[2K" : "\n", stdout);
+		std::fflush(stdout);
+		cmdline_stdin_exit(_impl->tty);
+		_impl->tty = nullptr;
+	}
+}
+
+} // namespace dpumesh::console

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The running node as control sees it, and the action functions that read or change it.
+//
+// The console, the config loader and (later) the pod API call these same functions; each
+// returns a snapshot or a `status` with context. They run on the control path only: the
+// main lcore (console, stats) and the telemetry thread. Data-path lcores never take the
+// mutex here; they only write their own counters, which control reads as atomics.
+//
+//   control::node n(ports, rx, runner, std::move(cfg), overrides);
+//   auto snaps = control::port_snapshots(n, "all");    // result<std::vector<...>>
+//   control::set_forwarding(n, false);                  // `stop`
+//   auto rep = control::reload_config(n);               // `reload config`
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <rte_ethdev.h>
+
+#include "dpumesh/config.h"
+#include "dpumesh/engine.h"
+#include "dpumesh/port.h"
+#include "dpumesh/port_rx.h"
+#include "dpumesh/status.h"
+
+namespace dpumesh::control {
+
+/** Longest statistics period, seconds (as --stats-period). */
+inline constexpr unsigned max_stats_period = 3600;
+
+class node {
+public:
+	using config_adjust = std::function<void(config::node_config &)>;
+
+	/**
+	 * @param ports  open ports; immutable while the node runs (owned by the caller)
+	 * @param rx     port RX contexts (owned by the caller)
+	 * @param adjust applied to every (re)loaded config: command-line overrides
+	 */
+	node(const std::vector<port::port_info> &ports,
+	     const std::vector<pipeline::port_rx_ctx *> &rx, engine::runner &runner,
+	     config::node_config cfg, bool cfg_from_file, config_adjust adjust);
+
+	const std::vector<port::port_info> &ports() const noexcept { return _ports; }
+	const std::vector<pipeline::port_rx_ctx *> &rx() const noexcept { return _rx; }
+	engine::runner &runner() noexcept { return _runner; }
+	const engine::runner &runner() const noexcept { return _runner; }
+
+	/** The current config view (a copy of the pointer, taken under the control mutex). */
+	std::shared_ptr<const config::node_config> config() const;
+	bool config_from_file() const noexcept { return _cfg_from_file; }
+	/** Swaps in a new config view (control path; readers keep the old one until done). */
+	void replace_config(std::shared_ptr<const config::node_config> cfg);
+	const config_adjust &adjust() const noexcept { return _adjust; }
+
+	/** Seconds between periodic stats prints; 0: none. Read by the main loop. */
+	std::atomic<unsigned> stats_period{0};
+	/** Set by `quit`; the main loop ends. */
+	std::atomic<bool> quit{false};
+
+private:
+	const std::vector<port::port_info> &_ports;
+	const std::vector<pipeline::port_rx_ctx *> &_rx;
+	engine::runner &_runner;
+	mutable std::mutex _mu; /* guards _cfg; control path only */
+	std::shared_ptr<const config::node_config> _cfg;
+	bool _cfg_from_file;
+	config_adjust _adjust;
+};
+
+/* ---- ports ---- */
+
+struct port_snapshot {
+	const port::port_info *info;
+	rte_eth_stats stats{};
+	rte_eth_link link{};
+	rte_ether_addr mac{};
+	bool stats_ok = false;
+};
+
+/** "all" or a port id that dpumesh opened; errors list the valid ids. */
+result<std::vector<const port::port_info *>> select_ports(const node &n, std::string_view which);
+
+result<std::vector<port_snapshot>> port_snapshots(const node &n, std::string_view which);
+
+/** Extended statistics of one port, in the driver's order. */
+result<std::vector<std::pair<std::string, uint64_t>>> port_xstats(const port::port_info &p);
+
+/** Resets basic and extended stats of the selected ports. */
+status clear_port_stats(node &n, std::string_view which);
+
+/* ---- stages, lcores, drops ---- */
+
+struct lcore_view {
+	unsigned id;
+	bool is_main;
+	std::string state; /**< "running", "wait" (worker) or "control" (main) */
+	std::vector<std::string> stages;
+	uint64_t busy_cycles = 0, idle_cycles = 0;
+};
+std::vector<lcore_view> lcores(const node &n);
+
+struct drop_totals {
+	uint64_t frames = 0, bytes = 0, accepted = 0, messages = 0, in_reassembly = 0;
+	/** frames (parser) and messages (reassembler) dropped, by wire reason */
+	std::array<uint64_t, static_cast<size_t>(pipeline::rx_drop::count)> drops{};
+	uint64_t no_consumer = 0, ring_full = 0, msg_pool_empty = 0, duplicates = 0;
+
+	/** Calls fn(name, help, value) for every drop counter, wire reasons first. */
+	template <typename Fn>
+	void for_each(Fn &&fn) const
+	{
+		for (size_t i = 1; i < drops.size(); i++) {
+			auto d = static_cast<pipeline::rx_drop>(i);
+			fn(pipeline::rx_drop_name(d), pipeline::rx_drop_help(d), drops[i]);
+		}
+		fn("no_consumer", "whole messages with no next stage attached", no_consumer);
+		fn("ring_full", "whole messages refused by the next stage's ring", ring_full);
+		fn("msg_pool_empty", "whole messages dropped for want of a message buffer",
+		   msg_pool_empty);
+		fn("duplicates", "repeated fragments ignored", duplicates);
+	}
+};
+drop_totals drops(const node &n);
+
+/* ---- actions ---- */
+
+/** `start` / `stop`: returns whether the state changed. */
+bool set_forwarding(node &n, bool on);
+
+/** Sets the level of one dpumesh log type ("port" or "dpumesh.port") or "all" of them. */
+status set_log_level(std::string_view type, std::string_view level);
+
+struct log_level_view {
+	std::string type;
+	std::string level;
+};
+/** Global level first ("global"), then every dpumesh type. */
+std::vector<log_level_view> log_levels();
+
+/** Level names accepted by set_log_level, lowest to highest verbosity. */
+inline constexpr std::string_view log_level_names[] = {
+	"emerg", "alert", "crit", "err", "warning", "notice", "info", "debug",
+};
+
+status set_stats_period(node &n, std::string_view seconds);
+
+struct reload_report {
+	std::string source;
+	std::vector<std::string> changed; /**< sections applied: services, routes, peers, policy */
+};
+
+/**
+ * Re-loads the config file with the same loader and validation as at start. Sections that
+ * control holds (services, routes, peers, policy) are applied; a change anywhere else
+ * (node, ports, mempool, lcores, pools, dpa, dma) refuses the whole reload.
+ */
+result<reload_report> reload_config(node &n);
+
+/* ---- telemetry ---- */
+
+/** Registers the /dpumesh/... telemetry endpoints, served from `n` until unregistered. */
+status telemetry_register(node &n);
+/** Detaches the endpoints from the node (they answer with an error afterwards). */
+void telemetry_unregister() noexcept;
+
+/* ---- formatting helpers shared by console and telemetry ---- */
+std::string format_mac(const uint8_t mac[6]);
+std::string format_ipv4(const in_addr &a);
+std::string format_ipv6(const in6_addr &a);
+
+} // namespace dpumesh::control

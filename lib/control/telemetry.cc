@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// rte_telemetry endpoints under /dpumesh/..., served on DPDK's telemetry thread.
+//
+// DPDK 22.11 containers are flat (a dict may hold arrays of numbers or strings, not dicts),
+// so tables are columnar: {"name": [...], "rx_packets": [...]} with one index per row.
+// Callbacks read counters (atomics) and take a copy of the config view under the control
+// mutex; they never touch lcore state otherwise.
+#include <mutex>
+#include <string>
+
+#include <rte_telemetry.h>
+
+#include "dpumesh/control.h"
+#include "dpumesh/log.h"
+
+namespace dpumesh::control {
+
+namespace {
+
+std::mutex g_mu;        /* guards g_node; telemetry thread and main lcore only */
+node *g_node = nullptr;
+
+using filler = int (*)(node &n, rte_tel_data *d);
+
+/** Runs a filler with the node, or fails when dpumesh is shutting down. */
+int with_node(filler f, rte_tel_data *d)
+{
+	std::lock_guard<std::mutex> lock(g_mu);
+	if (!g_node)
+		return -ENODEV;
+	return f(*g_node, d);
+}
+
+class columns {
+public:
+	explicit columns(rte_tel_data *d) : _d(d) { rte_tel_data_start_dict(d); }
+
+	rte_tel_data *u64() { return start(RTE_TEL_U64_VAL); }
+	rte_tel_data *str() { return start(RTE_TEL_STRING_VAL); }
+	void add(const char *name, rte_tel_data *c) { rte_tel_data_add_dict_container(_d, name, c, 0); }
+
+private:
+	rte_tel_data *start(rte_tel_value_type t)
+	{
+		rte_tel_data *c = rte_tel_data_alloc();
+		if (c)
+			rte_tel_data_start_array(c, t);
+		return c;
+	}
+	rte_tel_data *_d;
+};
+
+#define DPUMESH_TEL_U64_COLUMN(cols, name, rows, expr)                                   \
+	do {                                                                             \
+		rte_tel_data *c_ = (cols).u64();                                         \
+		if (!c_)                                                                 \
+			return -ENOMEM;                                                  \
+		for (const auto &r : rows)                                               \
+			rte_tel_data_add_array_u64(c_, (expr));                          \
+		(cols).add(name, c_);                                                    \
+	} while (0)
+
+#define DPUMESH_TEL_STR_COLUMN(cols, name, rows, expr)                                   \
+	do {                                                                             \
+		rte_tel_data *c_ = (cols).str();                                         \
+		if (!c_)                                                                 \
+			return -ENOMEM;                                                  \
+		for (const auto &r : rows)                                               \
+			rte_tel_data_add_array_string(c_, std::string(expr).c_str());   \
+		(cols).add(name, c_);                                                    \
+	} while (0)
+
+int fill_ports(node &n, rte_tel_data *d)
+{
+	auto snaps = port_snapshots(n, "all");
+	if (!snaps)
+		return -EINVAL;
+	columns c(d);
+	DPUMESH_TEL_U64_COLUMN(c, "port_id", *snaps, r.info->port_id);
+	DPUMESH_TEL_STR_COLUMN(c, "name", *snaps, r.info->name);
+	DPUMESH_TEL_STR_COLUMN(c, "dev", *snaps, r.info->dev);
+	DPUMESH_TEL_STR_COLUMN(c, "driver", *snaps, r.info->driver);
+	DPUMESH_TEL_U64_COLUMN(c, "link_up", *snaps, r.link.link_status);
+	DPUMESH_TEL_U64_COLUMN(c, "rx_packets", *snaps, r.stats.ipackets);
+	DPUMESH_TEL_U64_COLUMN(c, "rx_bytes", *snaps, r.stats.ibytes);
+	DPUMESH_TEL_U64_COLUMN(c, "rx_missed", *snaps, r.stats.imissed);
+	DPUMESH_TEL_U64_COLUMN(c, "rx_errors", *snaps, r.stats.ierrors);
+	DPUMESH_TEL_U64_COLUMN(c, "rx_nombuf", *snaps, r.stats.rx_nombuf);
+	DPUMESH_TEL_U64_COLUMN(c, "tx_packets", *snaps, r.stats.opackets);
+	DPUMESH_TEL_U64_COLUMN(c, "tx_bytes", *snaps, r.stats.obytes);
+	DPUMESH_TEL_U64_COLUMN(c, "tx_errors", *snaps, r.stats.oerrors);
+	return 0;
+}
+
+int fill_stages(node &n, rte_tel_data *d)
+{
+	auto st = n.runner().stages();
+	columns c(d);
+	DPUMESH_TEL_STR_COLUMN(c, "name", st, r.name);
+	DPUMESH_TEL_U64_COLUMN(c, "lcore", st, r.lcore);
+	DPUMESH_TEL_U64_COLUMN(c, "calls", st, r.calls);
+	DPUMESH_TEL_U64_COLUMN(c, "work", st, r.work);
+	DPUMESH_TEL_U64_COLUMN(c, "busy_cycles", st, r.busy_cycles);
+	DPUMESH_TEL_U64_COLUMN(c, "idle_cycles", st, r.idle_cycles);
+	return 0;
+}
+
+int fill_lcores(node &n, rte_tel_data *d)
+{
+	auto lc = lcores(n);
+	columns c(d);
+	DPUMESH_TEL_U64_COLUMN(c, "lcore", lc, r.id);
+	DPUMESH_TEL_STR_COLUMN(c, "role", lc, r.is_main ? "control" : "worker");
+	DPUMESH_TEL_STR_COLUMN(c, "state", lc, r.state);
+	DPUMESH_TEL_U64_COLUMN(c, "nb_stages", lc, r.stages.size());
+	DPUMESH_TEL_U64_COLUMN(c, "busy_cycles", lc, r.busy_cycles);
+	DPUMESH_TEL_U64_COLUMN(c, "idle_cycles", lc, r.idle_cycles);
+	return 0;
+}
+
+int fill_drops(node &n, rte_tel_data *d)
+{
+	drop_totals t = drops(n);
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "frames", t.frames);
+	rte_tel_data_add_dict_u64(d, "bytes", t.bytes);
+	rte_tel_data_add_dict_u64(d, "accepted", t.accepted);
+	rte_tel_data_add_dict_u64(d, "messages", t.messages);
+	rte_tel_data_add_dict_u64(d, "in_reassembly", t.in_reassembly);
+	t.for_each([&](const char *name, const char *, uint64_t v) {
+		rte_tel_data_add_dict_u64(d, name, v);
+	});
+	return 0;
+}
+
+int fill_services(node &n, rte_tel_data *d)
+{
+	auto cfg = n.config();
+	columns c(d);
+	DPUMESH_TEL_STR_COLUMN(c, "name", cfg->services, r.name);
+	DPUMESH_TEL_U64_COLUMN(c, "max_pods", cfg->services, r.max_pods);
+	DPUMESH_TEL_STR_COLUMN(c, "route", cfg->services, [&] {
+		const config::route_config *rt = cfg->find_route(r.name);
+		return rt ? rt->to : std::string("none");
+	}());
+	return 0;
+}
+
+int fill_routes(node &n, rte_tel_data *d)
+{
+	auto cfg = n.config();
+	rte_tel_data_start_dict(d);
+	for (const config::route_config &r : cfg->routes)
+		rte_tel_data_add_dict_string(d, r.service.c_str(), r.to.c_str());
+	return 0;
+}
+
+int fill_peers(node &n, rte_tel_data *d)
+{
+	auto cfg = n.config();
+	columns c(d);
+	DPUMESH_TEL_STR_COLUMN(c, "name", cfg->peers, r.name);
+	DPUMESH_TEL_STR_COLUMN(c, "mac", cfg->peers, format_mac(r.mac));
+	DPUMESH_TEL_STR_COLUMN(c, "ipv4", cfg->peers, r.ipv4 ? format_ipv4(*r.ipv4) : "");
+	DPUMESH_TEL_STR_COLUMN(c, "ipv6", cfg->peers, r.ipv6 ? format_ipv6(*r.ipv6) : "");
+	DPUMESH_TEL_U64_COLUMN(c, "mesh_port", cfg->peers, r.mesh_port);
+	return 0;
+}
+
+int fill_config(node &n, rte_tel_data *d)
+{
+	auto cfg = n.config();
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_string(d, "source", cfg->source.c_str());
+	rte_tel_data_add_dict_string(d, "node", cfg->node.name.c_str());
+	rte_tel_data_add_dict_string(d, "mac", format_mac(cfg->node.mac).c_str());
+	if (cfg->node.ipv4)
+		rte_tel_data_add_dict_string(d, "ipv4", format_ipv4(*cfg->node.ipv4).c_str());
+	if (cfg->node.ipv6)
+		rte_tel_data_add_dict_string(d, "ipv6", format_ipv6(*cfg->node.ipv6).c_str());
+	rte_tel_data_add_dict_u64(d, "mesh_port", cfg->node.mesh_port);
+	rte_tel_data_add_dict_u64(d, "ports", cfg->ports.size());
+	rte_tel_data_add_dict_u64(d, "services", cfg->services.size());
+	rte_tel_data_add_dict_u64(d, "routes", cfg->routes.size());
+	rte_tel_data_add_dict_u64(d, "peers", cfg->peers.size());
+	rte_tel_data_add_dict_string(d, "idle", std::string(config::to_string(cfg->lcores.idle)).c_str());
+	rte_tel_data_add_dict_string(d, "dpa_backend",
+				     std::string(config::to_string(cfg->dpa.backend)).c_str());
+	rte_tel_data_add_dict_string(d, "dma_backend",
+				     std::string(config::to_string(cfg->dma.backend)).c_str());
+	rte_tel_data_add_dict_u64(d, "forwarding", n.runner().forwarding());
+	rte_tel_data_add_dict_u64(d, "stats_period", n.stats_period.load());
+	return 0;
+}
+
+#define DPUMESH_FOREACH_TELEMETRY(_)                                                     \
+	_(ports, "Port stats as columns: port_id, name, rx_packets, ... (one index per port)") \
+	_(stages, "Stages: name, lcore, calls, work, busy_cycles, idle_cycles (columns)")    \
+	_(lcores, "Lcores: lcore, role, state, nb_stages, busy/idle cycles (columns)")       \
+	_(drops, "Port RX totals: frames, bytes, accepted, and one counter per drop reason") \
+	_(services, "Services: name, max_pods, route (columns)")                             \
+	_(routes, "Routes: service -> local or a peer name")                                 \
+	_(peers, "Peers: name, mac, ipv4, ipv6, mesh_port (columns)")                        \
+	_(config, "Config summary: node, source, counts, idle policy, forwarding, stats_period")
+
+#define DPUMESH_TEL_CB(name, help)                                                       \
+	int tel_##name(const char *, const char *, rte_tel_data *d)                      \
+	{                                                                                \
+		return with_node(&fill_##name, d);                                       \
+	}
+DPUMESH_FOREACH_TELEMETRY(DPUMESH_TEL_CB)
+#undef DPUMESH_TEL_CB
+
+} // namespace
+
+status telemetry_register(node &n)
+{
+	{
+		std::lock_guard<std::mutex> lock(g_mu);
+		g_node = &n;
+	}
+	static bool registered = false; /* rte_telemetry has no unregister */
+	if (registered)
+		return status::ok();
+#define DPUMESH_TEL_REG(name, help)                                                      \
+	if (int rc = rte_telemetry_register_cmd("/dpumesh/" #name, &tel_##name, help); rc != 0) \
+		return errorf("telemetry: registering /dpumesh/" #name ": %s", rte_strerror(-rc));
+	DPUMESH_FOREACH_TELEMETRY(DPUMESH_TEL_REG)
+#undef DPUMESH_TEL_REG
+	registered = true;
+	return status::ok();
+}
+
+void telemetry_unregister() noexcept
+{
+	std::lock_guard<std::mutex> lock(g_mu);
+	g_node = nullptr;
+}
+
+} // namespace dpumesh::control

@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Operating dpumesh from outside: telemetry read the way dpdk-telemetry.py reads it, the
+// Prometheus exporter, and packet capture with dpdk-dumpcap (a DPDK secondary process).
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <jansson.h>
+#include <netinet/in.h>
+#include <pcap/pcap.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "subprocess.h"
+
+using namespace dpumesh::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string src(const char *rel) { return std::string(DPUMESH_SOURCE_DIR) + "/" + rel; }
+
+std::string prefix(const std::string &tag)
+{
+	return "dpumesh-tel-" + tag + "-" + std::to_string(getpid());
+}
+
+/** EAL's runtime directory for a file prefix (eal_get_runtime_dir in DPDK 22.11). */
+std::string runtime_dir(const std::string &pfx)
+{
+	if (getuid() == 0)
+		return "/var/run/dpdk/" + pfx;
+	const char *x = std::getenv("XDG_RUNTIME_DIR");
+	return std::string(x ? x : "/tmp") + "/dpdk/" + pfx;
+}
+
+using json_ptr = std::unique_ptr<json_t, decltype(&json_decref)>;
+
+/** A client of the telemetry v2 socket, as dpdk-telemetry.py: SOCK_SEQPACKET, JSON. */
+class telemetry_client {
+public:
+	bool connect(const std::string &path, std::string *hello)
+	{
+		_fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+		sockaddr_un a{};
+		a.sun_family = AF_UNIX;
+		std::snprintf(a.sun_path, sizeof(a.sun_path), "%s", path.c_str());
+		if (::connect(_fd, reinterpret_cast<sockaddr *>(&a), sizeof(a)) != 0)
+			return false;
+		*hello = recv_text();
+		return !hello->empty();
+	}
+	~telemetry_client()
+	{
+		if (_fd >= 0)
+			close(_fd);
+	}
+	/** Sends a command; returns the value under the command's key (nullptr on error). */
+	json_ptr query(const std::string &cmd)
+	{
+		if (send(_fd, cmd.data(), cmd.size(), 0) < 0)
+			return {nullptr, &json_decref};
+		std::string text = recv_text();
+		json_error_t err;
+		json_ptr root(json_loads(text.c_str(), 0, &err), &json_decref);
+		if (!root)
+			return root;
+		json_t *v = json_object_get(root.get(), cmd.substr(0, cmd.find(',')).c_str());
+		return {v ? json_incref(v) : nullptr, &json_decref};
+	}
+
+private:
+	std::string recv_text()
+	{
+		std::string buf(65536, '\0');
+		ssize_t n = recv(_fd, buf.data(), buf.size(), 0);
+		return n > 0 ? buf.substr(0, static_cast<size_t>(n)) : "";
+	}
+	int _fd = -1;
+};
+
+uint64_t u64_at(json_t *obj, const char *key, size_t idx)
+{
+	json_t *arr = json_object_get(obj, key);
+	json_t *v = json_is_array(arr) ? json_array_get(arr, idx) : json_object_get(obj, key);
+	return json_is_integer(v) ? static_cast<uint64_t>(json_integer_value(v)) : UINT64_MAX;
+}
+
+std::string str_at(json_t *obj, const char *key, size_t idx)
+{
+	json_t *arr = json_object_get(obj, key);
+	json_t *v = json_is_array(arr) ? json_array_get(arr, idx) : json_object_get(obj, key);
+	return json_is_string(v) ? json_string_value(v) : "";
+}
+
+/** A plain HTTP/1.0 GET on 127.0.0.1. */
+std::string http_get(unsigned port, const std::string &path)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	sockaddr_in a{};
+	a.sin_family = AF_INET;
+	a.sin_port = htons(static_cast<uint16_t>(port));
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	std::string out;
+	if (connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof(a)) == 0) {
+		std::string req = "GET " + path + " HTTP/1.0\r\nHost: localhost\r\n\r\n";
+		if (send(fd, req.data(), req.size(), 0) == static_cast<ssize_t>(req.size())) {
+			char buf[4096];
+			ssize_t n;
+			while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
+				out.append(buf, static_cast<size_t>(n));
+		}
+	}
+	close(fd);
+	return out;
+}
+
+} // namespace
+
+TEST(Telemetry, CountersMatchTheCaptureAndTheExporterServesThem)
+{
+	temp_dir dir;
+	capture_counts cap{};
+	ASSERT_NO_FATAL_FAILURE(make_capture(dir.file("once.pcap"), 1000, "0.1", &cap));
+	const std::string pfx = prefix("counters");
+	subprocess p({bin_path("dpumesh"), "-l", "0-1", "--no-huge", "-m", "256", "--no-pci",
+		      "--file-prefix=" + pfx, "--log-level=lib.eal:warning",
+		      "--vdev=net_pcap0,rx_pcap=" + dir.file("once.pcap"), "--", "--config",
+		      src("conf/default.json"), "--stats-period", "0"});
+	ASSERT_TRUE(p.wait_output(
+		[](const std::string &o) { return o.find(" up: ") != std::string::npos; }, 40s))
+		<< p.output();
+
+	const std::string sock = runtime_dir(pfx) + "/dpdk_telemetry.v2";
+	telemetry_client t;
+	std::string hello;
+	ASSERT_TRUE(t.connect(sock, &hello)) << sock << ": " << std::strerror(errno);
+	EXPECT_NE(hello.find("\"version\":\"DPDK 22.11"), std::string::npos) << hello;
+	EXPECT_NE(hello.find("\"max_output_len\""), std::string::npos) << hello;
+
+	json_ptr ports{nullptr, &json_decref};
+	for (int i = 0; i < 300; i++) {
+		ports = t.query("/dpumesh/ports");
+		ASSERT_TRUE(ports) << "no /dpumesh/ports";
+		if (u64_at(ports.get(), "rx_packets", 0) == 1000)
+			break;
+		std::this_thread::sleep_for(100ms);
+	}
+	EXPECT_EQ(u64_at(ports.get(), "rx_packets", 0), 1000u);
+	EXPECT_EQ(u64_at(ports.get(), "port_id", 0), 0u);
+	EXPECT_EQ(str_at(ports.get(), "name", 0), "uplink");
+	EXPECT_EQ(str_at(ports.get(), "driver", 0), "net_pcap");
+	EXPECT_EQ(u64_at(ports.get(), "tx_packets", 0), 0u);
+
+	json_ptr drops = t.query("/dpumesh/drops");
+	ASSERT_TRUE(drops);
+	EXPECT_EQ(u64_at(drops.get(), "frames", 0), 1000u);
+	EXPECT_EQ(u64_at(drops.get(), "accepted", 0), cap.mesh);
+	EXPECT_EQ(u64_at(drops.get(), "other_port", 0) + u64_at(drops.get(), "not_ip", 0) +
+			  u64_at(drops.get(), "not_udp", 0),
+		  cap.other);
+	EXPECT_EQ(u64_at(drops.get(), "messages", 0) + u64_at(drops.get(), "no_consumer", 0), cap.mesh);
+	EXPECT_EQ(u64_at(drops.get(), "bad_magic", 0), 0u);
+
+	json_ptr stages = t.query("/dpumesh/stages");
+	ASSERT_TRUE(stages);
+	EXPECT_EQ(str_at(stages.get(), "name", 0), "port_rx");
+	EXPECT_EQ(u64_at(stages.get(), "lcore", 0), 1u);
+	EXPECT_EQ(u64_at(stages.get(), "work", 0), 1000u);
+	EXPECT_GT(u64_at(stages.get(), "busy_cycles", 0), 0u);
+
+	json_ptr lcores = t.query("/dpumesh/lcores");
+	ASSERT_TRUE(lcores);
+	EXPECT_EQ(str_at(lcores.get(), "role", 0), "control");
+	EXPECT_EQ(str_at(lcores.get(), "state", 1), "running");
+
+	json_ptr services = t.query("/dpumesh/services");
+	ASSERT_TRUE(services);
+	EXPECT_EQ(str_at(services.get(), "name", 0), "frontend");
+	EXPECT_EQ(u64_at(services.get(), "max_pods", 1), 8u);
+	EXPECT_EQ(str_at(services.get(), "route", 1), "local");
+	json_ptr routes = t.query("/dpumesh/routes");
+	ASSERT_TRUE(routes);
+	EXPECT_EQ(str_at(routes.get(), "echo", 0), "local");
+	json_ptr cfg = t.query("/dpumesh/config");
+	ASSERT_TRUE(cfg);
+	EXPECT_EQ(str_at(cfg.get(), "node", 0), "node1");
+	EXPECT_EQ(u64_at(cfg.get(), "forwarding", 0), 1u);
+	EXPECT_EQ(u64_at(cfg.get(), "mesh_port", 0), 7000u);
+	json_ptr peers = t.query("/dpumesh/peers");
+	ASSERT_TRUE(peers);
+	EXPECT_EQ(json_array_size(json_object_get(peers.get(), "name")), 0u);
+
+	/* the Prometheus exporter, once */
+	subprocess exp({"/usr/bin/python3", src("scripts/dpumesh-exporter.py"), "--file-prefix", pfx,
+			"--port", "0"});
+	unsigned port = 0;
+	ASSERT_TRUE(exp.wait_output(
+		[&port](const std::string &o) {
+			size_t at = o.find("serving http://127.0.0.1:");
+			if (at == std::string::npos || o.find("/metrics", at) == std::string::npos)
+				return false;
+			port = static_cast<unsigned>(std::strtoul(o.c_str() + at + 25, nullptr, 10));
+			return true;
+		},
+		20s))
+		<< exp.output();
+	ASSERT_GT(port, 0u);
+	std::string metrics = http_get(port, "/metrics");
+	EXPECT_NE(metrics.find("HTTP/1.0 200"), std::string::npos) << metrics;
+	EXPECT_NE(metrics.find("# TYPE dpumesh_port_rx_packets_total counter"), std::string::npos)
+		<< metrics;
+	EXPECT_NE(metrics.find("\ndpumesh_port_rx_packets_total{port=\"0\",name=\"uplink\"} 1000\n"),
+		  std::string::npos)
+		<< metrics;
+	EXPECT_NE(metrics.find("\ndpumesh_port_rx_drops_total{reason=\"other_port\"} " +
+			       std::to_string(u64_at(drops.get(), "other_port", 0)) + "\n"),
+		  std::string::npos)
+		<< metrics;
+	EXPECT_NE(metrics.find("\ndpumesh_stage_work_total{stage=\"port_rx\",lcore=\"1\"} 1000\n"),
+		  std::string::npos)
+		<< metrics;
+	EXPECT_NE(http_get(port, "/other").find("404"), std::string::npos);
+
+	p.signal(SIGTERM); /* non-interactive runs stop on SIGTERM as on SIGINT */
+	EXPECT_EQ(p.wait(30s), 0) << p.output();
+	EXPECT_NE(p.output().find("dpumesh: stopped"), std::string::npos) << p.output();
+	/* dpumesh gone: the exporter answers 503 with dpumesh_up 0, it does not crash */
+	std::string down = http_get(port, "/metrics");
+	EXPECT_NE(down.find("503"), std::string::npos) << down;
+	EXPECT_NE(down.find("dpumesh_up 0"), std::string::npos) << down;
+}
+
+namespace {
+
+/** Free 2 MiB hugepages and a mounted hugetlbfs, as EAL needs them without --no-huge. */
+bool hugepages_usable(std::string *why)
+{
+	std::ifstream mi("/proc/meminfo");
+	std::string line;
+	long free_pages = 0;
+	while (std::getline(mi, line))
+		if (line.rfind("HugePages_Free:", 0) == 0)
+			free_pages = std::strtol(line.c_str() + 15, nullptr, 10);
+	std::ifstream mounts("/proc/mounts");
+	bool mounted = false;
+	while (std::getline(mounts, line))
+		if (line.find(" hugetlbfs ") != std::string::npos)
+			mounted = true;
+	if (free_pages >= 128 && mounted)
+		return true;
+	*why = "HugePages_Free=" + std::to_string(free_pages) + " (need 128 x 2 MiB), hugetlbfs " +
+	       (mounted ? "mounted" : "not mounted");
+	return false;
+}
+
+} // namespace
+
+TEST(Capture, DumpcapWritesTheRequestedPackets)
+{
+	const std::string dumpcap = "/usr/bin/dpdk-dumpcap";
+	if (access(dumpcap.c_str(), X_OK) != 0)
+		GTEST_SKIP() << dumpcap << " is not installed (Debian package dpdk; scripts/setup.sh)";
+	temp_dir dir;
+	capture_counts cap{};
+	ASSERT_NO_FATAL_FAILURE(make_capture(dir.file("loop.pcap"), 64, "0.25", &cap));
+	std::string why;
+	const bool huge = hugepages_usable(&why);
+	const std::string pfx = prefix(huge ? "dumpcap" : "dumpcap-nohuge");
+	std::vector<std::string> args = {bin_path("dpumesh"), "-l", "0-1", "--no-pci",
+					 "--file-prefix=" + pfx, "--log-level=lib.eal:warning"};
+	if (huge)
+		args.insert(args.end(), {"-m", "256"});
+	else
+		args.insert(args.end(), {"--no-huge", "-m", "256"});
+	args.insert(args.end(), {"--vdev=net_pcap0,rx_pcap=" + dir.file("loop.pcap") + ",infinite_rx=1",
+				 "--", "--config", src("conf/default.json"), "--stats-period", "0"});
+	subprocess p(args);
+	ASSERT_TRUE(p.wait_output(
+		[](const std::string &o) { return o.find(" up: ") != std::string::npos; }, 40s))
+		<< p.output();
+
+	const std::string out = dir.file("cap.pcapng");
+	auto [rc, dout] = run_command({dumpcap, "--file-prefix=" + pfx, "-i", "0", "-c", "50", "-w", out},
+				      40s);
+	if (!huge) {
+		/* dumpcap is a secondary process: it needs the primary's hugepage info and memory
+		 * shared through hugetlbfs files, which --no-huge does not create. It must fail
+		 * cleanly, and dpumesh must keep running. */
+		EXPECT_NE(rc, 0) << dout;
+		EXPECT_NE(dout.find("Cannot get hugepage information"), std::string::npos) << dout;
+		std::this_thread::sleep_for(200ms);
+		EXPECT_EQ(waitpid(p.pid(), nullptr, WNOHANG), 0) << p.output();
+		p.signal(SIGINT);
+		EXPECT_EQ(p.wait(30s), 0) << p.output();
+		GTEST_SKIP() << "dpdk-dumpcap cannot attach to a --no-huge primary (\"EAL: Cannot get "
+				"hugepage information\": a secondary maps the primary's hugepage files, "
+				"and --no-huge memory is private); this box has "
+			     << why << ". Reserve hugepages (scripts/hugepages.sh 256) to run it.";
+	}
+	EXPECT_EQ(rc, 0) << dout;
+	char err[PCAP_ERRBUF_SIZE];
+	pcap_t *pc = pcap_open_offline(out.c_str(), err);
+	ASSERT_NE(pc, nullptr) << err;
+	pcap_pkthdr *h;
+	const u_char *data;
+	unsigned n = 0;
+	while (pcap_next_ex(pc, &h, &data) == 1)
+		n++;
+	pcap_close(pc);
+	/* dumpcap 22.11 checks -c after writing a whole burst (up to 32 packets), so the file
+	 * holds at least 50 and less than one burst more; it must be exactly what dumpcap
+	 * reports as captured. */
+	size_t at = dout.find("Packets captured: ");
+	ASSERT_NE(at, std::string::npos) << dout;
+	/* a progress line: "Packets captured: 0 32 64" (with \r between); the last one counts */
+	unsigned long reported = 0;
+	for (const char *q = dout.c_str() + at + 18; *q && *q != '\n';) {
+		char *end = nullptr;
+		unsigned long v = std::strtoul(q, &end, 10);
+		if (end == q) {
+			q++;
+			continue;
+		}
+		reported = v;
+		q = end;
+	}
+	EXPECT_EQ(n, reported) << dout;
+	EXPECT_GE(n, 50u);
+	EXPECT_LT(n, 50u + 32u);
+	p.signal(SIGINT);
+	EXPECT_EQ(p.wait(30s), 0) << p.output();
+}

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The console's command table, without EAL: rows parse, never overlap, cover the families.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+
+#include "internal/commands.h"
+
+using namespace dpumesh::console;
+
+TEST(ConsoleTable, RowsParseAndHaveHelpAndHandlers)
+{
+	ASSERT_FALSE(commands().empty());
+	for (const command_spec &c : commands()) {
+		auto syn = parse_syntax(c.syntax);
+		ASSERT_FALSE(syn.empty()) << c.syntax;
+		EXPECT_FALSE(syn[0].choices.empty()) << c.syntax << ": first word must be a keyword";
+		EXPECT_LE(syn.size(), 32u) << c.syntax;
+		EXPECT_NE(c.run, nullptr) << c.syntax;
+		EXPECT_GT(std::string(c.help).size(), 5u) << c.syntax;
+		for (const syntax_token &t : syn)
+			for (const std::string &ch : t.choices)
+				EXPECT_FALSE(ch.empty()) << c.syntax;
+	}
+}
+
+TEST(ConsoleTable, NoTwoRowsCanMatchOneLine)
+{
+	EXPECT_EQ(first_overlap(commands()), "");
+	/* the check itself catches what cmdline would call ambiguous */
+	static const command_spec clash[] = {
+		{"show <what>", "x", commands()[0].run},
+		{"show drops|stages", "y", commands()[0].run},
+	};
+	EXPECT_EQ(first_overlap(clash), "show <what> / show drops|stages");
+	static const command_spec fine[] = {
+		{"show port stats <port>", "x", commands()[0].run},
+		{"show port info <port>", "y", commands()[0].run},
+		{"show port", "z", commands()[0].run},
+	};
+	EXPECT_EQ(first_overlap(fine), "");
+}
+
+TEST(ConsoleTable, EveryFamilyOfThisIssueIsThereAndLaterOnesAreNot)
+{
+	std::set<std::string> rows;
+	for (const command_spec &c : commands())
+		rows.insert(c.syntax);
+	for (const char *want :
+	     {"help", "help <topic>", "show port stats|info|xstats <port>", "clear port stats <port>",
+	      "show lcores", "show stages", "show config", "show services", "show routes",
+	      "show peers", "show policy", "show drops", "start", "stop", "show log",
+	      "set stats-period <seconds>", "reload config", "quit"})
+		EXPECT_EQ(rows.count(want), 1u) << want;
+	bool set_log = false;
+	for (const std::string &r : rows) {
+		set_log = set_log || r.rfind("set log <type> ", 0) == 0;
+		EXPECT_EQ(r.find("pods"), std::string::npos) << r << ": not faked before its issue";
+		EXPECT_EQ(r.find("pending"), std::string::npos) << r;
+		EXPECT_EQ(r.find("policy ", 0), std::string::npos) << r;
+	}
+	EXPECT_TRUE(set_log);
+}
+
+TEST(ConsoleTable, SplitWordsStopsAtTheEndOfTheLine)
+{
+	EXPECT_EQ(split_words("  show   port\tstats 0 \n ignored"),
+		  (std::vector<std::string>{"show", "port", "stats", "0"}));
+	EXPECT_TRUE(split_words("   ").empty());
+	auto t = parse_syntax("set log <type> info|debug");
+	ASSERT_EQ(t.size(), 4u);
+	EXPECT_TRUE(t[2].matches("anything"));
+	EXPECT_TRUE(t[3].matches("debug"));
+	EXPECT_FALSE(t[3].matches("loud"));
+}
