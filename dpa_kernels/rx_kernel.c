@@ -154,11 +154,22 @@ uint32_t dpa_rx_kernel(struct dpa_dev *d, struct dpa_kernel_state *s)
 	uint32_t work = dpa_dma_dispatch(d, s);
 
 	uint32_t kicked = 0;
-	for (uint32_t i = 0; i < DPA_MAX_INFLIGHT && s->nb_rx_inflight; i++) {
-		if (s->rx[i].used == SLOT_NEED_POST)
-			work += (uint32_t)rx_finish(d, s, &s->rx[i]);
-		else if (s->rx[i].used == SLOT_NEED_DMA)
-			kicked += rx_queue_copies(d, &s->rx[i], i);
+	/* finish deliveries oldest first, so each destination sees them in the order the Arm
+	 * sent them (its copies may finish in between) */
+	while (s->nb_rx_inflight && s->rx[s->rx_head].used == SLOT_NEED_POST) {
+		if (!rx_finish(d, s, &s->rx[s->rx_head]))
+			break;
+		s->rx_head = (s->rx_head + 1) % DPA_MAX_INFLIGHT;
+		work++;
+	}
+	for (uint32_t k = 0; k < s->nb_rx_inflight; k++) {
+		uint32_t i = (s->rx_head + k) % DPA_MAX_INFLIGHT;
+		if (s->rx[i].used == SLOT_NEED_DMA) {
+			uint32_t q = rx_queue_copies(d, &s->rx[i], i);
+			kicked += q;
+			if (s->rx[i].used == SLOT_NEED_DMA)
+				break; /* the engine is full: later copies wait their turn */
+		}
 	}
 
 	/* take new commands only while there are in-flight slots and DMA room */
@@ -189,13 +200,11 @@ uint32_t dpa_rx_kernel(struct dpa_dev *d, struct dpa_kernel_state *s)
 			s->rx_bad_commands++;
 			continue;
 		}
-		uint32_t slot = 0;
-		while (slot < DPA_MAX_INFLIGHT && s->rx[slot].used != SLOT_FREE)
-			slot++;
-		if (slot == DPA_MAX_INFLIGHT) {
+		if (s->nb_rx_inflight == DPA_MAX_INFLIGHT) {
 			give_back(d, s, cmd, DPUMESH_STATUS_DEST_FULL); /* not reached: see room */
 			continue;
 		}
+		uint32_t slot = (s->rx_head + s->nb_rx_inflight) % DPA_MAX_INFLIGHT;
 		kicked += (uint32_t)rx_start(d, s, cmd, slot);
 	}
 	if (kicked)

@@ -48,17 +48,29 @@ uint32_t dpa_tx_kernel(struct dpa_dev *d, struct dpa_kernel_state *s)
 	uint32_t work = dpa_dma_dispatch(d, s);
 	uint32_t kicked = 0;
 
-	/* finish what is in flight first, in slot order */
-	for (uint32_t i = 0; i < DPA_MAX_INFLIGHT && s->nb_tx_inflight; i++) {
+	/* in flight, oldest first: post finished headers in order; queue copies the engine
+	 * could not take before */
+	uint32_t n_inflight = s->nb_tx_inflight;
+	int blocked = 0;
+	for (uint32_t k = 0; k < n_inflight; k++) {
+		uint32_t i = (s->tx_head + k) % DPA_MAX_INFLIGHT;
 		struct dpa_tx_inflight *f = &s->tx[i];
-		if (f->used == SLOT_NEED_POST) {
-			work += (uint32_t)tx_post(d, s, f);
-		} else if (f->used == SLOT_NEED_DMA) {
+		if (f->used == SLOT_NEED_DMA) {
 			if (dpa_dma_copy(d, f->hbuf + DPA_HBUF_META_SIZE, f->item.header,
-					 f->item.desc.header_len, DPA_COOKIE(0, i)) == DPA_OK) {
-				f->used = SLOT_DMA_WAIT;
-				kicked++;
+					 f->item.desc.header_len, DPA_COOKIE(0, i)) != DPA_OK)
+				break;
+			f->used = SLOT_DMA_WAIT;
+			kicked++;
+		}
+		if (!blocked && f->used == SLOT_NEED_POST && k == 0) {
+			if (tx_post(d, s, f)) {
+				s->tx_head = (s->tx_head + 1) % DPA_MAX_INFLIGHT;
+				work++;
+				k--;          /* the next one is now the head */
+				n_inflight--;
+				continue;
 			}
+			blocked = 1;
 		}
 	}
 
@@ -67,9 +79,7 @@ uint32_t dpa_tx_kernel(struct dpa_dev *d, struct dpa_kernel_state *s)
 	uint32_t hbuf_room = dpa_hbuf_size(d) - DPA_HBUF_META_SIZE;
 	for (uint32_t n = 0; n < nb_sqs && s->nb_tx_inflight < DPA_MAX_INFLIGHT; n++) {
 		uint32_t sq = s->tx_next_sq++ % nb_sqs;
-		uint32_t slot = 0;
-		while (s->tx[slot].used != SLOT_FREE)
-			slot++;
+		uint32_t slot = (s->tx_head + s->nb_tx_inflight) % DPA_MAX_INFLIGHT;
 		struct dpa_tx_inflight *f = &s->tx[slot];
 		uint64_t hbuf;
 		if (dpa_hbuf_alloc(d, &hbuf) != DPA_OK) {

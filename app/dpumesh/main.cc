@@ -25,7 +25,11 @@
 #include "dpumesh/log.h"
 #include "dpumesh/options.h"
 #include "dpumesh/port.h"
+#include "dpumesh/control_server.h"
+#include "dpumesh/dpa_emu.h"
 #include "dpumesh/frame.h"
+#include "dpumesh/pod_registry.h"
+#include "dpumesh/sidecar.h"
 #include "dpumesh/port_rx.h"
 #include "stats.h"
 
@@ -49,25 +53,6 @@ int fail(const char *what, const status &st)
 {
 	std::fprintf(stderr, "dpumesh: %s: %s\n", what, st.message().c_str());
 	return 1;
-}
-
-/** Resolves the dmadev named in the config (probing a vdev when needed). */
-result<int> open_dmadev(const config::node_config &cfg)
-{
-	const std::string &dev = cfg.dma.device;
-	std::string name = dev.substr(0, dev.find(','));
-	int id = rte_dma_get_dev_id_by_name(name.c_str());
-	if (id >= 0)
-		return id;
-	int rc = rte_dev_probe(dev.c_str());
-	if (rc < 0)
-		return errorf("%s: dmadev \"%s\": %s", cfg.where("/dma/device").c_str(), dev.c_str(),
-			      rte_strerror(-rc));
-	id = rte_dma_get_dev_id_by_name(name.c_str());
-	if (id < 0)
-		return errorf("%s: probing \"%s\" created no dmadev named %s",
-			      cfg.where("/dma/device").c_str(), dev.c_str(), name.c_str());
-	return id;
 }
 
 /** The lcore a stage runs on: its mapping, or the first worker lcore. */
@@ -137,18 +122,10 @@ int run(int argc, char **argv)
 		rte_eal_cleanup();
 		return 1;
 	}
-	if (cfg->dma.backend == config::dma_backend::dmadev) {
-		if (cfg->dma.device.empty()) {
-			std::fprintf(stderr, "dpumesh: --dma dmadev needs a device: dmadev:NAME\n");
-			rte_eal_cleanup();
-			return 2;
-		}
-		auto dma = open_dmadev(*cfg);
-		if (!dma) {
-			rte_eal_cleanup();
-			return fail("dma", dma.error());
-		}
-		DPUMESH_LOG(INFO, dma, "dmadev %s (id %d)", cfg->dma.device.c_str(), *dma);
+	if (cfg->dma.backend == config::dma_backend::dmadev && cfg->dma.device.empty()) {
+		std::fprintf(stderr, "dpumesh: --dma dmadev needs a device: dmadev:NAME\n");
+		rte_eal_cleanup();
+		return 2;
 	}
 
 	auto pool = port::create_pktmbuf_pool(*cfg);
@@ -177,7 +154,41 @@ int run(int argc, char **argv)
 	std::vector<std::unique_ptr<pipeline::port_rx_ctx>> rx_ctxs;
 	std::vector<pipeline::port_rx_ctx *> rx_view;
 	status st = status::ok();
-	if (!ports->empty()) {
+
+	/* pods: the registry, its control socket, the DPA emulator and the sidecar */
+	pod_registry registry(cfg->pools, cfg->services);
+	auto ctrl_srv = std::make_unique<control_server>(registry);
+	std::unique_ptr<dpa::emulator> emu;
+	std::unique_ptr<pipeline::sidecar> sidecar;
+	st = ctrl_srv->listen(cfg->node.control_socket)
+		     .with_context(cfg->where("/node/control_socket") + ": control socket");
+	if (st.is_ok()) {
+		auto e = dpa::emulator::create(*cfg, registry, cfg->dpa.threads);
+		st = e ? status::ok() : e.error().with_context("DPA emulator");
+		if (e)
+			emu = std::move(*e);
+	}
+	if (st.is_ok()) {
+		auto s = pipeline::sidecar::create(*cfg, registry, *emu);
+		st = s ? status::ok() : s.error();
+		if (s)
+			sidecar = std::move(*s);
+	}
+	if (st.is_ok()) {
+		auto l = stage_lcore(*cfg, "sidecar");
+		st = l ? runner.add(*l, sidecar->stage()) : l.error();
+	}
+	if (st.is_ok()) {
+		auto l = stage_lcore(*cfg, "dpa");
+		for (unsigned t = 0; l && st.is_ok() && t < emu->nb_threads(); t++) {
+			st = runner.add(*l, emu->tx_stage(t));
+			if (st.is_ok())
+				st = runner.add(*l, emu->rx_stage(t));
+		}
+		if (!l)
+			st = l.error();
+	}
+	if (st.is_ok() && !ports->empty()) {
 		auto lcore = stage_lcore(*cfg, "port_rx");
 		st = lcore ? status::ok() : lcore.error();
 		if (st.is_ok()) {
@@ -204,6 +215,9 @@ int run(int argc, char **argv)
 	if (st.is_ok())
 		st = runner.launch();
 	if (!st.is_ok()) {
+		ctrl_srv.reset();
+		sidecar.reset();
+		emu.reset();
 		rx_ctxs.clear();
 		port::close_all(*ports);
 		rte_mempool_free(msg_pool);
@@ -236,7 +250,7 @@ int run(int argc, char **argv)
 		    opts->interactive ? "type 'help', 'quit' to stop" : "Ctrl-C to stop");
 	std::fflush(stdout);
 
-	app::stats_printer printer({&*ports, &rx_view, &runner});
+	app::stats_printer printer({&*ports, &rx_view, &runner, sidecar.get(), emu.get(), &registry});
 	int rc_exit = 0;
 	{
 		console::console con(node);
@@ -261,11 +275,12 @@ int run(int argc, char **argv)
 		uint64_t next = rte_get_tsc_cycles() + period * hz;
 		while (!g_quit && !node.quit.load()) {
 			if (opts->interactive) {
-				if (!con.poll(20))
+				if (!con.poll(5))
 					break;
 			} else {
-				usleep(20 * 1000);
+				usleep(5 * 1000);
 			}
+			ctrl_srv->poll(); /* pod registrations, unregistrations, crashes */
 			unsigned p = node.stats_period.load();
 			if (p != period) { /* set stats-period: restart the clock */
 				period = p;
@@ -289,9 +304,13 @@ int run(int argc, char **argv)
 	control::telemetry_unregister();
 
 	std::printf("dpumesh: stopping\n");
+	/* pods go first, while the DPA threads still run and can report quiescence */
+	ctrl_srv.reset();
 	runner.stop();
 	printer.print_final(stdout);
 	rx_ctxs.clear(); /* reassemblers give their held mbufs back */
+	sidecar.reset();
+	emu.reset();
 	if (pdump_rc == 0)
 		rte_pdump_uninit();
 	port::close_all(*ports);

@@ -72,7 +72,41 @@ void stats_printer::print_periodic(FILE *out)
 		}
 		std::fprintf(out, "%s\n", any ? "" : " none");
 	}
+	print_mesh(out, false);
 	std::fflush(out);
+}
+
+void stats_printer::print_mesh(FILE *out, bool final) const
+{
+	if (_v.registry) {
+		std::fprintf(out, final ? "final pods registered=%u\n" : "pods: %u registered\n",
+			     _v.registry->nb_pods());
+	}
+	if (_v.sidecar) {
+		std::fprintf(out, final ? "final stage=sidecar" : "sidecar:");
+		pipeline::for_each_sidecar_counter(_v.sidecar->stats(),
+						   [&](const char *name, const char *, uint64_t v) {
+							   if (final || v)
+								   std::fprintf(out, " %s=%lu", name, v);
+						   });
+		std::fprintf(out, " pending=%u\n", _v.sidecar->pending().size());
+	}
+	if (_v.emu) {
+		for (unsigned t = 0; t < _v.emu->nb_threads(); t++) {
+			const dpa::thread_stats &s = _v.emu->stats(t);
+			const dma::engine_stats &d = _v.emu->dma(t).stats();
+			std::fprintf(out,
+				     "%s thread=%u tx_taken=%lu tx_posted=%lu rx_delivered=%lu "
+				     "rx_handed_back=%lu tx_completions=%lu remote_completions=%lu "
+				     "completion_ring_full=%lu dma_ops=%lu dma_bytes=%lu dma_errors=%lu "
+				     "hbufs_in_use=%u\n",
+				     final ? "final dpa" : "dpa", t, s.tx_taken.get(), s.tx_posted.get(),
+				     s.rx_delivered.get(), s.rx_handed_back.get(), s.tx_completions.get(),
+				     s.remote_completions.get(), s.completion_ring_full.get(),
+				     d.ops_completed.get(), d.bytes_submitted.get(), d.errors.get(),
+				     rte_mempool_in_use_count(_v.emu->hbufs()));
+		}
+	}
 }
 
 void stats_printer::print_final(FILE *out)
@@ -110,6 +144,7 @@ void stats_printer::print_final(FILE *out)
 		std::fprintf(out, " drop_%s=%lu",
 			     pipeline::rx_drop_name(static_cast<pipeline::rx_drop>(d)), drops[d]);
 	std::fprintf(out, "\n");
+	print_mesh(out, true);
 	std::fflush(out);
 }
 

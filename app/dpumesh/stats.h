@@ -8,7 +8,10 @@
 
 #include "dpumesh/engine.h"
 #include "dpumesh/port.h"
+#include "dpumesh/dpa_emu.h"
+#include "dpumesh/pod_registry.h"
 #include "dpumesh/port_rx.h"
+#include "dpumesh/sidecar.h"
 
 namespace dpumesh::app {
 
@@ -17,6 +20,9 @@ struct node_view {
 	const std::vector<port::port_info> *ports;
 	const std::vector<pipeline::port_rx_ctx *> *rx;
 	const engine::runner *runner;
+	const pipeline::sidecar *sidecar = nullptr;
+	const dpa::emulator *emu = nullptr;
+	const pod_registry *registry = nullptr;
 };
 
 class stats_printer {
@@ -26,6 +32,8 @@ public:
 	void print_periodic(FILE *out);
 	/** key=value lines with totals, read by tests and scripts. */
 	void print_final(FILE *out);
+	/** Pods, sidecar and DPA threads: a summary line each, or final key=value lines. */
+	void print_mesh(FILE *out, bool final) const;
 
 private:
 	struct port_prev {

@@ -358,8 +358,14 @@ emulator::~emulator()
 	rte_mempool_free(_hbufs);
 }
 
-engine::stage_def emulator::tx_stage(unsigned t) noexcept { return {"dpa_tx", &tx_poll, _threads[t].get()}; }
-engine::stage_def emulator::rx_stage(unsigned t) noexcept { return {"dpa_rx", &rx_poll, _threads[t].get()}; }
+engine::stage_def emulator::tx_stage(unsigned t) noexcept
+{
+	return {"dpa_tx", &tx_poll, _threads[t].get(), false};
+}
+engine::stage_def emulator::rx_stage(unsigned t) noexcept
+{
+	return {"dpa_rx", &rx_poll, _threads[t].get(), false};
+}
 arm_queues &emulator::arm(unsigned t) noexcept { return _threads[t]->arm; }
 const thread_stats &emulator::stats(unsigned t) const noexcept { return _threads[t]->stats; }
 const dpa_kernel_state &emulator::kernel_state(unsigned t) const noexcept { return _threads[t]->ks; }

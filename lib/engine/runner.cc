@@ -93,22 +93,23 @@ void runner::loop(lcore_slot &slot)
 
 	while (!_quit.load(std::memory_order_relaxed)) {
 		uint32_t work = 0;
-		if (_forwarding.load(std::memory_order_relaxed)) {
-			uint64_t t0 = rte_rdtsc();
-			for (unsigned i = 0; i < slot.nb_stages; i++) {
-				stage_slot &s = slot.stages[i];
-				uint16_t n = s.def.poll(s.def.arg);
-				uint64_t t1 = rte_rdtsc();
-				s.stats.calls.inc();
-				if (n) {
-					s.stats.work.add(n);
-					s.stats.busy_cycles.add(t1 - t0);
-				} else {
-					s.stats.idle_cycles.add(t1 - t0);
-				}
-				work += n;
-				t0 = t1;
+		const bool forwarding = _forwarding.load(std::memory_order_relaxed);
+		uint64_t t0 = rte_rdtsc();
+		for (unsigned i = 0; i < slot.nb_stages; i++) {
+			stage_slot &s = slot.stages[i];
+			if (!forwarding && s.def.pausable)
+				continue;
+			uint16_t n = s.def.poll(s.def.arg);
+			uint64_t t1 = rte_rdtsc();
+			s.stats.calls.inc();
+			if (n) {
+				s.stats.work.add(n);
+				s.stats.busy_cycles.add(t1 - t0);
+			} else {
+				s.stats.idle_cycles.add(t1 - t0);
 			}
+			work += n;
+			t0 = t1;
 		}
 		if (work || !adaptive) {
 			empty = 0;

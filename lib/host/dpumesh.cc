@@ -552,6 +552,10 @@ int dpumesh_progress(dpumesh_t *h)
 			m->method_len = static_cast<uint16_t>(v.method.size());
 			m->path = v.path.data();
 			m->path_len = static_cast<uint16_t>(v.path.size());
+			m->reason = v.reason.data();
+			m->reason_len = static_cast<uint16_t>(v.reason.size());
+			m->hop = v.hop.data();
+			m->hop_len = static_cast<uint16_t>(v.hop.size());
 		}
 		h->stats.received++;
 		auto handler = (op & DPUMESH_OP_REQUEST) ? cb.on_request : cb.on_response;

@@ -62,6 +62,7 @@ result<std::unique_ptr<sidecar>> sidecar::create(const config::node_config &cfg,
 	}
 	for (unsigned t = 0; t < emu.nb_threads(); t++)
 		s->_backlogs.push_back(std::make_unique<backlog>());
+	s->_parking = std::make_unique<parking>();
 	return s;
 }
 
@@ -233,10 +234,86 @@ void sidecar::from_pod(const sw_descriptor &d, uint64_t now) noexcept
 		response(d);
 }
 
+/* Parks a delivery whose destination is full; false when the parking is full. */
+bool sidecar::park(const sw_descriptor &cmd, uint64_t now, uint64_t give_up_at) noexcept
+{
+	parking &p = *_parking;
+	if (p.count == parking::size)
+		return false;
+	/* The first give-up time travels with the command (in dst bytes 8-15, unused next to
+	 * dst.pod_id on the DPU-internal queues; pods never see them), so a delivery that
+	 * bounces again and again still ends on time. */
+	uint64_t first = 0;
+	std::memcpy(&first, cmd.dst.external.ip + 8, sizeof(first));
+	if (first && first < give_up_at)
+		give_up_at = first;
+	parked_cmd &pc = p.q[(p.head + p.count) % parking::size];
+	pc.cmd = cmd;
+	std::memcpy(pc.cmd.dst.external.ip + 8, &give_up_at, sizeof(give_up_at));
+	/* back off exponentially per bounce (byte 7 counts them): 20 us .. 1.28 ms */
+	uint8_t bounces = pc.cmd.dst.external.ip[7];
+	pc.cmd.dst.external.ip[7] = static_cast<uint8_t>(bounces < 255 ? bounces + 1 : 255);
+	pc.cmd.flags = cmd.flags & (DPUMESH_OP_REQUEST | DPUMESH_OP_RESPONSE | DPUMESH_CASE_MASK);
+	pc.delay_us = 20u << std::min<uint8_t>(bounces, 6);
+	pc.retry_at = now + _tsc_hz / 1000000 * pc.delay_us;
+	pc.give_up_at = give_up_at;
+	p.count++;
+	_stats.parked.inc();
+	return true;
+}
+
+/* A delivery that cannot be made: a request is answered 503, a response is lost. */
+void sidecar::give_up(const sw_descriptor &n) noexcept
+{
+	const uint32_t status = dpumesh_flags_status(n.flags);
+	if (n.flags & DPUMESH_OP_RESPONSE) {
+		_stats.responses_lost.inc();
+		return complete(n, status);
+	}
+	route::pending_entry *e = _pending->find(n.req_id);
+	if (!e)
+		return complete(n, status); /* answered or timed out meanwhile */
+	reply_error(e->origin.pod_handle, e->origin_req_id, e->step_id, 503, reason_of(status));
+	_pending->remove(n.req_id);
+	complete(n, DPUMESH_STATUS_OK);
+}
+
+/* Re-posts parked deliveries whose retry time has come (in order; FIFO per delay). */
+uint32_t sidecar::unpark(uint64_t now) noexcept
+{
+	parking &p = *_parking;
+	uint32_t n = 0, visited = 0, count = p.count;
+	while (visited++ < count && backlog_room()) {
+		parked_cmd pc = p.q[p.head];
+		p.head = (p.head + 1) % parking::size;
+		p.count--;
+		if (now < pc.retry_at) { /* not yet: back to the end */
+			p.q[(p.head + p.count) % parking::size] = pc;
+			p.count++;
+			continue;
+		}
+		const uint32_t dst = pc.cmd.dst.pod_id;
+		if (now >= pc.give_up_at) {
+			pc.cmd.flags |= DPUMESH_OP_ERROR | (DPUMESH_STATUS_DEST_FULL << DPUMESH_STATUS_SHIFT);
+			_stats.park_expired.inc();
+			give_up(pc.cmd);
+		} else if (!_reg->handle_live(dst)) {
+			pc.cmd.flags |= DPUMESH_OP_ERROR | (DPUMESH_STATUS_DEST_GONE << DPUMESH_STATUS_SHIFT);
+			_stats.dest_gone.inc();
+			give_up(pc.cmd);
+		} else {
+			to_dpa(_emu->owner(dst), pc.cmd);
+		}
+		n++;
+	}
+	return n;
+}
+
 void sidecar::note(const sw_descriptor &n) noexcept
 {
 	const uint32_t status = dpumesh_flags_status(n.flags);
 	const uint32_t op = n.flags & DPUMESH_OP_MASK & ~DPUMESH_OP_ERROR;
+	const uint64_t now = rte_rdtsc();
 	if (status == DPUMESH_STATUS_DEST_FULL)
 		_stats.dest_full.inc();
 	else if (status == DPUMESH_STATUS_DEST_GONE)
@@ -244,10 +321,12 @@ void sidecar::note(const sw_descriptor &n) noexcept
 	else if (status == DPUMESH_STATUS_SRC_GONE)
 		_stats.src_gone.inc();
 	if (op == DPUMESH_OP_RESPONSE) {
-		_stats.responses_lost.inc();
-		return complete(n, status);
+		/* the origin is busy: hold its response a while (it frees RX slots as it goes) */
+		if (status == DPUMESH_STATUS_DEST_FULL && park(n, now, now + _tsc_hz))
+			return;
+		return give_up(n);
 	}
-	/* a request: retry on another pod, or answer the origin with a 503 */
+	/* a request */
 	route::pending_entry *e = _pending->find(n.req_id);
 	if (!e)
 		return complete(n, status); /* answered or timed out meanwhile */
@@ -256,6 +335,7 @@ void sidecar::note(const sw_descriptor &n) noexcept
 		return complete(n, status);
 	}
 	if (status == DPUMESH_STATUS_DEST_FULL || status == DPUMESH_STATUS_DEST_GONE) {
+		/* another live pod of the service takes it at once */
 		uint32_t alt = _reg->pick_pod(e->service);
 		if (alt && alt != e->dest.pod_handle && e->attempt < 2) {
 			e->attempt++;
@@ -267,10 +347,15 @@ void sidecar::note(const sw_descriptor &n) noexcept
 			_stats.retries.inc();
 			return;
 		}
+		/* else wait for room at the same pod, up to the request's deadline */
+		/* give up a little before the deadline, so the origin hears "dest_full" rather
+		 * than a bare timeout */
+		uint64_t margin = _tsc_hz / 200; /* 5 ms */
+		uint64_t give_up = e->deadline_tsc > now + margin ? e->deadline_tsc - margin : now;
+		if (status == DPUMESH_STATUS_DEST_FULL && park(n, now, give_up))
+			return;
 	}
-	reply_error(e->origin.pod_handle, e->origin_req_id, e->step_id, 503, reason_of(status));
-	_pending->remove(n.req_id);
-	complete(n, DPUMESH_STATUS_OK);
+	give_up(n);
 }
 
 uint32_t sidecar::run() noexcept
@@ -278,6 +363,8 @@ uint32_t sidecar::run() noexcept
 	const uint64_t now = rte_rdtsc();
 	uint32_t work = 0;
 	flush_backlogs();
+	if (_parking->count)
+		work += unpark(now);
 	sw_descriptor in[burst];
 	for (unsigned t = 0; t < _emu->nb_threads(); t++) {
 		/* notifications first: they free pending entries and hbufs */

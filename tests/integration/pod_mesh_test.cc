@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Pods as real processes (dpumesh-test-pod on libdpumesh) registered with a DPU side run by
+// Pods as real processes (dpumesh-pod on libdpumesh) registered with a DPU side run by
 // this test: control_server + pod_registry + a harness that moves messages with CPU copies
 // through the security core (take_tx, take_rx_slots, deliver, complete_tx).
 #include <dirent.h>
@@ -235,7 +235,7 @@ uint64_t field(const std::string &line, const std::string &key)
 	return std::strtoull(line.c_str() + at + k.size(), nullptr, 0);
 }
 
-std::string pod_bin() { return std::string(DPUMESH_BINARY_DIR) + "/tests/dpumesh-test-pod"; }
+std::string pod_bin() { return std::string(DPUMESH_BINARY_DIR) + "/bin/dpumesh-pod"; }
 
 class pod_mesh : public ::testing::Test {
 protected:

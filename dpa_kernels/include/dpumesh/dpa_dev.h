@@ -154,10 +154,12 @@ struct dpa_rx_inflight {
 struct dpa_kernel_state {
 	struct dpa_tx_inflight tx[DPA_MAX_INFLIGHT];
 	struct dpa_rx_inflight rx[DPA_MAX_INFLIGHT];
+	/* in-flight slots are rings, used and finished in order: per-SQ order is kept even
+	 * though copies of different sizes are started in between */
 	uint32_t tx_next_sq;
 	uint32_t nb_tx_inflight;
 	uint32_t nb_rx_inflight;
-	uint32_t reserved;
+	uint32_t tx_head, rx_head; /* oldest in-flight slot (index mod DPA_MAX_INFLIGHT) */
 	uint64_t tx_posted, tx_no_hbuf, tx_dma_errors;
 	uint64_t rx_delivered, rx_failed, rx_completions, rx_bad_commands;
 };

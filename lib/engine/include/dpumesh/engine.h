@@ -32,6 +32,9 @@ struct stage_def {
 	const char *name;
 	poll_fn poll;
 	void *arg;
+	/** Paused by set_forwarding(false) (port traffic). The DPA threads and the sidecar
+	 * keep running: pods keep talking, and unregistration needs their quiescent reports. */
+	bool pausable = true;
 };
 
 struct alignas(64) stage_stats {

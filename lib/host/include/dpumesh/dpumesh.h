@@ -54,6 +54,10 @@ struct dpumesh_msg {
 	uint16_t http_status;                      /**< response status */
 	const char *service, *method, *path;       /**< request pseudo-fields, not NUL-terminated */
 	uint16_t service_len, method_len, path_len;
+	/** Mesh-generated responses (503, 504, ...): machine-readable reason and the hop that
+	 * produced it ("node1/sidecar"); empty otherwise. Not NUL-terminated. */
+	const char *reason, *hop;
+	uint16_t reason_len, hop_len;
 	uint32_t priv_;                            /**< library use */
 };
 

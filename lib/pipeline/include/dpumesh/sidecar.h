@@ -44,7 +44,9 @@ namespace dpumesh::pipeline {
 	_(overloaded, "requests refused: pending table full (503)")                      \
 	_(timeouts, "requests not answered before their deadline (504)")                 \
 	_(retries, "deliveries retried on another pod")                                  \
-	_(dest_full, "deliveries refused: destination had no RX slot (503)")             \
+	_(dest_full, "deliveries refused: destination had no RX slot (parked and retried)") \
+	_(parked, "deliveries parked until the destination has room")                   \
+	_(park_expired, "parked deliveries that never found room (503 / response lost)") \
 	_(dest_gone, "deliveries refused: destination unregistered (503)")               \
 	_(src_gone, "messages whose sender unregistered before delivery")               \
 	_(no_match, "responses that match no pending request (dropped)")                 \
@@ -77,7 +79,7 @@ public:
 						       pod_registry &reg, dpa::emulator &emu);
 	~sidecar();
 
-	engine::stage_def stage() noexcept { return {"sidecar", &poll, this}; }
+	engine::stage_def stage() noexcept { return {"sidecar", &poll, this, false}; }
 	const sidecar_stats &stats() const noexcept { return _stats; }
 	const route::pending_table &pending() const noexcept { return *_pending; }
 
@@ -90,6 +92,18 @@ private:
 	struct service_view {
 		bool local = true;
 		std::vector<route_policy> policies; /* longest prefix first */
+	};
+	/** A delivery waiting for its destination to post RX slots (back-pressure). */
+	struct parked_cmd {
+		sw_descriptor cmd;
+		uint64_t retry_at;
+		uint64_t give_up_at;
+		uint32_t delay_us;
+	};
+	struct parking {
+		static constexpr uint32_t size = 4096;
+		parked_cmd q[size];
+		uint32_t head = 0, count = 0;
 	};
 	struct backlog {
 		static constexpr uint32_t size = 1024;
@@ -109,6 +123,9 @@ private:
 			 const char *reason) noexcept;
 	void to_dpa(unsigned thread, const sw_descriptor &cmd) noexcept;
 	void flush_backlogs() noexcept;
+	bool park(const sw_descriptor &cmd, uint64_t now, uint64_t give_up_at) noexcept;
+	void give_up(const sw_descriptor &cmd) noexcept;
+	uint32_t unpark(uint64_t now) noexcept;
 	bool backlog_room() const noexcept;
 	const route_policy *policy_for(uint32_t service, std::string_view path) const noexcept;
 
@@ -117,6 +134,7 @@ private:
 	std::unique_ptr<route::pending_table> _pending;
 	std::vector<service_view> _services; /* by registry service index */
 	std::vector<std::unique_ptr<backlog>> _backlogs; /* per DPA thread */
+	std::unique_ptr<parking> _parking;
 	uint32_t _default_timeout_ms = 5000;
 	uint64_t _tsc_hz = 0;
 	std::string _hop;

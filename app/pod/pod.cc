@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// dpumesh-test-pod: a pod process for the integration tests, built on libdpumesh with a
-// blocking epoll loop. Modes:
+// dpumesh-pod: the sample pod program, built on libdpumesh with a blocking epoll loop. It
+// is the README's sample service and the pod of the integration tests. Modes:
 //   echo   SOCK                      answer every request with its body and an x-sum field
-//   client SOCK N SEED MAXBODY [FLOOD]  send N requests (random bodies), check the echoes;
+//   client SOCK N SEED MAXBODY [FLOOD]  send N requests (random bodies), at most 32 (or
+//                                    $DPUMESH_CLIENT_WINDOW) outstanding, check the echoes;
 //                                    FLOOD: first send without progressing until try-again
 //   evil   SOCK VICTIM_TXH VICTIM_RXB  post malicious descriptors, report the refusals
+//   sink   SOCK                      register as "echo", take requests, never answer
+//   hog    SOCK                      as sink, and never release them (RX slots run out)
 // Prints "READY pod=<id> gen=<g>" once registered and "DONE ..." at the end.
 #include <signal.h>
 #include <sys/epoll.h>
@@ -16,7 +19,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <deque>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,9 +29,19 @@
 
 namespace {
 
+/* Body slots are 8 KiB unless DPUMESH_TEST_BODY_SLOT says otherwise (then fewer slots, so a
+ * 1 MiB geometry stays small: memfd pages are only allocated when touched). */
 dpumesh_geometry test_geometry(uint32_t tx_header_slots)
 {
-	return dpumesh_geometry{{tx_header_slots, 1024}, {tx_header_slots, 8192}, {64, 1024}, {64, 8192}, 64, 0};
+	uint32_t body = 8192, body_slots = 64;
+	if (const char *e = std::getenv("DPUMESH_TEST_BODY_SLOT")) {
+		body = static_cast<uint32_t>(std::strtoul(e, nullptr, 0));
+		if (body > 65536)
+			body_slots = 16;
+	}
+	/* SQ depth 256: an RX SQ carries deliveries and TX-dones, so it needs room for both */
+	return dpumesh_geometry{{tx_header_slots, 1024}, {std::min(tx_header_slots, body_slots), body},
+				{64, 1024}, {body_slots, body}, 256, 0};
 }
 
 uint32_t fnv(const uint8_t *p, size_t n)
@@ -101,16 +116,35 @@ dpumesh_t *open_pod(const char *sock, const char *service, dpumesh_callbacks cb,
 /* ---- echo ---- */
 struct echo_state {
 	std::deque<dpumesh_msg *> backlog; /* requests not answered yet (try again) */
+	std::map<std::string, long long> last_seq; /* per client run (x-seq "RUN.N"): last N */
 };
 
-bool answer(dpumesh_t *h, dpumesh_msg *m)
+/* Answers with the body, its checksum, this pod's id, and whether the request's x-seq came
+ * after the previous one (per-SQ order through the mesh). */
+bool answer(dpumesh_t *h, dpumesh_msg *m, echo_state *s)
 {
-	char sum[16];
+	char sum[16], pod[16];
 	std::snprintf(sum, sizeof(sum), "%08x", fnv(m->body, m->body_len));
-	dpumesh_field f = {"x-sum", sum};
-	int rc = dpumesh_send_response(h, 0, m, 200, &f, 1, m->body, m->body_len);
+	std::snprintf(pod, sizeof(pod), "%u", dpumesh_pod_id(h));
+	const char *v;
+	size_t len;
+	const char *order = "none";
+	std::string run;
+	long long seq = -1;
+	if (dpumesh_msg_field(m, "x-seq", &v, &len) == 0) {
+		std::string x(v, len);
+		size_t dot = x.find('.');
+		run = x.substr(0, dot);
+		seq = dot == std::string::npos ? -1 : std::strtoll(x.c_str() + dot + 1, nullptr, 10);
+		auto it = s->last_seq.find(run);
+		order = it == s->last_seq.end() || seq > it->second ? "ok" : "bad";
+	}
+	dpumesh_field f[3] = {{"x-sum", sum}, {"x-pod", pod}, {"x-order", order}};
+	int rc = dpumesh_send_response(h, 0, m, 200, f, 3, m->body, m->body_len);
 	if (rc == -EAGAIN || rc == -ENOBUFS)
 		return false;
+	if (std::strcmp(order, "none") != 0)
+		s->last_seq[run] = seq;
 	dpumesh_msg_release(h, m);
 	return true;
 }
@@ -121,16 +155,36 @@ int run_echo(const char *sock)
 	dpumesh_callbacks cb = {};
 	cb.on_request = [](dpumesh_t *h, dpumesh_msg *m, void *u) {
 		auto *s = static_cast<echo_state *>(u);
-		if (!s->backlog.empty() || !answer(h, m))
+		if (!s->backlog.empty() || !answer(h, m, s))
 			s->backlog.push_back(m);
 	};
 	dpumesh_t *h = open_pod(sock, "echo", cb, &st);
 	int ep = make_epoll(h);
 	for (;;) {
 		wait_and_progress(h, ep, st.backlog.empty() ? -1 : 1);
-		while (!st.backlog.empty() && answer(h, st.backlog.front()))
+		while (!st.backlog.empty() && answer(h, st.backlog.front(), &st))
 			st.backlog.pop_front();
 	}
+}
+
+/* ---- sink / hog: an "echo" that never answers ---- */
+/* sink releases every request (its RX slots come back); hog keeps them, so its RX slots run
+ * out and the mesh sees a full destination. Both never answer: requests time out. */
+int run_sink(const char *sock, bool hog)
+{
+	static std::vector<dpumesh_msg *> kept;
+	static bool keep = hog;
+	dpumesh_callbacks cb = {};
+	cb.on_request = [](dpumesh_t *h, dpumesh_msg *m, void *) {
+		if (keep)
+			kept.push_back(m);
+		else
+			dpumesh_msg_release(h, m);
+	};
+	dpumesh_t *h = open_pod(sock, "echo", cb, nullptr);
+	int ep = make_epoll(h);
+	for (;;)
+		wait_and_progress(h, ep, -1);
 }
 
 /* ---- client ---- */
@@ -138,8 +192,10 @@ struct client_state {
 	uint64_t seed;
 	uint32_t max;
 	uint32_t n;
-	uint32_t ok = 0, refused = 0, mesh_err = 0, bad = 0;
+	uint32_t ok = 0, refused = 0, mesh_err = 0, bad = 0, order_bad = 0;
 	std::vector<uint8_t> done; /* per req_id */
+	std::map<std::string, uint32_t> per_pod;    /* x-pod of each good answer */
+	std::map<std::string, uint32_t> mesh_reasons; /* :reason of mesh-made errors */
 };
 
 void finish(client_state *s, uint32_t id)
@@ -153,6 +209,9 @@ void finish(client_state *s, uint32_t id)
 int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool flood,
 	       uint32_t tx_header_slots)
 {
+	uint32_t window = 32;
+	if (const char *e = std::getenv("DPUMESH_CLIENT_WINDOW"))
+		window = static_cast<uint32_t>(std::strtoul(e, nullptr, 0));
 	client_state st;
 	st.seed = seed;
 	st.max = max;
@@ -163,6 +222,10 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 		auto *s = static_cast<client_state *>(u);
 		if (m->flags & DPUMESH_OP_ERROR) {
 			s->mesh_err++;
+		} else if (m->header_ok && m->http_status != 200) {
+			/* an error the mesh made (503 no_live_pod, 504 timeout, ...) */
+			s->mesh_err++;
+			s->mesh_reasons[std::string(m->reason, m->reason_len)]++;
 		} else {
 			auto want = body_for(s->seed, m->req_id, s->max);
 			const char *v;
@@ -173,6 +236,11 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 				    (want.empty() || std::memcmp(m->body, want.data(), want.size()) == 0) &&
 				    dpumesh_msg_field(m, "x-sum", &v, &len) == 0 &&
 				    std::string(v, len) == sum;
+			if (good && dpumesh_msg_field(m, "x-pod", &v, &len) == 0)
+				s->per_pod[std::string(v, len)]++;
+			if (good && dpumesh_msg_field(m, "x-order", &v, &len) == 0 &&
+			    std::string(v, len) == "bad")
+				s->order_bad++;
 			if (good)
 				s->ok++;
 			else
@@ -201,6 +269,10 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 		r.body_len = static_cast<uint32_t>(body.size());
 		r.req_id = i;
 		r.step_id = 1;
+		std::string seq = std::to_string(seed) + "." + std::to_string(i);
+		dpumesh_field f = {"x-seq", seq.c_str()};
+		r.fields = &f;
+		r.nb_fields = 1;
 		return dpumesh_send_request(h, 0, &r);
 	};
 	if (flood) {
@@ -212,7 +284,8 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 	}
 	auto finished = [&] { return st.ok + st.refused + st.mesh_err + st.bad >= next; };
 	while (next < n || !finished()) {
-		while (next < n) {
+		/* at most `window` requests outstanding: their responses must find RX slots */
+		while (next < n && next - (st.ok + st.refused + st.mesh_err + st.bad) < window) {
 			int rc = send_one(next);
 			if (rc == -EAGAIN || rc == -ENOBUFS) {
 				again++;
@@ -228,8 +301,16 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 	}
 	dpumesh_stats stats;
 	dpumesh_get_stats(h, &stats);
-	std::printf("DONE sent=%u ok=%u refused=%u mesh_err=%u bad=%u again=%u\n", next, st.ok,
-		    st.refused, st.mesh_err, st.bad, again);
+	std::string pods, reasons;
+	for (const auto &[pod, count] : st.per_pod)
+		pods += (pods.empty() ? "" : ",") + pod + ":" + std::to_string(count);
+	for (const auto &[why, count] : st.mesh_reasons)
+		reasons += (reasons.empty() ? "" : ",") + why + ":" + std::to_string(count);
+	std::printf("DONE sent=%u ok=%u refused=%u mesh_err=%u bad=%u again=%u order_bad=%u "
+		    "tx_done=%lu tx_errors=%lu pods=%s reasons=%s\n",
+		    next, st.ok, st.refused, st.mesh_err, st.bad, again, st.order_bad,
+		    static_cast<unsigned long>(stats.tx_done), static_cast<unsigned long>(stats.tx_errors),
+		    pods.empty() ? "-" : pods.c_str(), reasons.empty() ? "-" : reasons.c_str());
 	std::fflush(stdout);
 	dpumesh_close(h);
 	return st.bad == 0 ? 0 : 1;
@@ -338,6 +419,8 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_UNBLOCK, &all, nullptr);
 	if (argc >= 3 && std::strcmp(argv[1], "echo") == 0)
 		return run_echo(argv[2]);
+	if (argc >= 3 && (std::strcmp(argv[1], "sink") == 0 || std::strcmp(argv[1], "hog") == 0))
+		return run_sink(argv[2], std::strcmp(argv[1], "hog") == 0);
 	if (argc >= 6 && std::strcmp(argv[1], "client") == 0)
 		return run_client(argv[2], static_cast<uint32_t>(std::atoi(argv[3])),
 				  std::strtoull(argv[4], nullptr, 0),
@@ -347,6 +430,6 @@ int main(int argc, char **argv)
 	if (argc >= 5 && std::strcmp(argv[1], "evil") == 0)
 		return run_evil(argv[2], std::strtoull(argv[3], nullptr, 0),
 				std::strtoull(argv[4], nullptr, 0));
-	std::fprintf(stderr, "usage: dpumesh-test-pod echo|client|evil SOCK ...\n");
+	std::fprintf(stderr, "usage: dpumesh-pod echo|client|evil SOCK ...\n");
 	return 64;
 }

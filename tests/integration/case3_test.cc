@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Case 3 end to end: a real dpumesh process (sidecar + DPA emulator) and real pod processes
+// (dpumesh-pod on libdpumesh). A client pod calls service "echo"; echo pods answer; bodies
+// move pod -> pod by the DMA engine. Byte-exact round trips from 0 B to 1 MiB on both DMA
+// backends, load spread over pods, per-SQ order, idle tables afterwards, and the errors a
+// sender gets for no live pod, a full destination, a timeout and a killed destination.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <thread>
+#include <string>
+
+#include "subprocess.h"
+
+using namespace dpumesh::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+/** "key=value" after `prefix` on the line that starts with it; -1 if absent. */
+long long value_of(const std::string &out, const std::string &prefix, const std::string &key)
+{
+	size_t line = out.rfind(prefix);
+	if (line == std::string::npos)
+		return -1;
+	size_t end = out.find('\n', line);
+	std::string l = out.substr(line, end == std::string::npos ? std::string::npos : end - line);
+	size_t at = l.find(" " + key + "=");
+	if (at == std::string::npos)
+		return -1;
+	return std::strtoll(l.c_str() + at + key.size() + 2, nullptr, 10);
+}
+
+std::string text_of(const std::string &out, const std::string &prefix, const std::string &key)
+{
+	size_t line = out.rfind(prefix);
+	if (line == std::string::npos)
+		return "";
+	size_t end = out.find('\n', line);
+	std::string l = out.substr(line, end == std::string::npos ? std::string::npos : end - line);
+	size_t at = l.find(" " + key + "=");
+	if (at == std::string::npos)
+		return "";
+	size_t v = at + key.size() + 2;
+	return l.substr(v, l.find(' ', v) - v);
+}
+
+/** A node: dpumesh with a config of its own, in its own directory. */
+class node {
+public:
+	node(const std::string &tag, const std::string &dma, unsigned timeout_ms)
+	{
+		sock = dir.file("ctl.sock");
+		std::ofstream(dir.file("node.json")) << R"({
+  "node": { "name": "n1", "mac": "02:00:00:00:00:01", "ipv4": "10.0.0.1",
+            "control_socket": ")" << sock << R"(" },
+  "lcores": { "idle": "adaptive", "stages": { "sidecar": 1, "dpa": 1 } },
+  "pools": { "tx_body": { "slots": 64, "slot_size": 1048576 },
+             "rx_body": { "slots": 64, "slot_size": 1048576 } },
+  "services": [ { "name": "echo", "max_pods": 4 }, { "name": "client", "max_pods": 4 } ],
+  "policy": { "timeouts": [ { "service": "echo", "timeout_ms": )" << timeout_ms << R"( } ] }
+})";
+		std::vector<std::string> args = {bin_path("dpumesh"), "-l", "0-1", "--no-huge", "-m",
+						 "512", "--no-pci", "--no-shconf",
+						 "--file-prefix=dpumesh-c3-" + tag + "-" +
+							 std::to_string(getpid()),
+						 "--log-level=lib.eal:warning"};
+		if (dma != "cpu")
+			args.push_back("--vdev=dma_skeleton,lcore=0");
+		args.insert(args.end(), {"--", "--config", dir.file("node.json"), "--stats-period",
+					 "0", "--dma", dma});
+		proc = std::make_unique<subprocess>(args);
+		/* up, or exited with an error */
+		up = proc->wait_output([](const std::string &o) {
+			return o.find("Ctrl-C to stop") != std::string::npos ||
+			       o.find("dpumesh: stopped") != std::string::npos;
+		}, 30s) && proc->output().find("Ctrl-C to stop") != std::string::npos;
+	}
+
+	std::unique_ptr<subprocess> pod(const std::vector<std::string> &args,
+					const std::string &body_slot = "")
+	{
+		std::vector<std::string> a = {bin_path("dpumesh-pod")};
+		a.insert(a.end(), args.begin(), args.end());
+		if (!body_slot.empty())
+			setenv("DPUMESH_TEST_BODY_SLOT", body_slot.c_str(), 1);
+		auto p = std::make_unique<subprocess>(a);
+		unsetenv("DPUMESH_TEST_BODY_SLOT");
+		return p;
+	}
+
+	/** Stops dpumesh and returns everything it printed. */
+	std::string stop()
+	{
+		proc->signal(SIGINT);
+		int rc = proc->wait(30s);
+		EXPECT_EQ(rc, 0) << proc->output();
+		return proc->output();
+	}
+
+	temp_dir dir;
+	std::string sock;
+	std::unique_ptr<subprocess> proc;
+	bool up = false;
+};
+
+bool ready(subprocess &p)
+{
+	return p.wait_output([](const std::string &o) { return o.find("READY") != std::string::npos; },
+			     20s);
+}
+
+std::string run_client(node &n, const std::string &count, const std::string &seed,
+		       const std::string &max_body, const std::string &body_slot = "")
+{
+	auto c = n.pod({"client", n.sock, count, seed, max_body}, body_slot);
+	int rc = c->wait(120s);
+	EXPECT_EQ(rc, 0) << c->output();
+	return c->output();
+}
+
+void expect_idle(const std::string &out)
+{
+	EXPECT_EQ(value_of(out, "final pods", "registered"), 0) << out;
+	EXPECT_EQ(value_of(out, "final stage=sidecar", "pending"), 0) << out;
+	EXPECT_EQ(value_of(out, "final dpa thread=0", "hbufs_in_use"), 0) << out;
+	EXPECT_EQ(value_of(out, "final dpa thread=0", "completion_ring_full"), 0) << out;
+}
+
+} // namespace
+
+class Case3 : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(Case3, RoundTripsAreByteExactFromZeroToOneMegabyte)
+{
+	node n(GetParam()[0] == 'c' ? "cpu" : "dma", GetParam(), 10000);
+	ASSERT_TRUE(n.up) << n.proc->output();
+	const std::string slot = "1048576";
+	auto e1 = n.pod({"echo", n.sock}, slot);
+	auto e2 = n.pod({"echo", n.sock}, slot);
+	ASSERT_TRUE(ready(*e1)) << e1->output();
+	ASSERT_TRUE(ready(*e2)) << e2->output();
+
+	/* large bodies (random sizes up to 1 MiB; the echo pods have 16 body slots of 1 MiB, so
+	 * at most 8 outstanding), then many small ones with 32 outstanding */
+	setenv("DPUMESH_CLIENT_WINDOW", "8", 1);
+	std::string big = run_client(n, "120", "3", "1048576", slot);
+	unsetenv("DPUMESH_CLIENT_WINDOW");
+	std::string small = run_client(n, "3000", "5", "4096");
+	for (const std::string *out : {&big, &small}) {
+		long long sent = value_of(*out, "DONE", "sent");
+		EXPECT_GT(sent, 0) << *out;
+		EXPECT_EQ(value_of(*out, "DONE", "ok"), sent) << *out;
+		EXPECT_EQ(value_of(*out, "DONE", "bad"), 0) << *out;
+		EXPECT_EQ(value_of(*out, "DONE", "mesh_err"), 0) << *out;
+		EXPECT_EQ(value_of(*out, "DONE", "order_bad"), 0) << *out;
+		/* every TX buffer came back through TX-done */
+		EXPECT_EQ(value_of(*out, "DONE", "tx_done"), sent) << *out;
+		EXPECT_EQ(value_of(*out, "DONE", "tx_errors"), 0) << *out;
+	}
+	/* both echo pods served a fair share (round robin) */
+	std::string pods = text_of(small, "DONE", "pods");
+	unsigned a = 0, b = 0, ida = 0, idb = 0;
+	ASSERT_EQ(std::sscanf(pods.c_str(), "%u:%u,%u:%u", &ida, &a, &idb, &b), 4) << small;
+	EXPECT_GT(a, 1000u) << pods;
+	EXPECT_GT(b, 1000u) << pods;
+
+	e1->signal(SIGKILL);
+	e2->signal(SIGKILL);
+	e1->wait(5s);
+	e2->wait(5s);
+	std::string out = n.stop();
+	const long long total = 3120;
+	EXPECT_EQ(value_of(out, "final stage=sidecar", "forwarded"), total) << out;
+	EXPECT_EQ(value_of(out, "final stage=sidecar", "answered"), total) << out;
+	EXPECT_EQ(value_of(out, "final dpa thread=0", "tx_taken"), 2 * total) << out;
+	EXPECT_EQ(value_of(out, "final dpa thread=0", "rx_delivered"), 2 * total) << out;
+	EXPECT_EQ(value_of(out, "final dpa thread=0", "tx_completions"), 2 * total) << out;
+	EXPECT_EQ(value_of(out, "final dpa thread=0", "dma_errors"), 0) << out;
+	/* no back-pressure in this run: order is only promised while destinations have room */
+	EXPECT_EQ(value_of(out, "final stage=sidecar", "parked"), 0) << out;
+	/* the bodies went through the DMA engine: more than the big run's bodies, twice */
+	EXPECT_GT(value_of(out, "final dpa thread=0", "dma_bytes"), 60ll << 20) << out;
+	expect_idle(out);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dma, Case3, ::testing::Values("cpu", "dmadev:dma_skeleton"),
+			 [](const auto &param_info) {
+				 return std::string(param_info.param[0] == 'c' ? "cpu" : "dmadev");
+			 });
+
+TEST(Case3Errors, NoLivePodIs503ToTheSender)
+{
+	node n("nopod", "cpu", 1000);
+	ASSERT_TRUE(n.up) << n.proc->output();
+	std::string out = run_client(n, "200", "1", "1000");
+	EXPECT_EQ(value_of(out, "DONE", "mesh_err"), 200) << out;
+	EXPECT_EQ(text_of(out, "DONE", "reasons"), "no_live_pod:200") << out;
+	EXPECT_EQ(value_of(out, "DONE", "tx_done"), 200) << out;
+	std::string fin = n.stop();
+	EXPECT_EQ(value_of(fin, "final stage=sidecar", "no_live_pod"), 200) << fin;
+	expect_idle(fin);
+}
+
+TEST(Case3Errors, UnansweredRequestsTimeOutWith504)
+{
+	node n("timeout", "cpu", 200);
+	ASSERT_TRUE(n.up) << n.proc->output();
+	auto sink = n.pod({"sink", n.sock});
+	ASSERT_TRUE(ready(*sink)) << sink->output();
+	std::string out = run_client(n, "50", "1", "1000");
+	EXPECT_EQ(value_of(out, "DONE", "mesh_err"), 50) << out;
+	EXPECT_EQ(text_of(out, "DONE", "reasons"), "timeout:50") << out;
+	sink->signal(SIGKILL);
+	sink->wait(5s);
+	std::string fin = n.stop();
+	EXPECT_EQ(value_of(fin, "final stage=sidecar", "timeouts"), 50) << fin;
+	expect_idle(fin);
+}
+
+TEST(Case3Errors, AFullDestinationIs503DestFull)
+{
+	node n("full", "cpu", 300);
+	ASSERT_TRUE(n.up) << n.proc->output();
+	auto hog = n.pod({"hog", n.sock});
+	ASSERT_TRUE(ready(*hog)) << hog->output();
+	/* the hog keeps its 64 RX slots: 64 requests time out there, the rest find it full */
+	std::string out = run_client(n, "200", "1", "100");
+	EXPECT_EQ(value_of(out, "DONE", "mesh_err"), 200) << out;
+	EXPECT_EQ(value_of(out, "DONE", "bad"), 0) << out;
+	std::string reasons = text_of(out, "DONE", "reasons");
+	EXPECT_NE(reasons.find("dest_full:"), std::string::npos) << out;
+	EXPECT_NE(reasons.find("timeout:64"), std::string::npos) << out;
+	hog->signal(SIGKILL);
+	hog->wait(5s);
+	std::string fin = n.stop();
+	EXPECT_GT(value_of(fin, "final stage=sidecar", "park_expired"), 0) << fin;
+	expect_idle(fin);
+}
+
+TEST(Case3Errors, AKilledDestinationDoesNotStopTheService)
+{
+	node n("kill", "cpu", 500);
+	ASSERT_TRUE(n.up) << n.proc->output();
+	auto e1 = n.pod({"echo", n.sock});
+	auto e2 = n.pod({"echo", n.sock});
+	ASSERT_TRUE(ready(*e1));
+	ASSERT_TRUE(ready(*e2));
+	auto client = n.pod({"client", n.sock, "6000", "9", "2048"});
+	std::this_thread::sleep_for(150ms);
+	e1->signal(SIGKILL);
+	ASSERT_EQ(client->wait(120s), 0) << client->output();
+	std::string out = client->output();
+	long long sent = value_of(out, "DONE", "sent");
+	EXPECT_EQ(sent, 6000) << out;
+	/* nothing is lost: every request is answered, refused or failed by the mesh */
+	EXPECT_EQ(value_of(out, "DONE", "ok") + value_of(out, "DONE", "refused") +
+			  value_of(out, "DONE", "mesh_err"),
+		  sent)
+		<< out;
+	EXPECT_EQ(value_of(out, "DONE", "bad"), 0) << out;
+	EXPECT_GT(value_of(out, "DONE", "ok"), 3000) << out; /* the survivor kept serving */
+	e2->signal(SIGKILL);
+	e2->wait(5s);
+	std::string fin = n.stop();
+	expect_idle(fin);
+}
