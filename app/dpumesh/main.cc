@@ -155,13 +155,39 @@ int run(int argc, char **argv)
 	std::vector<pipeline::port_rx_ctx *> rx_view;
 	status st = status::ok();
 
+	if (!ports->empty()) {
+		auto lcore = stage_lcore(*cfg, "port_rx");
+		st = lcore ? status::ok() : lcore.error();
+		if (st.is_ok()) {
+			auto ctx = std::make_unique<pipeline::port_rx_ctx>();
+			ctx->mesh_port_be = rte_cpu_to_be_16(cfg->node.mesh_port);
+			ctx->max_message = wire::reasm_config{}.max_message;
+			ctx->msg_pool = msg_pool;
+			auto reasm = wire::reassembler::create(wire::reasm_config{}, "rx_reasm0",
+							       static_cast<int>(rte_socket_id()));
+			if (!reasm) {
+				st = reasm.error();
+			} else {
+				ctx->reasm = std::move(*reasm);
+			}
+			for (const port::port_info &p : *ports)
+				for (uint16_t q = 0; q < p.nb_rxq; q++)
+					ctx->queues.push_back({p.port_id, q});
+			if (st.is_ok())
+				st = runner.add(*lcore, pipeline::port_rx_stage(*ctx));
+			rx_view.push_back(ctx.get());
+			rx_ctxs.push_back(std::move(ctx));
+		}
+	}
+
 	/* pods: the registry, its control socket, the DPA emulator and the sidecar */
 	pod_registry registry(cfg->pools, cfg->services);
 	auto ctrl_srv = std::make_unique<control_server>(registry);
 	std::unique_ptr<dpa::emulator> emu;
 	std::unique_ptr<pipeline::sidecar> sidecar;
-	st = ctrl_srv->listen(cfg->node.control_socket)
-		     .with_context(cfg->where("/node/control_socket") + ": control socket");
+	if (st.is_ok())
+		st = ctrl_srv->listen(cfg->node.control_socket)
+			     .with_context(cfg->where("/node/control_socket") + ": control socket");
 	if (st.is_ok()) {
 		auto e = dpa::emulator::create(*cfg, registry, cfg->dpa.threads);
 		st = e ? status::ok() : e.error().with_context("DPA emulator");
@@ -187,30 +213,6 @@ int run(int argc, char **argv)
 		}
 		if (!l)
 			st = l.error();
-	}
-	if (st.is_ok() && !ports->empty()) {
-		auto lcore = stage_lcore(*cfg, "port_rx");
-		st = lcore ? status::ok() : lcore.error();
-		if (st.is_ok()) {
-			auto ctx = std::make_unique<pipeline::port_rx_ctx>();
-			ctx->mesh_port_be = rte_cpu_to_be_16(cfg->node.mesh_port);
-			ctx->max_message = wire::reasm_config{}.max_message;
-			ctx->msg_pool = msg_pool;
-			auto reasm = wire::reassembler::create(wire::reasm_config{}, "rx_reasm0",
-							       static_cast<int>(rte_socket_id()));
-			if (!reasm) {
-				st = reasm.error();
-			} else {
-				ctx->reasm = std::move(*reasm);
-			}
-			for (const port::port_info &p : *ports)
-				for (uint16_t q = 0; q < p.nb_rxq; q++)
-					ctx->queues.push_back({p.port_id, q});
-			if (st.is_ok())
-				st = runner.add(*lcore, pipeline::port_rx_stage(*ctx));
-			rx_view.push_back(ctx.get());
-			rx_ctxs.push_back(std::move(ctx));
-		}
 	}
 	if (st.is_ok())
 		st = runner.launch();
