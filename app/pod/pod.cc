@@ -33,15 +33,18 @@ namespace {
  * 1 MiB geometry stays small: memfd pages are only allocated when touched). */
 dpumesh_geometry test_geometry(uint32_t tx_header_slots)
 {
-	uint32_t body = 8192, body_slots = 64;
+	uint32_t body = 8192, rx_body_slots = 64, tx_body_slots = tx_header_slots;
 	if (const char *e = std::getenv("DPUMESH_TEST_BODY_SLOT")) {
 		body = static_cast<uint32_t>(std::strtoul(e, nullptr, 0));
 		if (body > 65536)
-			body_slots = 16;
+			rx_body_slots = tx_body_slots = 16;
 	}
-	/* SQ depth 256: an RX SQ carries deliveries and TX-dones, so it needs room for both */
-	return dpumesh_geometry{{tx_header_slots, 1024}, {std::min(tx_header_slots, body_slots), body},
-				{64, 1024}, {body_slots, body}, 256, 0};
+	/* SQ depth 256: an RX SQ carries deliveries and TX-dones, so it needs room for both.
+	 * A client asked for more than 64 TX slots (the try-again test) gets a TX SQ of half
+	 * that, so its SQ fills before its pools. */
+	uint32_t depth = tx_header_slots > 64 ? tx_header_slots / 2 : 256;
+	return dpumesh_geometry{{tx_header_slots, 1024}, {tx_body_slots, body},
+				{64, 1024}, {rx_body_slots, body}, depth, 0};
 }
 
 uint32_t fnv(const uint8_t *p, size_t n)
