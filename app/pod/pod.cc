@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <map>
 #include <string>
@@ -64,10 +65,13 @@ uint64_t mix(uint64_t x)
 }
 
 /* Body of request i: size and bytes from (seed, i). */
+/* Body of request i: size and bytes from (seed, i); exactly `max` bytes when
+ * $DPUMESH_CLIENT_FIXED is set (benchmarks). */
 std::vector<uint8_t> body_for(uint64_t seed, uint32_t i, uint32_t max)
 {
+	static const bool fixed = std::getenv("DPUMESH_CLIENT_FIXED") != nullptr;
 	uint64_t r = mix(seed * 1000003u + i);
-	std::vector<uint8_t> b(r % (max + 1));
+	std::vector<uint8_t> b(fixed ? max : r % (max + 1));
 	for (size_t k = 0; k < b.size(); k++)
 		b[k] = static_cast<uint8_t>(mix(r + k / 8) >> (8 * (k % 8)));
 	return b;
@@ -199,6 +203,8 @@ struct client_state {
 	std::vector<uint8_t> done; /* per req_id */
 	std::map<std::string, uint32_t> per_pod;    /* x-pod of each good answer */
 	std::map<std::string, uint32_t> mesh_reasons; /* :reason of mesh-made errors */
+	std::vector<std::chrono::steady_clock::time_point> sent_at; /* per req_id */
+	std::vector<double> rtt_us;                                 /* answered ones */
 };
 
 void finish(client_state *s, uint32_t id)
@@ -249,6 +255,10 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 			else
 				s->bad++;
 		}
+		if (m->req_id < s->sent_at.size())
+			s->rtt_us.push_back(std::chrono::duration<double, std::micro>(
+						    std::chrono::steady_clock::now() - s->sent_at[m->req_id])
+						    .count());
 		finish(s, m->req_id);
 		dpumesh_msg_release(h, m);
 	};
@@ -262,8 +272,12 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 	dpumesh_t *h = open_pod(sock, "client", cb, &st, tx_header_slots);
 	int ep = make_epoll(h);
 	uint32_t next = 0, again = 0;
+	st.sent_at.resize(n);
+	st.rtt_us.reserve(n);
+	const auto t_start = std::chrono::steady_clock::now();
 	auto send_one = [&](uint32_t i) {
 		auto body = body_for(seed, i, max);
+		st.sent_at[i] = std::chrono::steady_clock::now();
 		dpumesh_request r = {};
 		r.service = "echo";
 		r.method = "POST";
@@ -304,6 +318,15 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 	}
 	dpumesh_stats stats;
 	dpumesh_get_stats(h, &stats);
+	double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+	std::sort(st.rtt_us.begin(), st.rtt_us.end());
+	auto pct = [&](double q) {
+		return st.rtt_us.empty() ? 0.0
+					 : st.rtt_us[std::min(st.rtt_us.size() - 1,
+							      static_cast<size_t>(q * st.rtt_us.size()))];
+	};
+	std::printf("PERF rps=%.0f rtt_p50_us=%.1f rtt_p99_us=%.1f rtt_p999_us=%.1f secs=%.3f\n",
+		    secs > 0 ? st.ok / secs : 0.0, pct(0.50), pct(0.99), pct(0.999), secs);
 	std::string pods, reasons;
 	for (const auto &[pod, count] : st.per_pod)
 		pods += (pods.empty() ? "" : ",") + pod + ":" + std::to_string(count);
