@@ -242,6 +242,7 @@ int run(int argc, char **argv)
 	control::node node(*ports, rx_view, runner, *cfg, from_file,
 			   [overrides](config::node_config &c) { app::apply_overrides(overrides, c); });
 	node.stats_period.store(opts->stats_period);
+	node.set_mesh(&registry, sidecar.get(), emu.get());
 	st = control::telemetry_register(node);
 	if (!st.is_ok())
 		DPUMESH_LOG(WARNING, main, "%s", st.message().c_str());

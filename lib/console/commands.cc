@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_mempool.h>
 
 #include "dpumesh/log.h"
 #include "internal/commands.h"
@@ -136,6 +138,125 @@ status cmd_show_drops(invocation &inv)
 	return status::ok();
 }
 
+/* ---- pods, pending requests, DPA threads, DMA engines ---- */
+
+status show_pods(invocation &inv, std::string_view which, bool detail)
+{
+	DPUMESH_ASSIGN_OR_RETURN(auto views, control::pods(inv.node, which));
+	if (views.empty())
+		appendf(inv.out, "no pods registered\n");
+	for (const control::pod_view &v : views) {
+		const pod_counters &c = v.counters;
+		appendf(inv.out,
+			"pod %u service=%s generation=%u handle=%#x tx_sqs=%u tx_taken=%" PRIu64
+			" tx_refused=%" PRIu64 " tx_done=%" PRIu64 " rx_delivered=%" PRIu64
+			" rx_no_slot=%" PRIu64 " rx_sq_full=%" PRIu64 "\n",
+			v.pod_id, v.service.c_str(), v.generation, v.handle, v.nb_tx_sqs, c.tx_taken,
+			c.tx_refused_total(), c.tx_done_posted, c.rx_delivered, c.rx_no_slot,
+			c.rx_sq_full);
+		if (!detail)
+			continue;
+		appendf(inv.out,
+			"  pod_lookup_table[%u]: rx_header_mkey=%#x rx_body_mkey=%#x "
+			"rx_sq_doorbell=%" PRIu64 " is_active=%u generation=%u\n",
+			v.pod_id, v.entry.rx_header_mkey, v.entry.rx_body_mkey, v.entry.rx_sq_doorbell,
+			v.entry.is_active, v.entry.generation);
+		for (size_t r = 0; r < static_cast<size_t>(tx_refusal::count); r++)
+			if (c.tx_refused[r])
+				appendf(inv.out, "  tx refused %-16s %" PRIu64 "\n",
+					tx_refusal_name(static_cast<tx_refusal>(r)), c.tx_refused[r]);
+		for (size_t r = 0; r < static_cast<size_t>(refill_refusal::count); r++)
+			if (c.refill_refused[r])
+				appendf(inv.out, "  refill refused %-16s %" PRIu64 "\n",
+					refill_refusal_name(static_cast<refill_refusal>(r)),
+					c.refill_refused[r]);
+	}
+	return status::ok();
+}
+
+status cmd_show_pods(invocation &inv) { return show_pods(inv, "all", false); }
+status cmd_show_pod(invocation &inv) { return show_pods(inv, inv.words[2], true); }
+
+status cmd_show_pending(invocation &inv)
+{
+	uint32_t total = 0;
+	DPUMESH_ASSIGN_OR_RETURN(auto views, control::pending(inv.node, 32, &total));
+	const uint64_t hz = inv.node.runner().tsc_hz();
+	const uint64_t now = rte_rdtsc();
+	appendf(inv.out, "pending requests: %u (capacity %u)%s\n", total,
+		inv.node.sidecar()->pending().capacity(), total > views.size() ? ", first 32:" : "");
+	for (const control::pending_view &v : views) {
+		const route::pending_entry &e = v.entry;
+		double age_ms = static_cast<double>(now - e.start_tsc) * 1000.0 / static_cast<double>(hz);
+		double left_ms = e.deadline_tsc > now ? static_cast<double>(e.deadline_tsc - now) * 1000.0 /
+								static_cast<double>(hz)
+						      : 0.0;
+		appendf(inv.out,
+			"  token=%#x origin=pod:%#x dest=pod:%#x req_id=%u step_id=%u attempt=%u "
+			"age=%.1fms deadline_in=%.1fms\n",
+			v.token, e.origin.pod_handle, e.dest.pod_handle, e.origin_req_id, e.step_id,
+			e.attempt, age_ms, left_ms);
+	}
+	return status::ok();
+}
+
+status cmd_show_dpa(invocation &inv)
+{
+	const dpa::emulator *emu = inv.node.emulator();
+	if (!emu)
+		return errorf("no DPA emulator in this node");
+	appendf(inv.out, "DPA emulator: %u thread(s), hbufs in use %u of %u (%u B each)\n",
+		emu->nb_threads(), rte_mempool_in_use_count(emu->hbufs()), emu->hbufs()->size,
+		emu->hbuf_size());
+	for (unsigned t = 0; t < emu->nb_threads(); t++) {
+		const dpa::thread_stats &s = emu->stats(t);
+		const dpa_kernel_state &k = emu->kernel_state(t);
+		appendf(inv.out,
+			"thread %u: tx_taken=%" PRIu64 " tx_posted=%" PRIu64 " rx_delivered=%" PRIu64
+			" rx_handed_back=%" PRIu64 " tx_completions=%" PRIu64
+			" remote_completions=%" PRIu64 "\n"
+			"  kernels: tx_inflight=%u rx_inflight=%u tx_no_hbuf=%" PRIu64
+			" tx_dma_errors=%" PRIu64 " rx_completions=%" PRIu64 " rx_bad_commands=%" PRIu64
+			"\n",
+			t, s.tx_taken.get(), s.tx_posted.get(), s.rx_delivered.get(),
+			s.rx_handed_back.get(), s.tx_completions.get(), s.remote_completions.get(),
+			k.nb_tx_inflight, k.nb_rx_inflight, k.tx_no_hbuf, k.tx_dma_errors,
+			k.rx_completions, k.rx_bad_commands);
+	}
+	return status::ok();
+}
+
+status cmd_show_dma(invocation &inv)
+{
+	const dpa::emulator *emu = inv.node.emulator();
+	if (!emu)
+		return errorf("no DPA emulator in this node");
+	for (unsigned t = 0; t < emu->nb_threads(); t++) {
+		const dma::engine &e = emu->dma(t);
+		const dma::engine_stats &s = e.stats();
+		appendf(inv.out,
+			"engine %u %s: max_copy=%u B max_inflight=%u inflight=%u ops=%" PRIu64
+			" segments=%" PRIu64 " bytes=%" PRIu64 " completed=%" PRIu64 " errors=%" PRIu64
+			" ring_full=%" PRIu64 "\n",
+			t, e.name().c_str(), e.max_copy_size(), e.max_inflight(), e.inflight(),
+			s.ops_submitted.get(), s.segments_submitted.get(), s.bytes_submitted.get(),
+			s.ops_completed.get(), s.errors.get(), s.ring_full.get());
+	}
+	return status::ok();
+}
+
+status cmd_show_sidecar(invocation &inv)
+{
+	const pipeline::sidecar *sc = inv.node.sidecar();
+	if (!sc)
+		return errorf("no sidecar in this node");
+	pipeline::for_each_sidecar_counter(sc->stats(), [&](const char *name, const char *help,
+							    uint64_t v) {
+		appendf(inv.out, "  %-18s %12" PRIu64 "  %s\n", name, v, help);
+	});
+	return status::ok();
+}
+
 /* ---- config views ---- */
 
 status cmd_show_config(invocation &inv)
@@ -181,7 +302,8 @@ status cmd_show_services(invocation &inv)
 		appendf(inv.out, "service %-16s max_pods=%u route=%s\n", s.name.c_str(), s.max_pods,
 			r ? r->to.c_str() : "none");
 	}
-	appendf(inv.out, "(registered pods: 'show pods' comes with the pod API)\n");
+	if (const pod_registry *reg = inv.node.registry())
+		appendf(inv.out, "(registered pods: %u; see 'show pods')\n", reg->nb_pods());
 	return status::ok();
 }
 
@@ -423,12 +545,18 @@ const command_spec command_table[] = {
 	{"show routes", "service routes: local pods or a peer node", &cmd_show_routes},
 	{"show peers", "peer nodes", &cmd_show_peers},
 	{"show policy", "L7 policy held by the config (enforcement: later issue)", &cmd_show_policy},
-	{"start", "resume polling on every data-path lcore", &cmd_start},
-	{"stop", "pause polling (lcores stay launched; counters stop growing)", &cmd_stop},
+	{"start", "resume polling of the port stages", &cmd_start},
+	{"stop", "pause polling of the port stages (pods keep talking through the DPA)", &cmd_stop},
 	{"set log <type> emerg|alert|crit|err|warning|notice|info|debug", "set a log level", &cmd_set_log},
 	{"show log", "log levels of the dpumesh types", &cmd_show_log},
 	{"set stats-period <seconds>", "periodic stats every N s (0: off)", &cmd_set_stats_period},
 	{"reload config", "re-load the config file; apply services/routes/peers/policy", &cmd_reload_config},
+	{"show pods", "registered pods: service, generation, queue and refusal counters", &cmd_show_pods},
+	{"show pod <id>", "one pod: its pod_lookup_table entry and counters by reason", &cmd_show_pod},
+	{"show pending", "requests waiting for their response (pending table)", &cmd_show_pending},
+	{"show sidecar", "sidecar counters: requests, responses, mesh errors by reason", &cmd_show_sidecar},
+	{"show dpa", "DPA emulator threads and kernel state", &cmd_show_dpa},
+	{"show dma", "DMA engines of the DPA threads", &cmd_show_dma},
 	{"quit", "stop dpumesh (as SIGINT)", &cmd_quit},
 };
 

@@ -180,6 +180,59 @@ drop_totals drops(const node &n)
 	return t;
 }
 
+/* ---- pods, pending, DPA ---- */
+
+result<std::vector<pod_view>> pods(const node &n, std::string_view which)
+{
+	const pod_registry *reg = n.registry();
+	if (!reg)
+		return errorf("no pod registry in this node");
+	uint32_t only = UINT32_MAX;
+	if (which != "all") {
+		char *end = nullptr;
+		std::string w(which);
+		unsigned long v = std::strtoul(w.c_str(), &end, 10);
+		if (w.empty() || *end || v >= DPUMESH_MAX_PODS)
+			return errorf("pod \"%s\": expected all or a pod id below %u", w.c_str(),
+				      DPUMESH_MAX_PODS);
+		only = static_cast<uint32_t>(v);
+	}
+	std::vector<pod_view> out;
+	for (uint32_t id = 0; id < DPUMESH_MAX_PODS; id++) {
+		if (only != UINT32_MAX && id != only)
+			continue;
+		uint32_t h = reg->handle(id);
+		if (h == 0)
+			continue;
+		pod_view v{};
+		v.pod_id = id;
+		v.handle = h;
+		v.generation = DPUMESH_HANDLE_GENERATION(h);
+		v.nb_tx_sqs = reg->nb_tx_sqs(id);
+		v.service = std::string(reg->pod_service(id));
+		v.entry = reg->table()[id];
+		v.counters = reg->counters(id);
+		out.push_back(v);
+	}
+	if (only != UINT32_MAX && out.empty())
+		return errorf("pod %u is not registered", only);
+	return out;
+}
+
+result<std::vector<pending_view>> pending(const node &n, size_t max, uint32_t *total)
+{
+	if (!n.sidecar())
+		return errorf("no sidecar in this node");
+	const route::pending_table &t = n.sidecar()->pending();
+	*total = t.size();
+	std::vector<pending_view> out;
+	t.for_each([&](uint32_t token, const route::pending_entry &e) {
+		if (out.size() < max)
+			out.push_back({token, e});
+	});
+	return out;
+}
+
 /* ---- actions ---- */
 
 bool set_forwarding(node &n, bool on)

@@ -37,7 +37,6 @@ std::span<const command_spec> commands();
 
 /** Commands that later issues add; listed by `help` so nobody looks for them in vain. */
 inline constexpr const char *coming_commands[] = {
-	"show pods", "show pod <id>", "show pending", "show dma", "show dpa",
 	"set policy ...", "set route ...", "set ratelimit ...",
 };
 

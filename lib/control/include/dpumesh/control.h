@@ -26,6 +26,9 @@
 #include <rte_ethdev.h>
 
 #include "dpumesh/config.h"
+#include "dpumesh/dpa_emu.h"
+#include "dpumesh/pod_registry.h"
+#include "dpumesh/sidecar.h"
 #include "dpumesh/engine.h"
 #include "dpumesh/port.h"
 #include "dpumesh/port_rx.h"
@@ -61,12 +64,27 @@ public:
 	void replace_config(std::shared_ptr<const config::node_config> cfg);
 	const config_adjust &adjust() const noexcept { return _adjust; }
 
+	/** The pod side of the node (set once before the console starts; may stay unset). */
+	void set_mesh(const pod_registry *reg, const pipeline::sidecar *sc,
+		      const dpa::emulator *emu) noexcept
+	{
+		_reg = reg;
+		_sidecar = sc;
+		_emu = emu;
+	}
+	const pod_registry *registry() const noexcept { return _reg; }
+	const pipeline::sidecar *sidecar() const noexcept { return _sidecar; }
+	const dpa::emulator *emulator() const noexcept { return _emu; }
+
 	/** Seconds between periodic stats prints; 0: none. Read by the main loop. */
 	std::atomic<unsigned> stats_period{0};
 	/** Set by `quit`; the main loop ends. */
 	std::atomic<bool> quit{false};
 
 private:
+	const pod_registry *_reg = nullptr;
+	const pipeline::sidecar *_sidecar = nullptr;
+	const dpa::emulator *_emu = nullptr;
 	const std::vector<port::port_info> &_ports;
 	const std::vector<pipeline::port_rx_ctx *> &_rx;
 	engine::runner &_runner;
@@ -130,6 +148,24 @@ struct drop_totals {
 	}
 };
 drop_totals drops(const node &n);
+
+/* ---- pods, pending requests, DPA threads ---- */
+
+struct pod_view {
+	uint32_t pod_id, generation, handle, nb_tx_sqs;
+	std::string service;
+	pod_registry_entry entry; /**< pod_lookup_table[pod_id] as the DPA reads it */
+	pod_counters counters;
+};
+/** Registered pods (pod_id == UINT32_MAX: all; else that one, or an error). */
+result<std::vector<pod_view>> pods(const node &n, std::string_view which);
+
+struct pending_view {
+	uint32_t token;
+	route::pending_entry entry;
+};
+/** In-flight requests (at most `max`), and how many there are. */
+result<std::vector<pending_view>> pending(const node &n, size_t max, uint32_t *total);
 
 /* ---- actions ---- */
 
