@@ -53,7 +53,8 @@ std::string text_of(const std::string &out, const std::string &prefix, const std
 /** A node: dpumesh with a config of its own, in its own directory. */
 class node {
 public:
-	node(const std::string &tag, const std::string &dma, unsigned timeout_ms)
+	node(const std::string &tag, const std::string &dma, unsigned timeout_ms,
+	     bool interactive = false)
 	{
 		sock = dir.file("ctl.sock");
 		std::ofstream(dir.file("node.json")) << R"({
@@ -74,12 +75,16 @@ public:
 			args.push_back("--vdev=dma_skeleton,lcore=0");
 		args.insert(args.end(), {"--", "--config", dir.file("node.json"), "--stats-period",
 					 "0", "--dma", dma});
-		proc = std::make_unique<subprocess>(args);
+		if (interactive)
+			args.push_back("-i");
+		proc = std::make_unique<subprocess>(args, interactive ? subprocess::io::pty
+								      : subprocess::io::pipe);
 		/* up, or exited with an error */
-		up = proc->wait_output([](const std::string &o) {
-			return o.find("Ctrl-C to stop") != std::string::npos ||
+		const char *ready_text = interactive ? "dpumesh> " : "Ctrl-C to stop";
+		up = proc->wait_output([&](const std::string &o) {
+			return o.find(ready_text) != std::string::npos ||
 			       o.find("dpumesh: stopped") != std::string::npos;
-		}, 30s) && proc->output().find("Ctrl-C to stop") != std::string::npos;
+		}, 30s) && proc->output().find(ready_text) != std::string::npos;
 	}
 
 	std::unique_ptr<subprocess> pod(const std::vector<std::string> &args,
@@ -269,4 +274,66 @@ TEST(Case3Errors, AKilledDestinationDoesNotStopTheService)
 	e2->wait(5s);
 	std::string fin = n.stop();
 	expect_idle(fin);
+}
+
+namespace {
+
+/** Types a console line; returns what came back up to the next prompt. */
+std::string console_cmd(subprocess &p, const std::string &line)
+{
+	size_t from = p.output().size();
+	EXPECT_TRUE(p.write(line + "\n"));
+	EXPECT_TRUE(p.wait_output(
+		[from](const std::string &o) {
+			size_t nl = o.find('\n', from);
+			return nl != std::string::npos && o.find("dpumesh> ", nl) != std::string::npos;
+		},
+		20s))
+		<< line << ":\n"
+		<< p.output().substr(from);
+	std::string out = p.output().substr(from);
+	return out.substr(0, out.rfind("dpumesh> "));
+}
+
+} // namespace
+
+TEST(Case3Console, PodCommandsShowTheLiveMesh)
+{
+	node n("console", "cpu", 1000, true);
+	ASSERT_TRUE(n.up) << n.proc->output();
+	auto echo = n.pod({"echo", n.sock});
+	ASSERT_TRUE(ready(*echo)) << echo->output();
+	std::string out = run_client(n, "500", "2", "1000");
+	ASSERT_EQ(value_of(out, "DONE", "ok"), 500) << out;
+
+	std::string pods = console_cmd(*n.proc, "show pods");
+	EXPECT_NE(pods.find("service=echo"), std::string::npos) << pods;
+	EXPECT_EQ(value_of(pods, "pod ", "rx_delivered"), 500) << pods;
+	EXPECT_EQ(value_of(pods, "pod ", "tx_done"), 500) << pods;
+	unsigned id = 0;
+	ASSERT_EQ(std::sscanf(pods.substr(pods.find("pod ")).c_str(), "pod %u", &id), 1) << pods;
+	std::string pod = console_cmd(*n.proc, "show pod " + std::to_string(id));
+	EXPECT_NE(pod.find("pod_lookup_table[" + std::to_string(id) + "]"), std::string::npos) << pod;
+	EXPECT_EQ(value_of(pod, "  pod_lookup_table", "is_active"), 1) << pod;
+	EXPECT_NE(console_cmd(*n.proc, "show pending").find("pending requests: 0"),
+		  std::string::npos);
+	std::string sc = console_cmd(*n.proc, "show sidecar");
+	EXPECT_NE(sc.find("answered"), std::string::npos) << sc;
+	EXPECT_NE(sc.find(" 500  responses sent on"), std::string::npos) << sc;
+	EXPECT_EQ(value_of(console_cmd(*n.proc, "show dpa"), "thread 0:", "tx_taken"), 1000);
+	EXPECT_NE(console_cmd(*n.proc, "show dma").find("engine 0 cpu"), std::string::npos);
+	EXPECT_NE(console_cmd(*n.proc, "show pod 200").find("error: pod 200 is not registered"),
+		  std::string::npos);
+	EXPECT_NE(console_cmd(*n.proc, "show pod -1").find("error:"), std::string::npos);
+
+	echo->signal(SIGKILL);
+	echo->wait(5s);
+	/* the echo pod is unregistered when its socket closes */
+	const std::string gone = "pod " + std::to_string(id) + " unregistered";
+	EXPECT_TRUE(n.proc->wait_output(
+		[&](const std::string &o) { return o.find(gone) != std::string::npos; }, 10s));
+	std::string after = console_cmd(*n.proc, "show pods");
+	EXPECT_NE(after.find("no pods registered"), std::string::npos) << after;
+	n.proc->write("quit\n");
+	EXPECT_EQ(n.proc->wait(30s), 0) << n.proc->output();
 }
