@@ -262,7 +262,8 @@ TEST(Console, InteractiveSessionOnAPty)
 			      "show lcores", "show stages", "show drops", "show config",
 			      "show services", "show routes", "show peers", "show policy", "start",
 			      "stop", "set log <type>", "show log", "set stats-period <seconds>",
-			      "reload config", "quit", "Coming with later issues: show pods"})
+			      "reload config", "quit", "show pods", "show pod <id>", "show pending",
+			      "show dpa", "show dma", "Coming with later issues: set policy"})
 		EXPECT_NE(help.find(want), std::string::npos) << want;
 	std::string hp = s.cmd("help port");
 	EXPECT_NE(hp.find("clear port stats <port>"), std::string::npos) << hp;
@@ -298,7 +299,9 @@ TEST(Console, InteractiveSessionOnAPty)
 		"start now",
 		"quit please",
 		"show drops 1",
-		"show pods",
+		"show pods now",
+		"show pod",
+		"show pod 999",
 		"set policy allow",
 	};
 	static_assert(std::size(bad) >= 20);
