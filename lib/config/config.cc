@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Loads a node config from JSON (jansson) with strict validation and precise error locations.
+#include "dpumesh/text.h"
 #include "dpumesh/config.h"
 
 #include <arpa/inet.h>
@@ -35,22 +36,6 @@ const char *type_name(const json_t *v)
 	return "an unknown type";
 }
 
-size_t edit_distance(std::string_view a, std::string_view b)
-{
-	std::vector<size_t> row(b.size() + 1);
-	for (size_t j = 0; j <= b.size(); j++)
-		row[j] = j;
-	for (size_t i = 1; i <= a.size(); i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= b.size(); j++) {
-			size_t up = row[j];
-			row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
-			diag = up;
-		}
-	}
-	return row[b.size()];
-}
 
 /** Parse state: the first error wins and stops further checks from adding noise. */
 struct ctx {

@@ -2,6 +2,7 @@
 // The console machinery: generates librte_cmdline instances from the command table, adds
 // a catch-all instance that turns any other line into a one-line error with a hint, and
 // runs commands from a terminal or a file.
+#include "dpumesh/text.h"
 #include "dpumesh/console.h"
 
 #include <poll.h>
@@ -33,22 +34,6 @@ namespace {
 constexpr unsigned slot_size = 256;
 constexpr unsigned max_tokens = CMDLINE_PARSE_RESULT_BUFSIZE / slot_size;
 
-size_t edit_distance(std::string_view a, std::string_view b)
-{
-	std::vector<size_t> row(b.size() + 1);
-	for (size_t j = 0; j <= b.size(); j++)
-		row[j] = j;
-	for (size_t i = 1; i <= a.size(); i++) {
-		size_t diag = row[0];
-		row[0] = i;
-		for (size_t j = 1; j <= b.size(); j++) {
-			size_t up = row[j];
-			row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
-			diag = up;
-		}
-	}
-	return row[b.size()];
-}
 
 /** The catch-all token: matches a whole line that no command matches. */
 struct other_token {

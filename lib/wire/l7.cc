@@ -223,6 +223,20 @@ void l7_writer::put(std::string_view name, std::string_view value) noexcept
 	_nb++;
 }
 
+void l7_writer::begin(l7_kind kind, uint16_t status, uint16_t flags, uint32_t deadline_ms) noexcept
+{
+	_started = true;
+	std::memset(_buf, 0, l7_fixed_size);
+	_buf[0] = l7_magic0;
+	_buf[1] = l7_magic1;
+	_buf[2] = l7_version;
+	_buf[3] = static_cast<uint8_t>(kind);
+	put16(_buf + 8, status);
+	put16(_buf + 10, flags);
+	put32(_buf + 12, deadline_ms);
+	_len = l7_fixed_size;
+}
+
 void l7_writer::request(std::string_view service, std::string_view method,
 			std::string_view path, uint32_t deadline_ms, uint16_t flags) noexcept
 {
@@ -231,15 +245,7 @@ void l7_writer::request(std::string_view service, std::string_view method,
 		_failed = true;
 		return;
 	}
-	_started = true;
-	std::memset(_buf, 0, l7_fixed_size);
-	_buf[0] = l7_magic0;
-	_buf[1] = l7_magic1;
-	_buf[2] = l7_version;
-	_buf[3] = static_cast<uint8_t>(l7_kind::request);
-	put16(_buf + 10, flags);
-	put32(_buf + 12, deadline_ms);
-	_len = l7_fixed_size;
+	begin(l7_kind::request, 0, flags, deadline_ms);
 	put(":service", service);
 	put(":method", method);
 	put(":path", path);
@@ -253,15 +259,7 @@ void l7_writer::response(uint16_t status, uint16_t flags, std::string_view reaso
 		_failed = true;
 		return;
 	}
-	_started = true;
-	std::memset(_buf, 0, l7_fixed_size);
-	_buf[0] = l7_magic0;
-	_buf[1] = l7_magic1;
-	_buf[2] = l7_version;
-	_buf[3] = static_cast<uint8_t>(l7_kind::response);
-	put16(_buf + 8, status);
-	put16(_buf + 10, flags);
-	_len = l7_fixed_size;
+	begin(l7_kind::response, status, flags, 0);
 	if (!reason.empty())
 		put(":reason", reason);
 	if (!hop.empty())

@@ -124,6 +124,7 @@ public:
 
 private:
 	void put(std::string_view name, std::string_view value) noexcept;
+	void begin(l7_kind kind, uint16_t status, uint16_t flags, uint32_t deadline_ms) noexcept;
 	uint8_t *_buf;
 	size_t _cap;
 	size_t _len = 0;
