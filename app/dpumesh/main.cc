@@ -182,6 +182,12 @@ int run(int argc, char **argv)
 
 	/* pods: the registry, its control socket, the DPA emulator and the sidecar */
 	pod_registry registry(cfg->pools, cfg->services);
+	if (cfg->dma.backend == config::dma_backend::dmadev) {
+		/* pod memory must be known to DPDK for a dmadev to reach it (IOVA rule, dma.md) */
+		registry.set_region_hook([](const region &r, bool add) {
+			return add ? dpdk_register_region(r, nullptr) : dpdk_unregister_region(r, nullptr);
+		});
+	}
 	auto ctrl_srv = std::make_unique<control_server>(registry);
 	std::unique_ptr<dpa::emulator> emu;
 	std::unique_ptr<pipeline::sidecar> sidecar;

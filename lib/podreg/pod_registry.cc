@@ -225,9 +225,18 @@ result<pod_registration> pod_registry::register_pod(const register_request &req,
 		return fail(DPUMESH_CTRL_ERR_INTERNAL, txr.error());
 	const uint64_t base = r.remote_base();
 	uint8_t *local = static_cast<uint8_t *>(r.data());
+	if (_region_hook) {
+		status hs = _region_hook(r, true);
+		if (!hs)
+			return fail(DPUMESH_CTRL_ERR_INTERNAL, hs.with_context("registering the region"));
+	}
 	auto mk = _mkeys.register_region(std::move(r));
-	if (!mk)
+	if (!mk) {
+		/* the region came back to us untouched: undo the hook's registration */
+		if (_region_hook)
+			(void)_region_hook(r, false);
 		return fail(DPUMESH_CTRL_ERR_TABLE_FULL, mk.error());
+	}
 
 	pod_state &p = _pods[id];
 	p.generation = _next_generation;
@@ -323,8 +332,13 @@ status pod_registry::unregister_pod(uint32_t pod_id)
 			p.counters.dropped_on_unregister++;
 	/* 4. Tear down: mkey (unmaps the region), TX SQ region, doorbell, pod_id. */
 	auto r = _mkeys.unregister_region(p.mkey);
-	if (!r)
+	if (!r) {
 		DPUMESH_LOG(ERR, ctrl, "pod %u: %s", pod_id, r.error().message().c_str());
+	} else if (_region_hook) {
+		status hs = _region_hook(*r, false); /* before the region is unmapped */
+		if (!hs)
+			DPUMESH_LOG(ERR, ctrl, "pod %u: %s", pod_id, hs.message().c_str());
+	}
 	e = pod_registry_entry{};
 	_retired.add(p.counters);
 	DPUMESH_LOG(INFO, ctrl, "pod %u unregistered (generation %u, %llu queued TX dropped)", pod_id,

@@ -29,6 +29,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -184,6 +185,17 @@ public:
 	 */
 	status unregister_pod(uint32_t pod_id);
 
+	/**
+	 * Called with every pod region as it is registered (add = true, before any data path
+	 * can use it) and unregistered (add = false, after quiescence, before it is unmapped):
+	 * the node registers pod memory with DPDK (rte_extmem_register) here, so a DMA
+	 * engine can reach it. A failed add refuses the registration.
+	 */
+	void set_region_hook(std::function<status(const region &, bool add)> hook)
+	{
+		_region_hook = std::move(hook);
+	}
+
 	/** The registration of an active pod (for REGISTER repeated on one connection). */
 	result<pod_registration> registration(uint32_t pod_id) const;
 
@@ -316,6 +328,7 @@ private:
 	unsigned _max_dp_threads;
 	uint32_t _nb_pods = 0;
 	std::atomic<uint32_t> _quiesce_waiters{0};
+	std::function<status(const region &, bool)> _region_hook;
 	uint32_t _next_pod = 0;
 	uint32_t _next_generation = 1;
 	pod_counters _retired;
