@@ -22,20 +22,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-/** "key=value" after `prefix` on the line that starts with it; -1 if absent. */
-long long value_of(const std::string &out, const std::string &prefix, const std::string &key)
-{
-	size_t line = out.rfind(prefix);
-	if (line == std::string::npos)
-		return -1;
-	size_t end = out.find('\n', line);
-	std::string l = out.substr(line, end == std::string::npos ? std::string::npos : end - line);
-	size_t at = l.find(" " + key + "=");
-	if (at == std::string::npos)
-		return -1;
-	return std::strtoll(l.c_str() + at + key.size() + 2, nullptr, 10);
-}
-
+/** The value of " key=" on the last line containing `prefix` ("" if absent). */
 std::string text_of(const std::string &out, const std::string &prefix, const std::string &key)
 {
 	size_t line = out.rfind(prefix);
@@ -48,6 +35,13 @@ std::string text_of(const std::string &out, const std::string &prefix, const std
 		return "";
 	size_t v = at + key.size() + 2;
 	return l.substr(v, l.find(' ', v) - v);
+}
+
+/** The same as a number; -1 if absent. */
+long long value_of(const std::string &out, const std::string &prefix, const std::string &key)
+{
+	std::string v = text_of(out, prefix, key);
+	return v.empty() ? -1 : std::strtoll(v.c_str(), nullptr, 10);
 }
 
 /** A node: dpumesh with a config of its own, in its own directory. */

@@ -2,7 +2,6 @@
 // Pods as real processes (dpumesh-pod on libdpumesh) registered with a DPU side run by
 // this test: control_server + pod_registry + a harness that moves messages with CPU copies
 // through the security core (take_tx, take_rx_slots, deliver, complete_tx).
-#include <dirent.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 #include <thread>
 #include <tuple>
 
+#include "fds.h"
 #include "dpumesh/control_server.h"
 #include "dpumesh/l7.h"
 #include "dpumesh/pod_registry.h"
@@ -26,15 +26,7 @@ using namespace dpumesh;
 using test::subprocess;
 using namespace std::chrono_literals;
 
-int count_fds()
-{
-	int n = 0;
-	DIR *d = opendir("/proc/self/fd");
-	while (dirent *e = readdir(d))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
+using dpumesh::test::count_fds;
 
 std::vector<config::service_config> services()
 {

@@ -8,23 +8,15 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <dirent.h>
 
+#include "fds.h"
 #include "dpumesh/ctrl.h"
 
 namespace {
 
 using namespace dpumesh;
 
-int count_fds()
-{
-	int n = 0;
-	DIR *d = opendir("/proc/self/fd");
-	while (dirent *e = readdir(d))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
+using dpumesh::test::count_fds;
 
 dpumesh_ctrl_register good_register()
 {
