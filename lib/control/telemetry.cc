@@ -7,7 +7,9 @@
 // mutex; they never touch lcore state otherwise.
 #include <mutex>
 #include <string>
+#include <vector>
 
+#include <rte_mempool.h>
 #include <rte_telemetry.h>
 
 #include "dpumesh/control.h"
@@ -133,6 +135,62 @@ int fill_drops(node &n, rte_tel_data *d)
 	return 0;
 }
 
+/* The pod side: counters are atomics written by their lcore, safe to read from here. */
+int fill_sidecar(node &n, rte_tel_data *d)
+{
+	if (!n.sidecar())
+		return -ENODEV;
+	rte_tel_data_start_dict(d);
+	pipeline::for_each_sidecar_counter(n.sidecar()->stats(),
+					   [&](const char *name, const char *, uint64_t v) {
+						   rte_tel_data_add_dict_u64(d, name, v);
+					   });
+	return 0;
+}
+
+int fill_dpa(node &n, rte_tel_data *d)
+{
+	const dpa::emulator *emu = n.emulator();
+	if (!emu)
+		return -ENODEV;
+	std::vector<unsigned> t(emu->nb_threads());
+	for (unsigned i = 0; i < t.size(); i++)
+		t[i] = i;
+	columns c(d);
+	DPUMESH_TEL_U64_COLUMN(c, "thread", t, r);
+	DPUMESH_TEL_U64_COLUMN(c, "tx_taken", t, emu->stats(r).tx_taken.get());
+	DPUMESH_TEL_U64_COLUMN(c, "tx_posted", t, emu->stats(r).tx_posted.get());
+	DPUMESH_TEL_U64_COLUMN(c, "rx_delivered", t, emu->stats(r).rx_delivered.get());
+	DPUMESH_TEL_U64_COLUMN(c, "rx_handed_back", t, emu->stats(r).rx_handed_back.get());
+	DPUMESH_TEL_U64_COLUMN(c, "tx_completions", t, emu->stats(r).tx_completions.get());
+	DPUMESH_TEL_U64_COLUMN(c, "remote_completions", t, emu->stats(r).remote_completions.get());
+	DPUMESH_TEL_U64_COLUMN(c, "completion_ring_full", t,
+			       emu->stats(r).completion_ring_full.get());
+	/* one pool for all threads: the same number in every row */
+	DPUMESH_TEL_U64_COLUMN(c, "hbufs_in_use", t, ((void)r, rte_mempool_in_use_count(emu->hbufs())));
+	return 0;
+}
+
+int fill_dma(node &n, rte_tel_data *d)
+{
+	const dpa::emulator *emu = n.emulator();
+	if (!emu)
+		return -ENODEV;
+	std::vector<unsigned> t(emu->nb_threads());
+	for (unsigned i = 0; i < t.size(); i++)
+		t[i] = i;
+	columns c(d);
+	DPUMESH_TEL_STR_COLUMN(c, "engine", t, emu->dma(r).name());
+	DPUMESH_TEL_U64_COLUMN(c, "max_copy_size", t, emu->dma(r).max_copy_size());
+	DPUMESH_TEL_U64_COLUMN(c, "ops", t, emu->dma(r).stats().ops_submitted.get());
+	DPUMESH_TEL_U64_COLUMN(c, "segments", t, emu->dma(r).stats().segments_submitted.get());
+	DPUMESH_TEL_U64_COLUMN(c, "bytes", t, emu->dma(r).stats().bytes_submitted.get());
+	DPUMESH_TEL_U64_COLUMN(c, "completed", t, emu->dma(r).stats().ops_completed.get());
+	DPUMESH_TEL_U64_COLUMN(c, "errors", t, emu->dma(r).stats().errors.get());
+	DPUMESH_TEL_U64_COLUMN(c, "ring_full", t, emu->dma(r).stats().ring_full.get());
+	return 0;
+}
+
 int fill_services(node &n, rte_tel_data *d)
 {
 	auto cfg = n.config();
@@ -201,7 +259,10 @@ int fill_config(node &n, rte_tel_data *d)
 	_(services, "Services: name, max_pods, route (columns)")                             \
 	_(routes, "Routes: service -> local or a peer name")                                 \
 	_(peers, "Peers: name, mac, ipv4, ipv6, mesh_port (columns)")                        \
-	_(config, "Config summary: node, source, counts, idle policy, forwarding, stats_period")
+	_(config, "Config summary: node, source, counts, idle policy, forwarding, stats_period") \
+	_(sidecar, "Sidecar counters: requests, responses, mesh errors by reason")            \
+	_(dpa, "DPA emulator threads: descriptors, deliveries, completions (columns)")         \
+	_(dma, "DMA engines of the DPA threads: ops, segments, bytes, errors (columns)")
 
 #define DPUMESH_TEL_CB(name, help)                                                       \
 	int tel_##name(const char *, const char *, rte_tel_data *d)                      \

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "subprocess.h"
+#include "telemetry_client.h"
 
 using namespace dpumesh::test;
 using namespace std::chrono_literals;
@@ -49,6 +50,7 @@ class node {
 public:
 	node(const std::string &tag, const std::string &dma, unsigned timeout_ms,
 	     bool interactive = false)
+		: prefix("dpumesh-c3-" + tag + "-" + std::to_string(getpid()))
 	{
 		sock = dir.file("ctl.sock");
 		std::ofstream(dir.file("node.json")) << R"({
@@ -62,8 +64,7 @@ public:
 })";
 		std::vector<std::string> args = {bin_path("dpumesh"), "-l", "0-1", "--no-huge", "-m",
 						 "512", "--no-pci", "--no-shconf",
-						 "--file-prefix=dpumesh-c3-" + tag + "-" +
-							 std::to_string(getpid()),
+						 "--file-prefix=" + prefix,
 						 "--log-level=lib.eal:warning"};
 		if (dma != "cpu")
 			args.push_back("--vdev=dma_skeleton,lcore=0");
@@ -102,6 +103,7 @@ public:
 		return proc->output();
 	}
 
+	std::string prefix;
 	temp_dir dir;
 	std::string sock;
 	std::unique_ptr<subprocess> proc;
@@ -319,6 +321,24 @@ TEST(Case3Console, PodCommandsShowTheLiveMesh)
 	EXPECT_NE(console_cmd(*n.proc, "show pod 200").find("error: pod 200 is not registered"),
 		  std::string::npos);
 	EXPECT_NE(console_cmd(*n.proc, "show pod -1").find("error:"), std::string::npos);
+
+	/* the same counters over telemetry, as dpdk-telemetry.py reads them */
+	telemetry_client t;
+	std::string hello;
+	ASSERT_TRUE(t.connect(runtime_dir(n.prefix) + "/dpdk_telemetry.v2", &hello));
+	json_ptr sidecar = t.query("/dpumesh/sidecar");
+	ASSERT_TRUE(sidecar);
+	EXPECT_EQ(u64_at(sidecar.get(), "forwarded", 0), 500u);
+	EXPECT_EQ(u64_at(sidecar.get(), "answered", 0), 500u);
+	json_ptr dpa = t.query("/dpumesh/dpa");
+	ASSERT_TRUE(dpa);
+	EXPECT_EQ(u64_at(dpa.get(), "rx_delivered", 0), 1000u);
+	EXPECT_EQ(u64_at(dpa.get(), "hbufs_in_use", 0), 0u);
+	json_ptr dma = t.query("/dpumesh/dma");
+	ASSERT_TRUE(dma);
+	EXPECT_EQ(str_at(dma.get(), "engine", 0), "cpu");
+	EXPECT_EQ(u64_at(dma.get(), "errors", 0), 0u);
+	EXPECT_GE(u64_at(dma.get(), "completed", 0), 2000u); /* headers and bodies, both ways */
 
 	echo->signal(SIGKILL);
 	echo->wait(5s);
