@@ -281,6 +281,8 @@ int run(int argc, char **argv)
 		}
 		const uint64_t hz = rte_get_tsc_hz();
 		unsigned period = node.stats_period.load();
+		unsigned snapshot_tick = 0;
+		uint32_t snapshot_pods = UINT32_MAX;
 		uint64_t next = rte_get_tsc_cycles() + period * hz;
 		while (!g_quit && !node.quit.load()) {
 			if (opts->interactive) {
@@ -290,6 +292,11 @@ int run(int argc, char **argv)
 				usleep(5 * 1000);
 			}
 			ctrl_srv->poll(); /* pod registrations, unregistrations, crashes */
+			/* telemetry's copy of the pods: at once when pods come or go, else ~100 ms */
+			if (++snapshot_tick % 20 == 0 || registry.nb_pods() != snapshot_pods) {
+				snapshot_pods = registry.nb_pods();
+				node.refresh_pods_snapshot();
+			}
 			unsigned p = node.stats_period.load();
 			if (p != period) { /* set stats-period: restart the clock */
 				period = p;

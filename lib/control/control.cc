@@ -219,6 +219,19 @@ result<std::vector<pod_view>> pods(const node &n, std::string_view which)
 	return out;
 }
 
+void node::refresh_pods_snapshot()
+{
+	auto v = pods(*this, "all");
+	std::lock_guard<std::mutex> lock(_mu);
+	_pods = v ? std::move(*v) : std::vector<pod_view>{};
+}
+
+std::vector<pod_view> node::pods_snapshot() const
+{
+	std::lock_guard<std::mutex> lock(_mu);
+	return _pods;
+}
+
 result<std::vector<pending_view>> pending(const node &n, size_t max, uint32_t *total)
 {
 	if (!n.sidecar())

@@ -191,6 +191,23 @@ int fill_dma(node &n, rte_tel_data *d)
 	return 0;
 }
 
+/* Pods change on the main lcore: read the copy it refreshes (at most ~100 ms old). */
+int fill_pods(node &n, rte_tel_data *d)
+{
+	auto pods = n.pods_snapshot();
+	columns c(d);
+	DPUMESH_TEL_U64_COLUMN(c, "pod_id", pods, r.pod_id);
+	DPUMESH_TEL_STR_COLUMN(c, "service", pods, r.service);
+	DPUMESH_TEL_U64_COLUMN(c, "generation", pods, r.generation);
+	DPUMESH_TEL_U64_COLUMN(c, "tx_taken", pods, r.counters.tx_taken);
+	DPUMESH_TEL_U64_COLUMN(c, "tx_refused", pods, r.counters.tx_refused_total());
+	DPUMESH_TEL_U64_COLUMN(c, "tx_done", pods, r.counters.tx_done_posted);
+	DPUMESH_TEL_U64_COLUMN(c, "rx_delivered", pods, r.counters.rx_delivered);
+	DPUMESH_TEL_U64_COLUMN(c, "rx_no_slot", pods, r.counters.rx_no_slot);
+	DPUMESH_TEL_U64_COLUMN(c, "rx_sq_full", pods, r.counters.rx_sq_full);
+	return 0;
+}
+
 int fill_services(node &n, rte_tel_data *d)
 {
 	auto cfg = n.config();
@@ -260,6 +277,7 @@ int fill_config(node &n, rte_tel_data *d)
 	_(routes, "Routes: service -> local or a peer name")                                 \
 	_(peers, "Peers: name, mac, ipv4, ipv6, mesh_port (columns)")                        \
 	_(config, "Config summary: node, source, counts, idle policy, forwarding, stats_period") \
+	_(pods, "Registered pods: id, service, generation, TX/RX counters (columns)")      \
 	_(sidecar, "Sidecar counters: requests, responses, mesh errors by reason")            \
 	_(dpa, "DPA emulator threads: descriptors, deliveries, completions (columns)")         \
 	_(dma, "DMA engines of the DPA threads: ops, segments, bytes, errors (columns)")

@@ -326,6 +326,14 @@ TEST(Case3Console, PodCommandsShowTheLiveMesh)
 	telemetry_client t;
 	std::string hello;
 	ASSERT_TRUE(t.connect(runtime_dir(n.prefix) + "/dpdk_telemetry.v2", &hello));
+	std::this_thread::sleep_for(300ms); /* /dpumesh/pods is a copy refreshed every 100 ms */
+	json_ptr pods_tel = t.query("/dpumesh/pods");
+	ASSERT_TRUE(pods_tel);
+	char *dump = json_dumps(pods_tel.get(), 0);
+	EXPECT_EQ(str_at(pods_tel.get(), "service", 0), "echo") << dump;
+	std::free(dump);
+	EXPECT_EQ(u64_at(pods_tel.get(), "pod_id", 0), id);
+	EXPECT_EQ(u64_at(pods_tel.get(), "rx_delivered", 0), 500u);
 	json_ptr sidecar = t.query("/dpumesh/sidecar");
 	ASSERT_TRUE(sidecar);
 	EXPECT_EQ(u64_at(sidecar.get(), "forwarded", 0), 500u);

@@ -36,6 +36,13 @@
 
 namespace dpumesh::control {
 
+struct pod_view {
+	uint32_t pod_id, generation, handle, nb_tx_sqs;
+	std::string service;
+	pod_registry_entry entry; /**< pod_lookup_table[pod_id] as the DPA reads it */
+	pod_counters counters;
+};
+
 /** Longest statistics period, seconds (as --stats-period). */
 inline constexpr unsigned max_stats_period = 3600;
 
@@ -76,6 +83,11 @@ public:
 	const pipeline::sidecar *sidecar() const noexcept { return _sidecar; }
 	const dpa::emulator *emulator() const noexcept { return _emu; }
 
+	/** Main lcore: takes a copy of the pods for readers on other threads (telemetry). */
+	void refresh_pods_snapshot();
+	/** The last copy (any control thread). */
+	std::vector<pod_view> pods_snapshot() const;
+
 	/** Seconds between periodic stats prints; 0: none. Read by the main loop. */
 	std::atomic<unsigned> stats_period{0};
 	/** Set by `quit`; the main loop ends. */
@@ -88,7 +100,8 @@ private:
 	const std::vector<port::port_info> &_ports;
 	const std::vector<pipeline::port_rx_ctx *> &_rx;
 	engine::runner &_runner;
-	mutable std::mutex _mu; /* guards _cfg; control path only */
+	mutable std::mutex _mu; /* guards _cfg and _pods; control path only */
+	std::vector<pod_view> _pods;
 	std::shared_ptr<const config::node_config> _cfg;
 	bool _cfg_from_file;
 	config_adjust _adjust;
@@ -151,12 +164,6 @@ drop_totals drops(const node &n);
 
 /* ---- pods, pending requests, DPA threads ---- */
 
-struct pod_view {
-	uint32_t pod_id, generation, handle, nb_tx_sqs;
-	std::string service;
-	pod_registry_entry entry; /**< pod_lookup_table[pod_id] as the DPA reads it */
-	pod_counters counters;
-};
 /** Registered pods (pod_id == UINT32_MAX: all; else that one, or an error). */
 result<std::vector<pod_view>> pods(const node &n, std::string_view which);
 
