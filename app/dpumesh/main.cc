@@ -9,7 +9,6 @@
 
 #include <rte_byteorder.h>
 #include <rte_cycles.h>
-#include <rte_dmadev.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>

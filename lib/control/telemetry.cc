@@ -148,14 +148,21 @@ int fill_sidecar(node &n, rte_tel_data *d)
 	return 0;
 }
 
+/** One row per DPA thread: its index. */
+std::vector<unsigned> thread_rows(const dpa::emulator &emu)
+{
+	std::vector<unsigned> t(emu.nb_threads());
+	for (unsigned i = 0; i < t.size(); i++)
+		t[i] = i;
+	return t;
+}
+
 int fill_dpa(node &n, rte_tel_data *d)
 {
 	const dpa::emulator *emu = n.emulator();
 	if (!emu)
 		return -ENODEV;
-	std::vector<unsigned> t(emu->nb_threads());
-	for (unsigned i = 0; i < t.size(); i++)
-		t[i] = i;
+	std::vector<unsigned> t = thread_rows(*emu);
 	columns c(d);
 	DPUMESH_TEL_U64_COLUMN(c, "thread", t, r);
 	DPUMESH_TEL_U64_COLUMN(c, "tx_taken", t, emu->stats(r).tx_taken.get());
@@ -176,9 +183,7 @@ int fill_dma(node &n, rte_tel_data *d)
 	const dpa::emulator *emu = n.emulator();
 	if (!emu)
 		return -ENODEV;
-	std::vector<unsigned> t(emu->nb_threads());
-	for (unsigned i = 0; i < t.size(); i++)
-		t[i] = i;
+	std::vector<unsigned> t = thread_rows(*emu);
 	columns c(d);
 	DPUMESH_TEL_STR_COLUMN(c, "engine", t, emu->dma(r).name());
 	DPUMESH_TEL_U64_COLUMN(c, "max_copy_size", t, emu->dma(r).max_copy_size());

@@ -55,7 +55,7 @@ result<std::unique_ptr<sidecar>> sidecar::create(const config::node_config &cfg,
 		v.local = !r || r->is_local();
 		for (const config::timeout_config &t : cfg.policy.timeouts)
 			if (t.service == svc.name)
-				v.policies.push_back({t.path_prefix, t.timeout_ms, t.retries});
+				v.policies.push_back({t.path_prefix, t.timeout_ms});
 		std::sort(v.policies.begin(), v.policies.end(), [](const auto &a, const auto &b) {
 			return a.path_prefix.size() > b.path_prefix.size();
 		});

@@ -87,7 +87,6 @@ private:
 	struct route_policy {
 		std::string path_prefix;
 		uint32_t timeout_ms;
-		uint32_t retries;
 	};
 	struct service_view {
 		bool local = true;
