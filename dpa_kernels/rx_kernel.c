@@ -9,6 +9,11 @@
  * fails (no slot, pod gone, copy error) is handed back to the Arm unchanged with the
  * status in flags; the Arm decides (retry elsewhere, or complete the sender with an error).
  *
+ * Case 2 (flags CASE_INGRESS): the body is in DPU memory (a message that came in through
+ * the NIC, in pieces); it is walked with dpa_local_body_next() and each piece copied to its
+ * place in the destination's body slot; once delivered it is released to the runtime.
+ * A failed delivery hands the command back to the Arm, which still owns the body.
+ *
  * COMPLETE (flags TX_DONE, ERROR and status when refused): complete the sender named in the
  * hbuf's metadata and free the hbuf.
  */
@@ -28,6 +33,42 @@ void dpa_rx_copy_done(struct dpa_kernel_state *s, uint32_t slot, int32_t status)
 
 /* Queues the copies of a delivery that are not queued yet; a full engine leaves the rest
  * for the next pass. Returns how many were queued now. */
+static int is_ingress(const struct sw_descriptor *cmd)
+{
+	return (cmd->flags & DPUMESH_CASE_MASK) == DPUMESH_CASE_INGRESS;
+}
+
+/* Queues the copies of a DPU-memory body's pieces, resuming where the last pass stopped.
+ * Returns copies queued; sets f->queued bit 1 once every piece is queued. */
+static uint32_t rx_queue_local_body(struct dpa_dev *d, struct dpa_rx_inflight *f, uint32_t slot)
+{
+	const struct sw_descriptor *cmd = &f->cmd;
+	uint32_t n = 0;
+	while (f->body_queued < cmd->body_len) {
+		if (dpa_dma_room(d) == 0)
+			return n;
+		uint64_t cursor = f->body_cursor, local = 0;
+		uint32_t len = dpa_local_body_next(d, cmd->body_buf_addr, &cursor, &local);
+		if (len == 0 || len > cmd->body_len - f->body_queued) {
+			/* the body is shorter or longer than the command says: a runtime bug,
+			 * reported as a copy error rather than a short or overrun copy */
+			if (f->error == 0)
+				f->error = -22;
+			f->body_queued = cmd->body_len;
+			break;
+		}
+		if (dpa_dma_copy(d, f->slots.body_local + f->body_queued, local, len,
+				 DPA_COOKIE(1, slot)) != DPA_OK)
+			return n;
+		f->body_cursor = cursor;
+		f->body_queued += len;
+		f->copies_left++;
+		n++;
+	}
+	f->queued |= 2u;
+	return n;
+}
+
 static uint32_t rx_queue_copies(struct dpa_dev *d, struct dpa_rx_inflight *f, uint32_t slot)
 {
 	const struct sw_descriptor *cmd = &f->cmd;
@@ -40,7 +81,11 @@ static uint32_t rx_queue_copies(struct dpa_dev *d, struct dpa_rx_inflight *f, ui
 		f->copies_left++;
 		n++;
 	}
-	if (cmd->body_len && !(f->queued & 2u)) {
+	if (cmd->body_len && !(f->queued & 2u) && is_ingress(cmd)) {
+		n += rx_queue_local_body(d, f, slot);
+		if (!(f->queued & 2u))
+			return n;
+	} else if (cmd->body_len && !(f->queued & 2u)) {
 		if (dpa_dma_copy(d, f->slots.body_local, f->body_src, cmd->body_len,
 				 DPA_COOKIE(1, slot)) != DPA_OK)
 			return n;
@@ -111,6 +156,8 @@ static int rx_finish(struct dpa_dev *d, struct dpa_kernel_state *s, struct dpa_r
 	struct dpa_hbuf_meta *meta = meta_of(cmd);
 	if (meta->src)
 		dpa_tx_complete(d, meta->src, &meta->orig, DPUMESH_STATUS_OK);
+	if (is_ingress(cmd) && cmd->body_len)
+		dpa_local_body_release(d, cmd->body_buf_addr);
 	dpa_hbuf_free(d, cmd->header_buf_addr - DPA_HBUF_META_SIZE);
 	s->rx_delivered++;
 	release_slot(s, f);
@@ -127,7 +174,7 @@ static int rx_start(struct dpa_dev *d, struct dpa_kernel_state *s, const struct 
 	uint32_t dst = cmd->dst.pod_id;
 	struct dpa_hbuf_meta *meta = meta_of(cmd);
 	uint64_t body_src = 0;
-	if (cmd->body_len) {
+	if (cmd->body_len && !is_ingress(cmd)) {
 		body_src = dpa_src_body(d, meta->src, cmd->body_buf_addr, cmd->body_len);
 		if (!body_src) {
 			give_back(d, s, cmd, DPUMESH_STATUS_SRC_GONE);
@@ -141,6 +188,8 @@ static int rx_start(struct dpa_dev *d, struct dpa_kernel_state *s, const struct 
 	}
 	desc_copy(&f->cmd, cmd);
 	f->body_src = body_src;
+	f->body_cursor = 0;
+	f->body_queued = 0;
 	f->error = 0;
 	f->copies_left = 0;
 	f->queued = 0;

@@ -14,6 +14,8 @@
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_pdump.h>
+#include <rte_ring.h>
+#include <rte_ethdev.h>
 #include <rte_version.h>
 
 #include "dpumesh/abi.h"
@@ -30,6 +32,7 @@
 #include "dpumesh/pod_registry.h"
 #include "dpumesh/sidecar.h"
 #include "dpumesh/port_rx.h"
+#include "dpumesh/port_tx.h"
 #include "stats.h"
 
 #ifndef DPUMESH_VERSION
@@ -66,6 +69,23 @@ result<unsigned> stage_lcore(const config::node_config &cfg, const std::string &
 			      "(use e.g. -l 0-1)",
 			      stage.c_str());
 	return l;
+}
+
+void free_tx(std::vector<std::unique_ptr<pipeline::port_tx_ctx>> &ctxs)
+{
+	for (auto &c : ctxs) {
+		rte_ring *r = c->in;
+		c.reset(); /* frees what it holds and what is queued */
+		rte_ring_free(r);
+	}
+	ctxs.clear();
+}
+
+void drain_ingress(rte_ring *r)
+{
+	void *m = nullptr;
+	while (rte_ring_dequeue(r, &m) == 0)
+		pipeline::rx_msg_free(static_cast<pipeline::rx_msg *>(m));
 }
 
 int run(int argc, char **argv)
@@ -149,6 +169,16 @@ int run(int argc, char **argv)
 		rte_eal_cleanup();
 		return fail("mempool", errorf("message pool: %s", rte_strerror(rte_errno)));
 	}
+	/* whole messages from port RX to the sidecar (Case 2) */
+	rte_ring *ingress = rte_ring_create("dpumesh_ingress", 4096, static_cast<int>(rte_socket_id()),
+					    RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (!ingress) {
+		port::close_all(*ports);
+		rte_mempool_free(msg_pool);
+		rte_mempool_free(*pool);
+		rte_eal_cleanup();
+		return fail("ring", errorf("ingress ring: %s", rte_strerror(rte_errno)));
+	}
 	engine::runner runner(cfg->lcores);
 	std::vector<std::unique_ptr<pipeline::port_rx_ctx>> rx_ctxs;
 	std::vector<pipeline::port_rx_ctx *> rx_view;
@@ -162,6 +192,7 @@ int run(int argc, char **argv)
 			ctx->mesh_port_be = rte_cpu_to_be_16(cfg->node.mesh_port);
 			ctx->max_message = wire::reasm_config{}.max_message;
 			ctx->msg_pool = msg_pool;
+			ctx->next = ingress;
 			auto reasm = wire::reassembler::create(wire::reasm_config{}, "rx_reasm0",
 							       static_cast<int>(rte_socket_id()));
 			if (!reasm) {
@@ -179,8 +210,41 @@ int run(int argc, char **argv)
 		}
 	}
 
+	/* frames out: one port TX stage per external port (queue 0), fed by the sidecar */
+	pipeline::network net;
+	net.ingress = ingress;
+	net.pkts = *pool;
+	std::vector<std::unique_ptr<pipeline::port_tx_ctx>> tx_ctxs;
+	for (size_t i = 0; st.is_ok() && i < ports->size(); i++) {
+		const port::port_info &p = (*ports)[i];
+		pipeline::network::port np;
+		np.port_id = p.port_id;
+		np.mtu = cfg->ports[i].mtu;
+		np.external = p.role == config::port_role::external;
+		rte_eth_dev_info info{};
+		np.zero_copy = rte_eth_dev_info_get(p.port_id, &info) == 0 &&
+			       (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
+		if (np.external) {
+			auto ctx = std::make_unique<pipeline::port_tx_ctx>();
+			ctx->port = p.port_id;
+			ctx->queue = 0;
+			std::string rname = "dpumesh_tx" + std::to_string(p.port_id);
+			ctx->in = rte_ring_create(rname.c_str(), 4096, static_cast<int>(rte_socket_id()),
+						  RING_F_SP_ENQ | RING_F_SC_DEQ);
+			if (!ctx->in) {
+				st = errorf("port %s: TX ring: %s", p.name.c_str(), rte_strerror(rte_errno));
+				break;
+			}
+			np.tx = ctx->in;
+			auto lcore = stage_lcore(*cfg, "port_tx");
+			st = lcore ? runner.add(*lcore, pipeline::port_tx_stage(*ctx)) : lcore.error();
+			tx_ctxs.push_back(std::move(ctx));
+		}
+		net.ports.push_back(np);
+	}
+
 	/* pods: the registry, its control socket, the DPA emulator and the sidecar */
-	pod_registry registry(cfg->pools, cfg->services);
+	pod_registry registry(cfg->pools, cfg->services, cfg->dpa.threads + 1);
 	if (cfg->dma.backend == config::dma_backend::dmadev) {
 		/* pod memory must be known to DPDK for a dmadev to reach it (IOVA rule, dma.md) */
 		registry.set_region_hook([](const region &r, bool add) {
@@ -200,7 +264,7 @@ int run(int argc, char **argv)
 			emu = std::move(*e);
 	}
 	if (st.is_ok()) {
-		auto s = pipeline::sidecar::create(*cfg, registry, *emu);
+		auto s = pipeline::sidecar::create(*cfg, registry, *emu, net);
 		st = s ? status::ok() : s.error();
 		if (s)
 			sidecar = std::move(*s);
@@ -219,13 +283,17 @@ int run(int argc, char **argv)
 		if (!l)
 			st = l.error();
 	}
+	if (opts->wait_pods)
+		runner.set_forwarding(false); /* until --wait-pods pods are there */
 	if (st.is_ok())
 		st = runner.launch();
 	if (!st.is_ok()) {
 		ctrl_srv.reset();
+		free_tx(tx_ctxs);
 		sidecar.reset();
 		emu.reset();
 		rx_ctxs.clear();
+		rte_ring_free(ingress);
 		port::close_all(*ports);
 		rte_mempool_free(msg_pool);
 		rte_mempool_free(*pool);
@@ -291,6 +359,12 @@ int run(int argc, char **argv)
 				usleep(5 * 1000);
 			}
 			ctrl_srv->poll(); /* pod registrations, unregistrations, crashes */
+			if (opts->wait_pods && registry.nb_pods() >= opts->wait_pods) {
+				std::printf("dpumesh: %u pod(s) registered: ports started\n", registry.nb_pods());
+				std::fflush(stdout);
+				opts->wait_pods = 0;
+				runner.set_forwarding(true);
+			}
 			/* telemetry's copy of the pods: at once when pods come or go, else ~100 ms */
 			if (++snapshot_tick % 20 == 0 || registry.nb_pods() != snapshot_pods) {
 				snapshot_pods = registry.nb_pods();
@@ -324,8 +398,11 @@ int run(int argc, char **argv)
 	runner.stop();
 	printer.print_final(stdout);
 	rx_ctxs.clear(); /* reassemblers give their held mbufs back */
+	drain_ingress(ingress);
+	free_tx(tx_ctxs); /* zero-copy frames still queued complete into the sidecar */
 	sidecar.reset();
 	emu.reset();
+	rte_ring_free(ingress);
 	if (pdump_rc == 0)
 		rte_pdump_uninit();
 	port::close_all(*ports);

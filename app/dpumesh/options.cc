@@ -8,6 +8,8 @@
 #include <cstring>
 #include <vector>
 
+#include "dpumesh/abi.h"
+
 namespace dpumesh::app {
 
 namespace {
@@ -21,6 +23,7 @@ enum opt_id {
 	opt_dpa_backend,
 	opt_dma,
 	opt_cmdline_file,
+	opt_wait_pods,
 };
 
 const option long_options[] = {
@@ -30,6 +33,7 @@ const option long_options[] = {
 	{"stats-period", required_argument, nullptr, opt_stats_period},
 	{"dpa-backend", required_argument, nullptr, opt_dpa_backend},
 	{"dma", required_argument, nullptr, opt_dma},
+	{"wait-pods", required_argument, nullptr, opt_wait_pods},
 	{"help", no_argument, nullptr, opt_help},
 	{"version", no_argument, nullptr, opt_version},
 	{nullptr, 0, nullptr, 0},
@@ -60,6 +64,8 @@ std::string usage(const char *prog)
 	       "                            conf/default.json\n"
 	       "  -i, --interactive         run the interactive console (dpumesh> prompt)\n"
 	       "      --cmdline-file FILE   run console commands from FILE at start\n"
+	       "      --wait-pods N         keep the ports stopped until N pods have registered\n"
+	       "                            (replays and benchmarks: no frame before the pods)\n"
 	       "      --stats-period SEC    print statistics every SEC seconds (0: only at\n"
 	       "                            exit; default 1, or 0 with -i)\n"
 	       "      --dpa-backend emu|doca\n"
@@ -120,6 +126,10 @@ result<options> parse_options(int argc, char **argv)
 		case opt_cmdline_file: o.cmdline_file = optarg; break;
 		case opt_help: o.help = true; break;
 		case opt_version: o.version = true; break;
+		case opt_wait_pods: {
+			DPUMESH_ASSIGN_OR_RETURN(o.wait_pods, parse_uint("--wait-pods", optarg, DPUMESH_MAX_PODS));
+			break;
+		}
 		case opt_stats_period: {
 			DPUMESH_ASSIGN_OR_RETURN(o.stats_period,
 						 parse_uint("--stats-period", optarg, 3600));

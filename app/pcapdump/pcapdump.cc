@@ -36,9 +36,10 @@ std::string addr_str(const wire::endpoint &e)
 
 void usage(FILE *f)
 {
-	std::fputs("Usage: dpumesh-pcapdump [--mesh-port PORT] [--fields] [--quiet] FILE.pcap\n"
-		   "Prints each mesh message (one line), then counts of frames, messages and\n"
-		   "drops by reason. --fields also prints every L7 field; --quiet only the counts.\n",
+	std::fputs("Usage: dpumesh-pcapdump [--mesh-port PORT | --any-port] [--fields] [--quiet] FILE.pcap\n"
+		   "Prints each mesh message (one line, with an FNV-1a sum of its body), then\n"
+		   "counts of frames, messages and drops by reason. Only frames to the mesh\n"
+		   "port are read, unless --any-port (e.g. a node's replies to clients' ports). --fields also prints every L7 field; --quiet only the counts.\n",
 		   f);
 }
 
@@ -47,17 +48,19 @@ void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	unsigned mesh_port = 7000;
-	bool fields = false, quiet = false;
+	bool fields = false, quiet = false, any_port = false;
 	static const option longopts[] = {
 		{"mesh-port", required_argument, nullptr, 'm'},
 		{"fields", no_argument, nullptr, 'f'},
+		{"any-port", no_argument, nullptr, 'a'},
 		{"quiet", no_argument, nullptr, 'q'},
 		{"help", no_argument, nullptr, 'h'},
 		{nullptr, 0, nullptr, 0},
 	};
 	int c;
-	while ((c = getopt_long(argc, argv, "m:fqh", longopts, nullptr)) != -1) {
+	while ((c = getopt_long(argc, argv, "m:fqah", longopts, nullptr)) != -1) {
 		switch (c) {
+		case 'a': any_port = true; break;
 		case 'm': {
 			char *end;
 			unsigned long v = std::strtoul(optarg, &end, 10);
@@ -103,7 +106,6 @@ int main(int argc, char **argv)
 	}
 	uint64_t drops[static_cast<size_t>(wire::wire_drop::count)] = {};
 	unsigned long frames = 0, messages = 0, requests = 0, responses = 0, bad_l7 = 0;
-	const uint16_t port_be = rte_cpu_to_be_16(static_cast<uint16_t>(mesh_port));
 	pcap_pkthdr *h;
 	const u_char *data;
 	std::vector<uint8_t> msgbuf;
@@ -117,7 +119,9 @@ int main(int argc, char **argv)
 		}
 		std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(h->caplen)), data, h->caplen);
 		wire::parsed_frame pf;
-		wire::wire_drop why = wire::parse_frame(m, port_be, 16u << 20, &pf);
+		/* --any-port: also what a node sent to clients' own ports (its replies) */
+		wire::wire_drop why = wire::parse_frame(
+			m, any_port ? 0 : rte_cpu_to_be_16(static_cast<uint16_t>(mesh_port)), 16u << 20, &pf);
 		if (why != wire::wire_drop::none) {
 			drops[static_cast<size_t>(why)]++;
 			rte_pktmbuf_free(m);
@@ -149,9 +153,13 @@ int main(int argc, char **argv)
 						     std::string(v.path)
 					   : std::to_string(v.status) +
 						     (v.reason.empty() ? "" : " " + std::string(v.reason));
-		std::printf("%lu %s msg %u corr %#lx %s header %u body %u\n", frames,
+		/* FNV-1a of the body, to compare bodies across captures */
+		uint32_t sum = 2166136261u;
+		for (uint32_t i = msg.l7_len; i < msg.msg_len; i++)
+			sum = (sum ^ msgbuf[i]) * 16777619u;
+		std::printf("%lu %s msg %u corr %#lx %s header %u body %u sum %08x\n", frames,
 			    addr_str(msg.src).c_str(), msg.msg_id, msg.correlation, what.c_str(),
-			    msg.l7_len, msg.msg_len - msg.l7_len);
+			    msg.l7_len, msg.msg_len - msg.l7_len, sum);
 		if (fields)
 			v.for_each([](std::string_view n, std::string_view x) {
 				std::printf("    %.*s: %.*s\n", int(n.size()), n.data(), int(x.size()),

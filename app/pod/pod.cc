@@ -9,6 +9,8 @@
 //   sink   SOCK                      register as "echo", take requests, never answer
 //   hog    SOCK                      as sink, and never release them (RX slots run out)
 // Prints "READY pod=<id> gen=<g>" once registered and "DONE ..." at the end.
+// $DPUMESH_POD_SERVICE: the service echo registers as; $DPUMESH_CLIENT_SERVICE: the service
+// client calls (both "echo" by default).
 #include <signal.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -29,6 +31,13 @@
 #include "dpumesh/dpumesh.h"
 
 namespace {
+
+/* The service a pod registers as (echo) or calls (client): "echo" unless $var names one. */
+const char *service_name(const char *var)
+{
+	const char *e = std::getenv(var);
+	return e && *e ? e : "echo";
+}
 
 /* Body slots are 8 KiB unless DPUMESH_TEST_BODY_SLOT says otherwise (then fewer slots, so a
  * 1 MiB geometry stays small: memfd pages are only allocated when touched). */
@@ -183,7 +192,7 @@ int run_echo(const char *sock)
 		if (!s->backlog.empty() || !answer(h, m, s))
 			s->backlog.push_back(m);
 	};
-	dpumesh_t *h = open_pod(sock, "echo", cb, &st);
+	dpumesh_t *h = open_pod(sock, service_name("DPUMESH_POD_SERVICE"), cb, &st);
 	int ep = make_epoll(h);
 	for (;;) {
 		wait_and_progress(h, ep, st.backlog.empty() ? -1 : 1);
@@ -303,7 +312,7 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 		const auto &body = body_for(seed, i, max);
 		st.sent_at[i] = std::chrono::steady_clock::now();
 		dpumesh_request r = {};
-		r.service = "echo";
+		r.service = service_name("DPUMESH_CLIENT_SERVICE");
 		r.method = "POST";
 		r.path = "/echo";
 		r.body = body.data();

@@ -270,9 +270,39 @@ uint32_t dpa_tx_complete(struct dpa_dev *d, uint32_t src, const struct sw_descri
 
 void dpa_quiescent(struct dpa_dev *d) { d->quiesce(); }
 
+uint32_t dpa_local_body_next(struct dpa_dev *, uint64_t body, uint64_t *cursor, uint64_t *local)
+{
+	if (*cursor == UINT64_MAX)
+		return 0;
+	const auto *b = reinterpret_cast<const dpa::local_body *>(body);
+	rte_mbuf *seg = *cursor ? reinterpret_cast<rte_mbuf *>(*cursor) : b->first;
+	uint32_t off = *cursor ? 0 : b->first_off;
+	while (seg && seg->data_len <= off) { /* skip empty pieces */
+		off = 0;
+		seg = seg->next;
+	}
+	if (!seg) {
+		*cursor = UINT64_MAX;
+		return 0;
+	}
+	*local = rte_pktmbuf_mtod_offset(seg, uint64_t, off);
+	*cursor = seg->next ? reinterpret_cast<uint64_t>(seg->next) : UINT64_MAX;
+	return seg->data_len - off;
+}
+
+void dpa_local_body_release(struct dpa_dev *, uint64_t body) { dpa::release_local_body(body); }
+
 } /* extern "C" */
 
 namespace dpumesh::dpa {
+
+void release_local_body(uint64_t handle) noexcept
+{
+	auto *b = reinterpret_cast<local_body *>(handle);
+	rte_pktmbuf_free(b->chain);
+	b->chain = nullptr;
+	rte_mempool_put(rte_mempool_from_obj(b), b);
+}
 
 namespace {
 

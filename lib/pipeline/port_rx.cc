@@ -10,6 +10,8 @@ namespace dpumesh::pipeline {
 void rx_msg_free(rx_msg *m) noexcept
 {
 	rte_pktmbuf_free(m->msg.chain);
+	rte_pktmbuf_free(m->body.chain);
+	m->msg.chain = m->body.chain = nullptr;
 	rte_mempool_put(rte_mempool_from_obj(m), m);
 }
 
@@ -59,6 +61,7 @@ uint16_t port_rx_poll(void *arg) noexcept
 			continue;
 		}
 		auto *rm = static_cast<rx_msg *>(obj);
+		rm->body = {};
 		rm->msg = msg;
 		rm->rx_tsc = now;
 		rm->port_id = q.port;

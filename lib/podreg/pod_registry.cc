@@ -103,6 +103,7 @@ struct pod_registry::pod_state {
 	std::unique_ptr<uint64_t[]> spare_header, spare_body;
 	uint32_t nb_spare_header = 0, nb_spare_body = 0;
 	pod_counters counters;
+	std::atomic<uint32_t> zc_holds{0}; /* zero-copy TX bodies the NIC may still read */
 	/* control only */
 	bool in_use = false;
 	unique_fd doorbell_fd;
@@ -325,6 +326,19 @@ status pod_registry::unregister_pod(uint32_t pod_id)
 	uint64_t token = rte_rcu_qsbr_start(_qsbr);
 	rte_rcu_qsbr_check(_qsbr, token, true);
 	_quiesce_waiters.fetch_sub(1, std::memory_order_acq_rel);
+	/* 2b. Zero-copy TX bodies still referenced by the NIC: they go back as ports send (or
+	 * drop) them; wait a bounded time. A port that never gives them back (a stalled link)
+	 * leaves the region mapped rather than unmapped under the NIC's feet. */
+	bool keep_mapped = false;
+	for (unsigned waited_ms = 0; p.zc_holds.load(std::memory_order_acquire) != 0; waited_ms++) {
+		if (waited_ms == 2000) {
+			DPUMESH_LOG(ERR, ctrl, "pod %u: %u zero-copy TX bodies still held by a port after "
+				    "2 s; its region stays mapped", pod_id, p.zc_holds.load());
+			keep_mapped = true;
+			break;
+		}
+		usleep(1000);
+	}
 	/* 3. Drop queued work, counted. */
 	sw_descriptor d;
 	for (uint32_t w = 0; w < p.nb_workers; w++)
@@ -334,6 +348,9 @@ status pod_registry::unregister_pod(uint32_t pod_id)
 	auto r = _mkeys.unregister_region(p.mkey);
 	if (!r) {
 		DPUMESH_LOG(ERR, ctrl, "pod %u: %s", pod_id, r.error().message().c_str());
+	} else if (keep_mapped) {
+		_lingering.push_back(std::make_unique<region>(std::move(*r)));
+		p.zc_holds.store(0, std::memory_order_release);
 	} else if (_region_hook) {
 		status hs = _region_hook(*r, false); /* before the region is unmapped */
 		if (!hs)
@@ -515,6 +532,29 @@ const uint8_t *pod_registry::tx_body(uint32_t src_handle, uint64_t addr, uint32_
 	if (slot < 0)
 		return nullptr;
 	return static_cast<const uint8_t *>(_mkeys.translate(p->mkey, addr, len));
+}
+
+const uint8_t *pod_registry::tx_body_hold(uint32_t src_handle, uint64_t addr, uint32_t len) noexcept
+{
+	pod_state *p = live_state(src_handle);
+	if (!p)
+		return nullptr;
+	/* hold first: an unregistration that has not passed quiescence yet waits for it */
+	p->zc_holds.fetch_add(1, std::memory_order_acq_rel);
+	const uint8_t *b = tx_body(src_handle, addr, len);
+	if (!b)
+		p->zc_holds.fetch_sub(1, std::memory_order_acq_rel);
+	return b;
+}
+
+void pod_registry::tx_body_release(uint32_t src_handle) noexcept
+{
+	pod_state &p = _pods[DPUMESH_HANDLE_POD_ID(src_handle) % DPUMESH_MAX_PODS];
+	if (__atomic_load_n(&p.generation, __ATOMIC_ACQUIRE) == DPUMESH_HANDLE_GENERATION(src_handle) &&
+	    p.zc_holds.load(std::memory_order_acquire) > 0)
+		p.zc_holds.fetch_sub(1, std::memory_order_acq_rel);
+	else
+		_zc_orphans.fetch_add(1, std::memory_order_relaxed);
 }
 
 uint64_t pod_registry::take_refill(pod_state &p, bool is_body) noexcept

@@ -101,7 +101,7 @@ wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t max_mes
 	auto *udp = static_cast<const rte_udp_hdr *>(rte_pktmbuf_read(m, l4_off, sizeof(ubuf), &ubuf));
 	if (!udp)
 		return wire_drop::bad_udp;
-	if (udp->dst_port != mesh_port_be)
+	if (mesh_port_be != 0 && udp->dst_port != mesh_port_be)
 		return wire_drop::other_port;
 	uint32_t dgram = rte_be_to_cpu_16(udp->dgram_len);
 	if (dgram < sizeof(rte_udp_hdr) || dgram != ip_payload)

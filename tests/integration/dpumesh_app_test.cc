@@ -136,8 +136,12 @@ TEST(DpumeshApp, ReplayedCaptureIsReassembledCountedAndSigintExitsZero)
 	EXPECT_EQ(field(out, "final port=0", "rx_packets"), frames) << out;
 	EXPECT_EQ(field(out, "final stage=port_rx", "frames"), frames) << out;
 	EXPECT_EQ(field(out, "final stage=port_rx", "messages"), valid) << out;
-	/* no sidecar in this build's pipeline yet: every message is counted, none is lost */
-	EXPECT_EQ(field(out, "final stage=port_rx", "msg_no_consumer"), valid) << out;
+	/* every message reaches the sidecar; with no pod registered each request is refused
+	 * (503 no_live_pod), and the refusal is not sent: a replay port only receives */
+	EXPECT_EQ(field(out, "final stage=port_rx", "msg_no_consumer"), 0u) << out;
+	EXPECT_EQ(field(out, "final stage=sidecar", "net_requests"), valid) << out;
+	EXPECT_EQ(field(out, "final stage=sidecar", "no_live_pod"), valid) << out;
+	EXPECT_EQ(field(out, "final stage=sidecar", "no_egress"), valid) << out;
 	uint64_t not_mesh = field(out, "final stage=port_rx", "drop_not_ip") +
 			    field(out, "final stage=port_rx", "drop_not_udp") +
 			    field(out, "final stage=port_rx", "drop_other_port");

@@ -57,7 +57,8 @@ struct dpa_tx_item {
 struct dpa_hbuf_meta {
 	struct sw_descriptor orig; /**< the sender's descriptor as taken (for TX-done) */
 	uint32_t src;              /**< sender's pod handle; 0 when the Arm made the header */
-	uint32_t reserved[15];
+	uint32_t reserved;
+	uint64_t arm[7];           /**< the Arm's scratch (Case 1: the NIC's release state) */
 };
 #define DPA_HBUF_META_SIZE 128u
 DPUMESH_STATIC_ASSERT(sizeof(struct dpa_hbuf_meta) == DPA_HBUF_META_SIZE, "hbuf meta size");
@@ -123,6 +124,21 @@ uint32_t dpa_rx_slots_take(struct dpa_dev *d, uint32_t dst, uint32_t header_len,
 void dpa_rx_slots_return(struct dpa_dev *d, uint32_t dst, const struct dpa_rx_slots *slots);
 /** Local address of [addr, addr+len) in the TX body pool of live pod `src`, or 0. */
 uint64_t dpa_src_body(struct dpa_dev *d, uint32_t src, uint64_t addr, uint32_t len);
+/*
+ * Bodies in DPU memory (Case 2: a message that came in through the NIC). The command's
+ * flags carry DPUMESH_CASE_INGRESS and body_buf_addr is the runtime's handle of the body,
+ * not a pod address. The body may be scattered (one piece per received frame): the kernel
+ * walks it piece by piece and DMAs each to its place in the destination's RX body slot.
+ */
+/**
+ * Next piece of a DPU-memory body. *cursor starts at 0 and is advanced; returns the piece's
+ * length (its local address in *local), or 0 after the last piece.
+ */
+uint32_t dpa_local_body_next(struct dpa_dev *d, uint64_t body, uint64_t *cursor,
+			     uint64_t *local);
+/** The body was delivered: its memory goes back to the runtime. */
+void dpa_local_body_release(struct dpa_dev *d, uint64_t body);
+
 /** Posts a delivery to pod dst's RX SQ and rings its doorbell; a dpumesh_status. */
 uint32_t dpa_deliver(struct dpa_dev *d, uint32_t dst, const struct sw_descriptor *desc);
 /** Posts the TX completion of `orig` to sender src (TX_DONE, ERROR if status != OK). */
@@ -145,11 +161,14 @@ struct dpa_tx_inflight {
 struct dpa_rx_inflight {
 	struct sw_descriptor cmd; /**< the Arm's command */
 	struct dpa_rx_slots slots;
-	uint64_t body_src;        /**< local address of the sender's body */
+	uint64_t body_src;        /**< local address of the sender's body (0: DPU-memory body) */
+	uint64_t body_cursor;     /**< DPU-memory body: dpa_local_body_next()'s cursor */
+	uint32_t body_queued;     /**< DPU-memory body: bytes whose copies are queued */
 	uint32_t copies_left;     /**< DMA copies queued and not yet completed */
 	int32_t error;            /**< first copy error */
 	uint32_t used;
-	uint32_t queued;          /**< bit 0: header copy queued, bit 1: body copy queued */
+	uint32_t queued;          /**< bit 0: header copy queued, bit 1: body copies queued */
+	uint32_t reserved;
 };
 struct dpa_kernel_state {
 	struct dpa_tx_inflight tx[DPA_MAX_INFLIGHT];

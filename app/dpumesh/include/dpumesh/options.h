@@ -19,6 +19,7 @@ struct options {
 	std::optional<config::dpa_backend> dpa_backend;
 	std::optional<config::dma_backend> dma_backend;
 	std::string dma_device;
+	unsigned wait_pods = 0; /**< keep port stages paused until this many pods registered */
 	bool help = false;
 	bool version = false;
 };

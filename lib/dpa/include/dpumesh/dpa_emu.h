@@ -15,6 +15,7 @@
 #include <memory>
 #include <vector>
 
+#include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
@@ -38,6 +39,21 @@ struct tx_completion {
 	uint32_t src;
 	uint32_t status;
 };
+
+/**
+ * A body in DPU memory (Case 2: a message received through the NIC, one mbuf per frame).
+ * The handle a command carries in body_buf_addr is the address of one of these, at the
+ * start of an object taken from an rte_mempool: releasing the body frees `chain` and puts
+ * the object back into its pool (see release_local_body()).
+ */
+struct local_body {
+	rte_mbuf *chain = nullptr; /**< owner of every segment */
+	rte_mbuf *first = nullptr; /**< the segment where the body starts */
+	uint32_t first_off = 0;    /**< offset of the body in `first` */
+};
+
+/** Frees a local body and the pool object it heads (the Arm's path for bodies it keeps). */
+void release_local_body(uint64_t handle) noexcept;
 
 /** The Arm's end of one DPA thread's queues. */
 struct arm_queues {

@@ -19,6 +19,7 @@
 #include <rte_ring.h>
 
 #include "dpumesh/counter.h"
+#include "dpumesh/dpa_emu.h"
 #include "dpumesh/engine.h"
 #include "dpumesh/frame.h"
 
@@ -29,8 +30,13 @@ using rx_drop = wire::wire_drop;
 inline const char *rx_drop_name(rx_drop d) { return wire::wire_drop_name(d); }
 inline const char *rx_drop_help(rx_drop d) { return wire::wire_drop_help(d); }
 
-/** A reassembled message on its way to the sidecar. */
+/**
+ * A reassembled message on its way to the sidecar. When the sidecar hands its body to the
+ * DPA for delivery (Case 2), `body` takes over the chain (msg.chain becomes nullptr) and
+ * the DPA releases the whole object with dpa::release_local_body().
+ */
 struct rx_msg {
+	dpa::local_body body; /**< first: the DPA's body handle is this object's address */
 	wire::message msg;
 	uint64_t rx_tsc;  /**< when its last fragment arrived */
 	uint16_t port_id; /**< where it arrived */

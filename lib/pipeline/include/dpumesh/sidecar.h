@@ -1,24 +1,34 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The sidecar stage: the Arm's look at every message header, and every routing decision.
 //
-// Input: headers the DPA TX kernels copied into hbufs (sidecar TX SQs), and deliveries the
-// RX kernels could not carry out (notification queues). Output: commands to the RX kernels
-// (sidecar RX SQs): DELIVER a message to a pod, or COMPLETE a sender's TX.
+// Input: headers the DPA TX kernels copied into hbufs (sidecar TX SQs), deliveries the
+// RX kernels could not carry out (notification queues), and whole messages port RX
+// reassembled from the network (the ingress ring). Output: commands to the RX kernels
+// (sidecar RX SQs): DELIVER a message to a pod, or COMPLETE a sender's TX; and frames for
+// the port TX stages (Case 1: requests to services on other nodes, responses to requests
+// that came from the network).
 //
-//   request  -> L7 decode -> service -> live pod (round robin) -> pending entry -> DELIVER
-//   response -> pending match (token, responder, step) -> DELIVER to the origin
-//   refused  -> an error response made here (404 no_route, 503 no_live_pod/dest_full/
-//               dest_gone/overloaded, 504 timeout) with :reason and :hop, and the
-//               sender's TX completed; a response that cannot be delivered completes its
-//               sender with TX_DONE|ERROR
+//   pod request  -> L7 decode -> service -> local: live pod (round robin) -> pending -> DELIVER
+//                                        -> peer:  pending -> frames to the peer (Case 1)
+//   pod response -> pending match (token, responder, step) -> pod origin: DELIVER
+//                                                          -> network origin: frames (Case 1)
+//   net request  -> header copied into an hbuf -> L7 decode -> local pod -> pending ->
+//                   DELIVER with the body still in the received mbufs (Case 2)
+//   net response -> pending match (correlation = token, from the peer asked) -> DELIVER
+//   refused      -> an error response made here (404 no_route, 503 no_live_pod/dest_full/
+//                   dest_gone/overloaded/misrouted/egress_failed, 504 timeout) with :reason
+//                   and :hop, sent to the origin (pod or network), the sender's TX completed
 //
-// Bodies are never read here. The stage holds no pointer into pod memory (only handles and
-// hbufs), so it needs no RCU quiescent reports.
+// Bodies are never read or copied here. A pod body that leaves through a port is attached
+// to the frames zero-copy (mbuf external buffers) where the port takes multi-segment mbufs:
+// the pod's TX completes when the NIC frees the last frame (pod_registry::tx_body_hold).
+// The stage reports RCU quiescence to the registry once per poll.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,9 +36,14 @@
 #include "dpumesh/counter.h"
 #include "dpumesh/dpa_emu.h"
 #include "dpumesh/engine.h"
+#include "dpumesh/frame.h"
 #include "dpumesh/l7.h"
 #include "dpumesh/pending.h"
 #include "dpumesh/pod_registry.h"
+#include "dpumesh/port_rx.h"
+
+#include <rte_mbuf.h>
+#include <rte_ring.h>
 
 namespace dpumesh::pipeline {
 
@@ -39,7 +54,17 @@ namespace dpumesh::pipeline {
 	_(forwarded, "requests sent on to a pod")                                        \
 	_(answered, "responses sent on to their origin")                                 \
 	_(no_route, "requests to an unknown service (404)")                              \
-	_(remote_unavailable, "requests to a service on another node (503, Case 1 not wired)") \
+	_(to_peer, "pod requests sent to a service on another node (Case 1)")          \
+	_(to_network, "pod responses sent to a requester on the network (Case 1)")       \
+	_(net_requests, "requests received from the network (Case 2)")                   \
+	_(net_responses, "responses received from the network (Case 2)")                 \
+	_(misrouted, "network requests for a service this node does not serve (503)")    \
+	_(zero_copy, "bodies sent out of a port without a copy")                         \
+	_(copied_out, "bodies copied into frames (the port takes no chained mbufs)")     \
+	_(no_egress, "replies to the network not sent: receive-only port or no address") \
+	_(egress_no_mbuf, "messages not sent: packet mbuf pool empty")                   \
+	_(egress_ring_full, "messages not sent: port TX ring full")                      \
+	_(net_header_too_large, "network messages whose L7 header exceeds an hbuf")      \
 	_(no_live_pod, "requests to a service with no live pod (503)")                   \
 	_(overloaded, "requests refused: pending table full (503)")                      \
 	_(timeouts, "requests not answered before their deadline (504)")                 \
@@ -72,11 +97,26 @@ void for_each_sidecar_counter(const sidecar_stats &s, Fn &&fn)
 #undef DPUMESH_SIDECAR_VISIT
 }
 
+/** What the sidecar needs to carry external traffic (Case 1 and Case 2). */
+struct network {
+	struct port {
+		uint16_t port_id = 0;
+		uint16_t mtu = 1500;    /**< IP packet size */
+		bool external = false;  /**< may send (replay ports only receive) */
+		bool zero_copy = false; /**< takes chained mbufs: bodies are attached, not copied */
+		rte_ring *tx = nullptr; /**< frames for this port's TX stage (external ports) */
+	};
+	rte_ring *ingress = nullptr;   /**< rx_msg* from port RX */
+	rte_mempool *pkts = nullptr;   /**< frames are built from it */
+	std::vector<port> ports;       /**< by ethdev port id order of the config */
+};
+
 class sidecar {
 public:
 	/** Builds the routing view from the config (control path). */
 	static result<std::unique_ptr<sidecar>> create(const config::node_config &cfg,
-						       pod_registry &reg, dpa::emulator &emu);
+						       pod_registry &reg, dpa::emulator &emu,
+						       const network &net = {});
 	~sidecar();
 
 	engine::stage_def stage() noexcept { return {"sidecar", &poll, this, false}; }
@@ -90,7 +130,25 @@ private:
 	};
 	struct service_view {
 		bool local = true;
+		uint16_t peer = 0; /* when !local */
 		std::vector<route_policy> policies; /* longest prefix first */
+	};
+	struct peer_view {
+		std::string name;
+		wire::link_addr addr; /* this node -> the peer */
+		int egress = -1;      /* index into _ports */
+	};
+	/** Where to answer a request that came from the network. */
+	struct remote {
+		wire::link_addr addr; /* this node -> the requester */
+		int egress = -1;
+	};
+	/** A message on its way out (header in an hbuf; body in a pod's TX pool or none). */
+	struct outgoing {
+		const wire::link_addr *addr;
+		int egress;
+		wire::frame_kind kind;
+		uint64_t correlation;
 	};
 	/** A delivery waiting for its destination to post RX slots (back-pressure). */
 	struct parked_cmd {
@@ -120,6 +178,21 @@ private:
 	void complete(const sw_descriptor &d, uint32_t status) noexcept;
 	void reply_error(uint32_t origin, uint32_t req_id, uint32_t step_id, uint16_t status,
 			 const char *reason) noexcept;
+	void reply_remote(const remote &r, uint64_t correlation, uint16_t status,
+			  const char *reason) noexcept;
+	void reply_to_origin(uint32_t token, const route::pending_entry &e, uint16_t status,
+			     const char *reason) noexcept;
+	bool send_out(const outgoing &o, const sw_descriptor &d) noexcept;
+	static void nic_done(void *addr, void *opaque);
+	void from_network(rx_msg *m, uint64_t now) noexcept;
+	void net_request(const sw_descriptor &cmd, const wire::l7_view &v, const remote &r,
+			 uint64_t correlation, uint64_t now) noexcept;
+	void net_response(const sw_descriptor &cmd, const wire::endpoint &from,
+			  uint64_t correlation) noexcept;
+	void drop_cmd(const sw_descriptor &cmd) noexcept;
+	void finish_cmd(const sw_descriptor &cmd, uint32_t status) noexcept;
+	int peer_of(const wire::endpoint &ep) const noexcept;
+	remote remote_of(const rx_msg &m) const noexcept;
 	void to_dpa(unsigned thread, const sw_descriptor &cmd) noexcept;
 	void flush_backlogs() noexcept;
 	bool park(const sw_descriptor &cmd, uint64_t now, uint64_t give_up_at) noexcept;
@@ -132,6 +205,19 @@ private:
 	dpa::emulator *_emu = nullptr;
 	std::unique_ptr<route::pending_table> _pending;
 	std::vector<service_view> _services; /* by registry service index */
+	std::vector<peer_view> _peers;
+	std::vector<network::port> _ports;
+	std::unique_ptr<remote[]> _remotes; /* by pending slot (token & 0xffff) */
+	rte_ring *_ingress = nullptr;
+	rte_mempool *_pkts = nullptr;
+	rte_ring *_tx_done = nullptr; /* hbufs whose zero-copy frames the NIC released */
+	std::vector<rte_mbuf *> _frames;
+	uint8_t _mac[6] = {};
+	std::optional<wire::endpoint> _ep4, _ep6;
+	uint32_t _msg_id = 0;
+	bool _iova_va = false;
+	unsigned _qsbr_id = 0;
+	bool _registered = false;
 	std::vector<std::unique_ptr<backlog>> _backlogs; /* per DPA thread */
 	std::unique_ptr<parking> _parking;
 	uint32_t _default_timeout_ms = 5000;

@@ -300,6 +300,19 @@ public:
 	uint32_t complete_tx(uint32_t src_handle, const sw_descriptor &desc, uint32_t status) noexcept;
 
 	/**
+	 * Zero-copy TX (Case 1): the local address of a body in src's TX body pool, with a hold
+	 * on the pod's region that outlives quiescence: unregister_pod() waits (bounded) until
+	 * every hold is released, because the NIC may still read the body after the thread
+	 * that attached it moved on. Call from a registered data-path thread.
+	 * @return nullptr (nothing held) when src is not live or the range is not a slot
+	 */
+	const uint8_t *tx_body_hold(uint32_t src_handle, uint64_t addr, uint32_t len) noexcept;
+	/** Releases a hold (any thread, e.g. an mbuf free callback). */
+	void tx_body_release(uint32_t src_handle) noexcept;
+	/** Holds released after their registration was torn down (unregister timed out). */
+	uint64_t zc_orphans() const noexcept { return _zc_orphans.load(std::memory_order_relaxed); }
+
+	/**
 	 * Round robin over the active pods of a service.
 	 *
 	 * @return a pod handle, or 0 if the service has no active pod (or is unknown)
@@ -328,6 +341,8 @@ private:
 	unsigned _max_dp_threads;
 	uint32_t _nb_pods = 0;
 	std::atomic<uint32_t> _quiesce_waiters{0};
+	std::atomic<uint64_t> _zc_orphans{0};
+	std::vector<std::unique_ptr<region>> _lingering; /* kept mapped for a stalled port */
 	std::function<status(const region &, bool)> _region_hook;
 	uint32_t _next_pod = 0;
 	uint32_t _next_generation = 1;
