@@ -469,10 +469,12 @@ void sidecar::note(const sw_descriptor &n) noexcept
 		 * than a bare timeout */
 		uint64_t margin = _tsc_hz / 200; /* 5 ms */
 		uint64_t give_up = e->deadline_tsc > now + margin ? e->deadline_tsc - margin : now;
-		/* a network request is not parked: its body holds packet mbufs the port needs
-		 * to keep receiving; its sender hears 503 dest_full at once (load shedding) */
+		/* a network request's body holds packet mbufs the port needs to keep receiving:
+		 * it waits only while a quarter of the pool is free, else its sender hears 503
+		 * dest_full at once (load shedding rather than a port that stops receiving) */
 		const bool ingress = (n.flags & DPUMESH_CASE_MASK) == DPUMESH_CASE_INGRESS;
-		if (status == DPUMESH_STATUS_DEST_FULL && !ingress && park(n, now, give_up))
+		if (status == DPUMESH_STATUS_DEST_FULL && (!ingress || pkts_plenty()) &&
+		    park(n, now, give_up))
 			return;
 	}
 	give_up(n);
@@ -600,6 +602,11 @@ void sidecar::finish_cmd(const sw_descriptor &cmd, uint32_t status) noexcept
 	if ((cmd.flags & DPUMESH_CASE_MASK) == DPUMESH_CASE_INGRESS && cmd.body_len)
 		dpa::release_local_body(cmd.body_buf_addr);
 	complete(cmd, status);
+}
+
+bool sidecar::pkts_plenty() const noexcept
+{
+	return !_pkts || rte_mempool_avail_count(_pkts) > _pkts->size / 4;
 }
 
 int sidecar::peer_of(const wire::endpoint &ep) const noexcept

@@ -15,6 +15,7 @@
 #include <thread>
 #include <string>
 
+#include "output.h"
 #include "subprocess.h"
 #include "telemetry_client.h"
 
@@ -22,28 +23,6 @@ using namespace dpumesh::test;
 using namespace std::chrono_literals;
 
 namespace {
-
-/** The value of " key=" on the last line containing `prefix` ("" if absent). */
-std::string text_of(const std::string &out, const std::string &prefix, const std::string &key)
-{
-	size_t line = out.rfind(prefix);
-	if (line == std::string::npos)
-		return "";
-	size_t end = out.find('\n', line);
-	std::string l = out.substr(line, end == std::string::npos ? std::string::npos : end - line);
-	size_t at = l.find(" " + key + "=");
-	if (at == std::string::npos)
-		return "";
-	size_t v = at + key.size() + 2;
-	return l.substr(v, l.find(' ', v) - v);
-}
-
-/** The same as a number; -1 if absent. */
-long long value_of(const std::string &out, const std::string &prefix, const std::string &key)
-{
-	std::string v = text_of(out, prefix, key);
-	return v.empty() ? -1 : std::strtoll(v.c_str(), nullptr, 10);
-}
 
 /** A node: dpumesh with a config of its own, in its own directory. */
 class node {

@@ -192,6 +192,7 @@ private:
 	void drop_cmd(const sw_descriptor &cmd) noexcept;
 	void finish_cmd(const sw_descriptor &cmd, uint32_t status) noexcept;
 	int peer_of(const wire::endpoint &ep) const noexcept;
+	bool pkts_plenty() const noexcept;
 	remote remote_of(const rx_msg &m) const noexcept;
 	void to_dpa(unsigned thread, const sw_descriptor &cmd) noexcept;
 	void flush_backlogs() noexcept;
