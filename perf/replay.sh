@@ -22,7 +22,7 @@ warmup=2            # seconds before the window opens (capture loaded, pods regi
 messages=8000       # dpumesh-pcapgen --messages
 frames=8000         # dpumesh-pcapgen --frames (the capture is held in mbufs: keep it small)
 body=0:4096         # dpumesh-pcapgen --body MIN:MAX
-services=echo       # services in the capture; dpumesh-pod echo pods serve "echo"
+services="echo"     # services in the capture; dpumesh-pod echo pods serve "echo"
 malformed=0.01      # dpumesh-pcapgen --malformed-share
 other=0.02          # dpumesh-pcapgen --other-share
 ipv6=0.25           # dpumesh-pcapgen --ipv6-share
@@ -172,7 +172,7 @@ elif sys.argv[1] == "wait":
 PY
 
 echo "# perf/replay.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
-echo "# $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), $(nproc) CPUs, $(. /etc/os-release; echo "$PRETTY_NAME"), DPDK $(pkg-config --modversion libdpdk 2>/dev/null || echo '?')"
+echo "# $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), $(nproc) CPUs, $(sed -n 's/^PRETTY_NAME="\(.*\)"/\1/p' /etc/os-release), DPDK $(pkg-config --modversion libdpdk 2>/dev/null || echo '?')"
 echo "# dpumesh $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$root" diff --quiet HEAD 2>/dev/null || echo '+dirty')"
 echo "# load average at start: $(cut -d" " -f1-3 /proc/loadavg)"
 echo "# options: --duration $duration --warmup $warmup --messages $messages --frames $frames --body $body --services $services --malformed-share $malformed --other-share $other --ipv6-share $ipv6 --seed $seed --lcores $lcores --pods $pods --idle $idle --mem $mem"
