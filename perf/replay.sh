@@ -225,7 +225,7 @@ cat > "$work/node.json" <<JSON
   "version": 1,
   "node": { "name": "replay", "mac": "02:00:00:00:00:01", "ipv4": "192.168.50.1",
             "ipv6": "fd00:50::1", "mesh_port": 7000, "control_socket": "$sock" },
-  "ports": [ { "name": "uplink", "dev": "net_pcap0", "role": "replay" } ],
+  "ports": [ { "name": "uplink", "dev": "net_pcap0", "role": "external" } ],
   "mempool": { "mbufs": $mbufs, "cache": 256, "data_room": 2176 },
   "lcores": { "idle": "$idle",
               "stages": { "port_rx": $worker, "port_tx": $worker, "sidecar": $worker, "dpa": $worker } },
@@ -245,6 +245,7 @@ JSON
 dm_prefix="replay-dpumesh-$$"
 # shellcheck disable=SC2046
 "$build/bin/dpumesh" $(eal "$dm_prefix") -- --config "$work/node.json" --stats-period 0 \
+  --wait-pods "$pods" \
   > "$work/dpumesh.log" 2>&1 &
 dp=$!; pids+=("$dp")
 for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done

@@ -326,7 +326,11 @@ int run(int argc, char **argv)
 		    opts->interactive ? "type 'help', 'quit' to stop" : "Ctrl-C to stop");
 	std::fflush(stdout);
 
-	app::stats_printer printer({&*ports, &rx_view, &runner, sidecar.get(), emu.get(), &registry});
+	std::vector<pipeline::port_tx_ctx *> tx_view;
+	for (auto &t : tx_ctxs)
+		tx_view.push_back(t.get());
+	app::stats_printer printer(
+		{&*ports, &rx_view, &runner, sidecar.get(), emu.get(), &registry, &tx_view});
 	int rc_exit = 0;
 	{
 		console::console con(node);
@@ -403,6 +407,10 @@ int run(int argc, char **argv)
 	sidecar.reset();
 	emu.reset();
 	rte_ring_free(ingress);
+	/* everything the data path took is back (a port still open may hold its RX ring:
+	 * net_pcap's infinite_rx keeps the capture in mbufs) */
+	std::printf("final mempool mbufs_in_use=%u rx_msgs_in_use=%u\n",
+		    rte_mempool_in_use_count(*pool), rte_mempool_in_use_count(msg_pool));
 	if (pdump_rc == 0)
 		rte_pdump_uninit();
 	port::close_all(*ports);

@@ -144,6 +144,10 @@ void stats_printer::print_final(FILE *out)
 		std::fprintf(out, " drop_%s=%lu",
 			     pipeline::rx_drop_name(static_cast<pipeline::rx_drop>(d)), drops[d]);
 	std::fprintf(out, "\n");
+	for (const pipeline::port_tx_ctx *tx : _v.tx ? *_v.tx : std::vector<pipeline::port_tx_ctx *>{})
+		std::fprintf(out, "final stage=port_tx port=%u frames=%lu bytes=%lu stalls=%lu dropped=%lu\n",
+			     tx->port, tx->stats.frames.get(), tx->stats.bytes.get(),
+			     tx->stats.stalls.get(), tx->stats.dropped.get());
 	print_mesh(out, true);
 	std::fflush(out);
 }

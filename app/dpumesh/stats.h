@@ -11,6 +11,7 @@
 #include "dpumesh/dpa_emu.h"
 #include "dpumesh/pod_registry.h"
 #include "dpumesh/port_rx.h"
+#include "dpumesh/port_tx.h"
 #include "dpumesh/sidecar.h"
 
 namespace dpumesh::app {
@@ -23,6 +24,7 @@ struct node_view {
 	const pipeline::sidecar *sidecar = nullptr;
 	const dpa::emulator *emu = nullptr;
 	const pod_registry *registry = nullptr;
+	const std::vector<pipeline::port_tx_ctx *> *tx = nullptr;
 };
 
 class stats_printer {

@@ -263,6 +263,9 @@ TEST(External, Case2ReplayIntoPods)
 	EXPECT_EQ(value_of(fin, "final stage=sidecar", "responses_lost"), 0) << fin;
 	EXPECT_EQ(value_of(fin, "final stage=sidecar", "pending"), 0) << fin;
 	EXPECT_EQ(value_of(fin, "final dpa", "hbufs_in_use"), 0) << fin;
+	/* every mbuf and message object came back (malformed frames included) */
+	EXPECT_EQ(value_of(fin, "final mempool", "mbufs_in_use"), 0) << fin;
+	EXPECT_EQ(value_of(fin, "final mempool", "rx_msgs_in_use"), 0) << fin;
 
 	std::string in_sum, out_sum;
 	auto reqs = dump(in, false, &in_sum);
@@ -401,6 +404,7 @@ TEST(External, TwoNodes)
 	EXPECT_EQ(value_of(f2, "final stage=sidecar", "net_requests"), 1000) << f2;
 	EXPECT_EQ(value_of(f2, "final stage=sidecar", "to_network"), 1000) << f2;
 	for (const std::string *f : {&f1, &f2}) {
+		EXPECT_EQ(value_of(*f, "final mempool", "mbufs_in_use"), 0) << *f;
 		EXPECT_EQ(value_of(*f, "final stage=sidecar", "pending"), 0) << *f;
 		EXPECT_EQ(value_of(*f, "final dpa", "hbufs_in_use"), 0) << *f;
 		EXPECT_EQ(value_of(*f, "final stage=sidecar", "egress_no_mbuf"), 0) << *f;
