@@ -169,7 +169,15 @@ void sidecar::to_dpa(unsigned thread, const sw_descriptor &cmd) noexcept
 	backlog &b = *_backlogs[thread];
 	if (b.count == 0 && dpumesh_sq_enqueue_burst(&_emu->arm(thread).to_dpa, &cmd, 1) == 1)
 		return;
-	/* keep order behind what is already waiting; room is guaranteed by backlog_room() */
+	/* keep order behind what is already waiting; room is kept by backlog_room() */
+	if (b.count == backlog::size) [[unlikely]] {
+		_stats.backlog_overflow.inc();
+		if (cmd.flags & (DPUMESH_OP_REQUEST | DPUMESH_OP_RESPONSE))
+			drop_cmd(cmd);
+		else
+			rte_mempool_put(_emu->hbufs(), hbuf_of(cmd));
+		return;
+	}
 	b.q[(b.head + b.count) % backlog::size] = cmd;
 	b.count++;
 }
@@ -187,13 +195,15 @@ void sidecar::flush_backlogs() noexcept
 	}
 }
 
-/* Each input descriptor yields at most 3 commands; take a burst only if all fit. */
-bool sidecar::backlog_room() const noexcept
+/* Each input descriptor yields at most 3 commands; new input is taken only while a burst of
+ * it and a burst of notifications (which must keep flowing: the RX kernel takes commands
+ * only while it has room to hand refusals back) both fit. */
+uint32_t sidecar::backlog_free() const noexcept
 {
+	uint32_t f = backlog::size;
 	for (const auto &b : _backlogs)
-		if (backlog::size - b->count < 3 * burst)
-			return false;
-	return true;
+		f = std::min(f, backlog::size - b->count);
+	return f;
 }
 
 void sidecar::complete(const sw_descriptor &d, uint32_t status) noexcept
@@ -803,17 +813,19 @@ uint32_t sidecar::run() noexcept
 	work += nd;
 	sw_descriptor in[burst];
 	for (unsigned t = 0; t < _emu->nb_threads(); t++) {
-		/* notifications first: they free pending entries and hbufs */
+		/* notifications first: they free pending entries and hbufs, and the RX kernel
+		 * needs their queue drained to take more commands */
+		uint32_t n = 0;
+		if (note_room()) {
+			n = dpumesh_sq_dequeue_burst(&_emu->arm(t).notify, in, burst);
+			for (uint32_t i = 0; i < n; i++)
+				note(in[i]);
+			work += n;
+		}
 		if (!backlog_room()) {
 			_stats.backlog_stalls.inc();
-			break;
+			continue;
 		}
-		uint32_t n = dpumesh_sq_dequeue_burst(&_emu->arm(t).notify, in, burst);
-		for (uint32_t i = 0; i < n; i++)
-			note(in[i]);
-		work += n;
-		if (!backlog_room())
-			break;
 		n = dpumesh_sq_dequeue_burst(&_emu->arm(t).from_dpa, in, burst);
 		for (uint32_t i = 0; i < n; i++) {
 			if (i + 1 < n)
@@ -831,10 +843,11 @@ uint32_t sidecar::run() noexcept
 		work += n;
 	}
 	if (++_polls % 64 == 0 && backlog_room()) {
+		/* each expiry makes one command at most: a burst per sweep, the rest stays due */
 		work += _pending->expire(now, [&](uint32_t token, route::pending_entry &e) {
 			_stats.timeouts.inc();
 			reply_to_origin(token, e, 504, "timeout");
-		});
+		}, burst);
 	}
 	_reg->dp_quiescent(_qsbr_id);
 	return work;

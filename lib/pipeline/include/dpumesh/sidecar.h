@@ -79,7 +79,8 @@ namespace dpumesh::pipeline {
 	_(bad_header, "messages with an invalid L7 header")                              \
 	_(header_dma_error, "headers whose copy into an hbuf failed")                    \
 	_(hbuf_empty, "error responses not sent: no header buffer")                      \
-	_(backlog_stalls, "polls that stopped taking input: RX kernel queues full")
+	_(backlog_stalls, "polls that stopped taking input: RX kernel queues full")      \
+	_(backlog_overflow, "commands dropped: RX kernel backlog full (never expected)")
 
 struct alignas(64) sidecar_stats {
 #define DPUMESH_SIDECAR_FIELD(n, d) counter n;
@@ -163,7 +164,7 @@ private:
 		uint32_t head = 0, count = 0;
 	};
 	struct backlog {
-		static constexpr uint32_t size = 1024;
+		static constexpr uint32_t size = 4096;
 		sw_descriptor q[size];
 		uint32_t head = 0, count = 0;
 	};
@@ -199,7 +200,12 @@ private:
 	bool park(const sw_descriptor &cmd, uint64_t now, uint64_t give_up_at) noexcept;
 	void give_up(const sw_descriptor &cmd) noexcept;
 	uint32_t unpark(uint64_t now) noexcept;
-	bool backlog_room() const noexcept;
+	/** Free entries in the fullest backlog. */
+	uint32_t backlog_free() const noexcept;
+	/** Room for a burst of input that makes new work (leaves notifications a reserve). */
+	bool backlog_room() const noexcept { return backlog_free() >= 6 * 32; }
+	/** Room for a burst of notifications (each makes at most 3 commands). */
+	bool note_room() const noexcept { return backlog_free() >= 3 * 32; }
 	const route_policy *policy_for(uint32_t service, std::string_view path) const noexcept;
 
 	pod_registry *_reg = nullptr;

@@ -80,11 +80,12 @@ public:
 	/**
 	 * Calls fn(token, entry) for every entry whose deadline has passed. The entry is
 	 * removed after fn returns, unless fn moved it to a later deadline with rearm()
-	 * (a retry). fn must not insert or remove other entries.
+	 * (a retry). fn must not insert or remove other entries. At most `max` entries are
+	 * handed over per call (callers whose output queues are bounded); the rest stay due.
 	 * @return number of entries handed to fn
 	 */
 	template <typename Fn>
-	uint32_t expire(uint64_t now_tsc, Fn &&fn)
+	uint32_t expire(uint64_t now_tsc, Fn &&fn, uint32_t max = UINT32_MAX)
 	{
 		uint32_t n = 0;
 		const uint64_t tick = now_tsc / _tick_tsc;
@@ -94,6 +95,8 @@ public:
 			while (idx != nil) {
 				slot &s = _slots[idx];
 				uint32_t next = s.next;
+				if (n == max)
+					return n; /* the rest of this tick on the next call */
 				if (s.e.deadline_tsc <= now_tsc) {
 					uint32_t tok = token_of(idx);
 					uint64_t before = s.e.deadline_tsc;
