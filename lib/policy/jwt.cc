@@ -2,7 +2,8 @@
 // JWT verification (compact JWS, HS256/RS256/ES256 through OpenSSL) and the verified-token cache.
 #include "dpumesh/jwt.h"
 
-#include <jansson.h>
+#include "internal/json_scan.h"
+
 #include <openssl/bio.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
@@ -234,29 +235,11 @@ inline uint64_t mix64(uint64_t x) noexcept
 	return x;
 }
 
-struct json_ptr {
-	json_t *j = nullptr;
-	~json_ptr() { json_decref(j); }
-};
-
-/* A JSON number as whole seconds, saturating; false if not a number. */
-bool json_seconds(const json_t *v, int64_t *out) noexcept
+/* A string token unescaped into buf; empty view if it does not fit. */
+std::string_view string_of(const json::value &v, char *buf, size_t cap) noexcept
 {
-	if (json_is_integer(v)) {
-		*out = json_integer_value(v);
-		return true;
-	}
-	if (json_is_real(v)) {
-		double d = std::floor(json_real_value(v));
-		if (d >= 9.2e18)
-			*out = INT64_MAX;
-		else if (d <= -9.2e18)
-			*out = INT64_MIN;
-		else
-			*out = static_cast<int64_t>(d);
-		return true;
-	}
-	return false;
+	ptrdiff_t n = json::unescape(v.raw, buf, cap);
+	return n < 0 ? std::string_view() : std::string_view(buf, static_cast<size_t>(n));
 }
 
 } // namespace
@@ -379,26 +362,40 @@ struct jwt_verifier::impl {
 					tbs.size()) == 1;
 	}
 
-	/* Parses base64url JSON text into an object. */
-	jwt_error parse_object(std::string_view part, json_ptr *out) noexcept
+	/* The decoded text of a base64url part (in scratch). */
+	jwt_error decode_part(std::string_view part, std::string_view *text) noexcept
 	{
 		ptrdiff_t n = base64url_decode(part, scratch, sizeof(scratch));
 		if (n < 0)
 			return jwt_error::bad_base64;
-		json_error_t err;
-		out->j = json_loadb(reinterpret_cast<const char *>(scratch), static_cast<size_t>(n),
-				    JSON_REJECT_DUPLICATES, &err);
-		if (!out->j || !json_is_object(out->j))
-			return jwt_error::bad_json;
+		*text = {reinterpret_cast<const char *>(scratch), static_cast<size_t>(n)};
 		return jwt_error::ok;
 	}
 
-	jwt_error select_key(const json_t *hdr, key_entry **out) noexcept
+	/* Reads alg/kid/crit from the header and picks the key. */
+	jwt_error select_key(std::string_view hdr, key_entry **out) noexcept
 	{
-		const json_t *alg = json_object_get(hdr, "alg");
-		if (!json_is_string(alg))
+		json::value alg{}, kid{};
+		bool has_alg = false, has_kid = false, has_crit = false;
+		bool ok = json::scan_object(hdr, [&](std::string_view k, const json::value &v) {
+			bool *seen = k == "alg" ? &has_alg : k == "kid" ? &has_kid : k == "crit" ? &has_crit : nullptr;
+			if (!seen)
+				return true;
+			if (*seen)
+				return false; /* a repeated member we read: refuse the token */
+			*seen = true;
+			if (seen == &has_alg)
+				alg = v;
+			else if (seen == &has_kid)
+				kid = v;
+			return true;
+		});
+		if (!ok)
+			return jwt_error::bad_json;
+		if (!has_alg || alg.type != json::kind::string)
 			return jwt_error::bad_claims;
-		std::string_view a(json_string_value(alg), json_string_length(alg));
+		char abuf[16];
+		std::string_view a = string_of(alg, abuf, sizeof(abuf));
 		if (a.size() == 4 && (a[0] | 0x20) == 'n' && (a[1] | 0x20) == 'o' &&
 		    (a[2] | 0x20) == 'n' && (a[3] | 0x20) == 'e')
 			return jwt_error::alg_none;
@@ -411,13 +408,16 @@ struct jwt_verifier::impl {
 			want = config::jwt_alg::es256;
 		else
 			return jwt_error::alg_unsupported;
-		if (json_object_get(hdr, "crit"))
+		if (has_crit)
 			return jwt_error::crit_unsupported;
-		const json_t *kid = json_object_get(hdr, "kid");
-		if (kid) {
-			if (!json_is_string(kid))
+		if (has_kid) {
+			if (kid.type != json::kind::string)
 				return jwt_error::bad_claims;
-			std::string_view k(json_string_value(kid), json_string_length(kid));
+			char kbuf[256];
+			ptrdiff_t kl = json::unescape(kid.raw, kbuf, sizeof(kbuf));
+			if (kl < 0)
+				return jwt_error::unknown_kid; /* longer than any configured kid */
+			std::string_view k(kbuf, static_cast<size_t>(kl));
 			for (auto &e : keys)
 				if (e.kid == k) {
 					if (e.alg != want)
@@ -442,65 +442,94 @@ struct jwt_verifier::impl {
 		return jwt_error::ok;
 	}
 
-	jwt_error check_claims(const json_t *p, int64_t now, verified_token *t) noexcept
+	/* Adds a claim's value (or an array's values) to t. */
+	void add_claim(unsigned i, const json::value &v, verified_token *t) noexcept
 	{
+		auto add = [&](const json::value &x) {
+			char buf[256];
+			switch (x.type) {
+			case json::kind::string: {
+				ptrdiff_t n = json::unescape(x.raw, buf, sizeof(buf));
+				if (n >= 0)
+					t->claims.add(i, {buf, static_cast<size_t>(n)});
+				break;
+			}
+			case json::kind::number: t->claims.add(i, x.raw); break;
+			case json::kind::true_: t->claims.add(i, "true"); break;
+			case json::kind::false_: t->claims.add(i, "false"); break;
+			default: break;
+			}
+		};
+		if (v.type == json::kind::array)
+			json::for_each_element(v.raw, add);
+		else
+			add(v);
+	}
+
+	jwt_error check_claims(std::string_view payload, int64_t now, verified_token *t) noexcept
+	{
+		enum { exp_m, nbf_m, iss_m, aud_m, nb_std };
+		static constexpr std::string_view std_names[nb_std] = {"exp", "nbf", "iss", "aud"};
+		json::value std_v[nb_std]{};
+		uint32_t seen = 0; /* bits: registered claims, then policy claims */
+		t->claims.clear();
+		bool ok = json::scan_object(payload, [&](std::string_view k, const json::value &v) {
+			for (unsigned m = 0; m < nb_std; m++)
+				if (k == std_names[m]) {
+					if (seen & (1u << m))
+						return false;
+					seen |= 1u << m;
+					std_v[m] = v;
+				}
+			for (unsigned i = 0; i < claim_names.size(); i++)
+				if (k == claim_names[i]) {
+					uint32_t bit = 1u << (nb_std + i);
+					if (seen & bit)
+						return false;
+					seen |= bit;
+					add_claim(i, v, t);
+				}
+			return true;
+		});
+		if (!ok)
+			return jwt_error::bad_json;
 		t->exp = INT64_MAX;
 		t->nbf = INT64_MIN;
-		if (const json_t *v = json_object_get(p, "exp"); v && !json_seconds(v, &t->exp))
+		if ((seen & (1u << exp_m)) && (std_v[exp_m].type != json::kind::number ||
+					       !json::to_seconds(std_v[exp_m].raw, &t->exp)))
 			return jwt_error::bad_claims;
-		if (const json_t *v = json_object_get(p, "nbf"); v && !json_seconds(v, &t->nbf))
+		if ((seen & (1u << nbf_m)) && (std_v[nbf_m].type != json::kind::number ||
+					       !json::to_seconds(std_v[nbf_m].raw, &t->nbf)))
 			return jwt_error::bad_claims;
 		if (jwt_error e = time_check(*t, now); e != jwt_error::ok)
 			return e;
+		char buf[1024];
 		if (issuer) {
-			const json_t *v = json_object_get(p, "iss");
-			if (v && !json_is_string(v))
+			if (!(seen & (1u << iss_m)))
+				return jwt_error::bad_issuer;
+			if (std_v[iss_m].type != json::kind::string)
 				return jwt_error::bad_claims;
-			if (!v || std::string_view(json_string_value(v), json_string_length(v)) != *issuer)
+			ptrdiff_t n = json::unescape(std_v[iss_m].raw, buf, sizeof(buf));
+			if (n < 0 || std::string_view(buf, static_cast<size_t>(n)) != *issuer)
 				return jwt_error::bad_issuer;
 		}
 		if (!audiences.empty()) {
-			const json_t *v = json_object_get(p, "aud");
-			auto listed = [&](const json_t *s) {
-				if (!json_is_string(s))
-					return false;
-				std::string_view a(json_string_value(s), json_string_length(s));
-				return std::find(audiences.begin(), audiences.end(), a) != audiences.end();
+			bool found = false;
+			auto listed = [&](const json::value &s) {
+				if (s.type != json::kind::string)
+					return;
+				std::string_view a = string_of(s, buf, sizeof(buf));
+				if (!a.empty() && std::find(audiences.begin(), audiences.end(), a) != audiences.end())
+					found = true;
 			};
-			bool ok = false;
-			if (json_is_array(v)) {
-				size_t i;
-				const json_t *s;
-				json_array_foreach(v, i, s) ok = ok || listed(s);
-			} else {
-				ok = listed(v);
+			if (seen & (1u << aud_m)) {
+				if (std_v[aud_m].type == json::kind::array)
+					json::for_each_element(std_v[aud_m].raw, listed);
+				else
+					listed(std_v[aud_m]);
 			}
-			if (!ok)
+			if (!found)
 				return jwt_error::bad_audience;
-		}
-		t->claims.clear();
-		char num[32];
-		for (unsigned i = 0; i < claim_names.size(); i++) {
-			const json_t *v = json_object_get(p, claim_names[i].c_str());
-			auto add = [&](const json_t *x) {
-				if (json_is_string(x))
-					t->claims.add(i, {json_string_value(x), json_string_length(x)});
-				else if (json_is_integer(x)) {
-					int n = std::snprintf(num, sizeof(num), "%lld",
-							      static_cast<long long>(json_integer_value(x)));
-					t->claims.add(i, {num, static_cast<size_t>(n)});
-				} else if (json_is_true(x))
-					t->claims.add(i, "true");
-				else if (json_is_false(x))
-					t->claims.add(i, "false");
-			};
-			if (json_is_array(v)) {
-				size_t k;
-				const json_t *x;
-				json_array_foreach(v, k, x) add(x);
-			} else if (v) {
-				add(v);
-			}
 		}
 		return jwt_error::ok;
 	}
@@ -532,11 +561,11 @@ struct jwt_verifier::impl {
 		std::string_view h64 = tok.substr(0, d1), p64 = tok.substr(d1 + 1, d2 - d1 - 1);
 		std::string_view s64 = tok.substr(d2 + 1);
 
-		json_ptr hdr;
-		if (jwt_error e = parse_object(h64, &hdr); e != jwt_error::ok)
+		std::string_view text;
+		if (jwt_error e = decode_part(h64, &text); e != jwt_error::ok)
 			return e;
 		key_entry *key = nullptr;
-		if (jwt_error e = select_key(hdr.j, &key); e != jwt_error::ok)
+		if (jwt_error e = select_key(text, &key); e != jwt_error::ok)
 			return e;
 		/* the signature: canonical base64url of exactly the key's raw length */
 		ptrdiff_t sl = base64url_decode(s64, scratch, sizeof(scratch));
@@ -552,11 +581,10 @@ struct jwt_verifier::impl {
 		if (!good)
 			return jwt_error::bad_signature;
 
-		json_ptr payload;
-		if (jwt_error e = parse_object(p64, &payload); e != jwt_error::ok)
+		if (jwt_error e = decode_part(p64, &text); e != jwt_error::ok)
 			return e;
 		verified_token &t = scratch_tok;
-		if (jwt_error e = check_claims(payload.j, now, &t); e != jwt_error::ok)
+		if (jwt_error e = check_claims(text, now, &t); e != jwt_error::ok)
 			return e;
 		if (!cacheable) {
 			if (nb_sets != 0)

@@ -6,7 +6,8 @@
 //   1  "<header JSON>\0<payload JSON>", signed here with the HS256 key, so the fuzzer gets
 //      past the signature into alg/kid/claim handling
 //   2  an L7 request header (wire format) run through policy::engine::check_request
-//   3  base64url text (decode, re-encode: same text) and "<glob>\0<path>" matching
+//   3  base64url text (decode, re-encode: same text), JSON text (our strict scanner
+//      against jansson) and "<glob>\0<path>" matching
 // Nothing may crash, leak or read out of bounds (ASan); verdicts must be self-consistent.
 #include <cstdlib>
 #include <cstring>
@@ -15,7 +16,10 @@
 #include <string_view>
 #include <vector>
 
+#include <jansson.h>
+
 #include "dpumesh/jwt.h"
+#include "internal/json_scan.h"
 #include "dpumesh/l7.h"
 #include "dpumesh/policy.h"
 #include "jwt_signer.h"
@@ -145,6 +149,20 @@ void text(std::string_view in)
 		if (back != in)
 			std::abort(); /* canonical: exactly one text per byte string */
 	}
+	/* the JWT JSON scanner and jansson agree, where their limits allow */
+	json::value jv;
+	const bool ours = json::validate(in, &jv);
+	json_error_t err;
+	json_t *j = json_loadb(in.data(), in.size(), JSON_DECODE_ANY, &err);
+	size_t brackets = 0;
+	for (char c : in)
+		brackets += c == '[' || c == '{';
+	/* (jansson stops reading at a NUL byte; we refuse it) */
+	if (j && !ours && brackets < json::max_depth && in.find('\0') == std::string_view::npos)
+		std::abort(); /* jansson took it, we did not */
+	if (ours && !j && in.find_first_of("0123456789") == std::string_view::npos)
+		std::abort(); /* we took it, jansson did not (number ranges differ by design) */
+	json_decref(j);
 	size_t nul = in.find('\0');
 	if (nul != std::string_view::npos) {
 		std::string_view pat = in.substr(0, std::min<size_t>(nul, 64));

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dpumesh/jwt.h"
+#include "internal/json_scan.h"
 #include "jwt_signer.h"
 
 using namespace dpumesh;
@@ -244,7 +245,7 @@ TEST(jwt, malformed_tokens)
 	EXPECT_EQ(verify(*v, base64url_encode(R"({"alg":"HS256"} x)") + good.substr(d1)),
 		  jwt_error::bad_json);
 	EXPECT_EQ(verify(*v, make_jwt(*k().hs, R"({"alg":"HS256"})", "not json")), jwt_error::bad_json);
-	EXPECT_EQ(verify(*v, make_jwt(*k().hs, R"({"alg":"HS256"})", R"({"a":1,"a":2})")),
+	EXPECT_EQ(verify(*v, make_jwt(*k().hs, R"({"alg":"HS256"})", R"({"aud":1,"aud":2})")),
 		  jwt_error::bad_json);
 	/* huge */
 	std::string huge = make_jwt(*k().hs, R"({"alg":"HS256"})",
@@ -366,4 +367,73 @@ TEST(jwt, error_names_are_distinct)
 	}
 	EXPECT_STREQ(jwt_error_name(jwt_error::expired), "jwt_expired");
 	EXPECT_STREQ(jwt_error_name(jwt_error::bad_signature), "jwt_bad_signature");
+}
+
+TEST(json_scan, validates_strictly)
+{
+	json::value v;
+	for (const char *ok : {"{}", " { \"a\" : [1, -0, 2.5e-3, true, false, null, {}] } ", "[]", "\"x\"",
+			       "0", "-1.0E+2", R"("\u00e9\ud83d\ude00\"\\\/\b\f\n\r\t")", "\"\xc3\xa9\"",
+			       "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"})
+		EXPECT_TRUE(json::validate(ok, &v)) << ok;
+	for (const char *bad : {"", "{", "{\"a\"}", "{\"a\":}", "{\"a\":1,}", "[1,]", "{a:1}", "'x'",
+				"01", "1.", ".5", "-", "1e", "+1", "tru", "nul", "[1] x", "\"\\x\"",
+				R"("\u12")", R"("\u0000")", R"("\ud800")", R"("\udc00")", R"("\ud800\u0041")",
+				"\"\x01\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\"", "\"\xff\"", "\"abc",
+				"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"})
+		EXPECT_FALSE(json::validate(bad, &v)) << bad;
+}
+
+TEST(json_scan, members_strings_numbers)
+{
+	std::vector<std::string> keys;
+	bool ok = json::scan_object(R"({"a":1, "\u0062":"x\ty", "c":[1,"2"], "d":{"e":1}})",
+				    [&](std::string_view k, const json::value &v) {
+					    keys.emplace_back(k);
+					    if (k == "b") {
+						    char buf[8];
+						    EXPECT_EQ(json::unescape(v.raw, buf, sizeof(buf)), 3);
+						    EXPECT_EQ(std::string(buf, 3), "x\ty");
+						    EXPECT_EQ(json::unescape(v.raw, buf, 2), -1);
+					    }
+					    if (k == "c") {
+						    int n = 0;
+						    json::for_each_element(v.raw, [&](const json::value &) { n++; });
+						    EXPECT_EQ(n, 2);
+					    }
+					    return true;
+				    });
+	EXPECT_TRUE(ok);
+	EXPECT_EQ(keys, (std::vector<std::string>{"a", "b", "c", "d"}));
+	EXPECT_FALSE(json::scan_object("[1]", [](std::string_view, const json::value &) { return true; }));
+	char buf[8];
+	EXPECT_EQ(json::unescape(R"("\ud83d\ude00")", buf, sizeof(buf)), 4);
+	EXPECT_EQ(std::string(buf, 4), "\xf0\x9f\x98\x80");
+	int64_t s;
+	EXPECT_TRUE(json::to_seconds("1900000000", &s));
+	EXPECT_EQ(s, 1900000000);
+	EXPECT_TRUE(json::to_seconds("1.9e9", &s));
+	EXPECT_EQ(s, 1900000000);
+	EXPECT_TRUE(json::to_seconds("-0.5", &s));
+	EXPECT_EQ(s, -1);
+	EXPECT_TRUE(json::to_seconds("99999999999999999999", &s));
+	EXPECT_EQ(s, INT64_MAX);
+	EXPECT_TRUE(json::to_seconds("-1e400", &s));
+	EXPECT_EQ(s, INT64_MIN);
+	EXPECT_TRUE(json::to_seconds("1e-400", &s));
+	EXPECT_EQ(s, 0);
+}
+
+TEST(jwt, escaped_member_names_cannot_smuggle_a_second_alg)
+{
+	auto v = make_verifier();
+	EXPECT_EQ(verify(*v, make_jwt(*k().hs, R"({"alg":"HS256","\u0061lg":"none"})", claims())),
+		  jwt_error::bad_json);
+	EXPECT_EQ(verify(*v, make_jwt(*k().hs, R"({"\u0061lg":"HS256"})", claims())), jwt_error::ok);
+	EXPECT_EQ(verify(*v, make_jwt(*k().hs, R"({"alg":"HS256"})",
+				      claims(R"("\u0065xp":1)"))), jwt_error::bad_json);
+	EXPECT_EQ(verify(*v, make_jwt(*k().hs, R"({"alg":"HS256"})",
+				      claims(R"("sub":"a","sub":"b")"))), jwt_error::bad_json);
+	/* repeats of members nobody reads are harmless */
+	EXPECT_EQ(verify(*v, make_jwt(*k().hs, R"({"alg":"HS256","x":1,"x":2})", claims())), jwt_error::ok);
 }

@@ -2,8 +2,10 @@
 // JWT verification for the Arm's L7 policy: "Authorization: Bearer <compact JWS>".
 //
 // Signatures are checked by OpenSSL (HS256: HMAC-SHA256, RS256: RSASSA-PKCS1-v1_5 SHA-256,
-// ES256: ECDSA P-256 SHA-256); base64url and the claim rules are ours, the JSON is parsed
-// by jansson. A verified token is cached (fixed table, no allocation after create): a
+// ES256: ECDSA P-256 SHA-256); base64url, the JSON (a strict RFC 8259 scanner that
+// allocates nothing, internal/json_scan.h) and the claim rules are ours. A repeated
+// member that the policy reads (alg, kid, crit, exp, nbf, iss, aud, a rule's claim)
+// refuses the token. A verified token is cached (fixed table, no allocation after create): a
 // repeated token costs a lookup and a compare of its bytes, and a cache hit still checks
 // exp/nbf against the caller's clock. Unsigned tokens ("alg": "none") are never accepted;
 // the token's alg must equal its key's alg (no HS/RS confusion).
