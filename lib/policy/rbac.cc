@@ -51,8 +51,11 @@ bool glob_match(std::string_view pat, std::string_view s) noexcept
 
 std::string_view path_only(std::string_view path) noexcept
 {
-	size_t q = path.find_first_of("?#");
-	return q == std::string_view::npos ? path : path.substr(0, q);
+	/* a plain loop: find_first_of calls memchr on the set for every byte */
+	for (size_t i = 0; i < path.size(); i++)
+		if (path[i] == '?' || path[i] == '#')
+			return path.substr(0, i);
+	return path;
 }
 
 bool path_is_normal(std::string_view p) noexcept
@@ -70,12 +73,12 @@ bool path_is_normal(std::string_view p) noexcept
 		}
 		if (c != '/')
 			continue;
-		/* a segment starts at i + 1 */
-		std::string_view seg = p.substr(i + 1);
-		seg = seg.substr(0, seg.find('/'));
-		if (i + 1 < p.size() && p[i + 1] == '/')
+		/* a segment starts at i + 1: refuse "", "." and ".." before the next '/' */
+		const size_t n = p.size() - i - 1;
+		auto at = [&](size_t k) { return k < n ? p[i + 1 + k] : '/'; };
+		if (n > 0 && at(0) == '/')
 			return false; /* "//" */
-		if (seg == "." || seg == "..")
+		if (at(0) == '.' && (at(1) == '/' || (at(1) == '.' && at(2) == '/')))
 			return false;
 	}
 	return true;
