@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Token-bucket rate limits: one bucket per route, or a fixed table of buckets keyed per
+// source or per JWT claim value.
+//
+// A bucket is kept as one 64-bit word, its "theoretical arrival time" (TAT, the GCRA form
+// of a token bucket, ITU-T I.371): a request at time t conforms when
+// max(TAT, t) + T - t <= burst * T, with T = 1 s / rate, and then TAT = max(TAT, t) + T.
+// That admits exactly `burst` back to back and `rate` per second after, like a bucket of
+// depth `burst` refilled at `rate`, but needs no division or refill step per request.
+// A bucket whose TAT is not after now is full and carries no state, so a keyed table
+// reuses such slots for new keys: the table never needs deleting or ageing.
+//
+// Time is in 1/16 ns units (ns << 4) so that T = 16e9 / rate keeps the rate within 0.7%
+// even at 1e8/s; now_ns must be a monotonic clock below 2^60 ns (36 years), e.g. the TSC
+// converted to ns, never wall-clock ns since 1970.
+//
+// Single writer: a limiter belongs to the lcore that checks requests (docs/policy.md
+// explains why per-lcore state and not atomics). Checking is two-phase, so a request
+// refused by one limit takes no token from the others:
+//
+//   rate_limiter::ticket t;
+//   if (lim.reserve(key, now_ns, &t)) { ...all other checks pass... lim.commit(t); }
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+namespace dpumesh::policy {
+
+/** GCRA parameters of one bucket shape (rate per second, burst). */
+class token_bucket {
+public:
+	static constexpr unsigned unit_shift = 4; /**< time unit = 1/16 ns */
+
+	token_bucket() = default;
+	/** @param rate tokens per second (>= 1) @param burst depth (>= 1) */
+	token_bucket(uint32_t rate, uint32_t burst) noexcept
+	    : _interval((uint64_t(1000000000) << unit_shift) / (rate ? rate : 1)),
+	      _limit(_interval * (burst ? burst : 1))
+	{
+	}
+
+	static uint64_t units(uint64_t now_ns) noexcept { return now_ns << unit_shift; }
+
+	/** Whether a request at now_u conforms given the bucket's TAT; *next is its new TAT. */
+	bool conforms(uint64_t tat, uint64_t now_u, uint64_t *next) const noexcept
+	{
+		uint64_t base = tat > now_u ? tat : now_u;
+		if (base + _interval - now_u > _limit)
+			return false;
+		*next = base + _interval;
+		return true;
+	}
+
+	/** One-phase take on a bucket word. */
+	bool take(uint64_t *tat, uint64_t now_ns) const noexcept
+	{
+		uint64_t next;
+		if (!conforms(*tat, units(now_ns), &next))
+			return false;
+		*tat = next;
+		return true;
+	}
+
+	uint64_t interval_units() const noexcept { return _interval; }
+
+private:
+	uint64_t _interval = 0; /* T, in units */
+	uint64_t _limit = 0;    /* burst * T */
+};
+
+/**
+ * One configured limit: a single bucket (key ignored) or a table of `slots` buckets
+ * (rounded up to a power of two) found by key with bounded linear probing. A key that
+ * finds neither its slot nor a full (reusable) one in its probe window shares one overflow
+ * bucket with the other such keys: the table can fill up, but never lets a key past the
+ * rate, and never allocates.
+ */
+class rate_limiter {
+public:
+	static constexpr unsigned probe_window = 8;
+
+	struct ticket {
+		uint64_t *tat = nullptr;
+		uint64_t next = 0;
+	};
+	struct stats {
+		uint64_t overflow = 0; /**< reservations that fell back to the overflow bucket */
+	};
+
+	/** A single bucket (per route). */
+	rate_limiter(const token_bucket &b) : _bucket(b) {}
+	/** A keyed table (per source, per claim value). */
+	rate_limiter(const token_bucket &b, uint32_t slots, uint64_t seed);
+
+	rate_limiter(rate_limiter &&) noexcept = default;
+	rate_limiter &operator=(rate_limiter &&) noexcept = default;
+
+	/** Finds the key's bucket; true (and a ticket to commit) if a request conforms now. */
+	bool reserve(uint64_t key, uint64_t now_ns, ticket *t) noexcept
+	{
+		const uint64_t now_u = token_bucket::units(now_ns);
+		uint64_t *tat = _mask == 0 ? &_single : find(key, now_u);
+		t->tat = tat;
+		return _bucket.conforms(*tat, now_u, &t->next);
+	}
+	static void commit(const ticket &t) noexcept { *t.tat = t.next; }
+
+	/** One-phase: reserve and commit. */
+	bool admit(uint64_t key, uint64_t now_ns) noexcept
+	{
+		ticket t;
+		if (!reserve(key, now_ns, &t))
+			return false;
+		commit(t);
+		return true;
+	}
+
+	bool keyed() const noexcept { return _mask != 0; }
+	uint32_t slots() const noexcept { return _mask ? _mask + 1 : 0; }
+	uint64_t overflows() const noexcept { return _overflow; }
+
+private:
+	struct slot {
+		uint64_t key;
+		uint64_t tat;
+	};
+	uint64_t *find(uint64_t key, uint64_t now_u) noexcept;
+
+	token_bucket _bucket;
+	uint64_t _single = 0;
+	std::unique_ptr<slot[]> _slots;
+	uint32_t _mask = 0;
+	uint64_t _seed = 0;
+	uint64_t _overflow = 0;
+};
+
+/** 64-bit hash of a claim value (or any bytes) for a keyed limiter. */
+uint64_t limiter_key(const void *data, size_t len) noexcept;
+
+} // namespace dpumesh::policy

@@ -1,0 +1,609 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// L7 policy: RBAC matching, rate limits over a simulated clock, circuit breakers, and the
+// engine's verdicts (status, reason, counter) for whole request headers.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "dpumesh/policy.h"
+#include "jwt_signer.h"
+
+using namespace dpumesh;
+using namespace dpumesh::policy;
+using dpumesh::test::make_jwt;
+using dpumesh::test::signing_key;
+
+namespace {
+
+constexpr int64_t unix_now = 1900000000;
+constexpr uint64_t ms = 1000000;  /* ns */
+constexpr uint64_t sec = 1000 * ms;
+const std::string secret = "0123456789abcdef0123456789abcdef-policy-test-secret";
+
+/* A decoded request header that owns its bytes. */
+struct request {
+	std::vector<uint8_t> buf = std::vector<uint8_t>(4096);
+	wire::l7_view v;
+	request(std::string_view service, std::string_view method, std::string_view path,
+		std::string_view auth = {})
+	{
+		wire::l7_writer w(buf.data(), buf.size());
+		w.request(service, method, path);
+		if (!auth.empty())
+			w.field("authorization", auth);
+		size_t n = w.finish();
+		EXPECT_NE(n, 0u);
+		EXPECT_EQ(wire::l7_decode(buf.data(), n, &v), wire::l7_error::ok);
+	}
+};
+
+config::jwt_config jwt_cfg()
+{
+	config::jwt_config c;
+	c.issuer = "iss";
+	c.audiences = {"mesh"};
+	c.keys.push_back({"h1", config::jwt_alg::hs256, secret, ""});
+	return c;
+}
+
+std::string token(const std::string &extra = "", int64_t exp = unix_now + 3600)
+{
+	static auto key = signing_key::hmac(secret);
+	std::string p = R"({"iss":"iss","aud":"mesh","exp":)" + std::to_string(exp);
+	if (!extra.empty())
+		p += "," + extra;
+	return "Bearer " + make_jwt(*key, R"({"alg":"HS256"})", p + "}");
+}
+
+config::rbac_rule rule(std::vector<std::string> methods, config::path_match m, std::string path,
+		       std::map<std::string, std::string> claims = {})
+{
+	config::rbac_rule r;
+	r.methods = std::move(methods);
+	r.match = m;
+	r.path = std::move(path);
+	r.claims = std::move(claims);
+	return r;
+}
+
+std::unique_ptr<engine> make_engine(const config::policy_config &cfg, engine_options opt = {})
+{
+	opt.seed = 42;
+	auto e = engine::create(cfg, opt);
+	EXPECT_TRUE(e) << e.error().message();
+	return e ? std::move(e).value() : nullptr;
+}
+
+uint64_t count(const engine &e, reason r) { return e.stats().reasons[static_cast<size_t>(r)].get(); }
+
+} // namespace
+
+/* ---- RBAC pieces ---- */
+
+TEST(rbac, glob)
+{
+	EXPECT_TRUE(glob_match("/v1/*", "/v1/items"));
+	EXPECT_TRUE(glob_match("/v1/*", "/v1/"));
+	EXPECT_TRUE(glob_match("/v1/*", "/v1/a/b"));
+	EXPECT_FALSE(glob_match("/v1/*", "/v2/a"));
+	EXPECT_TRUE(glob_match("/v1/items/*/read", "/v1/items/42/read"));
+	EXPECT_FALSE(glob_match("/v1/items/*/read", "/v1/items/42/write"));
+	EXPECT_TRUE(glob_match("/v?/x", "/v1/x"));
+	EXPECT_FALSE(glob_match("/v?/x", "/v10/x"));
+	EXPECT_TRUE(glob_match("*", ""));
+	EXPECT_TRUE(glob_match("**a*b", "xxaxxbyb"));
+	EXPECT_FALSE(glob_match("*a*b", "xxaxxby"));
+	EXPECT_TRUE(glob_match("/exact", "/exact"));
+	EXPECT_FALSE(glob_match("/exact", "/exact/"));
+	/* pathological patterns stay polynomial */
+	EXPECT_FALSE(glob_match("*a*a*a*a*a*a*a*a*b", std::string(4000, 'a')));
+}
+
+TEST(rbac, paths)
+{
+	EXPECT_EQ(path_only("/a/b?x=/admin"), "/a/b");
+	EXPECT_EQ(path_only("/a#frag"), "/a");
+	EXPECT_TRUE(path_is_normal("/"));
+	EXPECT_TRUE(path_is_normal("/v1/items/a.b/..c"));
+	for (auto p : {"//admin", "/v1/../admin", "/v1/./x", "/v1/..", "/v1/.", "/v1/%2e%2e/admin",
+		       "/v1%2fadmin", "/v1\\admin", "/v1/%5Cadmin", "relative"})
+		EXPECT_FALSE(path_is_normal(p)) << p;
+}
+
+TEST(rbac, rules_methods_paths_claims)
+{
+	auto v = jwt_verifier::create(jwt_cfg(), {"sub", "role", "roles"});
+	ASSERT_TRUE(v);
+	config::rbac_policy cp;
+	cp.service = "api";
+	cp.rules.push_back(rule({}, config::path_match::exact, "/health"));
+	cp.rules.push_back(rule({"GET", "HEAD"}, config::path_match::glob, "/v1/items/*", {{"role", "reader"}}));
+	cp.rules.push_back(rule({}, config::path_match::prefix, "/", {{"roles", "admin"}}));
+	auto p = rbac_policy::compile(cp, v->get());
+	ASSERT_TRUE(p) << p.error().message();
+
+	token_claims none, reader, admin;
+	unsigned role = static_cast<unsigned>((*v)->claim_index("role"));
+	unsigned roles = static_cast<unsigned>((*v)->claim_index("roles"));
+	reader.add(role, "reader");
+	admin.add(roles, "dev");
+	admin.add(roles, "admin");
+
+	EXPECT_TRUE(p->allows("GET", "/health", nullptr));
+	EXPECT_TRUE(p->allows("POST", "/health?deep=1", nullptr));
+	EXPECT_FALSE(p->allows("GET", "/health/x", nullptr));
+	EXPECT_TRUE(p->allows("GET", "/v1/items/42", &reader));
+	EXPECT_TRUE(p->allows("HEAD", "/v1/items/42", &reader));
+	EXPECT_FALSE(p->allows("DELETE", "/v1/items/42", &reader));
+	EXPECT_FALSE(p->allows("GET", "/v1/items", &reader));
+	EXPECT_FALSE(p->allows("GET", "/v1/items/42", &none));
+	EXPECT_FALSE(p->allows("GET", "/v1/items/42", nullptr));
+	EXPECT_TRUE(p->allows("DELETE", "/v1/anything", &admin));
+	EXPECT_FALSE(p->allows("GET", "/v1/items/../../admin", &reader)); /* not normal: default */
+	EXPECT_FALSE(p->allows("PROPFIND", "/v1/items/42", &reader));
+
+	cp.default_allow = true;
+	auto open = rbac_policy::compile(cp, v->get());
+	EXPECT_TRUE(open->allows("GET", "/v1/items/../../admin", &reader));
+
+	/* a claim rule needs a verifier that extracts the claim */
+	cp.rules.push_back(rule({}, config::path_match::prefix, "/", {{"group", "x"}}));
+	auto bad = rbac_policy::compile(cp, v->get());
+	ASSERT_FALSE(bad);
+	EXPECT_NE(bad.error().message().find("claim \"group\""), std::string::npos) << bad.error().message();
+}
+
+/* ---- token buckets ---- */
+
+TEST(ratelimit, burst_then_rate)
+{
+	token_bucket b(10, 5);
+	uint64_t tat = 0;
+	uint64_t t = 5 * sec;
+	int ok = 0;
+	for (int i = 0; i < 20; i++)
+		ok += b.take(&tat, t);
+	EXPECT_EQ(ok, 5); /* the burst, back to back */
+	EXPECT_FALSE(b.take(&tat, t + 99 * ms));
+	EXPECT_TRUE(b.take(&tat, t + 100 * ms)); /* one token per 100 ms */
+	EXPECT_FALSE(b.take(&tat, t + 150 * ms));
+	/* idle for long: the bucket is full again, never fuller */
+	ok = 0;
+	for (int i = 0; i < 20; i++)
+		ok += b.take(&tat, t + 60 * sec);
+	EXPECT_EQ(ok, 5);
+}
+
+TEST(ratelimit, holds_rate_within_5_percent_over_10_s)
+{
+	struct shape {
+		uint32_t rate, burst;
+		uint64_t step_ns; /* offered load: one request per step */
+	};
+	for (shape s : {shape{1000, 100, 250000}, shape{100000, 200000, 3000}, shape{7, 2, 10 * ms},
+			shape{33333, 50, 7001}}) {
+		rate_limiter lim(token_bucket(s.rate, s.burst));
+		uint64_t allowed = 0;
+		const uint64_t start = 1000 * sec;
+		for (uint64_t t = start; t < start + 10 * sec; t += s.step_ns)
+			allowed += lim.admit(0, t);
+		const double expect = 10.0 * s.rate; /* sustained rate, burst on top */
+		const double got = static_cast<double>(allowed) - s.burst;
+		EXPECT_NEAR(got / expect, 1.0, 0.05)
+			<< "rate " << s.rate << " burst " << s.burst << ": allowed " << allowed;
+	}
+}
+
+TEST(ratelimit, keyed_tables_keep_keys_apart_and_reuse_full_buckets)
+{
+	rate_limiter lim(token_bucket(10, 2), 64, 7);
+	EXPECT_EQ(lim.slots(), 64u);
+	uint64_t t = 10 * sec;
+	EXPECT_TRUE(lim.admit(1, t));
+	EXPECT_TRUE(lim.admit(1, t));
+	EXPECT_FALSE(lim.admit(1, t));
+	EXPECT_TRUE(lim.admit(2, t)); /* another key has its own bucket */
+	EXPECT_TRUE(lim.admit(2, t));
+	EXPECT_FALSE(lim.admit(2, t));
+	/* thousands of distinct keys over time: slots are reused once their bucket refilled */
+	for (uint64_t k = 100; k < 5000; k++)
+		EXPECT_TRUE(lim.admit(k, t + k * 200 * ms)) << k;
+	EXPECT_EQ(lim.overflows(), 0u);
+	/* more live keys than slots at one instant: the rest share the overflow bucket */
+	uint64_t t2 = 10000 * sec;
+	for (uint64_t k = 0; k < 200; k++)
+		lim.admit(1000000 + k, t2);
+	EXPECT_GT(lim.overflows(), 0u);
+}
+
+TEST(ratelimit, two_phase_reserve_takes_nothing_until_commit)
+{
+	rate_limiter lim(token_bucket(1, 1));
+	rate_limiter::ticket t;
+	EXPECT_TRUE(lim.reserve(0, sec, &t));
+	EXPECT_TRUE(lim.reserve(0, sec, &t)); /* nothing taken yet */
+	rate_limiter::commit(t);
+	EXPECT_FALSE(lim.reserve(0, sec, &t));
+}
+
+/* ---- circuit breakers ---- */
+
+TEST(breaker, opens_after_consecutive_failures_sheds_half_opens_and_recovers)
+{
+	config::breaker_config c;
+	c.service = "db";
+	c.consecutive_failures = 3;
+	c.min_requests = 1000; /* keep the rate rule out of this test */
+	c.open_ms = 500;
+	c.half_open_probes = 2;
+	circuit_breaker b(c);
+	uint64_t t = 100 * sec;
+	EXPECT_TRUE(b.admit(t));
+	b.record(true, t);
+	b.record(true, t);
+	b.record(false, t); /* a success resets the run */
+	b.record(true, t);
+	b.record(true, t);
+	EXPECT_EQ(b.state(), breaker_state::closed);
+	b.record(true, t);
+	EXPECT_EQ(b.state(), breaker_state::open);
+	EXPECT_EQ(b.opened(), 1u);
+	EXPECT_TRUE(b.shedding(t + 499 * ms));
+	EXPECT_FALSE(b.admit(t + 499 * ms));
+	b.record(false, t + 100 * ms); /* a late answer from before: ignored */
+	EXPECT_EQ(b.state(), breaker_state::open);
+
+	/* half-open: two probes, then refusals until they answer */
+	EXPECT_FALSE(b.shedding(t + 500 * ms));
+	EXPECT_TRUE(b.admit(t + 500 * ms));
+	EXPECT_EQ(b.state(), breaker_state::half_open);
+	EXPECT_TRUE(b.admit(t + 501 * ms));
+	EXPECT_FALSE(b.admit(t + 502 * ms));
+	b.record(false, t + 510 * ms);
+	EXPECT_EQ(b.state(), breaker_state::half_open);
+	b.record(true, t + 520 * ms); /* a probe failed: open again */
+	EXPECT_EQ(b.state(), breaker_state::open);
+	EXPECT_EQ(b.opened(), 2u);
+	EXPECT_FALSE(b.admit(t + 1000 * ms));
+
+	/* probes succeed: closed, with clean counts */
+	EXPECT_TRUE(b.admit(t + 1020 * ms));
+	EXPECT_TRUE(b.admit(t + 1020 * ms));
+	b.record(false, t + 1030 * ms);
+	b.record(false, t + 1030 * ms);
+	EXPECT_EQ(b.state(), breaker_state::closed);
+	b.record(true, t + 1040 * ms);
+	b.record(true, t + 1040 * ms);
+	EXPECT_EQ(b.state(), breaker_state::closed);
+}
+
+TEST(breaker, half_open_probes_that_never_answer_are_rearmed)
+{
+	config::breaker_config c;
+	c.consecutive_failures = 1;
+	c.open_ms = 100;
+	circuit_breaker b(c);
+	b.record(true, 0);
+	EXPECT_TRUE(b.admit(100 * ms));
+	EXPECT_FALSE(b.admit(150 * ms));
+	EXPECT_TRUE(b.admit(200 * ms)); /* open_ms later with no answer: a new probe */
+}
+
+TEST(breaker, error_rate_over_the_window)
+{
+	config::breaker_config c;
+	c.consecutive_failures = 1000;
+	c.error_rate_percent = 50;
+	c.min_requests = 20;
+	c.window_ms = 1000;
+	circuit_breaker b(c);
+	uint64_t t = 50 * sec;
+	/* 40% errors: stays closed however long it runs */
+	for (int i = 0; i < 500; i++)
+		b.record(i % 5 < 2, t + static_cast<uint64_t>(i) * 10 * ms);
+	EXPECT_EQ(b.state(), breaker_state::closed);
+	/* failures long ago fall out of the window */
+	circuit_breaker b2(c);
+	for (int i = 0; i < 15; i++)
+		b2.record(true, t);
+	t += 2 * sec;
+	for (int i = 0; i < 15; i++) {
+		b2.record(false, t);
+		b2.record(i < 4, t);
+	}
+	EXPECT_EQ(b2.state(), breaker_state::closed);
+	/* 50% over at least min_requests: open */
+	circuit_breaker b3(c);
+	for (int i = 0; i < 19; i++)
+		b3.record(i % 2 == 0, t);
+	EXPECT_EQ(b3.state(), breaker_state::closed);
+	b3.record(true, t);
+	EXPECT_EQ(b3.state(), breaker_state::open);
+}
+
+/* ---- the engine ---- */
+
+namespace {
+
+config::policy_config api_policy()
+{
+	config::policy_config c;
+	c.jwt = jwt_cfg();
+	config::rbac_policy r;
+	r.service = "api";
+	r.rules.push_back(rule({"GET"}, config::path_match::glob, "/v1/items/*", {{"role", "reader"}}));
+	r.rules.push_back(rule({}, config::path_match::prefix, "/", {{"roles", "admin"}}));
+	r.rules.push_back(rule({}, config::path_match::exact, "/health"));
+	c.rbac.push_back(r);
+	config::rbac_policy pub;
+	pub.service = "web";
+	pub.require_jwt = false;
+	pub.default_allow = true;
+	c.rbac.push_back(pub);
+	return c;
+}
+
+} // namespace
+
+TEST(engine, jwt_and_rbac_verdicts_with_counters)
+{
+	auto e = make_engine(api_policy());
+	ASSERT_TRUE(e);
+	struct tcase {
+		const char *what;
+		std::string service, method, path, auth;
+		uint16_t status;
+		reason why;
+	};
+	const std::string reader = token(R"("sub":"ann","role":"reader")");
+	const std::string admin = token(R"("sub":"bob","roles":["dev","admin"])");
+	const std::string nobody = token(R"("sub":"eve")");
+	const std::vector<tcase> cases = {
+		{"reader GET item", "api", "GET", "/v1/items/1", reader, 0, reason::allowed},
+		{"reader DELETE item", "api", "DELETE", "/v1/items/1", reader, 403, reason::rbac_denied},
+		{"reader other path", "api", "GET", "/v1/users", reader, 403, reason::rbac_denied},
+		{"admin anything", "api", "DELETE", "/v1/users/9", admin, 0, reason::allowed},
+		{"no role", "api", "GET", "/v1/items/1", nobody, 403, reason::rbac_denied},
+		{"health, still needs a token", "api", "GET", "/health", "", 401, reason::jwt_missing},
+		{"health with a token", "api", "GET", "/health", nobody, 0, reason::allowed},
+		{"missing", "api", "GET", "/v1/items/1", "", 401, reason::jwt_missing},
+		{"expired", "api", "GET", "/v1/items/1", token(R"("role":"reader")", unix_now - 60), 401,
+		 reason::jwt_expired},
+		{"not yet valid", "api", "GET", "/v1/items/1", token(R"("nbf":1900000600)"), 401,
+		 reason::jwt_not_yet_valid},
+		{"wrong audience", "api", "GET", "/v1/items/1",
+		 "Bearer " + make_jwt(*signing_key::hmac(secret), R"({"alg":"HS256"})", R"({"iss":"iss","aud":"x"})"),
+		 401, reason::jwt_bad_audience},
+		{"bad signature", "api", "GET", "/v1/items/1",
+		 "Bearer " + make_jwt(*signing_key::hmac(secret + "x"), R"({"alg":"HS256"})", R"({"iss":"iss","aud":"mesh"})"),
+		 401, reason::jwt_bad_signature},
+		{"basic auth", "api", "GET", "/v1/items/1", "Basic YTpi", 401, reason::jwt_bad_scheme},
+		{"garbage", "api", "GET", "/v1/items/1", "Bearer x.y", 401, reason::jwt_malformed},
+		{"public service, no token", "web", "GET", "/", "", 0, reason::allowed},
+		{"public service, bad token", "web", "GET", "/", "Bearer eHg.eHg.eHg", 401, reason::jwt_bad_json},
+		{"public service, good token", "web", "GET", "/", reader, 0, reason::allowed},
+		{"no policy at all", "other", "GET", "/", "", 0, reason::allowed},
+	};
+	std::array<uint64_t, static_cast<size_t>(reason::count)> want{};
+	for (const auto &c : cases) {
+		request r(c.service, c.method, c.path, c.auth);
+		verdict v = e->check_request(r.v, 1, 5 * sec, unix_now);
+		EXPECT_EQ(v.status, c.status) << c.what;
+		EXPECT_EQ(v.why, c.why) << c.what << ": got " << v.reason_name();
+		EXPECT_EQ(reason_status(v.why), c.status) << c.what;
+		want[static_cast<size_t>(c.why)]++;
+	}
+	for (size_t i = 0; i < want.size(); i++)
+		EXPECT_EQ(e->stats().reasons[i].get(), want[i]) << reason_name(static_cast<reason>(i));
+	EXPECT_EQ(e->stats().requests.get(), cases.size());
+	EXPECT_EQ(e->stats().no_policy.get(), 1u);
+
+	/* claims come back with an allowed verdict */
+	request r("api", "GET", "/v1/items/1", reader);
+	verdict v = e->check_request(r.v, 1, 5 * sec, unix_now);
+	ASSERT_TRUE(v.allowed());
+	ASSERT_NE(v.claims, nullptr);
+	EXPECT_EQ(v.claims->first(static_cast<unsigned>(e->jwt()->claim_index("sub"))), "ann");
+	EXPECT_GT(e->stats().jwt_cache_hits.get(), 0u);
+}
+
+TEST(engine, reason_names_and_counters_are_listed)
+{
+	std::set<std::string> names;
+	for (size_t i = 0; i < static_cast<size_t>(reason::count); i++)
+		EXPECT_TRUE(names.insert(reason_name(static_cast<reason>(i))).second);
+	EXPECT_STREQ(reason_name(reason::jwt_expired), "jwt_expired");
+	EXPECT_STREQ(reason_name(reason::rbac_denied), "rbac_denied");
+	EXPECT_STREQ(reason_name(reason::rate_limited), "rate_limited");
+	EXPECT_STREQ(reason_name(reason::circuit_open), "circuit_open");
+	EXPECT_EQ(reason_status(reason::jwt_alg_none), 401);
+	EXPECT_EQ(reason_status(reason::rbac_denied), 403);
+	EXPECT_EQ(reason_status(reason::rate_limited), 429);
+	EXPECT_EQ(reason_status(reason::circuit_open), 503);
+	policy_stats s;
+	size_t n = 0;
+	bool saw = false;
+	for_each_policy_counter(s, [&](const char *name, const char *help, uint64_t) {
+		n++;
+		saw = saw || std::string(name) == "verdict_rate_limited";
+		EXPECT_NE(std::string(help), "");
+	});
+	EXPECT_TRUE(saw);
+	EXPECT_GT(n, static_cast<size_t>(reason::count));
+}
+
+TEST(engine, rate_limits_per_source_route_and_claim)
+{
+	config::policy_config c;
+	c.jwt = jwt_cfg();
+	config::ratelimit_config src;
+	src.service = "api";
+	src.key = config::ratelimit_key::source;
+	src.rate = 100;
+	src.burst = 10;
+	c.rate_limits.push_back(src);
+	config::ratelimit_config route = src;
+	route.key = config::ratelimit_key::route;
+	route.path_prefix = "/slow";
+	route.rate = 10;
+	route.burst = 5;
+	c.rate_limits.push_back(route);
+	config::ratelimit_config tenant = src;
+	tenant.service = "tenants";
+	tenant.key = config::ratelimit_key::claim;
+	tenant.claim = "tenant";
+	tenant.rate = 50;
+	tenant.burst = 5;
+	c.rate_limits.push_back(tenant);
+	auto e = make_engine(c);
+	ASSERT_TRUE(e);
+
+	/* per source: a 10 s run at 3x the rate from source 1; source 2 is not affected */
+	uint64_t allowed1 = 0, allowed2 = 0, offered2 = 0;
+	const uint64_t t0 = 100 * sec;
+	for (uint64_t t = t0; t < t0 + 10 * sec; t += 10 * ms / 3) {
+		request r("api", "GET", "/fast");
+		allowed1 += e->check_request(r.v, 1, t, unix_now).allowed();
+		if ((t - t0) % (20 * ms) < 10 * ms / 3) {
+			offered2++;
+			allowed2 += e->check_request(r.v, 2, t, unix_now).allowed();
+		}
+	}
+	EXPECT_NEAR(static_cast<double>(allowed1 - 10) / 1000.0, 1.0, 0.05) << allowed1;
+	EXPECT_GE(offered2, 490u);
+	EXPECT_EQ(allowed2, offered2); /* ~50/s, under its own limit */
+	EXPECT_GT(count(*e, reason::rate_limited), 0u);
+
+	/* per route: shared by every source; a refused request takes no source token */
+	const uint64_t t1 = 200 * sec;
+	int route_ok = 0;
+	for (uint64_t s = 0; s < 20; s++) {
+		request r("api", "GET", "/slow/x");
+		route_ok += e->check_request(r.v, 100 + s, t1, unix_now).allowed();
+	}
+	EXPECT_EQ(route_ok, 5);
+
+	/* per claim: two tenants each get their own bucket; no token shares the empty one */
+	const uint64_t t2 = 300 * sec;
+	int a = 0, b = 0, none = 0;
+	for (int i = 0; i < 20; i++) {
+		request ra("tenants", "GET", "/", token(R"("tenant":"a")"));
+		request rb("tenants", "GET", "/", token(R"("tenant":"b")"));
+		request rn("tenants", "GET", "/");
+		a += e->check_request(ra.v, 7, t2, unix_now).allowed();
+		b += e->check_request(rb.v, 7, t2, unix_now).allowed();
+		none += e->check_request(rn.v, 7, t2, unix_now).allowed();
+	}
+	EXPECT_EQ(a, 5);
+	EXPECT_EQ(b, 5);
+	EXPECT_EQ(none, 5);
+}
+
+TEST(engine, rate_divisor_splits_the_rate)
+{
+	config::policy_config c;
+	config::ratelimit_config r;
+	r.service = "api";
+	r.key = config::ratelimit_key::route;
+	r.rate = 1000;
+	r.burst = 100;
+	c.rate_limits.push_back(r);
+	engine_options o;
+	o.rate_divisor = 4;
+	auto e = make_engine(c, o);
+	int ok = 0;
+	for (int i = 0; i < 100; i++) {
+		request q("api", "GET", "/");
+		ok += e->check_request(q.v, 1, sec, unix_now).allowed();
+	}
+	EXPECT_EQ(ok, 25);
+}
+
+TEST(engine, breaker_opens_sheds_and_recovers)
+{
+	config::policy_config c;
+	config::breaker_config b;
+	b.service = "db";
+	b.consecutive_failures = 5;
+	b.open_ms = 1000;
+	b.half_open_probes = 1;
+	c.circuit_breakers.push_back(b);
+	auto e = make_engine(c);
+	ASSERT_TRUE(e);
+	const uint32_t db = e->find_service("db");
+	ASSERT_NE(db, engine::no_service);
+	EXPECT_EQ(e->find_service("nope"), engine::no_service);
+	request r("db", "GET", "/q");
+	uint64_t t = 10 * sec;
+	for (int i = 0; i < 5; i++) {
+		ASSERT_TRUE(e->check_request(r.v, 1, t, unix_now).allowed());
+		e->on_response("db", i == 2 ? 504 : 500, t);
+	}
+	EXPECT_EQ(e->breaker("db"), breaker_state::open);
+	EXPECT_EQ(e->stats().breaker_opened.get(), 1u);
+	EXPECT_EQ(e->stats().response_failures.get(), 5u);
+	/* open: shed at once */
+	for (int i = 0; i < 100; i++) {
+		verdict v = e->check_request(r.v, 1, t + 500 * ms, unix_now);
+		EXPECT_EQ(v.status, 503);
+		EXPECT_EQ(v.why, reason::circuit_open);
+	}
+	EXPECT_FALSE(e->breaker_allows(db, t + 500 * ms));
+	EXPECT_EQ(count(*e, reason::circuit_open), 100u);
+	/* half-open: one probe goes through, the rest are shed */
+	EXPECT_TRUE(e->check_request(r.v, 1, t + 1000 * ms, unix_now).allowed());
+	EXPECT_EQ(e->breaker("db"), breaker_state::half_open);
+	EXPECT_EQ(e->check_request(r.v, 1, t + 1001 * ms, unix_now).status, 503);
+	e->on_response(db, 200, t + 1010 * ms);
+	EXPECT_EQ(e->breaker("db"), breaker_state::closed);
+	for (int i = 0; i < 10; i++)
+		EXPECT_TRUE(e->check_request(r.v, 1, t + 1020 * ms, unix_now).allowed());
+	/* 4xx are not failures */
+	for (int i = 0; i < 10; i++)
+		e->on_response(db, 404, t + 1030 * ms);
+	EXPECT_EQ(e->breaker("db"), breaker_state::closed);
+	EXPECT_TRUE(e->breaker_allows("db", t + 1030 * ms));
+	EXPECT_TRUE(e->breaker_allows("unknown", t));
+}
+
+TEST(engine, build_errors_name_the_config)
+{
+	config::policy_config c;
+	config::rbac_policy r;
+	r.service = "api";
+	c.rbac.push_back(r); /* require_jwt without /policy/jwt */
+	auto e = engine::create(c);
+	ASSERT_FALSE(e);
+	EXPECT_NE(e.error().message().find("/policy/rbac/0"), std::string::npos) << e.error().message();
+
+	config::policy_config c2;
+	c2.jwt = jwt_cfg();
+	c2.jwt->keys[0].pem = "x";
+	c2.jwt->keys[0].alg = config::jwt_alg::rs256;
+	auto e2 = engine::create(c2);
+	ASSERT_FALSE(e2);
+	EXPECT_NE(e2.error().message().find("/policy/jwt/keys/0"), std::string::npos) << e2.error().message();
+
+	config::policy_config c3;
+	config::ratelimit_config l;
+	l.service = "api";
+	l.rate = 1;
+	for (int i = 0; i <= 16; i++)
+		c3.rate_limits.push_back(l);
+	auto e3 = engine::create(c3);
+	ASSERT_FALSE(e3);
+	EXPECT_NE(e3.error().message().find("/policy/rate_limits/16"), std::string::npos)
+		<< e3.error().message();
+}
+
+TEST(engine, from_the_default_config_file)
+{
+	auto cfg = config::load_file(std::string(DPUMESH_SOURCE_DIR) + "/conf/default.json");
+	ASSERT_TRUE(cfg) << cfg.error().message();
+	auto e = engine::create(cfg->policy);
+	ASSERT_TRUE(e) << e.error().message();
+	request r("echo", "POST", "/v1/echo");
+	EXPECT_TRUE((*e)->check_request(r.v, 1, sec, unix_now).allowed());
+}
