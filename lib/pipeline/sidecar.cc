@@ -241,6 +241,28 @@ void sidecar::reply_error(uint32_t origin, uint32_t req_id, uint32_t step_id, ui
 	to_dpa(_emu->owner(origin), cmd);
 }
 
+/* A pending entry for a request to `svc`, due by the route's timeout (or the request's own
+ * shorter deadline); its token, or 0 when the table is full. */
+uint32_t sidecar::open_pending(route::party origin, route::party dest, uint32_t req_id,
+			       uint32_t step_id, uint64_t correlation, uint32_t svc,
+			       const wire::l7_view &v, uint64_t now) noexcept
+{
+	const route_policy *pol = policy_for(svc, v.path);
+	uint64_t timeout_ms = pol ? pol->timeout_ms : _default_timeout_ms;
+	if (v.deadline_ms && v.deadline_ms < timeout_ms)
+		timeout_ms = v.deadline_ms;
+	route::pending_entry e{};
+	e.origin = origin;
+	e.dest = dest;
+	e.origin_req_id = req_id;
+	e.step_id = step_id;
+	e.origin_correlation = correlation;
+	e.start_tsc = now;
+	e.deadline_tsc = now + timeout_ms * _tsc_hz / 1000;
+	e.service = svc;
+	return _pending->insert(e);
+}
+
 void sidecar::request(const sw_descriptor &d, const wire::l7_view &v, uint64_t now) noexcept
 {
 	const uint32_t src = d.dst.pod_id;
@@ -251,26 +273,23 @@ void sidecar::request(const sw_descriptor &d, const wire::l7_view &v, uint64_t n
 		reply_error(src, d.req_id, d.step_id, 404, "no_route");
 		return complete(d, DPUMESH_STATUS_OK);
 	}
-	const route_policy *pol = policy_for(svc, v.path);
-	uint64_t timeout_ms = pol ? pol->timeout_ms : _default_timeout_ms;
-	if (v.deadline_ms && v.deadline_ms < timeout_ms)
-		timeout_ms = v.deadline_ms;
-	if (!_services[svc].local) { /* Case 1: to the node that serves it */
-		const peer_view &pv = _peers[_services[svc].peer];
-		route::pending_entry e{};
-		e.origin = pod_party(src);
-		e.dest = {route::party::kind::peer, 0, _services[svc].peer};
-		e.origin_req_id = d.req_id;
-		e.step_id = d.step_id;
-		e.start_tsc = now;
-		e.deadline_tsc = now + timeout_ms * _tsc_hz / 1000;
-		e.service = svc;
-		uint32_t token = _pending->insert(e);
-		if (token == 0) {
-			_stats.overloaded.inc();
-			reply_error(src, d.req_id, d.step_id, 503, "overloaded");
-			return complete(d, DPUMESH_STATUS_OK);
-		}
+	const service_view &sv = _services[svc];
+	uint32_t dst = 0;
+	if (sv.local && (dst = _reg->pick_pod(svc)) == 0) {
+		_stats.no_live_pod.inc();
+		reply_error(src, d.req_id, d.step_id, 503, "no_live_pod");
+		return complete(d, DPUMESH_STATUS_OK);
+	}
+	const route::party dest = sv.local ? pod_party(dst)
+					   : route::party{route::party::kind::peer, 0, sv.peer};
+	uint32_t token = open_pending(pod_party(src), dest, d.req_id, d.step_id, 0, svc, v, now);
+	if (token == 0) {
+		_stats.overloaded.inc();
+		reply_error(src, d.req_id, d.step_id, 503, "overloaded");
+		return complete(d, DPUMESH_STATUS_OK);
+	}
+	if (!sv.local) { /* Case 1: to the node that serves it */
+		const peer_view &pv = _peers[sv.peer];
 		if (!send_out({&pv.addr, pv.egress, wire::frame_kind::request, token}, d)) {
 			_pending->remove(token);
 			reply_error(src, d.req_id, d.step_id, 503, "egress_failed");
@@ -278,26 +297,6 @@ void sidecar::request(const sw_descriptor &d, const wire::l7_view &v, uint64_t n
 		}
 		_stats.to_peer.inc();
 		return;
-	}
-	uint32_t dst = _reg->pick_pod(svc);
-	if (dst == 0) {
-		_stats.no_live_pod.inc();
-		reply_error(src, d.req_id, d.step_id, 503, "no_live_pod");
-		return complete(d, DPUMESH_STATUS_OK);
-	}
-	route::pending_entry e{};
-	e.origin = pod_party(src);
-	e.dest = pod_party(dst);
-	e.origin_req_id = d.req_id;
-	e.step_id = d.step_id;
-	e.start_tsc = now;
-	e.deadline_tsc = now + timeout_ms * _tsc_hz / 1000;
-	e.service = svc;
-	uint32_t token = _pending->insert(e);
-	if (token == 0) {
-		_stats.overloaded.inc();
-		reply_error(src, d.req_id, d.step_id, 503, "overloaded");
-		return complete(d, DPUMESH_STATUS_OK);
 	}
 	sw_descriptor cmd = d;
 	cmd.req_id = token;
@@ -538,21 +537,11 @@ bool sidecar::send_out(const outgoing &o, const sw_descriptor &d) noexcept
 			body.iova = _iova_va ? reinterpret_cast<rte_iova_t>(b) : RTE_BAD_IOVA;
 		}
 	}
-	uint16_t n = wire::fragment(*o.addr, o.kind, ++_msg_id, o.correlation,
-				    reinterpret_cast<const uint8_t *>(d.header_buf_addr),
-				    static_cast<uint16_t>(d.header_len), body, eg.mtu, _pkts,
-				    _frames.data(), static_cast<uint16_t>(_frames.size()));
-	bool sent = false;
-	if (n == 0) {
-		_stats.egress_no_mbuf.inc();
-	} else if (rte_ring_sp_enqueue_bulk(eg.tx, reinterpret_cast<void **>(_frames.data()), n,
-					    nullptr) == 0) {
-		_stats.egress_ring_full.inc();
-		rte_pktmbuf_free_bulk(_frames.data(), n);
-	} else {
-		sent = true;
+	const bool sent = emit(eg, *o.addr, o.kind, o.correlation,
+			       reinterpret_cast<const uint8_t *>(d.header_buf_addr),
+			       static_cast<uint16_t>(d.header_len), body);
+	if (sent)
 		(shinfo ? _stats.zero_copy : _stats.copied_out).add(d.body_len ? 1 : 0);
-	}
 	if (shinfo) {
 		/* our own reference: the last one to go (ours or the NIC's) completes the TX */
 		if (rte_mbuf_ext_refcnt_update(shinfo, -1) == 0)
@@ -571,21 +560,32 @@ void sidecar::reply_remote(const remote &r, uint64_t correlation, uint16_t statu
 		_stats.no_egress.inc();
 		return;
 	}
-	const network::port &eg = _ports[r.egress];
 	uint8_t hdr[256];
 	wire::l7_writer w(hdr, sizeof(hdr));
 	w.response(status, wire::l7_flag_mesh_generated, reason, _hop);
 	size_t len = w.finish();
-	uint16_t n = wire::fragment(r.addr, wire::frame_kind::response, ++_msg_id, correlation, hdr,
-				    static_cast<uint16_t>(len), wire::body_ref{}, eg.mtu, _pkts,
-				    _frames.data(), static_cast<uint16_t>(_frames.size()));
+	emit(_ports[r.egress], r.addr, wire::frame_kind::response, correlation, hdr,
+	     static_cast<uint16_t>(len), wire::body_ref{});
+}
+
+/* Frames of one message onto a port's TX ring, all or none; false (counted) when none. */
+bool sidecar::emit(const network::port &eg, const wire::link_addr &addr, wire::frame_kind kind,
+		   uint64_t correlation, const uint8_t *l7, uint16_t l7_len,
+		   const wire::body_ref &body) noexcept
+{
+	uint16_t n = wire::fragment(addr, kind, ++_msg_id, correlation, l7, l7_len, body, eg.mtu,
+				    _pkts, _frames.data(), static_cast<uint16_t>(_frames.size()));
 	if (n == 0) {
 		_stats.egress_no_mbuf.inc();
-	} else if (rte_ring_sp_enqueue_bulk(eg.tx, reinterpret_cast<void **>(_frames.data()), n,
-					    nullptr) == 0) {
+		return false;
+	}
+	if (rte_ring_sp_enqueue_bulk(eg.tx, reinterpret_cast<void **>(_frames.data()), n,
+				     nullptr) == 0) {
 		_stats.egress_ring_full.inc();
 		rte_pktmbuf_free_bulk(_frames.data(), n);
+		return false;
 	}
+	return true;
 }
 
 /* An error response to whoever asked for the pending request `token`. */
@@ -601,17 +601,22 @@ void sidecar::reply_to_origin(uint32_t token, const route::pending_entry &e, uin
 /* Frees what a command holds without carrying it out: its hbuf and a network body. */
 void sidecar::drop_cmd(const sw_descriptor &cmd) noexcept
 {
-	if ((cmd.flags & DPUMESH_CASE_MASK) == DPUMESH_CASE_INGRESS && cmd.body_len)
-		dpa::release_local_body(cmd.body_buf_addr);
+	release_network_body(cmd);
 	rte_mempool_put(_emu->hbufs(), hbuf_of(cmd));
 }
 
 /* A command that ends here: a network body is released, the sender completed. */
 void sidecar::finish_cmd(const sw_descriptor &cmd, uint32_t status) noexcept
 {
+	release_network_body(cmd);
+	complete(cmd, status);
+}
+
+/* A network (Case 2) body still held by a command goes back to the packet pool. */
+void sidecar::release_network_body(const sw_descriptor &cmd) noexcept
+{
 	if ((cmd.flags & DPUMESH_CASE_MASK) == DPUMESH_CASE_INGRESS && cmd.body_len)
 		dpa::release_local_body(cmd.body_buf_addr);
-	complete(cmd, status);
 }
 
 bool sidecar::pkts_plenty() const noexcept
@@ -740,20 +745,10 @@ void sidecar::net_request(const sw_descriptor &in, const wire::l7_view &v, const
 	}
 	uint32_t token = 0;
 	if (!refused) {
-		const route_policy *pol = policy_for(svc, v.path);
-		uint64_t timeout_ms = pol ? pol->timeout_ms : _default_timeout_ms;
-		if (v.deadline_ms && v.deadline_ms < timeout_ms)
-			timeout_ms = v.deadline_ms;
-		route::pending_entry e{};
 		int peer = peer_of(r.addr.dst);
-		e.origin = {route::party::kind::peer, 0,
-			    static_cast<uint16_t>(peer < 0 ? UINT16_MAX : peer)};
-		e.dest = pod_party(dst);
-		e.origin_correlation = correlation;
-		e.start_tsc = now;
-		e.deadline_tsc = now + timeout_ms * _tsc_hz / 1000;
-		e.service = svc;
-		token = _pending->insert(e);
+		route::party origin{route::party::kind::peer, 0,
+				    static_cast<uint16_t>(peer < 0 ? UINT16_MAX : peer)};
+		token = open_pending(origin, pod_party(dst), 0, 0, correlation, svc, v, now);
 		if (token == 0) {
 			_stats.overloaded.inc();
 			refused = "overloaded";

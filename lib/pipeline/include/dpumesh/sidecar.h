@@ -184,6 +184,12 @@ private:
 	void reply_to_origin(uint32_t token, const route::pending_entry &e, uint16_t status,
 			     const char *reason) noexcept;
 	bool send_out(const outgoing &o, const sw_descriptor &d) noexcept;
+	bool emit(const network::port &eg, const wire::link_addr &addr, wire::frame_kind kind,
+		  uint64_t correlation, const uint8_t *l7, uint16_t l7_len,
+		  const wire::body_ref &body) noexcept;
+	uint32_t open_pending(route::party origin, route::party dest, uint32_t req_id,
+			      uint32_t step_id, uint64_t correlation, uint32_t svc,
+			      const wire::l7_view &v, uint64_t now) noexcept;
 	static void nic_done(void *addr, void *opaque);
 	void from_network(rx_msg *m, uint64_t now) noexcept;
 	void net_request(const sw_descriptor &cmd, const wire::l7_view &v, const remote &r,
@@ -192,6 +198,7 @@ private:
 			  uint64_t correlation) noexcept;
 	void drop_cmd(const sw_descriptor &cmd) noexcept;
 	void finish_cmd(const sw_descriptor &cmd, uint32_t status) noexcept;
+	void release_network_body(const sw_descriptor &cmd) noexcept;
 	int peer_of(const wire::endpoint &ep) const noexcept;
 	bool pkts_plenty() const noexcept;
 	remote remote_of(const rx_msg &m) const noexcept;
