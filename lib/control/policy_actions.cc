@@ -75,10 +75,14 @@ result<edit_report> edit_config(node &n, const char *command, std::string what, 
 		json_dumps(root.get(), JSON_INDENT(2) | JSON_PRESERVE_ORDER), &std::free);
 	if (!text)
 		return errorf("%s: out of memory", command);
-	/* errors name the edited text's line and column, and the JSON pointer */
 	auto fresh = config::load_string(text.get(), command);
-	if (!fresh)
-		return fresh.error().with_context("refused (nothing changed)");
+	if (!fresh) {
+		/* the line and column are the edited text's: keep the JSON pointer and the why */
+		std::string msg = fresh.error().message();
+		if (size_t at = msg.find(": /"); at != std::string::npos)
+			msg = msg.substr(at + 2);
+		return errorf("%s: refused (nothing changed): %s", command, msg.c_str());
+	}
 	fresh->source = cur->source;
 	if (n.adjust())
 		n.adjust()(*fresh);
@@ -254,6 +258,11 @@ result<edit_report> set_policy(node &n, std::string_view pointer, std::string_vi
 			else if (json_is_array(at) && !tokens[i].empty() &&
 				 tokens[i].find_first_not_of("0123456789") == std::string::npos)
 				next = json_array_get(at, std::strtoul(tokens[i].c_str(), nullptr, 10));
+			if (!next && json_is_object(at) && i + 2 == tokens.size() && tokens.back() == "-") {
+				/* "/policy/rbac/-" with no rbac yet: the array is made */
+				next = json_array();
+				json_object_set_new(at, tokens[i].c_str(), next);
+			}
 			if (!next)
 				return errorf("set policy: %s: no value at token \"%s\"", ptr.c_str(),
 					      tokens[i].c_str());
