@@ -148,7 +148,7 @@ int fill_sidecar(node &n, rte_tel_data *d)
 	return 0;
 }
 
-/* Policy: the published version, the engine's counters, breaker states by service. */
+/* Policy: the published version, the engine's counters, "breaker:<service>" states. */
 int fill_policy(node &n, rte_tel_data *d)
 {
 	if (!n.sidecar())
@@ -162,7 +162,7 @@ int fill_policy(node &n, rte_tel_data *d)
 					});
 	for (size_t i = 0; i < pol->engine().nb_services(); i++) {
 		const std::string &svc = pol->engine().service_name(static_cast<uint32_t>(i));
-		std::string key = "breaker_" + svc;
+		std::string key = "breaker:" + svc;
 		rte_tel_data_add_dict_string(d, key.c_str(),
 					     policy::breaker_state_name(pol->engine().breaker(svc)));
 	}
@@ -369,7 +369,7 @@ int fill_config(node &n, rte_tel_data *d)
 	_(config, "Config summary: node, source, counts, idle policy, forwarding, stats_period") \
 	_(pods, "Registered pods: id, service, generation, TX/RX counters (columns)")      \
 	_(sidecar, "Sidecar counters: requests, responses, mesh errors by reason")            \
-	_(policy, "L7 policy: version, verdicts by reason, JWT cache, breaker states")        \
+	_(policy, "L7 policy: version, verdicts by reason, JWT cache, breaker:<service> states") \
 	_(metrics, "Requests by service and route: answers by class, retries, latency quantiles") \
 	_(latency, "Latency histograms by service: log2 microsecond buckets")                 \
 	_(dpa, "DPA emulator threads: descriptors, deliveries, completions (columns)")         \
