@@ -157,6 +157,38 @@ void write_headers(uint8_t *p, const link_addr &a, frame_kind kind, uint32_t msg
 	encode_frag_hdr(f, udp + 1);
 }
 
+/**
+ * One's-complement sum of len bytes from off across a chain. DPDK 22.11's
+ * rte_raw_cksum_mbuf() truncates a segment's unfolded 32-bit sum to 16 bits before the byte
+ * swap an odd offset needs, so a chain whose first segment holds an odd number of UDP bytes
+ * (an L7 header of odd length with the body attached zero-copy) got a wrong checksum and
+ * receivers dropped the frame (UdpInCsumErrors). Here each segment's sum is folded first.
+ */
+uint16_t chain_raw_cksum(const rte_mbuf *m, uint32_t off, uint32_t len)
+{
+	uint64_t sum = 0;
+	uint32_t done = 0;
+	for (const rte_mbuf *seg = m; seg && len; seg = seg->next) {
+		uint32_t sl = seg->data_len;
+		if (off >= sl) {
+			off -= sl;
+			continue;
+		}
+		uint32_t n = std::min(sl - off, len);
+		uint32_t t = __rte_raw_cksum_reduce(
+			__rte_raw_cksum(rte_pktmbuf_mtod_offset(seg, const char *, off), n, 0));
+		if (done & 1)
+			t = rte_bswap16(static_cast<uint16_t>(t));
+		sum += t;
+		done += n;
+		len -= n;
+		off = 0;
+	}
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return static_cast<uint16_t>(sum);
+}
+
 /** UDP checksum in software over the whole (possibly chained) frame. */
 void finish_checksum(rte_mbuf *m, bool v6)
 {
@@ -164,9 +196,14 @@ void finish_checksum(rte_mbuf *m, bool v6)
 	uint32_t l3 = sizeof(rte_ether_hdr);
 	uint32_t l4 = l3 + l3_size(v6);
 	auto *udp = reinterpret_cast<rte_udp_hdr *>(p + l4);
-	uint16_t ck = v6 ? rte_ipv6_udptcp_cksum_mbuf(m, reinterpret_cast<rte_ipv6_hdr *>(p + l3), l4)
-			 : rte_ipv4_udptcp_cksum_mbuf(m, reinterpret_cast<rte_ipv4_hdr *>(p + l3), l4);
-	udp->dgram_cksum = ck;
+	uint32_t len = rte_be_to_cpu_16(udp->dgram_len);
+	uint32_t sum = chain_raw_cksum(m, l4, len);
+	sum += v6 ? rte_ipv6_phdr_cksum(reinterpret_cast<rte_ipv6_hdr *>(p + l3), 0)
+		  : rte_ipv4_phdr_cksum(reinterpret_cast<rte_ipv4_hdr *>(p + l3), 0);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	uint16_t ck = static_cast<uint16_t>(~sum);
+	udp->dgram_cksum = ck == 0 ? 0xffff : ck; /* RFC 768: a zero sum goes out as all ones */
 }
 
 } // namespace
