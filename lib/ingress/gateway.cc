@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cstring>
@@ -36,6 +37,9 @@ uint64_t now_ms()
 constexpr double latency_buckets[] = {0.0005, 0.001, 0.002, 0.005, 0.01, 0.02,
 				      0.05,   0.1,   0.25,  0.5,   1.0,  5.0};
 constexpr size_t nb_buckets = std::size(latency_buckets);
+
+/* Response bodies larger than this go out with chunked transfer coding. */
+constexpr size_t chunked_above = 256 * 1024;
 
 } // namespace
 
@@ -319,9 +323,25 @@ void gateway::impl::on_message(meshsock::message &m)
 		evhttp_add_header(out, "Content-Type", "application/octet-stream");
 	evbuffer *buf = evbuffer_new();
 	auto body = m.body();
-	if (!body.empty())
-		evbuffer_add(buf, body.data(), body.size());
-	reply(p->req, p->guard, v.status, buf);
+	if (body.size() > chunked_above && evhttp_request_get_command(p->req) != EVHTTP_REQ_HEAD) {
+		/* large bodies go out chunked (HTTP/1.1 clients; evhttp falls back to
+		 * close-delimited for 1.0) in 64 KiB pieces */
+		responses[v.status]++;
+		bytes_out += body.size();
+		auto g = guards.find(p->guard);
+		if (g != guards.end() && g->second.busy > 0 && --g->second.busy == 0)
+			g->second.since_ms = now_ms();
+		evhttp_send_reply_start(p->req, v.status, reason_phrase(v.status));
+		for (size_t off = 0; off < body.size(); off += 65536) {
+			evbuffer_add(buf, body.data() + off, std::min<size_t>(65536, body.size() - off));
+			evhttp_send_reply_chunk(p->req, buf);
+		}
+		evhttp_send_reply_end(p->req);
+	} else {
+		if (!body.empty())
+			evbuffer_add(buf, body.data(), body.size());
+		reply(p->req, p->guard, v.status, buf);
+	}
 	evbuffer_free(buf);
 }
 
