@@ -54,6 +54,8 @@ TEST(GraphE2E, WalksGraphAndSurvivesKilledPods)
 	const std::string tag = "dpg" + std::to_string(getpid() % 10000);
 	temp_dir run;
 	temp_dir d;
+	/* the script runs this build's programs */
+	setenv("DPUMESH_BUILD_DIR", DPUMESH_BINARY_DIR, 1);
 	subprocess topo({std::string(DPUMESH_SOURCE_DIR) + "/scripts/e2e-topology.sh", "--tag", tag,
 			 "--dir", run.path()});
 	ASSERT_TRUE(topo.wait_output([](const std::string &o) {
