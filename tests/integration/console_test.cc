@@ -263,7 +263,10 @@ TEST(Console, InteractiveSessionOnAPty)
 			      "show services", "show routes", "show peers", "show policy", "start",
 			      "stop", "set log <type>", "show log", "set stats-period <seconds>",
 			      "reload config", "quit", "show pods", "show pod <id>", "show pending",
-			      "show dpa", "show dma", "Coming with later issues: set policy"})
+			      "show dpa", "show dma", "show metrics", "set route <service> <to>",
+			      "set ratelimit <service> <path_prefix> <key> <rate> <burst>",
+			      "set timeout <service> <path_prefix> <timeout_ms> <retries>",
+			      "set policy <pointer> <json>"})
 		EXPECT_NE(help.find(want), std::string::npos) << want;
 	std::string hp = s.cmd("help port");
 	EXPECT_NE(hp.find("clear port stats <port>"), std::string::npos) << hp;
