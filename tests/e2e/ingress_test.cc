@@ -8,6 +8,8 @@
 //   BadHttp            malformed request line, huge header, control byte in a value, body
 //                      over the limit, a slow sender: refused or closed, others still served
 //   KilledPod          SIGKILL one of two pods: the other serves; kill both: 503 no_live_pod
+//   JwtRbacRateLimit   the node's L7 policy through the gateway: 401 (no or bad token), 403
+//                      (RBAC), 200 (allowed, body intact), 429 (rate limit), JSON bodies
 //
 // Needs root (namespaces, veth); skips with the reason otherwise.
 #include <gtest/gtest.h>
@@ -19,18 +21,22 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <ctime>
 #include <fstream>
 #include <set>
 #include <thread>
 
 #include "ingress_env.h"
+#include "jwt_signer.h"
 
+using namespace dpumesh;
 using namespace dpumesh::test;
 using namespace std::chrono_literals;
 
 namespace {
 
 constexpr const char *node_mac = "02:00:00:00:91:01";
+const std::string jwt_secret = "e2e-secret-0123456789abcdef0123456789abcdef";
 
 /** One node with two echo pods behind an af_packet veth end; the ingress in namespace ns. */
 class IngressE2E : public ::testing::Test {
@@ -55,11 +61,20 @@ protected:
             "control_socket": "@SOCK@" },
   "ports": [ { "name": "uplink", "dev": "net_af_packet0,iface=)" + dp_if +
 						   R"(,framecnt=4096", "role": "external" } ],
-  "pools": { "tx_body": { "slots": 32, "slot_size": 1114112 },
-             "rx_body": { "slots": 32, "slot_size": 1114112 } },
+  "pools": { "tx_body": { "slots": 64, "slot_size": 1114112 },
+             "rx_body": { "slots": 64, "slot_size": 1114112 } },
   "lcores": { "idle": "adaptive", "stages": { "port_rx": 1, "port_tx": 1, "sidecar": 1, "dpa": 1 } },
-  "services": [ { "name": "echo" }, { "name": "nopods" } ],
-  "policy": { "timeouts": [ { "service": "echo", "path_prefix": "/echo/slow", "timeout_ms": 300 } ] }
+  "services": [ { "name": "echo" }, { "name": "nopods" }, { "name": "secure" },
+                { "name": "limited" } ],
+  "policy": {
+    "jwt": { "issuer": "dpumesh-e2e", "audiences": [ "mesh" ],
+             "keys": [ { "kid": "h1", "alg": "HS256", "secret": ")" +
+						   policy::base64url_encode(jwt_secret) + R"(" } ] },
+    "rbac": [ { "service": "secure", "default": "deny", "require_jwt": true, "rules": [
+                { "claims": { "role": "admin" } },
+                { "methods": [ "GET" ], "prefix": "/secure/public/", "claims": { "role": "reader" } } ] } ],
+    "rate_limits": [ { "service": "limited", "key": "route", "rate": 2, "burst": 3 } ],
+    "timeouts": [ { "service": "echo", "path_prefix": "/echo/slow", "timeout_ms": 300 } ] }
 })",
 						   std::vector<std::string>{});
 		ASSERT_TRUE(node->up) << node->proc->output();
@@ -74,7 +89,9 @@ protected:
   "nodes": [ { "name": "n1", "address": "192.168.91.1:7000" } ],
   "routes": [ { "prefix": "/echo", "service": "echo", "nodes": ["n1"] },
               { "prefix": "/nopods", "service": "nopods", "nodes": ["n1"] },
-              { "prefix": "/unknown", "service": "unknown", "nodes": ["n1"] } ],
+              { "prefix": "/unknown", "service": "unknown", "nodes": ["n1"] },
+              { "prefix": "/secure", "service": "secure", "nodes": ["n1"] },
+              { "prefix": "/limited", "service": "limited", "nodes": ["n1"] } ],
   "limits": { "max_header_bytes": 8192, "max_body_bytes": 1200000 },
   "timeouts": { "request_ms": 3000, "read_ms": 1500 }
 })");
@@ -323,6 +340,64 @@ TEST_F(IngressE2E, KilledPod)
 	EXPECT_EQ(r.code, 503) << r.raw;
 	EXPECT_NE(r.body.find("\"error\":\"no_live_pod\""), std::string::npos) << r.body;
 	pods.clear();
+}
+
+TEST_F(IngressE2E, JwtRbacRateLimit)
+{
+	pods.push_back(node->pod({"echo", node->sock}, {{"DPUMESH_POD_SERVICE", "secure"}}));
+	ASSERT_TRUE(ready(*pods.back())) << pods.back()->output();
+	pods.push_back(node->pod({"echo", node->sock}, {{"DPUMESH_POD_SERVICE", "limited"}}));
+	ASSERT_TRUE(ready(*pods.back())) << pods.back()->output();
+	auto key = signing_key::hmac(jwt_secret);
+	auto other = signing_key::hmac("not-the-node-secret-0123456789abcdef012345");
+	const long exp = static_cast<long>(std::time(nullptr)) + 600;
+	auto token = [&](const signing_key &k, const std::string &role) {
+		return make_jwt(k, R"({"alg":"HS256","typ":"JWT","kid":"h1"})",
+				R"({"iss":"dpumesh-e2e","aud":"mesh","sub":"alice","role":")" + role +
+					R"(","exp":)" + std::to_string(exp) + "}");
+	};
+	auto auth = [](const std::string &t) {
+		return std::vector<std::string>{"-H", "Authorization: Bearer " + t};
+	};
+	http_result none = curl(ns, url("/secure/x"), d);
+	EXPECT_EQ(none.code, 401) << none.body;
+	EXPECT_EQ(none.body, "{\"error\":\"jwt_missing\",\"hop\":\"n1/sidecar\",\"status\":401}\n");
+	http_result forged = curl(ns, url("/secure/x"), d, "", auth(token(*other, "admin")));
+	EXPECT_EQ(forged.code, 401) << forged.body;
+	EXPECT_NE(forged.body.find("\"error\":\"jwt_bad_signature\""), std::string::npos) << forged.body;
+	std::string f = d.file("payload");
+	std::ofstream(f, std::ios::binary) << "order 42";
+	http_result denied = curl(ns, url("/secure/admin"), d, f, auth(token(*key, "reader")));
+	EXPECT_EQ(denied.code, 403) << denied.body;
+	EXPECT_NE(denied.body.find("\"error\":\"rbac_denied\""), std::string::npos) << denied.body;
+	http_result reader = curl(ns, url("/secure/public/doc"), d, "", auth(token(*key, "reader")));
+	EXPECT_EQ(reader.code, 200) << reader.body;
+	http_result admin = curl(ns, url("/secure/admin"), d, f, auth(token(*key, "admin")));
+	EXPECT_EQ(admin.code, 200) << admin.body;
+	EXPECT_EQ(admin.body, "order 42");
+
+	/* 2 tokens/s, burst 3: a quick run of 20 gets a few 200s and then 429s */
+	int ok = 0, limited = 0;
+	std::string body429;
+	for (int i = 0; i < 20; i++) {
+		http_result r = curl(ns, url("/limited/x"), d);
+		ASSERT_TRUE(r.code == 200 || r.code == 429) << r.raw << r.body;
+		if (r.code == 429) {
+			limited++;
+			body429 = r.body;
+		} else {
+			ok++;
+		}
+	}
+	EXPECT_GE(ok, 3);
+	EXPECT_GE(limited, 5) << ok << " answered";
+	EXPECT_NE(body429.find("\"error\":\"rate_limited\""), std::string::npos) << body429;
+	http_result m = curl(ns, "http://127.0.0.1:9901/metrics", d);
+	EXPECT_NE(m.body.find("dpumesh_ingress_responses_total{code=\"429\"} " + std::to_string(limited)),
+		  std::string::npos)
+		<< m.body;
+	EXPECT_NE(m.body.find("dpumesh_ingress_responses_total{code=\"401\"} 2"), std::string::npos)
+		<< m.body;
 }
 
 } // namespace
