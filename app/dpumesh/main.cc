@@ -190,6 +190,13 @@ int run(int argc, char **argv)
 		if (st.is_ok()) {
 			auto ctx = std::make_unique<pipeline::port_rx_ctx>();
 			ctx->mesh_port_be = rte_cpu_to_be_16(cfg->node.mesh_port);
+			if (cfg->node.ipv4)
+				ctx->ip4 = wire::endpoint::from_v4(cfg->node.ipv4->s_addr, 0);
+			if (cfg->node.ipv6) {
+				wire::endpoint e;
+				std::memcpy(e.ip, cfg->node.ipv6->s6_addr, 16);
+				ctx->ip6 = e;
+			}
 			ctx->max_message = wire::reasm_config{}.max_message;
 			ctx->msg_pool = msg_pool;
 			ctx->next = ingress;

@@ -2,6 +2,8 @@
 // Port RX stage: rx_burst, parse and validate mesh frames, reassemble, hand messages on.
 #include "dpumesh/port_rx.h"
 
+#include <cstring>
+
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
@@ -45,6 +47,11 @@ uint16_t port_rx_poll(void *arg) noexcept
 		bytes += m->pkt_len;
 		wire::parsed_frame pf;
 		wire::wire_drop why = wire::parse_frame(m, c.mesh_port_be, c.max_message, &pf);
+		if (why == wire::wire_drop::none) {
+			const std::optional<wire::endpoint> &self = pf.dst.is_v4() ? c.ip4 : c.ip6;
+			if (self && std::memcmp(self->ip, pf.dst.ip, 16) != 0)
+				why = wire::wire_drop::other_host;
+		}
 		if (why != wire::wire_drop::none) {
 			drops[static_cast<size_t>(why)]++;
 			rte_pktmbuf_free(m);

@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <rte_mbuf.h>
@@ -63,6 +64,9 @@ struct port_rx_ctx {
 	};
 	std::vector<queue> queues; /**< polled round-robin, one burst each per call */
 	uint16_t mesh_port_be = 0;
+	/** The node's addresses: a frame of a family the node has an address of must be sent
+	 *  to it (a promiscuous port on a shared segment also sees other nodes' traffic). */
+	std::optional<wire::endpoint> ip4, ip6;
 	uint32_t max_message = 16u << 20;
 	std::unique_ptr<wire::reassembler> reasm;
 	rte_mempool *msg_pool = nullptr; /**< of rx_msg */

@@ -44,6 +44,7 @@ static_assert(sizeof(frame_hdr) == frame_hdr_size);
 	_(ip_fragment, "an IP fragment (mesh fragments at L7)")                          \
 	_(not_udp, "IP but not UDP")                                                     \
 	_(other_port, "UDP to another port")                                             \
+	_(other_host, "to another IP address than the node's (of that family)")         \
 	_(bad_ip, "IP header or lengths inconsistent with the frame")                    \
 	_(bad_udp, "UDP length inconsistent with the IP payload")                        \
 	_(truncated, "shorter than the fragment header")                                 \
