@@ -18,6 +18,9 @@ if command -v dpdk-hugepages.py >/dev/null; then
     dpdk-hugepages.py --unmount || true
   else
     dpdk-hugepages.py --pagesize 2M --reserve "$((pages * 2))M" --setup "$((pages * 2))M"
+    # --setup leaves an existing, unmounted /dev/hugepages alone: EAL needs it mounted
+    mkdir -p /dev/hugepages
+    mountpoint -q /dev/hugepages || mount -t hugetlbfs nodev /dev/hugepages
   fi
   dpdk-hugepages.py --show
 else
