@@ -138,16 +138,16 @@ def add_policy(e, policy, metrics, latency):
             e.add("dpumesh_policy_verdicts_total", "counter",
                   "policy verdicts by reason (this policy version)", value,
                   {"reason": key[len("verdict_"):]})
-        elif key.startswith("breaker:"):
+        elif key.startswith("breaker/"):
             for state in ("closed", "open", "half_open"):
                 e.add("dpumesh_breaker_state", "gauge", "1 for the breaker's current state",
-                      int(value == state), {"service": key[len("breaker:"):], "state": state})
+                      int(value == state), {"service": key[len("breaker/"):], "state": state})
         elif key != "version":
             e.add("dpumesh_policy_%s_total" % key, "counter",
                   "policy engine counter (this policy version)", value)
     for name, m in metrics.items():
-        if name.startswith("route "):
-            _, service, route = name.split(" ", 2)
+        if name.startswith("route/"):
+            _, service, route = name.split("/", 2)
             labels, family = {"service": service, "route": route}, "dpumesh_route"
         else:
             labels, family = {"service": name}, "dpumesh_service"

@@ -148,7 +148,26 @@ int fill_sidecar(node &n, rte_tel_data *d)
 	return 0;
 }
 
-/* Policy: the published version, the engine's counters, "breaker:<service>" states. */
+/* rte_telemetry (22.11) takes dict keys of letters, digits, '_' and '/' only: anything
+ * else in a service name or route prefix becomes '_'. */
+std::string tel_key(std::string_view s)
+{
+	std::string k(s);
+	for (char &c : k)
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '/'))
+			c = '_';
+	return k;
+}
+
+/* Adds a container to a dict, or frees it if the dict refuses it. */
+void add_container(rte_tel_data *d, const std::string &key, rte_tel_data *c)
+{
+	if (c && rte_tel_data_add_dict_container(d, key.c_str(), c, 0) != 0)
+		rte_tel_data_free(c);
+}
+
+/* Policy: the published version, the engine's counters, "breaker/<service>" states. */
 int fill_policy(node &n, rte_tel_data *d)
 {
 	if (!n.sidecar())
@@ -162,7 +181,7 @@ int fill_policy(node &n, rte_tel_data *d)
 					});
 	for (size_t i = 0; i < pol->engine().nb_services(); i++) {
 		const std::string &svc = pol->engine().service_name(static_cast<uint32_t>(i));
-		std::string key = "breaker:" + svc;
+		std::string key = tel_key("breaker/" + svc);
 		rte_tel_data_add_dict_string(d, key.c_str(),
 					     policy::breaker_state_name(pol->engine().breaker(svc)));
 	}
@@ -201,16 +220,14 @@ int fill_metrics(node &n, rte_tel_data *d)
 		return -ENODEV;
 	rte_tel_data_start_dict(d);
 	for (uint32_t i = 0; i < sc->nb_services(); i++)
-		if (rte_tel_data *c = metrics_dict(sc->service_metrics(i)))
-			rte_tel_data_add_dict_container(d, sc->service_name(i).c_str(), c, 0);
+		add_container(d, tel_key(sc->service_name(i)), metrics_dict(sc->service_metrics(i)));
 	auto pol = sc->policy();
 	for (const pipeline::service_rules &s : pol->services())
-		for (const pipeline::route_rule &r : s.routes) {
-			std::string key = "route " + s.name + " " +
-					  (r.configured ? r.path_prefix : std::string("default"));
-			if (rte_tel_data *c = metrics_dict(pol->route_metrics(r.metrics)))
-				rte_tel_data_add_dict_container(d, key.c_str(), c, 0);
-		}
+		for (const pipeline::route_rule &r : s.routes)
+			add_container(d,
+				      tel_key("route/" + s.name + "/" +
+					      (r.configured ? r.path_prefix : std::string("default"))),
+				      metrics_dict(pol->route_metrics(r.metrics)));
 	return 0;
 }
 
@@ -228,7 +245,7 @@ int fill_latency(node &n, rte_tel_data *d)
 		rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
 		for (const counter &b : sc->service_metrics(i).latency.buckets)
 			rte_tel_data_add_array_u64(a, b.get());
-		rte_tel_data_add_dict_container(d, sc->service_name(i).c_str(), a, 0);
+		add_container(d, tel_key(sc->service_name(i)), a);
 	}
 	return 0;
 }
@@ -369,7 +386,7 @@ int fill_config(node &n, rte_tel_data *d)
 	_(config, "Config summary: node, source, counts, idle policy, forwarding, stats_period") \
 	_(pods, "Registered pods: id, service, generation, TX/RX counters (columns)")      \
 	_(sidecar, "Sidecar counters: requests, responses, mesh errors by reason")            \
-	_(policy, "L7 policy: version, verdicts by reason, JWT cache, breaker:<service> states") \
+	_(policy, "L7 policy: version, verdicts by reason, JWT cache, breaker/<service> states") \
 	_(metrics, "Requests by service and route: answers by class, retries, latency quantiles") \
 	_(latency, "Latency histograms by service: log2 microsecond buckets")                 \
 	_(dpa, "DPA emulator threads: descriptors, deliveries, completions (columns)")         \

@@ -11,6 +11,7 @@
 //                                   s<status>=.. runs=<status>x<count>,..."
 // The caller registers as service "client". Prints "READY pod=<id>" once registered.
 #include <sys/epoll.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -230,6 +231,8 @@ int run_call(const char *sock, const char *script)
 		n++;
 	}
 	std::printf("DONE n=%u\n", n);
+	close(ep);
+	dpumesh_close(h);
 	return 0;
 }
 
@@ -273,6 +276,8 @@ int run_loop(const char *sock, const char *service, const char *method, const ch
 	for (const auto &[status, count] : st.runs)
 		runs += (runs.empty() ? "" : ",") + std::to_string(status) + "x" + std::to_string(count);
 	std::printf(" runs=%s\n", runs.c_str());
+	close(ep);
+	dpumesh_close(h);
 	return 0;
 }
 
