@@ -5,8 +5,6 @@
 #include <time.h>
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
 #include <cstring>
 
 #include <rte_cycles.h>
@@ -378,18 +376,35 @@ uint32_t sidecar::add_trace(uint64_t hdr_addr, uint32_t len, const wire::l7_view
 	const uint64_t hi = rte_rand(), lo = rte_rand(), span = rte_rand() | 1;
 	auto *hdr = reinterpret_cast<uint8_t *>(hdr_addr);
 	wire::l7_writer w = wire::l7_writer::extend(hdr, len, _emu->hbuf_size() - DPA_HBUF_META_SIZE);
-	char buf[64];
+	/* lowercase hex by hand: no printf machinery on the data path */
+	static constexpr char hex[] = "0123456789abcdef";
+	auto put_hex = [](char *out, uint64_t x, unsigned digits) {
+		for (unsigned i = 0; i < digits; i++)
+			out[i] = hex[(x >> (4 * (digits - 1 - i))) & 0xf];
+	};
 	if (need_id) {
-		/* UUID form, version 4, variant 1 */
-		snprintf(buf, sizeof(buf), "%08" PRIx64 "-%04" PRIx64 "-4%03" PRIx64 "-%04" PRIx64
-			 "-%012" PRIx64, hi >> 32, (hi >> 16) & 0xffff, hi & 0xfff,
-			 ((lo >> 48) & 0x3fff) | 0x8000, lo & UINT64_C(0xffffffffffff));
-		w.field("x-request-id", buf);
+		/* UUID form 8-4-4-4-12, version 4, variant 1 */
+		char id[36];
+		put_hex(id, hi >> 32, 8);
+		id[8] = '-';
+		put_hex(id + 9, (hi >> 16) & 0xffff, 4);
+		id[13] = '-';
+		put_hex(id + 14, 0x4000 | (hi & 0xfff), 4);
+		id[18] = '-';
+		put_hex(id + 19, 0x8000 | ((lo >> 48) & 0x3fff), 4);
+		id[23] = '-';
+		put_hex(id + 24, lo & 0xffffffffffffULL, 12);
+		w.field("x-request-id", std::string_view(id, sizeof(id)));
 	}
 	if (need_tp) {
-		snprintf(buf, sizeof(buf), "00-%016" PRIx64 "%016" PRIx64 "-%016" PRIx64 "-01", hi,
-			 lo, span);
-		w.field("traceparent", buf);
+		char tp[55];
+		std::memcpy(tp, "00-", 3);
+		put_hex(tp + 3, hi, 16);
+		put_hex(tp + 19, lo, 16);
+		tp[35] = '-';
+		put_hex(tp + 36, span, 16);
+		std::memcpy(tp + 52, "-01", 3);
+		w.field("traceparent", std::string_view(tp, sizeof(tp)));
 	}
 	size_t n = w.finish();
 	if (n == 0) { /* no room in the hbuf: the header is left as it was */
