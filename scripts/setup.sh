@@ -17,6 +17,8 @@ packages=(
   # tests, fuzzing, benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   python3 tcpdump iproute2 procps
+  # perf/run.sh: the HAProxy sidecar baseline, plots, pinning pods (util-linux: taskset)
+  haproxy gnuplot-nox util-linux
   # freestanding RISC-V build of the DPA kernels
   gcc-riscv64-unknown-elf
 )
