@@ -57,8 +57,9 @@ void usage(FILE *f)
 		"  --body MIN:MAX        body sizes, log-uniform in [MIN, MAX] bytes (default 0:4096;\n"
 		"                        at most 1048576)\n"
 		"  --frame-size N        one frame of N bytes per message (Ethernet header to the end\n"
-		"                        of the body, no FCS): the body fills what the headers leave;\n"
-		"                        smaller than the headers gives the smallest frame (no body)\n"
+		"                        of the body, no FCS), path \"/\" and no extra fields: the body\n"
+		"                        fills what the headers leave; smaller than the headers gives\n"
+		"                        the smallest frame (no body)\n"
 		"  --mtu N               IP MTU of the frames (default 1500)\n"
 		"  --mesh-port PORT      destination UDP port (default 7000)\n"
 		"  --ipv6-share P        share of messages over IPv6 (default 0.25)\n"
@@ -302,10 +303,13 @@ int main(int argc, char **argv)
 		if (response)
 			w.response(200);
 		else
-			w.request(svc, blen ? "POST" : "GET", "/" + svc + "/" + std::to_string(i), 1000);
-		w.field("x-request-id", "gen-" + std::to_string(i));
-		if (blen)
-			w.field("content-type", "application/octet-stream");
+			w.request(svc, blen ? "POST" : "GET",
+				  o.frame_size ? std::string("/") : "/" + svc + "/" + std::to_string(i), 1000);
+		if (!o.frame_size) { /* --frame-size: the leanest header, for the smallest frames */
+			w.field("x-request-id", "gen-" + std::to_string(i));
+			if (blen)
+				w.field("content-type", "application/octet-stream");
+		}
 		uint16_t l7_len = static_cast<uint16_t>(w.finish());
 		if (o.frame_size) {
 			/* the frame without a body, then the body that makes it frame_size bytes */

@@ -57,7 +57,7 @@ dpumesh_geometry test_geometry(uint32_t tx_header_slots)
 	if (g && std::strcmp(g, "default") == 0)
 		return dpumesh_default_geometry();
 	if (g && std::strcmp(g, "small") == 0)
-		return dpumesh_geometry{{32, 512}, {32, 1024}, {32, 512}, {32, 1024}, 64, 0};
+		return dpumesh_geometry{{64, 512}, {64, 1024}, {64, 512}, {64, 1024}, 256, 0};
 	uint32_t body = 8192, rx_body_slots = 64, tx_body_slots = tx_header_slots;
 	if (const char *e = std::getenv("DPUMESH_TEST_BODY_SLOT")) {
 		body = static_cast<uint32_t>(std::strtoul(e, nullptr, 0));

@@ -64,8 +64,8 @@ dp_start() {
   "$BIN/dpumesh" -l "$LCORES" --no-huge -m "$MEM" --no-pci --no-shconf --file-prefix "$DP_PREFIX" \
     "${eal[@]}" -- --config "$cfg" --stats-period 0 "${opts[@]}" > "$DP_LOG" 2>&1 &
   DP_PID=$!; track "$DP_PID"
-  local i
-  for i in $(seq 200); do
+
+  for _ in $(seq 200); do
     [ -S "$DP_SOCK" ] && return 0
     kill -0 "$DP_PID" 2>/dev/null || break
     sleep 0.05

@@ -257,7 +257,7 @@ if so:
 
 # ---- plots ----
 def gp(png, script):
-    full = "set terminal pngcairo size 1000,600 font 'DejaVu Sans,10'\nset output '%s'\n%s" % (
+    full = "set terminal pngcairo size 1000,600 noenhanced font 'DejaVu Sans,10'\nset output '%s'\n%s" % (
         os.path.join(R, png), script)
     with open(os.path.join(R, "raw", png.replace(".png", ".gp")), "w") as fh:
         fh.write(full)
@@ -271,7 +271,7 @@ def gp(png, script):
 def dat(name, lines):
     p = os.path.join(R, "raw", name)
     with open(p, "w") as fh:
-        fh.write("\n".join(lines) + "\n")
+        fh.write("# " + "\n".join(lines) + "\n")  # the first line names the columns
     return p
 
 
@@ -315,7 +315,7 @@ if p2p:
             "%s %s %s" % (r["size"], r["p50_us"], r["p99_us"]) for r in p2p
             if r["system"] == sy and r["outstanding"] == wins[0]])
     script = ("set title 'Latency at %s outstanding by body size: p50 (solid) and p99 (dashed), log-log'\n"
-              "set logscale xy\nset grid\nset xlabel 'body bytes'\nset ylabel 'µs'\nset key top left\n" % wins[0])
+              "set logscale xy\nset xrange [32:2097152]\nset grid\nset xlabel 'body bytes'\nset ylabel 'µs'\nset key top left\n" % wins[0])
     script += "plot " + ", ".join(
         "'%s' using 1:2 with linespoints lc %d dt 1 title '%s p50', '' using 1:3 with linespoints lc %d dt 2 title '%s p99'"
         % (files[sy], i + 1, sy, i + 1, sy) for i, sy in enumerate(systems)) + "\n"
@@ -343,7 +343,7 @@ if so and os.path.exists(os.path.join(R, "soak_series.csv")):
     script = ("set multiplot layout 2,1 title 'Soak: over time'\nset datafile separator ','\nset grid\n"
               "set key autotitle columnhead\nset xlabel 'seconds'\n"
               "set title 'RSS (MiB)'\nplot '%s' using 1:($2/1024) with lines title 'dpumesh RSS'\n"
-              "set title 'in use'\nplot '%s' using 1:3 with lines title 'pkt mbufs in use', "
+              "set title 'in use'\nplot '%s' using 1:3 with lines title 'messages in reassembly', "
               "'' using 1:4 with lines title 'DPA hbufs in use', '' using 1:5 with lines title 'pods'\n"
               "unset multiplot\n" % ((os.path.join(R, "soak_series.csv"),) * 2))
     if gp("soak.png", script):

@@ -5,9 +5,11 @@
 #   tel.py sample SOCK WARMUP DURATION OUT CMD... two snapshots DURATION s apart -> OUT
 #   tel.py wait SOCK CMD KEY N [TIMEOUT]        until len(CMD[KEY]) >= N
 #   tel.py waitn SOCK CMD KEY N [TIMEOUT]       until len(CMD[KEY]) == N
-#   tel.py watch SOCK PERIOD OUT CMD...         a snapshot (plus every mempool's info) per
-#                                               PERIOD s, one JSON line each, until killed
+#   tel.py watch SOCK PERIOD OUT CMD...         a snapshot (plus every mempool's info, and
+#                                               $TEL_PID's RSS) per PERIOD s, one JSON line
+#                                               each, until killed or the socket goes away
 import json
+import os
 import signal
 import socket
 import sys
@@ -35,8 +37,20 @@ def query(s, cmd):
     return reply.get(cmd.split(",")[0])
 
 
-def snapshot(s, cmds, mempools=False):
+def rss_kb(pid):
+    try:
+        for line in open("/proc/%s/status" % pid):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def snapshot(s, cmds, mempools=False, pid=None):
     data = {c: query(s, c) for c in cmds}
+    if pid:
+        data["rss_kb"] = rss_kb(pid)
     if mempools:
         for name in query(s, "/mempool/list") or []:
             data["/mempool/info," + name] = query(s, "/mempool/info," + name)
@@ -74,7 +88,7 @@ def main():
         with open(out, "a") as f:
             while True:
                 try:
-                    f.write(json.dumps(snapshot(s, cmds, mempools=True)) + "\n")
+                    f.write(json.dumps(snapshot(s, cmds, True, os.environ.get("TEL_PID"))) + "\n")
                     f.flush()
                 except (OSError, ValueError):
                     return  # dpumesh went away

@@ -7,7 +7,7 @@
 
 foot_row() { # WHAT PID NOTE
   [ -s "$RESULTS/footprint.csv" ] || echo "what,rss_kb,pss_kb,note" > "$RESULTS/footprint.csv"
-  echo "$1,$(rss_kb "$2"),$(pss_kb "$2"),$3" >> "$RESULTS/footprint.csv"
+  echo "${1//,/;},$(rss_kb "$2"),$(pss_kb "$2"),${3//,/;}" >> "$RESULTS/footprint.csv"
 }
 
 suite_footprint() {
@@ -37,8 +37,8 @@ suite_footprint() {
   progress "footprint: [2/2] one HAProxy sidecar and the baselines' echo server"
   "$BIN/dpumesh-http-echo" > "$RAW/foot-http-echo.log" 2>&1 &
   local srv=$!; track "$srv"
-  local port="" i
-  for i in $(seq 100); do port=$(sed -n 's/^LISTEN port=//p' "$RAW/foot-http-echo.log"); [ -n "$port" ] && break; sleep 0.05; done
+  local port=""
+  for _ in $(seq 100); do port=$(sed -n 's/^LISTEN port=//p' "$RAW/foot-http-echo.log"); [ -n "$port" ] && break; sleep 0.05; done
   local pa; pa=$(free_port)
   haproxy_cfg "$pa" "$port" > "$WORK/foot-haproxy.cfg"
   haproxy -db -f "$WORK/foot-haproxy.cfg" > "$RAW/foot-haproxy.log" 2>&1 & local ha=$!; track "$ha"

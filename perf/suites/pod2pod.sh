@@ -88,7 +88,7 @@ suite_pod2pod() {
   for backend in cpu dmadev:dma_skeleton; do
     system="dpumesh-${backend%%:*}"
     local eal=()
-    [ "$backend" = cpu ] || eal=(--vdev dma_skeleton,lcore=0)
+    [ "$backend" = cpu ] || eal=(--vdev "dma_skeleton,lcore=0")
     dp_start "p2p-${backend%%:*}" "$cfg" "${eal[@]}" -- --dma "$backend" || continue
     pod "echo-$system" DPUMESH_TEST_BODY_SLOT=1048576 DPUMESH_POD_BODY_SLOTS=64 DPUMESH_POD_NOSUM=1 \
       -- echo "$DP_SOCK"
@@ -150,8 +150,8 @@ suite_baselines() {
   command -v haproxy > /dev/null || { anomaly ERROR "baselines: haproxy not installed (scripts/setup.sh)"; return; }
   "$BIN/dpumesh-http-echo" > "$RAW/http-echo.log" 2>&1 &
   local srv=$!; track "$srv"
-  local i port=""
-  for i in $(seq 100); do
+  local port=""
+  for _ in $(seq 100); do
     port=$(sed -n 's/^LISTEN port=//p' "$RAW/http-echo.log"); [ -n "$port" ] && break; sleep 0.05
   done
   [ -n "$port" ] || { anomaly ERROR "baselines: dpumesh-http-echo did not start"; return; }

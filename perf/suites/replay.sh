@@ -5,9 +5,11 @@
 # and under replay). Sourced by perf/run.sh. Writes replay.csv, replay_stages.csv,
 # replay_latency.csv; raw telemetry windows in raw/replay-*.json.
 
-# name|pcapgen options: every capture has at most 8000 frames (net_pcap holds it in mbufs)
+# name|pcapgen options: every capture has at most 8000 frames (net_pcap holds it in mbufs).
+# "smallest": 64 B asked, one mesh frame as small as the headers allow (131 B: Ethernet,
+# IPv4, UDP, the 32 B fragment header and a minimal L7 request header, no body).
 REPLAY_CAPTURES=(
-  "64B|--frame-size 64 --ipv6-share 0"
+  "smallest|--frame-size 64 --ipv6-share 0"
   "512B|--frame-size 512 --ipv6-share 0"
   "1500B|--frame-size 1514 --ipv6-share 0"
   "64KiB-fragmented|--body 65536:65536 --ipv6-share 0"

@@ -3,8 +3,9 @@
 # service) and as services grow 1 -> 64 (one pod each); per point the round trips/s,
 # latency, the mesh's stage cycles per round trip (should stay flat), which pods answered,
 # and the RSS of dpumesh and of all pods. Pods use the small geometry
-# (DPUMESH_POD_GEOMETRY=small, ~70 KiB of pools each). Sourced by perf/run.sh; writes
-# scaling.csv.
+# (DPUMESH_POD_GEOMETRY=small, ~200 KiB of pools each). Every pod and the client run on the
+# main lcore's CPU, so that the worker lcore's busy cycles are the mesh's own and not time
+# the scheduler gave to 64 pods. Sourced by perf/run.sh; writes scaling.csv.
 
 SCALE_PODS=(1 4 16 64)
 SCALE_SERVICES=(1 8 64)
@@ -21,7 +22,7 @@ scale_point() {
   before=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/dpa)
   line=$(env DPUMESH_CLIENT_SERVICE="$3" DPUMESH_CLIENT_FIXED=1 DPUMESH_POD_NOSUM=1 \
     DPUMESH_CLIENT_WINDOW=64 DPUMESH_CLIENT_SECONDS="$P2P_SECONDS" DPUMESH_CLIENT_WARMUP="$P2P_WARMUP" \
-    "$BIN/dpumesh-pod" client "$DP_SOCK" 4000000 "$(next_seed)" 64 2>&1 | tr '\n' ' ') || true
+    taskset -c "$SCALE_CPU" "$BIN/dpumesh-pod" client "$DP_SOCK" 4000000 "$(next_seed)" 64 2>&1 | tr '\n' ' ') || true
   after=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/dpa)
   delta=$(mesh_delta "$before" "$after")
   echo "dimension=$1 n=$2 $line $delta" >> "$RAW/scaling.txt"
@@ -49,6 +50,8 @@ suite_scaling() {
   local cfg="$WORK/scaling.json"
   write_config "$cfg" --sock "$WORK/scaling.sock" --services "$svcs" --idle adaptive --timeout-ms 10000
   dp_start scaling "$cfg" || return
+  SCALE_CPU=${LCORES%%-*}
+  local POD_CPU=$SCALE_CPU
   SCALE_PIDS=()
   local n have=0 i=0 total=$(( ${#SCALE_PODS[@]} + ${#SCALE_SERVICES[@]} ))
   for n in "${SCALE_PODS[@]}"; do
