@@ -33,6 +33,8 @@ Suites: ${ALL_SUITES[*]} (default: ${DEFAULT_SUITES[*]}; soak only when named)
   --duration S     soak length in seconds (default $SOAK_SECONDS)
   --seconds S      measured seconds per pod2pod/baselines/scaling point (default $P2P_SECONDS)
   --replay-seconds S  measured seconds per replay run (default $REPLAY_SECONDS)
+  --lcores A-B     EAL -l of every dpumesh and testpmd: the main lcore, then the worker
+                   lcore that runs every stage (default $LCORES; pods run on the main one)
   --out DIR        results directory (default perf/results/<date-time>)
   --no-build       use build-perf/ as it is
 Environment: DPUMESH_PERF_BUILD_DIR (default build-perf/), DPUMESH_JOBS (default 2).
@@ -46,6 +48,7 @@ while [ $# -gt 0 ]; do
     --seconds) P2P_SECONDS=$2; shift 2 ;;
     --replay-seconds) REPLAY_SECONDS=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --lcores) LCORES=$2; shift 2 ;;
     --no-build) skip_build=1; shift ;;
     -h|--help) usage; exit 0 ;;
     -*) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -55,6 +58,9 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ ${#suites[@]} -gt 0 ] || suites=("${DEFAULT_SUITES[@]}")
+[[ $LCORES =~ ^[0-9]+-[0-9]+$ ]] || { echo "run.sh: --lcores wants MAIN-WORKER, e.g. 0-1" >&2; exit 2; }
+MAIN_CPU=${LCORES%-*}    # control lcore; pods are pinned here where a suite pins them
+WORKER=${LCORES#*-}      # every dpumesh stage
 
 T0=$(date +%s)
 RESULTS=${out:-$ROOT/perf/results/$(date +%Y-%m-%d-%H%M%S)}

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Helpers shared by perf/run.sh and the suites in perf/suites/ (sourced, never run).
-# Globals from run.sh: ROOT BIN RESULTS RAW WORK LCORES MEM T0 SCALE; PIDS collects every
+# Globals from run.sh: ROOT BIN RESULTS RAW WORK LCORES MAIN_CPU WORKER MEM T0; PIDS collects every
 # process a suite starts, so that run.sh's exit trap stops exactly those.
 
 # A progress line (elapsed time, then the text) on stderr and in progress.log.
@@ -44,7 +44,7 @@ tel() { python3 "$ROOT/perf/lib/tel.py" "$@"; }
 # write_config FILE [config.py options]: a node config for a suite (perf/lib/config.py).
 write_config() {
   local f=$1; shift
-  python3 "$ROOT/perf/lib/config.py" "$@" > "$f"
+  python3 "$ROOT/perf/lib/config.py" --worker "$WORKER" "$@" > "$f"
 }
 
 # dp_start NAME CONFIG [EAL args...] [-- dpumesh args...]: starts dpumesh on $LCORES with

@@ -88,7 +88,7 @@ suite_pod2pod() {
   for backend in cpu dmadev:dma_skeleton; do
     system="dpumesh-${backend%%:*}"
     local eal=()
-    [ "$backend" = cpu ] || eal=(--vdev "dma_skeleton,lcore=0")
+    [ "$backend" = cpu ] || eal=(--vdev "dma_skeleton,lcore=$MAIN_CPU")
     dp_start "p2p-${backend%%:*}" "$cfg" "${eal[@]}" -- --dma "$backend" || continue
     pod "echo-$system" DPUMESH_TEST_BODY_SLOT=1048576 DPUMESH_POD_BODY_SLOTS=64 DPUMESH_POD_NOSUM=1 \
       -- echo "$DP_SOCK"

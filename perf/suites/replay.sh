@@ -25,10 +25,10 @@ replay_eal() { # PREFIX CAPTURE INFINITE
 # replay_config FILE CAPTURE_FRAMES: every stage on the worker lcore, busy polling, an
 # external port whose replies net_pcap drops on TX, a pool that holds the capture.
 replay_config() {
-  local mbufs=65535 worker=${LCORES#*-}
+  local mbufs=65535
   while [ "$mbufs" -lt $(( $2 + 49152 )) ]; do mbufs=$((mbufs * 2 + 1)); done
   write_config "$1" --sock "$WORK/replay.sock" --port net_pcap0 --services echo:16,lat:4,client:4 \
-    --idle busy --worker "${worker%%,*}" --mbufs "$mbufs" --body-slots 256 --body-size 65536 --timeout-ms 1000
+    --idle busy --mbufs "$mbufs" --body-slots 256 --body-size 65536 --timeout-ms 1000
 }
 
 replay_one() { # NAME OPTIONS
@@ -56,7 +56,7 @@ replay_one() { # NAME OPTIONS
   local cfg="$WORK/replay-$name.json"
   replay_config "$cfg" "$frames"
   dp_start "replay-$name" "$cfg" --vdev "net_pcap0,rx_pcap=$cap,infinite_rx=1" -- --wait-pods 1 || return
-  POD_CPU=${LCORES%%-*} pod "replay-$name-echo" DPUMESH_POD_NOSUM=1 DPUMESH_TEST_BODY_SLOT=65536 -- echo "$DP_SOCK"
+  POD_CPU=$MAIN_CPU pod "replay-$name-echo" DPUMESH_POD_NOSUM=1 DPUMESH_TEST_BODY_SLOT=65536 -- echo "$DP_SOCK"
   local echo_pid=$POD_PID
   tel wait "$DP_TEL" /dpumesh/pods pod_id 1 || anomaly ERROR "replay $name: echo pod did not register"
   tel sample "$DP_TEL" "$REPLAY_WARMUP" "$REPLAY_SECONDS" "$RAW/replay-$name.dpumesh.json" \
@@ -79,7 +79,7 @@ replay_latency() {
   local cond=$1 inf=$2 cap="$WORK/replay-mix.pcap" cfg="$WORK/replay-lat.json"
   replay_config "$cfg" 8000
   dp_start "replay-latency-$cond" "$cfg" --vdev "net_pcap0,rx_pcap=$cap,infinite_rx=$inf" -- --wait-pods 3 || return
-  local cpu=${LCORES%%-*}
+  local cpu=$MAIN_CPU
   POD_CPU=$cpu pod "lat-$cond-echo" DPUMESH_POD_NOSUM=1 DPUMESH_TEST_BODY_SLOT=65536 -- echo "$DP_SOCK"
   local e1=$POD_PID
   POD_CPU=$cpu pod "lat-$cond-lat" DPUMESH_POD_NOSUM=1 DPUMESH_POD_SERVICE=lat -- echo "$DP_SOCK"

@@ -50,7 +50,7 @@ suite_scaling() {
   local cfg="$WORK/scaling.json"
   write_config "$cfg" --sock "$WORK/scaling.sock" --services "$svcs" --idle adaptive --timeout-ms 10000
   dp_start scaling "$cfg" || return
-  SCALE_CPU=${LCORES%%-*}
+  SCALE_CPU=$MAIN_CPU
   local POD_CPU=$SCALE_CPU
   SCALE_PIDS=()
   local n have=0 i=0 total=$(( ${#SCALE_PODS[@]} + ${#SCALE_SERVICES[@]} ))
