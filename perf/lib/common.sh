@@ -39,6 +39,14 @@ stop_pid() {
   wait "$1" 2>/dev/null || STOP_RC=$?
 }
 
+# next_seed: a new seed per client run. It names the run in x-seq, so that the echo pod
+# checks each run's order on its own. A file, because callers use it in $(...).
+SEED_FILE=$WORK/seed
+echo 100 > "$SEED_FILE"
+next_seed() {
+  local s; s=$(( $(cat "$SEED_FILE") + 1 )); echo "$s" > "$SEED_FILE"; echo "$s"
+}
+
 tel() { python3 "$ROOT/perf/lib/tel.py" "$@"; }
 
 # write_config FILE [config.py options]: a node config for a suite (perf/lib/config.py).

@@ -243,6 +243,26 @@ fp = read("footprint.csv")
 if fp:
     out.append("## Footprint (resident memory)")
     out.append("")
+
+    def pick(prefix):
+        return next((r for r in fp if r["what"].startswith(prefix)), None)
+    dm, ha = pick("dpumesh idle"), pick("haproxy idle")
+    dt, ht = pick("dpumesh after"), pick("haproxy after")
+    pe, se = pick("echo pod after"), pick("dpumesh-http-echo after")
+    rows = []
+    if dm and ha:
+        rows.append(["dpumesh ÷ one HAProxy sidecar, idle", ratio(dm["rss_kb"], ha["rss_kb"]),
+                     ratio(dm["pss_kb"], ha["pss_kb"])])
+    if dt and ht:
+        rows.append(["dpumesh ÷ one HAProxy sidecar, after traffic", ratio(dt["rss_kb"], ht["rss_kb"]),
+                     ratio(dt["pss_kb"], ht["pss_kb"])])
+    if pe and se:
+        rows.append(["echo pod (default pools) ÷ the baselines' echo server, after traffic",
+                     ratio(pe["rss_kb"], se["rss_kb"]), ratio(pe["pss_kb"], se["pss_kb"])])
+    if rows:
+        out.append("One dpumesh serves every pod of a node; an L7 sidecar mesh runs one proxy per pod:")
+        out.append("")
+        table(["ratio", "**RSS**", "**PSS**"], rows)
     table(["process", "RSS MiB", "PSS MiB", "note"],
           [[r["what"], "%.1f" % (int(r["rss_kb"]) / 1024), "%.1f" % (int(r["pss_kb"]) / 1024), r["note"]]
            for r in fp])

@@ -34,14 +34,6 @@ print(" ".join(out))
 PY
 }
 
-# A new seed per client run: it names the run in x-seq, so the echo pod checks each run's
-# order on its own.
-SEED_FILE=""
-next_seed() {
-  [ -n "$SEED_FILE" ] || { SEED_FILE=$WORK/seed; echo 100 > "$SEED_FILE"; }
-  local s; s=$(( $(cat "$SEED_FILE") + 1 )); echo "$s" > "$SEED_FILE"; echo "$s"
-}
-
 # p2p_client SYSTEM SIZE WINDOW [extra env...]: one timed client run against $DP_SOCK.
 p2p_client() {
   local system=$1 size=$2 window=$3; shift 3
@@ -50,7 +42,7 @@ p2p_client() {
   line=$(env DPUMESH_TEST_BODY_SLOT=1048576 DPUMESH_POD_BODY_SLOTS=64 DPUMESH_CLIENT_FIXED=1 \
     DPUMESH_POD_NOSUM=1 DPUMESH_CLIENT_WINDOW="$window" DPUMESH_CLIENT_SECONDS="$P2P_SECONDS" \
     DPUMESH_CLIENT_WARMUP="$P2P_WARMUP" "$@" \
-    "$BIN/dpumesh-pod" client "$DP_SOCK" 4000000 "$(next_seed)" "$size" 2>&1 | tr '\n' ' ') || true
+    "$BIN/dpumesh-pod" client "$DP_SOCK" 2000000 "$(next_seed)" "$size" 2>&1 | tr '\n' ' ') || true
   after=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/dpa)
   delta=$(mesh_delta "$before" "$after")
   echo "system=$system size=$size window=$window $line $delta" >> "$RAW/pod2pod.txt"

@@ -73,10 +73,10 @@ replay_one() { # NAME OPTIONS
   done <<< "$a"
 }
 
-# replay_latency CONDITION INFINITE: a client pod's round trips to service "lat" (its own
-# echo pod) while the mix capture replays (INFINITE=1) or after it played once (0).
+# replay_latency CONDITION CAPTURE INFINITE: a client pod's round trips to service "lat"
+# (its own echo pod) while CAPTURE replays (INFINITE=1) or after it played once (0).
 replay_latency() {
-  local cond=$1 inf=$2 cap="$WORK/replay-mix.pcap" cfg="$WORK/replay-lat.json"
+  local cond=$1 cap=$2 inf=$3 cfg="$WORK/replay-lat.json"
   replay_config "$cfg" 8000
   dp_start "replay-latency-$cond" "$cfg" --vdev "net_pcap0,rx_pcap=$cap,infinite_rx=$inf" -- --wait-pods 3 || return
   local cpu=$MAIN_CPU
@@ -88,7 +88,7 @@ replay_latency() {
   local line
   line=$(env DPUMESH_CLIENT_SERVICE=lat DPUMESH_CLIENT_FIXED=1 DPUMESH_POD_NOSUM=1 \
     DPUMESH_CLIENT_WINDOW=1 DPUMESH_CLIENT_SECONDS="$REPLAY_SECONDS" DPUMESH_CLIENT_WARMUP=1 \
-    taskset -c "$cpu" "$BIN/dpumesh-pod" client "$DP_SOCK" 4000000 "$(next_seed)" 64 2>&1 | tr '\n' ' ') || true
+    taskset -c "$cpu" "$BIN/dpumesh-pod" client "$DP_SOCK" 2000000 "$(next_seed)" 64 2>&1 | tr '\n' ' ') || true
   echo "condition=$cond $line" >> "$RAW/replay-latency.txt"
   tel get "$DP_TEL" /ethdev/stats,0 /dpumesh/sidecar /dpumesh/drops > "$RAW/replay-latency-$cond.json" || true
   stop_pid "$e1"; stop_pid "$e2"
@@ -109,8 +109,9 @@ suite_replay() {
     progress "replay: [$i/$(( ${#REPLAY_CAPTURES[@]} + 2 ))] capture ${c%%|*}"
     replay_one "${c%%|*}" "${c#*|}"
   done
-  progress "replay: [$((i + 1))/$((i + 2))] latency, port quiet (the mix capture played once)"
-  replay_latency quiet 0
+  progress "replay: [$((i + 1))/$((i + 2))] latency, port quiet (10 messages played once)"
+  "$BIN/dpumesh-pcapgen" --out "$WORK/replay-quiet.pcap" --messages 10 --services echo > /dev/null
+  replay_latency quiet "$WORK/replay-quiet.pcap" 0
   progress "replay: [$((i + 2))/$((i + 2))] latency, port under replay (mix capture, infinite_rx=1)"
-  replay_latency loaded 1
+  replay_latency loaded "$WORK/replay-mix.pcap" 1
 }

@@ -22,7 +22,7 @@ scale_point() {
   before=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/dpa)
   line=$(env DPUMESH_CLIENT_SERVICE="$3" DPUMESH_CLIENT_FIXED=1 DPUMESH_POD_NOSUM=1 \
     DPUMESH_CLIENT_WINDOW=64 DPUMESH_CLIENT_SECONDS="$P2P_SECONDS" DPUMESH_CLIENT_WARMUP="$P2P_WARMUP" \
-    taskset -c "$SCALE_CPU" "$BIN/dpumesh-pod" client "$DP_SOCK" 4000000 "$(next_seed)" 64 2>&1 | tr '\n' ' ') || true
+    taskset -c "$SCALE_CPU" "$BIN/dpumesh-pod" client "$DP_SOCK" 2000000 "$(next_seed)" 64 2>&1 | tr '\n' ' ') || true
   after=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/dpa)
   delta=$(mesh_delta "$before" "$after")
   echo "dimension=$1 n=$2 $line $delta" >> "$RAW/scaling.txt"
