@@ -17,6 +17,8 @@
 //   DPUMESH_POD_BODY_SLOTS=N         body slots of each body pool (test geometry)
 //   DPUMESH_CLIENT_SECONDS=S         client: stop sending after S seconds (N is a cap)
 //   DPUMESH_CLIENT_WARMUP=S          client: answers in the first S seconds are not measured
+//   DPUMESH_CLIENT_STALL=S           client: no answer for S seconds with requests outstanding:
+//                                    print "STALL ..." (which requests) and exit 4
 // Every request carries x-ts (the client's send time, ns, CLOCK_MONOTONIC) and echo returns
 // it: the client's round-trip times come from the answer itself.
 #include <signal.h>
@@ -423,7 +425,28 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 		std::fflush(stdout);
 	}
 	auto finished = [&] { return st.ok + st.refused + st.mesh_err + st.bad >= next; };
+	const double stall_secs = env_seconds("DPUMESH_CLIENT_STALL");
+	uint32_t seen = 0;
+	uint64_t seen_at = now_ns();
 	while (next < n || !finished()) {
+		const uint32_t answered = st.ok + st.refused + st.mesh_err + st.bad;
+		if (answered != seen || answered >= next) {
+			seen = answered;
+			seen_at = now_ns();
+		} else if (stall_secs > 0 && now_ns() - seen_at > static_cast<uint64_t>(stall_secs * 1e9)) {
+			/* requests outstanding and nothing back for that long: an answer was lost */
+			std::string ids;
+			unsigned shown = 0;
+			for (uint32_t i = 0; i < next && shown < 8; i++)
+				if (!st.done[i]) {
+					ids += (ids.empty() ? "" : ",") + std::to_string(i);
+					shown++;
+				}
+			std::printf("STALL sent=%u answered=%u outstanding=%u secs=%.1f req_ids=%s\n", next,
+				    answered, next - answered, stall_secs, ids.c_str());
+			std::fflush(stdout);
+			return 4;
+		}
 		if (next < n && now_ns() >= stop_ns)
 			n = next; /* timed run: stop sending, wait for what is outstanding */
 		/* at most `window` requests outstanding: their responses must find RX slots */

@@ -3,7 +3,9 @@
 # The soak's verdict: telemetry samples over time (tel.py watch), the client runs and the
 # final snapshot -> soak.csv (one row per watched quantity), soak_series.csv (for the plot)
 # and anomaly lines on stdout.
-#   soak_check.py RESULTS telemetry.jsonl clients.txt final.json soak.final
+#   soak_check.py RESULTS telemetry.jsonl clients.txt final.json soak.final HELD_MBUFS
+# HELD_MBUFS: mbufs net_pcap still holds at exit (infinite_rx keeps the capture in mbufs of
+# dpumesh's pool until the port closes, after the final lines).
 # DPDK 22.11's /mempool/info has no in-use count: buffers in use come from /dpumesh/dpa
 # (hbufs_in_use) and /dpumesh/drops (in_reassembly) over time, and from dpumesh's own
 # "final mempool" line at exit (every mbuf and message object must be back).
@@ -12,6 +14,7 @@ import os
 import sys
 
 R, series_path, clients_path, final_path, exit_path = sys.argv[1:6]
+held = int(sys.argv[6]) if len(sys.argv) > 6 else 0
 samples = [json.loads(l) for l in open(series_path) if l.strip()]
 out = []
 if len(samples) < 8:
@@ -60,11 +63,15 @@ if sum(dma.get("errors", [0])):
 
 # client runs
 runs = ok = sent = mesh_err = refused = bad = hung = failed = 0
+stalls = []
 for line in open(clients_path) if os.path.exists(clients_path) else []:
     kv = dict(w.split("=", 1) for w in line.split() if "=" in w)
     runs += 1
-    if kv.get("rc") == "124":
+    if kv.get("rc") == "124" or "STALL" in line:
         hung += 1
+        if "STALL" in line:
+            stalls.append("run %s: %s of %s answered, requests %s" % (
+                kv.get("run"), kv.get("answered"), kv.get("sent"), kv.get("req_ids")))
         continue
     if "ok" not in kv:
         failed += 1
@@ -75,7 +82,8 @@ rows.append(["client runs", "", runs, "", "", "%d answered, %d mesh errors, %d r
 if runs == 0:
     out.append("ERROR soak: no client run finished")
 if hung:
-    out.append("ERROR soak: %d client run(s) never got all their answers (lost, killed after 60 s)" % hung)
+    out.append("ERROR soak: %d client run(s) never got all their answers (nothing back for 20 s, "
+               "no 504 either: lost)%s" % (hung, "; " + "; ".join(stalls[:4]) if stalls else ""))
 if failed:
     out.append("ERROR soak: %d client run(s) failed to start or register" % failed)
 if bad:
@@ -103,8 +111,9 @@ try:
             for w in line.split()[2:]:
                 k, _, v = w.partition("=")
                 if k.endswith("in_use"):
-                    rows.append(["%s at exit" % k, "", v, "", "", "expected 0"])
-                    if int(v):
+                    want = held if k == "mbufs_in_use" else 0
+                    rows.append(["%s at exit" % k, "", v, "", "", "expected %d" % want])
+                    if int(v) != want:
                         out.append("ERROR soak: %s=%s at exit (not returned to its pool)" % (k, v))
 except OSError:
     out.append("ERROR soak: no final counters from dpumesh")

@@ -19,7 +19,7 @@ soak_client_loop() { # NAME: runs clients until $WORK/soak.stop exists; one line
   while [ ! -e "$WORK/soak.stop" ]; do
     i=$((i + 1))
     rc=0
-    line=$(DPUMESH_CLIENT_SERVICE=svc DPUMESH_CLIENT_WINDOW=8 DPUMESH_TEST_BODY_SLOT=65536 \
+    line=$(DPUMESH_CLIENT_SERVICE=svc DPUMESH_CLIENT_WINDOW=8 DPUMESH_TEST_BODY_SLOT=65536 DPUMESH_CLIENT_STALL=20 \
       timeout 60 "$BIN/dpumesh-pod" client "$DP_SOCK" 2000 "$(( RANDOM * 100 + i ))" 65536 2>&1 | tr '\n' ' ') || rc=$?
     echo "client=$name run=$i rc=$rc $line" >> "$RAW/soak-clients.txt"
   done
@@ -47,6 +47,9 @@ suite_soak() {
   local cap="$WORK/soak.pcap" cfg="$WORK/soak.json"
   "$BIN/dpumesh-pcapgen" --out "$cap" --messages 100000 --frames 8000 --services echo --body 0:4096 \
     --malformed-share 0.01 --other-share 0.02 --ipv6-share 0.25 > "$RAW/soak-pcapgen.txt"
+  # net_pcap keeps a looped capture in mbufs until the port closes
+  local held=0
+  [ "${DPUMESH_SOAK_REPLAY:-1}" = 0 ] || held=$(kv "$(tail -1 "$RAW/soak-pcapgen.txt")" frames)
   write_config "$cfg" --sock "$WORK/soak.sock" --port net_pcap0 --services echo:4,svc:8,client:8 \
     --idle adaptive --mbufs 65535 --timeout-ms 2000
   progress "soak: ${SOAK_SECONDS} s of replay + pod-to-pod traffic with pod restarts"
@@ -92,7 +95,7 @@ suite_soak() {
   dp_stop
   local a
   a=$(python3 "$ROOT/perf/lib/soak_check.py" "$RESULTS" "$RAW/soak-telemetry.jsonl" "$RAW/soak-clients.txt" \
-    "$RAW/soak-final.json" "$RAW/soak.final") || anomaly ERROR "soak: analysis failed"
+    "$RAW/soak-final.json" "$RAW/soak.final" "$held") || anomaly ERROR "soak: analysis failed"
   while IFS= read -r line; do
     [ -z "$line" ] || anomaly "${line%% *}" "${line#* }"
   done <<< "$a"
