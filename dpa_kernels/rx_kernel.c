@@ -14,6 +14,11 @@
  * place in the destination's body slot; once delivered it is released to the runtime.
  * A failed delivery hands the command back to the Arm, which still owns the body.
  *
+ * DELIVER with HOLD: as DELIVER, but the sender's TX is not completed and the hbuf (and a
+ * network body) is kept, and the Arm is told the delivery is done (the command back on the
+ * notification queue with status OK): the Arm may deliver it again (a retry) and ends it
+ * with a COMPLETE.
+ *
  * COMPLETE (flags TX_DONE, ERROR and status when refused): complete the sender named in the
  * hbuf's metadata and free the hbuf.
  */
@@ -143,7 +148,10 @@ static int rx_finish(struct dpa_dev *d, struct dpa_kernel_state *s, struct dpa_r
 	out.body_len = cmd->body_len;
 	out.req_id = cmd->req_id;
 	out.step_id = cmd->step_id;
-	out.flags = cmd->flags & (DPUMESH_OP_MASK | DPUMESH_CASE_MASK);
+	out.flags = cmd->flags & ((DPUMESH_OP_MASK & ~DPUMESH_OP_HOLD) | DPUMESH_CASE_MASK);
+	const int hold = (cmd->flags & DPUMESH_OP_HOLD) != 0;
+	if (hold && dpa_notify_room(d) == 0)
+		return 0; /* the Arm must hear of it: wait for room first */
 	uint32_t st = dpa_deliver(d, dst, &out);
 	if (st == DPUMESH_STATUS_DEST_FULL)
 		return 0; /* its RX SQ had room at take time; try again */
@@ -153,12 +161,20 @@ static int rx_finish(struct dpa_dev *d, struct dpa_kernel_state *s, struct dpa_r
 		release_slot(s, f);
 		return 1;
 	}
-	struct dpa_hbuf_meta *meta = meta_of(cmd);
-	if (meta->src)
-		dpa_tx_complete(d, meta->src, &meta->orig, DPUMESH_STATUS_OK);
-	if (is_ingress(cmd) && cmd->body_len)
-		dpa_local_body_release(d, cmd->body_buf_addr);
-	dpa_hbuf_free(d, cmd->header_buf_addr - DPA_HBUF_META_SIZE);
+	if (hold) {
+		/* the Arm keeps the sender's buffers for a retry: tell it the copy is done */
+		struct sw_descriptor note;
+		desc_copy(&note, cmd);
+		note.valid = 0;
+		(void)dpa_notify_arm(d, &note); /* room checked above; only this thread adds */
+	} else {
+		struct dpa_hbuf_meta *meta = meta_of(cmd);
+		if (meta->src)
+			dpa_tx_complete(d, meta->src, &meta->orig, DPUMESH_STATUS_OK);
+		if (is_ingress(cmd) && cmd->body_len)
+			dpa_local_body_release(d, cmd->body_buf_addr);
+		dpa_hbuf_free(d, cmd->header_buf_addr - DPA_HBUF_META_SIZE);
+	}
 	s->rx_delivered++;
 	release_slot(s, f);
 	return 1;
@@ -234,7 +250,7 @@ uint32_t dpa_rx_kernel(struct dpa_dev *d, struct dpa_kernel_state *s)
 	uint32_t n = room ? dpa_sidecar_rx_take(d, cmds, room < 16 ? room : 16) : 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct sw_descriptor *cmd = &cmds[i];
-		uint32_t op = cmd->flags & DPUMESH_OP_MASK;
+		uint32_t op = cmd->flags & DPUMESH_OP_MASK & ~DPUMESH_OP_HOLD;
 		work++;
 		if (op & DPUMESH_OP_TX_DONE) {
 			struct dpa_hbuf_meta *meta = meta_of(cmd);

@@ -89,6 +89,9 @@ def collect(path):
         stages = t.query("/dpumesh/stages") or {}
         drops = t.query("/dpumesh/drops") or {}
         cfg = t.query("/dpumesh/config") or {}
+        policy = t.query("/dpumesh/policy") or {}
+        metrics = t.query("/dpumesh/metrics") or {}
+        latency = t.query("/dpumesh/latency") or {}
     finally:
         t.close()
     e = Exposition()
@@ -114,7 +117,60 @@ def collect(path):
             continue
         e.add("dpumesh_port_rx_drops_total", "counter", "port_rx drops by reason", value,
               {"reason": reason})
+    add_policy(e, policy, metrics, latency)
     return e.text()
+
+
+METRIC_COUNTERS = [
+    ("requests", "requests the sidecar took"), ("refused", "requests refused by the mesh here"),
+    ("mesh_generated", "answers made by the mesh"), ("retries", "attempts after the first"),
+    ("timeouts", "504 timeouts made here"),
+]
+
+
+def add_policy(e, policy, metrics, latency):
+    """L7 policy verdicts, breaker states, request metrics and latency histograms."""
+    if policy:
+        e.add("dpumesh_policy_version", "gauge", "published routing and policy version",
+              policy.get("version", 0))
+    for key, value in policy.items():
+        if key.startswith("verdict_"):
+            e.add("dpumesh_policy_verdicts_total", "counter",
+                  "policy verdicts by reason (this policy version)", value,
+                  {"reason": key[len("verdict_"):]})
+        elif key.startswith("breaker:"):
+            for state in ("closed", "open", "half_open"):
+                e.add("dpumesh_breaker_state", "gauge", "1 for the breaker's current state",
+                      int(value == state), {"service": key[len("breaker:"):], "state": state})
+        elif key != "version":
+            e.add("dpumesh_policy_%s_total" % key, "counter",
+                  "policy engine counter (this policy version)", value)
+    for name, m in metrics.items():
+        if name.startswith("route "):
+            _, service, route = name.split(" ", 2)
+            labels, family = {"service": service, "route": route}, "dpumesh_route"
+        else:
+            labels, family = {"service": name}, "dpumesh_service"
+        for key, text in METRIC_COUNTERS:
+            e.add("%s_%s_total" % (family, key), "counter", text, m.get(key, 0), labels)
+        for cls in ("1xx", "2xx", "3xx", "4xx", "5xx"):
+            e.add("%s_answers_total" % family, "counter", "answers to the origin by status class",
+                  m.get(cls, 0), dict(labels, code=cls))
+    if latency:
+        e.lines.append("# HELP dpumesh_service_latency_seconds request taken -> answer passed "
+                       "on, by service (log2 buckets)")
+        e.lines.append("# TYPE dpumesh_service_latency_seconds histogram")
+    for service, buckets in latency.items():
+        total = 0
+        for k, count in enumerate(buckets):
+            total += count
+            le = "+Inf" if k == len(buckets) - 1 else "%g" % ((1 << k) / 1e6)
+            e.lines.append('dpumesh_service_latency_seconds_bucket{service="%s",le="%s"} %d'
+                           % (esc(service), le, total))
+        m = metrics.get(service, {})
+        e.lines.append('dpumesh_service_latency_seconds_sum{service="%s"} %g'
+                       % (esc(service), m.get("latency_sum_us", 0) / 1e6))
+        e.lines.append('dpumesh_service_latency_seconds_count{service="%s"} %d' % (esc(service), total))
 
 
 def main():

@@ -14,9 +14,13 @@ packages=(
   rdma-core ibverbs-providers libibverbs1 libibverbs-dev
   # libraries
   libjansson-dev libpcap-dev libssl-dev libnuma-dev
+  # ingress gateway (evhttp)
+  libevent-dev
   # tests, fuzzing, benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   python3 tcpdump iproute2 procps
+  # end-to-end tests and the ingress load run: HTTP client, load generator, manifest check
+  curl wrk python3-yaml
   # perf/run.sh: the HAProxy sidecar baseline, plots, pinning pods (util-linux: taskset)
   haproxy gnuplot-nox util-linux
   # freestanding RISC-V build of the DPA kernels

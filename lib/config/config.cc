@@ -718,6 +718,7 @@ void read_timeouts(ctx &c, const json_t *arr, node_config &cfg)
 		o.uint("timeout_ms", t.timeout_ms, 1, 3600000);
 		o.uint("retries", t.retries, 0, 10);
 		o.uint("backoff_ms", t.backoff_ms, 0, 60000);
+		o.uint("retry_budget_percent", t.retry_budget_percent, 0, 100);
 		o.boolean("retry_non_idempotent", t.retry_non_idempotent);
 		o.done();
 		check_service_ref(c, cfg, o, t.service);
@@ -845,6 +846,7 @@ result<node_config> load_string(std::string_view text, const std::string &source
 	if (c.failed())
 		return *c.err;
 	cfg.positions = std::move(loc.values);
+	cfg.text = std::string(text);
 	return cfg;
 }
 

@@ -368,11 +368,32 @@ const char *key_name(config::ratelimit_key k)
 	return "?";
 }
 
+/* The engine's state: version, verdicts and counters that are not zero, breakers. */
+void append_engine_state(std::string &out, const pipeline::sidecar_policy &pol)
+{
+	const policy::engine &e = pol.engine();
+	appendf(out, "policy version %" PRIu64 " (enforced by the sidecar)\n", pol.version());
+	std::string line;
+	policy::for_each_policy_counter(e.stats(), [&](const char *name, const char *, uint64_t v) {
+		if (v)
+			line += " " + std::string(name) + "=" + std::to_string(v);
+	});
+	appendf(out, "  counters:%s\n", line.empty() ? " (none yet)" : line.c_str());
+	for (size_t i = 0; i < e.nb_services(); i++) {
+		const std::string &svc = e.service_name(static_cast<uint32_t>(i));
+		appendf(out, "  service %s breaker=%s\n", svc.c_str(),
+			policy::breaker_state_name(e.breaker(svc)));
+	}
+}
+
 status cmd_show_policy(invocation &inv)
 {
 	auto cfg = inv.node.config();
 	const config::policy_config &p = cfg->policy;
-	appendf(inv.out, "policy (from the config; enforcement comes with the sidecar stage)\n");
+	if (const pipeline::sidecar *sc = inv.node.sidecar())
+		append_engine_state(inv.out, *sc->policy());
+	else
+		appendf(inv.out, "policy (no sidecar in this node: not enforced)\n");
 	appendf(inv.out, "  default_timeout_ms=%u\n", p.default_timeout_ms);
 	if (p.jwt) {
 		std::string aud;
@@ -410,10 +431,74 @@ status cmd_show_policy(invocation &inv)
 			b.service.c_str(), b.consecutive_failures, b.error_rate_percent,
 			b.min_requests, b.window_ms, b.open_ms, b.half_open_probes);
 	for (const config::timeout_config &t : p.timeouts)
-		appendf(inv.out, "  timeout %s %s timeout_ms=%u retries=%u backoff_ms=%u\n",
+		appendf(inv.out,
+			"  timeout %s %s timeout_ms=%u retries=%u backoff_ms=%u budget=%u%%%s\n",
 			t.service.c_str(), t.path_prefix.c_str(), t.timeout_ms, t.retries,
-			t.backoff_ms);
+			t.backoff_ms, t.retry_budget_percent,
+			t.retry_non_idempotent ? " retry_non_idempotent" : "");
 	return status::ok();
+}
+
+void append_metrics(std::string &out, const char *label, const pipeline::l7_metrics &m)
+{
+	const auto &c = m.classes;
+	appendf(out,
+		"  %-28s requests=%" PRIu64 " refused=%" PRIu64 " 2xx=%" PRIu64 " 4xx=%" PRIu64
+		" 5xx=%" PRIu64 " mesh=%" PRIu64 " retries=%" PRIu64 " timeouts=%" PRIu64
+		" p50=%" PRIu64 "us p99=%" PRIu64 "us p99.9=%" PRIu64 "us\n",
+		label, m.requests.get(), m.refused.get(), c[1].get(), c[3].get(), c[4].get(),
+		m.mesh_generated.get(), m.retries.get(), m.timeouts.get(),
+		m.latency.quantile_us(0.5), m.latency.quantile_us(0.99),
+		m.latency.quantile_us(0.999));
+}
+
+status cmd_show_metrics(invocation &inv)
+{
+	pipeline::sidecar *sc = inv.node.sidecar();
+	if (!sc)
+		return errorf("no sidecar in this node");
+	appendf(inv.out, "by service (since start; latency: bucket upper bounds, log2 us)\n");
+	for (uint32_t i = 0; i < sc->nb_services(); i++)
+		append_metrics(inv.out, sc->service_name(i).c_str(), sc->service_metrics(i));
+	auto pol = sc->policy();
+	appendf(inv.out, "by route (since policy version %" PRIu64 ")\n", pol->version());
+	for (const pipeline::service_rules &svc : pol->services())
+		for (const pipeline::route_rule &r : svc.routes) {
+			std::string label = svc.name + " " + (r.configured ? r.path_prefix : "default");
+			append_metrics(inv.out, label.c_str(), pol->route_metrics(r.metrics));
+		}
+	return status::ok();
+}
+
+status print_edit(invocation &inv, const result<control::edit_report> &rep)
+{
+	if (!rep)
+		return rep.error();
+	appendf(inv.out, "%s: applied, policy version %" PRIu64 "\n", rep->what.c_str(),
+		rep->version);
+	return status::ok();
+}
+
+status cmd_set_route(invocation &inv)
+{
+	return print_edit(inv, control::set_route(inv.node, inv.words[2], inv.words[3]));
+}
+
+status cmd_set_ratelimit(invocation &inv)
+{
+	return print_edit(inv, control::set_ratelimit(inv.node, inv.words[2], inv.words[3],
+						       inv.words[4], inv.words[5], inv.words[6]));
+}
+
+status cmd_set_timeout(invocation &inv)
+{
+	return print_edit(inv, control::set_timeout(inv.node, inv.words[2], inv.words[3],
+						     inv.words[4], inv.words[5]));
+}
+
+status cmd_set_policy(invocation &inv)
+{
+	return print_edit(inv, control::set_policy(inv.node, inv.words[2], inv.words[3]));
 }
 
 /* ---- actions ---- */
@@ -488,10 +573,9 @@ status cmd_help(invocation &inv)
 	for (const command_spec &c : commands())
 		append_row(inv.out, c);
 	appendf(inv.out, "<port> is a port id or \"all\"; <type> is a dpumesh log type or \"all\".\n");
-	appendf(inv.out, "Coming with later issues:");
-	for (const char *c : coming_commands)
-		appendf(inv.out, " %s;", c);
-	appendf(inv.out, "\n");
+	appendf(inv.out, "set ratelimit/timeout with rate or timeout_ms 0 remove the entry; set policy "
+			 "takes a JSON pointer under /policy and a JSON value without blanks (null "
+			 "removes, a trailing /- appends).\n");
 	return status::ok();
 }
 
@@ -544,13 +628,18 @@ const command_spec command_table[] = {
 	{"show services", "services from the config and their routes", &cmd_show_services},
 	{"show routes", "service routes: local pods or a peer node", &cmd_show_routes},
 	{"show peers", "peer nodes", &cmd_show_peers},
-	{"show policy", "L7 policy held by the config (enforcement: later issue)", &cmd_show_policy},
+	{"show policy", "L7 policy: version, verdict counters, breakers, and the rules", &cmd_show_policy},
+	{"show metrics", "requests by service and route: answers by class, retries, latency", &cmd_show_metrics},
 	{"start", "resume polling of the port stages", &cmd_start},
 	{"stop", "pause polling of the port stages (pods keep talking through the DPA)", &cmd_stop},
 	{"set log <type> emerg|alert|crit|err|warning|notice|info|debug", "set a log level", &cmd_set_log},
 	{"show log", "log levels of the dpumesh types", &cmd_show_log},
 	{"set stats-period <seconds>", "periodic stats every N s (0: off)", &cmd_set_stats_period},
-	{"reload config", "re-load the config file; apply services/routes/peers/policy", &cmd_reload_config},
+	{"reload config", "re-load the config file; apply routes, policy and service limits", &cmd_reload_config},
+	{"set route <service> <to>", "route a service to \"local\" pods or a peer node", &cmd_set_route},
+	{"set ratelimit <service> <path_prefix> <key> <rate> <burst>", "add or change a token bucket (key: source, route, claim:<name>)", &cmd_set_ratelimit},
+	{"set timeout <service> <path_prefix> <timeout_ms> <retries>", "add or change a route's deadline and retries", &cmd_set_timeout},
+	{"set policy <pointer> <json>", "set any value under /policy (JSON pointer), validated like the config", &cmd_set_policy},
 	{"show pods", "registered pods: service, generation, queue and refusal counters", &cmd_show_pods},
 	{"show pod <id>", "one pod: its pod_lookup_table entry and counters by reason", &cmd_show_pod},
 	{"show pending", "requests waiting for their response (pending table)", &cmd_show_pending},

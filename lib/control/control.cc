@@ -376,6 +376,16 @@ bool same(const config::peer_config &a, const config::peer_config &b)
 }
 
 /** The first section that cannot change at run time and differs, or nullptr. */
+bool peers_differ(const config::node_config &a, const config::node_config &b)
+{
+	if (a.peers.size() != b.peers.size())
+		return true;
+	for (size_t i = 0; i < a.peers.size(); i++)
+		if (!same(a.peers[i], b.peers[i]))
+			return true;
+	return false;
+}
+
 const char *fixed_section_changed(const config::node_config &a, const config::node_config &b)
 {
 	if (!same(a.node, b.node))
@@ -399,6 +409,13 @@ const char *fixed_section_changed(const config::node_config &a, const config::no
 		return "dpa";
 	if (a.dma.backend != b.dma.backend || a.dma.device != b.dma.device)
 		return "dma";
+	if (peers_differ(a, b))
+		return "peers";
+	if (a.services.size() != b.services.size())
+		return "services";
+	for (size_t i = 0; i < a.services.size(); i++)
+		if (a.services[i].name != b.services[i].name)
+			return "services";
 	return nullptr;
 }
 
@@ -419,16 +436,6 @@ bool routes_differ(const config::node_config &a, const config::node_config &b)
 		return true;
 	for (size_t i = 0; i < a.routes.size(); i++)
 		if (a.routes[i].service != b.routes[i].service || a.routes[i].to != b.routes[i].to)
-			return true;
-	return false;
-}
-
-bool peers_differ(const config::node_config &a, const config::node_config &b)
-{
-	if (a.peers.size() != b.peers.size())
-		return true;
-	for (size_t i = 0; i < a.peers.size(); i++)
-		if (!same(a.peers[i], b.peers[i]))
 			return true;
 	return false;
 }
@@ -481,7 +488,8 @@ bool policy_differs(const config::policy_config &a, const config::policy_config 
 		const auto &x = a.timeouts[i], &y = b.timeouts[i];
 		if (x.service != y.service || x.path_prefix != y.path_prefix ||
 		    x.timeout_ms != y.timeout_ms || x.retries != y.retries ||
-		    x.backoff_ms != y.backoff_ms || x.retry_non_idempotent != y.retry_non_idempotent)
+		    x.backoff_ms != y.backoff_ms || x.retry_non_idempotent != y.retry_non_idempotent ||
+		    x.retry_budget_percent != y.retry_budget_percent)
 			return true;
 	}
 	return false;
@@ -510,11 +518,10 @@ result<reload_report> reload_config(node &n)
 		rep.changed.push_back("services");
 	if (routes_differ(*cur, *fresh))
 		rep.changed.push_back("routes");
-	if (peers_differ(*cur, *fresh))
-		rep.changed.push_back("peers");
 	if (policy_differs(cur->policy, fresh->policy))
 		rep.changed.push_back("policy");
-	n.replace_config(std::make_shared<const config::node_config>(std::move(*fresh)));
+	DPUMESH_RETURN_IF_ERROR(apply_config(n, std::move(*fresh))
+					.with_context("reload config: refused (nothing changed)"));
 	DPUMESH_LOG(INFO, config, "reloaded %s: %zu section(s) changed", rep.source.c_str(),
 		    rep.changed.size());
 	return rep;

@@ -148,6 +148,91 @@ int fill_sidecar(node &n, rte_tel_data *d)
 	return 0;
 }
 
+/* Policy: the published version, the engine's counters, "breaker:<service>" states. */
+int fill_policy(node &n, rte_tel_data *d)
+{
+	if (!n.sidecar())
+		return -ENODEV;
+	auto pol = n.sidecar()->policy();
+	rte_tel_data_start_dict(d);
+	rte_tel_data_add_dict_u64(d, "version", pol->version());
+	policy::for_each_policy_counter(pol->engine().stats(),
+					[&](const char *name, const char *, uint64_t v) {
+						rte_tel_data_add_dict_u64(d, name, v);
+					});
+	for (size_t i = 0; i < pol->engine().nb_services(); i++) {
+		const std::string &svc = pol->engine().service_name(static_cast<uint32_t>(i));
+		std::string key = "breaker:" + svc;
+		rte_tel_data_add_dict_string(d, key.c_str(),
+					     policy::breaker_state_name(pol->engine().breaker(svc)));
+	}
+	return 0;
+}
+
+/* One dict of request metrics (requests, answers by class, latency quantiles). */
+rte_tel_data *metrics_dict(const pipeline::l7_metrics &m)
+{
+	rte_tel_data *c = rte_tel_data_alloc();
+	if (!c)
+		return nullptr;
+	rte_tel_data_start_dict(c);
+	rte_tel_data_add_dict_u64(c, "requests", m.requests.get());
+	rte_tel_data_add_dict_u64(c, "refused", m.refused.get());
+	static const char *const classes[] = {"1xx", "2xx", "3xx", "4xx", "5xx"};
+	for (size_t k = 0; k < m.classes.size(); k++)
+		rte_tel_data_add_dict_u64(c, classes[k], m.classes[k].get());
+	rte_tel_data_add_dict_u64(c, "mesh_generated", m.mesh_generated.get());
+	rte_tel_data_add_dict_u64(c, "retries", m.retries.get());
+	rte_tel_data_add_dict_u64(c, "timeouts", m.timeouts.get());
+	rte_tel_data_add_dict_u64(c, "latency_count", m.latency.count());
+	rte_tel_data_add_dict_u64(c, "latency_sum_us", m.latency.sum_us.get());
+	rte_tel_data_add_dict_u64(c, "latency_p50_us", m.latency.quantile_us(0.50));
+	rte_tel_data_add_dict_u64(c, "latency_p90_us", m.latency.quantile_us(0.90));
+	rte_tel_data_add_dict_u64(c, "latency_p99_us", m.latency.quantile_us(0.99));
+	rte_tel_data_add_dict_u64(c, "latency_p999_us", m.latency.quantile_us(0.999));
+	return c;
+}
+
+/* Request metrics by service (the sidecar's life) and by route (this policy version). */
+int fill_metrics(node &n, rte_tel_data *d)
+{
+	pipeline::sidecar *sc = n.sidecar();
+	if (!sc)
+		return -ENODEV;
+	rte_tel_data_start_dict(d);
+	for (uint32_t i = 0; i < sc->nb_services(); i++)
+		if (rte_tel_data *c = metrics_dict(sc->service_metrics(i)))
+			rte_tel_data_add_dict_container(d, sc->service_name(i).c_str(), c, 0);
+	auto pol = sc->policy();
+	for (const pipeline::service_rules &s : pol->services())
+		for (const pipeline::route_rule &r : s.routes) {
+			std::string key = "route " + s.name + " " +
+					  (r.configured ? r.path_prefix : std::string("default"));
+			if (rte_tel_data *c = metrics_dict(pol->route_metrics(r.metrics)))
+				rte_tel_data_add_dict_container(d, key.c_str(), c, 0);
+		}
+	return 0;
+}
+
+/* Latency histograms by service: bucket k counts answers in [2^(k-1), 2^k) us. */
+int fill_latency(node &n, rte_tel_data *d)
+{
+	pipeline::sidecar *sc = n.sidecar();
+	if (!sc)
+		return -ENODEV;
+	rte_tel_data_start_dict(d);
+	for (uint32_t i = 0; i < sc->nb_services(); i++) {
+		rte_tel_data *a = rte_tel_data_alloc();
+		if (!a)
+			return -ENOMEM;
+		rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
+		for (const counter &b : sc->service_metrics(i).latency.buckets)
+			rte_tel_data_add_array_u64(a, b.get());
+		rte_tel_data_add_dict_container(d, sc->service_name(i).c_str(), a, 0);
+	}
+	return 0;
+}
+
 /** One row per DPA thread: its index. */
 std::vector<unsigned> thread_rows(const dpa::emulator &emu)
 {
@@ -284,6 +369,9 @@ int fill_config(node &n, rte_tel_data *d)
 	_(config, "Config summary: node, source, counts, idle policy, forwarding, stats_period") \
 	_(pods, "Registered pods: id, service, generation, TX/RX counters (columns)")      \
 	_(sidecar, "Sidecar counters: requests, responses, mesh errors by reason")            \
+	_(policy, "L7 policy: version, verdicts by reason, JWT cache, breaker:<service> states") \
+	_(metrics, "Requests by service and route: answers by class, retries, latency quantiles") \
+	_(latency, "Latency histograms by service: log2 microsecond buckets")                 \
 	_(dpa, "DPA emulator threads: descriptors, deliveries, completions (columns)")         \
 	_(dma, "DMA engines of the DPA threads: ops, segments, bytes, errors (columns)")
 

@@ -2,7 +2,11 @@
 // Sidecar stage: L7 header decode, routing, pending table, mesh-generated errors.
 #include "dpumesh/sidecar.h"
 
+#include <time.h>
+
 #include <algorithm>
+#include <cinttypes>
+#include <cstdio>
 #include <cstring>
 
 #include <rte_cycles.h>
@@ -10,6 +14,7 @@
 #include <rte_ring.h>
 #include <rte_mempool.h>
 #include <rte_prefetch.h>
+#include <rte_random.h>
 
 namespace dpumesh::pipeline {
 
@@ -23,6 +28,27 @@ inline uint8_t *hbuf_of(const sw_descriptor &d)
 }
 
 inline route::party pod_party(uint32_t handle) { return {route::party::kind::pod, handle, 0}; }
+
+/* pending_entry::user bits */
+constexpr uint16_t pend_held = 1u << 0;      /* _held[slot] keeps the sender's buffers */
+constexpr uint16_t pend_in_flight = 1u << 1; /* a held delivery not yet reported done */
+constexpr uint16_t pend_ended = 1u << 2;     /* answered while in flight: ends when reported */
+constexpr uint16_t pend_policy = 1u << 3;    /* admitted by the engine: report its outcome */
+
+inline uint32_t slot_of(uint32_t token) { return token & 0xffff; }
+
+/* A pod's answer that another pod may give better (RFC 9110: gateway errors). */
+inline bool retryable(uint16_t status) { return status == 502 || status == 503 || status == 504; }
+
+/* The per-source key of a requester on the network: its address and port. */
+uint64_t source_of(const wire::endpoint &ep)
+{
+	uint64_t a, b;
+	std::memcpy(&a, ep.ip, 8);
+	std::memcpy(&b, ep.ip + 8, 8);
+	uint64_t x = a * 0x9e3779b97f4a7c15ull ^ (b + ep.port) * 0xc2b2ae3d27d4eb4full;
+	return x ^ (x >> 29) ^ (uint64_t(1) << 63); /* top bit: never a pod handle */
+}
 
 const char *reason_of(uint32_t status)
 {
@@ -46,8 +72,12 @@ result<std::unique_ptr<sidecar>> sidecar::create(const config::node_config &cfg,
 	s->_emu = &emu;
 	s->_tsc_hz = rte_get_tsc_hz();
 	s->_pending = std::make_unique<route::pending_table>(65536, s->_tsc_hz);
-	s->_default_timeout_ms = cfg.policy.default_timeout_ms;
 	s->_hop = cfg.node.name + "/sidecar";
+	s->_ns_mult = static_cast<uint64_t>((static_cast<unsigned __int128>(1000000000) << 32) /
+					    s->_tsc_hz);
+	timespec wall;
+	clock_gettime(CLOCK_REALTIME, &wall);
+	s->_unix_base = wall.tv_sec - static_cast<int64_t>(rte_rdtsc() / s->_tsc_hz);
 	std::memcpy(s->_mac, cfg.node.mac, 6);
 	if (cfg.node.ipv4)
 		s->_ep4 = wire::endpoint::from_v4(cfg.node.ipv4->s_addr, cfg.node.mesh_port);
@@ -109,26 +139,23 @@ result<std::unique_ptr<sidecar>> sidecar::create(const config::node_config &cfg,
 		return qs.with_context("sidecar");
 	}
 	s->_registered = true;
-	s->_services.resize(cfg.services.size());
+	s->_nb_services = static_cast<uint32_t>(cfg.services.size());
+	s->_svc_names.resize(s->_nb_services);
 	for (const config::service_config &svc : cfg.services) {
 		uint32_t idx = reg.service_index(svc.name);
-		if (idx >= s->_services.size())
+		if (idx >= s->_nb_services)
 			return errorf("sidecar: service %s unknown to the pod registry", svc.name.c_str());
-		service_view &v = s->_services[idx];
-		const config::route_config *r = cfg.find_route(svc.name);
-		v.local = !r || r->is_local();
-		if (!v.local) {
-			for (size_t i = 0; i < cfg.peers.size(); i++)
-				if (cfg.peers[i].name == r->to)
-					v.peer = static_cast<uint16_t>(i);
-		}
-		for (const config::timeout_config &t : cfg.policy.timeouts)
-			if (t.service == svc.name)
-				v.policies.push_back({t.path_prefix, t.timeout_ms});
-		std::sort(v.policies.begin(), v.policies.end(), [](const auto &a, const auto &b) {
-			return a.path_prefix.size() > b.path_prefix.size();
-		});
+		s->_svc_names[idx] = svc.name;
 	}
+	s->_svc_metrics = std::make_unique<l7_metrics[]>(s->_nb_services);
+	s->_retry_windows.resize(s->_nb_services);
+	s->_held = std::make_unique<sw_descriptor[]>(65536);
+	auto pol = sidecar_policy::build(cfg, reg, 1);
+	if (!pol)
+		return pol.error().with_context("sidecar");
+	s->_owned = std::move(*pol);
+	s->_cur = s->_owned.get();
+	s->_published.store(s->_cur, std::memory_order_release);
 	for (unsigned t = 0; t < emu.nb_threads(); t++)
 		s->_backlogs.push_back(std::make_unique<backlog>());
 	s->_parking = std::make_unique<parking>();
@@ -148,6 +175,12 @@ sidecar::~sidecar()
 	}
 	for (uint32_t i = 0; _parking && i < _parking->count; i++)
 		drop_cmd(_parking->q[(_parking->head + i) % parking::size].cmd);
+	/* held requests whose delivery was reported done: nobody else frees their buffers */
+	if (_pending)
+		_pending->for_each([&](uint32_t token, const route::pending_entry &e) {
+			if ((e.user & pend_held) && !(e.user & pend_in_flight))
+				drop_cmd(_held[slot_of(token)]);
+		});
 	for (auto &b : _backlogs)
 		for (uint32_t i = 0; i < b->count; i++) {
 			const sw_descriptor &c = b->q[(b->head + i) % backlog::size];
@@ -156,12 +189,21 @@ sidecar::~sidecar()
 		}
 }
 
-const sidecar::route_policy *sidecar::policy_for(uint32_t service, std::string_view path) const noexcept
+void sidecar::apply(std::shared_ptr<sidecar_policy> next)
 {
-	for (const route_policy &p : _services[service].policies)
-		if (path.substr(0, p.path_prefix.size()) == p.path_prefix)
-			return &p;
-	return nullptr;
+	std::lock_guard<std::mutex> lk(_policy_mu);
+	_published.store(next.get(), std::memory_order_release);
+	/* the sidecar lcore loads the pointer at the start of a poll and reports quiescence at
+	 * its end: after one grace period nobody uses the old version on the data path */
+	_reg->dp_synchronize();
+	_owned = std::move(next);
+	_stats.policy_swaps.inc();
+}
+
+std::shared_ptr<sidecar_policy> sidecar::policy() const
+{
+	std::lock_guard<std::mutex> lk(_policy_mu);
+	return _owned;
 }
 
 void sidecar::to_dpa(unsigned thread, const sw_descriptor &cmd) noexcept
@@ -244,11 +286,10 @@ void sidecar::reply_error(uint32_t origin, uint32_t req_id, uint32_t step_id, ui
 /* A pending entry for a request to `svc`, due by the route's timeout (or the request's own
  * shorter deadline); its token, or 0 when the table is full. */
 uint32_t sidecar::open_pending(route::party origin, route::party dest, uint32_t req_id,
-			       uint32_t step_id, uint64_t correlation, uint32_t svc,
-			       const wire::l7_view &v, uint64_t now) noexcept
+			       uint32_t step_id, uint64_t correlation, const admission &a,
+			       const wire::l7_view &v, bool hold, uint64_t now) noexcept
 {
-	const route_policy *pol = policy_for(svc, v.path);
-	uint64_t timeout_ms = pol ? pol->timeout_ms : _default_timeout_ms;
+	uint64_t timeout_ms = a.route->timeout_ms;
 	if (v.deadline_ms && v.deadline_ms < timeout_ms)
 		timeout_ms = v.deadline_ms;
 	route::pending_entry e{};
@@ -259,38 +300,255 @@ uint32_t sidecar::open_pending(route::party origin, route::party dest, uint32_t 
 	e.origin_correlation = correlation;
 	e.start_tsc = now;
 	e.deadline_tsc = now + timeout_ms * _tsc_hz / 1000;
-	e.service = svc;
+	e.service = a.svc;
+	e.route = a.route->metrics;
+	e.version = static_cast<uint32_t>(_cur->version());
+	e.backoff_ms = a.route->backoff_ms;
+	e.retries_left = hold ? static_cast<uint16_t>(a.route->retries) : 0;
+	e.user = (hold ? pend_held | pend_in_flight : 0) | (_cur->services()[a.svc].local ? pend_policy : 0);
 	return _pending->insert(e);
+}
+
+/* Routing and policy for one request: the service, its route, the L7 policy (services
+ * served here), and a live pod. Refusals are counted here; the caller answers them. */
+sidecar::admission sidecar::admit(const wire::l7_view &v, uint64_t source_id, bool from_network,
+				  uint64_t now) noexcept
+{
+	admission a;
+	a.svc = _reg->service_index(v.service);
+	if (a.svc >= _nb_services) {
+		a.svc = UINT32_MAX;
+		_stats.no_route.inc();
+		a.status = 404;
+		a.reason = "no_route";
+		return a;
+	}
+	const service_rules &sr = _cur->services()[a.svc];
+	a.route = &_cur->route_for(a.svc, v.path);
+	_svc_metrics[a.svc].requests.inc();
+	_cur->route_metrics(a.route->metrics).requests.inc();
+	if (!sr.local) {
+		if (from_network) { /* a peer sent us what it should serve itself */
+			_stats.misrouted.inc();
+			a.status = 503;
+			a.reason = "misrouted";
+		} else if (!_cur->engine().breaker_allows(v.service, now_ns(now))) {
+			_stats.policy_refused.inc();
+			a.status = 503;
+			a.reason = "circuit_open";
+		}
+		return a;
+	}
+	const int64_t unix_s = _unix_base + static_cast<int64_t>(now / _tsc_hz);
+	policy::verdict vd = _cur->engine().check_request(v, source_id, now_ns(now), unix_s);
+	if (!vd.allowed()) {
+		_stats.policy_refused.inc();
+		a.status = vd.status;
+		a.reason = vd.reason_name();
+		return a;
+	}
+	if ((a.dst = _reg->pick_pod(a.svc)) == 0) {
+		_stats.no_live_pod.inc();
+		a.status = 503;
+		a.reason = "no_live_pod";
+	}
+	return a;
+}
+
+/* A refusal made here, in the service's and route's metrics. */
+void sidecar::count_refusal(const admission &a) noexcept
+{
+	if (a.svc == UINT32_MAX)
+		return;
+	for (l7_metrics *m : {&_svc_metrics[a.svc], &_cur->route_metrics(a.route->metrics)}) {
+		m->refused.inc();
+		m->answer(a.status, true);
+	}
+}
+
+/* Adds x-request-id and traceparent to a request header (in an hbuf) that has none; both
+ * carry the same 128 random bits. Returns the header's new length. */
+uint32_t sidecar::add_trace(uint64_t hdr_addr, uint32_t len, const wire::l7_view &v) noexcept
+{
+	std::string_view have;
+	const bool need_id = !v.find("x-request-id", &have);
+	const bool need_tp = !v.find("traceparent", &have);
+	if (!need_id && !need_tp)
+		return len;
+	const uint64_t hi = rte_rand(), lo = rte_rand(), span = rte_rand() | 1;
+	auto *hdr = reinterpret_cast<uint8_t *>(hdr_addr);
+	wire::l7_writer w = wire::l7_writer::extend(hdr, len, _emu->hbuf_size() - DPA_HBUF_META_SIZE);
+	char buf[64];
+	if (need_id) {
+		/* UUID form, version 4, variant 1 */
+		snprintf(buf, sizeof(buf), "%08" PRIx64 "-%04" PRIx64 "-4%03" PRIx64 "-%04" PRIx64
+			 "-%012" PRIx64, hi >> 32, (hi >> 16) & 0xffff, hi & 0xfff,
+			 ((lo >> 48) & 0x3fff) | 0x8000, lo & UINT64_C(0xffffffffffff));
+		w.field("x-request-id", buf);
+	}
+	if (need_tp) {
+		snprintf(buf, sizeof(buf), "00-%016" PRIx64 "%016" PRIx64 "-%016" PRIx64 "-01", hi,
+			 lo, span);
+		w.field("traceparent", buf);
+	}
+	size_t n = w.finish();
+	if (n == 0) { /* no room in the hbuf: the header is left as it was */
+		_stats.trace_no_room.inc();
+		return len;
+	}
+	if (need_id)
+		_stats.request_ids.inc();
+	if (need_tp)
+		_stats.traceparents.inc();
+	return static_cast<uint32_t>(n);
+}
+
+/* Whether a request goes out held (its sender's buffers kept for a retry). */
+bool sidecar::hold_for_retry(const admission &a, const wire::l7_view &v) const noexcept
+{
+	return a.route->retries > 0 && a.dst != 0 &&
+	       (a.route->retry_non_idempotent || idempotent(v.method, v.flags));
+}
+
+/* An answer is on its way to the origin of a pending request: metrics, and the outcome
+ * for the service's circuit breaker (`report`: answers from a pod or a peer, timeouts). */
+void sidecar::answered(const route::pending_entry &e, uint16_t status, bool mesh, uint64_t now,
+		       bool report) noexcept
+{
+	const uint64_t us = (now - e.start_tsc) * 1000000 / _tsc_hz;
+	l7_metrics &sm = _svc_metrics[e.service];
+	sm.answer(status, mesh);
+	sm.latency.record(us);
+	if (e.version == _cur->version()) {
+		l7_metrics &rm = _cur->route_metrics(e.route);
+		rm.answer(status, mesh);
+		rm.latency.record(us);
+		if (report && (e.user & pend_policy))
+			_cur->engine().on_response(_svc_names[e.service], status, now_ns(now));
+	}
+}
+
+/* A held request whose answer came (or that ended): its sender's buffers go back. */
+void sidecar::release_held(uint32_t token, route::pending_entry &e) noexcept
+{
+	if (!(e.user & pend_held))
+		return;
+	e.user &= static_cast<uint16_t>(~pend_held);
+	finish_cmd(_held[slot_of(token)], DPUMESH_STATUS_OK);
+}
+
+/* Sends a held request again, to another live pod where there is one, after the route's
+ * back-off (doubling per attempt). false: no retry (budget, breaker, no pod). */
+bool sidecar::retry(uint32_t token, route::pending_entry &e, uint64_t now) noexcept
+{
+	if (!(e.user & pend_held) || (e.user & pend_in_flight) || e.retries_left == 0)
+		return false;
+	retry_window &w = _retry_windows[e.service];
+	if (now - w.start_tsc > _tsc_hz) { /* a new one-second window */
+		w.start_tsc = now;
+		w.requests = w.retries = 0;
+	}
+	const route_rule *r = nullptr;
+	if (e.version == _cur->version())
+		for (const route_rule &x : _cur->services()[e.service].routes)
+			if (x.metrics == e.route)
+				r = &x;
+	const uint32_t pct = r ? r->retry_budget_percent : 20;
+	if (w.retries >= 3 + static_cast<uint64_t>(w.requests) * pct / 100) {
+		_stats.retry_budget.inc();
+		return false;
+	}
+	if ((e.user & pend_policy) && !_cur->engine().breaker_allows(_svc_names[e.service], now_ns(now)))
+		return false;
+	uint32_t alt = _reg->pick_pod(e.service);
+	if (alt == e.dest.pod_handle) /* round robin: the next one, if there is another */
+		alt = _reg->pick_pod(e.service);
+	if (alt == 0)
+		return false;
+	w.retries++;
+	e.retries_left--;
+	e.attempt++;
+	e.dest = pod_party(alt);
+	e.user |= pend_in_flight;
+	sw_descriptor cmd = _held[slot_of(token)];
+	cmd.dst.pod_id = alt;
+	cmd.flags = DPUMESH_OP_REQUEST | DPUMESH_OP_HOLD | (cmd.flags & DPUMESH_CASE_MASK);
+	std::memset(cmd.dst.external.ip + 4, 0, 12); /* fresh parking state */
+	const uint64_t delay_ms = uint64_t(e.backoff_ms) << std::min<uint16_t>(e.attempt - 1, 10);
+	const uint64_t at = now + delay_ms * _tsc_hz / 1000;
+	if (delay_ms == 0 || !park(cmd, now, e.deadline_tsc, at))
+		to_dpa(_emu->owner(alt), cmd);
+	_stats.retries.inc();
+	_svc_metrics[e.service].retries.inc();
+	if (e.version == _cur->version())
+		_cur->route_metrics(e.route).retries.inc();
+	return true;
+}
+
+/* The DPA reports a held delivery done: the request may end now if it was waiting for it. */
+void sidecar::held_done(const sw_descriptor &n) noexcept
+{
+	_stats.held_done.inc();
+	route::pending_entry *e = _pending->find(n.req_id);
+	if (!e || !(e->user & pend_held))
+		return; /* answered meanwhile: its buffers went back with the answer */
+	e->user &= static_cast<uint16_t>(~pend_in_flight);
+	if (e->user & pend_ended) {
+		release_held(n.req_id, *e);
+		_pending->remove(n.req_id);
+	}
+}
+
+/* A request's deadline passed: 504 to its origin. A held one whose delivery is still on
+ * its way ends when the DPA reports it (its buffers are in use until then). */
+void sidecar::expired(uint32_t token, route::pending_entry &e, uint64_t now) noexcept
+{
+	if (e.user & pend_ended) { /* the DPA never reported the delivery */
+		_stats.held_lost.inc();
+		return;
+	}
+	_stats.timeouts.inc();
+	_svc_metrics[e.service].timeouts.inc();
+	if (e.version == _cur->version())
+		_cur->route_metrics(e.route).timeouts.inc();
+	answered(e, 504, true, now, true);
+	reply_to_origin(token, e, 504, "timeout");
+	if (e.user & pend_in_flight) {
+		e.user |= pend_ended;
+		_pending->rearm(token, now + 10 * _tsc_hz); /* stays until the DPA reports */
+		return;
+	}
+	release_held(token, e);
 }
 
 void sidecar::request(const sw_descriptor &d, const wire::l7_view &v, uint64_t now) noexcept
 {
 	const uint32_t src = d.dst.pod_id;
 	_stats.requests.inc();
-	uint32_t svc = _reg->service_index(v.service);
-	if (svc >= _services.size()) {
-		_stats.no_route.inc();
-		reply_error(src, d.req_id, d.step_id, 404, "no_route");
+	admission a = admit(v, src, false, now);
+	if (a.status != 0) {
+		count_refusal(a);
+		reply_error(src, d.req_id, d.step_id, a.status, a.reason);
 		return complete(d, DPUMESH_STATUS_OK);
 	}
-	const service_view &sv = _services[svc];
-	uint32_t dst = 0;
-	if (sv.local && (dst = _reg->pick_pod(svc)) == 0) {
-		_stats.no_live_pod.inc();
-		reply_error(src, d.req_id, d.step_id, 503, "no_live_pod");
-		return complete(d, DPUMESH_STATUS_OK);
-	}
-	const route::party dest = sv.local ? pod_party(dst)
-					   : route::party{route::party::kind::peer, 0, sv.peer};
-	uint32_t token = open_pending(pod_party(src), dest, d.req_id, d.step_id, 0, svc, v, now);
+	const service_rules &sr = _cur->services()[a.svc];
+	sw_descriptor cmd = d;
+	cmd.header_len = add_trace(d.header_buf_addr, d.header_len, v);
+	const bool hold = hold_for_retry(a, v);
+	const route::party dest = sr.local ? pod_party(a.dst)
+					   : route::party{route::party::kind::peer, 0, sr.peer};
+	uint32_t token = open_pending(pod_party(src), dest, d.req_id, d.step_id, 0, a, v, hold, now);
 	if (token == 0) {
 		_stats.overloaded.inc();
+		a.status = 503;
+		a.reason = "overloaded";
+		count_refusal(a);
 		reply_error(src, d.req_id, d.step_id, 503, "overloaded");
 		return complete(d, DPUMESH_STATUS_OK);
 	}
-	if (!sv.local) { /* Case 1: to the node that serves it */
-		const peer_view &pv = _peers[sv.peer];
-		if (!send_out({&pv.addr, pv.egress, wire::frame_kind::request, token}, d)) {
+	if (!sr.local) { /* Case 1: to the node that serves it */
+		const peer_view &pv = _peers[sr.peer];
+		if (!send_out({&pv.addr, pv.egress, wire::frame_kind::request, token}, cmd)) {
 			_pending->remove(token);
 			reply_error(src, d.req_id, d.step_id, 503, "egress_failed");
 			return;
@@ -298,26 +556,39 @@ void sidecar::request(const sw_descriptor &d, const wire::l7_view &v, uint64_t n
 		_stats.to_peer.inc();
 		return;
 	}
-	sw_descriptor cmd = d;
 	cmd.req_id = token;
-	cmd.dst.pod_id = dst;
-	cmd.flags = DPUMESH_OP_REQUEST | DPUMESH_CASE_LOCAL;
+	cmd.dst.pod_id = a.dst;
+	cmd.flags = DPUMESH_OP_REQUEST | DPUMESH_CASE_LOCAL | (hold ? DPUMESH_OP_HOLD : 0);
 	cmd.valid = 0;
-	to_dpa(_emu->owner(dst), cmd);
+	if (hold) {
+		_held[slot_of(token)] = cmd;
+		_stats.held.inc();
+	}
+	_retry_windows[a.svc].requests++;
+	to_dpa(_emu->owner(a.dst), cmd);
 	_stats.forwarded.inc();
 }
 
-void sidecar::response(const sw_descriptor &d) noexcept
+void sidecar::response(const sw_descriptor &d, const wire::l7_view &v, uint64_t now) noexcept
 {
 	const uint32_t src = d.dst.pod_id;
 	_stats.responses.inc();
 	route::pending_entry *e = _pending->match(d.req_id, pod_party(src), d.step_id);
-	if (!e) {
+	if (!e || (e->user & pend_ended)) {
 		_stats.no_match.inc();
 		return complete(d, DPUMESH_STATUS_NO_MATCH);
 	}
+	const bool mesh = v.flags & wire::l7_flag_mesh_generated;
+	if (retryable(v.status) && retry(d.req_id, *e, now)) {
+		/* this answer is not passed on: another pod gets the request */
+		if (e->user & pend_policy)
+			_cur->engine().on_response(_svc_names[e->service], v.status, now_ns(now));
+		return complete(d, DPUMESH_STATUS_OK);
+	}
+	answered(*e, v.status, mesh, now, true);
+	release_held(d.req_id, *e);
 	if (e->origin.type != route::party::kind::pod) { /* Case 1: back to the network */
-		const remote &r = _remotes[d.req_id & 0xffff];
+		const remote &r = _remotes[slot_of(d.req_id)];
 		uint64_t corr = e->origin_correlation;
 		_pending->remove(d.req_id);
 		if (send_out({&r.addr, r.egress, wire::frame_kind::response, corr}, d))
@@ -357,11 +628,12 @@ void sidecar::from_pod(const sw_descriptor &d, uint64_t now) noexcept
 	if (op == DPUMESH_OP_REQUEST)
 		request(d, v, now);
 	else
-		response(d);
+		response(d, v, now);
 }
 
 /* Parks a delivery whose destination is full; false when the parking is full. */
-bool sidecar::park(const sw_descriptor &cmd, uint64_t now, uint64_t give_up_at) noexcept
+bool sidecar::park(const sw_descriptor &cmd, uint64_t now, uint64_t give_up_at,
+		   uint64_t retry_at) noexcept
 {
 	parking &p = *_parking;
 	if (p.count == parking::size)
@@ -379,9 +651,10 @@ bool sidecar::park(const sw_descriptor &cmd, uint64_t now, uint64_t give_up_at) 
 	/* back off exponentially per bounce (byte 7 counts them): 20 us .. 1.28 ms */
 	uint8_t bounces = pc.cmd.dst.external.ip[7];
 	pc.cmd.dst.external.ip[7] = static_cast<uint8_t>(bounces < 255 ? bounces + 1 : 255);
-	pc.cmd.flags = cmd.flags & (DPUMESH_OP_REQUEST | DPUMESH_OP_RESPONSE | DPUMESH_CASE_MASK);
+	pc.cmd.flags = cmd.flags & (DPUMESH_OP_REQUEST | DPUMESH_OP_RESPONSE | DPUMESH_OP_HOLD |
+				    DPUMESH_CASE_MASK);
 	pc.delay_us = 20u << std::min<uint8_t>(bounces, 6);
-	pc.retry_at = now + _tsc_hz / 1000000 * pc.delay_us;
+	pc.retry_at = retry_at ? retry_at : now + _tsc_hz / 1000000 * pc.delay_us;
 	pc.give_up_at = give_up_at;
 	p.count++;
 	_stats.parked.inc();
@@ -399,8 +672,11 @@ void sidecar::give_up(const sw_descriptor &n) noexcept
 	route::pending_entry *e = _pending->find(n.req_id);
 	if (!e)
 		return finish_cmd(n, status); /* answered or timed out meanwhile */
-	reply_to_origin(n.req_id, *e, 503, reason_of(status));
-	_pending->remove(n.req_id);
+	if (!(e->user & pend_ended)) {
+		answered(*e, 503, true, rte_rdtsc(), false);
+		reply_to_origin(n.req_id, *e, 503, reason_of(status));
+	}
+	_pending->remove(n.req_id); /* n is the held command itself, if any */
 	finish_cmd(n, DPUMESH_STATUS_OK);
 }
 
@@ -438,8 +714,10 @@ uint32_t sidecar::unpark(uint64_t now) noexcept
 void sidecar::note(const sw_descriptor &n) noexcept
 {
 	const uint32_t status = dpumesh_flags_status(n.flags);
-	const uint32_t op = n.flags & DPUMESH_OP_MASK & ~DPUMESH_OP_ERROR;
+	const uint32_t op = n.flags & DPUMESH_OP_MASK & ~(DPUMESH_OP_ERROR | DPUMESH_OP_HOLD);
 	const uint64_t now = rte_rdtsc();
+	if (status == DPUMESH_STATUS_OK && (n.flags & DPUMESH_OP_HOLD))
+		return held_done(n);
 	if (status == DPUMESH_STATUS_DEST_FULL)
 		_stats.dest_full.inc();
 	else if (status == DPUMESH_STATUS_DEST_GONE)
@@ -460,6 +738,10 @@ void sidecar::note(const sw_descriptor &n) noexcept
 		_pending->remove(n.req_id);
 		return finish_cmd(n, status);
 	}
+	if (e->user & pend_ended) { /* answered 504 already: only its buffers are left */
+		_pending->remove(n.req_id);
+		return finish_cmd(n, status);
+	}
 	if (status == DPUMESH_STATUS_DEST_FULL || status == DPUMESH_STATUS_DEST_GONE) {
 		/* another live pod of the service takes it at once */
 		uint32_t alt = _reg->pick_pod(e->service);
@@ -468,7 +750,7 @@ void sidecar::note(const sw_descriptor &n) noexcept
 			e->dest = pod_party(alt);
 			sw_descriptor cmd = n;
 			cmd.dst.pod_id = alt;
-			cmd.flags = DPUMESH_OP_REQUEST | (n.flags & DPUMESH_CASE_MASK);
+			cmd.flags = DPUMESH_OP_REQUEST | (n.flags & (DPUMESH_CASE_MASK | DPUMESH_OP_HOLD));
 			to_dpa(_emu->owner(alt), cmd);
 			_stats.retries.inc();
 			return;
@@ -722,54 +1004,49 @@ void sidecar::from_network(rx_msg *m, uint64_t now) noexcept
 	if (is_request)
 		net_request(cmd, v, r, correlation, now);
 	else
-		net_response(cmd, from, correlation);
+		net_response(cmd, v, from, correlation, now);
 }
 
 void sidecar::net_request(const sw_descriptor &in, const wire::l7_view &v, const remote &r,
 			  uint64_t correlation, uint64_t now) noexcept
 {
-	uint32_t svc = _reg->service_index(v.service);
-	const char *refused = nullptr;
-	uint16_t status = 503;
-	uint32_t dst = 0;
-	if (svc >= _services.size()) {
-		_stats.no_route.inc();
-		refused = "no_route";
-		status = 404;
-	} else if (!_services[svc].local) {
-		_stats.misrouted.inc();
-		refused = "misrouted";
-	} else if ((dst = _reg->pick_pod(svc)) == 0) {
-		_stats.no_live_pod.inc();
-		refused = "no_live_pod";
-	}
+	admission a = admit(v, source_of(r.addr.dst), true, now);
+	const bool hold = a.status == 0 && hold_for_retry(a, v);
 	uint32_t token = 0;
-	if (!refused) {
+	if (a.status == 0) {
 		int peer = peer_of(r.addr.dst);
 		route::party origin{route::party::kind::peer, 0,
 				    static_cast<uint16_t>(peer < 0 ? UINT16_MAX : peer)};
-		token = open_pending(origin, pod_party(dst), 0, 0, correlation, svc, v, now);
+		token = open_pending(origin, pod_party(a.dst), 0, 0, correlation, a, v, hold, now);
 		if (token == 0) {
 			_stats.overloaded.inc();
-			refused = "overloaded";
+			a.status = 503;
+			a.reason = "overloaded";
 		}
 	}
-	if (refused) {
-		reply_remote(r, correlation, status, refused);
+	if (a.status != 0) {
+		count_refusal(a);
+		reply_remote(r, correlation, a.status, a.reason);
 		return drop_cmd(in);
 	}
-	_remotes[token & 0xffff] = r;
+	_remotes[slot_of(token)] = r;
 	sw_descriptor cmd = in;
+	cmd.header_len = add_trace(in.header_buf_addr, in.header_len, v);
 	cmd.req_id = token;
 	cmd.step_id = 0;
-	cmd.dst.pod_id = dst;
-	cmd.flags = DPUMESH_OP_REQUEST | DPUMESH_CASE_INGRESS;
-	to_dpa(_emu->owner(dst), cmd);
+	cmd.dst.pod_id = a.dst;
+	cmd.flags = DPUMESH_OP_REQUEST | DPUMESH_CASE_INGRESS | (hold ? DPUMESH_OP_HOLD : 0);
+	if (hold) {
+		_held[slot_of(token)] = cmd;
+		_stats.held.inc();
+	}
+	_retry_windows[a.svc].requests++;
+	to_dpa(_emu->owner(a.dst), cmd);
 	_stats.forwarded.inc();
 }
 
-void sidecar::net_response(const sw_descriptor &in, const wire::endpoint &from,
-			   uint64_t correlation) noexcept
+void sidecar::net_response(const sw_descriptor &in, const wire::l7_view &v,
+			   const wire::endpoint &from, uint64_t correlation, uint64_t now) noexcept
 {
 	/* the correlation is our token; the answer must come from the peer we asked */
 	route::pending_entry *e = correlation <= UINT32_MAX
@@ -780,6 +1057,7 @@ void sidecar::net_response(const sw_descriptor &in, const wire::endpoint &from,
 		_stats.no_match.inc();
 		return drop_cmd(in);
 	}
+	answered(*e, v.status, v.flags & wire::l7_flag_mesh_generated, now, true);
 	sw_descriptor cmd = in;
 	cmd.req_id = e->origin_req_id;
 	cmd.step_id = e->step_id;
@@ -794,6 +1072,8 @@ uint32_t sidecar::run() noexcept
 {
 	const uint64_t now = rte_rdtsc();
 	uint32_t work = 0;
+	/* one routing and policy version for the whole poll (quiescent at its end) */
+	_cur = _published.load(std::memory_order_acquire);
 	flush_backlogs();
 	if (_parking->count)
 		work += unpark(now);
@@ -840,8 +1120,7 @@ uint32_t sidecar::run() noexcept
 	if (++_polls % 64 == 0 && backlog_room()) {
 		/* each expiry makes one command at most: a burst per sweep, the rest stays due */
 		work += _pending->expire(now, [&](uint32_t token, route::pending_entry &e) {
-			_stats.timeouts.inc();
-			reply_to_origin(token, e, 504, "timeout");
+			expired(token, e, now);
 		}, burst);
 	}
 	_reg->dp_quiescent(_qsbr_id);

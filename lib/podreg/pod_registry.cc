@@ -323,8 +323,7 @@ status pod_registry::unregister_pod(uint32_t pod_id)
 	s.nb_pods--;
 	/* 2. Wait until every data-path thread has finished what it started before. */
 	_quiesce_waiters.fetch_add(1, std::memory_order_acq_rel);
-	uint64_t token = rte_rcu_qsbr_start(_qsbr);
-	rte_rcu_qsbr_check(_qsbr, token, true);
+	dp_synchronize();
 	_quiesce_waiters.fetch_sub(1, std::memory_order_acq_rel);
 	/* 2b. Zero-copy TX bodies still referenced by the NIC: they go back as ports send (or
 	 * drop) them; wait a bounded time. A port that never gives them back (a stalled link)

@@ -13,45 +13,6 @@
 
 namespace dpumesh::wire {
 
-namespace {
-constexpr uint8_t v4_mapped_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-}
-
-bool endpoint::is_v4() const noexcept { return std::memcmp(ip, v4_mapped_prefix, 12) == 0; }
-
-endpoint endpoint::from_v4(uint32_t addr_be, uint16_t p) noexcept
-{
-	endpoint e;
-	std::memcpy(e.ip, v4_mapped_prefix, 12);
-	std::memcpy(e.ip + 12, &addr_be, 4);
-	e.port = p;
-	return e;
-}
-
-const char *wire_drop_name(wire_drop d) noexcept
-{
-	switch (d) {
-#define DPUMESH_WIRE_DROP_NAME(n, h)                                                     \
-	case wire_drop::n: return #n;
-		DPUMESH_FOREACH_WIRE_DROP(DPUMESH_WIRE_DROP_NAME)
-#undef DPUMESH_WIRE_DROP_NAME
-	case wire_drop::count: break;
-	}
-	return "?";
-}
-
-const char *wire_drop_help(wire_drop d) noexcept
-{
-	switch (d) {
-#define DPUMESH_WIRE_DROP_HELP(n, h)                                                     \
-	case wire_drop::n: return h;
-		DPUMESH_FOREACH_WIRE_DROP(DPUMESH_WIRE_DROP_HELP)
-#undef DPUMESH_WIRE_DROP_HELP
-	case wire_drop::count: break;
-	}
-	return "?";
-}
-
 wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t max_message,
 		      parsed_frame *out) noexcept
 {
@@ -117,28 +78,18 @@ wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t max_mes
 		m, l4_off + static_cast<uint32_t>(sizeof(rte_udp_hdr)), sizeof(hbuf), &hbuf));
 	if (!h)
 		return wire_drop::truncated;
-	if (rte_be_to_cpu_16(h->magic) != frame_magic)
-		return wire_drop::bad_magic;
-	if (h->version != frame_version)
-		return wire_drop::bad_version;
-	if (h->kind != static_cast<uint8_t>(frame_kind::request) &&
-	    h->kind != static_cast<uint8_t>(frame_kind::response))
-		return wire_drop::bad_kind;
-	if (h->flags != 0 || h->reserved != 0)
-		return wire_drop::bad_reserved;
-	f.kind = static_cast<frame_kind>(h->kind);
-	f.msg_id = rte_be_to_cpu_32(h->msg_id);
-	f.msg_len = rte_be_to_cpu_32(h->msg_len);
-	f.frag_offset = rte_be_to_cpu_32(h->frag_offset);
-	f.l7_len = rte_be_to_cpu_16(h->l7_len);
-	f.correlation = rte_be_to_cpu_64(h->correlation);
-	f.frag_len = payload - static_cast<uint32_t>(frame_hdr_size);
-	if (f.msg_len > max_message)
-		return wire_drop::too_large;
-	/* an L7 header is at least 16 bytes; every fragment carries at least one byte */
-	if (f.l7_len < 16 || f.l7_len > f.msg_len || f.frag_len == 0 ||
-	    uint64_t(f.frag_offset) + f.frag_len > f.msg_len)
-		return wire_drop::bad_length;
+	frag_fields ff;
+	wire_drop d = decode_frag_hdr(h, payload - static_cast<uint32_t>(frame_hdr_size),
+				      max_message, &ff);
+	if (d != wire_drop::none)
+		return d;
+	f.kind = ff.kind;
+	f.msg_id = ff.msg_id;
+	f.msg_len = ff.msg_len;
+	f.frag_offset = ff.frag_offset;
+	f.frag_len = ff.frag_len;
+	f.l7_len = ff.l7_len;
+	f.correlation = ff.correlation;
 	f.payload_off = l4_off + static_cast<uint32_t>(sizeof(rte_udp_hdr) + frame_hdr_size);
 	const auto *eth = rte_pktmbuf_mtod(m, const rte_ether_hdr *);
 	std::memcpy(f.src_mac, eth->src_addr.addr_bytes, 6);
@@ -196,17 +147,46 @@ void write_headers(uint8_t *p, const link_addr &a, frame_kind kind, uint32_t msg
 	udp->dst_port = rte_cpu_to_be_16(a.dst.port);
 	udp->dgram_len = rte_cpu_to_be_16(udp_len);
 	udp->dgram_cksum = 0;
-	auto *h = reinterpret_cast<frame_hdr *>(udp + 1);
-	h->magic = rte_cpu_to_be_16(frame_magic);
-	h->version = frame_version;
-	h->kind = static_cast<uint8_t>(kind);
-	h->msg_id = rte_cpu_to_be_32(msg_id);
-	h->msg_len = rte_cpu_to_be_32(msg_len);
-	h->frag_offset = rte_cpu_to_be_32(offset);
-	h->l7_len = rte_cpu_to_be_16(l7_len);
-	h->flags = 0;
-	h->correlation = rte_cpu_to_be_64(correlation);
-	h->reserved = 0;
+	frag_fields f;
+	f.kind = kind;
+	f.msg_id = msg_id;
+	f.msg_len = msg_len;
+	f.frag_offset = offset;
+	f.l7_len = l7_len;
+	f.correlation = correlation;
+	encode_frag_hdr(f, udp + 1);
+}
+
+/**
+ * One's-complement sum of len bytes from off across a chain. DPDK 22.11's
+ * rte_raw_cksum_mbuf() truncates a segment's unfolded 32-bit sum to 16 bits before the byte
+ * swap an odd offset needs, so a chain whose first segment holds an odd number of UDP bytes
+ * (an L7 header of odd length with the body attached zero-copy) got a wrong checksum and
+ * receivers dropped the frame (UdpInCsumErrors). Here each segment's sum is folded first.
+ */
+uint16_t chain_raw_cksum(const rte_mbuf *m, uint32_t off, uint32_t len)
+{
+	uint64_t sum = 0;
+	uint32_t done = 0;
+	for (const rte_mbuf *seg = m; seg && len; seg = seg->next) {
+		uint32_t sl = seg->data_len;
+		if (off >= sl) {
+			off -= sl;
+			continue;
+		}
+		uint32_t n = std::min(sl - off, len);
+		uint32_t t = __rte_raw_cksum_reduce(
+			__rte_raw_cksum(rte_pktmbuf_mtod_offset(seg, const char *, off), n, 0));
+		if (done & 1)
+			t = rte_bswap16(static_cast<uint16_t>(t));
+		sum += t;
+		done += n;
+		len -= n;
+		off = 0;
+	}
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return static_cast<uint16_t>(sum);
 }
 
 /** UDP checksum in software over the whole (possibly chained) frame. */
@@ -216,9 +196,14 @@ void finish_checksum(rte_mbuf *m, bool v6)
 	uint32_t l3 = sizeof(rte_ether_hdr);
 	uint32_t l4 = l3 + l3_size(v6);
 	auto *udp = reinterpret_cast<rte_udp_hdr *>(p + l4);
-	uint16_t ck = v6 ? rte_ipv6_udptcp_cksum_mbuf(m, reinterpret_cast<rte_ipv6_hdr *>(p + l3), l4)
-			 : rte_ipv4_udptcp_cksum_mbuf(m, reinterpret_cast<rte_ipv4_hdr *>(p + l3), l4);
-	udp->dgram_cksum = ck;
+	uint32_t len = rte_be_to_cpu_16(udp->dgram_len);
+	uint32_t sum = chain_raw_cksum(m, l4, len);
+	sum += v6 ? rte_ipv6_phdr_cksum(reinterpret_cast<rte_ipv6_hdr *>(p + l3), 0)
+		  : rte_ipv4_phdr_cksum(reinterpret_cast<rte_ipv4_hdr *>(p + l3), 0);
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	uint16_t ck = static_cast<uint16_t>(~sum);
+	udp->dgram_cksum = ck == 0 ? 0xffff : ck; /* RFC 768: a zero sum goes out as all ones */
 }
 
 } // namespace

@@ -266,6 +266,19 @@ void l7_writer::response(uint16_t status, uint16_t flags, std::string_view reaso
 		put(":hop", hop);
 }
 
+l7_writer l7_writer::extend(uint8_t *buf, size_t len, size_t cap) noexcept
+{
+	l7_writer w(buf, cap);
+	if (len < l7_fixed_size || len > cap) {
+		w._failed = true;
+		return w;
+	}
+	w._started = true;
+	w._len = len;
+	w._nb = get16(buf + 6);
+	return w;
+}
+
 void l7_writer::field(std::string_view name, std::string_view value) noexcept
 {
 	if (!_started || !valid_name(name)) {

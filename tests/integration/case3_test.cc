@@ -15,6 +15,7 @@
 #include <thread>
 #include <string>
 
+#include "console.h"
 #include "output.h"
 #include "subprocess.h"
 #include "telemetry_client.h"
@@ -250,27 +251,6 @@ TEST(Case3Errors, AKilledDestinationDoesNotStopTheService)
 	std::string fin = n.stop();
 	expect_idle(fin);
 }
-
-namespace {
-
-/** Types a console line; returns what came back up to the next prompt. */
-std::string console_cmd(subprocess &p, const std::string &line)
-{
-	size_t from = p.output().size();
-	EXPECT_TRUE(p.write(line + "\n"));
-	EXPECT_TRUE(p.wait_output(
-		[from](const std::string &o) {
-			size_t nl = o.find('\n', from);
-			return nl != std::string::npos && o.find("dpumesh> ", nl) != std::string::npos;
-		},
-		20s))
-		<< line << ":\n"
-		<< p.output().substr(from);
-	std::string out = p.output().substr(from);
-	return out.substr(0, out.rfind("dpumesh> "));
-}
-
-} // namespace
 
 TEST(Case3Console, PodCommandsShowTheLiveMesh)
 {

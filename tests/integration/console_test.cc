@@ -263,7 +263,10 @@ TEST(Console, InteractiveSessionOnAPty)
 			      "show services", "show routes", "show peers", "show policy", "start",
 			      "stop", "set log <type>", "show log", "set stats-period <seconds>",
 			      "reload config", "quit", "show pods", "show pod <id>", "show pending",
-			      "show dpa", "show dma", "Coming with later issues: set policy"})
+			      "show dpa", "show dma", "show metrics", "set route <service> <to>",
+			      "set ratelimit <service> <path_prefix> <key> <rate> <burst>",
+			      "set timeout <service> <path_prefix> <timeout_ms> <retries>",
+			      "set policy <pointer> <json>"})
 		EXPECT_NE(help.find(want), std::string::npos) << want;
 	std::string hp = s.cmd("help port");
 	EXPECT_NE(hp.find("clear port stats <port>"), std::string::npos) << hp;
@@ -303,6 +306,23 @@ TEST(Console, InteractiveSessionOnAPty)
 		"show pod",
 		"show pod 999",
 		"set policy allow",
+		"set route",
+		"set route echo",
+		"set route echo nowhere",
+		"set ratelimit echo / source",
+		"set ratelimit echo / source x 1",
+		"set ratelimit nosuch / source 5 5",
+		"set ratelimit echo / badkey 5 5",
+		"set ratelimit echo /x source 0 0",
+		"set timeout echo / 10",
+		"set timeout echo / abc 1",
+		"set timeout echo / 10 99",
+		"set policy /policy/nosuch/0 1",
+		"set policy /routes 1",
+		"set policy /policy/default_timeout_ms 0",
+		"set policy /policy/default_timeout_ms {bad",
+		"set policy /policy/rbac/7 null",
+		"show metrics now",
 	};
 	static_assert(std::size(bad) >= 20);
 	for (const char *line : bad) {

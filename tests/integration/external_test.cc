@@ -18,6 +18,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -38,6 +39,9 @@
 
 #include "dpumesh/frame.h"
 #include "dpumesh/l7.h"
+#include "dpumesh/meshsock.h"
+#include "mesh_node.h"
+#include "netns.h"
 #include "output.h"
 #include "subprocess.h"
 
@@ -46,73 +50,6 @@ using namespace dpumesh::test;
 using namespace std::chrono_literals;
 
 namespace {
-
-/** dpumesh with a config of its own, in its own directory. */
-class mesh_node {
-public:
-	/** config: JSON with @SOCK@ for the control socket path. */
-	mesh_node(const std::string &tag, std::string config, std::vector<std::string> eal_extra,
-		  std::vector<std::string> app_extra = {})
-	{
-		sock = dir.file("ctl.sock");
-		for (size_t at; (at = config.find("@SOCK@")) != std::string::npos;)
-			config.replace(at, 6, sock);
-		std::ofstream(dir.file("node.json")) << config;
-		std::vector<std::string> args = {bin_path("dpumesh"), "-l", "0-1", "--no-huge", "-m",
-						 "512", "--no-pci", "--no-shconf",
-						 "--file-prefix=dpumesh-ext-" + tag + "-" +
-							 std::to_string(getpid()),
-						 "--log-level=lib.eal:warning"};
-		args.insert(args.end(), eal_extra.begin(), eal_extra.end());
-		args.insert(args.end(), {"--", "--config", dir.file("node.json"), "--stats-period", "1"});
-		args.insert(args.end(), app_extra.begin(), app_extra.end());
-		proc = std::make_unique<subprocess>(args);
-		up = proc->wait_output([](const std::string &o) {
-			return o.find("Ctrl-C to stop") != std::string::npos ||
-			       o.find("dpumesh: stopped") != std::string::npos;
-		}, 30s) && proc->output().find("Ctrl-C to stop") != std::string::npos;
-	}
-
-	std::unique_ptr<subprocess> pod(const std::vector<std::string> &args,
-					const std::map<std::string, std::string> &env = {})
-	{
-		std::vector<std::string> a = {bin_path("dpumesh-pod")};
-		a.insert(a.end(), args.begin(), args.end());
-		for (const auto &[k, v] : env)
-			setenv(k.c_str(), v.c_str(), 1);
-		auto p = std::make_unique<subprocess>(a);
-		for (const auto &[k, v] : env)
-			unsetenv(k.c_str());
-		return p;
-	}
-
-	/** Waits until the last periodic "sidecar:" line has key >= n. */
-	bool wait_sidecar(const std::string &key, long long n, std::chrono::milliseconds limit)
-	{
-		return proc->wait_output([&](const std::string &o) {
-			return value_of(o, "sidecar:", key) >= n;
-		}, limit);
-	}
-
-	std::string stop()
-	{
-		proc->signal(SIGINT);
-		int rc = proc->wait(30s);
-		EXPECT_EQ(rc, 0) << proc->output();
-		return proc->output();
-	}
-
-	temp_dir dir;
-	std::string sock;
-	std::unique_ptr<subprocess> proc;
-	bool up = false;
-};
-
-bool ready(subprocess &p)
-{
-	return p.wait_output([](const std::string &o) { return o.find("READY") != std::string::npos; },
-			     20s);
-}
 
 /** One line of dpumesh-pcapdump. */
 struct dumped {
@@ -156,70 +93,6 @@ std::map<unsigned long long, dumped> dump(const std::string &pcap, bool any_port
 	}
 	return m;
 }
-
-/** Full path of a program found in PATH or the sbin directories ("" if none). */
-std::string which(const std::string &prog)
-{
-	std::string path = std::string(getenv("PATH") ? getenv("PATH") : "") + ":/usr/sbin:/sbin";
-	std::istringstream dirs(path);
-	for (std::string d; std::getline(dirs, d, ':');)
-		if (!d.empty() && access((d + "/" + prog).c_str(), X_OK) == 0)
-			return d + "/" + prog;
-	return "";
-}
-
-/** Runs `ip ARGS...`; true on success. */
-bool ip(std::vector<std::string> args)
-{
-	args.insert(args.begin(), which("ip"));
-	auto [rc, out] = run_command(args, 10s);
-	if (rc != 0)
-		ADD_FAILURE() << "ip " << args[1] << ": " << out;
-	return rc == 0;
-}
-
-/** Why veth/netns tests cannot run here ("" when they can). */
-std::string netns_unavailable()
-{
-	if (geteuid() != 0)
-		return "needs root (veth pairs and network namespaces)";
-	if (which("ip").empty())
-		return "needs the ip command (iproute2)";
-	return "";
-}
-
-/** A veth pair named a/b in this namespace; b optionally moved into a new namespace. */
-class veth_pair {
-public:
-	veth_pair(std::string a, std::string b, std::string ns = "") : _a(std::move(a)), _b(std::move(b)), _ns(std::move(ns))
-	{
-		run_command({which("ip"), "link", "del", _a}, 10s); /* left over by a killed run */
-		if (!_ns.empty()) {
-			run_command({which("ip"), "netns", "del", _ns}, 10s);
-			ok = ip({"netns", "add", _ns});
-		}
-		ok = ok && ip({"link", "add", _a, "type", "veth", "peer", "name", _b}) &&
-		     ip({"link", "set", _a, "up"});
-		/* no IPv6 chatter (router solicitations) from the kernel on the DPDK side */
-		run_command({which("sysctl"), "-qw", "net.ipv6.conf." + _a + ".disable_ipv6=1"}, 10s);
-		if (ok && !_ns.empty())
-			ok = ip({"link", "set", _b, "netns", _ns}) &&
-			     ip({"-n", _ns, "link", "set", "lo", "up"}) &&
-			     ip({"-n", _ns, "link", "set", _b, "up"});
-		else if (ok)
-			ok = ip({"link", "set", _b, "up"});
-	}
-	~veth_pair()
-	{
-		run_command({which("ip"), "link", "del", _a}, 10s);
-		if (!_ns.empty())
-			run_command({which("ip"), "netns", "del", _ns}, 10s);
-	}
-	bool ok = true;
-
-private:
-	std::string _a, _b, _ns;
-};
 
 const char *node_json_common = R"(
   "pools": { "tx_body": { "slots": 64, "slot_size": 65536 },
@@ -413,44 +286,12 @@ TEST(External, TwoNodes)
 
 /* ---- a plain UDP socket speaking the wire protocol (docs/wire.md) ---- */
 
-/** Runs fn in a thread that has joined network namespace ns (sockets made there stay there). */
-template <typename Fn>
-void in_netns(const std::string &ns, Fn &&fn)
-{
-	std::thread t([&] {
-		int fd = open(("/var/run/netns/" + ns).c_str(), O_RDONLY | O_CLOEXEC);
-		ASSERT_GE(fd, 0) << ns;
-		ASSERT_EQ(setns(fd, CLONE_NEWNET), 0) << std::strerror(errno);
-		close(fd);
-		fn();
-	});
-	t.join();
-}
-
-/** Sends one message as numbered fragments of at most `per` payload bytes. */
+/** Sends one message as numbered fragments of at most `per` message bytes (lib/meshsock). */
 void send_message(int s, const sockaddr *to, socklen_t tolen, uint32_t msg_id, uint64_t corr,
 		  const std::vector<uint8_t> &l7, const std::vector<uint8_t> &body, uint32_t per)
 {
-	std::vector<uint8_t> msg(l7);
-	msg.insert(msg.end(), body.begin(), body.end());
-	for (uint32_t off = 0; off < msg.size(); off += per) {
-		uint32_t len = std::min<uint32_t>(per, static_cast<uint32_t>(msg.size()) - off);
-		wire::frame_hdr h{};
-		h.magic = rte_cpu_to_be_16(wire::frame_magic);
-		h.version = wire::frame_version;
-		h.kind = static_cast<uint8_t>(wire::frame_kind::request);
-		h.msg_id = rte_cpu_to_be_32(msg_id);
-		h.msg_len = rte_cpu_to_be_32(static_cast<uint32_t>(msg.size()));
-		h.frag_offset = rte_cpu_to_be_32(off);
-		h.l7_len = rte_cpu_to_be_16(static_cast<uint16_t>(l7.size()));
-		h.correlation = rte_cpu_to_be_64(corr);
-		std::vector<uint8_t> dgram(sizeof(h) + len);
-		std::memcpy(dgram.data(), &h, sizeof(h));
-		std::memcpy(dgram.data() + sizeof(h), msg.data() + off, len);
-		ASSERT_EQ(sendto(s, dgram.data(), dgram.size(), 0, to, tolen),
-			  static_cast<ssize_t>(dgram.size()))
-			<< std::strerror(errno);
-	}
+	meshsock::out_message m{wire::frame_kind::request, msg_id, corr, l7, body};
+	ASSERT_EQ(meshsock::send_message(s, to, tolen, m, per), 0);
 }
 
 struct reply {
@@ -463,49 +304,28 @@ struct reply {
 /** Receives whole messages (fragments in any order) until `want` arrived or 10 s passed. */
 std::vector<reply> receive(int s, size_t want)
 {
-	struct partial {
-		std::vector<uint8_t> data;
-		uint32_t got = 0;
-		uint16_t l7_len = 0;
-		uint64_t corr = 0;
-	};
-	std::map<uint32_t, partial> parts;
+	meshsock::reassembler r(meshsock::reasm_limits{});
+	meshsock::receiver rx(16);
 	std::vector<reply> out;
-	timeval tv{10, 0};
-	setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	uint8_t buf[65536];
-	while (out.size() < want) {
-		ssize_t n = recv(s, buf, sizeof(buf), 0);
-		if (n < 0)
-			break; /* time-out */
-		if (n < static_cast<ssize_t>(sizeof(wire::frame_hdr)))
+	const auto until = std::chrono::steady_clock::now() + 10s;
+	while (out.size() < want && std::chrono::steady_clock::now() < until) {
+		pollfd p{s, POLLIN, 0};
+		if (poll(&p, 1, 100) <= 0)
 			continue;
-		wire::frame_hdr h;
-		std::memcpy(&h, buf, sizeof(h));
-		uint32_t id = rte_be_to_cpu_32(h.msg_id), len = rte_be_to_cpu_32(h.msg_len),
-			 off = rte_be_to_cpu_32(h.frag_offset);
-		uint32_t flen = static_cast<uint32_t>(n) - sizeof(h);
-		partial &p = parts[id];
-		if (p.data.empty())
-			p.data.resize(len);
-		if (off + flen > p.data.size())
-			continue;
-		std::memcpy(p.data.data() + off, buf + sizeof(h), flen);
-		p.got += flen;
-		p.l7_len = rte_be_to_cpu_16(h.l7_len);
-		p.corr = rte_be_to_cpu_64(h.correlation);
-		if (p.got < p.data.size())
-			continue;
-		reply r;
-		r.corr = p.corr;
-		wire::l7_view v;
-		if (wire::l7_decode(p.data.data(), p.l7_len, &v) == wire::l7_error::ok) {
-			r.status = v.status;
-			r.reason = std::string(v.reason);
+		std::vector<meshsock::message> done;
+		if (rx.drain(s, r, 0, &done) < 0)
+			break;
+		for (meshsock::message &m : done) {
+			reply rp;
+			rp.corr = m.correlation;
+			wire::l7_view v;
+			if (wire::l7_decode(m.data.data(), m.l7_len, &v) == wire::l7_error::ok) {
+				rp.status = v.status;
+				rp.reason = std::string(v.reason);
+			}
+			rp.body.assign(m.body().begin(), m.body().end());
+			out.push_back(std::move(rp));
 		}
-		r.body.assign(p.data.begin() + p.l7_len, p.data.end());
-		out.push_back(std::move(r));
-		parts.erase(id);
 	}
 	return out;
 }
@@ -544,7 +364,7 @@ TEST(External, UdpSocketClient)
 	for (int family : {AF_INET, AF_INET6}) {
 		SCOPED_TRACE(family == AF_INET ? "IPv4" : "IPv6");
 		in_netns(ns, [&] {
-			int s = socket(family, SOCK_DGRAM, 0);
+			int s = socket(family, SOCK_DGRAM | SOCK_NONBLOCK, 0);
 			ASSERT_GE(s, 0);
 			sockaddr_storage to{};
 			socklen_t tolen;

@@ -164,6 +164,12 @@ TEST(Telemetry, CountersMatchTheCaptureAndTheExporterServesThem)
 	EXPECT_NE(metrics.find("\ndpumesh_stage_work_total{stage=\"port_rx\",lcore=\"1\"} 1000\n"),
 		  std::string::npos)
 		<< metrics;
+	/* the policy families: version, verdicts, breakers, per-service requests and latency */
+	for (const char *want :
+	     {"\ndpumesh_policy_version 1\n", "# TYPE dpumesh_policy_verdicts_total counter",
+	      "# TYPE dpumesh_service_requests_total counter",
+	      "# TYPE dpumesh_service_latency_seconds histogram"})
+		EXPECT_NE(metrics.find(want), std::string::npos) << want << "\n" << metrics;
 	EXPECT_NE(http_get(port, "/other").find("404"), std::string::npos);
 
 	p.signal(SIGTERM); /* non-interactive runs stop on SIGTERM as on SIGINT */

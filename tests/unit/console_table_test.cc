@@ -42,7 +42,7 @@ TEST(ConsoleTable, NoTwoRowsCanMatchOneLine)
 	EXPECT_EQ(first_overlap(fine), "");
 }
 
-TEST(ConsoleTable, EveryFamilyOfThisIssueIsThereAndLaterOnesAreNot)
+TEST(ConsoleTable, EveryFamilyIsThere)
 {
 	std::set<std::string> rows;
 	for (const command_spec &c : commands())
@@ -50,17 +50,16 @@ TEST(ConsoleTable, EveryFamilyOfThisIssueIsThereAndLaterOnesAreNot)
 	for (const char *want :
 	     {"help", "help <topic>", "show port stats|info|xstats <port>", "clear port stats <port>",
 	      "show lcores", "show stages", "show config", "show services", "show routes",
-	      "show peers", "show policy", "show drops", "start", "stop", "show log",
-	      "set stats-period <seconds>", "reload config", "quit", "show pods", "show pod <id>",
-	      "show pending", "show sidecar", "show dpa", "show dma"})
+	      "show peers", "show policy", "show metrics", "show drops", "start", "stop",
+	      "show log", "set stats-period <seconds>", "reload config", "quit", "show pods",
+	      "show pod <id>", "show pending", "show sidecar", "show dpa", "show dma",
+	      "set route <service> <to>", "set ratelimit <service> <path_prefix> <key> <rate> <burst>",
+	      "set timeout <service> <path_prefix> <timeout_ms> <retries>",
+	      "set policy <pointer> <json>"})
 		EXPECT_EQ(rows.count(want), 1u) << want;
 	bool set_log = false;
-	for (const std::string &r : rows) {
+	for (const std::string &r : rows)
 		set_log = set_log || r.rfind("set log <type> ", 0) == 0;
-		EXPECT_EQ(r.find("set policy"), std::string::npos) << r << ": not faked before its issue";
-		EXPECT_EQ(r.find("set route"), std::string::npos) << r;
-		EXPECT_EQ(r.find("set ratelimit"), std::string::npos) << r;
-	}
 	EXPECT_TRUE(set_log);
 }
 

@@ -16,7 +16,7 @@
  *   pod TX SQs it owns      -> dpa_tx_take()
  *   sidecar TX SQ           <- dpa_sidecar_tx_post()   (to the Arm: a header to look at)
  *   sidecar RX SQ           -> dpa_sidecar_rx_take()   (from the Arm: commands)
- *   Arm notification queue  <- dpa_notify_arm()        (deliveries that failed)
+ *   Arm notification queue  <- dpa_notify_arm()        (deliveries that failed; held ones done)
  *   RX SQs of pods it owns  <- via dpa_deliver(), dpa_tx_complete()
  */
 #ifndef DPUMESH_DPA_DEV_H
@@ -111,7 +111,8 @@ uint32_t dpa_dma_poll(struct dpa_dev *d, struct dpa_dma_done *out, uint32_t max)
 int dpa_sidecar_tx_post(struct dpa_dev *d, const struct sw_descriptor *desc);
 /** Takes up to max commands from the Arm. */
 uint32_t dpa_sidecar_rx_take(struct dpa_dev *d, struct sw_descriptor *out, uint32_t max);
-/** Tells the Arm a command could not be carried out (status in flags). DPA_OK or DPA_FULL. */
+/** Tells the Arm a command could not be carried out (status in flags), or that a HOLD
+ *  delivery was made (the command, status OK). DPA_OK or DPA_FULL. */
 int dpa_notify_arm(struct dpa_dev *d, const struct sw_descriptor *note);
 /** Free entries in the notification queue (the RX kernel never takes more commands). */
 uint32_t dpa_notify_room(struct dpa_dev *d);

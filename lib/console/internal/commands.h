@@ -35,11 +35,6 @@ struct command_spec {
 /** Every command, in help order. */
 std::span<const command_spec> commands();
 
-/** Commands that later issues add; listed by `help` so nobody looks for them in vain. */
-inline constexpr const char *coming_commands[] = {
-	"set policy ...", "set route ...", "set ratelimit ...",
-};
-
 /** Splits on blanks. */
 std::vector<std::string> split_words(std::string_view line);
 

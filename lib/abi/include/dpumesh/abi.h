@@ -85,6 +85,10 @@ DPUMESH_STATIC_ASSERT(offsetof(struct sw_descriptor, valid) == 60, "valid");
 #define DPUMESH_OP_RESPONSE (1u << 1) /**< a response to (req_id, step_id) */
 #define DPUMESH_OP_TX_DONE (1u << 2)  /**< the sender's TX buffers may be reused */
 #define DPUMESH_OP_ERROR (1u << 3)    /**< the status field says what failed */
+/** DPU-internal, Arm -> RX kernel only (a pod never sees it, and one that posts it is
+ *  refused): deliver, but keep the sender's TX buffers and the hbuf (and a network body)
+ *  until the Arm sends a COMPLETE for them: the request may still be retried. */
+#define DPUMESH_OP_HOLD (1u << 4)
 #define DPUMESH_OP_MASK 0xffu
 
 #define DPUMESH_CASE_EXTERNAL (1u << 8) /**< Case 1: pod -> another node, through the NIC */

@@ -172,6 +172,8 @@ struct timeout_config {
 	uint32_t timeout_ms = 1000;
 	uint32_t retries = 0;
 	uint32_t backoff_ms = 10;
+	/** retries in the last second may be at most this share of requests (plus 3) */
+	uint32_t retry_budget_percent = 20;
 	bool retry_non_idempotent = false;
 };
 
@@ -215,6 +217,8 @@ struct node_config {
 	dpa_config dpa;
 	dma_config dma;
 
+	/** The JSON text it was loaded from (console `set` commands edit a copy of it). */
+	std::string text;
 	/** Source positions of every value, keyed by JSON pointer ("/ports/0/dev"). */
 	std::map<std::string, position> positions;
 

@@ -72,7 +72,7 @@ public:
 	const config_adjust &adjust() const noexcept { return _adjust; }
 
 	/** The pod side of the node (set once before the console starts; may stay unset). */
-	void set_mesh(const pod_registry *reg, const pipeline::sidecar *sc,
+	void set_mesh(const pod_registry *reg, pipeline::sidecar *sc,
 		      const dpa::emulator *emu) noexcept
 	{
 		_reg = reg;
@@ -80,7 +80,8 @@ public:
 		_emu = emu;
 	}
 	const pod_registry *registry() const noexcept { return _reg; }
-	const pipeline::sidecar *sidecar() const noexcept { return _sidecar; }
+	/** The sidecar; control may publish policy versions to it (sidecar::apply). */
+	pipeline::sidecar *sidecar() const noexcept { return _sidecar; }
 	const dpa::emulator *emulator() const noexcept { return _emu; }
 
 	/** Main lcore: takes a copy of the pods for readers on other threads (telemetry). */
@@ -95,7 +96,7 @@ public:
 
 private:
 	const pod_registry *_reg = nullptr;
-	const pipeline::sidecar *_sidecar = nullptr;
+	pipeline::sidecar *_sidecar = nullptr;
 	const dpa::emulator *_emu = nullptr;
 	const std::vector<port::port_info> &_ports;
 	const std::vector<pipeline::port_rx_ctx *> &_rx;
@@ -202,11 +203,47 @@ struct reload_report {
 };
 
 /**
- * Re-loads the config file with the same loader and validation as at start. Sections that
- * control holds (services, routes, peers, policy) are applied; a change anywhere else
- * (node, ports, mempool, lcores, pools, dpa, dma) refuses the whole reload.
+ * Re-loads the config file with the same loader and validation as at start. Routes and
+ * policy are applied to the sidecar as one new version (sidecar_policy.h), services'
+ * limits to control's view; a change anywhere else (node, ports, mempool, lcores, pools,
+ * peers, dpa, dma, or the set of service names) refuses the whole reload.
  */
 result<reload_report> reload_config(node &n);
+
+/* ---- routing and policy at run time (console `set ...`) ---- */
+
+/**
+ * Makes `cfg` the node's config: builds the sidecar's routing and policy version from it
+ * (every error, with its config path, refuses the change) and publishes it (one RCU grace
+ * period), then swaps control's view. Requests in flight finish under the version that
+ * admitted them; each new one sees the old or the new version, never a mix.
+ */
+status apply_config(node &n, config::node_config cfg);
+
+/** What a `set` command changed, for its one-line answer. */
+struct edit_report {
+	std::string what;   /**< "route echo -> local", ... */
+	uint64_t version;   /**< the policy version now published (0: no sidecar) */
+};
+
+/** `set route <service> local|<peer>` */
+result<edit_report> set_route(node &n, std::string_view service, std::string_view to);
+/**
+ * `set ratelimit <service> <path_prefix> <key> <rate> <burst>`: replaces the limit with
+ * the same service, prefix and key, or adds one; rate 0 removes it.
+ */
+result<edit_report> set_ratelimit(node &n, std::string_view service, std::string_view prefix,
+				  std::string_view key, std::string_view rate,
+				  std::string_view burst);
+/** `set timeout <service> <path_prefix> <timeout_ms> <retries>`: as set ratelimit. */
+result<edit_report> set_timeout(node &n, std::string_view service, std::string_view prefix,
+				std::string_view timeout_ms, std::string_view retries);
+/**
+ * `set policy <pointer> <json>`: sets the value at a JSON pointer under /policy (e.g.
+ * `/policy/rbac/0/default "allow"`, `/policy/rate_limits/0/rate 50`); `-` as the last
+ * token appends to an array, and the value `null` removes the member or element.
+ */
+result<edit_report> set_policy(node &n, std::string_view pointer, std::string_view json);
 
 /* ---- telemetry ---- */
 

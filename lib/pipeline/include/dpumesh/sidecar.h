@@ -15,9 +15,16 @@
 //   net request  -> header copied into an hbuf -> L7 decode -> local pod -> pending ->
 //                   DELIVER with the body still in the received mbufs (Case 2)
 //   net response -> pending match (correlation = token, from the peer asked) -> DELIVER
-//   refused      -> an error response made here (404 no_route, 503 no_live_pod/dest_full/
-//                   dest_gone/overloaded/misrouted/egress_failed, 504 timeout) with :reason
-//                   and :hop, sent to the origin (pod or network), the sender's TX completed
+//   refused      -> an error response made here (404 no_route, 401/403/429/503 by the L7
+//                   policy, 503 no_live_pod/dest_full/dest_gone/overloaded/misrouted/
+//                   egress_failed/circuit_open, 504 timeout) with :reason and :hop, sent to
+//                   the origin (pod or network), the sender's TX completed
+//
+// Every request to a service this node serves passes the L7 policy (sidecar_policy.h:
+// JWT, RBAC, rate limits, circuit breaker) before a pod is picked; the request gets an
+// x-request-id and a traceparent when it has none. A request on a route with retries is
+// delivered with HOLD: the sender's buffers stay until the answer, so a 502/503/504 from
+// the pod (or a delivery that fails) can be sent again to another pod after a back-off.
 //
 // Bodies are never read or copied here. A pod body that leaves through a port is attached
 // to the frames zero-copy (mbuf external buffers) where the port takes multi-segment mbufs:
@@ -26,8 +33,10 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -41,6 +50,7 @@
 #include "dpumesh/pending.h"
 #include "dpumesh/pod_registry.h"
 #include "dpumesh/port_rx.h"
+#include "dpumesh/sidecar_policy.h"
 
 #include <rte_mbuf.h>
 #include <rte_ring.h>
@@ -80,7 +90,16 @@ namespace dpumesh::pipeline {
 	_(header_dma_error, "headers whose copy into an hbuf failed")                    \
 	_(hbuf_empty, "error responses not sent: no header buffer")                      \
 	_(backlog_stalls, "polls that stopped taking input: RX kernel queues full")      \
-	_(backlog_overflow, "commands dropped: RX kernel backlog full (never expected)")
+	_(backlog_overflow, "commands dropped: RX kernel backlog full (never expected)")  \
+	_(policy_refused, "requests refused by the L7 policy (401/403/429/503)")        \
+	_(held, "requests delivered with the sender's buffers kept for a retry")        \
+	_(held_done, "held deliveries the DPA reported done")                            \
+	_(retry_budget, "retries not taken: the route's retry budget was spent")         \
+	_(held_lost, "held requests whose delivery was never reported (never expected)") \
+	_(request_ids, "x-request-id fields added to requests that had none")            \
+	_(traceparents, "traceparent fields added to requests that had none")            \
+	_(trace_no_room, "requests with no header room for a generated trace field")     \
+	_(policy_swaps, "policy versions published")
 
 struct alignas(64) sidecar_stats {
 #define DPUMESH_SIDECAR_FIELD(n, d) counter n;
@@ -124,16 +143,20 @@ public:
 	const sidecar_stats &stats() const noexcept { return _stats; }
 	const route::pending_table &pending() const noexcept { return *_pending; }
 
+	/**
+	 * Publishes a new routing and policy version (control path): one pointer store, then
+	 * an RCU grace period (the sidecar lcore reports quiescence once per poll), then the
+	 * old version is released. Holders of policy() keep theirs alive until done.
+	 */
+	void apply(std::shared_ptr<sidecar_policy> next);
+	/** The published version (control path: console, telemetry). */
+	std::shared_ptr<sidecar_policy> policy() const;
+	/** Per-service metrics for the sidecar's whole life, by registry service index. */
+	uint32_t nb_services() const noexcept { return _nb_services; }
+	const std::string &service_name(uint32_t svc) const noexcept { return _svc_names[svc]; }
+	const l7_metrics &service_metrics(uint32_t svc) const noexcept { return _svc_metrics[svc]; }
+
 private:
-	struct route_policy {
-		std::string path_prefix;
-		uint32_t timeout_ms;
-	};
-	struct service_view {
-		bool local = true;
-		uint16_t peer = 0; /* when !local */
-		std::vector<route_policy> policies; /* longest prefix first */
-	};
 	struct peer_view {
 		std::string name;
 		wire::link_addr addr; /* this node -> the peer */
@@ -169,12 +192,37 @@ private:
 		uint32_t head = 0, count = 0;
 	};
 
+	/** The outcome of routing and policy for one request. */
+	struct admission {
+		uint32_t svc = UINT32_MAX;         /* registry index, or none (404) */
+		const route_rule *route = nullptr; /* set when svc is */
+		uint32_t dst = 0;                  /* local pod handle (0: a peer, or refused) */
+		uint16_t status = 0;               /* 0: admitted; else the refusal's */
+		const char *reason = nullptr;
+	};
+	/** A window of a service's requests and retries (the retry budget). */
+	struct retry_window {
+		uint64_t start_tsc = 0;
+		uint32_t requests = 0, retries = 0;
+	};
+
 	sidecar() = default;
 	static uint16_t poll(void *arg) noexcept;
 	uint32_t run() noexcept;
 	void from_pod(const sw_descriptor &d, uint64_t now) noexcept;
+	admission admit(const wire::l7_view &v, uint64_t source_id, bool from_network,
+			uint64_t now) noexcept;
+	void count_refusal(const admission &a) noexcept;
+	uint32_t add_trace(uint64_t hdr_addr, uint32_t len, const wire::l7_view &v) noexcept;
+	bool hold_for_retry(const admission &a, const wire::l7_view &v) const noexcept;
+	void answered(const route::pending_entry &e, uint16_t status, bool mesh, uint64_t now,
+		      bool report) noexcept;
+	bool retry(uint32_t token, route::pending_entry &e, uint64_t now) noexcept;
+	void release_held(uint32_t token, route::pending_entry &e) noexcept;
+	void held_done(const sw_descriptor &n) noexcept;
+	void expired(uint32_t token, route::pending_entry &e, uint64_t now) noexcept;
 	void request(const sw_descriptor &d, const wire::l7_view &v, uint64_t now) noexcept;
-	void response(const sw_descriptor &d) noexcept;
+	void response(const sw_descriptor &d, const wire::l7_view &v, uint64_t now) noexcept;
 	void note(const sw_descriptor &n) noexcept;
 	void complete(const sw_descriptor &d, uint32_t status) noexcept;
 	void reply_error(uint32_t origin, uint32_t req_id, uint32_t step_id, uint16_t status,
@@ -188,14 +236,14 @@ private:
 		  uint64_t correlation, const uint8_t *l7, uint16_t l7_len,
 		  const wire::body_ref &body) noexcept;
 	uint32_t open_pending(route::party origin, route::party dest, uint32_t req_id,
-			      uint32_t step_id, uint64_t correlation, uint32_t svc,
-			      const wire::l7_view &v, uint64_t now) noexcept;
+			      uint32_t step_id, uint64_t correlation, const admission &a,
+			      const wire::l7_view &v, bool hold, uint64_t now) noexcept;
 	static void nic_done(void *addr, void *opaque);
 	void from_network(rx_msg *m, uint64_t now) noexcept;
 	void net_request(const sw_descriptor &cmd, const wire::l7_view &v, const remote &r,
 			 uint64_t correlation, uint64_t now) noexcept;
-	void net_response(const sw_descriptor &cmd, const wire::endpoint &from,
-			  uint64_t correlation) noexcept;
+	void net_response(const sw_descriptor &cmd, const wire::l7_view &v,
+			  const wire::endpoint &from, uint64_t correlation, uint64_t now) noexcept;
 	void drop_cmd(const sw_descriptor &cmd) noexcept;
 	void finish_cmd(const sw_descriptor &cmd, uint32_t status) noexcept;
 	void release_network_body(const sw_descriptor &cmd) noexcept;
@@ -204,7 +252,8 @@ private:
 	remote remote_of(const rx_msg &m) const noexcept;
 	void to_dpa(unsigned thread, const sw_descriptor &cmd) noexcept;
 	void flush_backlogs() noexcept;
-	bool park(const sw_descriptor &cmd, uint64_t now, uint64_t give_up_at) noexcept;
+	bool park(const sw_descriptor &cmd, uint64_t now, uint64_t give_up_at,
+		  uint64_t retry_at = 0) noexcept;
 	void give_up(const sw_descriptor &cmd) noexcept;
 	uint32_t unpark(uint64_t now) noexcept;
 	/** Free entries in the fullest backlog. */
@@ -213,12 +262,26 @@ private:
 	bool backlog_room() const noexcept { return backlog_free() >= 6 * 32; }
 	/** Room for a burst of notifications (each makes at most 3 commands). */
 	bool note_room() const noexcept { return backlog_free() >= 3 * 32; }
-	const route_policy *policy_for(uint32_t service, std::string_view path) const noexcept;
+	uint64_t now_ns(uint64_t tsc) const noexcept
+	{
+		return static_cast<uint64_t>((static_cast<unsigned __int128>(tsc) * _ns_mult) >> 32);
+	}
 
 	pod_registry *_reg = nullptr;
 	dpa::emulator *_emu = nullptr;
 	std::unique_ptr<route::pending_table> _pending;
-	std::vector<service_view> _services; /* by registry service index */
+	/* routing and policy: published by control, loaded once per poll into _cur */
+	std::atomic<sidecar_policy *> _published{nullptr};
+	sidecar_policy *_cur = nullptr;
+	mutable std::mutex _policy_mu; /* control path: _owned */
+	std::shared_ptr<sidecar_policy> _owned;
+	uint32_t _nb_services = 0;
+	std::vector<std::string> _svc_names;
+	std::unique_ptr<l7_metrics[]> _svc_metrics;
+	std::vector<retry_window> _retry_windows;
+	std::unique_ptr<sw_descriptor[]> _held; /* by pending slot: a held request's command */
+	uint64_t _ns_mult = 0;                   /* ns = tsc * _ns_mult >> 32 */
+	int64_t _unix_base = 0;                  /* unix seconds at TSC 0 (for JWT exp/nbf) */
 	std::vector<peer_view> _peers;
 	std::vector<network::port> _ports;
 	std::unique_ptr<remote[]> _remotes; /* by pending slot (token & 0xffff) */
@@ -234,7 +297,6 @@ private:
 	bool _registered = false;
 	std::vector<std::unique_ptr<backlog>> _backlogs; /* per DPA thread */
 	std::unique_ptr<parking> _parking;
-	uint32_t _default_timeout_ms = 5000;
 	uint64_t _tsc_hz = 0;
 	std::string _hop;
 	unsigned _polls = 0;

@@ -218,6 +218,15 @@ public:
 	void dp_thread_unregister(unsigned id) noexcept;
 	/** Thread `id` holds no pointer or handle obtained before this call. Once per loop. */
 	void dp_quiescent(unsigned id) noexcept { rte_rcu_qsbr_quiescent(_qsbr, id); }
+	/**
+	 * Control path: returns once every online data-path thread has reported quiescence
+	 * after the call, so none still uses what was unpublished before it (RCU grace period;
+	 * the sidecar's policy swap uses it too).
+	 */
+	void dp_synchronize() noexcept
+	{
+		rte_rcu_qsbr_check(_qsbr, rte_rcu_qsbr_start(_qsbr), true);
+	}
 
 	/* ---- data path: the security core (noexcept, counted) ---- */
 

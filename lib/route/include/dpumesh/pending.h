@@ -48,7 +48,11 @@ struct pending_entry {
 	uint64_t start_tsc;        /**< for latency histograms */
 	uint32_t service;          /**< service index */
 	uint16_t attempt;          /**< 0 first try, then retries */
-	uint16_t user;             /**< free for the sidecar (route index, flags) */
+	uint16_t user;             /**< free for the sidecar (flags) */
+	uint32_t route;            /**< sidecar: route metrics index in policy `version` */
+	uint32_t version;          /**< sidecar: policy version the request was admitted under */
+	uint32_t backoff_ms;       /**< sidecar: base delay before a retry */
+	uint16_t retries_left;     /**< sidecar: retries this request may still take */
 };
 
 class pending_table {

@@ -3,7 +3,8 @@
 //
 // Each UDP datagram to the mesh port carries one 32-byte fragment header and a slice of
 // one message; a message is the L7 header (dpumesh/l7.h) followed by the body. The format
-// is in docs/wire.md. This file has the three pieces the Arm pipeline needs:
+// is in docs/wire.md; the header itself and its checks are in dpumesh/frame_hdr.h (no
+// DPDK). This file has the three pieces the Arm pipeline needs:
 //
 //   parse_frame()   validate Ethernet/IPv4|IPv6/UDP/fragment header of a received frame
 //   fragmenter      build frames for a message (body copied, or attached zero-copy)
@@ -24,71 +25,10 @@
 #include <rte_mbuf.h>
 
 #include "dpumesh/counter.h"
+#include "dpumesh/frame_hdr.h"
 #include "dpumesh/status.h"
 
 namespace dpumesh::wire {
-
-inline constexpr uint16_t frame_magic = 0x4457; /* "DW" */
-inline constexpr uint8_t frame_version = 1;
-inline constexpr size_t frame_hdr_size = 32;
-
-enum class frame_kind : uint8_t { request = 1, response = 2 };
-
-/** The fragment header as on the wire (all fields big-endian). */
-struct __attribute__((packed)) frame_hdr {
-	uint16_t magic;       /**< "DW" */
-	uint8_t version;      /**< 1 */
-	uint8_t kind;         /**< frame_kind */
-	uint32_t msg_id;      /**< sender-chosen; with the source address, the reassembly key */
-	uint32_t msg_len;     /**< L7 header + body */
-	uint32_t frag_offset; /**< where this fragment's payload starts in the message */
-	uint16_t l7_len;      /**< length of the L7 header at the start of the message */
-	uint16_t flags;       /**< reserved, zero */
-	uint64_t correlation; /**< request: sender's pending key; response: copied back */
-	uint32_t reserved;    /**< zero */
-};
-static_assert(sizeof(frame_hdr) == frame_hdr_size);
-
-/** Why a frame or a reassembly was dropped; each is a counter. */
-#define DPUMESH_FOREACH_WIRE_DROP(_)                                                     \
-	_(none, "not dropped")                                                           \
-	_(not_ip, "neither IPv4 nor IPv6")                                               \
-	_(ip_fragment, "an IP fragment (mesh fragments at L7)")                          \
-	_(not_udp, "IP but not UDP")                                                     \
-	_(other_port, "UDP to another port")                                             \
-	_(bad_ip, "IP header or lengths inconsistent with the frame")                    \
-	_(bad_udp, "UDP length inconsistent with the IP payload")                        \
-	_(truncated, "shorter than the fragment header")                                 \
-	_(bad_magic, "fragment magic is not DW")                                         \
-	_(bad_version, "unsupported fragment version")                                   \
-	_(bad_kind, "kind is neither request nor response")                              \
-	_(bad_reserved, "reserved fields or flags set")                                  \
-	_(bad_length, "offsets or lengths out of bounds")                                \
-	_(too_large, "message longer than the configured maximum")                       \
-	_(mismatch, "fragment disagrees with earlier fragments of its message")          \
-	_(overlap, "fragment overlaps data already received")                            \
-	_(table_full, "too many messages in reassembly")                                 \
-	_(source_limit, "source has too many messages in reassembly")                    \
-	_(memory_limit, "reassembly holds too many mbufs")                               \
-	_(timeout, "message not complete before the reassembly timeout")                \
-	_(too_many_frags, "message split into more fragments than allowed")
-
-enum class wire_drop : uint8_t {
-#define DPUMESH_WIRE_DROP_ENUM(n, d) n,
-	DPUMESH_FOREACH_WIRE_DROP(DPUMESH_WIRE_DROP_ENUM)
-#undef DPUMESH_WIRE_DROP_ENUM
-	count
-};
-const char *wire_drop_name(wire_drop d) noexcept;
-const char *wire_drop_help(wire_drop d) noexcept;
-
-/** An IPv4 (as ::ffff:a.b.c.d) or IPv6 address and a UDP port. */
-struct endpoint {
-	uint8_t ip[16] = {};
-	uint16_t port = 0; /**< host order */
-	bool is_v4() const noexcept;
-	static endpoint from_v4(uint32_t addr_be, uint16_t port) noexcept;
-};
 
 /** What parse_frame() found; offsets are into the mbuf's data. */
 struct parsed_frame {

@@ -109,6 +109,13 @@ class l7_writer {
 public:
 	l7_writer(uint8_t *buf, size_t cap) noexcept : _buf(buf), _cap(cap) {}
 
+	/**
+	 * Continues a header that l7_decode() accepted (`len` bytes at the start of a buffer
+	 * of `cap`): field() appends after its fields, finish() updates its length and field
+	 * count in place (the sidecar adds x-request-id / traceparent this way).
+	 */
+	static l7_writer extend(uint8_t *buf, size_t len, size_t cap) noexcept;
+
 	/** Starts a request (pseudo-fields :service, :method, :path). */
 	void request(std::string_view service, std::string_view method, std::string_view path,
 		     uint32_t deadline_ms = 0, uint16_t flags = 0) noexcept;

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The fragment header's checks and encoding, shared by the mbuf and the socket sides.
+#include <arpa/inet.h>
+#include <endian.h>
+
+#include <cstring>
+
+#include "dpumesh/frame_hdr.h"
+
+namespace dpumesh::wire {
+
+namespace {
+constexpr uint8_t v4_mapped_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+}
+
+bool endpoint::is_v4() const noexcept { return std::memcmp(ip, v4_mapped_prefix, 12) == 0; }
+
+endpoint endpoint::from_v4(uint32_t addr_be, uint16_t p) noexcept
+{
+	endpoint e;
+	std::memcpy(e.ip, v4_mapped_prefix, 12);
+	std::memcpy(e.ip + 12, &addr_be, 4);
+	e.port = p;
+	return e;
+}
+
+const char *wire_drop_name(wire_drop d) noexcept
+{
+	switch (d) {
+#define DPUMESH_WIRE_DROP_NAME(n, h)                                                     \
+	case wire_drop::n: return #n;
+		DPUMESH_FOREACH_WIRE_DROP(DPUMESH_WIRE_DROP_NAME)
+#undef DPUMESH_WIRE_DROP_NAME
+	case wire_drop::count: break;
+	}
+	return "?";
+}
+
+const char *wire_drop_help(wire_drop d) noexcept
+{
+	switch (d) {
+#define DPUMESH_WIRE_DROP_HELP(n, h)                                                     \
+	case wire_drop::n: return h;
+		DPUMESH_FOREACH_WIRE_DROP(DPUMESH_WIRE_DROP_HELP)
+#undef DPUMESH_WIRE_DROP_HELP
+	case wire_drop::count: break;
+	}
+	return "?";
+}
+
+wire_drop decode_frag_hdr(const void *hdr, uint32_t frag_len, uint32_t max_message,
+			  frag_fields *out) noexcept
+{
+	frame_hdr h;
+	std::memcpy(&h, hdr, sizeof(h));
+	if (ntohs(h.magic) != frame_magic)
+		return wire_drop::bad_magic;
+	if (h.version != frame_version)
+		return wire_drop::bad_version;
+	if (h.kind != static_cast<uint8_t>(frame_kind::request) &&
+	    h.kind != static_cast<uint8_t>(frame_kind::response))
+		return wire_drop::bad_kind;
+	if (h.flags != 0 || h.reserved != 0)
+		return wire_drop::bad_reserved;
+	frag_fields f;
+	f.kind = static_cast<frame_kind>(h.kind);
+	f.msg_id = ntohl(h.msg_id);
+	f.msg_len = ntohl(h.msg_len);
+	f.frag_offset = ntohl(h.frag_offset);
+	f.frag_len = frag_len;
+	f.l7_len = ntohs(h.l7_len);
+	f.correlation = be64toh(h.correlation);
+	if (f.msg_len > max_message)
+		return wire_drop::too_large;
+	/* an L7 header is at least 16 bytes; every fragment carries at least one byte */
+	if (f.l7_len < 16 || f.l7_len > f.msg_len || f.frag_len == 0 ||
+	    uint64_t(f.frag_offset) + f.frag_len > f.msg_len)
+		return wire_drop::bad_length;
+	*out = f;
+	return wire_drop::none;
+}
+
+void encode_frag_hdr(const frag_fields &f, void *out) noexcept
+{
+	frame_hdr h;
+	h.magic = htons(frame_magic);
+	h.version = frame_version;
+	h.kind = static_cast<uint8_t>(f.kind);
+	h.msg_id = htonl(f.msg_id);
+	h.msg_len = htonl(f.msg_len);
+	h.frag_offset = htonl(f.frag_offset);
+	h.l7_len = htons(f.l7_len);
+	h.flags = 0;
+	h.correlation = htobe64(f.correlation);
+	h.reserved = 0;
+	std::memcpy(out, &h, sizeof(h));
+}
+
+} // namespace dpumesh::wire

@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The service graph across two nodes, through the ingress: scripts/e2e-topology.sh builds
+// the topology (namespaces, veth pairs, a bridge, two dpumesh nodes, dpumesh-service pods of
+// conf/e2e/graph.json: s0 -> (s1 || s2) -> s3, dpumesh-ingress), and curl walks it.
+//
+//   WalksGraphAndSurvivesKilledPods  GET and POST 0 B .. 1 MiB to s0 visit s0, s1, s3 on
+//       node1 and s2, s3 on node2 with the body intact at every hop; s3 answers from both
+//       nodes; one of two s2 pods killed: the other serves; both killed: s0 answers 502
+//       naming s2, s2 itself 503 no_live_pod, s1 still 200; then the script tears it all
+//       down (no namespace or link left).
+//
+// Needs root; skips with the reason otherwise.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "ingress_env.h"
+
+using namespace dpumesh::test;
+using namespace std::chrono_literals;
+
+namespace {
+
+uint32_t fnv(const std::string &b)
+{
+	uint32_t h = 2166136261u;
+	for (unsigned char c : b)
+		h = (h ^ c) * 16777619u;
+	return h;
+}
+
+std::string hex8(uint32_t v)
+{
+	char s[16];
+	std::snprintf(s, sizeof(s), "%08x", v);
+	return s;
+}
+
+int pid_of(const std::string &dir, const std::string &name)
+{
+	std::ifstream f(dir + "/pids/" + name + ".pid");
+	int p = 0;
+	f >> p;
+	return p;
+}
+
+TEST(GraphE2E, WalksGraphAndSurvivesKilledPods)
+{
+	std::string why = netns_unavailable();
+	if (!why.empty())
+		GTEST_SKIP() << why;
+	const std::string tag = "dpg" + std::to_string(getpid() % 10000);
+	temp_dir run;
+	temp_dir d;
+	/* the script runs this build's programs */
+	setenv("DPUMESH_BUILD_DIR", DPUMESH_BINARY_DIR, 1);
+	subprocess topo({std::string(DPUMESH_SOURCE_DIR) + "/scripts/e2e-topology.sh", "--tag", tag,
+			 "--dir", run.path()});
+	ASSERT_TRUE(topo.wait_output([](const std::string &o) {
+		return o.find("TOPOLOGY READY") != std::string::npos ||
+		       o.find("e2e-topology.sh:") != std::string::npos;
+	}, 120s)) << topo.output();
+	ASSERT_NE(topo.output().find("TOPOLOGY READY"), std::string::npos) << topo.output();
+	const std::string ns = tag + "-ing", base = "http://127.0.0.1:8080";
+
+	const std::string walk = "s0(s1(s3),s2(s3))",
+			  nodes = "s0@node1 s1@node1 s3@node1 s2@node2 s3@node2";
+	http_result g = curl(ns, base + "/s0/get", d);
+	ASSERT_EQ(g.code, 200) << g.raw << g.body;
+	EXPECT_EQ(header_of(g.headers, "x-visited"), walk);
+	EXPECT_EQ(header_of(g.headers, "x-nodes"), nodes);
+	EXPECT_EQ(g.body, "");
+	uint32_t seed = 100;
+	for (size_t size : {size_t(0), size_t(1), size_t(1400), size_t(100000), size_t(1048576)}) {
+		SCOPED_TRACE(size);
+		std::string body = make_body(size, seed++);
+		std::string f = d.file("b" + std::to_string(seed));
+		std::ofstream(f, std::ios::binary) << body;
+		http_result r = curl(ns, base + "/s0/post", d, f);
+		ASSERT_EQ(r.code, 200) << r.raw << r.body.substr(0, 300);
+		EXPECT_TRUE(r.body == body) << "body of " << r.body.size() << " B differs";
+		EXPECT_EQ(header_of(r.headers, "x-visited"), walk);
+		EXPECT_EQ(header_of(r.headers, "x-nodes"), nodes);
+		EXPECT_EQ(header_of(r.headers, "x-digest"), hex8(fnv(body)));
+	}
+	/* s3 is served on both nodes; the ingress spreads it over them */
+	std::set<std::string> s3_nodes;
+	for (int i = 0; i < 4; i++)
+		s3_nodes.insert(header_of(curl(ns, base + "/s3/x", d).headers, "x-nodes"));
+	EXPECT_EQ(s3_nodes, (std::set<std::string>{"s3@node1", "s3@node2"}));
+
+	/* one of the two s2 pods dies: answers stay 200 (or a few 5xx while node2 notices) */
+	ASSERT_EQ(kill(pid_of(run.path(), "s2-a"), SIGKILL), 0);
+	int ok = 0;
+	for (int i = 0; i < 20; i++) {
+		http_result r = curl(ns, base + "/s0/k", d);
+		ASSERT_TRUE(r.code == 200 || r.code == 502 || r.code == 503 || r.code == 504)
+			<< r.raw << r.body;
+		ok += r.code == 200;
+	}
+	EXPECT_GE(ok, 15);
+	for (int i = 0; i < 5; i++) {
+		http_result r = curl(ns, base + "/s0/k", d, "", {"-d", "after"});
+		EXPECT_EQ(r.code, 200) << r.body;
+		EXPECT_EQ(r.body, "after");
+		EXPECT_EQ(header_of(r.headers, "x-visited"), walk);
+	}
+	/* both gone: s0 reports the failed hop, s2 is refused by node2, s1 still serves */
+	ASSERT_EQ(kill(pid_of(run.path(), "s2-b"), SIGKILL), 0);
+	http_result r;
+	for (int i = 0; i < 20; i++) {
+		r = curl(ns, base + "/s2/direct", d);
+		if (r.code == 503)
+			break;
+		std::this_thread::sleep_for(100ms);
+	}
+	EXPECT_EQ(r.code, 503) << r.body;
+	EXPECT_NE(r.body.find("\"error\":\"no_live_pod\""), std::string::npos) << r.body;
+	EXPECT_NE(r.body.find("\"hop\":\"node2/"), std::string::npos) << r.body;
+	http_result s0 = curl(ns, base + "/s0/x", d);
+	EXPECT_EQ(s0.code, 502) << s0.body;
+	EXPECT_EQ(s0.body, "{\"error\":\"downstream\",\"service\":\"s2\",\"status\":503}\n");
+	EXPECT_EQ(header_of(s0.headers, "x-visited"), "s0(s1(s3),s2!503)");
+	http_result s1 = curl(ns, base + "/s1/x", d, "", {"-d", "still"});
+	EXPECT_EQ(s1.code, 200);
+	EXPECT_EQ(s1.body, "still");
+	EXPECT_EQ(header_of(s1.headers, "x-visited"), "s1(s3)");
+
+	/* Ctrl-C: everything stopped and deleted */
+	topo.signal(SIGINT);
+	EXPECT_NE(topo.wait(60s), -1) << topo.output();
+	auto [rc, list] = run_command({which("ip"), "netns", "list"});
+	EXPECT_EQ(list.find(tag + "-"), std::string::npos) << list;
+	auto [rc2, links] = run_command({which("ip"), "-o", "link"});
+	EXPECT_EQ(links.find(tag + "-"), std::string::npos) << links;
+	std::ifstream ing(run.file("ingress.log"));
+	std::string log((std::istreambuf_iterator<char>(ing)), {});
+	EXPECT_NE(log.find("final requests="), std::string::npos) << log;
+}
+
+} // namespace
