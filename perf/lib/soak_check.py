@@ -49,13 +49,14 @@ with open(os.path.join(R, "soak_series.csv"), "w") as f:
 # counters over the whole soak
 first, last = samples[0]["data"], samples[-1]["data"]
 # never expected; responses_lost: a response the mesh dropped, whose requester waits forever
-never = ("backlog_overflow", "bad_header", "header_dma_error", "responses_lost")
+never = ("backlog_overflow", "bad_header", "header_dma_error", "responses_lost", "held_lost")
 for k in sorted(last["/dpumesh/sidecar"]):
     d = last["/dpumesh/sidecar"][k] - first["/dpumesh/sidecar"].get(k, 0)
     rows.append(["sidecar " + k, first["/dpumesh/sidecar"].get(k, 0), last["/dpumesh/sidecar"][k], "", "", "+%d" % d])
     if d and k in never:
         out.append("ERROR soak: sidecar %s grew by %d" % (k, d))
-    elif d and k in ("timeouts", "park_expired", "no_match", "dest_gone", "src_gone"):
+    elif d and k in ("timeouts", "park_expired", "no_match", "dest_gone", "src_gone",
+                     "policy_refused", "retry_budget", "trace_no_room"):
         out.append("WARN soak: sidecar %s +%d" % (k, d))
 dma = last.get("/dpumesh/dma") or {}
 if sum(dma.get("errors", [0])):

@@ -20,8 +20,10 @@ mesh_delta() {
 import json, sys
 a, b = (json.loads(x)["data"] for x in sys.argv[1:3])
 out = ["busy=%d" % (sum(b["/dpumesh/stages"]["busy_cycles"]) - sum(a["/dpumesh/stages"]["busy_cycles"]))]
+# counters of normal work; every other one that moves is listed as an anomaly
 normal = {"requests", "responses", "forwarded", "answered", "net_requests", "net_responses",
-          "to_peer", "to_network", "zero_copy", "copied_out"}
+          "to_peer", "to_network", "zero_copy", "copied_out", "request_ids", "traceparents",
+          "held", "held_done", "policy_swaps"}
 for k, v in b["/dpumesh/sidecar"].items():
     d = v - a["/dpumesh/sidecar"].get(k, 0)
     if d and k not in normal:
