@@ -9,7 +9,8 @@
 //
 //   dpumesh-http-load --port P --conns 8 --size 4096 --seconds 3 --warmup 0.5
 // Prints one line: PERF rps=... p50_us=... p90_us=... p99_us=... p999_us=... ok=...
-// non2xx=... bad_body=... errors=... retries=... secs=...; exit 1 when anything failed.
+// non2xx=... bad_body=... errors=... retries=... unanswered=... unconnected=... secs=...;
+// exit 1 when anything failed (unconnected: connections the server never accepted).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -43,6 +44,7 @@ struct conn {
 	size_t body_len = 0;
 	int status = 0;
 	bool busy = false;      /* a request is in flight */
+	bool connected = false; /* the connect completed (first EPOLLOUT) */
 	clock_type::time_point t0;
 };
 
@@ -200,6 +202,7 @@ int main(int argc, char **argv)
 				continue;
 			}
 			if (evs[e].events & EPOLLOUT) {
+				c.connected = true;
 				if (!pump_out(i)) {
 					fail(i);
 					continue;
@@ -272,9 +275,10 @@ int main(int argc, char **argv)
 				fail(i);
 		}
 	}
-	unsigned lost = 0;
+	unsigned lost = 0, unconnected = 0;
 	for (conn &c : cs) {
 		lost += c.fd >= 0 && c.busy;
+		unconnected += c.fd >= 0 && !c.connected; /* the server never took the connection */
 		if (c.fd >= 0)
 			::close(c.fd);
 	}
@@ -283,9 +287,9 @@ int main(int argc, char **argv)
 		return t.lat_us.empty() ? 0.0 : t.lat_us[std::min(t.lat_us.size() - 1, static_cast<size_t>(q * t.lat_us.size()))];
 	};
 	std::printf("PERF rps=%.0f p50_us=%.1f p90_us=%.1f p99_us=%.1f p999_us=%.1f max_us=%.1f ok=%lu "
-		    "non2xx=%lu bad_body=%lu errors=%lu retries=%lu unanswered=%u secs=%.3f\n",
+		    "non2xx=%lu bad_body=%lu errors=%lu retries=%lu unanswered=%u unconnected=%u secs=%.3f\n",
 		    t.ok / seconds, pct(0.5), pct(0.9), pct(0.99), pct(0.999),
 		    t.lat_us.empty() ? 0.0 : t.lat_us.back(), t.ok, t.non2xx, t.bad_body, t.errors,
-		    t.retries, lost, seconds);
-	return t.non2xx || t.bad_body || t.errors || lost || t.ok == 0 ? 1 : 0;
+		    t.retries, lost, unconnected, seconds);
+	return t.non2xx || t.bad_body || t.errors || lost || unconnected || t.ok == 0 ? 1 : 0;
 }

@@ -134,9 +134,9 @@ base_point() { # SYSTEM PORT SIZE CONNS
     p2p_csv "$1,$3,$4,0,0,0,0,0,0,1,0,"
     return
   fi
-  local err=$(( $(num "$line" non2xx) + $(num "$line" bad_body) + $(num "$line" errors) + $(num "$line" unanswered) ))
+  local err=$(( $(num "$line" non2xx) + $(num "$line" bad_body) + $(num "$line" errors) + $(num "$line" unanswered) + $(num "$line" unconnected) ))
   [ "$err" -eq 0 ] && [ "$(kv "$line" ok)" -gt 0 ] ||
-    anomaly ERROR "$1 size=$3 outstanding=$4: ok=$(kv "$line" ok) non2xx=$(kv "$line" non2xx) bad_body=$(kv "$line" bad_body) errors=$(kv "$line" errors) retries=$(kv "$line" retries) unanswered=$(kv "$line" unanswered)"
+    anomaly ERROR "$1 size=$3 outstanding=$4: ok=$(kv "$line" ok) non2xx=$(kv "$line" non2xx) bad_body=$(kv "$line" bad_body) errors=$(kv "$line" errors) retries=$(kv "$line" retries) unanswered=$(kv "$line" unanswered) unconnected=$(kv "$line" unconnected)"
   p2p_csv "$1,$3,$4,$(kv "$line" rps),$(kv "$line" p50_us),$(kv "$line" p90_us),$(kv "$line" p99_us),$(kv "$line" p999_us),$(kv "$line" ok),$err,$(kv "$line" retries),"
 }
 
