@@ -21,6 +21,8 @@ packages=(
   python3 tcpdump iproute2 procps
   # end-to-end tests and the ingress load run: HTTP client, load generator, manifest check
   curl wrk python3-yaml
+  # perf/run.sh: the HAProxy sidecar baseline, plots, pinning pods (util-linux: taskset)
+  haproxy gnuplot-nox util-linux
   # freestanding RISC-V build of the DPA kernels
   gcc-riscv64-unknown-elf
 )

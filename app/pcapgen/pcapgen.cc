@@ -41,6 +41,7 @@ struct gen_options {
 	double response_share = 0.0;
 	double malformed_share = 0.0; /* messages with one corrupted frame */
 	double other_share = 0.0;     /* extra non-mesh frames, as a share of messages */
+	unsigned frame_size = 0;      /* one frame per message of this size (0: --body decides) */
 	unsigned seed = 1;
 };
 
@@ -55,6 +56,10 @@ void usage(FILE *f)
 		"  --services a,b,...    services the requests go to (default echo)\n"
 		"  --body MIN:MAX        body sizes, log-uniform in [MIN, MAX] bytes (default 0:4096;\n"
 		"                        at most 1048576)\n"
+		"  --frame-size N        one frame of N bytes per message (Ethernet header to the end\n"
+		"                        of the body, no FCS), path \"/\" and no extra fields: the body\n"
+		"                        fills what the headers leave; smaller than the headers gives\n"
+		"                        the smallest frame (no body)\n"
 		"  --mtu N               IP MTU of the frames (default 1500)\n"
 		"  --mesh-port PORT      destination UDP port (default 7000)\n"
 		"  --ipv6-share P        share of messages over IPv6 (default 0.25)\n"
@@ -163,6 +168,7 @@ int main(int argc, char **argv)
 		{"services", required_argument, nullptr, 's'},
 		{"body", required_argument, nullptr, 'b'},
 		{"mtu", required_argument, nullptr, 'M'},
+		{"frame-size", required_argument, nullptr, 'z'},
 		{"mesh-port", required_argument, nullptr, 'm'},
 		{"ipv6-share", required_argument, nullptr, '6'},
 		{"response-share", required_argument, nullptr, 'r'},
@@ -204,6 +210,7 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'M': ok = parse_uint(optarg, o.mtu, 9600) && o.mtu >= 256; break;
+		case 'z': ok = parse_uint(optarg, o.frame_size, 9614); break;
 		case 'm': ok = parse_uint(optarg, o.mesh_port, 65535) && o.mesh_port > 0; break;
 		case '6': ok = parse_share(optarg, o.ipv6_share); break;
 		case 'r': ok = parse_share(optarg, o.response_share); break;
@@ -287,6 +294,8 @@ int main(int argc, char **argv)
 		double lo = std::log(double(o.min_body) + 1), hi = std::log(double(o.max_body) + 1);
 		uint32_t blen = std::min<uint32_t>(o.max_body,
 			static_cast<uint32_t>(std::exp(lo + (hi - lo) * u(rng)) - 1));
+		if (o.frame_size)
+			blen = 1; /* a POST with a body: its length is set below */
 		bool response = u(rng) < o.response_share;
 		uint8_t l7[512];
 		wire::l7_writer w(l7, sizeof(l7));
@@ -294,11 +303,28 @@ int main(int argc, char **argv)
 		if (response)
 			w.response(200);
 		else
-			w.request(svc, blen ? "POST" : "GET", "/" + svc + "/" + std::to_string(i), 1000);
-		w.field("x-request-id", "gen-" + std::to_string(i));
-		if (blen)
-			w.field("content-type", "application/octet-stream");
+			w.request(svc, blen ? "POST" : "GET",
+				  o.frame_size ? std::string("/") : "/" + svc + "/" + std::to_string(i), 1000);
+		if (!o.frame_size) { /* --frame-size: the leanest header, for the smallest frames */
+			w.field("x-request-id", "gen-" + std::to_string(i));
+			if (blen)
+				w.field("content-type", "application/octet-stream");
+		}
 		uint16_t l7_len = static_cast<uint16_t>(w.finish());
+		if (o.frame_size) {
+			/* the frame without a body, then the body that makes it frame_size bytes */
+			uint16_t n0 = wire::fragment(a, response ? wire::frame_kind::response : wire::frame_kind::request,
+						     i + 1, 0x1000 + i, l7, l7_len, wire::body_ref{body.data(), 0},
+						     static_cast<uint16_t>(o.mtu), mp, out.data(),
+						     static_cast<uint16_t>(out.size()));
+			if (n0 != 1) {
+				std::fprintf(stderr, "dpumesh-pcapgen: message %u: no single frame\n", i);
+				return 1;
+			}
+			uint32_t head = out[0]->pkt_len;
+			rte_pktmbuf_free(out[0]);
+			blen = o.frame_size > head ? std::min<uint32_t>(o.frame_size - head, o.max_body) : 0;
+		}
 		uint16_t n = wire::fragment(a, response ? wire::frame_kind::response : wire::frame_kind::request,
 					    i + 1, 0x1000 + i, l7, l7_len, wire::body_ref{body.data() + (i * 131u) % 4096u, blen},
 					    static_cast<uint16_t>(o.mtu), mp, out.data(),

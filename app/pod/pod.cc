@@ -10,7 +10,17 @@
 //   hog    SOCK                      as sink, and never release them (RX slots run out)
 // Prints "READY pod=<id> gen=<g>" once registered and "DONE ..." at the end.
 // $DPUMESH_POD_SERVICE: the service echo registers as; $DPUMESH_CLIENT_SERVICE: the service
-// client calls (both "echo" by default).
+// client calls (both "echo" by default; a comma list: requests go round robin).
+// Benchmark options (perf/, docs/benchmarks.md), all environment variables:
+//   DPUMESH_POD_GEOMETRY=default|small  the library's default pools (footprint), or a small
+//                                    geometry for many pods (scaling); else the test geometry
+//   DPUMESH_POD_BODY_SLOTS=N         body slots of each body pool (test geometry)
+//   DPUMESH_CLIENT_SECONDS=S         client: stop sending after S seconds (N is a cap)
+//   DPUMESH_CLIENT_WARMUP=S          client: answers in the first S seconds are not measured
+//   DPUMESH_CLIENT_STALL=S           client: no answer for S seconds with requests outstanding:
+//                                    print "STALL ..." (which requests) and exit 4
+// Every request carries x-ts (the client's send time, ns, CLOCK_MONOTONIC) and echo returns
+// it: the client's round-trip times come from the answer itself.
 #include <signal.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -40,21 +50,45 @@ const char *service_name(const char *var)
 }
 
 /* Body slots are 8 KiB unless DPUMESH_TEST_BODY_SLOT says otherwise (then fewer slots, so a
- * 1 MiB geometry stays small: memfd pages are only allocated when touched). */
+ * 1 MiB geometry stays small: memfd pages are only allocated when touched).
+ * DPUMESH_POD_BODY_SLOTS overrides the body slot count; DPUMESH_POD_GEOMETRY=default takes
+ * the library's default (the node's default pools), =small a geometry for many pods. */
 dpumesh_geometry test_geometry(uint32_t tx_header_slots)
 {
+	const char *g = std::getenv("DPUMESH_POD_GEOMETRY");
+	if (g && std::strcmp(g, "default") == 0)
+		return dpumesh_default_geometry();
+	if (g && std::strcmp(g, "small") == 0)
+		return dpumesh_geometry{{64, 512}, {64, 1024}, {64, 512}, {64, 1024}, 256, 0};
 	uint32_t body = 8192, rx_body_slots = 64, tx_body_slots = tx_header_slots;
 	if (const char *e = std::getenv("DPUMESH_TEST_BODY_SLOT")) {
 		body = static_cast<uint32_t>(std::strtoul(e, nullptr, 0));
 		if (body > 65536)
 			rx_body_slots = tx_body_slots = 16;
 	}
+	if (const char *e = std::getenv("DPUMESH_POD_BODY_SLOTS"))
+		rx_body_slots = tx_body_slots = static_cast<uint32_t>(std::strtoul(e, nullptr, 0));
 	/* SQ depth 256: an RX SQ carries deliveries and TX-dones, so it needs room for both.
 	 * A client asked for more than 64 TX slots (the try-again test) gets a TX SQ of half
 	 * that, so its SQ fills before its pools. */
 	uint32_t depth = tx_header_slots > 64 ? tx_header_slots / 2 : 256;
 	return dpumesh_geometry{{tx_header_slots, 1024}, {tx_body_slots, body},
 				{64, 1024}, {rx_body_slots, body}, depth, 0};
+}
+
+/* Nanoseconds on CLOCK_MONOTONIC (steady_clock): the x-ts field. */
+uint64_t now_ns()
+{
+	return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+					     std::chrono::steady_clock::now().time_since_epoch())
+					     .count());
+}
+
+/* Seconds from an environment variable (0 when unset). */
+double env_seconds(const char *var)
+{
+	const char *e = std::getenv(var);
+	return e ? std::strtod(e, nullptr) : 0.0;
 }
 
 uint32_t fnv(const uint8_t *p, size_t n)
@@ -173,8 +207,14 @@ bool answer(dpumesh_t *h, dpumesh_msg *m, echo_state *s)
 		auto it = s->last_seq.find(run);
 		order = it == s->last_seq.end() || seq > it->second ? "ok" : "bad";
 	}
-	dpumesh_field f[3] = {{"x-sum", sum}, {"x-pod", pod}, {"x-order", order}};
-	int rc = dpumesh_send_response(h, 0, m, 200, f, 3, m->body, m->body_len);
+	/* the client's send time goes back as it came (round trips from the message itself) */
+	char ts[24] = "";
+	if (dpumesh_msg_field(m, "x-ts", &v, &len) == 0 && len < sizeof(ts)) {
+		std::memcpy(ts, v, len);
+		ts[len] = 0;
+	}
+	dpumesh_field f[4] = {{"x-sum", sum}, {"x-pod", pod}, {"x-order", order}, {"x-ts", ts}};
+	int rc = dpumesh_send_response(h, 0, m, 200, f, ts[0] ? 4 : 3, m->body, m->body_len);
 	if (rc == -EAGAIN || rc == -ENOBUFS)
 		return false;
 	if (std::strcmp(order, "none") != 0)
@@ -231,7 +271,10 @@ struct client_state {
 	std::map<std::string, uint32_t> per_pod;    /* x-pod of each good answer */
 	std::map<std::string, uint32_t> mesh_reasons; /* :reason of mesh-made errors */
 	std::vector<std::chrono::steady_clock::time_point> sent_at; /* per req_id */
-	std::vector<double> rtt_us;                                 /* answered ones */
+	std::vector<double> rtt_us;                                 /* answered ones, measured */
+	uint64_t measure_from_ns = 0; /* answers before this (warm-up) are not measured */
+	uint32_t measured_ok = 0;     /* good answers in the measured window */
+	uint64_t last_answer_ns = 0;
 };
 
 void finish(client_state *s, uint32_t id)
@@ -242,12 +285,52 @@ void finish(client_state *s, uint32_t id)
 		s->bad++;
 }
 
+/* Round-trip time of an answer: from the x-ts it carries back (set when the request was
+ * sent), else from the send time kept here. */
+double rtt_of(const client_state *s, const dpumesh_msg *m, uint64_t now)
+{
+	const char *v;
+	size_t len;
+	if (dpumesh_msg_field(m, "x-ts", &v, &len) == 0 && len > 0 && len < 24) {
+		char ts[24];
+		std::memcpy(ts, v, len);
+		ts[len] = 0;
+		uint64_t sent = std::strtoull(ts, nullptr, 10);
+		if (sent && sent <= now)
+			return static_cast<double>(now - sent) / 1e3;
+	}
+	if (m->req_id < s->sent_at.size())
+		return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() -
+								 s->sent_at[m->req_id])
+			.count();
+	return -1;
+}
+
+/* $DPUMESH_CLIENT_SERVICE as a list (comma-separated): requests go round robin. */
+std::vector<std::string> client_services()
+{
+	std::vector<std::string> out;
+	std::string all = service_name("DPUMESH_CLIENT_SERVICE");
+	size_t pos = 0;
+	for (;;) {
+		size_t comma = all.find(',', pos);
+		out.push_back(all.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos));
+		if (comma == std::string::npos)
+			break;
+		pos = comma + 1;
+	}
+	return out;
+}
+
 int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool flood,
 	       uint32_t tx_header_slots)
 {
 	uint32_t window = 32;
 	if (const char *e = std::getenv("DPUMESH_CLIENT_WINDOW"))
 		window = static_cast<uint32_t>(std::strtoul(e, nullptr, 0));
+	const double run_secs = env_seconds("DPUMESH_CLIENT_SECONDS");
+	const double warmup_secs = env_seconds("DPUMESH_CLIENT_WARMUP");
+	const std::vector<std::string> services = client_services();
 	client_state st;
 	st.seed = seed;
 	st.max = max;
@@ -256,6 +339,8 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 	dpumesh_callbacks cb = {};
 	cb.on_response = [](dpumesh_t *h, dpumesh_msg *m, void *u) {
 		auto *s = static_cast<client_state *>(u);
+		const uint64_t now = now_ns();
+		bool good = false;
 		if (m->flags & DPUMESH_OP_ERROR) {
 			s->mesh_err++;
 		} else if (m->header_ok && m->http_status != 200) {
@@ -268,7 +353,6 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 			const char *v;
 			size_t len;
 			char sum[16];
-			bool good;
 			if (nosum) { /* benchmarks: the length only */
 				good = m->header_ok && m->http_status == 200 && m->body_len == want.size();
 			} else {
@@ -288,10 +372,14 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 			else
 				s->bad++;
 		}
-		if (m->req_id < s->sent_at.size())
-			s->rtt_us.push_back(std::chrono::duration<double, std::micro>(
-						    std::chrono::steady_clock::now() - s->sent_at[m->req_id])
-						    .count());
+		if (now >= s->measure_from_ns) {
+			double rtt = rtt_of(s, m, now);
+			if (rtt >= 0)
+				s->rtt_us.push_back(rtt);
+			if (good)
+				s->measured_ok++;
+			s->last_answer_ns = now;
+		}
 		finish(s, m->req_id);
 		dpumesh_msg_release(h, m);
 	};
@@ -306,13 +394,16 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 	int ep = make_epoll(h);
 	uint32_t next = 0, again = 0;
 	st.sent_at.resize(n);
-	st.rtt_us.reserve(n);
+	st.rtt_us.reserve(std::min<uint32_t>(n, 1u << 22));
 	const auto t_start = std::chrono::steady_clock::now();
+	const uint64_t start_ns = now_ns();
+	st.measure_from_ns = start_ns + static_cast<uint64_t>(warmup_secs * 1e9);
+	const uint64_t stop_ns = run_secs > 0 ? start_ns + static_cast<uint64_t>(run_secs * 1e9) : UINT64_MAX;
 	auto send_one = [&](uint32_t i) {
 		const auto &body = body_for(seed, i, max);
 		st.sent_at[i] = std::chrono::steady_clock::now();
 		dpumesh_request r = {};
-		r.service = service_name("DPUMESH_CLIENT_SERVICE");
+		r.service = services[i % services.size()].c_str();
 		r.method = "POST";
 		r.path = "/echo";
 		r.body = body.data();
@@ -320,9 +411,10 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 		r.req_id = i;
 		r.step_id = 1;
 		std::string seq = std::to_string(seed) + "." + std::to_string(i);
-		dpumesh_field f = {"x-seq", seq.c_str()};
-		r.fields = &f;
-		r.nb_fields = 1;
+		std::string ts = std::to_string(now_ns());
+		dpumesh_field f[2] = {{"x-seq", seq.c_str()}, {"x-ts", ts.c_str()}};
+		r.fields = f;
+		r.nb_fields = 2;
 		return dpumesh_send_request(h, 0, &r);
 	};
 	if (flood) {
@@ -333,7 +425,30 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 		std::fflush(stdout);
 	}
 	auto finished = [&] { return st.ok + st.refused + st.mesh_err + st.bad >= next; };
+	const double stall_secs = env_seconds("DPUMESH_CLIENT_STALL");
+	uint32_t seen = 0;
+	uint64_t seen_at = now_ns();
 	while (next < n || !finished()) {
+		const uint32_t answered = st.ok + st.refused + st.mesh_err + st.bad;
+		if (answered != seen || answered >= next) {
+			seen = answered;
+			seen_at = now_ns();
+		} else if (stall_secs > 0 && now_ns() - seen_at > static_cast<uint64_t>(stall_secs * 1e9)) {
+			/* requests outstanding and nothing back for that long: an answer was lost */
+			std::string ids;
+			unsigned shown = 0;
+			for (uint32_t i = 0; i < next && shown < 8; i++)
+				if (!st.done[i]) {
+					ids += (ids.empty() ? "" : ",") + std::to_string(i);
+					shown++;
+				}
+			std::printf("STALL sent=%u answered=%u outstanding=%u secs=%.1f req_ids=%s\n", next,
+				    answered, next - answered, stall_secs, ids.c_str());
+			std::fflush(stdout);
+			return 4;
+		}
+		if (next < n && now_ns() >= stop_ns)
+			n = next; /* timed run: stop sending, wait for what is outstanding */
 		/* at most `window` requests outstanding: their responses must find RX slots */
 		while (next < n && next - (st.ok + st.refused + st.mesh_err + st.bad) < window) {
 			int rc = send_one(next);
@@ -351,15 +466,22 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 	}
 	dpumesh_stats stats;
 	dpumesh_get_stats(h, &stats);
+	/* the measured window: from the end of the warm-up to the last answer */
 	double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+	double window_secs = warmup_secs > 0 && st.last_answer_ns > st.measure_from_ns
+				     ? static_cast<double>(st.last_answer_ns - st.measure_from_ns) / 1e9
+				     : secs;
 	std::sort(st.rtt_us.begin(), st.rtt_us.end());
 	auto pct = [&](double q) {
 		return st.rtt_us.empty() ? 0.0
 					 : st.rtt_us[std::min(st.rtt_us.size() - 1,
 							      static_cast<size_t>(q * st.rtt_us.size()))];
 	};
-	std::printf("PERF rps=%.0f rtt_p50_us=%.1f rtt_p99_us=%.1f rtt_p999_us=%.1f secs=%.3f\n",
-		    secs > 0 ? st.ok / secs : 0.0, pct(0.50), pct(0.99), pct(0.999), secs);
+	uint32_t counted = warmup_secs > 0 ? st.measured_ok : st.ok;
+	std::printf("PERF rps=%.0f rtt_p50_us=%.1f rtt_p90_us=%.1f rtt_p99_us=%.1f rtt_p999_us=%.1f "
+		    "rtt_max_us=%.1f samples=%zu secs=%.3f\n",
+		    window_secs > 0 ? counted / window_secs : 0.0, pct(0.50), pct(0.90), pct(0.99),
+		    pct(0.999), st.rtt_us.empty() ? 0.0 : st.rtt_us.back(), st.rtt_us.size(), window_secs);
 	std::string pods, reasons;
 	for (const auto &[pod, count] : st.per_pod)
 		pods += (pods.empty() ? "" : ",") + pod + ":" + std::to_string(count);

@@ -1,0 +1,121 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Helpers shared by perf/run.sh and the suites in perf/suites/ (sourced, never run).
+# Globals from run.sh: ROOT BIN RESULTS RAW WORK LCORES MAIN_CPU WORKER MEM T0; PIDS collects every
+# process a suite starts, so that run.sh's exit trap stops exactly those.
+
+# A progress line (elapsed time, then the text) on stderr and in progress.log.
+progress() {
+  local s=$(( $(date +%s) - T0 ))
+  printf '[%02d:%02d] %s\n' $((s / 60)) $((s % 60)) "$*" | tee -a "$RESULTS/progress.log" >&2
+}
+
+# anomaly ERROR|WARN TEXT: recorded for the summary; any ERROR makes run.sh exit 1.
+anomaly() {
+  local level=$1; shift
+  echo "$level $*" >> "$RESULTS/anomalies.txt"
+  progress "  $level: $*"
+}
+
+# kv LINE KEY: the value of KEY=value in a line of key=value words ("" when absent).
+kv() {
+  awk -v k="$2" '{ for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) { print substr($i, length(k) + 2); exit } }' <<< "$1"
+}
+
+# num LINE KEY: as kv, 0 when absent.
+num() { local v; v=$(kv "$1" "$2"); echo "${v:-0}"; }
+
+# EAL's runtime directory for a file prefix (eal_get_runtime_dir): the telemetry socket.
+rtdir() {
+  if [ "$(id -u)" -eq 0 ]; then echo "/var/run/dpdk/$1"; else echo "${XDG_RUNTIME_DIR:-/tmp}/dpdk/$1"; fi
+}
+
+track() { PIDS+=("$1"); }
+
+# stop_pid PID [SIGNAL]: signal one process this run started and reap it; its status is
+# left in STOP_RC.
+stop_pid() {
+  STOP_RC=0
+  kill "-${2:-TERM}" "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || STOP_RC=$?
+}
+
+# next_seed: a new seed per client run. It names the run in x-seq, so that the echo pod
+# checks each run's order on its own. A file, because callers use it in $(...).
+SEED_FILE=$WORK/seed
+echo 100 > "$SEED_FILE"
+next_seed() {
+  local s; s=$(( $(cat "$SEED_FILE") + 1 )); echo "$s" > "$SEED_FILE"; echo "$s"
+}
+
+tel() { python3 "$ROOT/perf/lib/tel.py" "$@"; }
+
+# write_config FILE [config.py options]: a node config for a suite (perf/lib/config.py).
+write_config() {
+  local f=$1; shift
+  python3 "$ROOT/perf/lib/config.py" --worker "$WORKER" "$@" > "$f"
+}
+
+# dp_start NAME CONFIG [EAL args...] [-- dpumesh args...]: starts dpumesh on $LCORES with
+# --no-huge and its own file prefix; sets DP_PID DP_SOCK DP_TEL DP_PREFIX DP_LOG DP_NAME and
+# returns once its control socket exists.
+dp_start() {
+  DP_NAME=$1; local cfg=$2; shift 2
+  local eal=() opts=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do eal+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  opts=("$@")
+  DP_PREFIX="perf-$DP_NAME-$$"
+  DP_LOG="$RAW/$DP_NAME.dpumesh.log"
+  DP_SOCK=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["node"]["control_socket"])' "$cfg")
+  DP_TEL="$(rtdir "$DP_PREFIX")/dpdk_telemetry.v2"
+  rm -f "$DP_SOCK"
+  "$BIN/dpumesh" -l "$LCORES" --no-huge -m "$MEM" --no-pci --no-shconf --file-prefix "$DP_PREFIX" \
+    "${eal[@]}" -- --config "$cfg" --stats-period 0 "${opts[@]}" > "$DP_LOG" 2>&1 &
+  DP_PID=$!; track "$DP_PID"
+
+  for _ in $(seq 200); do
+    [ -S "$DP_SOCK" ] && return 0
+    kill -0 "$DP_PID" 2>/dev/null || break
+    sleep 0.05
+  done
+  anomaly ERROR "$DP_NAME: dpumesh did not start (log: raw/$DP_NAME.dpumesh.log: $(tail -1 "$DP_LOG"))"
+  return 1
+}
+
+# dp_stop: SIGINT, then its final counters go to raw/NAME.final; a non-zero exit or a
+# crash is an ERROR.
+dp_stop() {
+  stop_pid "$DP_PID" INT
+  if [ "$STOP_RC" -ne 0 ]; then
+    anomaly ERROR "$DP_NAME: dpumesh exited with status $STOP_RC (raw/$DP_NAME.dpumesh.log)"
+  fi
+  grep -a '^final ' "$DP_LOG" > "$RAW/$DP_NAME.final" || true
+  # errors logged by dpumesh itself
+  local errs
+  errs=$(grep -a -v '^final ' "$DP_LOG" | grep -a -c -i -w -E 'error|failed|panic' || true)
+  [ "${errs:-0}" -eq 0 ] || anomaly WARN "$DP_NAME: dpumesh logged $errs error line(s) (raw/$DP_NAME.dpumesh.log)"
+  rmdir "$(rtdir "$DP_PREFIX")" 2>/dev/null || true
+  rm -f "$DP_SOCK"
+}
+
+# pod NAME [VAR=value...] -- MODE ARGS...: starts dpumesh-pod in the background (output in
+# raw/pod-NAME.log); POD_PID is its pid. POD_CPU pins it with taskset when set.
+pod() {
+  local name=$1; shift
+  local envs=()
+  while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
+  shift
+  local pin=()
+  [ -z "${POD_CPU:-}" ] || pin=(taskset -c "$POD_CPU")
+  env "${envs[@]}" "${pin[@]}" "$BIN/dpumesh-pod" "$@" > "$RAW/pod-$name.log" 2>&1 &
+  POD_PID=$!; track "$POD_PID"
+}
+
+# stages_busy JSON_SNAPSHOT: the sum of every stage's busy cycles in a tel.py get answer.
+stages_busy() {
+  python3 -c 'import json, sys; d = json.loads(sys.argv[1])["data"]["/dpumesh/stages"]; print(sum(d["busy_cycles"]))' "$1"
+}
+
+# rss_kb PID and pss_kb PID: resident and proportional set size in KiB.
+rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+pss_kb() { awk '/^Pss:/ { print $2 }' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0; }

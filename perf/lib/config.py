@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# Writes a dpumesh node config (docs/config.md) for a perf suite on stdout.
+#   config.py --sock PATH [--port DEV] [--services echo:16,client:4] [--idle busy|adaptive]
+#             [--worker LCORE] [--mbufs N] [--body-slots N] [--body-size B]
+#             [--timeout-ms MS] [--from conf/default.json]
+# Every service gets a local route. --from starts from an existing config (footprint: the
+# defaults) and only replaces the control socket (and the port device when given).
+import argparse
+import json
+
+p = argparse.ArgumentParser()
+p.add_argument("--sock", required=True)
+p.add_argument("--port")
+p.add_argument("--services", default="echo:16,client:4")
+p.add_argument("--idle", default="adaptive")
+p.add_argument("--worker", type=int, default=1)
+p.add_argument("--mbufs", type=int, default=8191)
+p.add_argument("--body-slots", type=int, default=256)
+p.add_argument("--body-size", type=int, default=65536)
+p.add_argument("--header-slots", type=int, default=256)
+p.add_argument("--timeout-ms", type=int, default=5000)
+p.add_argument("--from", dest="base")
+a = p.parse_args()
+
+if a.base:
+    cfg = json.load(open(a.base))
+    cfg["node"]["control_socket"] = a.sock
+    if a.port:
+        cfg["ports"][0]["dev"] = a.port
+    print(json.dumps(cfg, indent=2))
+    raise SystemExit(0)
+
+services = []
+for s in a.services.split(","):
+    name, _, n = s.partition(":")
+    services.append({"name": name, "max_pods": int(n or 16)})
+w = a.worker
+cfg = {
+    "version": 1,
+    # the node's addresses are the ones dpumesh-pcapgen's captures are sent to
+    "node": {"name": "perf", "mac": "02:00:00:00:00:01", "ipv4": "192.168.50.1",
+             "ipv6": "fd00:50::1", "mesh_port": 7000, "control_socket": a.sock},
+    "ports": [{"name": "uplink", "dev": a.port, "role": "external"}] if a.port else [],
+    "mempool": {"mbufs": a.mbufs, "cache": 256, "data_room": 2176},
+    "lcores": {"idle": a.idle,
+               "stages": dict({"sidecar": w, "dpa": w},
+                              **({"port_rx": w, "port_tx": w} if a.port else {}))},
+    "pools": {
+        "tx_header": {"slots": a.header_slots, "slot_size": 1024},
+        "tx_body": {"slots": a.body_slots, "slot_size": a.body_size},
+        "rx_header": {"slots": a.header_slots, "slot_size": 1024},
+        "rx_body": {"slots": a.body_slots, "slot_size": a.body_size},
+        "sq_depth": 256,
+    },
+    "services": services,
+    "routes": [{"service": s["name"], "to": "local"} for s in services],
+    "policy": {"default_timeout_ms": a.timeout_ms},
+    "dpa": {"backend": "emu", "threads": 1},
+    "dma": {"backend": "cpu"},  # dpumesh --dma picks the engine
+}
+if not a.port:
+    del cfg["ports"]
+print(json.dumps(cfg, indent=2))

@@ -1,0 +1,389 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# perf/run.sh's report: reads a results directory's CSVs, writes summary.md (every dpumesh
+# figure next to its baseline from the same run, ratios first, absolute numbers second,
+# anomalies listed) and PNG plots through gnuplot.
+#   report.py RESULTS_DIR
+import csv
+import os
+import subprocess
+import sys
+
+R = sys.argv[1]
+out = []
+plots = []
+
+
+def read(name):
+    p = os.path.join(R, name)
+    if not os.path.exists(p):
+        return []
+    with open(p) as f:
+        return list(csv.DictReader(f))
+
+
+def f(x):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def ratio(a, b):
+    a, b = f(a), f(b)
+    if a is None or b is None or b == 0:
+        return "—"
+    return "%.2f" % (a / b)
+
+
+def num(x, fmt="%.3g"):
+    v = f(x)
+    if v is None:
+        return "—"
+    if abs(v) >= 1000:
+        return "%.0f" % v
+    return fmt % v
+
+
+def size_name(s):
+    s = int(s)
+    for unit, n in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if s >= n and s % n == 0:
+            return "%d %s" % (s // n, unit)
+    return "%d B" % s
+
+
+def table(header, rows):
+    out.append("| " + " | ".join(header) + " |")
+    out.append("|" + "|".join("---" if i == 0 else "---:" for i in range(len(header))) + "|")
+    for r in rows:
+        out.append("| " + " | ".join(str(c) for c in r) + " |")
+    out.append("")
+
+
+machine = {}
+if os.path.exists(os.path.join(R, "machine.txt")):
+    for line in open(os.path.join(R, "machine.txt")):
+        k, _, v = line.rstrip("\n").partition("=")
+        machine[k] = v
+anoms = [l.rstrip("\n") for l in open(os.path.join(R, "anomalies.txt"))] if os.path.exists(
+    os.path.join(R, "anomalies.txt")) else []
+errors = [a for a in anoms if a.startswith("ERROR")]
+warns = [a for a in anoms if a.startswith("WARN")]
+
+out.append("# dpumesh benchmarks, %s" % machine.get("date", "?"))
+out.append("")
+out.append("%s, %s CPUs, %s, DPDK %s, HAProxy %s; dpumesh %s; suites: %s; load average %s at the "
+           "start, %s at the end; %s s in all." % (
+               machine.get("cpu", "?"), machine.get("cpus", "?"), machine.get("os", "?"),
+               machine.get("dpdk", "?"), machine.get("haproxy", "?"), machine.get("commit", "?"),
+               machine.get("suites", "?"), machine.get("load_start", "?"),
+               machine.get("load_end", "?"), machine.get("elapsed_s", "?")))
+out.append("")
+if errors:
+    out.append("**Status: %d ERROR(s), %d warning(s): see Anomalies at the end. Numbers next to "
+               "an error are not to be trusted.**" % (len(errors), len(warns)))
+else:
+    out.append("**Status: no errors** (%d warning(s), listed under Anomalies)." % len(warns))
+out.append("")
+out.append("Ratios first: the machine is shared and noisy, so compare within this run. "
+           "A ratio is dpumesh ÷ baseline: above 1 means more (rate) or longer (latency, cycles).")
+out.append("")
+
+# ---- replay ----
+rep = read("replay.csv")
+if rep:
+    out.append("## Replay: captures through net_pcap (infinite_rx=1), dpumesh vs dpdk-testpmd 5tswap")
+    out.append("")
+    caps = []
+    for r in rep:
+        if r["capture"] not in caps:
+            caps.append(r["capture"])
+    by = {(r["capture"], r["system"]): r for r in rep}
+    rows = []
+    for c in caps:
+        t, d = by.get((c, "testpmd-5tswap")), by.get((c, "dpumesh"))
+        if not t or not d:
+            continue
+        rows.append([c, t["frame_bytes"], ratio(d["rx_mpps"], t["rx_mpps"]),
+                     ratio(d["cycles_per_frame"], t["cycles_per_frame"]),
+                     num(t["rx_mpps"]), num(d["rx_mpps"]), num(t["rx_gbps"]), num(d["rx_gbps"]),
+                     num(t["cycles_per_frame"]), num(d["cycles_per_frame"]),
+                     num(d["reassembled_per_s"]), num(d["delivered_per_s"]), num(d["answered_per_s"]),
+                     num(d["shed_pct"], "%.1f"), num(d["wire_drop_pct"], "%.2f")])
+    table(["capture", "frame B", "**Mpps ÷ testpmd**", "**cycles/frame ÷ testpmd**",
+           "testpmd Mpps", "dpumesh Mpps", "testpmd Gbps", "dpumesh Gbps", "testpmd cycles/frame",
+           "dpumesh cycles/frame", "msgs reassembled/s", "delivered to pod/s", "answered/s",
+           "shed at port %", "wire drops %"], rows)
+    st = read("replay_stages.csv")
+    if st:
+        stages = []
+        for r in st:
+            if r["stage"] not in stages:
+                stages.append(r["stage"])
+        sb = {(r["capture"], r["stage"]): r for r in st}
+        table(["capture"] + ["%s cycles/frame (lcore share)" % s for s in stages],
+              [[c] + ["%s (%s)" % (num(sb[(c, s)]["cycles_per_frame"]), num(sb[(c, s)]["busy_share"], "%.2f"))
+                      if (c, s) in sb else "—" for s in stages] for c in caps])
+    lat = {r["condition"]: r for r in read("replay_latency.csv")}
+    if lat:
+        q, l = lat.get("quiet"), lat.get("loaded")
+        out.append("Latency mode: a client pod's 64 B round trips to its own echo pod (service "
+                   "`lat`, one outstanding), timestamps carried in the messages (x-ts), with "
+                   "the port quiet and while the mix capture replays:")
+        out.append("")
+        rows = []
+        for k in ("p50_us", "p90_us", "p99_us", "p999_us"):
+            rows.append([k.replace("_us", "").replace("p999", "p99.9"),
+                         ratio(l[k], q[k]) if q and l else "—",
+                         num(q[k]) if q else "—", num(l[k]) if l else "—"])
+        rows.append(["round trips/s", ratio(l["rps"], q["rps"]) if q and l else "—",
+                     num(q["rps"]) if q else "—", num(l["rps"]) if l else "—"])
+        table(["µs", "**loaded ÷ quiet**", "quiet", "under replay"], rows)
+    plots.append(("replay_mpps.png", "replay"))
+
+# ---- pod-to-pod and baselines ----
+p2p = read("pod2pod.csv")
+if p2p:
+    out.append("## Pod to pod (Case 3) next to TCP loopback and two HAProxy sidecars")
+    out.append("")
+    by = {(r["system"], r["size"], r["outstanding"]): r for r in p2p}
+    systems = []
+    for r in p2p:
+        if r["system"] not in systems:
+            systems.append(r["system"])
+    sizes = sorted({r["size"] for r in p2p}, key=int)
+    wins = sorted({r["outstanding"] for r in p2p}, key=int)
+    base = [s for s in ("tcp-loopback", "haproxy-http") if s in systems]
+    mesh = [s for s in systems if s.startswith("dpumesh")]
+    if mesh and base:
+        for m in mesh:
+            out.append("**%s ÷ baselines** (round trips/s: above 1 is faster; latency: below 1 is faster):" % m)
+            out.append("")
+            rows = []
+            for s in sizes:
+                for w in wins:
+                    d = by.get((m, s, w))
+                    if not d:
+                        continue
+                    row = [size_name(s), w]
+                    for b in base:
+                        x = by.get((b, s, w))
+                        row += [ratio(d["rps"], x["rps"]) if x else "—",
+                                ratio(d["p50_us"], x["p50_us"]) if x else "—",
+                                ratio(d["p99_us"], x["p99_us"]) if x else "—"]
+                    rows.append(row)
+            hdr = ["body", "outstanding"]
+            for b in base:
+                hdr += ["rps ÷ %s" % b, "p50 ÷ %s" % b, "p99 ÷ %s" % b]
+            table(hdr, rows)
+    out.append("Absolute numbers (round trips/s; latency in µs; errors = refused, mesh error "
+               "responses, bad bodies, non-2xx or failed connections; retries = try-again "
+               "(dpumesh) or resent requests (TCP); mesh cycles = dpumesh stage busy cycles per round trip):")
+    out.append("")
+    rows = []
+    for s in sizes:
+        for w in wins:
+            for sy in systems:
+                r = by.get((sy, s, w))
+                if r:
+                    rows.append([size_name(s), w, sy, num(r["rps"]), num(r["p50_us"]), num(r["p90_us"]),
+                                 num(r["p99_us"]), num(r["p999_us"]), r["errors"], r["retries"],
+                                 num(r["cycles_per_rt"]) if r["cycles_per_rt"] else "—"])
+    table(["body", "outstanding", "system", "round trips/s", "p50", "p90", "p99", "p99.9", "errors",
+           "retries", "mesh cycles"], rows)
+    mem = {r["size"]: r for r in read("memcpy.csv")}
+    if mem:
+        out.append("Body bandwidth at 64 outstanding (request and response bodies, GB/s) against a "
+                   "plain memcpy of the same size on this machine (dpumesh-dma-bench, same run):")
+        out.append("")
+        rows = []
+        for s in sizes:
+            m = mem.get(s)
+            row = [size_name(s)]
+            for sy in systems:
+                r = by.get((sy, s, wins[-1]))
+                g = f(r["rps"]) * int(s) * 2 / 1e9 if r and f(r["rps"]) is not None else None
+                row += [ratio(g, m["memcpy_gbps"]) if m and g is not None else "—",
+                        "%.3f" % g if g is not None else "—"]
+            row.append(num(m["memcpy_gbps"]) if m else "—")
+            rows.append(row)
+        hdr = ["body"]
+        for sy in systems:
+            hdr += ["**%s ÷ memcpy**" % sy, "%s GB/s" % sy]
+        table(hdr + ["memcpy GB/s"], rows)
+    plots.append(("pod2pod_rps.png", "p2p_rps"))
+    plots.append(("pod2pod_latency.png", "p2p_lat"))
+
+# ---- scaling ----
+sc = read("scaling.csv")
+if sc:
+    out.append("## Scaling: 64 B round trips, 64 outstanding, as pods and services grow")
+    out.append("")
+    out.append("Ratios against the first point of each series (1 pod, 1 service); flat mesh "
+               "cycles per round trip mean the per-message cost does not grow with pods or services:")
+    out.append("")
+    first = {}
+    rows = []
+    for r in sc:
+        first.setdefault(r["dimension"], r)
+        b = first[r["dimension"]]
+        rows.append([r["dimension"], r["n"], ratio(r["cycles_per_rt"], b["cycles_per_rt"]),
+                     ratio(r["rps"], b["rps"]), ratio(r["p50_us"], b["p50_us"]),
+                     num(r["cycles_per_rt"]), num(r["rps"]), num(r["p50_us"]), num(r["p99_us"]),
+                     r["answering_pods"], "%.1f" % (int(r["dpumesh_rss_kb"]) / 1024),
+                     "%.1f" % (int(r["pods_rss_kb"]) / 1024), r["errors"]])
+    table(["grows", "n", "**mesh cycles/rt ÷ n=1**", "**rps ÷ n=1**", "**p50 ÷ n=1**",
+           "mesh cycles/rt", "round trips/s", "p50 µs", "p99 µs", "pods answering",
+           "dpumesh RSS MiB", "pods RSS MiB (sum)", "errors"], rows)
+    plots.append(("scaling.png", "scaling"))
+
+# ---- footprint ----
+fp = read("footprint.csv")
+if fp:
+    out.append("## Footprint (resident memory)")
+    out.append("")
+
+    def pick(prefix):
+        return next((r for r in fp if r["what"].startswith(prefix)), None)
+    dm, ha = pick("dpumesh idle"), pick("haproxy idle")
+    dt, ht = pick("dpumesh after"), pick("haproxy after")
+    pe, se = pick("echo pod after"), pick("dpumesh-http-echo after")
+    rows = []
+    if dm and ha:
+        rows.append(["dpumesh ÷ one HAProxy sidecar, idle", ratio(dm["rss_kb"], ha["rss_kb"]),
+                     ratio(dm["pss_kb"], ha["pss_kb"])])
+    if dt and ht:
+        rows.append(["dpumesh ÷ one HAProxy sidecar, after traffic", ratio(dt["rss_kb"], ht["rss_kb"]),
+                     ratio(dt["pss_kb"], ht["pss_kb"])])
+    if pe and se:
+        rows.append(["echo pod (default pools) ÷ the baselines' echo server, after traffic",
+                     ratio(pe["rss_kb"], se["rss_kb"]), ratio(pe["pss_kb"], se["pss_kb"])])
+    if rows:
+        out.append("One dpumesh serves every pod of a node; an L7 sidecar mesh runs one proxy per pod:")
+        out.append("")
+        table(["ratio", "**RSS**", "**PSS**"], rows)
+    table(["process", "RSS MiB", "PSS MiB", "note"],
+          [[r["what"], "%.1f" % (int(r["rss_kb"]) / 1024), "%.1f" % (int(r["pss_kb"]) / 1024), r["note"]]
+           for r in fp])
+
+# ---- soak ----
+so = read("soak.csv")
+if so:
+    out.append("## Soak")
+    out.append("")
+    table(list(so[0].keys()), [list(r.values()) for r in so])
+    plots.append(("soak.png", "soak"))
+
+# ---- plots ----
+def gp(png, script):
+    full = "set terminal pngcairo size 1000,600 noenhanced font 'DejaVu Sans,10'\nset output '%s'\n%s" % (
+        os.path.join(R, png), script)
+    with open(os.path.join(R, "raw", png.replace(".png", ".gp")), "w") as fh:
+        fh.write(full)
+    r = subprocess.run(["gnuplot"], input=full, text=True, capture_output=True)
+    if r.returncode != 0:
+        anoms.append("WARN plot %s: %s" % (png, r.stderr.strip()[:200]))
+        return False
+    return True
+
+
+def dat(name, lines):
+    p = os.path.join(R, "raw", name)
+    with open(p, "w") as fh:
+        fh.write("# " + "\n".join(lines) + "\n")  # the first line names the columns
+    return p
+
+
+made = []
+if rep:
+    lines = ["capture testpmd dpumesh"]
+    rb = {(r["capture"], r["system"]): r for r in rep}
+    for c in caps:
+        t, d = rb.get((c, "testpmd-5tswap")), rb.get((c, "dpumesh"))
+        lines.append('"%s" %s %s' % (c, t["rx_mpps"] if t else 0, d["rx_mpps"] if d else 0))
+    p = dat("replay_mpps.dat", lines)
+    if gp("replay_mpps.png", """
+set title 'Replay through net_pcap (infinite_rx=1): frames received per second'
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set ylabel 'Mpps'
+set grid ytics
+set key top right
+plot '%s' using 2:xtic(1) title 'dpdk-testpmd 5tswap', '' using 3 title 'dpumesh + echo pod'
+""" % p):
+        made.append("replay_mpps.png")
+if p2p:
+    def series(sy, s, col):
+        return [("%s %s" % (r["outstanding"], r[col])) for r in p2p if r["system"] == sy and r["size"] == s]
+    parts, files = [], {}
+    for sy in systems:
+        for s in sizes:
+            files[(sy, s)] = dat("p2p_%s_%s.dat" % (sy, s), ["outstanding rps"] + series(sy, s, "rps"))
+    script = "set multiplot layout 2,2 title 'Round trips per second by outstanding requests (log scale)'\n"
+    script += "set logscale y\nset logscale x 2\nset grid\nset xlabel 'outstanding'\nset key bottom right font ',8'\n"
+    for s in sizes:
+        script += "set title 'body %s'\nplot %s\n" % (size_name(s), ", ".join(
+            "'%s' using 1:2 with linespoints title '%s'" % (files[(sy, s)], sy) for sy in systems))
+    script += "unset multiplot\n"
+    if gp("pod2pod_rps.png", script):
+        made.append("pod2pod_rps.png")
+    files = {}
+    for sy in systems:
+        files[sy] = dat("lat_%s.dat" % sy, ["size p50 p99"] + [
+            "%s %s %s" % (r["size"], r["p50_us"], r["p99_us"]) for r in p2p
+            if r["system"] == sy and r["outstanding"] == wins[0]])
+    script = ("set title 'Latency at %s outstanding by body size: p50 (solid) and p99 (dashed), log-log'\n"
+              "set logscale xy\nset xrange [32:2097152]\nset grid\nset xlabel 'body bytes'\nset ylabel 'µs'\nset key top left\n" % wins[0])
+    script += "plot " + ", ".join(
+        "'%s' using 1:2 with linespoints lc %d dt 1 title '%s p50', '' using 1:3 with linespoints lc %d dt 2 title '%s p99'"
+        % (files[sy], i + 1, sy, i + 1, sy) for i, sy in enumerate(systems)) + "\n"
+    if gp("pod2pod_latency.png", script):
+        made.append("pod2pod_latency.png")
+if sc:
+    files = {}
+    dims = []
+    for r in sc:
+        if r["dimension"] not in dims:
+            dims.append(r["dimension"])
+    for dname in dims:
+        files[dname] = dat("scaling_%s.dat" % dname, ["n rps cycles"] + [
+            "%s %s %s" % (r["n"], r["rps"], r["cycles_per_rt"]) for r in sc if r["dimension"] == dname])
+    script = ("set multiplot layout 1,2 title 'Scaling: 64 B, 64 outstanding'\nset logscale x 2\nset grid\n"
+              "set xlabel 'pods or services'\nset yrange [0:*]\n")
+    script += "set title 'round trips per second'\nplot " + ", ".join(
+        "'%s' using 1:2 with linespoints title '%s'" % (files[dn], dn) for dn in dims) + "\n"
+    script += "set title 'mesh stage cycles per round trip'\nplot " + ", ".join(
+        "'%s' using 1:3 with linespoints title '%s'" % (files[dn], dn) for dn in dims) + "\n"
+    script += "unset multiplot\n"
+    if gp("scaling.png", script):
+        made.append("scaling.png")
+if so and os.path.exists(os.path.join(R, "soak_series.csv")):
+    script = ("set multiplot layout 2,1 title 'Soak: over time'\nset datafile separator ','\nset grid\n"
+              "set key autotitle columnhead\nset xlabel 'seconds'\n"
+              "set title 'RSS (MiB)'\nplot '%s' using 1:($2/1024) with lines title 'dpumesh RSS'\n"
+              "set title 'in use'\nplot '%s' using 1:3 with lines title 'messages in reassembly', "
+              "'' using 1:4 with lines title 'DPA hbufs in use', '' using 1:5 with lines title 'pods'\n"
+              "unset multiplot\n" % ((os.path.join(R, "soak_series.csv"),) * 2))
+    if gp("soak.png", script):
+        made.append("soak.png")
+
+if made:
+    out.append("## Plots")
+    out.append("")
+    for m in made:
+        out.append("![%s](%s)" % (m, m))
+    out.append("")
+
+out.append("## Anomalies")
+out.append("")
+if anoms:
+    for a in anoms:
+        level, _, text = a.partition(" ")
+        out.append("- **%s** %s" % (level, text))
+else:
+    out.append("None: no drops, errors, retries, mesh error responses or non-2xx answers were seen.")
+out.append("")
+with open(os.path.join(R, "summary.md"), "w") as fh:
+    fh.write("\n".join(out))

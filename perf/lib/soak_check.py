@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# The soak's verdict: telemetry samples over time (tel.py watch), the client runs and the
+# final snapshot -> soak.csv (one row per watched quantity), soak_series.csv (for the plot)
+# and anomaly lines on stdout.
+#   soak_check.py RESULTS telemetry.jsonl clients.txt final.json soak.final HELD_MBUFS
+# HELD_MBUFS: mbufs net_pcap still holds at exit (infinite_rx keeps the capture in mbufs of
+# dpumesh's pool until the port closes, after the final lines).
+# DPDK 22.11's /mempool/info has no in-use count: buffers in use come from /dpumesh/dpa
+# (hbufs_in_use) and /dpumesh/drops (in_reassembly) over time, and from dpumesh's own
+# "final mempool" line at exit (every mbuf and message object must be back).
+import json
+import os
+import sys
+
+R, series_path, clients_path, final_path, exit_path = sys.argv[1:6]
+held = int(sys.argv[6]) if len(sys.argv) > 6 else 0
+samples = [json.loads(l) for l in open(series_path) if l.strip()]
+out = []
+if len(samples) < 8:
+    print("ERROR soak: only %d telemetry samples (dpumesh stopped answering?)" % len(samples))
+    sys.exit(0)
+t0 = samples[0]["t"]
+
+
+series = {"dpumesh RSS (KiB)": [s["data"].get("rss_kb", 0) for s in samples],
+          "DPA hbufs in use": [max(s["data"]["/dpumesh/dpa"]["hbufs_in_use"] or [0]) for s in samples],
+          "messages in reassembly": [s["data"]["/dpumesh/drops"].get("in_reassembly", 0) for s in samples],
+          "pods registered": [len(s["data"]["/dpumesh/pods"]["pod_id"]) for s in samples]}
+
+rows = []
+# "grows without bound": the last quarter's peak well above the second quarter's peak
+q = len(samples) // 4
+for name, v in series.items():
+    early, late = max(v[q:2 * q] or [0]), max(v[3 * q:] or [0])
+    slack = 16384 if "RSS" in name else 256
+    grows = name != "pods registered" and late > early * 1.10 + slack
+    rows.append([name, v[0], v[-1], min(v), max(v), "GROWS" if grows else "bounded"])
+    if grows:
+        out.append("ERROR soak: %s grows: peak %d in the 2nd quarter, %d in the last" % (name, early, late))
+
+with open(os.path.join(R, "soak_series.csv"), "w") as f:
+    f.write("seconds,rss_kb,in_reassembly,hbufs_in_use,pods\n")
+    for i, s in enumerate(samples):
+        f.write("%.1f,%d,%d,%d,%d\n" % (s["t"] - t0, series["dpumesh RSS (KiB)"][i],
+                                         series["messages in reassembly"][i], series["DPA hbufs in use"][i],
+                                         series["pods registered"][i]))
+
+# counters over the whole soak
+first, last = samples[0]["data"], samples[-1]["data"]
+# never expected; responses_lost: a response the mesh dropped, whose requester waits forever
+never = ("backlog_overflow", "bad_header", "header_dma_error", "responses_lost", "held_lost")
+for k in sorted(last["/dpumesh/sidecar"]):
+    d = last["/dpumesh/sidecar"][k] - first["/dpumesh/sidecar"].get(k, 0)
+    rows.append(["sidecar " + k, first["/dpumesh/sidecar"].get(k, 0), last["/dpumesh/sidecar"][k], "", "", "+%d" % d])
+    if d and k in never:
+        out.append("ERROR soak: sidecar %s grew by %d" % (k, d))
+    elif d and k in ("timeouts", "park_expired", "no_match", "dest_gone", "src_gone",
+                     "policy_refused", "retry_budget", "trace_no_room"):
+        out.append("WARN soak: sidecar %s +%d" % (k, d))
+dma = last.get("/dpumesh/dma") or {}
+if sum(dma.get("errors", [0])):
+    out.append("ERROR soak: DMA errors %d" % sum(dma["errors"]))
+
+# client runs
+runs = ok = sent = mesh_err = refused = bad = hung = failed = 0
+stalls = []
+for line in open(clients_path) if os.path.exists(clients_path) else []:
+    kv = dict(w.split("=", 1) for w in line.split() if "=" in w)
+    runs += 1
+    if kv.get("rc") == "124" or "STALL" in line:
+        hung += 1
+        if "STALL" in line:
+            stalls.append("run %s: %s of %s answered, requests %s" % (
+                kv.get("run"), kv.get("answered"), kv.get("sent"), kv.get("req_ids")))
+        continue
+    if "ok" not in kv:
+        failed += 1
+        continue
+    ok += int(kv["ok"]); sent += int(kv["sent"]); mesh_err += int(kv["mesh_err"])
+    refused += int(kv["refused"]); bad += int(kv["bad"])
+rows.append(["client runs", "", runs, "", "", "%d answered, %d mesh errors, %d refused of %d sent" % (ok, mesh_err, refused, sent)])
+if runs == 0:
+    out.append("ERROR soak: no client run finished")
+if hung:
+    out.append("ERROR soak: %d client run(s) never got all their answers (nothing back for 20 s, "
+               "no 504 either: lost)%s" % (hung, "; " + "; ".join(stalls[:4]) if stalls else ""))
+if failed:
+    out.append("ERROR soak: %d client run(s) failed to start or register" % failed)
+if bad:
+    out.append("ERROR soak: %d answers with a wrong body or status" % bad)
+if mesh_err or refused:
+    out.append("WARN soak: %d mesh error responses and %d refusals during pod restarts (%.3f%% of %d requests)"
+               % (mesh_err, refused, 100.0 * (mesh_err + refused) / max(sent, 1), sent))
+
+# after the traffic stopped: nothing registered, nothing held
+try:
+    final = json.load(open(final_path))["data"]
+    left = len(final["/dpumesh/pods"]["pod_id"])
+    rows.append(["pods registered after the stop", "", left, "", "", "expected 0"])
+    if left:
+        out.append("ERROR soak: %d pod(s) still registered after every pod stopped" % left)
+    h = max(final["/dpumesh/dpa"]["hbufs_in_use"] or [0])
+    rows.append(["DPA hbufs in use after the stop", "", h, "", "", "only the port's own traffic"])
+except (OSError, ValueError, KeyError):
+    out.append("ERROR soak: no final telemetry snapshot")
+
+# at exit: every buffer back in its pool
+try:
+    for line in open(exit_path):
+        if line.startswith("final mempool") or line.startswith("final dpa"):
+            for w in line.split()[2:]:
+                k, _, v = w.partition("=")
+                if k.endswith("in_use"):
+                    want = held if k == "mbufs_in_use" else 0
+                    rows.append(["%s at exit" % k, "", v, "", "", "expected %d" % want])
+                    if int(v) != want:
+                        out.append("ERROR soak: %s=%s at exit (not returned to its pool)" % (k, v))
+except OSError:
+    out.append("ERROR soak: no final counters from dpumesh")
+
+with open(os.path.join(R, "soak.csv"), "w") as f:
+    f.write("quantity,first,last,min,max,verdict\n")
+    for r in rows:
+        f.write(",".join(str(c).replace(",", ";") for c in r) + "\n")
+print("\n".join(out))

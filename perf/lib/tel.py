@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# A small client of DPDK's telemetry v2 socket (SOCK_SEQPACKET, JSON), as dpdk-telemetry.py.
+#   tel.py get SOCK CMD...                      one snapshot as JSON: {"t": ..., "data": {CMD: ...}}
+#   tel.py sample SOCK WARMUP DURATION OUT CMD... two snapshots DURATION s apart -> OUT
+#   tel.py wait SOCK CMD KEY N [TIMEOUT]        until len(CMD[KEY]) >= N
+#   tel.py waitn SOCK CMD KEY N [TIMEOUT]       until len(CMD[KEY]) == N
+#   tel.py watch SOCK PERIOD OUT CMD...         a snapshot (plus every mempool's info, and
+#                                               $TEL_PID's RSS) per PERIOD s, one JSON line
+#                                               each, until killed or the socket goes away
+import json
+import os
+import signal
+import socket
+import sys
+import time
+
+
+def connect(path, timeout=20.0):
+    end = time.monotonic() + timeout
+    while True:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            s.connect(path)
+            json.loads(s.recv(1 << 16).decode())
+            return s
+        except OSError:
+            s.close()
+            if time.monotonic() > end:
+                sys.exit("tel.py: no telemetry socket at %s" % path)
+            time.sleep(0.1)
+
+
+def query(s, cmd):
+    s.send(cmd.encode())
+    reply = json.loads(s.recv(1 << 20).decode())
+    return reply.get(cmd.split(",")[0])
+
+
+def rss_kb(pid):
+    try:
+        for line in open("/proc/%s/status" % pid):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def snapshot(s, cmds, mempools=False, pid=None):
+    data = {c: query(s, c) for c in cmds}
+    if pid:
+        data["rss_kb"] = rss_kb(pid)
+    if mempools:
+        for name in query(s, "/mempool/list") or []:
+            data["/mempool/info," + name] = query(s, "/mempool/info," + name)
+    return {"t": time.monotonic(), "wall": time.time(), "data": data}
+
+
+def main():
+    op, path = sys.argv[1], sys.argv[2]
+    if op == "get":
+        s = connect(path)
+        print(json.dumps(snapshot(s, sys.argv[3:])))
+    elif op == "sample":
+        s = connect(path)
+        warmup, duration, out, cmds = float(sys.argv[3]), float(sys.argv[4]), sys.argv[5], sys.argv[6:]
+        time.sleep(warmup)
+        a = snapshot(s, cmds)
+        time.sleep(duration)
+        b = snapshot(s, cmds)
+        with open(out, "w") as f:
+            json.dump({"start": a, "end": b}, f)
+    elif op in ("wait", "waitn"):
+        s = connect(path)
+        cmd, key, n = sys.argv[3], sys.argv[4], int(sys.argv[5])
+        timeout = float(sys.argv[6]) if len(sys.argv) > 6 else 30.0
+        end = time.monotonic() + timeout
+        done = (lambda k: k >= n) if op == "wait" else (lambda k: k == n)
+        while not done(len((query(s, cmd) or {}).get(key, []))):
+            if time.monotonic() > end:
+                sys.exit("tel.py: %s: not %d %s after %.0f s" % (cmd, n, key, timeout))
+            time.sleep(0.1)
+    elif op == "watch":
+        s = connect(path)
+        period, out, cmds = float(sys.argv[3]), sys.argv[4], sys.argv[5:]
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+        with open(out, "a") as f:
+            while True:
+                try:
+                    f.write(json.dumps(snapshot(s, cmds, True, os.environ.get("TEL_PID"))) + "\n")
+                    f.flush()
+                except (OSError, ValueError):
+                    return  # dpumesh went away
+                time.sleep(period)
+    else:
+        sys.exit("tel.py: unknown operation " + op)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Suite "scaling": 64 B round trips with 64 outstanding as echo pods grow 1 -> 64 (one
+# service) and as services grow 1 -> 64 (one pod each); per point the round trips/s,
+# latency, the mesh's stage cycles per round trip (should stay flat), which pods answered,
+# and the RSS of dpumesh and of all pods. Pods use the small geometry
+# (DPUMESH_POD_GEOMETRY=small, ~200 KiB of pools each). Every pod and the client run on the
+# main lcore's CPU, so that the worker lcore's busy cycles are the mesh's own and not time
+# the scheduler gave to 64 pods. Sourced by perf/run.sh; writes scaling.csv.
+
+SCALE_PODS=(1 4 16 64)
+SCALE_SERVICES=(1 8 64)
+
+scale_csv() {
+  [ -s "$RESULTS/scaling.csv" ] ||
+    echo "dimension,n,rps,p50_us,p99_us,p999_us,cycles_per_rt,answering_pods,dpumesh_rss_kb,pods_rss_kb,errors" > "$RESULTS/scaling.csv"
+  echo "$*" >> "$RESULTS/scaling.csv"
+}
+
+# scale_point DIMENSION N SERVICES(comma list): one client run, window 64, 64 B bodies.
+scale_point() {
+  local before after line delta p rss=0
+  before=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/dpa)
+  line=$(env DPUMESH_CLIENT_SERVICE="$3" DPUMESH_CLIENT_FIXED=1 DPUMESH_POD_NOSUM=1 \
+    DPUMESH_CLIENT_WINDOW=64 DPUMESH_CLIENT_SECONDS="$P2P_SECONDS" DPUMESH_CLIENT_WARMUP="$P2P_WARMUP" \
+    taskset -c "$SCALE_CPU" "$BIN/dpumesh-pod" client "$DP_SOCK" 2000000 "$(next_seed)" 64 2>&1 | tr '\n' ' ') || true
+  after=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/dpa)
+  delta=$(mesh_delta "$before" "$after")
+  echo "dimension=$1 n=$2 $line $delta" >> "$RAW/scaling.txt"
+  for p in "${SCALE_PIDS[@]}"; do rss=$((rss + $(rss_kb "$p"))); done
+  if [ -z "$(kv "$line" ok)" ]; then
+    anomaly ERROR "scaling $1=$2: client failed: ${line:0:200}"
+    scale_csv "$1,$2,0,0,0,0,0,0,$(rss_kb "$DP_PID"),$rss,1"
+    return
+  fi
+  local ok sent err answering
+  ok=$(kv "$line" ok); sent=$(kv "$line" sent)
+  err=$(( $(num "$line" refused) + $(num "$line" mesh_err) + $(num "$line" bad) ))
+  [ "$err" -eq 0 ] && [ "$ok" -eq "$sent" ] ||
+    anomaly ERROR "scaling $1=$2: $ok/$sent answered, refused=$(kv "$line" refused) mesh_err=$(kv "$line" mesh_err) bad=$(kv "$line" bad) reasons=$(kv "$line" reasons)"
+  local extra=${delta#busy=* }
+  [ "$extra" = "$delta" ] || anomaly WARN "scaling $1=$2: mesh counters: $extra"
+  answering=$(kv "$line" pods | tr ',' '\n' | grep -c . || true)
+  [ "$answering" -ge "$2" ] || anomaly WARN "scaling $1=$2: only $answering of $2 pods answered (load balancing)"
+  scale_csv "$1,$2,$(kv "$line" rps),$(kv "$line" rtt_p50_us),$(kv "$line" rtt_p99_us),$(kv "$line" rtt_p999_us),$(awk -v b="$(kv "$delta" busy)" -v n="$ok" 'BEGIN { printf "%.0f", n ? b / n : 0 }'),$answering,$(rss_kb "$DP_PID"),$rss,$err"
+}
+
+suite_scaling() {
+  local svcs="echo:64,client:4" k
+  for k in $(seq 0 63); do svcs="$svcs,svc$k:1"; done
+  local cfg="$WORK/scaling.json"
+  write_config "$cfg" --sock "$WORK/scaling.sock" --services "$svcs" --idle adaptive --timeout-ms 10000
+  dp_start scaling "$cfg" || return
+  SCALE_CPU=$MAIN_CPU
+  local POD_CPU=$SCALE_CPU
+  SCALE_PIDS=()
+  local n have=0 i=0 total=$(( ${#SCALE_PODS[@]} + ${#SCALE_SERVICES[@]} ))
+  for n in "${SCALE_PODS[@]}"; do
+    i=$((i + 1)); progress "scaling: [$i/$total] $n echo pod(s) behind one service"
+    while [ "$have" -lt "$n" ]; do
+      pod "scale-echo$have" DPUMESH_POD_GEOMETRY=small DPUMESH_POD_NOSUM=1 -- echo "$DP_SOCK"
+      SCALE_PIDS+=("$POD_PID"); have=$((have + 1))
+    done
+    tel wait "$DP_TEL" /dpumesh/pods pod_id "$n" 60 || anomaly ERROR "scaling: fewer than $n pods registered"
+    scale_point pods "$n" echo
+  done
+  for p in "${SCALE_PIDS[@]}"; do stop_pid "$p"; done
+  SCALE_PIDS=()
+  tel waitn "$DP_TEL" /dpumesh/pods pod_id 0 30 || anomaly ERROR "scaling: stopped pods still registered"
+  have=0
+  local list=""
+  for n in "${SCALE_SERVICES[@]}"; do
+    i=$((i + 1)); progress "scaling: [$i/$total] $n service(s), one pod each"
+    while [ "$have" -lt "$n" ]; do
+      pod "scale-svc$have" DPUMESH_POD_GEOMETRY=small DPUMESH_POD_NOSUM=1 DPUMESH_POD_SERVICE="svc$have" -- echo "$DP_SOCK"
+      SCALE_PIDS+=("$POD_PID"); list="$list${list:+,}svc$have"; have=$((have + 1))
+    done
+    tel wait "$DP_TEL" /dpumesh/pods pod_id "$n" 60 || anomaly ERROR "scaling: fewer than $n pods registered"
+    scale_point services "$n" "$list"
+  done
+  for p in "${SCALE_PIDS[@]}"; do stop_pid "$p"; done
+  dp_stop
+}

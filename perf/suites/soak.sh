@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Suite "soak" (on demand: perf/run.sh soak --duration 600): mixed traffic for a long time,
+# with pods restarting now and then, sampled every few seconds through the telemetry socket.
+#   Case 2: the mix capture replays through net_pcap (infinite_rx=1) into two echo pods
+#   Case 3: two client pods in a loop (random bodies up to 64 KiB, every byte checked, 8
+#           outstanding) to service "svc" (two echo pods)
+#   restarts: every ~15 s one "svc" echo pod is stopped (SIGTERM, or SIGKILL every third
+#           time: a crash) and a new one started
+# Fails (ERROR) when anything grows without bound (dpumesh RSS, the DPA's header buffers or
+# messages in reassembly), when a buffer is not back in its pool at exit, when stale pods
+# stay registered, when a client run loses an answer
+# (hangs), gets a corrupted body, or when a never-expected counter moves. Writes soak.csv,
+# soak_series.csv and raw/soak-telemetry.jsonl. Diagnostic knobs (environment):
+# DPUMESH_SOAK_REPLAY=0 plays the capture once instead of looping it (no Case 2 load),
+# DPUMESH_SOAK_RESTARTS=0 restarts no pod.
+
+soak_client_loop() { # NAME: runs clients until $WORK/soak.stop exists; one line per run
+  local name=$1 i=0 line rc
+  while [ ! -e "$WORK/soak.stop" ]; do
+    i=$((i + 1))
+    rc=0
+    line=$(DPUMESH_CLIENT_SERVICE=svc DPUMESH_CLIENT_WINDOW=8 DPUMESH_TEST_BODY_SLOT=65536 DPUMESH_CLIENT_STALL=20 \
+      timeout 60 "$BIN/dpumesh-pod" client "$DP_SOCK" 2000 "$(( RANDOM * 100 + i ))" 65536 2>&1 | tr '\n' ' ') || rc=$?
+    echo "client=$name run=$i rc=$rc $line" >> "$RAW/soak-clients.txt"
+  done
+}
+
+soak_restarter() { # restarts one svc echo pod every ~15 s
+  local k=0 victim pids=("$@")
+  while [ ! -e "$WORK/soak.stop" ]; do
+    sleep 15
+    [ ! -e "$WORK/soak.stop" ] || break
+    k=$((k + 1))
+    victim=${pids[$((k % ${#pids[@]}))]}
+    if [ $((k % 3)) -eq 0 ]; then kill -KILL "$victim" 2>/dev/null || true; else kill -TERM "$victim" 2>/dev/null || true; fi
+    wait "$victim" 2>/dev/null || true
+    DPUMESH_POD_SERVICE=svc DPUMESH_TEST_BODY_SLOT=65536 "$BIN/dpumesh-pod" echo "$DP_SOCK" >> "$RAW/soak-svc-pods.log" 2>&1 &
+    pids[$((k % ${#pids[@]}))]=$!
+    echo "$(date +%s) restart $k: $victim -> $! ($([ $((k % 3)) -eq 0 ] && echo KILL || echo TERM))" >> "$RAW/soak-restarts.txt"
+    echo "${pids[*]}" > "$WORK/soak.svcpids"
+  done
+  for victim in "${pids[@]}"; do kill "$victim" 2>/dev/null || true; done
+  for victim in "${pids[@]}"; do wait "$victim" 2>/dev/null || true; done
+}
+
+suite_soak() {
+  local cap="$WORK/soak.pcap" cfg="$WORK/soak.json"
+  "$BIN/dpumesh-pcapgen" --out "$cap" --messages 100000 --frames 8000 --services echo --body 0:4096 \
+    --malformed-share 0.01 --other-share 0.02 --ipv6-share 0.25 > "$RAW/soak-pcapgen.txt"
+  # net_pcap keeps a looped capture in mbufs until the port closes
+  local held=0
+  [ "${DPUMESH_SOAK_REPLAY:-1}" = 0 ] || held=$(kv "$(tail -1 "$RAW/soak-pcapgen.txt")" frames)
+  write_config "$cfg" --sock "$WORK/soak.sock" --port net_pcap0 --services echo:4,svc:8,client:8 \
+    --idle adaptive --mbufs 65535 --timeout-ms 2000
+  progress "soak: ${SOAK_SECONDS} s of replay + pod-to-pod traffic with pod restarts"
+  dp_start soak "$cfg" --vdev "net_pcap0,rx_pcap=$cap,infinite_rx=${DPUMESH_SOAK_REPLAY:-1}" -- --wait-pods 4 || return
+  local p replay_pods=() svc_pods=()
+  for p in 1 2; do
+    pod "soak-echo$p" DPUMESH_POD_NOSUM=1 -- echo "$DP_SOCK"; replay_pods+=("$POD_PID")
+  done
+  for p in 1 2; do
+    DPUMESH_POD_SERVICE=svc DPUMESH_TEST_BODY_SLOT=65536 "$BIN/dpumesh-pod" echo "$DP_SOCK" >> "$RAW/soak-svc-pods.log" 2>&1 &
+    svc_pods+=($!)
+  done
+  tel wait "$DP_TEL" /dpumesh/pods pod_id 4 || anomaly ERROR "soak: pods did not register"
+  rm -f "$WORK/soak.stop"
+  TEL_PID=$DP_PID python3 "$ROOT/perf/lib/tel.py" watch "$DP_TEL" 5 "$RAW/soak-telemetry.jsonl" \
+    /ethdev/stats,0 /dpumesh/pods /dpumesh/dpa /dpumesh/sidecar /dpumesh/drops /dpumesh/dma &
+  local watcher=$!; track "$watcher"
+  soak_client_loop a & local c1=$!; track "$c1"
+  soak_client_loop b & local c2=$!; track "$c2"
+  if [ "${DPUMESH_SOAK_RESTARTS:-1}" = 0 ]; then
+    (while [ ! -e "$WORK/soak.stop" ]; do sleep 1; done; kill "${svc_pods[@]}"; wait) & 
+  else
+    soak_restarter "${svc_pods[@]}" &
+  fi
+  local rs=$!; track "$rs"
+  local t0 left
+  t0=$(date +%s)
+  while :; do
+    left=$(( SOAK_SECONDS - ($(date +%s) - t0) ))
+    [ "$left" -gt 0 ] || break
+    progress "soak: $left s left, $(grep -c . "$RAW/soak-clients.txt" 2>/dev/null || echo 0) client runs, dpumesh RSS $(( $(rss_kb "$DP_PID") / 1024 )) MiB"
+    sleep $(( left < 30 ? left : 30 ))
+  done
+  touch "$WORK/soak.stop"
+  progress "soak: stopping traffic (clients finish their runs)"
+  wait "$c1" "$c2" "$rs" 2>/dev/null || true
+  for p in "${replay_pods[@]}"; do stop_pid "$p"; done
+  # the port keeps replaying, but with no pod for its messages they are refused at once;
+  # let the last pending requests time out, then take the final samples
+  sleep 12
+  stop_pid "$watcher"
+  tel get "$DP_TEL" /dpumesh/pods /dpumesh/dpa /dpumesh/sidecar /dpumesh/drops > "$RAW/soak-final.json" || true
+  dp_stop
+  local a
+  a=$(python3 "$ROOT/perf/lib/soak_check.py" "$RESULTS" "$RAW/soak-telemetry.jsonl" "$RAW/soak-clients.txt" \
+    "$RAW/soak-final.json" "$RAW/soak.final" "$held") || anomaly ERROR "soak: analysis failed"
+  while IFS= read -r line; do
+    [ -z "$line" ] || anomaly "${line%% *}" "${line#* }"
+  done <<< "$a"
+}
