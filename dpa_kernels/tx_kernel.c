@@ -74,22 +74,27 @@ uint32_t dpa_tx_kernel(struct dpa_dev *d, struct dpa_kernel_state *s)
 		}
 	}
 
-	/* then take new work: one descriptor per SQ per pass, while slots and hbufs last */
+	/* then take new work: one descriptor per SQ per pass, while slots and hbufs last. One
+	 * hbuf is taken ahead and carried from SQ to SQ until a descriptor needs it, so a pass
+	 * over many idle SQs costs one allocation, not one per SQ. */
 	uint32_t nb_sqs = dpa_tx_sq_count(d);
 	uint32_t hbuf_room = dpa_hbuf_size(d) - DPA_HBUF_META_SIZE;
+	uint64_t hbuf = 0;
+	int have_hbuf = 0;
 	for (uint32_t n = 0; n < nb_sqs && s->nb_tx_inflight < DPA_MAX_INFLIGHT; n++) {
 		uint32_t sq = s->tx_next_sq++ % nb_sqs;
 		uint32_t slot = (s->tx_head + s->nb_tx_inflight) % DPA_MAX_INFLIGHT;
 		struct dpa_tx_inflight *f = &s->tx[slot];
-		uint64_t hbuf;
-		if (dpa_hbuf_alloc(d, &hbuf) != DPA_OK) {
-			s->tx_no_hbuf++;
-			break;
+		if (!have_hbuf) {
+			if (dpa_hbuf_alloc(d, &hbuf) != DPA_OK) {
+				s->tx_no_hbuf++;
+				break;
+			}
+			have_hbuf = 1;
 		}
-		if (dpa_tx_take(d, sq, &f->item) != DPA_OK) {
-			dpa_hbuf_free(d, hbuf);
-			continue;
-		}
+		if (dpa_tx_take(d, sq, &f->item) != DPA_OK)
+			continue; /* the hbuf goes on to the next SQ */
+		have_hbuf = 0;
 		work++;
 		if (f->item.desc.header_len > hbuf_room) {
 			/* cannot happen when hbufs are sized to the TX header slots; never
@@ -108,6 +113,8 @@ uint32_t dpa_tx_kernel(struct dpa_dev *d, struct dpa_kernel_state *s)
 			f->used = SLOT_NEED_DMA;
 		}
 	}
+	if (have_hbuf)
+		dpa_hbuf_free(d, hbuf);
 	if (kicked)
 		dpa_dma_kick(d);
 	return work;
