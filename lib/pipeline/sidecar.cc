@@ -651,7 +651,11 @@ bool sidecar::park(const sw_descriptor &cmd, uint64_t now, uint64_t give_up_at,
 		   uint64_t retry_at) noexcept
 {
 	parking &p = *_parking;
-	if (p.count == parking::size)
+	/* responses may take the last slots, requests may not: a request refused here is
+	 * answered 503 by the mesh, a response refused here is never answered at all (the
+	 * soak lost responses to a parking full of bounced Case 2 requests) */
+	const bool response = cmd.flags & DPUMESH_OP_RESPONSE;
+	if (p.count >= (response ? parking::size : parking::size - parking::response_reserve))
 		return false;
 	/* The first give-up time travels with the command (in dst bytes 8-15, unused next to
 	 * dst.pod_id on the DPU-internal queues; pods never see them), so a delivery that
@@ -681,7 +685,17 @@ void sidecar::give_up(const sw_descriptor &n) noexcept
 {
 	const uint32_t status = dpumesh_flags_status(n.flags);
 	if (n.flags & DPUMESH_OP_RESPONSE) {
-		_stats.responses_lost.inc();
+		/* the request is no longer pending: unless the requester is what failed, it
+		 * hears a 502 made here instead of the answer that cannot be delivered */
+		if (status == DPUMESH_STATUS_SRC_GONE || status == DPUMESH_STATUS_DMA_ERROR ||
+		    status == DPUMESH_STATUS_TOO_LARGE) {
+			_stats.responses_failed.inc();
+			reply_error(n.dst.pod_id, n.req_id, n.step_id, 502,
+				    status == DPUMESH_STATUS_SRC_GONE ? "responder_gone"
+								      : reason_of(status));
+		} else {
+			_stats.responses_lost.inc();
+		}
 		return finish_cmd(n, status);
 	}
 	route::pending_entry *e = _pending->find(n.req_id);
@@ -740,8 +754,10 @@ void sidecar::note(const sw_descriptor &n) noexcept
 	else if (status == DPUMESH_STATUS_SRC_GONE)
 		_stats.src_gone.inc();
 	if (op == DPUMESH_OP_RESPONSE) {
-		/* the origin is busy: hold its response a while (it frees RX slots as it goes) */
-		if (status == DPUMESH_STATUS_DEST_FULL && park(n, now, now + _tsc_hz))
+		/* the origin is busy: hold its response (it frees RX slots as it goes). Its request
+		 * is no longer pending, so a response given up here is never answered at all: wait
+		 * long (a starved pod on a loaded node took more than a second in the soak) */
+		if (status == DPUMESH_STATUS_DEST_FULL && park(n, now, now + 10 * _tsc_hz))
 			return;
 		return give_up(n);
 	}

@@ -105,7 +105,7 @@ if abs(100.0 * wire / dm_rx - 100 * expected_wire) > 1.0 if dm_rx else False:
 sc = "/dpumesh/sidecar"
 bad = {"backlog_overflow": "ERROR", "bad_header": "ERROR", "header_dma_error": "ERROR",
        "held_lost": "ERROR", "policy_refused": "WARN", "trace_no_room": "WARN", "retry_budget": "WARN",
-       "responses_lost": "WARN", "park_expired": "WARN", "timeouts": "WARN", "no_match": "WARN",
+       "responses_lost": "WARN", "responses_failed": "WARN", "park_expired": "WARN", "timeouts": "WARN", "no_match": "WARN",
        "egress_no_mbuf": "WARN", "egress_ring_full": "WARN", "hbuf_empty": "WARN", "no_route": "WARN",
        "misrouted": "WARN", "overloaded": "WARN", "net_header_too_large": "WARN"}
 for k, level in bad.items():

@@ -56,7 +56,7 @@ for k in sorted(last["/dpumesh/sidecar"]):
     if d and k in never:
         out.append("ERROR soak: sidecar %s grew by %d" % (k, d))
     elif d and k in ("timeouts", "park_expired", "no_match", "dest_gone", "src_gone",
-                     "policy_refused", "retry_budget", "trace_no_room"):
+                     "responses_failed", "policy_refused", "retry_budget", "trace_no_room"):
         out.append("WARN soak: sidecar %s +%d" % (k, d))
 dma = last.get("/dpumesh/dma") or {}
 if sum(dma.get("errors", [0])):

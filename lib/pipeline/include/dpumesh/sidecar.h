@@ -86,6 +86,7 @@ namespace dpumesh::pipeline {
 	_(src_gone, "messages whose sender unregistered before delivery")               \
 	_(no_match, "responses that match no pending request (dropped)")                 \
 	_(responses_lost, "responses whose origin could not receive them")               \
+	_(responses_failed, "responses not deliverable (responder gone, too large): 502 sent instead") \
 	_(bad_header, "messages with an invalid L7 header")                              \
 	_(header_dma_error, "headers whose copy into an hbuf failed")                    \
 	_(hbuf_empty, "error responses not sent: no header buffer")                      \
@@ -183,6 +184,7 @@ private:
 	};
 	struct parking {
 		static constexpr uint32_t size = 4096;
+		static constexpr uint32_t response_reserve = 512; /* slots only responses take */
 		parked_cmd q[size];
 		uint32_t head = 0, count = 0;
 	};
