@@ -17,8 +17,9 @@
 //   net response -> pending match (correlation = token, from the peer asked) -> DELIVER
 //   refused      -> an error response made here (404 no_route, 401/403/429/503 by the L7
 //                   policy, 503 no_live_pod/dest_full/dest_gone/overloaded/misrouted/
-//                   egress_failed/circuit_open, 504 timeout) with :reason and :hop, sent to
-//                   the origin (pod or network), the sender's TX completed
+//                   egress_failed/circuit_open, 504 timeout, 502 responder_gone for an
+//                   answer that cannot be delivered) with :reason and :hop, sent to the
+//                   origin (pod or network), the sender's TX completed
 //
 // Every request to a service this node serves passes the L7 policy (sidecar_policy.h:
 // JWT, RBAC, rate limits, circuit breaker) before a pod is picked; the request gets an
