@@ -124,52 +124,8 @@ trap 'cleanup; exit 130' INT TERM
 # runs a helper in the background and waits for it, so that a signal is handled at once
 bg() { "$@" & pids+=($!); wait $!; }
 
-# A small client of DPDK's telemetry v2 socket (SOCK_SEQPACKET, JSON), as dpdk-telemetry.py.
-#   tel.py sample SOCK WARMUP DURATION OUT.json CMD...   two snapshots, DURATION s apart
-#   tel.py wait SOCK CMD KEY N                            until len(CMD[KEY]) >= N
-cat > "$work/tel.py" <<'PY'
-import json, socket, sys, time
-
-def connect(path, timeout=20.0):
-    end = time.monotonic() + timeout
-    while True:
-        try:
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-            s.connect(path)
-            json.loads(s.recv(1 << 16).decode())
-            return s
-        except OSError:
-            s.close()
-            if time.monotonic() > end:
-                sys.exit("tel.py: no telemetry socket at %s" % path)
-            time.sleep(0.1)
-
-def query(s, cmd):
-    s.send(cmd.encode())
-    reply = json.loads(s.recv(1 << 20).decode())
-    return reply.get(cmd.split(",")[0])
-
-def snapshot(s, cmds):
-    t = time.monotonic()
-    return {"t": t, "data": {c: query(s, c) for c in cmds}}
-
-if sys.argv[1] == "sample":
-    s = connect(sys.argv[2])
-    warmup, duration, out, cmds = float(sys.argv[3]), float(sys.argv[4]), sys.argv[5], sys.argv[6:]
-    time.sleep(warmup)
-    a = snapshot(s, cmds)
-    time.sleep(duration)
-    b = snapshot(s, cmds)
-    json.dump({"start": a, "end": b}, open(out, "w"))
-elif sys.argv[1] == "wait":
-    s = connect(sys.argv[2])
-    cmd, key, n = sys.argv[3], sys.argv[4], int(sys.argv[5])
-    end = time.monotonic() + 20
-    while len((query(s, cmd) or {}).get(key, [])) < n:
-        if time.monotonic() > end:
-            sys.exit("tel.py: %s: fewer than %d %s" % (cmd, n, key))
-        time.sleep(0.1)
-PY
+# DPDK telemetry snapshots and waits: perf/lib/tel.py, shared with perf/run.sh's suites
+tel="$root/perf/lib/tel.py"
 
 echo "# perf/replay.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
 echo "# $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), $(nproc) CPUs, $(sed -n 's/^PRETTY_NAME="\(.*\)"/\1/p' /etc/os-release), DPDK $(pkg-config --modversion libdpdk 2>/dev/null || echo '?')"
@@ -203,7 +159,7 @@ tp_prefix="replay-testpmd-$$"
 dpdk-testpmd $(eal "$tp_prefix") -- --forward-mode=5tswap --nb-cores=1 --stats-period 1 \
   < /dev/null > "$work/testpmd.log" 2>&1 &
 tp=$!; pids+=("$tp")
-bg python3 "$work/tel.py" sample "$(rtdir "$tp_prefix")/dpdk_telemetry.v2" "$warmup" "$duration" \
+bg python3 "$tel" sample "$(rtdir "$tp_prefix")/dpdk_telemetry.v2" "$warmup" "$duration" \
   "$work/testpmd.json" /ethdev/stats,0
 kill -INT "$tp"; wait "$tp" || true
 # testpmd repaints its periodic stats with ANSI escapes: keep the final statistics only
@@ -257,8 +213,8 @@ for i in $(seq "$pods"); do
   pids+=($!)
 done
 dm_tel="$(rtdir "$dm_prefix")/dpdk_telemetry.v2"
-bg python3 "$work/tel.py" wait "$dm_tel" /dpumesh/pods pod_id "$pods"
-bg python3 "$work/tel.py" sample "$dm_tel" "$warmup" "$duration" "$work/dpumesh.json" \
+bg python3 "$tel" wait "$dm_tel" /dpumesh/pods pod_id "$pods"
+bg python3 "$tel" sample "$dm_tel" "$warmup" "$duration" "$work/dpumesh.json" \
   /ethdev/stats,0 /dpumesh/drops /dpumesh/sidecar /dpumesh/pods /dpumesh/dpa /dpumesh/stages \
   /dpumesh/lcores
 for p in "${pids[@]}"; do [ "$p" = "$dp" ] || [ "$p" = "$tp" ] || kill "$p" 2>/dev/null || true; done
