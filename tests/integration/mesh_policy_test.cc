@@ -10,6 +10,7 @@
 
 #include <ctime>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -71,7 +72,8 @@ public:
             "control_socket": ")" + sock + R"(" },
   "lcores": { "idle": "adaptive", "stages": { "sidecar": 1, "dpa": 1 } },
   "services": [ { "name": "api" }, { "name": "limited" }, { "name": "flaky" },
-                { "name": "retry" }, { "name": "flip" }, { "name": "client" } ],
+                { "name": "retry" }, { "name": "flip" }, { "name": "dying" },
+                { "name": "client" } ],
   "policy": {
     "jwt": { "issuer": "dpumesh-test", "audiences": [ "mesh" ], "clock_skew_s": 5,
              "keys": [ { "kid": "h1", "alg": "HS256", "secret": ")" +
@@ -87,7 +89,8 @@ public:
     "circuit_breakers": [ { "service": "flaky", "consecutive_failures": 5, "min_requests": 1000,
                             "open_ms": 1000, "half_open_probes": 1 } ],
     "timeouts": [ { "service": "retry", "timeout_ms": 3000, "retries": 2, "backoff_ms": 1,
-                    "retry_budget_percent": 100 } ]
+                    "retry_budget_percent": 100 },
+                  { "service": "dying", "timeout_ms": 300 } ]
   }
 })";
 	}
@@ -460,4 +463,34 @@ TEST(MeshPolicy, ChangesWhileTrafficFlowsAreAtomicAndLoseNothing)
 	EXPECT_NE(m.cmd("show policy").find("ratelimit flip / key=source rate=100/s burst=20"),
 		  std::string::npos);
 	m.stop();
+}
+
+TEST(MeshDelivery, AResponderThatDiesMidAnswerNeverLeavesTheRequesterWaiting)
+{
+	/* The responder posts its answer (with a body) and exits at once. Whether the DPU
+	 * copied the answer first (200), found the body gone (502 responder_gone), or never
+	 * took it (504 timeout), the requester hears something: never silence. */
+	tokens t;
+	mesh m("dying", *t.rsa);
+	ASSERT_TRUE(m.up) << m.proc->output();
+	std::map<std::string, int> seen;
+	for (int i = 0; i < 8; i++) {
+		setenv("DPUMESH_TEST_DIE_AFTER_ANSWER", "1", 1);
+		auto srv = m.server("dying", 200);
+		unsetenv("DPUMESH_TEST_DIE_AFTER_ANSWER");
+		std::string out = m.call({"dying GET /x -"});
+		std::string v = verdict(out, 0);
+		EXPECT_TRUE(v == "200 -" || v == "502 responder_gone" || v == "504 timeout" ||
+			    v == "503 no_live_pod")
+			<< v << "\n" << out;
+		seen[v]++;
+		srv->wait(10s);
+	}
+	std::string summary;
+	for (const auto &[v, n] : seen)
+		summary += v + " x" + std::to_string(n) + "; ";
+	std::printf("dying responder: %s\n", summary.c_str());
+	std::string fin = m.stop();
+	EXPECT_EQ(value_of(fin, "final stage=sidecar", "responses_lost"), 0) << fin;
+	EXPECT_EQ(value_of(fin, "final stage=sidecar", "pending"), 0) << fin;
 }

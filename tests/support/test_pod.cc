@@ -2,6 +2,7 @@
 // dpumesh-test-pod: a pod for the policy tests, on libdpumesh with a blocking epoll loop.
 //   server SOCK SERVICE STATUS      answer every request with STATUS and its body, plus
 //                                   x-pod, x-got-request-id, x-got-traceparent fields
+//                                   ($DPUMESH_TEST_DIE_AFTER_ANSWER: exit right after)
 //   call SOCK SCRIPT                one request per script line, one at a time:
 //                                   "SERVICE METHOD PATH AUTH [NAME=VALUE]" (AUTH "-": none)
 //                                   prints "R <line> <status> <reason> <hop> pod=.. rid=.. tp=.."
@@ -93,6 +94,11 @@ bool answer(dpumesh_t *h, dpumesh_msg *m, server_state *s)
 	int rc = dpumesh_send_response(h, 0, m, s->status, f, 3, m->body, m->body_len);
 	if (rc == -EAGAIN || rc == -ENOBUFS)
 		return false;
+	/* $DPUMESH_TEST_DIE_AFTER_ANSWER: exit the moment the answer is posted, so the DPU
+	 * may find its body gone (the responder-dies-mid-answer test) */
+	static const bool die = std::getenv("DPUMESH_TEST_DIE_AFTER_ANSWER") != nullptr;
+	if (die)
+		_exit(0);
 	dpumesh_msg_release(h, m);
 	return true;
 }
