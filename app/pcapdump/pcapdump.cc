@@ -17,6 +17,7 @@
 #include <rte_mbuf.h>
 
 #include "dpumesh/frame.h"
+#include "dpumesh/fnv.h"
 #include "dpumesh/l7.h"
 
 namespace {
@@ -154,9 +155,7 @@ int main(int argc, char **argv)
 					   : std::to_string(v.status) +
 						     (v.reason.empty() ? "" : " " + std::string(v.reason));
 		/* FNV-1a of the body, to compare bodies across captures */
-		uint32_t sum = 2166136261u;
-		for (uint32_t i = msg.l7_len; i < msg.msg_len; i++)
-			sum = (sum ^ msgbuf[i]) * 16777619u;
+		uint32_t sum = fnv1a(msgbuf.data() + msg.l7_len, msg.msg_len - msg.l7_len);
 		std::printf("%lu %s msg %u corr %#lx %s header %u body %u sum %08x\n", frames,
 			    addr_str(msg.src).c_str(), msg.msg_id, msg.correlation, what.c_str(),
 			    msg.l7_len, msg.msg_len - msg.l7_len, sum);

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "dpumesh/dpumesh.h"
+#include "dpumesh/fnv.h"
 
 namespace {
 
@@ -91,13 +92,7 @@ double env_seconds(const char *var)
 	return e ? std::strtod(e, nullptr) : 0.0;
 }
 
-uint32_t fnv(const uint8_t *p, size_t n)
-{
-	uint32_t h = 2166136261u;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 16777619u;
-	return h;
-}
+uint32_t fnv(const uint8_t *p, size_t n) { return dpumesh::fnv1a(p, n); }
 
 uint64_t mix(uint64_t x)
 {

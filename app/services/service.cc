@@ -38,6 +38,7 @@
 #include <jansson.h>
 
 #include "dpumesh/dpumesh.h"
+#include "dpumesh/fnv.h"
 
 namespace {
 
@@ -81,13 +82,7 @@ struct state {
 
 volatile sig_atomic_t g_stop = 0;
 
-uint32_t fnv(const uint8_t *p, size_t n)
-{
-	uint32_t h = 2166136261u;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 16777619u;
-	return h;
-}
+uint32_t fnv(const uint8_t *p, size_t n) { return dpumesh::fnv1a(p, n); }
 
 void burn(uint32_t us)
 {

@@ -17,19 +17,14 @@
 #include <thread>
 
 #include "ingress_env.h"
+#include "dpumesh/fnv.h"
 
 using namespace dpumesh::test;
 using namespace std::chrono_literals;
 
 namespace {
 
-uint32_t fnv(const std::string &b)
-{
-	uint32_t h = 2166136261u;
-	for (unsigned char c : b)
-		h = (h ^ c) * 16777619u;
-	return h;
-}
+uint32_t fnv(const std::string &b) { return dpumesh::fnv1a(b.data(), b.size()); }
 
 std::string hex8(uint32_t v)
 {
