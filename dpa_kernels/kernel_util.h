@@ -4,7 +4,7 @@
 #ifndef DPUMESH_KERNEL_UTIL_H
 #define DPUMESH_KERNEL_UTIL_H
 
-#include "dpumesh/dpa_dev.h"
+#include "dpumesh/kernels/dpa_dev.h"
 
 static inline void desc_copy(struct sw_descriptor *dst, const struct sw_descriptor *src)
 {

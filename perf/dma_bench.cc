@@ -17,8 +17,8 @@
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
-#include "dpumesh/dma.h"
-#include "dpumesh/log.h"
+#include "dpumesh/dma/dma.h"
+#include "dpumesh/common/log.h"
 
 using namespace dpumesh;
 

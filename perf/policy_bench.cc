@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "dpumesh/l7.h"
-#include "dpumesh/policy.h"
+#include "dpumesh/wire/l7.h"
+#include "dpumesh/policy/policy.h"
 #include "jwt_signer.h"
 
 using namespace dpumesh;

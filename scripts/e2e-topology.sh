@@ -7,7 +7,7 @@
 #   namespace <tag>-br   bridge joining the three links (its own namespace: no host firewall)
 #   node1 (10.77.0.1)    dpumesh on af_packet veth "<tag>-n1": pods s0, s1, s3
 #   node2 (10.77.0.2)    dpumesh on af_packet veth "<tag>-n2": pods s2 (two), s3
-#   namespace <tag>-ing  10.77.0.10, dpumesh-ingress on 127.0.0.1:8080 (admin :9901)
+#   namespace <tag>-ing  10.77.0.10, dpumesh-gateway on 127.0.0.1:8080 (admin :9901)
 #
 #   scripts/e2e-topology.sh [--tag T] [--dir DIR] [-- CMD ...]
 #
@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 [ "$(id -u)" = 0 ] || { echo "e2e-topology.sh: needs root (namespaces, veth pairs)" >&2; exit 1; }
-for b in dpumesh dpumesh-ingress dpumesh-service; do
+for b in dpumesh dpumesh-gateway dpumesh-service; do
   [ -x "$build/bin/$b" ] || { echo "e2e-topology.sh: $build/bin/$b missing; build first" >&2; exit 1; }
 done
 [ ${#tag} -le 9 ] || { echo "e2e-topology.sh: --tag at most 9 characters (interface names)" >&2; exit 2; }
@@ -163,7 +163,7 @@ cat > "$dir/ingress.json" <<J
   "timeouts": { "request_ms": 3000 }
 }
 J
-ip netns exec "$ns_ing" "$build/bin/dpumesh-ingress" --config "$dir/ingress.json" > "$dir/ingress.log" 2>&1 &
+ip netns exec "$ns_ing" "$build/bin/dpumesh-gateway" --config "$dir/ingress.json" > "$dir/ingress.log" 2>&1 &
 echo $! > "$dir/pids/ingress.pid"
 for _ in $(seq 100); do grep -q READY "$dir/ingress.log" 2>/dev/null && break; sleep 0.1; done
 grep -q READY "$dir/ingress.log" || { echo "e2e-topology.sh: ingress did not start:" >&2; cat "$dir/ingress.log" >&2; exit 1; }

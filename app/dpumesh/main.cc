@@ -18,21 +18,21 @@
 #include <rte_ethdev.h>
 #include <rte_version.h>
 
-#include "dpumesh/abi.h"
-#include "dpumesh/config.h"
-#include "dpumesh/console.h"
-#include "dpumesh/control.h"
-#include "dpumesh/engine.h"
-#include "dpumesh/log.h"
-#include "dpumesh/options.h"
-#include "dpumesh/port.h"
-#include "dpumesh/control_server.h"
-#include "dpumesh/dpa_emu.h"
-#include "dpumesh/frame.h"
-#include "dpumesh/pod_registry.h"
-#include "dpumesh/sidecar.h"
-#include "dpumesh/port_rx.h"
-#include "dpumesh/port_tx.h"
+#include "dpumesh/abi/abi.h"
+#include "dpumesh/config/config.h"
+#include "dpumesh/console/console.h"
+#include "dpumesh/control/control.h"
+#include "dpumesh/lcore/runner.h"
+#include "dpumesh/common/log.h"
+#include "dpumesh/app/options.h"
+#include "dpumesh/port/port.h"
+#include "dpumesh/podreg/registrar.h"
+#include "dpumesh/dpa/emulator.h"
+#include "dpumesh/wire/frame.h"
+#include "dpumesh/podreg/pod_registry.h"
+#include "dpumesh/sidecar/sidecar.h"
+#include "dpumesh/port/rx.h"
+#include "dpumesh/port/tx.h"
 #include "stats.h"
 
 #ifndef DPUMESH_VERSION
@@ -71,7 +71,7 @@ result<unsigned> stage_lcore(const config::node_config &cfg, const std::string &
 	return l;
 }
 
-void free_tx(std::vector<std::unique_ptr<pipeline::port_tx_ctx>> &ctxs)
+void free_tx(std::vector<std::unique_ptr<port::tx_ctx>> &ctxs)
 {
 	for (auto &c : ctxs) {
 		rte_ring *r = c->in;
@@ -85,7 +85,7 @@ void drain_ingress(rte_ring *r)
 {
 	void *m = nullptr;
 	while (rte_ring_dequeue(r, &m) == 0)
-		pipeline::rx_msg_free(static_cast<pipeline::rx_msg *>(m));
+		port::rx_msg_free(static_cast<port::rx_msg *>(m));
 }
 
 int run(int argc, char **argv)
@@ -160,7 +160,7 @@ int run(int argc, char **argv)
 	}
 
 	/* messages handed from port RX to the sidecar */
-	rte_mempool *msg_pool = rte_mempool_create("dpumesh_rxmsg", 4095, sizeof(pipeline::rx_msg),
+	rte_mempool *msg_pool = rte_mempool_create("dpumesh_rxmsg", 4095, sizeof(port::rx_msg),
 						   64, 0, nullptr, nullptr, nullptr, nullptr,
 						   static_cast<int>(rte_socket_id()), 0);
 	if (!msg_pool) {
@@ -179,16 +179,16 @@ int run(int argc, char **argv)
 		rte_eal_cleanup();
 		return fail("ring", errorf("ingress ring: %s", rte_strerror(rte_errno)));
 	}
-	engine::runner runner(cfg->lcores);
-	std::vector<std::unique_ptr<pipeline::port_rx_ctx>> rx_ctxs;
-	std::vector<pipeline::port_rx_ctx *> rx_view;
+	lcore::runner runner(cfg->lcores);
+	std::vector<std::unique_ptr<port::rx_ctx>> rx_ctxs;
+	std::vector<port::rx_ctx *> rx_view;
 	status st = status::ok();
 
 	if (!ports->empty()) {
 		auto lcore = stage_lcore(*cfg, "port_rx");
 		st = lcore ? status::ok() : lcore.error();
 		if (st.is_ok()) {
-			auto ctx = std::make_unique<pipeline::port_rx_ctx>();
+			auto ctx = std::make_unique<port::rx_ctx>();
 			ctx->mesh_port_be = rte_cpu_to_be_16(cfg->node.mesh_port);
 			if (cfg->node.ipv4)
 				ctx->ip4 = wire::endpoint::from_v4(cfg->node.ipv4->s_addr, 0);
@@ -211,20 +211,20 @@ int run(int argc, char **argv)
 				for (uint16_t q = 0; q < p.nb_rxq; q++)
 					ctx->queues.push_back({p.port_id, q});
 			if (st.is_ok())
-				st = runner.add(*lcore, pipeline::port_rx_stage(*ctx));
+				st = runner.add(*lcore, port::rx_stage(*ctx));
 			rx_view.push_back(ctx.get());
 			rx_ctxs.push_back(std::move(ctx));
 		}
 	}
 
 	/* frames out: one port TX stage per external port (queue 0), fed by the sidecar */
-	pipeline::network net;
+	sidecar::network net;
 	net.ingress = ingress;
 	net.pkts = *pool;
-	std::vector<std::unique_ptr<pipeline::port_tx_ctx>> tx_ctxs;
+	std::vector<std::unique_ptr<port::tx_ctx>> tx_ctxs;
 	for (size_t i = 0; st.is_ok() && i < ports->size(); i++) {
 		const port::port_info &p = (*ports)[i];
-		pipeline::network::port np;
+		sidecar::network::port np;
 		np.port_id = p.port_id;
 		np.mtu = cfg->ports[i].mtu;
 		np.external = p.role == config::port_role::external;
@@ -232,7 +232,7 @@ int run(int argc, char **argv)
 		np.zero_copy = rte_eth_dev_info_get(p.port_id, &info) == 0 &&
 			       (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
 		if (np.external) {
-			auto ctx = std::make_unique<pipeline::port_tx_ctx>();
+			auto ctx = std::make_unique<port::tx_ctx>();
 			ctx->port = p.port_id;
 			ctx->queue = 0;
 			std::string rname = "dpumesh_tx" + std::to_string(p.port_id);
@@ -244,7 +244,7 @@ int run(int argc, char **argv)
 			}
 			np.tx = ctx->in;
 			auto lcore = stage_lcore(*cfg, "port_tx");
-			st = lcore ? runner.add(*lcore, pipeline::port_tx_stage(*ctx)) : lcore.error();
+			st = lcore ? runner.add(*lcore, port::tx_stage(*ctx)) : lcore.error();
 			tx_ctxs.push_back(std::move(ctx));
 		}
 		net.ports.push_back(np);
@@ -258,9 +258,9 @@ int run(int argc, char **argv)
 			return add ? dpdk_register_region(r, nullptr) : dpdk_unregister_region(r, nullptr);
 		});
 	}
-	auto ctrl_srv = std::make_unique<control_server>(registry);
+	auto ctrl_srv = std::make_unique<registrar>(registry);
 	std::unique_ptr<dpa::emulator> emu;
-	std::unique_ptr<pipeline::sidecar> sidecar;
+	std::unique_ptr<sidecar::stage> sidecar;
 	if (st.is_ok())
 		st = ctrl_srv->listen(cfg->node.control_socket)
 			     .with_context(cfg->where("/node/control_socket") + ": control socket");
@@ -271,14 +271,14 @@ int run(int argc, char **argv)
 			emu = std::move(*e);
 	}
 	if (st.is_ok()) {
-		auto s = pipeline::sidecar::create(*cfg, registry, *emu, net);
+		auto s = sidecar::stage::create(*cfg, registry, *emu, net);
 		st = s ? status::ok() : s.error();
 		if (s)
 			sidecar = std::move(*s);
 	}
 	if (st.is_ok()) {
 		auto l = stage_lcore(*cfg, "sidecar");
-		st = l ? runner.add(*l, sidecar->stage()) : l.error();
+		st = l ? runner.add(*l, sidecar->lcore_stage()) : l.error();
 	}
 	if (st.is_ok()) {
 		auto l = stage_lcore(*cfg, "dpa");
@@ -333,7 +333,7 @@ int run(int argc, char **argv)
 		    opts->interactive ? "type 'help', 'quit' to stop" : "Ctrl-C to stop");
 	std::fflush(stdout);
 
-	std::vector<pipeline::port_tx_ctx *> tx_view;
+	std::vector<port::tx_ctx *> tx_view;
 	for (auto &t : tx_ctxs)
 		tx_view.push_back(t.get());
 	app::stats_printer printer(

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Command-line options of the dpumesh application.
-#include "dpumesh/options.h"
+#include "dpumesh/app/options.h"
 
 #include <getopt.h>
 
@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-#include "dpumesh/abi.h"
+#include "dpumesh/abi/abi.h"
 
 namespace dpumesh::app {
 

@@ -41,7 +41,7 @@ void stats_printer::print_periodic(FILE *out)
 			     s.imissed, s.ierrors, s.rx_nombuf, s.opackets, tx_pps / 1e6,
 			     tx_bps / 1e9, s.oerrors);
 	}
-	for (const engine::stage_view &st : _v.runner->stages()) {
+	for (const lcore::stage_view &st : _v.runner->stages()) {
 		double cpw = st.work ? static_cast<double>(st.busy_cycles) / st.work : 0;
 		double busy = st.busy_cycles + st.idle_cycles
 				      ? 100.0 * st.busy_cycles / (st.busy_cycles + st.idle_cycles)
@@ -49,7 +49,7 @@ void stats_printer::print_periodic(FILE *out)
 		std::fprintf(out, "stage %-8s lcore %u: work %lu, %.1f cycles/unit, busy %.1f%%\n",
 			     st.name.c_str(), st.lcore, st.work, cpw, busy);
 	}
-	for (const pipeline::port_rx_ctx *rx : *_v.rx) {
+	for (const port::rx_ctx *rx : *_v.rx) {
 		std::fprintf(out, "port_rx: frames %lu accepted %lu messages %lu in-reassembly %u drops:",
 			     rx->stats.frames.get(), rx->stats.accepted.get(),
 			     rx->stats.messages.get(), rx->reasm->in_flight());
@@ -58,7 +58,7 @@ void stats_printer::print_periodic(FILE *out)
 			uint64_t n = rx->stats.drops[d].get() + rx->reasm->stats().drops[d].get();
 			if (n) {
 				std::fprintf(out, " %s=%lu",
-					     pipeline::rx_drop_name(static_cast<pipeline::rx_drop>(d)), n);
+					     port::rx_drop_name(static_cast<port::rx_drop>(d)), n);
 				any = true;
 			}
 		}
@@ -84,7 +84,7 @@ void stats_printer::print_mesh(FILE *out, bool final) const
 	}
 	if (_v.sidecar) {
 		std::fprintf(out, final ? "final stage=sidecar" : "sidecar:");
-		pipeline::for_each_sidecar_counter(_v.sidecar->stats(),
+		sidecar::for_each_counter(_v.sidecar->stats(),
 						   [&](const char *name, const char *, uint64_t v) {
 							   if (final || v)
 								   std::fprintf(out, " %s=%lu", name, v);
@@ -123,8 +123,8 @@ void stats_printer::print_final(FILE *out)
 	}
 	uint64_t frames = 0, accepted = 0, messages = 0, no_consumer = 0, ring_full = 0,
 		 pool_empty = 0, duplicates = 0;
-	std::vector<uint64_t> drops(static_cast<size_t>(pipeline::rx_drop::count), 0);
-	for (const pipeline::port_rx_ctx *rx : *_v.rx) {
+	std::vector<uint64_t> drops(static_cast<size_t>(port::rx_drop::count), 0);
+	for (const port::rx_ctx *rx : *_v.rx) {
 		frames += rx->stats.frames.get();
 		accepted += rx->stats.accepted.get();
 		messages += rx->stats.messages.get() + rx->stats.no_consumer.get() +
@@ -142,9 +142,9 @@ void stats_printer::print_final(FILE *out)
 		     frames, accepted, messages, duplicates, no_consumer, ring_full, pool_empty);
 	for (size_t d = 1; d < drops.size(); d++)
 		std::fprintf(out, " drop_%s=%lu",
-			     pipeline::rx_drop_name(static_cast<pipeline::rx_drop>(d)), drops[d]);
+			     port::rx_drop_name(static_cast<port::rx_drop>(d)), drops[d]);
 	std::fprintf(out, "\n");
-	for (const pipeline::port_tx_ctx *tx : _v.tx ? *_v.tx : std::vector<pipeline::port_tx_ctx *>{})
+	for (const port::tx_ctx *tx : _v.tx ? *_v.tx : std::vector<port::tx_ctx *>{})
 		std::fprintf(out, "final stage=port_tx port=%u frames=%lu bytes=%lu stalls=%lu dropped=%lu\n",
 			     tx->port, tx->stats.frames.get(), tx->stats.bytes.get(),
 			     tx->stats.stalls.get(), tx->stats.dropped.get());

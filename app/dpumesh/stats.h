@@ -6,25 +6,25 @@
 #include <cstdio>
 #include <vector>
 
-#include "dpumesh/engine.h"
-#include "dpumesh/port.h"
-#include "dpumesh/dpa_emu.h"
-#include "dpumesh/pod_registry.h"
-#include "dpumesh/port_rx.h"
-#include "dpumesh/port_tx.h"
-#include "dpumesh/sidecar.h"
+#include "dpumesh/lcore/runner.h"
+#include "dpumesh/port/port.h"
+#include "dpumesh/dpa/emulator.h"
+#include "dpumesh/podreg/pod_registry.h"
+#include "dpumesh/port/rx.h"
+#include "dpumesh/port/tx.h"
+#include "dpumesh/sidecar/sidecar.h"
 
 namespace dpumesh::app {
 
 /** What the stats printer reads; owned by main. */
 struct node_view {
 	const std::vector<port::port_info> *ports;
-	const std::vector<pipeline::port_rx_ctx *> *rx;
-	const engine::runner *runner;
-	const pipeline::sidecar *sidecar = nullptr;
+	const std::vector<port::rx_ctx *> *rx;
+	const lcore::runner *runner;
+	const sidecar::stage *sidecar = nullptr;
 	const dpa::emulator *emu = nullptr;
 	const pod_registry *registry = nullptr;
-	const std::vector<pipeline::port_tx_ctx *> *tx = nullptr;
+	const std::vector<port::tx_ctx *> *tx = nullptr;
 };
 
 class stats_printer {

@@ -16,9 +16,9 @@
 #include <rte_eal.h>
 #include <rte_mbuf.h>
 
-#include "dpumesh/frame.h"
-#include "dpumesh/fnv.h"
-#include "dpumesh/l7.h"
+#include "dpumesh/wire/frame.h"
+#include "dpumesh/common/fnv.h"
+#include "dpumesh/wire/l7.h"
 
 namespace {
 

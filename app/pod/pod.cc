@@ -38,8 +38,8 @@
 #include <string>
 #include <vector>
 
-#include "dpumesh/dpumesh.h"
-#include "dpumesh/fnv.h"
+#include "dpumesh/host/dpumesh.h"
+#include "dpumesh/common/fnv.h"
 
 namespace {
 

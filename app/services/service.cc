@@ -37,8 +37,8 @@
 
 #include <jansson.h>
 
-#include "dpumesh/dpumesh.h"
-#include "dpumesh/fnv.h"
+#include "dpumesh/host/dpumesh.h"
+#include "dpumesh/common/fnv.h"
 
 namespace {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Registration of dpumesh's rte_log types.
-#include "dpumesh/log.h"
+#include "dpumesh/common/log.h"
 
 namespace dpumesh {
 

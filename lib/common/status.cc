@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // printf-style construction of control-path errors.
-#include "dpumesh/status.h"
+#include "dpumesh/common/status.h"
 
 #include <cstdarg>
 #include <cstdio>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Text helpers for control-path messages.
-#include "dpumesh/text.h"
+#include "dpumesh/common/text.h"
 
 #include <algorithm>
 #include <vector>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Loads a node config from JSON (jansson) with strict validation and precise error locations.
-#include "dpumesh/text.h"
-#include "dpumesh/config.h"
+#include "dpumesh/common/text.h"
+#include "dpumesh/config/config.h"
 
 #include <arpa/inet.h>
 #include <jansson.h>

@@ -11,7 +11,7 @@
 #include <rte_ethdev.h>
 #include <rte_mempool.h>
 
-#include "dpumesh/log.h"
+#include "dpumesh/common/log.h"
 #include "internal/commands.h"
 
 namespace dpumesh::console {
@@ -111,7 +111,7 @@ status cmd_show_stages(invocation &inv)
 	auto stages = inv.node.runner().stages();
 	if (stages.empty())
 		appendf(inv.out, "no stages (no ports configured)\n");
-	for (const engine::stage_view &s : stages) {
+	for (const lcore::stage_view &s : stages) {
 		double cpu = s.work ? static_cast<double>(s.busy_cycles) / static_cast<double>(s.work)
 				    : 0.0;
 		appendf(inv.out,
@@ -186,7 +186,7 @@ status cmd_show_pending(invocation &inv)
 	appendf(inv.out, "pending requests: %u (capacity %u)%s\n", total,
 		inv.node.sidecar()->pending().capacity(), total > views.size() ? ", first 32:" : "");
 	for (const control::pending_view &v : views) {
-		const route::pending_entry &e = v.entry;
+		const pending::entry &e = v.entry;
 		double age_ms = static_cast<double>(now - e.start_tsc) * 1000.0 / static_cast<double>(hz);
 		double left_ms = e.deadline_tsc > now ? static_cast<double>(e.deadline_tsc - now) * 1000.0 /
 								static_cast<double>(hz)
@@ -247,10 +247,10 @@ status cmd_show_dma(invocation &inv)
 
 status cmd_show_sidecar(invocation &inv)
 {
-	const pipeline::sidecar *sc = inv.node.sidecar();
+	const sidecar::stage *sc = inv.node.sidecar();
 	if (!sc)
 		return errorf("no sidecar in this node");
-	pipeline::for_each_sidecar_counter(sc->stats(), [&](const char *name, const char *help,
+	sidecar::for_each_counter(sc->stats(), [&](const char *name, const char *help,
 							    uint64_t v) {
 		appendf(inv.out, "  %-18s %12" PRIu64 "  %s\n", name, v, help);
 	});
@@ -369,7 +369,7 @@ const char *key_name(config::ratelimit_key k)
 }
 
 /* The engine's state: version, verdicts and counters that are not zero, breakers. */
-void append_engine_state(std::string &out, const pipeline::sidecar_policy &pol)
+void append_engine_state(std::string &out, const sidecar::ruleset &pol)
 {
 	const policy::engine &e = pol.engine();
 	appendf(out, "policy version %" PRIu64 " (enforced by the sidecar)\n", pol.version());
@@ -390,7 +390,7 @@ status cmd_show_policy(invocation &inv)
 {
 	auto cfg = inv.node.config();
 	const config::policy_config &p = cfg->policy;
-	if (const pipeline::sidecar *sc = inv.node.sidecar())
+	if (const sidecar::stage *sc = inv.node.sidecar())
 		append_engine_state(inv.out, *sc->policy());
 	else
 		appendf(inv.out, "policy (no sidecar in this node: not enforced)\n");
@@ -439,7 +439,7 @@ status cmd_show_policy(invocation &inv)
 	return status::ok();
 }
 
-void append_metrics(std::string &out, const char *label, const pipeline::l7_metrics &m)
+void append_metrics(std::string &out, const char *label, const sidecar::l7_metrics &m)
 {
 	const auto &c = m.classes;
 	appendf(out,
@@ -454,7 +454,7 @@ void append_metrics(std::string &out, const char *label, const pipeline::l7_metr
 
 status cmd_show_metrics(invocation &inv)
 {
-	pipeline::sidecar *sc = inv.node.sidecar();
+	sidecar::stage *sc = inv.node.sidecar();
 	if (!sc)
 		return errorf("no sidecar in this node");
 	appendf(inv.out, "by service (since start; latency: bucket upper bounds, log2 us)\n");
@@ -462,8 +462,8 @@ status cmd_show_metrics(invocation &inv)
 		append_metrics(inv.out, sc->service_name(i).c_str(), sc->service_metrics(i));
 	auto pol = sc->policy();
 	appendf(inv.out, "by route (since policy version %" PRIu64 ")\n", pol->version());
-	for (const pipeline::service_rules &svc : pol->services())
-		for (const pipeline::route_rule &r : svc.routes) {
+	for (const sidecar::service_rules &svc : pol->services())
+		for (const sidecar::route_rule &r : svc.routes) {
 			std::string label = svc.name + " " + (r.configured ? r.path_prefix : "default");
 			append_metrics(inv.out, label.c_str(), pol->route_metrics(r.metrics));
 		}

@@ -2,8 +2,8 @@
 // The console machinery: generates librte_cmdline instances from the command table, adds
 // a catch-all instance that turns any other line into a one-line error with a hint, and
 // runs commands from a terminal or a file.
-#include "dpumesh/text.h"
-#include "dpumesh/console.h"
+#include "dpumesh/common/text.h"
+#include "dpumesh/console/console.h"
 
 #include <poll.h>
 #include <unistd.h>
@@ -23,7 +23,7 @@
 #include <cmdline_rdline.h>
 #include <cmdline_socket.h>
 
-#include "dpumesh/log.h"
+#include "dpumesh/common/log.h"
 #include "internal/commands.h"
 
 namespace dpumesh::console {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Action functions of the control plane: snapshots of ports, lcores, drops; start/stop,
 // log levels, stats period and config reload.
-#include "dpumesh/control.h"
+#include "dpumesh/control/control.h"
 
 #include <arpa/inet.h>
 
@@ -14,12 +14,12 @@
 #include <rte_lcore.h>
 #include <rte_log.h>
 
-#include "dpumesh/log.h"
+#include "dpumesh/common/log.h"
 
 namespace dpumesh::control {
 
 node::node(const std::vector<port::port_info> &ports,
-	   const std::vector<pipeline::port_rx_ctx *> &rx, engine::runner &runner,
+	   const std::vector<port::rx_ctx *> &rx, lcore::runner &runner,
 	   config::node_config cfg, bool cfg_from_file, config_adjust adjust)
 	: _ports(ports), _rx(rx), _runner(runner),
 	  _cfg(std::make_shared<const config::node_config>(std::move(cfg))),
@@ -140,7 +140,7 @@ status clear_port_stats(node &n, std::string_view which)
 
 std::vector<lcore_view> lcores(const node &n)
 {
-	std::vector<engine::stage_view> st = n.runner().stages();
+	std::vector<lcore::stage_view> st = n.runner().stages();
 	std::vector<lcore_view> out;
 	unsigned id;
 	RTE_LCORE_FOREACH(id)
@@ -150,7 +150,7 @@ std::vector<lcore_view> lcores(const node &n)
 			v.state = "control";
 		else
 			v.state = rte_eal_get_lcore_state(id) == RUNNING ? "running" : "wait";
-		for (const engine::stage_view &s : st)
+		for (const lcore::stage_view &s : st)
 			if (s.lcore == id) {
 				v.stages.push_back(s.name);
 				v.busy_cycles += s.busy_cycles;
@@ -164,7 +164,7 @@ std::vector<lcore_view> lcores(const node &n)
 drop_totals drops(const node &n)
 {
 	drop_totals t;
-	for (const pipeline::port_rx_ctx *rx : n.rx()) {
+	for (const port::rx_ctx *rx : n.rx()) {
 		t.frames += rx->stats.frames.get();
 		t.bytes += rx->stats.bytes.get();
 		t.accepted += rx->stats.accepted.get();
@@ -236,10 +236,10 @@ result<std::vector<pending_view>> pending(const node &n, size_t max, uint32_t *t
 {
 	if (!n.sidecar())
 		return errorf("no sidecar in this node");
-	const route::pending_table &t = n.sidecar()->pending();
+	const pending::table &t = n.sidecar()->pending();
 	*total = t.size();
 	std::vector<pending_view> out;
-	t.for_each([&](uint32_t token, const route::pending_entry &e) {
+	t.for_each([&](uint32_t token, const pending::entry &e) {
 		if (out.size() < max)
 			out.push_back({token, e});
 	});

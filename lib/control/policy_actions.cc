@@ -8,8 +8,8 @@
 #include <cstring>
 #include <memory>
 
-#include "dpumesh/control.h"
-#include "dpumesh/log.h"
+#include "dpumesh/control/control.h"
+#include "dpumesh/common/log.h"
 
 namespace dpumesh::control {
 
@@ -100,11 +100,11 @@ result<edit_report> edit_config(node &n, const char *command, std::string what, 
 
 status apply_config(node &n, config::node_config cfg)
 {
-	if (pipeline::sidecar *sc = n.sidecar()) {
+	if (sidecar::stage *sc = n.sidecar()) {
 		if (!n.registry())
 			return errorf("no pod registry in this node");
 		auto cur = sc->policy();
-		auto next = pipeline::sidecar_policy::build(cfg, *n.registry(),
+		auto next = sidecar::ruleset::build(cfg, *n.registry(),
 							    cur ? cur->version() + 1 : 1);
 		if (!next)
 			return next.error();

@@ -12,8 +12,8 @@
 #include <rte_mempool.h>
 #include <rte_telemetry.h>
 
-#include "dpumesh/control.h"
-#include "dpumesh/log.h"
+#include "dpumesh/control/control.h"
+#include "dpumesh/common/log.h"
 
 namespace dpumesh::control {
 
@@ -141,7 +141,7 @@ int fill_sidecar(node &n, rte_tel_data *d)
 	if (!n.sidecar())
 		return -ENODEV;
 	rte_tel_data_start_dict(d);
-	pipeline::for_each_sidecar_counter(n.sidecar()->stats(),
+	sidecar::for_each_counter(n.sidecar()->stats(),
 					   [&](const char *name, const char *, uint64_t v) {
 						   rte_tel_data_add_dict_u64(d, name, v);
 					   });
@@ -189,7 +189,7 @@ int fill_policy(node &n, rte_tel_data *d)
 }
 
 /* One dict of request metrics (requests, answers by class, latency quantiles). */
-rte_tel_data *metrics_dict(const pipeline::l7_metrics &m)
+rte_tel_data *metrics_dict(const sidecar::l7_metrics &m)
 {
 	rte_tel_data *c = rte_tel_data_alloc();
 	if (!c)
@@ -215,15 +215,15 @@ rte_tel_data *metrics_dict(const pipeline::l7_metrics &m)
 /* Request metrics by service (the sidecar's life) and by route (this policy version). */
 int fill_metrics(node &n, rte_tel_data *d)
 {
-	pipeline::sidecar *sc = n.sidecar();
+	sidecar::stage *sc = n.sidecar();
 	if (!sc)
 		return -ENODEV;
 	rte_tel_data_start_dict(d);
 	for (uint32_t i = 0; i < sc->nb_services(); i++)
 		add_container(d, tel_key(sc->service_name(i)), metrics_dict(sc->service_metrics(i)));
 	auto pol = sc->policy();
-	for (const pipeline::service_rules &s : pol->services())
-		for (const pipeline::route_rule &r : s.routes)
+	for (const sidecar::service_rules &s : pol->services())
+		for (const sidecar::route_rule &r : s.routes)
 			add_container(d,
 				      tel_key("route/" + s.name + "/" +
 					      (r.configured ? r.path_prefix : std::string("default"))),
@@ -234,7 +234,7 @@ int fill_metrics(node &n, rte_tel_data *d)
 /* Latency histograms by service: bucket k counts answers in [2^(k-1), 2^k) us. */
 int fill_latency(node &n, rte_tel_data *d)
 {
-	pipeline::sidecar *sc = n.sidecar();
+	sidecar::stage *sc = n.sidecar();
 	if (!sc)
 		return -ENODEV;
 	rte_tel_data_start_dict(d);

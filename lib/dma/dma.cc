@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // dma::create(): validates the options and builds the configured backend.
-#include "dpumesh/dma.h"
+#include "dpumesh/dma/dma.h"
 
 #include "internal/backends.h"
 

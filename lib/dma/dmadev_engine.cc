@@ -14,7 +14,7 @@
 #include <rte_lcore.h>
 #include <rte_memory.h>
 
-#include "dpumesh/log.h"
+#include "dpumesh/common/log.h"
 #include "internal/backends.h"
 #include "internal/op_tracker.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The DPA emulator: dpa_dev.h implemented on lcores with a DMA engine and the pod registry.
-#include "dpumesh/dpa_emu.h"
+#include "dpumesh/dpa/emulator.h"
 
 #include <algorithm>
 #include <cstring>
@@ -8,7 +8,7 @@
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
-#include "dpumesh/log.h"
+#include "dpumesh/common/log.h"
 
 using namespace dpumesh;
 
@@ -388,11 +388,11 @@ emulator::~emulator()
 	rte_mempool_free(_hbufs);
 }
 
-engine::stage_def emulator::tx_stage(unsigned t) noexcept
+lcore::stage_def emulator::tx_stage(unsigned t) noexcept
 {
 	return {"dpa_tx", &tx_poll, _threads[t].get(), false};
 }
-engine::stage_def emulator::rx_stage(unsigned t) noexcept
+lcore::stage_def emulator::rx_stage(unsigned t) noexcept
 {
 	return {"dpa_rx", &rx_poll, _threads[t].get(), false};
 }

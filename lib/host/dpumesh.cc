@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // libdpumesh: registration, TX pools and SQs, RX SQ draining, refill rings (pod side).
-#include "dpumesh/dpumesh.h"
+#include "dpumesh/host/dpumesh.h"
 
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -15,11 +15,11 @@
 #include <optional>
 #include <vector>
 
-#include "dpumesh/ctrl.h"
-#include "dpumesh/l7.h"
-#include "dpumesh/region.h"
-#include "dpumesh/sq.h"
-#include "dpumesh/unique_fd.h"
+#include "dpumesh/podchan/channel.h"
+#include "dpumesh/wire/l7.h"
+#include "dpumesh/region/region.h"
+#include "dpumesh/ring/sq.h"
+#include "dpumesh/common/unique_fd.h"
 
 using namespace dpumesh;
 
@@ -128,7 +128,7 @@ int dpumesh_open(const struct dpumesh_options *o, dpumesh_t **out, char *err, si
 	if (o == nullptr || out == nullptr || o->socket_path == nullptr || o->service == nullptr)
 		return set_err(err, errlen, -EINVAL, "missing options");
 	*out = nullptr;
-	if (!ctrl::valid_service_name(o->service))
+	if (!podchan::valid_service_name(o->service))
 		return set_err(err, errlen, -EINVAL, "invalid service name");
 	if (o->nb_workers == 0 || o->nb_workers > DPUMESH_MAX_WORKERS)
 		return set_err(err, errlen, -EINVAL, "nb_workers must be 1..%u", DPUMESH_MAX_WORKERS);
@@ -171,19 +171,19 @@ int dpumesh_open(const struct dpumesh_options *o, dpumesh_t **out, char *err, si
 	if (auto st = h->pod_region->export_to(h->sock.get(), DPUMESH_REGION_TAG_POD); !st)
 		return set_err(err, errlen, -EPROTO, "%s", st.message().c_str());
 	dpumesh_ctrl_register reg = {};
-	reg.hdr = ctrl::make_hdr(DPUMESH_CTRL_REGISTER, sizeof(reg));
+	reg.hdr = podchan::make_hdr(DPUMESH_CTRL_REGISTER, sizeof(reg));
 	std::snprintf(reg.service, sizeof(reg.service), "%s", o->service);
 	reg.nb_workers = o->nb_workers;
 	reg.geometry = o->geometry;
-	if (auto st = ctrl::send(h->sock.get(), &reg, sizeof(reg)); !st)
+	if (auto st = podchan::send(h->sock.get(), &reg, sizeof(reg)); !st)
 		return set_err(err, errlen, -EPROTO, "%s", st.message().c_str());
-	ctrl::message m;
+	podchan::message m;
 	int e = 0;
-	auto rc = ctrl::receive(h->sock.get(), m, false, &e);
-	if (rc != ctrl::receive_rc::message)
+	auto rc = podchan::receive(h->sock.get(), m, false, &e);
+	if (rc != podchan::receive_rc::message)
 		return set_err(err, errlen, e == EAGAIN ? -ETIMEDOUT : -EPROTO,
 			       "no REGISTERED reply (%s)", e ? std::strerror(e) : "closed");
-	if (auto st = ctrl::check(m, ctrl::expected_fds(m)); !st)
+	if (auto st = podchan::check(m, podchan::expected_fds(m)); !st)
 		return set_err(err, errlen, -EPROTO, "%s", st.message().c_str());
 	if (m.hdr().type != DPUMESH_CTRL_REGISTERED)
 		return set_err(err, errlen, -EPROTO, "unexpected reply type %u", m.hdr().type);
@@ -200,7 +200,7 @@ int dpumesh_open(const struct dpumesh_options *o, dpumesh_t **out, char *err, si
 		else if (rep.result == DPUMESH_CTRL_ERR_GEOMETRY)
 			code = -EINVAL;
 		return set_err(err, errlen, code, "registration refused (%s): %s",
-			       ctrl::result_name(rep.result), rep.error);
+			       podchan::result_name(rep.result), rep.error);
 	}
 	if (rep.nb_workers != o->nb_workers || rep.sq_depth != o->geometry.sq_depth)
 		return set_err(err, errlen, -EPROTO, "reply does not match the request");
@@ -249,10 +249,10 @@ void dpumesh_close(dpumesh_t *h)
 	if (h == nullptr)
 		return;
 	dpumesh_ctrl_unregister u = {};
-	u.hdr = ctrl::make_hdr(DPUMESH_CTRL_UNREGISTER, sizeof(u));
-	if (ctrl::send(h->sock.get(), &u, sizeof(u))) {
-		ctrl::message m;
-		(void)ctrl::receive(h->sock.get(), m, false);
+	u.hdr = podchan::make_hdr(DPUMESH_CTRL_UNREGISTER, sizeof(u));
+	if (podchan::send(h->sock.get(), &u, sizeof(u))) {
+		podchan::message m;
+		(void)podchan::receive(h->sock.get(), m, false);
 	}
 	delete h;
 }

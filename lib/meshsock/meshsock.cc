@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "dpumesh/meshsock.h"
+#include "dpumesh/meshsock/meshsock.h"
 
 namespace dpumesh::meshsock {
 

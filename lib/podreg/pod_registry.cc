@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Pod registry: registration/unregistration (control) and the security core (data path).
-#include "dpumesh/pod_registry.h"
+#include "dpumesh/podreg/pod_registry.h"
 
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "dpumesh/log.h"
+#include "dpumesh/common/log.h"
 
 namespace dpumesh {
 
@@ -280,7 +280,7 @@ result<pod_registration> pod_registry::register_pod(const register_request &req,
 	_nb_pods++;
 	_next_pod = (id + 1) % DPUMESH_MAX_PODS;
 	*code = DPUMESH_CTRL_OK;
-	DPUMESH_LOG(INFO, ctrl, "pod %u registered: service %s, generation %u, mkey 0x%x, %u workers",
+	DPUMESH_LOG(INFO, podchan, "pod %u registered: service %s, generation %u, mkey 0x%x, %u workers",
 		    id, s.name.c_str(), p.generation, p.mkey, p.nb_workers);
 	return registration(id);
 }
@@ -331,7 +331,7 @@ status pod_registry::unregister_pod(uint32_t pod_id)
 	bool keep_mapped = false;
 	for (unsigned waited_ms = 0; p.zc_holds.load(std::memory_order_acquire) != 0; waited_ms++) {
 		if (waited_ms == 2000) {
-			DPUMESH_LOG(ERR, ctrl, "pod %u: %u zero-copy TX bodies still held by a port after "
+			DPUMESH_LOG(ERR, podchan, "pod %u: %u zero-copy TX bodies still held by a port after "
 				    "2 s; its region stays mapped", pod_id, p.zc_holds.load());
 			keep_mapped = true;
 			break;
@@ -346,18 +346,18 @@ status pod_registry::unregister_pod(uint32_t pod_id)
 	/* 4. Tear down: mkey (unmaps the region), TX SQ region, doorbell, pod_id. */
 	auto r = _mkeys.unregister_region(p.mkey);
 	if (!r) {
-		DPUMESH_LOG(ERR, ctrl, "pod %u: %s", pod_id, r.error().message().c_str());
+		DPUMESH_LOG(ERR, podchan, "pod %u: %s", pod_id, r.error().message().c_str());
 	} else if (keep_mapped) {
 		_lingering.push_back(std::make_unique<region>(std::move(*r)));
 		p.zc_holds.store(0, std::memory_order_release);
 	} else if (_region_hook) {
 		status hs = _region_hook(*r, false); /* before the region is unmapped */
 		if (!hs)
-			DPUMESH_LOG(ERR, ctrl, "pod %u: %s", pod_id, hs.message().c_str());
+			DPUMESH_LOG(ERR, podchan, "pod %u: %s", pod_id, hs.message().c_str());
 	}
 	e = pod_registry_entry{};
 	_retired.add(p.counters);
-	DPUMESH_LOG(INFO, ctrl, "pod %u unregistered (generation %u, %llu queued TX dropped)", pod_id,
+	DPUMESH_LOG(INFO, podchan, "pod %u unregistered (generation %u, %llu queued TX dropped)", pod_id,
 		    p.generation, static_cast<unsigned long long>(p.counters.dropped_on_unregister));
 	p.tx_region.reset();
 	p.doorbell_fd.reset();

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Circuit breaker state machine: consecutive failures and a windowed error rate.
-#include "dpumesh/breaker.h"
+#include "dpumesh/policy/breaker.h"
 
 namespace dpumesh::policy {
 

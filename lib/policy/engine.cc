@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The policy engine: builds per-service policy from config, checks requests, feeds breakers.
-#include "dpumesh/policy.h"
+#include "dpumesh/policy/policy.h"
 
 #include <algorithm>
 #include <random>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // JWT verification (compact JWS, HS256/RS256/ES256 through OpenSSL) and the verified-token cache.
-#include "dpumesh/jwt.h"
+#include "dpumesh/policy/jwt.h"
 
 #include "internal/json_scan.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Keyed token-bucket tables: bounded probing, full buckets reused, one overflow bucket.
-#include "dpumesh/ratelimit.h"
+#include "dpumesh/policy/ratelimit.h"
 
 #include <cstring>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // RBAC rules: method, path (exact/prefix/glob) and claim matching.
-#include "dpumesh/rbac.h"
+#include "dpumesh/policy/rbac.h"
 
 namespace dpumesh::policy {
 

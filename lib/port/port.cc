@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Port bring-up and tear-down on DPDK ethdev.
-#include "dpumesh/port.h"
+#include "dpumesh/port/port.h"
 
 #include <rte_bus.h>
 #include <rte_dev.h>
 
-#include "dpumesh/log.h"
+#include "dpumesh/common/log.h"
 
 namespace dpumesh::port {
 

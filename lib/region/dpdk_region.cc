@@ -4,8 +4,8 @@
 #include <rte_errno.h>
 #include <rte_memory.h>
 
-#include "dpumesh/log.h"
-#include "dpumesh/region.h"
+#include "dpumesh/common/log.h"
+#include "dpumesh/region/region.h"
 
 namespace dpumesh {
 

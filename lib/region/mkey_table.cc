@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // mkey_table control path: registration with generations, unregistration, lookup.
-#include "dpumesh/mkey_table.h"
+#include "dpumesh/region/mkey_table.h"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // memfd regions: creation, export (header + SCM_RIGHTS fd) and validated import.
-#include "dpumesh/region.h"
+#include "dpumesh/region/region.h"
 
 #include <fcntl.h>
 #include <linux/magic.h>

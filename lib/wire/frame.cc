@@ -9,7 +9,7 @@
 #include <rte_net.h>
 #include <rte_udp.h>
 
-#include "dpumesh/frame.h"
+#include "dpumesh/wire/frame.h"
 
 namespace dpumesh::wire {
 

@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include "dpumesh/frame_hdr.h"
+#include "dpumesh/wire/frame_hdr.h"
 
 namespace dpumesh::wire {
 

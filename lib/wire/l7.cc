@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Encoder and validating zero-copy decoder of the mesh L7 header (docs/wire.md).
-#include "dpumesh/l7.h"
+#include "dpumesh/wire/l7.h"
 
 #include <cstring>
 

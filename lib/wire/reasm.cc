@@ -12,7 +12,7 @@
 #include <rte_jhash.h>
 #include <rte_malloc.h>
 
-#include "dpumesh/frame.h"
+#include "dpumesh/wire/frame.h"
 
 namespace dpumesh::wire {
 

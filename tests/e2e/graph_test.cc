@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The service graph across two nodes, through the ingress: scripts/e2e-topology.sh builds
 // the topology (namespaces, veth pairs, a bridge, two dpumesh nodes, dpumesh-service pods of
-// conf/e2e/graph.json: s0 -> (s1 || s2) -> s3, dpumesh-ingress), and curl walks it.
+// conf/e2e/graph.json: s0 -> (s1 || s2) -> s3, dpumesh-gateway), and curl walks it.
 //
 //   WalksGraphAndSurvivesKilledPods  GET and POST 0 B .. 1 MiB to s0 visit s0, s1, s3 on
 //       node1 and s2, s3 on node2 with the body intact at every hop; s3 answers from both
@@ -16,8 +16,8 @@
 #include <set>
 #include <thread>
 
-#include "ingress_env.h"
-#include "dpumesh/fnv.h"
+#include "gateway_env.h"
+#include "dpumesh/common/fnv.h"
 
 using namespace dpumesh::test;
 using namespace std::chrono_literals;

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "dpumesh/config.h"
+#include "dpumesh/config/config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

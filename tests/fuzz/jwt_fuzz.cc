@@ -18,10 +18,10 @@
 
 #include <jansson.h>
 
-#include "dpumesh/jwt.h"
+#include "dpumesh/policy/jwt.h"
 #include "internal/json_scan.h"
-#include "dpumesh/l7.h"
-#include "dpumesh/policy.h"
+#include "dpumesh/wire/l7.h"
+#include "dpumesh/policy/policy.h"
 #include "jwt_signer.h"
 
 using namespace dpumesh;

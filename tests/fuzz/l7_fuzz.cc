@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "dpumesh/l7.h"
+#include "dpumesh/wire/l7.h"
 
 using namespace dpumesh::wire;
 

@@ -13,7 +13,7 @@
 
 #include <arpa/inet.h>
 
-#include "dpumesh/meshsock.h"
+#include "dpumesh/meshsock/meshsock.h"
 
 using namespace dpumesh;
 using namespace dpumesh::meshsock;

@@ -13,7 +13,7 @@
 #include <rte_mbuf.h>
 #include <unistd.h>
 
-#include "dpumesh/frame.h"
+#include "dpumesh/wire/frame.h"
 
 using namespace dpumesh::wire;
 

@@ -13,7 +13,7 @@
 #include <rte_eal.h>
 #include <rte_malloc.h>
 
-#include "dpumesh/dma.h"
+#include "dpumesh/dma/dma.h"
 #include "eal_env.h"
 
 using namespace dpumesh;

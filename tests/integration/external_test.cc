@@ -37,9 +37,9 @@
 
 #include <rte_byteorder.h>
 
-#include "dpumesh/frame.h"
-#include "dpumesh/l7.h"
-#include "dpumesh/meshsock.h"
+#include "dpumesh/wire/frame.h"
+#include "dpumesh/wire/l7.h"
+#include "dpumesh/meshsock/meshsock.h"
 #include "mesh_node.h"
 #include "netns.h"
 #include "output.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Pods as real processes (dpumesh-pod on libdpumesh) registered with a DPU side run by
-// this test: control_server + pod_registry + a harness that moves messages with CPU copies
+// this test: registrar + pod_registry + a harness that moves messages with CPU copies
 // through the security core (take_tx, take_rx_slots, deliver, complete_tx).
 #include <signal.h>
 #include <unistd.h>
@@ -15,9 +15,9 @@
 #include <tuple>
 
 #include "fds.h"
-#include "dpumesh/control_server.h"
-#include "dpumesh/l7.h"
-#include "dpumesh/pod_registry.h"
+#include "dpumesh/podreg/registrar.h"
+#include "dpumesh/wire/l7.h"
+#include "dpumesh/podreg/pod_registry.h"
 #include "subprocess.h"
 
 namespace {
@@ -208,7 +208,7 @@ public:
 	}
 
 	pod_registry reg;
-	control_server srv;
+	registrar srv;
 	std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint32_t> pending; /* dst,req,step -> src */
 	std::vector<std::tuple<uint32_t, sw_descriptor, uint32_t>> retry;
 	std::vector<tx_item> deferred;

@@ -19,8 +19,8 @@
 #include <rte_dev.h>
 #include <rte_memory.h>
 
-#include "dpumesh/mkey_table.h"
-#include "dpumesh/region.h"
+#include "dpumesh/region/mkey_table.h"
+#include "dpumesh/region/region.h"
 #include "eal_env.h"
 
 using namespace dpumesh;

@@ -15,7 +15,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "dpumesh/sq.h"
+#include "dpumesh/ring/sq.h"
 
 namespace {
 

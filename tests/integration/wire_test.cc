@@ -15,8 +15,8 @@
 #include <rte_mbuf.h>
 #include <rte_udp.h>
 
-#include "dpumesh/frame.h"
-#include "dpumesh/l7.h"
+#include "dpumesh/wire/frame.h"
+#include "dpumesh/wire/l7.h"
 #include "eal_env.h"
 
 using namespace dpumesh;

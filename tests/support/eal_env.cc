@@ -7,7 +7,7 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 
-#include "dpumesh/log.h"
+#include "dpumesh/common/log.h"
 
 namespace dpumesh::test {
 

@@ -18,7 +18,7 @@
 #include <string>
 #include <string_view>
 
-#include "dpumesh/jwt.h"
+#include "dpumesh/policy/jwt.h"
 
 namespace dpumesh::test {
 

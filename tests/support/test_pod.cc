@@ -26,7 +26,7 @@
 #include <string>
 #include <vector>
 
-#include "dpumesh/dpumesh.h"
+#include "dpumesh/host/dpumesh.h"
 
 namespace {
 

@@ -2,7 +2,7 @@
 /* Compiles the ABI header as C11 (its static asserts run here too) and reports C's view. */
 #include <stddef.h>
 
-#include "dpumesh/abi.h"
+#include "dpumesh/abi/abi.h"
 
 size_t dpumesh_c_sizeof_descriptor(void);
 size_t dpumesh_c_offsetof_valid(void);

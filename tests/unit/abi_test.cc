@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <type_traits>
 
-#include "dpumesh/abi.h"
+#include "dpumesh/abi/abi.h"
 
 extern "C" {
 size_t dpumesh_c_sizeof_descriptor(void);

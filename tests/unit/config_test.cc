@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "dpumesh/config.h"
+#include "dpumesh/config/config.h"
 
 using namespace dpumesh;
 

@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "dpumesh/dma.h"
+#include "dpumesh/dma/dma.h"
 #include "internal/op_tracker.h"
 
 using namespace dpumesh;

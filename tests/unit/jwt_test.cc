@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "dpumesh/jwt.h"
+#include "dpumesh/policy/jwt.h"
 #include "internal/json_scan.h"
 #include "jwt_signer.h"
 

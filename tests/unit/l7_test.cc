@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "dpumesh/l7.h"
+#include "dpumesh/wire/l7.h"
 
 using namespace dpumesh::wire;
 

@@ -10,8 +10,8 @@
 #include <cstring>
 #include <random>
 
-#include "dpumesh/l7.h"
-#include "dpumesh/meshsock.h"
+#include "dpumesh/wire/l7.h"
+#include "dpumesh/meshsock/meshsock.h"
 
 using namespace dpumesh;
 using namespace dpumesh::meshsock;

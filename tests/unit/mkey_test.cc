@@ -9,8 +9,8 @@
 #include <cstring>
 #include <vector>
 
-#include "dpumesh/mkey_table.h"
-#include "dpumesh/region.h"
+#include "dpumesh/region/mkey_table.h"
+#include "dpumesh/region/region.h"
 
 using namespace dpumesh;
 

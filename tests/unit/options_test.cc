@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "dpumesh/options.h"
+#include "dpumesh/app/options.h"
 
 using namespace dpumesh;
 

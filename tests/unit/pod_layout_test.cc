@@ -2,7 +2,7 @@
 // Pod region layout: offsets, alignment, no overlap, geometry validation, slot lookup.
 #include <gtest/gtest.h>
 
-#include "dpumesh/pod_layout.h"
+#include "dpumesh/podlayout/pod_layout.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "dpumesh/policy.h"
+#include "dpumesh/policy/policy.h"
 #include "jwt_signer.h"
 
 using namespace dpumesh;

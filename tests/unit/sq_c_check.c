@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Builds dpumesh/sq.h as C11 and exposes a C-compiled enqueue/dequeue to sq_test. */
+/* Builds dpumesh/ring/sq.h as C11 and exposes a C-compiled enqueue/dequeue to sq_test. */
 #include <stdint.h>
 
-#include "dpumesh/sq.h"
+#include "dpumesh/ring/sq.h"
 
 int dpumesh_c_sq_init(struct dpumesh_sq *sq, void *mem, uint32_t nb_slots);
 uint32_t dpumesh_c_sq_enqueue(struct dpumesh_sq *sq, const struct sw_descriptor *src, uint32_t n);

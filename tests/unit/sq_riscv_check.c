@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* A DPA-style poll loop over dpumesh/sq.h, built freestanding for RISC-V by CTest. */
-#include "dpumesh/sq.h"
+/* A DPA-style poll loop over dpumesh/ring/sq.h, built freestanding for RISC-V by CTest. */
+#include "dpumesh/ring/sq.h"
 
 uint32_t dpa_forward(struct dpumesh_sq *in, struct dpumesh_sq *out);
 

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-#include "dpumesh/sq.h"
+#include "dpumesh/ring/sq.h"
 
 extern "C" {
 int dpumesh_c_sq_init(struct dpumesh_sq *sq, void *mem, uint32_t nb_slots);

@@ -11,7 +11,7 @@
 #include <string>
 #include <string_view>
 
-#include "dpumesh/config.h"
+#include "dpumesh/config/config.h"
 
 namespace dpumesh::config::internal {
 

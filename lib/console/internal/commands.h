@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "dpumesh/control.h"
-#include "dpumesh/status.h"
+#include "dpumesh/control/control.h"
+#include "dpumesh/common/status.h"
 
 namespace dpumesh::console {
 

@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "dpumesh/dma.h"
+#include "dpumesh/dma/dma.h"
 
 namespace dpumesh::dma::internal {
 

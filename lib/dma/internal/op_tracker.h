@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "dpumesh/dma.h"
+#include "dpumesh/dma/dma.h"
 
 namespace dpumesh::dma::internal {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// C++20 RAII layer over libdpumesh (dpumesh/dpumesh.h): the pod handle closes itself and a
+// C++20 RAII layer over libdpumesh (dpumesh/host/dpumesh.h): the pod handle closes itself and a
 // received message releases its RX slots when it goes out of scope.
 //
 //   auto pod = dpumesh::pod::open(opts);            // throws nothing: check pod.error()
@@ -10,7 +10,7 @@
 #include <string>
 #include <utility>
 
-#include "dpumesh/dpumesh.h"
+#include "dpumesh/host/dpumesh.h"
 
 namespace dpumesh {
 

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// dpumesh's own command line (everything after EAL's "--"), parsed with getopt_long.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "dpumesh/config/config.h"
+#include "dpumesh/common/status.h"
+
+namespace dpumesh::app {
+
+struct options {
+	std::string config_path; /**< empty: the embedded conf/default.json */
+	bool interactive = false;
+	std::string cmdline_file;
+	unsigned stats_period = 1; /**< seconds between stats prints; 0: only at exit */
+	bool stats_period_given = false; /**< -i defaults the period to 0 unless given */
+	std::optional<config::dpa_backend> dpa_backend;
+	std::optional<config::dma_backend> dma_backend;
+	std::string dma_device;
+	unsigned wait_pods = 0; /**< keep port stages paused until this many pods registered */
+	bool help = false;
+	bool version = false;
+};
+
+/** Parses argv (argv[0] is the program name). Errors name the option. */
+result<options> parse_options(int argc, char **argv);
+
+/** True if argv asks for --help/-h or --version anywhere after "--" (or with no "--"). */
+bool wants_help_or_version(int argc, char **argv, bool *version);
+
+/** The usage text listing every option. */
+std::string usage(const char *prog);
+
+/** Applies --dpa-backend/--dma on top of the config. */
+void apply_overrides(const options &o, config::node_config &cfg);
+
+} // namespace dpumesh::app

@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The node configuration: one JSON file describes a node, validated strictly.
+//
+// Every error names the file, line, column and JSON pointer of the offending value:
+//
+//   auto cfg = dpumesh::config::load_file("conf/default.json");
+//   if (!cfg) { fprintf(stderr, "%s\n", cfg.error().message().c_str()); exit(1); }
+//   // conf/x.json:14:17: /ports/0/mtu: 70000 is out of range [68, 9600]
+//
+// The reference for every key is docs/config.md.
+#pragma once
+
+#include <netinet/in.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dpumesh/abi/abi.h"
+#include "dpumesh/common/status.h"
+
+namespace dpumesh::config {
+
+/** 1-based line and column of a value in the source text. */
+struct position {
+	unsigned line = 0;
+	unsigned column = 0;
+};
+
+struct node_identity {
+	std::string name;
+	uint8_t mac[6] = {};
+	std::optional<in_addr> ipv4;
+	std::optional<in6_addr> ipv6;
+	uint16_t mesh_port = 7000;
+	std::string control_socket; /**< Unix socket pods register on */
+};
+
+enum class port_role {
+	external, /**< the uplink: mesh traffic in (Case 2) and out (Case 1) */
+	replay,   /**< receive only: frames are consumed as Case 2 input; nothing is sent */
+};
+
+struct port_config {
+	std::string name; /**< user's name for the port ("uplink") */
+	std::string dev;  /**< PCI address, vdev devargs, or the name of a device from --vdev */
+	port_role role = port_role::external;
+	uint16_t rx_queues = 1;
+	uint16_t tx_queues = 1;
+	uint16_t rx_desc = 1024;
+	uint16_t tx_desc = 1024;
+	uint16_t mtu = 1500;
+	bool promiscuous = true;
+};
+
+struct mempool_config {
+	uint32_t mbufs = 8191;    /**< mbufs in the packet pool */
+	uint32_t cache = 256;     /**< per-lcore mempool cache */
+	uint16_t data_room = 2176; /**< mbuf data room incl. headroom */
+};
+
+enum class idle_policy {
+	busy,     /**< poll without pause: dedicated cores, benchmarks */
+	adaptive, /**< rte_pause, then short sleeps, after idle_polls empty polls */
+};
+
+/** Stages an lcore can run; the names used in "lcores.stages". */
+inline constexpr std::string_view stage_names[] = {
+	"port_rx", "port_tx", "sidecar", "dpa",
+};
+
+struct lcores_config {
+	idle_policy idle = idle_policy::adaptive;
+	uint32_t idle_polls = 256;    /**< empty polls before backing off (adaptive) */
+	uint32_t max_sleep_us = 100; /**< longest back-off sleep (adaptive) */
+	std::map<std::string, unsigned> stages; /**< stage name -> lcore id */
+};
+
+struct pool_geometry {
+	uint32_t slots = 0;
+	uint32_t slot_size = 0;
+};
+
+/** Default geometry of every pod's region; a pod may ask for less at registration. */
+struct pools_config {
+	pool_geometry tx_header{256, 1024};
+	pool_geometry tx_body{256, 65536};
+	pool_geometry rx_header{256, 1024};
+	pool_geometry rx_body{256, 65536};
+	uint32_t sq_depth = 256; /**< entries in each SQ and refill ring (power of two) */
+};
+
+struct service_config {
+	std::string name;
+	uint32_t max_pods = 16;
+};
+
+struct peer_config {
+	std::string name;
+	uint8_t mac[6] = {};
+	std::optional<in_addr> ipv4;
+	std::optional<in6_addr> ipv6;
+	uint16_t mesh_port = 7000;
+};
+
+struct route_config {
+	std::string service;
+	std::string to; /**< "local" or a peer name */
+	bool is_local() const { return to == "local"; }
+};
+
+enum class jwt_alg { hs256, rs256, es256 };
+
+struct jwt_key {
+	std::string kid;
+	jwt_alg alg = jwt_alg::hs256;
+	std::string secret; /**< HS256: raw key bytes (decoded from base64url) */
+	std::string pem;    /**< RS256/ES256: public key PEM */
+};
+
+struct jwt_config {
+	std::optional<std::string> issuer;
+	std::vector<std::string> audiences;
+	uint32_t clock_skew_s = 30;
+	uint32_t cache_entries = 1024;
+	std::vector<jwt_key> keys;
+};
+
+enum class path_match { exact, prefix, glob };
+
+struct rbac_rule {
+	std::vector<std::string> methods; /**< empty: any method */
+	path_match match = path_match::prefix;
+	std::string path = "/";
+	std::map<std::string, std::string> claims; /**< claim name -> required value */
+};
+
+struct rbac_policy {
+	std::string service;
+	bool default_allow = false;
+	bool require_jwt = true;
+	std::vector<rbac_rule> rules;
+};
+
+enum class ratelimit_key { source, route, claim };
+
+struct ratelimit_config {
+	std::string service;
+	std::string path_prefix = "/";
+	ratelimit_key key = ratelimit_key::source;
+	std::string claim; /**< for key == claim */
+	uint32_t rate = 0;  /**< tokens per second */
+	uint32_t burst = 0; /**< bucket depth */
+};
+
+struct breaker_config {
+	std::string service;
+	uint32_t consecutive_failures = 5;
+	uint32_t error_rate_percent = 50;
+	uint32_t min_requests = 20;
+	uint32_t window_ms = 10000;
+	uint32_t open_ms = 5000;
+	uint32_t half_open_probes = 1;
+};
+
+struct timeout_config {
+	std::string service;
+	std::string path_prefix = "/";
+	uint32_t timeout_ms = 1000;
+	uint32_t retries = 0;
+	uint32_t backoff_ms = 10;
+	/** retries in the last second may be at most this share of requests (plus 3) */
+	uint32_t retry_budget_percent = 20;
+	bool retry_non_idempotent = false;
+};
+
+struct policy_config {
+	std::optional<jwt_config> jwt;
+	std::vector<rbac_policy> rbac;
+	std::vector<ratelimit_config> rate_limits;
+	std::vector<breaker_config> circuit_breakers;
+	std::vector<timeout_config> timeouts;
+	uint32_t default_timeout_ms = 5000;
+};
+
+enum class dpa_backend { emu, doca };
+
+struct dpa_config {
+	dpa_backend backend = dpa_backend::emu;
+	/** DPA threads; each runs the TX and RX kernels for the pods it owns (pod_id % threads) */
+	uint32_t threads = 1;
+};
+
+enum class dma_backend { cpu, dmadev };
+
+struct dma_config {
+	dma_backend backend = dma_backend::cpu;
+	std::string device; /**< dmadev name or vdev devargs, e.g. "dma_skeleton" */
+};
+
+/** A whole node. */
+struct node_config {
+	std::string source; /**< file name the config came from */
+	uint32_t version = 1;
+	node_identity node;
+	std::vector<port_config> ports;
+	mempool_config mempool;
+	lcores_config lcores;
+	pools_config pools;
+	std::vector<service_config> services;
+	std::vector<peer_config> peers;
+	std::vector<route_config> routes;
+	policy_config policy;
+	dpa_config dpa;
+	dma_config dma;
+
+	/** The JSON text it was loaded from (console `set` commands edit a copy of it). */
+	std::string text;
+	/** Source positions of every value, keyed by JSON pointer ("/ports/0/dev"). */
+	std::map<std::string, position> positions;
+
+	/** "file:line:col" of a JSON pointer, or the file name alone when unknown. */
+	std::string where(const std::string &pointer) const;
+	const service_config *find_service(std::string_view name) const;
+	const peer_config *find_peer(std::string_view name) const;
+	const route_config *find_route(std::string_view service) const;
+};
+
+/** Parses and validates a config file. */
+result<node_config> load_file(const std::string &path);
+
+/** Parses and validates config text; `source` names it in errors. */
+result<node_config> load_string(std::string_view text, const std::string &source);
+
+std::string_view to_string(port_role r);
+std::string_view to_string(idle_policy p);
+std::string_view to_string(dpa_backend b);
+std::string_view to_string(dma_backend b);
+
+} // namespace dpumesh::config

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The running node as control sees it, and the action functions that read or change it.
+//
+// The console, the config loader and (later) the pod API call these same functions; each
+// returns a snapshot or a `status` with context. They run on the control path only: the
+// main lcore (console, stats) and the telemetry thread. Data-path lcores never take the
+// mutex here; they only write their own counters, which control reads as atomics.
+//
+//   control::node n(ports, rx, runner, std::move(cfg), overrides);
+//   auto snaps = control::port_snapshots(n, "all");    // result<std::vector<...>>
+//   control::set_forwarding(n, false);                  // `stop`
+//   auto rep = control::reload_config(n);               // `reload config`
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <rte_ethdev.h>
+
+#include "dpumesh/config/config.h"
+#include "dpumesh/dpa/emulator.h"
+#include "dpumesh/podreg/pod_registry.h"
+#include "dpumesh/sidecar/sidecar.h"
+#include "dpumesh/lcore/runner.h"
+#include "dpumesh/port/port.h"
+#include "dpumesh/port/rx.h"
+#include "dpumesh/common/status.h"
+
+namespace dpumesh::control {
+
+struct pod_view {
+	uint32_t pod_id, generation, handle, nb_tx_sqs;
+	std::string service;
+	pod_registry_entry entry; /**< pod_lookup_table[pod_id] as the DPA reads it */
+	pod_counters counters;
+};
+
+/** Longest statistics period, seconds (as --stats-period). */
+inline constexpr unsigned max_stats_period = 3600;
+
+class node {
+public:
+	using config_adjust = std::function<void(config::node_config &)>;
+
+	/**
+	 * @param ports  open ports; immutable while the node runs (owned by the caller)
+	 * @param rx     port RX contexts (owned by the caller)
+	 * @param adjust applied to every (re)loaded config: command-line overrides
+	 */
+	node(const std::vector<port::port_info> &ports,
+	     const std::vector<port::rx_ctx *> &rx, lcore::runner &runner,
+	     config::node_config cfg, bool cfg_from_file, config_adjust adjust);
+
+	const std::vector<port::port_info> &ports() const noexcept { return _ports; }
+	const std::vector<port::rx_ctx *> &rx() const noexcept { return _rx; }
+	lcore::runner &runner() noexcept { return _runner; }
+	const lcore::runner &runner() const noexcept { return _runner; }
+
+	/** The current config view (a copy of the pointer, taken under the control mutex). */
+	std::shared_ptr<const config::node_config> config() const;
+	bool config_from_file() const noexcept { return _cfg_from_file; }
+	/** Swaps in a new config view (control path; readers keep the old one until done). */
+	void replace_config(std::shared_ptr<const config::node_config> cfg);
+	const config_adjust &adjust() const noexcept { return _adjust; }
+
+	/** The pod side of the node (set once before the console starts; may stay unset). */
+	void set_mesh(const pod_registry *reg, sidecar::stage *sc,
+		      const dpa::emulator *emu) noexcept
+	{
+		_reg = reg;
+		_sidecar = sc;
+		_emu = emu;
+	}
+	const pod_registry *registry() const noexcept { return _reg; }
+	/** The sidecar; control may publish policy versions to it (sidecar::apply). */
+	sidecar::stage *sidecar() const noexcept { return _sidecar; }
+	const dpa::emulator *emulator() const noexcept { return _emu; }
+
+	/** Main lcore: takes a copy of the pods for readers on other threads (telemetry). */
+	void refresh_pods_snapshot();
+	/** The last copy (any control thread). */
+	std::vector<pod_view> pods_snapshot() const;
+
+	/** Seconds between periodic stats prints; 0: none. Read by the main loop. */
+	std::atomic<unsigned> stats_period{0};
+	/** Set by `quit`; the main loop ends. */
+	std::atomic<bool> quit{false};
+
+private:
+	const pod_registry *_reg = nullptr;
+	sidecar::stage *_sidecar = nullptr;
+	const dpa::emulator *_emu = nullptr;
+	const std::vector<port::port_info> &_ports;
+	const std::vector<port::rx_ctx *> &_rx;
+	lcore::runner &_runner;
+	mutable std::mutex _mu; /* guards _cfg and _pods; control path only */
+	std::vector<pod_view> _pods;
+	std::shared_ptr<const config::node_config> _cfg;
+	bool _cfg_from_file;
+	config_adjust _adjust;
+};
+
+/* ---- ports ---- */
+
+struct port_snapshot {
+	const port::port_info *info;
+	rte_eth_stats stats{};
+	rte_eth_link link{};
+	rte_ether_addr mac{};
+	bool stats_ok = false;
+};
+
+/** "all" or a port id that dpumesh opened; errors list the valid ids. */
+result<std::vector<const port::port_info *>> select_ports(const node &n, std::string_view which);
+
+result<std::vector<port_snapshot>> port_snapshots(const node &n, std::string_view which);
+
+/** Extended statistics of one port, in the driver's order. */
+result<std::vector<std::pair<std::string, uint64_t>>> port_xstats(const port::port_info &p);
+
+/** Resets basic and extended stats of the selected ports. */
+status clear_port_stats(node &n, std::string_view which);
+
+/* ---- stages, lcores, drops ---- */
+
+struct lcore_view {
+	unsigned id;
+	bool is_main;
+	std::string state; /**< "running", "wait" (worker) or "control" (main) */
+	std::vector<std::string> stages;
+	uint64_t busy_cycles = 0, idle_cycles = 0;
+};
+std::vector<lcore_view> lcores(const node &n);
+
+struct drop_totals {
+	uint64_t frames = 0, bytes = 0, accepted = 0, messages = 0, in_reassembly = 0;
+	/** frames (parser) and messages (reassembler) dropped, by wire reason */
+	std::array<uint64_t, static_cast<size_t>(port::rx_drop::count)> drops{};
+	uint64_t no_consumer = 0, ring_full = 0, msg_pool_empty = 0, duplicates = 0;
+
+	/** Calls fn(name, help, value) for every drop counter, wire reasons first. */
+	template <typename Fn>
+	void for_each(Fn &&fn) const
+	{
+		for (size_t i = 1; i < drops.size(); i++) {
+			auto d = static_cast<port::rx_drop>(i);
+			fn(port::rx_drop_name(d), port::rx_drop_help(d), drops[i]);
+		}
+		fn("no_consumer", "whole messages with no next stage attached", no_consumer);
+		fn("ring_full", "whole messages refused by the next stage's ring", ring_full);
+		fn("msg_pool_empty", "whole messages dropped for want of a message buffer",
+		   msg_pool_empty);
+		fn("duplicates", "repeated fragments ignored", duplicates);
+	}
+};
+drop_totals drops(const node &n);
+
+/* ---- pods, pending requests, DPA threads ---- */
+
+/** Registered pods (pod_id == UINT32_MAX: all; else that one, or an error). */
+result<std::vector<pod_view>> pods(const node &n, std::string_view which);
+
+struct pending_view {
+	uint32_t token;
+	pending::entry entry;
+};
+/** In-flight requests (at most `max`), and how many there are. */
+result<std::vector<pending_view>> pending(const node &n, size_t max, uint32_t *total);
+
+/* ---- actions ---- */
+
+/** `start` / `stop`: returns whether the state changed. */
+bool set_forwarding(node &n, bool on);
+
+/** Sets the level of one dpumesh log type ("port" or "dpumesh.port") or "all" of them. */
+status set_log_level(std::string_view type, std::string_view level);
+
+struct log_level_view {
+	std::string type;
+	std::string level;
+};
+/** Global level first ("global"), then every dpumesh type. */
+std::vector<log_level_view> log_levels();
+
+/** Level names accepted by set_log_level, lowest to highest verbosity. */
+inline constexpr std::string_view log_level_names[] = {
+	"emerg", "alert", "crit", "err", "warning", "notice", "info", "debug",
+};
+
+status set_stats_period(node &n, std::string_view seconds);
+
+struct reload_report {
+	std::string source;
+	std::vector<std::string> changed; /**< sections applied: services, routes, peers, policy */
+};
+
+/**
+ * Re-loads the config file with the same loader and validation as at start. Routes and
+ * policy are applied to the sidecar as one new version (sidecar_policy.h), services'
+ * limits to control's view; a change anywhere else (node, ports, mempool, lcores, pools,
+ * peers, dpa, dma, or the set of service names) refuses the whole reload.
+ */
+result<reload_report> reload_config(node &n);
+
+/* ---- routing and policy at run time (console `set ...`) ---- */
+
+/**
+ * Makes `cfg` the node's config: builds the sidecar's routing and policy version from it
+ * (every error, with its config path, refuses the change) and publishes it (one RCU grace
+ * period), then swaps control's view. Requests in flight finish under the version that
+ * admitted them; each new one sees the old or the new version, never a mix.
+ */
+status apply_config(node &n, config::node_config cfg);
+
+/** What a `set` command changed, for its one-line answer. */
+struct edit_report {
+	std::string what;   /**< "route echo -> local", ... */
+	uint64_t version;   /**< the policy version now published (0: no sidecar) */
+};
+
+/** `set route <service> local|<peer>` */
+result<edit_report> set_route(node &n, std::string_view service, std::string_view to);
+/**
+ * `set ratelimit <service> <path_prefix> <key> <rate> <burst>`: replaces the limit with
+ * the same service, prefix and key, or adds one; rate 0 removes it.
+ */
+result<edit_report> set_ratelimit(node &n, std::string_view service, std::string_view prefix,
+				  std::string_view key, std::string_view rate,
+				  std::string_view burst);
+/** `set timeout <service> <path_prefix> <timeout_ms> <retries>`: as set ratelimit. */
+result<edit_report> set_timeout(node &n, std::string_view service, std::string_view prefix,
+				std::string_view timeout_ms, std::string_view retries);
+/**
+ * `set policy <pointer> <json>`: sets the value at a JSON pointer under /policy (e.g.
+ * `/policy/rbac/0/default "allow"`, `/policy/rate_limits/0/rate 50`); `-` as the last
+ * token appends to an array, and the value `null` removes the member or element.
+ */
+result<edit_report> set_policy(node &n, std::string_view pointer, std::string_view json);
+
+/* ---- telemetry ---- */
+
+/** Registers the /dpumesh/... telemetry endpoints, served from `n` until unregistered. */
+status telemetry_register(node &n);
+/** Detaches the endpoints from the node (they answer with an error afterwards). */
+void telemetry_unregister() noexcept;
+
+/* ---- formatting helpers shared by console and telemetry ---- */
+std::string format_mac(const uint8_t mac[6]);
+std::string format_ipv4(const in_addr &a);
+std::string format_ipv6(const in6_addr &a);
+
+} // namespace dpumesh::control

@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The ingress gateway's server: evhttp requests -> mesh messages over UDP -> HTTP responses.
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstring>
+#include <random>
+#include <unordered_map>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+
+#include "dpumesh/gateway/gateway.h"
+#include "dpumesh/wire/l7.h"
+#include "dpumesh/meshsock/meshsock.h"
+
+namespace dpumesh::gateway {
+
+namespace {
+
+uint64_t now_ms()
+{
+	return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+					     std::chrono::steady_clock::now().time_since_epoch())
+					     .count());
+}
+
+/* Latency buckets of the request histogram, seconds. */
+constexpr double latency_buckets[] = {0.0005, 0.001, 0.002, 0.005, 0.01, 0.02,
+				      0.05,   0.1,   0.25,  0.5,   1.0,  5.0};
+constexpr size_t nb_buckets = std::size(latency_buckets);
+
+/* Response bodies larger than this go out with chunked transfer coding. */
+constexpr size_t chunked_above = 256 * 1024;
+
+} // namespace
+
+/* A connection accepted by evhttp, followed so that a slow sender can be closed: evhttp's
+ * own time-out is per read (a byte every few seconds keeps it alive), so the gateway adds a
+ * deadline from accept (or its last reply) to a whole request. It holds a reference on the
+ * bufferevent, so the pointer stays valid after evhttp frees the connection; it notices the
+ * free (callbacks cleared) on its next sweep and drops the reference. */
+struct conn_guard {
+	bufferevent *bev;
+	uint64_t since_ms; /* accept, or the last reply */
+	uint32_t busy = 0; /* requests read and not answered yet */
+	bool closing = false;
+};
+
+/* A request forwarded to a node, waiting for the answer. */
+struct pending {
+	server::impl *gw;
+	uint64_t corr;
+	evhttp_request *req;
+	uint64_t guard;
+	uint32_t node;
+	uint64_t start_ms;
+	std::chrono::steady_clock::time_point start;
+	event *timer;
+};
+
+struct server::impl {
+	config cfg;
+	event_base *base = nullptr;
+	evhttp *http = nullptr, *admin = nullptr;
+	int fd = -1;
+	event *rx_ev = nullptr, *sweep_ev = nullptr;
+	meshsock::reassembler reasm;
+	meshsock::receiver rx{32};
+	std::unordered_map<uint64_t, std::unique_ptr<pending>> pend;
+	std::unordered_map<uint64_t, conn_guard> guards;
+	std::unordered_map<bufferevent *, uint64_t> guard_of;
+	uint64_t next_guard = 1, next_corr = 1;
+	uint32_t next_msg_id = 1;
+	std::vector<uint32_t> rr; /* per route: round-robin position */
+	std::vector<uint8_t> l7buf = std::vector<uint8_t>(wire::l7_max_size);
+	uint64_t salt;
+
+	/* counters */
+	std::map<int, uint64_t> responses; /* HTTP status -> count */
+	std::map<std::string, uint64_t> mesh_errors, refused;
+	uint64_t requests = 0, bytes_in = 0, bytes_out = 0, unmatched = 0, timeouts = 0,
+		 slow_closed = 0, connections = 0, send_errors = 0;
+	std::array<uint64_t, nb_buckets + 1> latency{};
+	double latency_sum = 0;
+
+	explicit impl(const config &c) : cfg(c), reasm(limits(c))
+	{
+		std::random_device rd;
+		salt = (uint64_t(rd()) << 32) ^ rd();
+		rr.assign(cfg.routes.size(), 0);
+	}
+	~impl();
+
+	static meshsock::reasm_limits limits(const config &c)
+	{
+		meshsock::reasm_limits l;
+		l.max_message = 64u * 1024 + c.max_body_bytes + (16u << 20);
+		l.timeout_ms = c.request_ms;
+		return l;
+	}
+
+	void reply(evhttp_request *req, uint64_t guard, int status, evbuffer *body);
+	void reply_error(evhttp_request *req, uint64_t guard, int status, const char *reason,
+			 const char *hop = "ingress");
+	void on_request(evhttp_request *req);
+	void on_datagrams();
+	void on_message(meshsock::message &m);
+	void on_timeout(pending *p);
+	void sweep();
+	uint64_t guard_for(evhttp_request *req);
+};
+
+server::impl::~impl()
+{
+	for (auto &[corr, p] : pend) {
+		event_free(p->timer);
+		evhttp_send_error(p->req, 503, "Service Unavailable");
+	}
+	pend.clear();
+	if (http)
+		evhttp_free(http);
+	if (admin)
+		evhttp_free(admin);
+	for (auto &[id, g] : guards)
+		bufferevent_decref(g.bev);
+	if (rx_ev)
+		event_free(rx_ev);
+	if (sweep_ev)
+		event_free(sweep_ev);
+	if (fd >= 0)
+		close(fd);
+}
+
+uint64_t server::impl::guard_for(evhttp_request *req)
+{
+	evhttp_connection *c = evhttp_request_get_connection(req);
+	if (!c)
+		return 0;
+	auto it = guard_of.find(evhttp_connection_get_bufferevent(c));
+	return it == guard_of.end() ? 0 : it->second;
+}
+
+void server::impl::reply(evhttp_request *req, uint64_t guard, int status, evbuffer *body)
+{
+	responses[status]++;
+	bytes_out += body ? evbuffer_get_length(body) : 0;
+	auto g = guards.find(guard);
+	if (g != guards.end() && g->second.busy > 0 && --g->second.busy == 0)
+		g->second.since_ms = now_ms();
+	evhttp_send_reply(req, status, reason_phrase(status), body);
+}
+
+void server::impl::reply_error(evhttp_request *req, uint64_t guard, int status,
+				const char *reason, const char *hop)
+{
+	std::string b = error_body(reason, hop, status);
+	evbuffer *buf = evbuffer_new();
+	evbuffer_add(buf, b.data(), b.size());
+	evkeyvalq *out = evhttp_request_get_output_headers(req);
+	evhttp_add_header(out, "Content-Type", "application/json");
+	reply(req, guard, status, buf);
+	evbuffer_free(buf);
+}
+
+void server::impl::on_request(evhttp_request *req)
+{
+	requests++;
+	const uint64_t guard = guard_for(req);
+	if (auto g = guards.find(guard); g != guards.end())
+		g->second.busy++;
+	const char *method = nullptr;
+	switch (evhttp_request_get_command(req)) {
+	case EVHTTP_REQ_GET: method = "GET"; break;
+	case EVHTTP_REQ_POST: method = "POST"; break;
+	case EVHTTP_REQ_HEAD: method = "HEAD"; break;
+	case EVHTTP_REQ_PUT: method = "PUT"; break;
+	case EVHTTP_REQ_DELETE: method = "DELETE"; break;
+	case EVHTTP_REQ_OPTIONS: method = "OPTIONS"; break;
+	case EVHTTP_REQ_PATCH: method = "PATCH"; break;
+	default: break;
+	}
+	if (!method) {
+		refused["method"]++;
+		return reply_error(req, guard, 405, "method_not_allowed");
+	}
+	const evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+	const char *upath = uri ? evhttp_uri_get_path(uri) : nullptr;
+	const char *query = uri ? evhttp_uri_get_query(uri) : nullptr;
+	std::string path = upath && *upath ? upath : "/";
+	if (query)
+		path += std::string("?") + query;
+	const route *rt = match_route(cfg, path);
+	if (!rt) {
+		refused["no_route"]++;
+		return reply_error(req, guard, 404, "no_route");
+	}
+	if (pend.size() >= cfg.max_pending) {
+		refused["overloaded"]++;
+		return reply_error(req, guard, 503, "overloaded");
+	}
+	std::vector<std::pair<std::string, std::string>> headers;
+	evkeyvalq *in = evhttp_request_get_input_headers(req);
+	for (evkeyval *kv = in->tqh_first; kv; kv = kv->next.tqe_next)
+		headers.emplace_back(kv->key, kv->value);
+	const uint64_t corr = (salt << 24) ^ next_corr++;
+	char rid[40];
+	std::snprintf(rid, sizeof(rid), "%016" PRIx64 "-%" PRIu64, salt, corr & 0xffffff);
+	size_t l7_len = 0;
+	int st = build_request_l7(rt->service, method, path, cfg.request_ms, headers, rid,
+				  l7buf.data(), l7buf.size(), &l7_len);
+	if (st != 0) {
+		refused[st == 431 ? "header_too_large" : "bad_header"]++;
+		return reply_error(req, guard, st, st == 431 ? "header_too_large" : "bad_header");
+	}
+	evbuffer *body = evhttp_request_get_input_buffer(req);
+	const size_t body_len = evbuffer_get_length(body);
+	const uint8_t *body_data = body_len ? evbuffer_pullup(body, -1) : nullptr;
+	bytes_in += body_len;
+	const size_t ri = static_cast<size_t>(rt - cfg.routes.data());
+	const uint32_t ni = rt->nodes[rr[ri]++ % rt->nodes.size()];
+	const node &n = cfg.nodes[ni];
+	meshsock::out_message m{wire::frame_kind::request, next_msg_id++, corr,
+				{l7buf.data(), l7_len}, {body_data, body_len}};
+	int rc = meshsock::send_message(
+		fd, reinterpret_cast<const sockaddr *>(&n.addr.sa), n.addr.len, m,
+		meshsock::slice_for_mtu(cfg.mtu, n.addr.sa.ss_family == AF_INET6));
+	if (rc != 0) {
+		send_errors++;
+		return reply_error(req, guard, 503, "send_failed");
+	}
+	auto p = std::make_unique<pending>();
+	p->gw = this;
+	p->corr = corr;
+	p->req = req;
+	p->guard = guard;
+	p->node = ni;
+	p->start_ms = now_ms();
+	p->start = std::chrono::steady_clock::now();
+	/* the node answers within request_ms (its deadline); the gateway waits a little longer
+	 * so a node's own 504 wins when both fire */
+	p->timer = evtimer_new(base, [](evutil_socket_t, short, void *arg) {
+		auto *pp = static_cast<pending *>(arg);
+		pp->gw->on_timeout(pp);
+	}, p.get());
+	timeval tv{static_cast<time_t>((cfg.request_ms + 250) / 1000),
+		   static_cast<suseconds_t>(((cfg.request_ms + 250) % 1000) * 1000)};
+	evtimer_add(p->timer, &tv);
+	pend.emplace(corr, std::move(p));
+}
+
+void server::impl::on_timeout(pending *p)
+{
+	timeouts++;
+	mesh_errors["timeout"]++;
+	auto it = pend.find(p->corr);
+	event_free(p->timer);
+	reply_error(p->req, p->guard, 504, "timeout");
+	pend.erase(it);
+}
+
+void server::impl::on_datagrams()
+{
+	std::vector<meshsock::message> done;
+	rx.drain(fd, reasm, now_ms(), &done);
+	for (meshsock::message &m : done)
+		on_message(m);
+}
+
+void server::impl::on_message(meshsock::message &m)
+{
+	auto it = pend.find(m.correlation);
+	if (m.kind != wire::frame_kind::response || it == pend.end()) {
+		unmatched++;
+		return;
+	}
+	pending *p = it->second.get();
+	/* only the node the request went to may answer it */
+	if (!(m.src == meshsock::endpoint_of(cfg.nodes[p->node].addr.sa))) {
+		unmatched++;
+		return;
+	}
+	event_free(p->timer);
+	std::unique_ptr<pending> own = std::move(it->second);
+	pend.erase(it);
+	double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - p->start).count();
+	latency_sum += secs;
+	size_t b = 0;
+	while (b < nb_buckets && secs > latency_buckets[b])
+		b++;
+	latency[b]++;
+	wire::l7_view v;
+	if (wire::l7_decode(m.data.data(), m.l7_len, &v) != wire::l7_error::ok ||
+	    v.kind != wire::l7_kind::response) {
+		mesh_errors["bad_response"]++;
+		return reply_error(p->req, p->guard, 502, "bad_response");
+	}
+	if (v.flags & wire::l7_flag_mesh_generated) {
+		std::string reason(v.reason.empty() ? "mesh_error" : v.reason);
+		std::string hop(v.hop.empty() ? "mesh" : v.hop);
+		mesh_errors[reason]++;
+		return reply_error(p->req, p->guard, http_status_for_mesh(v.status, reason),
+				   reason.c_str(), hop.c_str());
+	}
+	evkeyvalq *out = evhttp_request_get_output_headers(p->req);
+	std::string name, value;
+	v.for_each([&](std::string_view n, std::string_view val) {
+		if (is_hop_by_hop(n))
+			return;
+		name.assign(n);
+		value.assign(val);
+		evhttp_add_header(out, name.c_str(), value.c_str());
+	});
+	if (!evhttp_find_header(out, "content-type")) /* else evhttp would say text/html */
+		evhttp_add_header(out, "Content-Type", "application/octet-stream");
+	evbuffer *buf = evbuffer_new();
+	auto body = m.body();
+	if (body.size() > chunked_above && evhttp_request_get_command(p->req) != EVHTTP_REQ_HEAD) {
+		/* large bodies go out chunked (HTTP/1.1 clients; evhttp falls back to
+		 * close-delimited for 1.0) in 64 KiB pieces */
+		responses[v.status]++;
+		bytes_out += body.size();
+		auto g = guards.find(p->guard);
+		if (g != guards.end() && g->second.busy > 0 && --g->second.busy == 0)
+			g->second.since_ms = now_ms();
+		evhttp_send_reply_start(p->req, v.status, reason_phrase(v.status));
+		for (size_t off = 0; off < body.size(); off += 65536) {
+			evbuffer_add(buf, body.data() + off, std::min<size_t>(65536, body.size() - off));
+			evhttp_send_reply_chunk(p->req, buf);
+		}
+		evhttp_send_reply_end(p->req);
+	} else {
+		if (!body.empty())
+			evbuffer_add(buf, body.data(), body.size());
+		reply(p->req, p->guard, v.status, buf);
+	}
+	evbuffer_free(buf);
+}
+
+void server::impl::sweep()
+{
+	const uint64_t now = now_ms();
+	for (auto it = guards.begin(); it != guards.end();) {
+		conn_guard &g = it->second;
+		bufferevent_data_cb rd, wr;
+		bufferevent_event_cb ev;
+		void *arg;
+		bufferevent_getcb(g.bev, &rd, &wr, &ev, &arg);
+		if (ev == nullptr) { /* evhttp freed the connection */
+			guard_of.erase(g.bev);
+			bufferevent_decref(g.bev);
+			it = guards.erase(it);
+			continue;
+		}
+		if (!g.closing && g.busy == 0 && now - g.since_ms > cfg.read_ms) {
+			/* no whole request in time (slow sender, or idle keep-alive): EOF makes
+			 * evhttp close and free the connection */
+			g.closing = true;
+			slow_closed++;
+			evutil_socket_t s = bufferevent_getfd(g.bev);
+			if (s >= 0)
+				shutdown(s, SHUT_RDWR);
+		}
+		++it;
+	}
+	reasm.expire(now);
+}
+
+std::string render_metrics(const server::impl &g);
+
+server::server(std::unique_ptr<impl> p) : _p(std::move(p)) {}
+server::~server() = default;
+
+result<std::unique_ptr<server>> server::create(const config &cfg, event_base *base)
+{
+	auto p = std::make_unique<impl>(cfg);
+	impl *g = p.get();
+	g->base = base;
+	g->fd = socket(cfg.mesh_bind.sa.ss_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (g->fd < 0)
+		return errorf("mesh socket: %s", std::strerror(errno));
+	int sz = static_cast<int>(cfg.rcvbuf);
+	if (setsockopt(g->fd, SOL_SOCKET, SO_RCVBUFFORCE, &sz, sizeof(sz)) != 0)
+		setsockopt(g->fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	if (setsockopt(g->fd, SOL_SOCKET, SO_SNDBUFFORCE, &sz, sizeof(sz)) != 0)
+		setsockopt(g->fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	if (bind(g->fd, reinterpret_cast<const sockaddr *>(&cfg.mesh_bind.sa), cfg.mesh_bind.len) != 0)
+		return errorf("mesh socket: bind %s: %s", cfg.mesh_bind.str().c_str(),
+			      std::strerror(errno));
+	g->rx_ev = event_new(base, g->fd, EV_READ | EV_PERSIST, [](evutil_socket_t, short, void *a) {
+		static_cast<impl *>(a)->on_datagrams();
+	}, g);
+	event_add(g->rx_ev, nullptr);
+	g->sweep_ev = event_new(base, -1, EV_PERSIST, [](evutil_socket_t, short, void *a) {
+		static_cast<impl *>(a)->sweep();
+	}, g);
+	timeval sweep_tv{0, 100000};
+	event_add(g->sweep_ev, &sweep_tv);
+
+	g->http = evhttp_new(base);
+	evhttp_set_max_headers_size(g->http, cfg.max_header_bytes);
+	evhttp_set_max_body_size(g->http, cfg.max_body_bytes);
+	timeval idle{static_cast<time_t>(cfg.idle_ms / 1000),
+		     static_cast<suseconds_t>((cfg.idle_ms % 1000) * 1000)};
+	evhttp_set_timeout_tv(g->http, &idle);
+	evhttp_set_allowed_methods(g->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
+						    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
+						    EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
+	evhttp_set_bevcb(g->http, [](event_base *b, void *a) -> bufferevent * {
+		auto *gi = static_cast<impl *>(a);
+		bufferevent *bev = bufferevent_socket_new(b, -1, BEV_OPT_CLOSE_ON_FREE);
+		if (!bev)
+			return nullptr;
+		bufferevent_incref(bev);
+		uint64_t id = gi->next_guard++;
+		gi->guards.emplace(id, conn_guard{bev, now_ms()});
+		gi->guard_of[bev] = id;
+		gi->connections++;
+		return bev;
+	}, g);
+	evhttp_set_gencb(g->http, [](evhttp_request *req, void *a) {
+		static_cast<impl *>(a)->on_request(req);
+	}, g);
+	if (!evhttp_bind_socket_with_handle(g->http, cfg.listen.host.c_str(), cfg.listen.port))
+		return errorf("listen %s: %s", cfg.listen.str().c_str(), std::strerror(errno));
+	if (cfg.admin.port != 0) {
+		g->admin = evhttp_new(base);
+		evhttp_set_gencb(g->admin, [](evhttp_request *req, void *a) {
+			auto *gi = static_cast<impl *>(a);
+			const char *u = evhttp_request_get_uri(req);
+			evbuffer *buf = evbuffer_new();
+			int st = 200;
+			if (std::strcmp(u, "/metrics") == 0) {
+				std::string m = render_metrics(*gi);
+				evbuffer_add(buf, m.data(), m.size());
+				evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+						  "text/plain; version=0.0.4");
+			} else if (std::strcmp(u, "/healthz") == 0) {
+				evbuffer_add(buf, "ok\n", 3);
+			} else {
+				st = 404;
+				evbuffer_add(buf, "not found\n", 10);
+			}
+			evhttp_send_reply(req, st, reason_phrase(st), buf);
+			evbuffer_free(buf);
+		}, g);
+		if (!evhttp_bind_socket_with_handle(g->admin, cfg.admin.host.c_str(), cfg.admin.port))
+			return errorf("admin listen %s: %s", cfg.admin.str().c_str(),
+				      std::strerror(errno));
+	}
+	return std::unique_ptr<server>(new server(std::move(p)));
+}
+
+std::string render_metrics(const server::impl &g)
+{
+	std::string o;
+	auto line = [&](const std::string &s) { o += s + "\n"; };
+	line("# HELP dpumesh_ingress_requests_total HTTP requests read whole");
+	line("# TYPE dpumesh_ingress_requests_total counter");
+	line("dpumesh_ingress_requests_total " + std::to_string(g.requests));
+	line("# HELP dpumesh_ingress_responses_total HTTP responses by status");
+	line("# TYPE dpumesh_ingress_responses_total counter");
+	for (const auto &[code, n] : g.responses)
+		line("dpumesh_ingress_responses_total{code=\"" + std::to_string(code) + "\"} " +
+		     std::to_string(n));
+	line("# HELP dpumesh_ingress_mesh_errors_total mesh-generated errors and gateway time-outs by reason");
+	line("# TYPE dpumesh_ingress_mesh_errors_total counter");
+	for (const auto &[r, n] : g.mesh_errors)
+		line("dpumesh_ingress_mesh_errors_total{reason=\"" + r + "\"} " + std::to_string(n));
+	line("# HELP dpumesh_ingress_refused_total requests refused by the gateway itself");
+	line("# TYPE dpumesh_ingress_refused_total counter");
+	for (const auto &[r, n] : g.refused)
+		line("dpumesh_ingress_refused_total{reason=\"" + r + "\"} " + std::to_string(n));
+	line("# TYPE dpumesh_ingress_pending gauge");
+	line("dpumesh_ingress_pending " + std::to_string(g.pend.size()));
+	line("# TYPE dpumesh_ingress_connections_total counter");
+	line("dpumesh_ingress_connections_total " + std::to_string(g.connections));
+	line("# TYPE dpumesh_ingress_connections_open gauge");
+	line("dpumesh_ingress_connections_open " + std::to_string(g.guards.size()));
+	line("# HELP dpumesh_ingress_slow_closed_total connections closed for not sending a whole request in time");
+	line("# TYPE dpumesh_ingress_slow_closed_total counter");
+	line("dpumesh_ingress_slow_closed_total " + std::to_string(g.slow_closed));
+	line("# TYPE dpumesh_ingress_unmatched_total counter");
+	line("dpumesh_ingress_unmatched_total " + std::to_string(g.unmatched));
+	line("# TYPE dpumesh_ingress_send_errors_total counter");
+	line("dpumesh_ingress_send_errors_total " + std::to_string(g.send_errors));
+	line("# TYPE dpumesh_ingress_body_bytes_total counter");
+	line("dpumesh_ingress_body_bytes_total{dir=\"in\"} " + std::to_string(g.bytes_in));
+	line("dpumesh_ingress_body_bytes_total{dir=\"out\"} " + std::to_string(g.bytes_out));
+	line("# HELP dpumesh_ingress_reassembly_drops_total mesh datagrams dropped by the reassembler");
+	line("# TYPE dpumesh_ingress_reassembly_drops_total counter");
+	for (size_t d = 1; d < g.reasm.stats().drops.size(); d++)
+		if (g.reasm.stats().drops[d])
+			line(std::string("dpumesh_ingress_reassembly_drops_total{reason=\"") +
+			     wire::wire_drop_name(static_cast<wire::wire_drop>(d)) + "\"} " +
+			     std::to_string(g.reasm.stats().drops[d]));
+	line("# HELP dpumesh_ingress_mesh_latency_seconds request sent to the mesh -> answer");
+	line("# TYPE dpumesh_ingress_mesh_latency_seconds histogram");
+	uint64_t cum = 0;
+	char le[32];
+	for (size_t b = 0; b < nb_buckets; b++) {
+		cum += g.latency[b];
+		std::snprintf(le, sizeof(le), "%g", latency_buckets[b]);
+		line(std::string("dpumesh_ingress_mesh_latency_seconds_bucket{le=\"") + le + "\"} " +
+		     std::to_string(cum));
+	}
+	cum += g.latency[nb_buckets];
+	line("dpumesh_ingress_mesh_latency_seconds_bucket{le=\"+Inf\"} " + std::to_string(cum));
+	char sum[64];
+	std::snprintf(sum, sizeof(sum), "%.6f", g.latency_sum);
+	line(std::string("dpumesh_ingress_mesh_latency_seconds_sum ") + sum);
+	line("dpumesh_ingress_mesh_latency_seconds_count " + std::to_string(cum));
+	return o;
+}
+
+std::string server::metrics() const { return render_metrics(*_p); }
+
+std::string server::summary() const
+{
+	const impl &g = *_p;
+	uint64_t ok = 0, err4 = 0, err5 = 0;
+	for (const auto &[code, n] : g.responses)
+		(code < 400 ? ok : code < 500 ? err4 : err5) += n;
+	std::string reasons;
+	for (const auto &[r, n] : g.mesh_errors)
+		reasons += (reasons.empty() ? "" : ",") + r + ":" + std::to_string(n);
+	return "requests=" + std::to_string(g.requests) + " ok=" + std::to_string(ok) +
+	       " client_errors=" + std::to_string(err4) + " server_errors=" + std::to_string(err5) +
+	       " timeouts=" + std::to_string(g.timeouts) + " unmatched=" +
+	       std::to_string(g.unmatched) + " slow_closed=" + std::to_string(g.slow_closed) +
+	       " connections=" + std::to_string(g.connections) + " pending=" +
+	       std::to_string(g.pend.size()) + " mesh_errors=" + (reasons.empty() ? "-" : reasons);
+}
+
+} // namespace dpumesh::gateway

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The ingress gateway: HTTP/1.1 in (libevent's evhttp), mesh messages out over UDP
+// (dpumesh/meshsock/meshsock.h), mesh responses back as HTTP. docs/gateway.md has the model.
+//
+// The control-path pieces are here apart from the server so they can be tested alone:
+// the config (JSON, jansson), route matching, the HTTP header -> L7 header mapping and the
+// mesh error -> HTTP status mapping. The server (gateway) runs on one libevent loop.
+//
+//   auto cfg = server::load_config_file("conf/ingress.json");
+//   if (!cfg) die(cfg.error().message());
+//   auto gw = gateway::server::create(cfg.value(), base);
+//   event_base_dispatch(base);
+#pragma once
+
+#include <sys/socket.h>
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "dpumesh/common/status.h"
+
+struct event_base;
+
+namespace dpumesh::gateway {
+
+/** host:port, as parsed from "a.b.c.d:p" or "[v6]:p". */
+struct address {
+	std::string host;
+	uint16_t port = 0;
+	sockaddr_storage sa{};
+	socklen_t len = 0;
+	std::string str() const;
+};
+
+struct node {
+	std::string name;
+	address addr; /**< the node's mesh address and port */
+};
+
+/** A path prefix served by one mesh service, on one or more nodes (round robin). */
+struct route {
+	std::string prefix; /**< starts with '/' */
+	std::string service;
+	std::vector<uint32_t> nodes; /**< indexes into config::nodes */
+};
+
+struct config {
+	address listen;
+	address admin; /**< port 0: no admin listener */
+	address mesh_bind;
+	uint32_t mtu = 1500;
+	uint32_t rcvbuf = 16u << 20;
+	std::vector<node> nodes;
+	std::vector<route> routes; /**< longest prefix first */
+	uint32_t max_header_bytes = 16384;
+	uint32_t max_body_bytes = 1u << 20;
+	uint32_t max_pending = 4096;
+	uint32_t request_ms = 5000; /**< mesh deadline and the gateway's own time-out */
+	uint32_t read_ms = 10000;   /**< accept/previous reply -> a whole request read */
+	uint32_t idle_ms = 30000;   /**< socket inactivity (evhttp) */
+};
+
+/** Parses and validates a config; errors carry line:column and the JSON pointer. */
+result<config> parse_config(std::string_view text, std::string_view origin);
+result<config> load_config_file(const std::string &path);
+
+/** The longest-prefix route for a path, or nullptr. */
+const route *match_route(const config &cfg, std::string_view path) noexcept;
+
+/** Parses "host:port" / "[v6]:port" into sa. */
+result<address> parse_address(std::string_view text);
+
+/** Headers the gateway does not forward (hop-by-hop, framing). name is lowercase. */
+bool is_hop_by_hop(std::string_view name) noexcept;
+
+/**
+ * Writes the mesh L7 request header for an HTTP request into buf.
+ * @param headers the request's header lines as received (any case)
+ * @return 0 and *len set; or the HTTP status to refuse with: 400 (a name that is not a
+ *         token, a value with CR, LF, NUL or another control byte, a bad method or path),
+ *         431 (more than 128 fields, a value over 16 KiB, or a header over 64 KiB)
+ */
+int build_request_l7(std::string_view service, std::string_view method, std::string_view path,
+		     uint32_t deadline_ms,
+		     const std::vector<std::pair<std::string, std::string>> &headers,
+		     std::string_view request_id, uint8_t *buf, size_t cap, size_t *len);
+
+/** The HTTP status for a mesh-generated response (status and :reason from the mesh). */
+int http_status_for_mesh(uint16_t mesh_status, std::string_view reason) noexcept;
+
+/** {"error":reason,"hop":hop,"status":N} with JSON escaping. */
+std::string error_body(std::string_view reason, std::string_view hop, int status);
+
+/** Standard reason phrase ("OK", "Not Found", ...). */
+const char *reason_phrase(int status) noexcept;
+
+/** The server. */
+class server {
+public:
+	static result<std::unique_ptr<server>> create(const config &cfg, event_base *base);
+	~server();
+	server(const server &) = delete;
+	server &operator=(const server &) = delete;
+
+	/** Prometheus text of the counters (also served on the admin address at /metrics). */
+	std::string metrics() const;
+	/** One "key=value ..." line of the main counters. */
+	std::string summary() const;
+
+	struct impl;
+
+private:
+	explicit server(std::unique_ptr<impl> p);
+	std::unique_ptr<impl> _p;
+};
+
+} // namespace dpumesh::gateway

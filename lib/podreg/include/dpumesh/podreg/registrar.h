@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The pod registration socket (portable stand-in for DOCA comch), served from the main lcore.
+//
+// No thread of its own: the main loop calls poll() periodically (or when listen_fd() or any
+// connection is readable). poll() never blocks; each message is validated field by field
+// (dpumesh/podchan/channel.h) and handled through pod_registry's action functions.
+//
+//   dpumesh::registrar srv(registry);
+//   DPUMESH_RETURN_IF_ERROR(srv.listen(cfg.node.control_socket));
+//   for (;;) { srv.poll(); ... }
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dpumesh/podreg/pod_registry.h"
+#include "dpumesh/region/region.h"
+#include "dpumesh/common/status.h"
+#include "dpumesh/common/unique_fd.h"
+
+namespace dpumesh {
+
+/** Counters of the control server (control thread only). */
+struct registrar_counters {
+	uint64_t accepted = 0;
+	uint64_t closed = 0;
+	uint64_t refused_connections = 0; /**< over max_connections */
+	uint64_t bad_messages = 0;        /**< failed podchan::check or region import */
+	uint64_t registered = 0;
+	uint64_t register_refused = 0;
+	uint64_t unregistered = 0;        /**< by UNREGISTER or by close */
+};
+
+class registrar {
+public:
+	static constexpr size_t max_connections = 2 * DPUMESH_MAX_PODS;
+
+	explicit registrar(pod_registry &registry) : _registry(registry) {}
+	~registrar(); /* closes every connection (unregistering their pods), unlinks */
+	registrar(const registrar &) = delete;
+	registrar &operator=(const registrar &) = delete;
+
+	/**
+	 * Binds a SOCK_SEQPACKET Unix socket at path (non-blocking, mode 0660). A stale socket
+	 * file nobody listens on is replaced; a live one is an error.
+	 *
+	 * @return ok; an error naming the failed syscall (path too long, in use, ...)
+	 */
+	status listen(const std::string &path);
+
+	/**
+	 * Accepts pending connections and handles every queued message on every connection;
+	 * a closed connection unregisters its pod. Never blocks.
+	 *
+	 * @return how many messages and connection events were handled
+	 */
+	unsigned poll() noexcept;
+
+	int listen_fd() const noexcept { return _listen.get(); }
+	size_t nb_connections() const noexcept { return _conns.size(); }
+	const registrar_counters &counters() const noexcept { return _counters; }
+
+private:
+	struct connection {
+		unique_fd fd;
+		std::optional<region> pending_region; /* exported before REGISTER */
+		uint32_t pod_id = UINT32_MAX;         /* registered pod, if any */
+	};
+
+	bool handle_one(connection &c) noexcept; /* false: close the connection */
+	void handle_register(connection &c, const dpumesh_ctrl_register &m);
+	void handle_unregister(connection &c);
+	void drop(connection &c) noexcept;
+	bool reply_registered(connection &c, uint32_t code, const std::string &error);
+
+	pod_registry &_registry;
+	unique_fd _listen;
+	std::string _path;
+	std::vector<std::unique_ptr<connection>> _conns;
+	registrar_counters _counters;
+};
+
+} // namespace dpumesh

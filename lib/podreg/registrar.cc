@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Control server: accept, receive, validate, register/unregister, reply.
+#include "dpumesh/podreg/registrar.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "dpumesh/podchan/channel.h"
+#include "dpumesh/common/log.h"
+
+namespace dpumesh {
+
+using podchan::receive_rc;
+
+registrar::~registrar()
+{
+	for (auto &c : _conns)
+		drop(*c);
+	_conns.clear();
+	if (_listen && !_path.empty())
+		::unlink(_path.c_str());
+}
+
+status registrar::listen(const std::string &path)
+{
+	sockaddr_un addr = {};
+	addr.sun_family = AF_UNIX;
+	if (path.empty() || path.size() >= sizeof(addr.sun_path))
+		return errorf("control socket path \"%s\": empty or longer than %zu bytes",
+			      path.c_str(), sizeof(addr.sun_path) - 1);
+	std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+	unique_fd s(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+	if (!s)
+		return errorf("socket(AF_UNIX, SOCK_SEQPACKET): %s", std::strerror(errno));
+	{
+		/* Someone listening there already? Then it is not stale. */
+		unique_fd probe(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+		if (probe && ::connect(probe.get(), reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) == 0)
+			return errorf("control socket %s is in use by another process", path.c_str());
+	}
+	::unlink(path.c_str());
+	if (::bind(s.get(), reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0)
+		return errorf("bind %s: %s", path.c_str(), std::strerror(errno));
+	::chmod(path.c_str(), 0660);
+	if (::listen(s.get(), 64) != 0)
+		return errorf("listen %s: %s", path.c_str(), std::strerror(errno));
+	_listen = std::move(s);
+	_path = path;
+	DPUMESH_LOG(INFO, podchan, "control socket listening on %s", path.c_str());
+	return status::ok();
+}
+
+void registrar::drop(connection &c) noexcept
+{
+	if (c.pod_id != UINT32_MAX) {
+		status st = _registry.unregister_pod(c.pod_id);
+		if (st)
+			_counters.unregistered++;
+		c.pod_id = UINT32_MAX;
+	}
+	c.pending_region.reset();
+	c.fd.reset();
+	_counters.closed++;
+}
+
+unsigned registrar::poll() noexcept
+{
+	unsigned handled = 0;
+	if (!_listen)
+		return 0;
+	for (;;) {
+		int fd = ::accept4(_listen.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			break;
+		handled++;
+		if (_conns.size() >= max_connections) {
+			::close(fd);
+			_counters.refused_connections++;
+			continue;
+		}
+		try {
+			auto c = std::make_unique<connection>();
+			c->fd.reset(fd);
+			_conns.push_back(std::move(c));
+			_counters.accepted++;
+		} catch (...) {
+			::close(fd);
+			_counters.refused_connections++;
+		}
+	}
+	for (size_t i = 0; i < _conns.size();) {
+		connection &c = *_conns[i];
+		bool keep = true;
+		/* A bounded number of messages per connection per call. */
+		for (int n = 0; n < 8 && keep; n++) {
+			uint32_t magic = 0;
+			receive_rc rc = podchan::peek_magic(c.fd.get(), &magic);
+			if (rc == receive_rc::would_block)
+				break;
+			handled++;
+			keep = rc == receive_rc::message && handle_one(c);
+		}
+		if (!keep) {
+			drop(c);
+			_conns.erase(_conns.begin() + static_cast<std::ptrdiff_t>(i));
+		} else
+			i++;
+	}
+	return handled;
+}
+
+bool registrar::handle_one(connection &c) noexcept
+{
+	try {
+		uint32_t magic = 0;
+		if (podchan::peek_magic(c.fd.get(), &magic) != receive_rc::message)
+			return false;
+		if (magic == region_export_magic) {
+			/* The pod's region, for the REGISTER that follows. */
+			auto r = region::import_from(c.fd.get());
+			if (!r) {
+				_counters.bad_messages++;
+				DPUMESH_LOG(NOTICE, podchan, "region export refused: %s",
+					    r.error().message().c_str());
+				c.pending_region.reset();
+				return true; /* the REGISTER will be refused with NO_REGION */
+			}
+			if (r->tag() != DPUMESH_REGION_TAG_POD) {
+				_counters.bad_messages++;
+				c.pending_region.reset();
+				return true;
+			}
+			c.pending_region.emplace(std::move(r).value());
+			return true;
+		}
+		podchan::message m;
+		receive_rc rc = podchan::receive(c.fd.get(), m, true);
+		if (rc == receive_rc::closed || rc == receive_rc::error)
+			return false;
+		if (rc != receive_rc::message)
+			return true;
+		status st = podchan::check(m, 0);
+		m.close_fds(); /* no pod -> DPU message carries fds */
+		if (!st || (m.hdr().type != DPUMESH_CTRL_REGISTER &&
+			    m.hdr().type != DPUMESH_CTRL_UNREGISTER)) {
+			_counters.bad_messages++;
+			DPUMESH_LOG(NOTICE, podchan, "%s", st ? "unexpected message type" : st.message().c_str());
+			reply_registered(c, DPUMESH_CTRL_ERR_MESSAGE,
+					 st ? std::string("unexpected message type") : st.message());
+			return true;
+		}
+		if (m.hdr().type == DPUMESH_CTRL_REGISTER)
+			handle_register(c, m.as<dpumesh_ctrl_register>());
+		else
+			handle_unregister(c);
+		return true;
+	} catch (...) {
+		return false; /* out of memory: drop the connection (unregisters its pod) */
+	}
+}
+
+bool registrar::reply_registered(connection &c, uint32_t code, const std::string &error)
+{
+	dpumesh_ctrl_registered r = {};
+	r.hdr = podchan::make_hdr(DPUMESH_CTRL_REGISTERED, sizeof(r));
+	r.result = code;
+	std::snprintf(r.error, sizeof(r.error), "%s", error.c_str());
+	if (code != DPUMESH_CTRL_OK)
+		return podchan::send(c.fd.get(), &r, sizeof(r)).is_ok();
+	auto reg = _registry.registration(c.pod_id);
+	if (!reg)
+		return false;
+	r.pod_id = reg->pod_id;
+	r.generation = reg->generation;
+	r.mkey = reg->mkey;
+	r.nb_workers = reg->nb_workers;
+	r.sq_depth = reg->sq_depth;
+	int fd = reg->doorbell_fd;
+	if (!podchan::send(c.fd.get(), &r, sizeof(r), &fd, 1))
+		return false;
+	return reg->tx_region->export_to(c.fd.get(), DPUMESH_REGION_TAG_TX_SQ).is_ok();
+}
+
+void registrar::handle_register(connection &c, const dpumesh_ctrl_register &m)
+{
+	if (c.pod_id != UINT32_MAX) {
+		/* Idempotent: the same registration again; a region sent with it is dropped. */
+		c.pending_region.reset();
+		reply_registered(c, DPUMESH_CTRL_OK, "");
+		return;
+	}
+	if (!c.pending_region) {
+		_counters.register_refused++;
+		reply_registered(c, DPUMESH_CTRL_ERR_NO_REGION,
+				 "REGISTER without a region export (tag POD1) before it");
+		return;
+	}
+	register_request req;
+	req.service.assign(m.service, strnlen(m.service, sizeof(m.service)));
+	req.nb_workers = m.nb_workers;
+	req.geometry = m.geometry;
+	uint32_t code = DPUMESH_CTRL_ERR_INTERNAL;
+	region r = std::move(*c.pending_region);
+	c.pending_region.reset();
+	auto reg = _registry.register_pod(req, std::move(r), &code);
+	if (!reg) {
+		_counters.register_refused++;
+		DPUMESH_LOG(NOTICE, podchan, "REGISTER refused (%s): %s", podchan::result_name(code),
+			    reg.error().message().c_str());
+		reply_registered(c, code, reg.error().message());
+		return;
+	}
+	_counters.registered++;
+	c.pod_id = reg->pod_id;
+	reply_registered(c, DPUMESH_CTRL_OK, "");
+}
+
+void registrar::handle_unregister(connection &c)
+{
+	dpumesh_ctrl_unregister r = {};
+	r.hdr = podchan::make_hdr(DPUMESH_CTRL_UNREGISTERED, sizeof(r));
+	if (c.pod_id == UINT32_MAX)
+		r.result = DPUMESH_CTRL_ERR_NOT_REGISTERED;
+	else {
+		status st = _registry.unregister_pod(c.pod_id);
+		if (st)
+			_counters.unregistered++;
+		c.pod_id = UINT32_MAX;
+	}
+	(void)podchan::send(c.fd.get(), &r, sizeof(r));
+}
+
+} // namespace dpumesh

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The port RX stage: receive bursts, validate mesh frames, reassemble whole messages.
+//
+// Per burst: rte_eth_rx_burst from one of its (port, queue) pairs, wire::parse_frame on
+// every frame (L2/L3/L4 and the fragment header), then the lcore's own reassembler. A
+// complete message is wrapped in an rx_msg (from a fixed mempool) and enqueued to the next
+// stage's ring (the sidecar). Every frame that is not a valid mesh fragment is freed and
+// counted under its wire::wire_drop reason; messages that cannot be handed on are counted
+// as no_consumer / ring_full / msg_pool_empty. Reassembly timeouts run every few polls.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "dpumesh/common/counter.h"
+#include "dpumesh/dpa/emulator.h"
+#include "dpumesh/lcore/runner.h"
+#include "dpumesh/wire/frame.h"
+
+namespace dpumesh::port {
+
+/** Why port RX drops a frame: the wire parser's and reassembler's reasons. */
+using rx_drop = wire::wire_drop;
+inline const char *rx_drop_name(rx_drop d) { return wire::wire_drop_name(d); }
+inline const char *rx_drop_help(rx_drop d) { return wire::wire_drop_help(d); }
+
+/**
+ * A reassembled message on its way to the sidecar. When the sidecar hands its body to the
+ * DPA for delivery (Case 2), `body` takes over the chain (msg.chain becomes nullptr) and
+ * the DPA releases the whole object with dpa::release_local_body().
+ */
+struct rx_msg {
+	dpa::local_body body; /**< first: the DPA's body handle is this object's address */
+	wire::message msg;
+	uint64_t rx_tsc;  /**< when its last fragment arrived */
+	uint16_t port_id; /**< where it arrived */
+};
+
+struct alignas(64) rx_stats {
+	counter frames;   /**< received */
+	counter bytes;    /**< received, L2 */
+	counter accepted; /**< frames that were valid mesh fragments */
+	counter messages; /**< complete messages handed on */
+	std::array<counter, static_cast<size_t>(rx_drop::count)> drops; /**< frames, by reason */
+	counter no_consumer;    /**< messages with no next stage attached */
+	counter ring_full;      /**< messages refused by the next stage's ring */
+	counter msg_pool_empty; /**< messages dropped for want of an rx_msg */
+};
+
+/** One instance per lcore that runs port RX; owns its reassembler. */
+struct rx_ctx {
+	static constexpr unsigned burst = 32;
+	static constexpr unsigned expire_every = 64; /**< polls between timeout sweeps */
+	struct queue {
+		uint16_t port;
+		uint16_t queue;
+	};
+	std::vector<queue> queues; /**< polled round-robin, one burst each per call */
+	uint16_t mesh_port_be = 0;
+	/** The node's addresses: a frame of a family the node has an address of must be sent
+	 *  to it (a promiscuous port on a shared segment also sees other nodes' traffic). */
+	std::optional<wire::endpoint> ip4, ip6;
+	uint32_t max_message = 16u << 20;
+	std::unique_ptr<wire::reassembler> reasm;
+	rte_mempool *msg_pool = nullptr; /**< of rx_msg */
+	rte_ring *next = nullptr;        /**< rx_msg* go here; nullptr: count and free */
+	rx_stats stats;
+	unsigned next_queue = 0;
+	unsigned polls = 0;
+};
+
+/** The stage's poll function (lcore::poll_fn). */
+uint16_t rx_poll(void *arg) noexcept;
+
+/** Frees an rx_msg and its mbuf chain. */
+void rx_msg_free(rx_msg *m) noexcept;
+
+inline lcore::stage_def rx_stage(rx_ctx &ctx)
+{
+	return {"port_rx", &rx_poll, &ctx};
+}
+
+} // namespace dpumesh::port

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Port TX stage: the sidecar's frames out of a port queue.
+#include "dpumesh/port/tx.h"
+
+#include <rte_ethdev.h>
+
+namespace dpumesh::port {
+
+tx_ctx::~tx_ctx()
+{
+	rte_pktmbuf_free_bulk(held, nb_held);
+	nb_held = 0;
+	void *m = nullptr;
+	while (in && rte_ring_dequeue(in, &m) == 0)
+		rte_pktmbuf_free(static_cast<rte_mbuf *>(m));
+}
+
+uint16_t tx_poll(void *arg) noexcept
+{
+	auto &c = *static_cast<tx_ctx *>(arg);
+	if (c.nb_held < tx_ctx::burst)
+		c.nb_held += rte_ring_dequeue_burst(c.in, reinterpret_cast<void **>(c.held + c.nb_held),
+						    tx_ctx::burst - c.nb_held, nullptr);
+	if (c.nb_held == 0)
+		return 0;
+	uint64_t bytes = 0;
+	for (unsigned i = 0; i < c.nb_held; i++)
+		bytes += c.held[i]->pkt_len;
+	uint16_t sent = rte_eth_tx_burst(c.port, c.queue, c.held, static_cast<uint16_t>(c.nb_held));
+	if (sent) {
+		for (unsigned i = sent; i < c.nb_held; i++)
+			bytes -= c.held[i]->pkt_len;
+		c.stats.frames.add(sent);
+		c.stats.bytes.add(bytes);
+		for (unsigned i = sent; i < c.nb_held; i++)
+			c.held[i - sent] = c.held[i];
+		c.nb_held -= sent;
+		c.stalled = 0;
+		return sent;
+	}
+	c.stats.stalls.inc();
+	if (++c.stalled >= tx_ctx::max_stalls) {
+		c.stats.dropped.add(c.nb_held);
+		rte_pktmbuf_free_bulk(c.held, c.nb_held);
+		c.nb_held = 0;
+		c.stalled = 0;
+	}
+	return 0;
+}
+
+} // namespace dpumesh::port

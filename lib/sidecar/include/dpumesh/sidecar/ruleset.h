@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// What the sidecar applies to every request, as one immutable version: where each service
+// is served (local pods or a peer), per-route deadlines and retries, and the L7 policy
+// engine (JWT, RBAC, rate limits, circuit breakers).
+//
+// Control builds a version from a config (at start, `reload config`, `set route|policy|
+// ratelimit`) and hands it to stage::apply(), which publishes it with one pointer store
+// and frees the old version after an RCU grace period (pod_registry::dp_synchronize()).
+// The sidecar loads the pointer once per poll, so every request of a burst is checked,
+// routed and timed under one version: none sees half of a change.
+//
+//   auto v = sidecar::ruleset::build(cfg, registry, 2);   // control path
+//   if (!v) return v.error();                                    // config path in the text
+//   sidecar.apply(std::move(*v));                                 // blocks one grace period
+//
+// Per-route metrics live in the version (a route is a `policy.timeouts` entry, or the
+// service's default route), so they start at zero when the routes change; per-service
+// metrics live in the sidecar for its whole life.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dpumesh/config/config.h"
+#include "dpumesh/common/counter.h"
+#include "dpumesh/podreg/pod_registry.h"
+#include "dpumesh/policy/policy.h"
+#include "dpumesh/common/status.h"
+
+namespace dpumesh::sidecar {
+
+/** Log2 latency buckets in microseconds: bucket 0 is < 1 us, bucket k is [2^(k-1), 2^k). */
+struct latency_histogram {
+	static constexpr unsigned nb_buckets = 28; /* the last one holds >= 2^26 us (67 s) */
+	std::array<counter, nb_buckets> buckets;
+	counter sum_us;
+
+	void record(uint64_t us) noexcept
+	{
+		unsigned b = us == 0 ? 0 : 64 - static_cast<unsigned>(__builtin_clzll(us));
+		buckets[b < nb_buckets ? b : nb_buckets - 1].inc();
+		sum_us.add(us);
+	}
+	/** Upper bound (us) of the bucket holding quantile q (0..1); 0 when empty. Control. */
+	uint64_t quantile_us(double q) const noexcept;
+	uint64_t count() const noexcept;
+};
+
+/** Request metrics of a service or a route; single writer (the sidecar lcore). */
+struct alignas(64) l7_metrics {
+	counter requests;               /**< requests the sidecar took for it */
+	counter refused;                /**< refused by the mesh here (policy or routing) */
+	std::array<counter, 5> classes; /**< answers to the origin by status class 1xx..5xx */
+	counter mesh_generated;         /**< answers the mesh made (errors), any node */
+	counter retries;                /**< attempts after the first */
+	counter timeouts;               /**< 504 timeout made here */
+	latency_histogram latency;      /**< request taken -> answer sent to the origin */
+
+	void answer(uint16_t status, bool mesh) noexcept
+	{
+		if (status >= 100 && status < 600)
+			classes[status / 100 - 1].inc();
+		if (mesh)
+			mesh_generated.inc();
+	}
+};
+
+/** One route of a service: the longest matching `path_prefix` wins. */
+struct route_rule {
+	std::string path_prefix = "/";
+	uint32_t timeout_ms = 0;
+	uint32_t retries = 0;            /**< attempts after the first, at most */
+	uint32_t backoff_ms = 10;        /**< before retry k: backoff_ms << (k - 1) */
+	uint32_t retry_budget_percent = 20;
+	bool retry_non_idempotent = false;
+	bool configured = false;         /**< false: the service's default route */
+	uint32_t metrics = 0;            /**< index into ruleset::route_metrics() */
+};
+
+struct service_rules {
+	std::string name;
+	bool local = true;
+	uint16_t peer = 0;                  /**< !local: index into the config's peers */
+	std::vector<route_rule> routes;     /**< longest prefix first; the last is the default */
+};
+
+class ruleset {
+public:
+	/**
+	 * Builds a version from a config (control path).
+	 * @return the version, or an error naming the config path of what cannot be used
+	 *         (an unusable JWT key, a route to an unknown peer, a service the registry
+	 *         does not know: services cannot change at run time)
+	 */
+	static result<std::unique_ptr<ruleset>> build(const config::node_config &cfg,
+							     const pod_registry &reg,
+							     uint64_t version);
+
+	uint64_t version() const noexcept { return _version; }
+	/** By registry service index. */
+	const std::vector<service_rules> &services() const noexcept { return _services; }
+	/** The route a request to service `svc` (registry index) with `path` takes. */
+	const route_rule &route_for(uint32_t svc, std::string_view path) const noexcept;
+	policy::engine &engine() noexcept { return *_engine; }
+	const policy::engine &engine() const noexcept { return *_engine; }
+	l7_metrics &route_metrics(uint32_t i) noexcept { return _route_metrics[i]; }
+	const l7_metrics &route_metrics(uint32_t i) const noexcept { return _route_metrics[i]; }
+	uint32_t default_timeout_ms() const noexcept { return _default_timeout_ms; }
+	/** The config it was built from (show policy, telemetry). */
+	const config::policy_config &config() const noexcept { return _cfg; }
+
+private:
+	ruleset() = default;
+	uint64_t _version = 0;
+	uint32_t _default_timeout_ms = 5000;
+	std::vector<service_rules> _services;
+	std::unique_ptr<policy::engine> _engine;
+	std::unique_ptr<l7_metrics[]> _route_metrics;
+	config::policy_config _cfg;
+};
+
+/** Methods retried without `retry_non_idempotent` (RFC 9110 §9.2.2), or the l7 flag. */
+bool idempotent(std::string_view method, uint16_t l7_flags) noexcept;
+
+} // namespace dpumesh::sidecar

@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The sidecar stage: the Arm's look at every message header, and every routing decision.
+//
+// Input: headers the DPA TX kernels copied into hbufs (sidecar TX SQs), deliveries the
+// RX kernels could not carry out (notification queues), and whole messages port RX
+// reassembled from the network (the ingress ring). Output: commands to the RX kernels
+// (sidecar RX SQs): DELIVER a message to a pod, or COMPLETE a sender's TX; and frames for
+// the port TX stages (Case 1: requests to services on other nodes, responses to requests
+// that came from the network).
+//
+//   pod request  -> L7 decode -> service -> local: live pod (round robin) -> pending -> DELIVER
+//                                        -> peer:  pending -> frames to the peer (Case 1)
+//   pod response -> pending match (token, responder, step) -> pod origin: DELIVER
+//                                                          -> network origin: frames (Case 1)
+//   net request  -> header copied into an hbuf -> L7 decode -> local pod -> pending ->
+//                   DELIVER with the body still in the received mbufs (Case 2)
+//   net response -> pending match (correlation = token, from the peer asked) -> DELIVER
+//   refused      -> an error response made here (404 no_route, 401/403/429/503 by the L7
+//                   policy, 503 no_live_pod/dest_full/dest_gone/overloaded/misrouted/
+//                   egress_failed/circuit_open, 504 timeout, 502 responder_gone for an
+//                   answer that cannot be delivered) with :reason and :hop, sent to the
+//                   origin (pod or network), the sender's TX completed
+//
+// Every request to a service this node serves passes the L7 policy (ruleset.h:
+// JWT, RBAC, rate limits, circuit breaker) before a pod is picked; the request gets an
+// x-request-id and a traceparent when it has none. A request on a route with retries is
+// delivered with HOLD: the sender's buffers stay until the answer, so a 502/503/504 from
+// the pod (or a delivery that fails) can be sent again to another pod after a back-off.
+//
+// Bodies are never read or copied here. A pod body that leaves through a port is attached
+// to the frames zero-copy (mbuf external buffers) where the port takes multi-segment mbufs:
+// the pod's TX completes when the NIC frees the last frame (pod_registry::tx_body_hold).
+// The stage reports RCU quiescence to the registry once per poll.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dpumesh/config/config.h"
+#include "dpumesh/common/counter.h"
+#include "dpumesh/dpa/emulator.h"
+#include "dpumesh/lcore/runner.h"
+#include "dpumesh/wire/frame.h"
+#include "dpumesh/wire/l7.h"
+#include "dpumesh/pending/table.h"
+#include "dpumesh/podreg/pod_registry.h"
+#include "dpumesh/port/rx.h"
+#include "dpumesh/sidecar/ruleset.h"
+
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+namespace dpumesh::sidecar {
+
+using port::rx_msg;
+
+/** The sidecar's counters, by name. */
+#define DPUMESH_FOREACH_SIDECAR_COUNTER(_)                                               \
+	_(requests, "requests taken from pods")                                          \
+	_(responses, "responses taken from pods")                                        \
+	_(forwarded, "requests sent on to a pod")                                        \
+	_(answered, "responses sent on to their origin")                                 \
+	_(no_route, "requests to an unknown service (404)")                              \
+	_(to_peer, "pod requests sent to a service on another node (Case 1)")          \
+	_(to_network, "pod responses sent to a requester on the network (Case 1)")       \
+	_(net_requests, "requests received from the network (Case 2)")                   \
+	_(net_responses, "responses received from the network (Case 2)")                 \
+	_(misrouted, "network requests for a service this node does not serve (503)")    \
+	_(zero_copy, "bodies sent out of a port without a copy")                         \
+	_(copied_out, "bodies copied into frames (the port takes no chained mbufs)")     \
+	_(no_egress, "replies to the network not sent: receive-only port or no address") \
+	_(egress_no_mbuf, "messages not sent: packet mbuf pool empty")                   \
+	_(egress_ring_full, "messages not sent: port TX ring full")                      \
+	_(net_header_too_large, "network messages whose L7 header exceeds an hbuf")      \
+	_(no_live_pod, "requests to a service with no live pod (503)")                   \
+	_(overloaded, "requests refused: pending table full (503)")                      \
+	_(timeouts, "requests not answered before their deadline (504)")                 \
+	_(retries, "deliveries retried on another pod")                                  \
+	_(dest_full, "deliveries refused: destination had no RX slot (parked and retried)") \
+	_(parked, "deliveries parked until the destination has room")                   \
+	_(park_expired, "parked deliveries that never found room (503 / response lost)") \
+	_(dest_gone, "deliveries refused: destination unregistered (503)")               \
+	_(src_gone, "messages whose sender unregistered before delivery")               \
+	_(no_match, "responses that match no pending request (dropped)")                 \
+	_(responses_lost, "responses whose origin could not receive them")               \
+	_(responses_failed, "responses not deliverable (responder gone, too large): 502 sent instead") \
+	_(bad_header, "messages with an invalid L7 header")                              \
+	_(header_dma_error, "headers whose copy into an hbuf failed")                    \
+	_(hbuf_empty, "error responses not sent: no header buffer")                      \
+	_(backlog_stalls, "polls that stopped taking input: RX kernel queues full")      \
+	_(backlog_overflow, "commands dropped: RX kernel backlog full (never expected)")  \
+	_(policy_refused, "requests refused by the L7 policy (401/403/429/503)")        \
+	_(held, "requests delivered with the sender's buffers kept for a retry")        \
+	_(held_done, "held deliveries the DPA reported done")                            \
+	_(retry_budget, "retries not taken: the route's retry budget was spent")         \
+	_(held_lost, "held requests whose delivery was never reported (never expected)") \
+	_(request_ids, "x-request-id fields added to requests that had none")            \
+	_(traceparents, "traceparent fields added to requests that had none")            \
+	_(trace_no_room, "requests with no header room for a generated trace field")     \
+	_(policy_swaps, "policy versions published")
+
+struct alignas(64) counters {
+#define DPUMESH_SIDECAR_FIELD(n, d) counter n;
+	DPUMESH_FOREACH_SIDECAR_COUNTER(DPUMESH_SIDECAR_FIELD)
+#undef DPUMESH_SIDECAR_FIELD
+	std::array<counter, static_cast<size_t>(wire::l7_error::count)> l7_errors;
+};
+
+/** Visits every sidecar counter: fn(name, help, value). */
+template <typename Fn>
+void for_each_counter(const counters &s, Fn &&fn)
+{
+#define DPUMESH_SIDECAR_VISIT(n, d) fn(#n, d, s.n.get());
+	DPUMESH_FOREACH_SIDECAR_COUNTER(DPUMESH_SIDECAR_VISIT)
+#undef DPUMESH_SIDECAR_VISIT
+}
+
+/** What the sidecar needs to carry external traffic (Case 1 and Case 2). */
+struct network {
+	struct port {
+		uint16_t port_id = 0;
+		uint16_t mtu = 1500;    /**< IP packet size */
+		bool external = false;  /**< may send (replay ports only receive) */
+		bool zero_copy = false; /**< takes chained mbufs: bodies are attached, not copied */
+		rte_ring *tx = nullptr; /**< frames for this port's TX stage (external ports) */
+	};
+	rte_ring *ingress = nullptr;   /**< rx_msg* from port RX */
+	rte_mempool *pkts = nullptr;   /**< frames are built from it */
+	std::vector<port> ports;       /**< by ethdev port id order of the config */
+};
+
+class stage {
+public:
+	/** Builds the routing view from the config (control path). */
+	static result<std::unique_ptr<stage>> create(const config::node_config &cfg,
+						       pod_registry &reg, dpa::emulator &emu,
+						       const network &net = {});
+	~stage();
+
+	lcore::stage_def lcore_stage() noexcept { return {"sidecar", &poll, this, false}; }
+	const counters &stats() const noexcept { return _stats; }
+	const pending::table &pending() const noexcept { return *_pending; }
+
+	/**
+	 * Publishes a new routing and policy version (control path): one pointer store, then
+	 * an RCU grace period (the sidecar lcore reports quiescence once per poll), then the
+	 * old version is released. Holders of policy() keep theirs alive until done.
+	 */
+	void apply(std::shared_ptr<ruleset> next);
+	/** The published version (control path: console, telemetry). */
+	std::shared_ptr<ruleset> policy() const;
+	/** Per-service metrics for the sidecar's whole life, by registry service index. */
+	uint32_t nb_services() const noexcept { return _nb_services; }
+	const std::string &service_name(uint32_t svc) const noexcept { return _svc_names[svc]; }
+	const l7_metrics &service_metrics(uint32_t svc) const noexcept { return _svc_metrics[svc]; }
+
+private:
+	struct peer_view {
+		std::string name;
+		wire::link_addr addr; /* this node -> the peer */
+		int egress = -1;      /* index into _ports */
+	};
+	/** Where to answer a request that came from the network. */
+	struct remote {
+		wire::link_addr addr; /* this node -> the requester */
+		int egress = -1;
+	};
+	/** A message on its way out (header in an hbuf; body in a pod's TX pool or none). */
+	struct outgoing {
+		const wire::link_addr *addr;
+		int egress;
+		wire::frame_kind kind;
+		uint64_t correlation;
+	};
+	/** A delivery waiting for its destination to post RX slots (back-pressure). */
+	struct parked_cmd {
+		sw_descriptor cmd;
+		uint64_t retry_at;
+		uint64_t give_up_at;
+		uint32_t delay_us;
+	};
+	struct parking {
+		static constexpr uint32_t size = 4096;
+		static constexpr uint32_t response_reserve = 512; /* slots only responses take */
+		parked_cmd q[size];
+		uint32_t head = 0, count = 0;
+	};
+	struct backlog {
+		static constexpr uint32_t size = 4096;
+		sw_descriptor q[size];
+		uint32_t head = 0, count = 0;
+	};
+
+	/** The outcome of routing and policy for one request. */
+	struct admission {
+		uint32_t svc = UINT32_MAX;         /* registry index, or none (404) */
+		const route_rule *route = nullptr; /* set when svc is */
+		uint32_t dst = 0;                  /* local pod handle (0: a peer, or refused) */
+		uint16_t status = 0;               /* 0: admitted; else the refusal's */
+		const char *reason = nullptr;
+	};
+	/** A window of a service's requests and retries (the retry budget). */
+	struct retry_window {
+		uint64_t start_tsc = 0;
+		uint32_t requests = 0, retries = 0;
+	};
+
+	stage() = default;
+	static uint16_t poll(void *arg) noexcept;
+	uint32_t run() noexcept;
+	void from_pod(const sw_descriptor &d, uint64_t now) noexcept;
+	admission admit(const wire::l7_view &v, uint64_t source_id, bool from_network,
+			uint64_t now) noexcept;
+	void count_refusal(const admission &a) noexcept;
+	uint32_t add_trace(uint64_t hdr_addr, uint32_t len, const wire::l7_view &v) noexcept;
+	bool hold_for_retry(const admission &a, const wire::l7_view &v) const noexcept;
+	void answered(const pending::entry &e, uint16_t status, bool mesh, uint64_t now,
+		      bool report) noexcept;
+	bool retry(uint32_t token, pending::entry &e, uint64_t now) noexcept;
+	void release_held(uint32_t token, pending::entry &e) noexcept;
+	void held_done(const sw_descriptor &n) noexcept;
+	void expired(uint32_t token, pending::entry &e, uint64_t now) noexcept;
+	void request(const sw_descriptor &d, const wire::l7_view &v, uint64_t now) noexcept;
+	void response(const sw_descriptor &d, const wire::l7_view &v, uint64_t now) noexcept;
+	void note(const sw_descriptor &n) noexcept;
+	void complete(const sw_descriptor &d, uint32_t status) noexcept;
+	void reply_error(uint32_t origin, uint32_t req_id, uint32_t step_id, uint16_t status,
+			 const char *reason) noexcept;
+	void reply_remote(const remote &r, uint64_t correlation, uint16_t status,
+			  const char *reason) noexcept;
+	void reply_to_origin(uint32_t token, const pending::entry &e, uint16_t status,
+			     const char *reason) noexcept;
+	bool send_out(const outgoing &o, const sw_descriptor &d) noexcept;
+	bool emit(const network::port &eg, const wire::link_addr &addr, wire::frame_kind kind,
+		  uint64_t correlation, const uint8_t *l7, uint16_t l7_len,
+		  const wire::body_ref &body) noexcept;
+	uint32_t open_pending(pending::party origin, pending::party dest, uint32_t req_id,
+			      uint32_t step_id, uint64_t correlation, const admission &a,
+			      const wire::l7_view &v, bool hold, uint64_t now) noexcept;
+	static void nic_done(void *addr, void *opaque);
+	void from_network(rx_msg *m, uint64_t now) noexcept;
+	void net_request(const sw_descriptor &cmd, const wire::l7_view &v, const remote &r,
+			 uint64_t correlation, uint64_t now) noexcept;
+	void net_response(const sw_descriptor &cmd, const wire::l7_view &v,
+			  const wire::endpoint &from, uint64_t correlation, uint64_t now) noexcept;
+	void drop_cmd(const sw_descriptor &cmd) noexcept;
+	void finish_cmd(const sw_descriptor &cmd, uint32_t status) noexcept;
+	void release_network_body(const sw_descriptor &cmd) noexcept;
+	int peer_of(const wire::endpoint &ep) const noexcept;
+	bool pkts_plenty() const noexcept;
+	remote remote_of(const rx_msg &m) const noexcept;
+	void to_dpa(unsigned thread, const sw_descriptor &cmd) noexcept;
+	void flush_backlogs() noexcept;
+	bool park(const sw_descriptor &cmd, uint64_t now, uint64_t give_up_at,
+		  uint64_t retry_at = 0) noexcept;
+	void give_up(const sw_descriptor &cmd) noexcept;
+	uint32_t unpark(uint64_t now) noexcept;
+	/** Free entries in the fullest backlog. */
+	uint32_t backlog_free() const noexcept;
+	/** Room for a burst of input that makes new work (leaves notifications a reserve). */
+	bool backlog_room() const noexcept { return backlog_free() >= 6 * 32; }
+	/** Room for a burst of notifications (each makes at most 3 commands). */
+	bool note_room() const noexcept { return backlog_free() >= 3 * 32; }
+	uint64_t now_ns(uint64_t tsc) const noexcept
+	{
+		return static_cast<uint64_t>((static_cast<unsigned __int128>(tsc) * _ns_mult) >> 32);
+	}
+
+	pod_registry *_reg = nullptr;
+	dpa::emulator *_emu = nullptr;
+	std::unique_ptr<pending::table> _pending;
+	/* routing and policy: published by control, loaded once per poll into _cur */
+	std::atomic<ruleset *> _published{nullptr};
+	ruleset *_cur = nullptr;
+	mutable std::mutex _policy_mu; /* control path: _owned */
+	std::shared_ptr<ruleset> _owned;
+	uint32_t _nb_services = 0;
+	std::vector<std::string> _svc_names;
+	std::unique_ptr<l7_metrics[]> _svc_metrics;
+	std::vector<retry_window> _retry_windows;
+	std::unique_ptr<sw_descriptor[]> _held; /* by pending slot: a held request's command */
+	uint64_t _ns_mult = 0;                   /* ns = tsc * _ns_mult >> 32 */
+	int64_t _unix_base = 0;                  /* unix seconds at TSC 0 (for JWT exp/nbf) */
+	std::vector<peer_view> _peers;
+	std::vector<network::port> _ports;
+	std::unique_ptr<remote[]> _remotes; /* by pending slot (token & 0xffff) */
+	rte_ring *_ingress = nullptr;
+	rte_mempool *_pkts = nullptr;
+	rte_ring *_tx_done = nullptr; /* hbufs whose zero-copy frames the NIC released */
+	std::vector<rte_mbuf *> _frames;
+	uint8_t _mac[6] = {};
+	std::optional<wire::endpoint> _ep4, _ep6;
+	uint32_t _msg_id = 0;
+	bool _iova_va = false;
+	unsigned _qsbr_id = 0;
+	bool _registered = false;
+	std::vector<std::unique_ptr<backlog>> _backlogs; /* per DPA thread */
+	std::unique_ptr<parking> _parking;
+	uint64_t _tsc_hz = 0;
+	std::string _hop;
+	unsigned _polls = 0;
+	counters _stats;
+};
+
+} // namespace dpumesh::sidecar

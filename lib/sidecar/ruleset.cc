@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// One immutable version of the sidecar's routes, deadlines, retries and L7 policy.
+#include "dpumesh/sidecar/ruleset.h"
+
+#include <algorithm>
+
+namespace dpumesh::sidecar {
+
+uint64_t latency_histogram::count() const noexcept
+{
+	uint64_t n = 0;
+	for (const counter &c : buckets)
+		n += c.get();
+	return n;
+}
+
+uint64_t latency_histogram::quantile_us(double q) const noexcept
+{
+	std::array<uint64_t, nb_buckets> snap;
+	uint64_t n = 0;
+	for (unsigned i = 0; i < nb_buckets; i++)
+		n += snap[i] = buckets[i].get();
+	if (n == 0)
+		return 0;
+	/* the rank of the q-quantile, 1-based, rounded up */
+	uint64_t rank = static_cast<uint64_t>(q * static_cast<double>(n));
+	if (rank < 1)
+		rank = 1;
+	if (rank > n)
+		rank = n;
+	uint64_t seen = 0;
+	for (unsigned i = 0; i < nb_buckets; i++) {
+		seen += snap[i];
+		if (seen >= rank)
+			return i == 0 ? 1 : uint64_t(1) << i;
+	}
+	return uint64_t(1) << (nb_buckets - 1);
+}
+
+bool idempotent(std::string_view method, uint16_t l7_flags) noexcept
+{
+	if (l7_flags & wire::l7_flag_idempotent)
+		return true;
+	for (std::string_view m : {"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
+		if (method == m)
+			return true;
+	return false;
+}
+
+result<std::unique_ptr<ruleset>> ruleset::build(const config::node_config &cfg,
+							       const pod_registry &reg,
+							       uint64_t version)
+{
+	std::unique_ptr<ruleset> p(new ruleset());
+	p->_version = version;
+	p->_default_timeout_ms = cfg.policy.default_timeout_ms;
+	p->_cfg = cfg.policy;
+	auto eng = policy::engine::create(cfg.policy);
+	if (!eng)
+		return eng.error();
+	p->_engine = std::move(*eng);
+
+	p->_services.resize(cfg.services.size());
+	uint32_t nb_routes = 0;
+	for (size_t i = 0; i < cfg.services.size(); i++) {
+		const config::service_config &svc = cfg.services[i];
+		uint32_t idx = reg.service_index(svc.name);
+		if (idx >= p->_services.size())
+			return errorf("%s: service %s is not one the node started with (services "
+				      "cannot change at run time; restart dpumesh)",
+				      cfg.where("/services/" + std::to_string(i)).c_str(),
+				      svc.name.c_str());
+		service_rules &s = p->_services[idx];
+		s.name = svc.name;
+		if (const config::route_config *r = cfg.find_route(svc.name); r && !r->is_local()) {
+			s.local = false;
+			const config::peer_config *peer = cfg.find_peer(r->to);
+			if (!peer)
+				return errorf("%s: route of %s names no peer %s",
+					      cfg.where("/routes").c_str(), svc.name.c_str(),
+					      r->to.c_str());
+			s.peer = static_cast<uint16_t>(peer - cfg.peers.data());
+		}
+		for (const config::timeout_config &t : cfg.policy.timeouts) {
+			if (t.service != svc.name)
+				continue;
+			route_rule r;
+			r.path_prefix = t.path_prefix;
+			r.timeout_ms = t.timeout_ms;
+			r.retries = t.retries;
+			r.backoff_ms = t.backoff_ms;
+			r.retry_budget_percent = t.retry_budget_percent;
+			r.retry_non_idempotent = t.retry_non_idempotent;
+			r.configured = true;
+			s.routes.push_back(std::move(r));
+		}
+		std::stable_sort(s.routes.begin(), s.routes.end(), [](const auto &a, const auto &b) {
+			return a.path_prefix.size() > b.path_prefix.size();
+		});
+		route_rule def; /* no configured prefix matched: the node's default deadline */
+		def.timeout_ms = cfg.policy.default_timeout_ms;
+		s.routes.push_back(std::move(def));
+		for (route_rule &r : s.routes)
+			r.metrics = nb_routes++;
+	}
+	p->_route_metrics = std::make_unique<l7_metrics[]>(nb_routes);
+	return p;
+}
+
+const route_rule &ruleset::route_for(uint32_t svc, std::string_view path) const noexcept
+{
+	const std::vector<route_rule> &routes = _services[svc].routes;
+	for (size_t i = 0; i + 1 < routes.size(); i++)
+		if (path.substr(0, routes[i].path_prefix.size()) == routes[i].path_prefix)
+			return routes[i];
+	return routes.back();
+}
+
+} // namespace dpumesh::sidecar

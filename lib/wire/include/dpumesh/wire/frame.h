@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The mesh wire protocol: messages (L7 header + body) over UDP, split into fragments.
+//
+// Each UDP datagram to the mesh port carries one 32-byte fragment header and a slice of
+// one message; a message is the L7 header (dpumesh/wire/l7.h) followed by the body. The format
+// is in docs/wire.md; the header itself and its checks are in dpumesh/wire/frame_hdr.h (no
+// DPDK). This file has the three pieces the Arm pipeline needs:
+//
+//   parse_frame()   validate Ethernet/IPv4|IPv6/UDP/fragment header of a received frame
+//   fragmenter      build frames for a message (body copied, or attached zero-copy)
+//   reassembler     collect fragments into whole messages with bounded memory and time
+//
+//   wire::parsed_frame pf;
+//   if (wire::parse_frame(m, mesh_port_be, &pf) != wire::wire_drop::none) { count; free; }
+//   wire::message msg;
+//   if (reasm->input(m, pf, rte_rdtsc(), &msg) == wire::reasm_result::complete) deliver(msg);
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include <rte_hash.h>
+#include <rte_mbuf.h>
+
+#include "dpumesh/common/counter.h"
+#include "dpumesh/wire/frame_hdr.h"
+#include "dpumesh/common/status.h"
+
+namespace dpumesh::wire {
+
+/** What parse_frame() found; offsets are into the mbuf's data. */
+struct parsed_frame {
+	endpoint src;
+	endpoint dst;
+	uint8_t src_mac[6];
+	frame_kind kind;
+	uint32_t msg_id;
+	uint32_t msg_len;
+	uint32_t frag_offset;
+	uint32_t frag_len; /**< payload bytes in this frame */
+	uint16_t l7_len;
+	uint64_t correlation;
+	uint32_t payload_off; /**< offset of the payload from the start of the frame */
+};
+
+/**
+ * Validates a whole frame: L2/L3/L4 with rte_net, IP and UDP lengths against the mbuf,
+ * the fragment header, and the fragment against max_message. mesh_port_be 0 takes UDP to
+ * any port (tools reading captures of both directions).
+ * @return wire_drop::none when valid, else the reason.
+ */
+wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t max_message,
+		      parsed_frame *out) noexcept;
+
+/** Addressing of frames this node sends. */
+struct link_addr {
+	uint8_t src_mac[6];
+	uint8_t dst_mac[6];
+	endpoint src;
+	endpoint dst;
+};
+
+/** How a message's body reaches the frames. */
+struct body_ref {
+	const uint8_t *data = nullptr;
+	uint32_t len = 0;
+	/**
+	 * Non-null: attach the body zero-copy as external buffers (one mbuf per fragment, each
+	 * holding a reference on shinfo); shinfo's free callback runs once the NIC is done with
+	 * every fragment. Requires a port with RTE_ETH_TX_OFFLOAD_MULTI_SEGS. fragment() takes
+	 * one reference per attached segment; the caller holds its own (refcnt starts at 1)
+	 * and drops it after fragment() returns, calling the free callback itself if that
+	 * was the last one (so a failed fragment() never fires the callback early).
+	 */
+	rte_mbuf_ext_shared_info *shinfo = nullptr;
+	rte_iova_t iova = RTE_BAD_IOVA; /**< IOVA of data (zero-copy only) */
+};
+
+/**
+ * Builds the frames of one message. The L7 header is copied; the body is copied or
+ * attached (body_ref::shinfo). Frames are sized to `mtu` (IP packet size).
+ * @return number of frames written to out, or 0 if the pool ran dry, max_out is too small
+ *         or the sizes are invalid (nothing is leaked; on failure no shinfo reference is
+ *         left taken).
+ */
+uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint64_t correlation,
+		  const uint8_t *l7, uint16_t l7_len, const body_ref &body, uint16_t mtu,
+		  rte_mempool *hdr_pool, rte_mbuf **out, uint16_t max_out) noexcept;
+
+/** Frames needed for a message of msg_len bytes at this MTU and address family. */
+uint32_t frames_needed(uint32_t msg_len, uint16_t mtu, bool v6) noexcept;
+
+struct reasm_config {
+	uint32_t max_message = 16u << 20;  /**< bytes of L7 header + body */
+	uint32_t max_reassemblies = 1024;  /**< messages in flight */
+	uint32_t max_per_source = 64;      /**< messages in flight per source IP */
+	uint32_t max_mbufs = 32768;        /**< mbufs held across all reassemblies */
+	uint32_t max_frags = 16384;        /**< fragments per message */
+	uint32_t timeout_ms = 500;         /**< from first fragment to complete */
+};
+
+/** A whole message: a chain of payload mbufs, in order, totalling msg_len bytes. */
+struct message {
+	rte_mbuf *chain = nullptr; /**< owner; free with rte_pktmbuf_free */
+	endpoint src;
+	uint8_t src_mac[6];
+	frame_kind kind;
+	uint32_t msg_id;
+	uint32_t msg_len;
+	uint16_t l7_len;
+	uint64_t correlation;
+};
+
+enum class reasm_result { complete, held, dropped };
+
+struct alignas(64) reasm_stats {
+	counter fragments;
+	counter messages;
+	counter bytes;
+	counter duplicates; /**< exact repeats, ignored */
+	std::array<counter, static_cast<size_t>(wire_drop::count)> drops;
+};
+
+/**
+ * Reassembly on one lcore (not thread-safe). Memory is bounded by max_reassemblies slots,
+ * max_mbufs held mbufs and a per-source cap; a message not completed within timeout_ms is
+ * dropped by expire(). Every mbuf given to input() is consumed: held, freed, or returned
+ * in a message.
+ */
+class reassembler {
+public:
+	static result<std::unique_ptr<reassembler>> create(const reasm_config &cfg,
+							   const char *name, int socket_id);
+	~reassembler();
+	reassembler(const reassembler &) = delete;
+	reassembler &operator=(const reassembler &) = delete;
+
+	/** Feeds one parsed frame; on complete, *out holds the message. */
+	reasm_result input(rte_mbuf *m, const parsed_frame &pf, uint64_t now_tsc,
+			   message *out) noexcept;
+
+	/** Drops reassemblies older than the timeout; returns how many. */
+	uint32_t expire(uint64_t now_tsc) noexcept;
+
+	/** Drops everything held (shutdown, tests). */
+	void flush() noexcept;
+
+	uint32_t in_flight() const noexcept { return _nb_active; }
+	uint32_t mbufs_held() const noexcept { return _mbufs_held; }
+	const reasm_stats &stats() const noexcept { return _stats; }
+	reasm_stats &stats() noexcept { return _stats; }
+
+private:
+	struct slot;
+	reassembler() = default;
+	void release(uint32_t idx, wire_drop why) noexcept;
+	int32_t source_ref(const uint8_t ip[16], int delta) noexcept;
+
+	reasm_config _cfg{};
+	uint64_t _timeout_tsc = 0;
+	rte_hash *_msgs = nullptr;    /**< (src ip, port, msg_id) -> slot */
+	rte_hash *_sources = nullptr; /**< src ip -> per-source count index */
+	std::unique_ptr<slot[]> _slots;
+	std::unique_ptr<uint32_t[]> _source_counts;
+	uint32_t _lru_head = UINT32_MAX, _lru_tail = UINT32_MAX; /* oldest first */
+	uint32_t _free_head = UINT32_MAX;
+	uint32_t _nb_active = 0;
+	uint32_t _mbufs_held = 0;
+	reasm_stats _stats;
+};
+
+} // namespace dpumesh::wire

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The mesh fragment header (docs/wire.md §2) without DPDK: constants, drop reasons, encode/decode.
+//
+// Both sides of the wire use it: the Arm pipeline (dpumesh/wire/frame.h, on mbufs) and socket
+// programs such as the ingress gateway (dpumesh/meshsock/meshsock.h, on plain UDP datagrams). The
+// checks live here once, so a datagram a socket program accepts is one the node accepts.
+//
+//   wire::frag_fields f;
+//   if (wire::decode_frag_hdr(dgram, n - wire::frame_hdr_size, max_message, &f) ==
+//       wire::wire_drop::none)
+//     reasm.input(src, f, dgram + wire::frame_hdr_size, now);
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace dpumesh::wire {
+
+inline constexpr uint16_t frame_magic = 0x4457; /* "DW" */
+inline constexpr uint8_t frame_version = 1;
+inline constexpr size_t frame_hdr_size = 32;
+
+enum class frame_kind : uint8_t { request = 1, response = 2 };
+
+/** The fragment header as on the wire (all fields big-endian). */
+struct __attribute__((packed)) frame_hdr {
+	uint16_t magic;       /**< "DW" */
+	uint8_t version;      /**< 1 */
+	uint8_t kind;         /**< frame_kind */
+	uint32_t msg_id;      /**< sender-chosen; with the source address, the reassembly key */
+	uint32_t msg_len;     /**< L7 header + body */
+	uint32_t frag_offset; /**< where this fragment's payload starts in the message */
+	uint16_t l7_len;      /**< length of the L7 header at the start of the message */
+	uint16_t flags;       /**< reserved, zero */
+	uint64_t correlation; /**< request: sender's pending key; response: copied back */
+	uint32_t reserved;    /**< zero */
+};
+static_assert(sizeof(frame_hdr) == frame_hdr_size);
+
+/** Why a frame or a reassembly was dropped; each is a counter. */
+#define DPUMESH_FOREACH_WIRE_DROP(_)                                                     \
+	_(none, "not dropped")                                                           \
+	_(not_ip, "neither IPv4 nor IPv6")                                               \
+	_(ip_fragment, "an IP fragment (mesh fragments at L7)")                          \
+	_(not_udp, "IP but not UDP")                                                     \
+	_(other_port, "UDP to another port")                                             \
+	_(other_host, "to another IP address than the node's (of that family)")         \
+	_(bad_ip, "IP header or lengths inconsistent with the frame")                    \
+	_(bad_udp, "UDP length inconsistent with the IP payload")                        \
+	_(truncated, "shorter than the fragment header")                                 \
+	_(bad_magic, "fragment magic is not DW")                                         \
+	_(bad_version, "unsupported fragment version")                                   \
+	_(bad_kind, "kind is neither request nor response")                              \
+	_(bad_reserved, "reserved fields or flags set")                                  \
+	_(bad_length, "offsets or lengths out of bounds")                                \
+	_(too_large, "message longer than the configured maximum")                       \
+	_(mismatch, "fragment disagrees with earlier fragments of its message")          \
+	_(overlap, "fragment overlaps data already received")                            \
+	_(table_full, "too many messages in reassembly")                                 \
+	_(source_limit, "source has too many messages in reassembly")                    \
+	_(memory_limit, "reassembly holds too many mbufs")                               \
+	_(timeout, "message not complete before the reassembly timeout")                \
+	_(too_many_frags, "message split into more fragments than allowed")
+
+enum class wire_drop : uint8_t {
+#define DPUMESH_WIRE_DROP_ENUM(n, d) n,
+	DPUMESH_FOREACH_WIRE_DROP(DPUMESH_WIRE_DROP_ENUM)
+#undef DPUMESH_WIRE_DROP_ENUM
+	count
+};
+const char *wire_drop_name(wire_drop d) noexcept;
+const char *wire_drop_help(wire_drop d) noexcept;
+
+/** An IPv4 (as ::ffff:a.b.c.d) or IPv6 address and a UDP port. */
+struct endpoint {
+	uint8_t ip[16] = {};
+	uint16_t port = 0; /**< host order */
+	bool is_v4() const noexcept;
+	static endpoint from_v4(uint32_t addr_be, uint16_t port) noexcept;
+	bool operator==(const endpoint &) const noexcept = default;
+};
+
+/** The fragment header's fields in host order, and the slice length of its datagram. */
+struct frag_fields {
+	frame_kind kind = frame_kind::request;
+	uint32_t msg_id = 0;
+	uint32_t msg_len = 0;
+	uint32_t frag_offset = 0;
+	uint32_t frag_len = 0; /**< payload bytes after the header in this datagram */
+	uint16_t l7_len = 0;
+	uint64_t correlation = 0;
+};
+
+/**
+ * Validates a fragment header (32 bytes at hdr, any alignment) followed by frag_len bytes
+ * of payload: magic, version, kind, reserved fields, msg_len against max_message, and the
+ * lengths (16 <= l7_len <= msg_len, 1 <= frag_len, frag_offset + frag_len <= msg_len).
+ * @return wire_drop::none with *out filled, else the first reason found
+ */
+wire_drop decode_frag_hdr(const void *hdr, uint32_t frag_len, uint32_t max_message,
+			  frag_fields *out) noexcept;
+
+/** Writes the 32-byte header for f (frag_len is not part of it) at out. */
+void encode_frag_hdr(const frag_fields &f, void *out) noexcept;
+
+} // namespace dpumesh::wire
