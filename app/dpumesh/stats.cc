@@ -1,154 +1,150 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Statistics printing: ethdev stats per port and per-stage counters.
+// Statistics printing: rates per port, per-stage work and cycles, port RX drops, pods, the
+// sidecar's and the DPA threads' counters. Every number comes from control::take_snapshot.
 #include "stats.h"
 
+#include <inttypes.h>
+
 #include <rte_cycles.h>
-#include <rte_ethdev.h>
 
 namespace dpumesh::app {
 
-stats_printer::stats_printer(node_view v)
-	: _v(v), _prev(v.ports->size()), _prev_tsc(rte_get_tsc_cycles()), _start_tsc(_prev_tsc)
+namespace {
+
+void print_sidecar(FILE *out, const control::snapshot &s, bool final)
+{
+	if (!s.has_sidecar)
+		return;
+	std::fprintf(out, final ? "final stage=sidecar" : "sidecar:");
+	for (const control::counter_row &r : s.sidecar)
+		if (final || r.value)
+			std::fprintf(out, " %s=%" PRIu64, r.name, r.value);
+	std::fprintf(out, " pending=%u\n", s.pending);
+}
+
+void print_dpa(FILE *out, const control::snapshot &s, bool final)
+{
+	for (const control::dpa_thread_view &t : s.dpa)
+		std::fprintf(out,
+			     "%s thread=%u tx_taken=%" PRIu64 " tx_posted=%" PRIu64
+			     " rx_delivered=%" PRIu64 " rx_handed_back=%" PRIu64
+			     " tx_completions=%" PRIu64 " remote_completions=%" PRIu64
+			     " completion_ring_full=%" PRIu64 " dma_ops=%" PRIu64 " dma_bytes=%" PRIu64
+			     " dma_errors=%" PRIu64 " hbufs_in_use=%u\n",
+			     final ? "final dpa" : "dpa", t.thread, t.tx_taken, t.tx_posted,
+			     t.rx_delivered, t.rx_handed_back, t.tx_completions, t.remote_completions,
+			     t.completion_ring_full, t.dma_completed, t.dma_bytes, t.dma_errors,
+			     s.hbufs_in_use);
+}
+
+} // namespace
+
+stats_printer::stats_printer(const control::node &n)
+	: _n(n), _prev(control::take_snapshot(n, control::snap::ports)), _start_tsc(_prev.tsc)
 {
 }
 
-void stats_printer::print_periodic(FILE *out)
+std::string stats_printer::periodic()
 {
-	uint64_t now = rte_get_tsc_cycles();
-	double dt = static_cast<double>(now - _prev_tsc) / static_cast<double>(rte_get_tsc_hz());
-	double t = static_cast<double>(now - _start_tsc) / static_cast<double>(rte_get_tsc_hz());
-	_prev_tsc = now;
+	control::snapshot s = control::take_snapshot(_n);
+	const double hz = static_cast<double>(rte_get_tsc_hz());
+	double dt = static_cast<double>(s.tsc - _prev.tsc) / hz;
 	if (dt <= 0)
 		dt = 1e-9;
-	std::fprintf(out, "---- dpumesh stats at %.1f s (%s) ----\n", t,
-		     _v.runner->forwarding() ? "forwarding" : "stopped");
-	for (size_t i = 0; i < _v.ports->size(); i++) {
-		const port::port_info &p = (*_v.ports)[i];
-		rte_eth_stats s{};
-		if (rte_eth_stats_get(p.port_id, &s) != 0)
+	char *buf = nullptr;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	if (!out)
+		return {};
+	std::fprintf(out, "---- dpumesh stats at %.1f s (%s) ----\n",
+		     static_cast<double>(s.tsc - _start_tsc) / hz,
+		     s.forwarding ? "forwarding" : "stopped");
+	for (const control::port_snapshot &p : s.ports) {
+		if (!p.stats_ok)
 			continue;
-		port_prev &pv = _prev[i];
-		double rx_pps = static_cast<double>(s.ipackets - pv.ipackets) / dt;
-		double rx_bps = static_cast<double>(s.ibytes - pv.ibytes) * 8 / dt;
-		double tx_pps = static_cast<double>(s.opackets - pv.opackets) / dt;
-		double tx_bps = static_cast<double>(s.obytes - pv.obytes) * 8 / dt;
-		pv = {s.ipackets, s.ibytes, s.opackets, s.obytes};
+		rte_eth_stats pv{};
+		for (const control::port_snapshot &q : _prev.ports)
+			if (q.info == p.info && q.stats_ok)
+				pv = q.stats;
+		const rte_eth_stats &c = p.stats;
 		std::fprintf(out,
-			     "port %u %-8s RX %12lu pkts %8.3f Mpps %8.3f Gbps  missed %lu errors %lu"
-			     " nombuf %lu\n"
-			     "              TX %12lu pkts %8.3f Mpps %8.3f Gbps  errors %lu\n",
-			     p.port_id, p.name.c_str(), s.ipackets, rx_pps / 1e6, rx_bps / 1e9,
-			     s.imissed, s.ierrors, s.rx_nombuf, s.opackets, tx_pps / 1e6,
-			     tx_bps / 1e9, s.oerrors);
+			     "port %u %-8s RX %12" PRIu64 " pkts %8.3f Mpps %8.3f Gbps  missed %" PRIu64
+			     " errors %" PRIu64 " nombuf %" PRIu64 "\n"
+			     "              TX %12" PRIu64 " pkts %8.3f Mpps %8.3f Gbps  errors %" PRIu64
+			     "\n",
+			     p.info->port_id, p.info->name.c_str(), c.ipackets,
+			     static_cast<double>(c.ipackets - pv.ipackets) / dt / 1e6,
+			     static_cast<double>(c.ibytes - pv.ibytes) * 8 / dt / 1e9, c.imissed,
+			     c.ierrors, c.rx_nombuf, c.opackets,
+			     static_cast<double>(c.opackets - pv.opackets) / dt / 1e6,
+			     static_cast<double>(c.obytes - pv.obytes) * 8 / dt / 1e9, c.oerrors);
 	}
-	for (const lcore::stage_view &st : _v.runner->stages()) {
+	for (const lcore::stage_view &st : s.stages) {
 		double cpw = st.work ? static_cast<double>(st.busy_cycles) / st.work : 0;
 		double busy = st.busy_cycles + st.idle_cycles
 				      ? 100.0 * st.busy_cycles / (st.busy_cycles + st.idle_cycles)
 				      : 0;
-		std::fprintf(out, "stage %-8s lcore %u: work %lu, %.1f cycles/unit, busy %.1f%%\n",
+		std::fprintf(out, "stage %-8s lcore %u: work %" PRIu64 ", %.1f cycles/unit, busy %.1f%%\n",
 			     st.name.c_str(), st.lcore, st.work, cpw, busy);
 	}
-	for (const port::rx_ctx *rx : *_v.rx) {
-		std::fprintf(out, "port_rx: frames %lu accepted %lu messages %lu in-reassembly %u drops:",
-			     rx->stats.frames.get(), rx->stats.accepted.get(),
-			     rx->stats.messages.get(), rx->reasm->in_flight());
+	if (!s.ports.empty()) {
+		std::fprintf(out,
+			     "port_rx: frames %" PRIu64 " accepted %" PRIu64 " messages %" PRIu64
+			     " in-reassembly %" PRIu64 " drops:",
+			     s.rx.frames, s.rx.accepted, s.rx.messages, s.rx.in_reassembly);
 		bool any = false;
-		for (size_t d = 1; d < rx->stats.drops.size(); d++) {
-			uint64_t n = rx->stats.drops[d].get() + rx->reasm->stats().drops[d].get();
-			if (n) {
-				std::fprintf(out, " %s=%lu",
-					     port::rx_drop_name(static_cast<port::rx_drop>(d)), n);
+		s.rx.for_each([&](const char *name, const char *, uint64_t v) {
+			if (v && std::string_view(name) != "duplicates") {
+				std::fprintf(out, " %s=%" PRIu64, name, v);
 				any = true;
 			}
-		}
-		for (auto [name, c] : {std::pair{"no_consumer", &rx->stats.no_consumer},
-				       std::pair{"ring_full", &rx->stats.ring_full},
-				       std::pair{"msg_pool_empty", &rx->stats.msg_pool_empty}}) {
-			if (c->get()) {
-				std::fprintf(out, " %s=%lu", name, c->get());
-				any = true;
-			}
-		}
+		});
 		std::fprintf(out, "%s\n", any ? "" : " none");
 	}
-	print_mesh(out, false);
-	std::fflush(out);
+	std::fprintf(out, "pods: %u registered\n", s.nb_pods);
+	print_sidecar(out, s, false);
+	print_dpa(out, s, false);
+	std::fclose(out);
+	std::string text(buf, len);
+	std::free(buf);
+	_prev = std::move(s);
+	return text;
 }
 
-void stats_printer::print_mesh(FILE *out, bool final) const
+void stats_printer::print_final(FILE *out) const
 {
-	if (_v.registry) {
-		std::fprintf(out, final ? "final pods registered=%u\n" : "pods: %u registered\n",
-			     _v.registry->nb_pods());
-	}
-	if (_v.sidecar) {
-		std::fprintf(out, final ? "final stage=sidecar" : "sidecar:");
-		sidecar::for_each_counter(_v.sidecar->stats(),
-						   [&](const char *name, const char *, uint64_t v) {
-							   if (final || v)
-								   std::fprintf(out, " %s=%lu", name, v);
-						   });
-		std::fprintf(out, " pending=%u\n", _v.sidecar->pending().size());
-	}
-	if (_v.emu) {
-		for (unsigned t = 0; t < _v.emu->nb_threads(); t++) {
-			const dpa::thread_stats &s = _v.emu->stats(t);
-			const dma::engine_stats &d = _v.emu->dma(t).stats();
-			std::fprintf(out,
-				     "%s thread=%u tx_taken=%lu tx_posted=%lu rx_delivered=%lu "
-				     "rx_handed_back=%lu tx_completions=%lu remote_completions=%lu "
-				     "completion_ring_full=%lu dma_ops=%lu dma_bytes=%lu dma_errors=%lu "
-				     "hbufs_in_use=%u\n",
-				     final ? "final dpa" : "dpa", t, s.tx_taken.get(), s.tx_posted.get(),
-				     s.rx_delivered.get(), s.rx_handed_back.get(), s.tx_completions.get(),
-				     s.remote_completions.get(), s.completion_ring_full.get(),
-				     d.ops_completed.get(), d.bytes_submitted.get(), d.errors.get(),
-				     rte_mempool_in_use_count(_v.emu->hbufs()));
-		}
-	}
-}
-
-void stats_printer::print_final(FILE *out)
-{
-	for (const port::port_info &p : *_v.ports) {
-		rte_eth_stats s{};
-		if (rte_eth_stats_get(p.port_id, &s) != 0)
+	control::snapshot s = control::take_snapshot(_n);
+	for (const control::port_snapshot &p : s.ports) {
+		if (!p.stats_ok)
 			continue;
+		const rte_eth_stats &c = p.stats;
 		std::fprintf(out,
-			     "final port=%u name=%s rx_packets=%lu rx_bytes=%lu rx_missed=%lu "
-			     "rx_errors=%lu tx_packets=%lu tx_bytes=%lu tx_errors=%lu\n",
-			     p.port_id, p.name.c_str(), s.ipackets, s.ibytes, s.imissed, s.ierrors,
-			     s.opackets, s.obytes, s.oerrors);
+			     "final port=%u name=%s rx_packets=%" PRIu64 " rx_bytes=%" PRIu64
+			     " rx_missed=%" PRIu64 " rx_errors=%" PRIu64 " tx_packets=%" PRIu64
+			     " tx_bytes=%" PRIu64 " tx_errors=%" PRIu64 "\n",
+			     p.info->port_id, p.info->name.c_str(), c.ipackets, c.ibytes, c.imissed,
+			     c.ierrors, c.opackets, c.obytes, c.oerrors);
 	}
-	uint64_t frames = 0, accepted = 0, messages = 0, no_consumer = 0, ring_full = 0,
-		 pool_empty = 0, duplicates = 0;
-	std::vector<uint64_t> drops(static_cast<size_t>(port::rx_drop::count), 0);
-	for (const port::rx_ctx *rx : *_v.rx) {
-		frames += rx->stats.frames.get();
-		accepted += rx->stats.accepted.get();
-		messages += rx->stats.messages.get() + rx->stats.no_consumer.get() +
-			    rx->stats.ring_full.get() + rx->stats.msg_pool_empty.get();
-		no_consumer += rx->stats.no_consumer.get();
-		ring_full += rx->stats.ring_full.get();
-		pool_empty += rx->stats.msg_pool_empty.get();
-		duplicates += rx->reasm->stats().duplicates.get();
-		for (size_t d = 0; d < drops.size(); d++)
-			drops[d] += rx->stats.drops[d].get() + rx->reasm->stats().drops[d].get();
-	}
+	const control::drop_totals &r = s.rx;
 	std::fprintf(out,
-		     "final stage=port_rx frames=%lu accepted=%lu messages=%lu duplicates=%lu "
-		     "msg_no_consumer=%lu msg_ring_full=%lu msg_pool_empty=%lu",
-		     frames, accepted, messages, duplicates, no_consumer, ring_full, pool_empty);
-	for (size_t d = 1; d < drops.size(); d++)
-		std::fprintf(out, " drop_%s=%lu",
-			     port::rx_drop_name(static_cast<port::rx_drop>(d)), drops[d]);
+		     "final stage=port_rx frames=%" PRIu64 " accepted=%" PRIu64 " messages=%" PRIu64
+		     " duplicates=%" PRIu64 " msg_no_consumer=%" PRIu64 " msg_ring_full=%" PRIu64
+		     " msg_pool_empty=%" PRIu64,
+		     r.frames, r.accepted,
+		     r.messages + r.no_consumer + r.ring_full + r.msg_pool_empty, r.duplicates,
+		     r.no_consumer, r.ring_full, r.msg_pool_empty);
+	for (size_t d = 1; d < r.drops.size(); d++)
+		std::fprintf(out, " drop_%s=%" PRIu64,
+			     port::rx_drop_name(static_cast<port::rx_drop>(d)), r.drops[d]);
 	std::fprintf(out, "\n");
-	for (const port::tx_ctx *tx : _v.tx ? *_v.tx : std::vector<port::tx_ctx *>{})
-		std::fprintf(out, "final stage=port_tx port=%u frames=%lu bytes=%lu stalls=%lu dropped=%lu\n",
-			     tx->port, tx->stats.frames.get(), tx->stats.bytes.get(),
-			     tx->stats.stalls.get(), tx->stats.dropped.get());
-	print_mesh(out, true);
+	for (const control::tx_stage_view &t : s.tx)
+		std::fprintf(out,
+			     "final stage=port_tx port=%u frames=%" PRIu64 " bytes=%" PRIu64
+			     " stalls=%" PRIu64 " dropped=%" PRIu64 "\n",
+			     t.port, t.frames, t.bytes, t.stalls, t.dropped);
+	std::fprintf(out, "final pods registered=%u\n", s.nb_pods);
+	print_sidecar(out, s, true);
+	print_dpa(out, s, true);
 	std::fflush(out);
 }
 

@@ -12,6 +12,7 @@
 #include <rte_mempool.h>
 
 #include "dpumesh/common/log.h"
+#include "dpumesh/control/snapshot.h"
 #include "internal/commands.h"
 
 namespace dpumesh::console {
@@ -108,10 +109,10 @@ status cmd_show_lcores(invocation &inv)
 
 status cmd_show_stages(invocation &inv)
 {
-	auto stages = inv.node.runner().stages();
-	if (stages.empty())
+	control::snapshot snap = control::take_snapshot(inv.node, control::snap::stages);
+	if (snap.stages.empty())
 		appendf(inv.out, "no stages (no ports configured)\n");
-	for (const lcore::stage_view &s : stages) {
+	for (const lcore::stage_view &s : snap.stages) {
 		double cpu = s.work ? static_cast<double>(s.busy_cycles) / static_cast<double>(s.work)
 				    : 0.0;
 		appendf(inv.out,
@@ -121,13 +122,13 @@ status cmd_show_stages(invocation &inv)
 			percent(s.busy_cycles, s.busy_cycles + s.idle_cycles));
 	}
 	appendf(inv.out, "tsc_hz=%" PRIu64 " forwarding=%s\n", inv.node.runner().tsc_hz(),
-		inv.node.runner().forwarding() ? "on" : "off");
+		snap.forwarding ? "on" : "off");
 	return status::ok();
 }
 
 status cmd_show_drops(invocation &inv)
 {
-	control::drop_totals t = control::drops(inv.node);
+	const control::drop_totals t = control::take_snapshot(inv.node, control::snap::rx).rx;
 	appendf(inv.out,
 		"port_rx frames=%" PRIu64 " bytes=%" PRIu64 " accepted=%" PRIu64 " messages=%" PRIu64
 		" in_reassembly=%" PRIu64 "\n",
@@ -202,15 +203,12 @@ status cmd_show_pending(invocation &inv)
 
 status cmd_show_dpa(invocation &inv)
 {
-	const dpa::emulator *emu = inv.node.emulator();
-	if (!emu)
+	control::snapshot snap = control::take_snapshot(inv.node, control::snap::dpa);
+	if (!snap.has_dpa)
 		return errorf("no DPA emulator in this node");
-	appendf(inv.out, "DPA emulator: %u thread(s), hbufs in use %u of %u (%u B each)\n",
-		emu->nb_threads(), rte_mempool_in_use_count(emu->hbufs()), emu->hbufs()->size,
-		emu->hbuf_size());
-	for (unsigned t = 0; t < emu->nb_threads(); t++) {
-		const dpa::thread_stats &s = emu->stats(t);
-		const dpa_kernel_state &k = emu->kernel_state(t);
+	appendf(inv.out, "DPA emulator: %zu thread(s), hbufs in use %u of %u (%u B each)\n",
+		snap.dpa.size(), snap.hbufs_in_use, snap.hbufs_total, snap.hbuf_size);
+	for (const control::dpa_thread_view &t : snap.dpa)
 		appendf(inv.out,
 			"thread %u: tx_taken=%" PRIu64 " tx_posted=%" PRIu64 " rx_delivered=%" PRIu64
 			" rx_handed_back=%" PRIu64 " tx_completions=%" PRIu64
@@ -218,42 +216,35 @@ status cmd_show_dpa(invocation &inv)
 			"  kernels: tx_inflight=%u rx_inflight=%u tx_no_hbuf=%" PRIu64
 			" tx_dma_errors=%" PRIu64 " rx_completions=%" PRIu64 " rx_bad_commands=%" PRIu64
 			"\n",
-			t, s.tx_taken.get(), s.tx_posted.get(), s.rx_delivered.get(),
-			s.rx_handed_back.get(), s.tx_completions.get(), s.remote_completions.get(),
-			k.nb_tx_inflight, k.nb_rx_inflight, k.tx_no_hbuf, k.tx_dma_errors,
-			k.rx_completions, k.rx_bad_commands);
-	}
+			t.thread, t.tx_taken, t.tx_posted, t.rx_delivered, t.rx_handed_back,
+			t.tx_completions, t.remote_completions, t.tx_inflight, t.rx_inflight,
+			t.tx_no_hbuf, t.tx_dma_errors, t.rx_completions, t.rx_bad_commands);
 	return status::ok();
 }
 
 status cmd_show_dma(invocation &inv)
 {
-	const dpa::emulator *emu = inv.node.emulator();
-	if (!emu)
+	control::snapshot snap = control::take_snapshot(inv.node, control::snap::dpa);
+	if (!snap.has_dpa)
 		return errorf("no DPA emulator in this node");
-	for (unsigned t = 0; t < emu->nb_threads(); t++) {
-		const dma::engine &e = emu->dma(t);
-		const dma::engine_stats &s = e.stats();
+	for (const control::dpa_thread_view &t : snap.dpa)
 		appendf(inv.out,
 			"engine %u %s: max_copy=%u B max_inflight=%u inflight=%u ops=%" PRIu64
 			" segments=%" PRIu64 " bytes=%" PRIu64 " completed=%" PRIu64 " errors=%" PRIu64
 			" ring_full=%" PRIu64 "\n",
-			t, e.name().c_str(), e.max_copy_size(), e.max_inflight(), e.inflight(),
-			s.ops_submitted.get(), s.segments_submitted.get(), s.bytes_submitted.get(),
-			s.ops_completed.get(), s.errors.get(), s.ring_full.get());
-	}
+			t.thread, t.dma_name.c_str(), t.dma_max_copy, t.dma_max_inflight, t.dma_inflight,
+			t.dma_ops, t.dma_segments, t.dma_bytes, t.dma_completed, t.dma_errors,
+			t.dma_ring_full);
 	return status::ok();
 }
 
 status cmd_show_sidecar(invocation &inv)
 {
-	const sidecar::stage *sc = inv.node.sidecar();
-	if (!sc)
+	control::snapshot snap = control::take_snapshot(inv.node, control::snap::sidecar);
+	if (!snap.has_sidecar)
 		return errorf("no sidecar in this node");
-	sidecar::for_each_counter(sc->stats(), [&](const char *name, const char *help,
-							    uint64_t v) {
-		appendf(inv.out, "  %-18s %12" PRIu64 "  %s\n", name, v, help);
-	});
+	for (const control::counter_row &r : snap.sidecar)
+		appendf(inv.out, "  %-18s %12" PRIu64 "  %s\n", r.name, r.value, r.help);
 	return status::ok();
 }
 

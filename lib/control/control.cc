@@ -27,6 +27,13 @@ node::node(const std::vector<port::port_info> &ports,
 {
 }
 
+node::node(::dpumesh::node::instance &n, bool cfg_from_file, config_adjust adjust)
+	: node(n.ports(), n.rx(), n.runner(), n.config(), cfg_from_file, std::move(adjust))
+{
+	_inst = &n;
+	set_mesh(&n.registry(), &n.sidecar(), &n.emulator());
+}
+
 std::shared_ptr<const config::node_config> node::config() const
 {
 	std::lock_guard<std::mutex> lock(_mu);
@@ -224,6 +231,15 @@ void node::refresh_pods_snapshot()
 	auto v = pods(*this, "all");
 	std::lock_guard<std::mutex> lock(_mu);
 	_pods = v ? std::move(*v) : std::vector<pod_view>{};
+}
+
+void node::tick()
+{
+	uint32_t nb = _reg ? _reg->nb_pods() : 0;
+	if (++_ticks % 20 == 0 || nb != _ticked_pods) {
+		_ticked_pods = nb;
+		refresh_pods_snapshot();
+	}
 }
 
 std::vector<pod_view> node::pods_snapshot() const

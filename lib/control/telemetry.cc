@@ -13,6 +13,7 @@
 #include <rte_telemetry.h>
 
 #include "dpumesh/control/control.h"
+#include "dpumesh/control/snapshot.h"
 #include "dpumesh/common/log.h"
 
 namespace dpumesh::control {
@@ -74,29 +75,27 @@ private:
 
 int fill_ports(node &n, rte_tel_data *d)
 {
-	auto snaps = port_snapshots(n, "all");
-	if (!snaps)
-		return -EINVAL;
+	const auto snaps = take_snapshot(n, snap::ports).ports;
 	columns c(d);
-	DPUMESH_TEL_U64_COLUMN(c, "port_id", *snaps, r.info->port_id);
-	DPUMESH_TEL_STR_COLUMN(c, "name", *snaps, r.info->name);
-	DPUMESH_TEL_STR_COLUMN(c, "dev", *snaps, r.info->dev);
-	DPUMESH_TEL_STR_COLUMN(c, "driver", *snaps, r.info->driver);
-	DPUMESH_TEL_U64_COLUMN(c, "link_up", *snaps, r.link.link_status);
-	DPUMESH_TEL_U64_COLUMN(c, "rx_packets", *snaps, r.stats.ipackets);
-	DPUMESH_TEL_U64_COLUMN(c, "rx_bytes", *snaps, r.stats.ibytes);
-	DPUMESH_TEL_U64_COLUMN(c, "rx_missed", *snaps, r.stats.imissed);
-	DPUMESH_TEL_U64_COLUMN(c, "rx_errors", *snaps, r.stats.ierrors);
-	DPUMESH_TEL_U64_COLUMN(c, "rx_nombuf", *snaps, r.stats.rx_nombuf);
-	DPUMESH_TEL_U64_COLUMN(c, "tx_packets", *snaps, r.stats.opackets);
-	DPUMESH_TEL_U64_COLUMN(c, "tx_bytes", *snaps, r.stats.obytes);
-	DPUMESH_TEL_U64_COLUMN(c, "tx_errors", *snaps, r.stats.oerrors);
+	DPUMESH_TEL_U64_COLUMN(c, "port_id", snaps, r.info->port_id);
+	DPUMESH_TEL_STR_COLUMN(c, "name", snaps, r.info->name);
+	DPUMESH_TEL_STR_COLUMN(c, "dev", snaps, r.info->dev);
+	DPUMESH_TEL_STR_COLUMN(c, "driver", snaps, r.info->driver);
+	DPUMESH_TEL_U64_COLUMN(c, "link_up", snaps, r.link.link_status);
+	DPUMESH_TEL_U64_COLUMN(c, "rx_packets", snaps, r.stats.ipackets);
+	DPUMESH_TEL_U64_COLUMN(c, "rx_bytes", snaps, r.stats.ibytes);
+	DPUMESH_TEL_U64_COLUMN(c, "rx_missed", snaps, r.stats.imissed);
+	DPUMESH_TEL_U64_COLUMN(c, "rx_errors", snaps, r.stats.ierrors);
+	DPUMESH_TEL_U64_COLUMN(c, "rx_nombuf", snaps, r.stats.rx_nombuf);
+	DPUMESH_TEL_U64_COLUMN(c, "tx_packets", snaps, r.stats.opackets);
+	DPUMESH_TEL_U64_COLUMN(c, "tx_bytes", snaps, r.stats.obytes);
+	DPUMESH_TEL_U64_COLUMN(c, "tx_errors", snaps, r.stats.oerrors);
 	return 0;
 }
 
 int fill_stages(node &n, rte_tel_data *d)
 {
-	auto st = n.runner().stages();
+	auto st = take_snapshot(n, snap::stages).stages;
 	columns c(d);
 	DPUMESH_TEL_STR_COLUMN(c, "name", st, r.name);
 	DPUMESH_TEL_U64_COLUMN(c, "lcore", st, r.lcore);
@@ -122,7 +121,7 @@ int fill_lcores(node &n, rte_tel_data *d)
 
 int fill_drops(node &n, rte_tel_data *d)
 {
-	drop_totals t = drops(n);
+	const drop_totals t = take_snapshot(n, snap::rx).rx;
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "frames", t.frames);
 	rte_tel_data_add_dict_u64(d, "bytes", t.bytes);
@@ -138,13 +137,12 @@ int fill_drops(node &n, rte_tel_data *d)
 /* The pod side: counters are atomics written by their lcore, safe to read from here. */
 int fill_sidecar(node &n, rte_tel_data *d)
 {
-	if (!n.sidecar())
+	snapshot s = take_snapshot(n, snap::sidecar);
+	if (!s.has_sidecar)
 		return -ENODEV;
 	rte_tel_data_start_dict(d);
-	sidecar::for_each_counter(n.sidecar()->stats(),
-					   [&](const char *name, const char *, uint64_t v) {
-						   rte_tel_data_add_dict_u64(d, name, v);
-					   });
+	for (const counter_row &r : s.sidecar)
+		rte_tel_data_add_dict_u64(d, r.name, r.value);
 	return 0;
 }
 
@@ -250,51 +248,41 @@ int fill_latency(node &n, rte_tel_data *d)
 	return 0;
 }
 
-/** One row per DPA thread: its index. */
-std::vector<unsigned> thread_rows(const dpa::emulator &emu)
-{
-	std::vector<unsigned> t(emu.nb_threads());
-	for (unsigned i = 0; i < t.size(); i++)
-		t[i] = i;
-	return t;
-}
-
 int fill_dpa(node &n, rte_tel_data *d)
 {
-	const dpa::emulator *emu = n.emulator();
-	if (!emu)
+	snapshot s = take_snapshot(n, snap::dpa);
+	if (!s.has_dpa)
 		return -ENODEV;
-	std::vector<unsigned> t = thread_rows(*emu);
+	const auto &t = s.dpa;
 	columns c(d);
-	DPUMESH_TEL_U64_COLUMN(c, "thread", t, r);
-	DPUMESH_TEL_U64_COLUMN(c, "tx_taken", t, emu->stats(r).tx_taken.get());
-	DPUMESH_TEL_U64_COLUMN(c, "tx_posted", t, emu->stats(r).tx_posted.get());
-	DPUMESH_TEL_U64_COLUMN(c, "rx_delivered", t, emu->stats(r).rx_delivered.get());
-	DPUMESH_TEL_U64_COLUMN(c, "rx_handed_back", t, emu->stats(r).rx_handed_back.get());
-	DPUMESH_TEL_U64_COLUMN(c, "tx_completions", t, emu->stats(r).tx_completions.get());
-	DPUMESH_TEL_U64_COLUMN(c, "remote_completions", t, emu->stats(r).remote_completions.get());
-	DPUMESH_TEL_U64_COLUMN(c, "completion_ring_full", t,
-			       emu->stats(r).completion_ring_full.get());
+	DPUMESH_TEL_U64_COLUMN(c, "thread", t, r.thread);
+	DPUMESH_TEL_U64_COLUMN(c, "tx_taken", t, r.tx_taken);
+	DPUMESH_TEL_U64_COLUMN(c, "tx_posted", t, r.tx_posted);
+	DPUMESH_TEL_U64_COLUMN(c, "rx_delivered", t, r.rx_delivered);
+	DPUMESH_TEL_U64_COLUMN(c, "rx_handed_back", t, r.rx_handed_back);
+	DPUMESH_TEL_U64_COLUMN(c, "tx_completions", t, r.tx_completions);
+	DPUMESH_TEL_U64_COLUMN(c, "remote_completions", t, r.remote_completions);
+	DPUMESH_TEL_U64_COLUMN(c, "completion_ring_full", t, r.completion_ring_full);
 	/* one pool for all threads: the same number in every row */
-	DPUMESH_TEL_U64_COLUMN(c, "hbufs_in_use", t, ((void)r, rte_mempool_in_use_count(emu->hbufs())));
+	DPUMESH_TEL_U64_COLUMN(c, "hbufs_in_use", t, ((void)r, s.hbufs_in_use));
 	return 0;
 }
 
 int fill_dma(node &n, rte_tel_data *d)
 {
-	const dpa::emulator *emu = n.emulator();
-	if (!emu)
+	snapshot s = take_snapshot(n, snap::dpa);
+	if (!s.has_dpa)
 		return -ENODEV;
-	std::vector<unsigned> t = thread_rows(*emu);
+	const auto &t = s.dpa;
 	columns c(d);
-	DPUMESH_TEL_STR_COLUMN(c, "engine", t, emu->dma(r).name());
-	DPUMESH_TEL_U64_COLUMN(c, "max_copy_size", t, emu->dma(r).max_copy_size());
-	DPUMESH_TEL_U64_COLUMN(c, "ops", t, emu->dma(r).stats().ops_submitted.get());
-	DPUMESH_TEL_U64_COLUMN(c, "segments", t, emu->dma(r).stats().segments_submitted.get());
-	DPUMESH_TEL_U64_COLUMN(c, "bytes", t, emu->dma(r).stats().bytes_submitted.get());
-	DPUMESH_TEL_U64_COLUMN(c, "completed", t, emu->dma(r).stats().ops_completed.get());
-	DPUMESH_TEL_U64_COLUMN(c, "errors", t, emu->dma(r).stats().errors.get());
-	DPUMESH_TEL_U64_COLUMN(c, "ring_full", t, emu->dma(r).stats().ring_full.get());
+	DPUMESH_TEL_STR_COLUMN(c, "engine", t, r.dma_name);
+	DPUMESH_TEL_U64_COLUMN(c, "max_copy_size", t, r.dma_max_copy);
+	DPUMESH_TEL_U64_COLUMN(c, "ops", t, r.dma_ops);
+	DPUMESH_TEL_U64_COLUMN(c, "segments", t, r.dma_segments);
+	DPUMESH_TEL_U64_COLUMN(c, "bytes", t, r.dma_bytes);
+	DPUMESH_TEL_U64_COLUMN(c, "completed", t, r.dma_completed);
+	DPUMESH_TEL_U64_COLUMN(c, "errors", t, r.dma_errors);
+	DPUMESH_TEL_U64_COLUMN(c, "ring_full", t, r.dma_ring_full);
 	return 0;
 }
 

@@ -69,6 +69,36 @@ uint64_t pod_counters::refill_refused_total() const noexcept
 		n += v;
 	return n;
 }
+pod_counters pod_counters_live::read() const noexcept
+{
+	pod_counters c;
+	c.tx_taken = tx_taken.get();
+	for (size_t i = 0; i < tx_refused.size(); i++)
+		c.tx_refused[i] = tx_refused[i].get();
+	c.tx_done_posted = tx_done_posted.get();
+	c.rx_delivered = rx_delivered.get();
+	c.rx_sq_full = rx_sq_full.get();
+	c.rx_no_slot = rx_no_slot.get();
+	for (size_t i = 0; i < refill_refused.size(); i++)
+		c.refill_refused[i] = refill_refused[i].get();
+	c.dropped_on_unregister = dropped_on_unregister.get();
+	return c;
+}
+
+void pod_counters_live::reset() noexcept
+{
+	tx_taken.reset();
+	for (counter &c : tx_refused)
+		c.reset();
+	tx_done_posted.reset();
+	rx_delivered.reset();
+	rx_sq_full.reset();
+	rx_no_slot.reset();
+	for (counter &c : refill_refused)
+		c.reset();
+	dropped_on_unregister.reset();
+}
+
 void pod_counters::add(const pod_counters &o) noexcept
 {
 	tx_taken += o.tx_taken;
@@ -102,7 +132,7 @@ struct pod_registry::pod_state {
 	/* slots taken but not delivered, handed out before the refill rings */
 	std::unique_ptr<uint64_t[]> spare_header, spare_body;
 	uint32_t nb_spare_header = 0, nb_spare_body = 0;
-	pod_counters counters;
+	pod_counters_live counters;
 	std::atomic<uint32_t> zc_holds{0}; /* zero-copy TX bodies the NIC may still read */
 	/* control only */
 	bool in_use = false;
@@ -162,11 +192,11 @@ std::string_view pod_registry::pod_service(uint32_t pod_id) const noexcept
 	return _services[_pods[pod_id].service].name;
 }
 
-const pod_counters &pod_registry::counters(uint32_t pod_id) const noexcept
+pod_counters pod_registry::counters(uint32_t pod_id) const noexcept
 {
 	if (pod_id >= DPUMESH_MAX_PODS || !_pods[pod_id].in_use)
-		return _zero;
-	return _pods[pod_id].counters;
+		return {};
+	return _pods[pod_id].counters.read();
 }
 
 result<pod_registration> pod_registry::register_pod(const register_request &req,
@@ -263,7 +293,7 @@ result<pod_registration> pod_registry::register_pod(const register_request &req,
 	p.spare_header.reset(new uint64_t[g.rx_header.slots]);
 	p.spare_body.reset(new uint64_t[g.rx_body.slots]);
 	p.nb_spare_header = p.nb_spare_body = 0;
-	p.counters = {};
+	p.counters.reset();
 	p.in_use = true;
 
 	pod_registry_entry &e = _table[id];
@@ -342,7 +372,7 @@ status pod_registry::unregister_pod(uint32_t pod_id)
 	sw_descriptor d;
 	for (uint32_t w = 0; w < p.nb_workers; w++)
 		while (dpumesh_sq_dequeue_burst(&p.tx_sq[w], &d, 1) == 1)
-			p.counters.dropped_on_unregister++;
+			p.counters.dropped_on_unregister.inc();
 	/* 4. Tear down: mkey (unmaps the region), TX SQ region, doorbell, pod_id. */
 	auto r = _mkeys.unregister_region(p.mkey);
 	if (!r) {
@@ -356,16 +386,16 @@ status pod_registry::unregister_pod(uint32_t pod_id)
 			DPUMESH_LOG(ERR, podchan, "pod %u: %s", pod_id, hs.message().c_str());
 	}
 	e = pod_registry_entry{};
-	_retired.add(p.counters);
+	_retired.add(p.counters.read());
 	DPUMESH_LOG(INFO, podchan, "pod %u unregistered (generation %u, %llu queued TX dropped)", pod_id,
-		    p.generation, static_cast<unsigned long long>(p.counters.dropped_on_unregister));
+		    p.generation, static_cast<unsigned long long>(p.counters.dropped_on_unregister.get()));
 	p.tx_region.reset();
 	p.doorbell_fd.reset();
 	p.doorbell = -1;
 	p.spare_header.reset();
 	p.spare_body.reset();
 	p.nb_spare_header = p.nb_spare_body = 0;
-	p.counters = {};
+	p.counters.reset();
 	p.mkey = 0;
 	p.in_use = false;
 	_nb_pods--;
@@ -435,7 +465,7 @@ bool pod_registry::rx_room(const pod_state &p) const noexcept
 bool pod_registry::post_rx(pod_state &p, const sw_descriptor &d) noexcept
 {
 	if (dpumesh_sq_enqueue_burst(&p.rx_sq, &d, 1) != 1) {
-		p.counters.rx_sq_full++;
+		p.counters.rx_sq_full.inc();
 		return false;
 	}
 	/* Doorbell: the eventfd the pod's epoll waits on. On a BlueField-3 this is a DPA
@@ -504,16 +534,16 @@ take_rc pod_registry::take_tx(uint32_t pod_id, uint32_t sq_index, tx_item *out) 
 		}
 	}
 	if (why != tx_refusal::count) [[unlikely]] {
-		p.counters.tx_refused[static_cast<size_t>(why)]++;
+		p.counters.tx_refused[static_cast<size_t>(why)].inc();
 		sw_descriptor e = d;
 		e.dst.pod_id = 0;
 		e.flags = DPUMESH_OP_TX_DONE | DPUMESH_OP_ERROR |
 			  (tx_refusal_status(why) << DPUMESH_STATUS_SHIFT);
 		if (post_rx(p, e)) /* room was checked above */
-			p.counters.tx_done_posted++;
+			p.counters.tx_done_posted.inc();
 		return take_rc::refused;
 	}
-	p.counters.tx_taken++;
+	p.counters.tx_taken.inc();
 	out->desc = d;
 	out->src = h;
 	out->header = hdr;
@@ -585,7 +615,7 @@ uint64_t pod_registry::take_refill(pod_state &p, bool is_body) noexcept
 		}
 		if (why == refill_refusal::count)
 			return addr;
-		p.counters.refill_refused[static_cast<size_t>(why)]++;
+		p.counters.refill_refused[static_cast<size_t>(why)].inc();
 	}
 	return 0;
 }
@@ -599,14 +629,14 @@ uint32_t pod_registry::take_rx_slots(uint32_t dst_handle, uint32_t header_len, u
 	if (header_len > p->geometry.rx_header.slot_size || body_len > p->geometry.rx_body.slot_size)
 		return DPUMESH_STATUS_TOO_LARGE;
 	if (!rx_room(*p)) {
-		p->counters.rx_sq_full++;
+		p->counters.rx_sq_full.inc();
 		return DPUMESH_STATUS_DEST_FULL;
 	}
 	rx_slots s;
 	if (header_len > 0) {
 		s.header_addr = take_refill(*p, false);
 		if (s.header_addr == 0) {
-			p->counters.rx_no_slot++;
+			p->counters.rx_no_slot.inc();
 			return DPUMESH_STATUS_DEST_FULL;
 		}
 	}
@@ -615,7 +645,7 @@ uint32_t pod_registry::take_rx_slots(uint32_t dst_handle, uint32_t header_len, u
 		if (s.body_addr == 0) {
 			if (s.header_addr != 0)
 				p->spare_header[p->nb_spare_header++] = s.header_addr;
-			p->counters.rx_no_slot++;
+			p->counters.rx_no_slot.inc();
 			return DPUMESH_STATUS_DEST_FULL;
 		}
 	}
@@ -646,7 +676,7 @@ uint32_t pod_registry::deliver(uint32_t dst_handle, const sw_descriptor &desc) n
 		return DPUMESH_STATUS_DEST_GONE;
 	if (!post_rx(*p, desc))
 		return DPUMESH_STATUS_DEST_FULL;
-	p->counters.rx_delivered++;
+	p->counters.rx_delivered.inc();
 	return DPUMESH_STATUS_OK;
 }
 
@@ -663,7 +693,7 @@ uint32_t pod_registry::complete_tx(uint32_t src_handle, const sw_descriptor &des
 		e.flags |= DPUMESH_OP_ERROR | ((st & 0xffffu) << DPUMESH_STATUS_SHIFT);
 	if (!post_rx(*p, e))
 		return DPUMESH_STATUS_DEST_FULL;
-	p->counters.tx_done_posted++;
+	p->counters.tx_done_posted.inc();
 	return DPUMESH_STATUS_OK;
 }
 

@@ -30,6 +30,7 @@
 #include "dpumesh/podreg/pod_registry.h"
 #include "dpumesh/sidecar/sidecar.h"
 #include "dpumesh/lcore/runner.h"
+#include "dpumesh/node/node.h"
 #include "dpumesh/port/port.h"
 #include "dpumesh/port/rx.h"
 #include "dpumesh/common/status.h"
@@ -58,6 +59,8 @@ public:
 	node(const std::vector<port::port_info> &ports,
 	     const std::vector<port::rx_ctx *> &rx, lcore::runner &runner,
 	     config::node_config cfg, bool cfg_from_file, config_adjust adjust);
+	/** Control's view of a whole node (lib/node), its pods, sidecar and DPA included. */
+	node(::dpumesh::node::instance &n, bool cfg_from_file, config_adjust adjust);
 
 	const std::vector<port::port_info> &ports() const noexcept { return _ports; }
 	const std::vector<port::rx_ctx *> &rx() const noexcept { return _rx; }
@@ -83,11 +86,18 @@ public:
 	/** The sidecar; control may publish policy versions to it (sidecar::apply). */
 	sidecar::stage *sidecar() const noexcept { return _sidecar; }
 	const dpa::emulator *emulator() const noexcept { return _emu; }
+	/** The node this view was built from (null when built from parts). */
+	const ::dpumesh::node::instance *instance() const noexcept { return _inst; }
 
 	/** Main lcore: takes a copy of the pods for readers on other threads (telemetry). */
 	void refresh_pods_snapshot();
 	/** The last copy (any control thread). */
 	std::vector<pod_view> pods_snapshot() const;
+	/**
+	 * Main lcore, every loop turn: refreshes the pods' copy at once when pods came or went,
+	 * else every 20th call (~100 ms at the loop's 5 ms).
+	 */
+	void tick();
 
 	/** Seconds between periodic stats prints; 0: none. Read by the main loop. */
 	std::atomic<unsigned> stats_period{0};
@@ -95,6 +105,7 @@ public:
 	std::atomic<bool> quit{false};
 
 private:
+	const ::dpumesh::node::instance *_inst = nullptr;
 	const pod_registry *_reg = nullptr;
 	sidecar::stage *_sidecar = nullptr;
 	const dpa::emulator *_emu = nullptr;
@@ -103,6 +114,8 @@ private:
 	lcore::runner &_runner;
 	mutable std::mutex _mu; /* guards _cfg and _pods; control path only */
 	std::vector<pod_view> _pods;
+	unsigned _ticks = 0;
+	uint32_t _ticked_pods = UINT32_MAX;
 	std::shared_ptr<const config::node_config> _cfg;
 	bool _cfg_from_file;
 	config_adjust _adjust;

@@ -27,6 +27,7 @@
 
 #include <rte_rcu_qsbr.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -42,6 +43,7 @@
 #include "dpumesh/podlayout/pod_layout.h"
 #include "dpumesh/region/region.h"
 #include "dpumesh/ring/sq.h"
+#include "dpumesh/common/counter.h"
 #include "dpumesh/common/status.h"
 #include "dpumesh/common/unique_fd.h"
 
@@ -85,7 +87,7 @@ enum class refill_refusal : uint8_t {
 };
 const char *refill_refusal_name(refill_refusal r) noexcept;
 
-/** Per-pod counters (plain: one writer thread per group, summed by control). */
+/** Per-pod counters as control reads them: a copy (pod_counters_live::read). */
 struct pod_counters {
 	uint64_t tx_taken = 0;                                  /**< valid descriptors taken */
 	uint64_t tx_refused[static_cast<size_t>(tx_refusal::count)] = {};
@@ -99,6 +101,25 @@ struct pod_counters {
 	uint64_t tx_refused_total() const noexcept;
 	uint64_t refill_refused_total() const noexcept;
 	void add(const pod_counters &o) noexcept;
+};
+
+/**
+ * The counters the data path writes: single writer per field (the pod's owner DPA thread;
+ * dropped_on_unregister: control, while the threads are held off), relaxed load+store
+ * (dpumesh::counter), so control's reads are defined behaviour while they run.
+ */
+struct pod_counters_live {
+	counter tx_taken;
+	std::array<counter, static_cast<size_t>(tx_refusal::count)> tx_refused;
+	counter tx_done_posted;
+	counter rx_delivered;
+	counter rx_sq_full;
+	counter rx_no_slot;
+	std::array<counter, static_cast<size_t>(refill_refusal::count)> refill_refused;
+	counter dropped_on_unregister;
+
+	pod_counters read() const noexcept;
+	void reset() noexcept;
 };
 
 /** A descriptor taken from a pod's TX SQ, validated. */
@@ -202,7 +223,7 @@ public:
 	uint32_t nb_pods() const noexcept { return _nb_pods; }
 	const mkey_table &mkeys() const noexcept { return _mkeys; }
 	/** Counters of an active pod (zeroed for a free pod_id). */
-	const pod_counters &counters(uint32_t pod_id) const noexcept;
+	pod_counters counters(uint32_t pod_id) const noexcept;
 	/** Counters of every pod unregistered so far, summed. */
 	const pod_counters &retired_counters() const noexcept { return _retired; }
 	/** Index of a service (for pick_pod), or UINT32_MAX if unknown. */
@@ -356,7 +377,6 @@ private:
 	uint32_t _next_pod = 0;
 	uint32_t _next_generation = 1;
 	pod_counters _retired;
-	pod_counters _zero;
 };
 
 } // namespace dpumesh

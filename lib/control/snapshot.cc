@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// take_snapshot: the one place that reads a running node's counters for every view.
+#include "dpumesh/control/snapshot.h"
+
+#include <rte_cycles.h>
+#include <rte_mempool.h>
+
+namespace dpumesh::control {
+
+uint64_t snapshot::sidecar_value(std::string_view name) const noexcept
+{
+	for (const counter_row &r : sidecar)
+		if (name == r.name)
+			return r.value;
+	return 0;
+}
+
+namespace {
+
+void read_dpa(const dpa::emulator &emu, snapshot &s)
+{
+	s.has_dpa = true;
+	s.hbufs_in_use = rte_mempool_in_use_count(emu.hbufs());
+	s.hbufs_total = emu.hbufs()->size;
+	s.hbuf_size = emu.hbuf_size();
+	for (unsigned t = 0; t < emu.nb_threads(); t++) {
+		const dpa::thread_stats &ts = emu.stats(t);
+		const dpa_kernel_state &k = emu.kernel_state(t);
+		const dma::engine &e = emu.dma(t);
+		const dma::engine_stats &d = e.stats();
+		dpa_thread_view v{};
+		v.thread = t;
+		v.tx_taken = ts.tx_taken.get();
+		v.tx_posted = ts.tx_posted.get();
+		v.rx_delivered = ts.rx_delivered.get();
+		v.rx_handed_back = ts.rx_handed_back.get();
+		v.tx_completions = ts.tx_completions.get();
+		v.remote_completions = ts.remote_completions.get();
+		v.completion_ring_full = ts.completion_ring_full.get();
+		v.tx_inflight = k.nb_tx_inflight;
+		v.rx_inflight = k.nb_rx_inflight;
+		v.tx_no_hbuf = k.tx_no_hbuf;
+		v.tx_dma_errors = k.tx_dma_errors;
+		v.rx_completions = k.rx_completions;
+		v.rx_bad_commands = k.rx_bad_commands;
+		v.dma_name = e.name();
+		v.dma_max_copy = e.max_copy_size();
+		v.dma_max_inflight = e.max_inflight();
+		v.dma_inflight = e.inflight();
+		v.dma_ops = d.ops_submitted.get();
+		v.dma_segments = d.segments_submitted.get();
+		v.dma_bytes = d.bytes_submitted.get();
+		v.dma_completed = d.ops_completed.get();
+		v.dma_errors = d.errors.get();
+		v.dma_ring_full = d.ring_full.get();
+		s.dpa.push_back(std::move(v));
+	}
+}
+
+} // namespace
+
+snapshot take_snapshot(const node &n, unsigned sections)
+{
+	snapshot s;
+	s.tsc = rte_get_tsc_cycles();
+	s.forwarding = n.runner().forwarding();
+	if (sections & snap::ports) {
+		auto p = port_snapshots(n, "all");
+		if (p)
+			s.ports = std::move(*p);
+	}
+	if (sections & snap::stages)
+		s.stages = n.runner().stages();
+	if (sections & snap::rx)
+		s.rx = drops(n);
+	if ((sections & snap::tx) && n.instance())
+		for (const port::tx_ctx *t : n.instance()->tx())
+			s.tx.push_back({t->port, t->stats.frames.get(), t->stats.bytes.get(),
+					t->stats.stalls.get(), t->stats.dropped.get()});
+	if ((sections & snap::sidecar) && n.sidecar()) {
+		s.has_sidecar = true;
+		sidecar::for_each_counter(n.sidecar()->stats(),
+					  [&](const char *name, const char *help, uint64_t v) {
+						  s.sidecar.push_back({name, help, v});
+					  });
+		s.pending = n.sidecar()->pending().size();
+	}
+	if ((sections & snap::dpa) && n.emulator())
+		read_dpa(*n.emulator(), s);
+	if (n.registry())
+		s.nb_pods = n.registry()->nb_pods();
+	return s;
+}
+
+} // namespace dpumesh::control

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The running node as one object: it builds and owns every resource of a dpumesh node (packet
+// and message pools, ports, the ring from port RX to the sidecar, the pod registry and its
+// registration socket, the DPA runtime with its DMA engines, the sidecar, the port stages and
+// their placement on lcores) and tears them down in one order.
+//
+// The application keeps only EAL, its options, the console and the control loop; tests build
+// nodes in-process the same way (EAL initialised once by the test program):
+//
+//   auto n = dpumesh::node::create(cfg, {});          // result<std::unique_ptr<instance>>
+//   if (!n) return fail(n.error());                    // "ports: net_pcap0: ..." and nothing left
+//   (*n)->start();                                      // lcores run the stages
+//   while (running) (*n)->poll_control();               // registrations, unregistrations
+//   n->reset();                                         // stop, then free in reverse order
+//
+// Teardown order (members are declared in construction order, so destruction runs it):
+// pods are unregistered first while the DPA threads still run (they report quiescence), then
+// the lcores stop; port RX contexts give their reassembly mbufs back; port TX stages free
+// what they queued (zero-copy frames complete into the sidecar); the sidecar, the DPA runtime
+// and the registry go; the RX->sidecar ring is drained and freed; the message pool, the
+// ports and last the packet pool.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "dpumesh/common/status.h"
+#include "dpumesh/config/config.h"
+#include "dpumesh/dpa/emulator.h"
+#include "dpumesh/lcore/runner.h"
+#include "dpumesh/podreg/pod_registry.h"
+#include "dpumesh/podreg/registrar.h"
+#include "dpumesh/port/port.h"
+#include "dpumesh/port/rx.h"
+#include "dpumesh/port/tx.h"
+#include "dpumesh/sidecar/sidecar.h"
+
+namespace dpumesh::node {
+
+struct options {
+	/** Start with forwarding off until this many pods registered (0: forward at once). */
+	unsigned wait_pods = 0;
+	/** Serve dpdk-dumpcap/dpdk-pdump (rte_pdump_init); off for in-process tests. */
+	bool pdump = false;
+};
+
+namespace internal {
+struct mempool_free {
+	void operator()(rte_mempool *p) const noexcept { rte_mempool_free(p); }
+};
+struct ring_free {
+	void operator()(rte_ring *r) const noexcept;
+};
+/** The open ports; closed (and hot-plugged vdevs detached) on destruction. */
+struct port_set {
+	std::vector<port::port_info> list;
+	port_set() = default;
+	port_set(const port_set &) = delete;
+	port_set &operator=(const port_set &) = delete;
+	~port_set() { port::close_all(list); }
+};
+} // namespace internal
+
+class instance {
+public:
+	~instance();
+	instance(const instance &) = delete;
+	instance &operator=(const instance &) = delete;
+
+	/** Launches the lcores. @return an error naming the stage or lcore that failed */
+	status start();
+	/**
+	 * Unregisters every pod (closing the registration socket), then stops the lcores.
+	 * Idempotent; the destructor calls it.
+	 */
+	void stop() noexcept;
+	/**
+	 * stop(), then frees the data path's state: port RX contexts (reassembly mbufs), port TX
+	 * stages (queued frames), the sidecar, the DPA runtime, the messages left on the ring to
+	 * the sidecar. Afterwards every mbuf and message object the data path took is back in
+	 * its pool (packet_pool()/message_pool() in-use counts), while ports and pools remain.
+	 * Idempotent; the destructor calls it.
+	 */
+	void drain() noexcept;
+	/**
+	 * Control-path work of one loop turn (main lcore): registrations, unregistrations and
+	 * crashed pods; starts forwarding once options::wait_pods pods are there.
+	 * @return how many events were handled
+	 */
+	unsigned poll_control() noexcept;
+
+	const config::node_config &config() const noexcept { return _cfg; }
+	const std::vector<port::port_info> &ports() const noexcept { return _ports.list; }
+	const std::vector<port::rx_ctx *> &rx() const noexcept { return _rx_view; }
+	const std::vector<port::tx_ctx *> &tx() const noexcept { return _tx_view; }
+	lcore::runner &runner() noexcept { return *_runner; }
+	const lcore::runner &runner() const noexcept { return *_runner; }
+	pod_registry &registry() noexcept { return *_registry; }
+	const pod_registry &registry() const noexcept { return *_registry; }
+	const registrar &pod_socket() const noexcept { return *_registrar; }
+	sidecar::stage &sidecar() noexcept { return *_sidecar; }
+	const sidecar::stage &sidecar() const noexcept { return *_sidecar; }
+	const dpa::emulator &emulator() const noexcept { return *_emu; }
+	const rte_mempool *packet_pool() const noexcept { return _pkts.get(); }
+	const rte_mempool *message_pool() const noexcept { return _msgs.get(); }
+	/** Whether rte_pdump_init succeeded (options::pdump). */
+	bool pdump() const noexcept { return _pdump; }
+
+private:
+	friend result<std::unique_ptr<instance>> create(const config::node_config &cfg,
+							 const options &opt);
+	instance(const config::node_config &cfg, const options &opt);
+	status build();
+	status build_port_stages();
+	status build_mesh();
+
+	config::node_config _cfg;
+	options _opt;
+	bool _pdump = false;
+	bool _stopped = false;
+	/* construction order; destruction runs it backwards */
+	std::unique_ptr<rte_mempool, internal::mempool_free> _pkts;
+	internal::port_set _ports;
+	std::unique_ptr<rte_mempool, internal::mempool_free> _msgs;
+	std::unique_ptr<rte_ring, internal::ring_free> _ingress; /* rx_msg*: port RX -> sidecar */
+	std::unique_ptr<pod_registry> _registry;
+	std::unique_ptr<dpa::emulator> _emu;
+	std::unique_ptr<sidecar::stage> _sidecar;
+	std::vector<std::unique_ptr<port::tx_ctx>> _tx;
+	std::vector<std::unique_ptr<port::rx_ctx>> _rx;
+	std::vector<port::rx_ctx *> _rx_view;
+	std::vector<port::tx_ctx *> _tx_view;
+	std::unique_ptr<lcore::runner> _runner;
+	std::unique_ptr<registrar> _registrar;
+};
+
+/**
+ * Builds a node from a validated config: every resource, the stages placed on their lcores
+ * (`/lcores/stages`, else the first worker lcore), the registration socket listening. EAL must
+ * be initialised. The lcores are not launched yet (instance::start()).
+ *
+ * @return the node; or an error naming the part that failed ("ports: ...", "DPA emulator:
+ *         ...", "/node/control_socket: ..."), with everything built so far torn down
+ */
+result<std::unique_ptr<instance>> create(const config::node_config &cfg, const options &opt);
+
+} // namespace dpumesh::node

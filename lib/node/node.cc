@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// node::create: builds a node's resources in order; ~instance tears them down in reverse.
+#include "dpumesh/node/node.h"
+
+#include <cstring>
+
+#include <rte_byteorder.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_pdump.h>
+
+#include "dpumesh/common/log.h"
+#include "dpumesh/region/region.h"
+#include "dpumesh/wire/frame.h"
+
+namespace dpumesh::node {
+
+namespace {
+
+/** Messages handed from port RX to the sidecar, and the ring between them. */
+constexpr unsigned msg_pool_size = 4095;
+constexpr unsigned ring_size = 4096;
+
+/** The lcore a stage runs on: its mapping, or the first worker lcore. */
+result<unsigned> stage_lcore(const config::node_config &cfg, const std::string &stage)
+{
+	auto it = cfg.lcores.stages.find(stage);
+	if (it != cfg.lcores.stages.end())
+		return it->second;
+	unsigned l = rte_get_next_lcore(-1, 1, 0);
+	if (l >= RTE_MAX_LCORE)
+		return errorf("stage %s needs a worker lcore, and EAL has only the main one "
+			      "(use e.g. -l 0-1)",
+			      stage.c_str());
+	return l;
+}
+
+/** A port TX stage's context owns its input ring. */
+void free_tx_ctx(std::unique_ptr<port::tx_ctx> &c) noexcept
+{
+	rte_ring *r = c->in;
+	c.reset(); /* frees what it holds and what is queued */
+	rte_ring_free(r);
+}
+
+} // namespace
+
+void internal::ring_free::operator()(rte_ring *r) const noexcept { rte_ring_free(r); }
+
+instance::instance(const config::node_config &cfg, const options &opt) : _cfg(cfg), _opt(opt) {}
+
+instance::~instance()
+{
+	drain();
+	if (_pdump)
+		rte_pdump_uninit();
+	/* the rest: members, in reverse order of declaration */
+}
+
+void instance::drain() noexcept
+{
+	stop();
+	_rx_view.clear();
+	_rx.clear(); /* reassemblers give their held mbufs back */
+	_tx_view.clear();
+	for (auto &t : _tx)
+		if (t)
+			free_tx_ctx(t); /* zero-copy frames still queued complete into the sidecar */
+	_tx.clear();
+	_sidecar.reset();
+	_emu.reset();
+	if (_ingress) {
+		void *m = nullptr;
+		while (rte_ring_dequeue(_ingress.get(), &m) == 0)
+			port::rx_msg_free(static_cast<port::rx_msg *>(m));
+	}
+}
+
+result<std::unique_ptr<instance>> create(const config::node_config &cfg, const options &opt)
+{
+	if (cfg.dpa.backend == config::dpa_backend::doca)
+		return errorf("dpa backend \"doca\": this build has no DOCA SDK; use --dpa-backend "
+			      "emu (see docs/deploy.md)");
+	if (cfg.dma.backend == config::dma_backend::dmadev && cfg.dma.device.empty())
+		return errorf("dma backend dmadev needs a device: dmadev:NAME");
+	std::unique_ptr<instance> n(new instance(cfg, opt));
+	status st = n->build();
+	if (!st.is_ok())
+		return st; /* ~instance frees what was built */
+	return n;
+}
+
+status instance::build()
+{
+	auto pool = port::create_pktmbuf_pool(_cfg);
+	if (!pool)
+		return pool.error().with_context("mempool");
+	_pkts.reset(*pool);
+	auto ports = port::open_all(_cfg, _pkts.get());
+	if (!ports)
+		return ports.error().with_context("ports");
+	_ports.list = std::move(*ports);
+
+	_msgs.reset(rte_mempool_create("dpumesh_rxmsg", msg_pool_size, sizeof(port::rx_msg), 64, 0,
+				       nullptr, nullptr, nullptr, nullptr,
+				       static_cast<int>(rte_socket_id()), 0));
+	if (!_msgs)
+		return errorf("mempool: message pool: %s", rte_strerror(rte_errno));
+	_ingress.reset(rte_ring_create("dpumesh_ingress", ring_size,
+				       static_cast<int>(rte_socket_id()),
+				       RING_F_SP_ENQ | RING_F_SC_DEQ));
+	if (!_ingress)
+		return errorf("ring: ingress ring: %s", rte_strerror(rte_errno));
+	_runner = std::make_unique<lcore::runner>(_cfg.lcores);
+
+	status st = build_port_stages();
+	if (st.is_ok())
+		st = build_mesh();
+	if (!st.is_ok())
+		return st.with_context("lcores");
+	if (_opt.wait_pods)
+		_runner->set_forwarding(false); /* until wait_pods pods are there */
+	if (_opt.pdump) {
+		/* dpdk-dumpcap / dpdk-pdump attach as secondary processes through this */
+		_pdump = rte_pdump_init() == 0;
+		if (!_pdump)
+			DPUMESH_LOG(WARNING, main, "packet capture (rte_pdump_init) unavailable: %s",
+				    rte_strerror(rte_errno));
+	}
+	return status::ok();
+}
+
+/** Port RX (every queue of every port, one reassembler) and one port TX per external port. */
+status instance::build_port_stages()
+{
+	if (!_ports.list.empty()) {
+		auto l = stage_lcore(_cfg, "port_rx");
+		if (!l)
+			return l.error();
+		auto ctx = std::make_unique<port::rx_ctx>();
+		ctx->mesh_port_be = rte_cpu_to_be_16(_cfg.node.mesh_port);
+		if (_cfg.node.ipv4)
+			ctx->ip4 = wire::endpoint::from_v4(_cfg.node.ipv4->s_addr, 0);
+		if (_cfg.node.ipv6) {
+			wire::endpoint e;
+			std::memcpy(e.ip, _cfg.node.ipv6->s6_addr, 16);
+			ctx->ip6 = e;
+		}
+		ctx->max_message = wire::reasm_config{}.max_message;
+		ctx->msg_pool = _msgs.get();
+		ctx->next = _ingress.get();
+		auto reasm = wire::reassembler::create(wire::reasm_config{}, "rx_reasm0",
+						       static_cast<int>(rte_socket_id()));
+		if (!reasm)
+			return reasm.error();
+		ctx->reasm = std::move(*reasm);
+		for (const port::port_info &p : _ports.list)
+			for (uint16_t q = 0; q < p.nb_rxq; q++)
+				ctx->queues.push_back({p.port_id, q});
+		_rx_view.push_back(ctx.get());
+		_rx.push_back(std::move(ctx));
+		status st = _runner->add(*l, port::rx_stage(*_rx.back()));
+		if (!st.is_ok())
+			return st;
+	}
+	for (const port::port_info &p : _ports.list) {
+		if (p.role != config::port_role::external)
+			continue;
+		auto ctx = std::make_unique<port::tx_ctx>();
+		ctx->port = p.port_id;
+		ctx->queue = 0;
+		std::string rname = "dpumesh_tx" + std::to_string(p.port_id);
+		ctx->in = rte_ring_create(rname.c_str(), ring_size, static_cast<int>(rte_socket_id()),
+					  RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (!ctx->in)
+			return errorf("port %s: TX ring: %s", p.name.c_str(), rte_strerror(rte_errno));
+		_tx_view.push_back(ctx.get());
+		_tx.push_back(std::move(ctx));
+		auto l = stage_lcore(_cfg, "port_tx");
+		status st = l ? _runner->add(*l, port::tx_stage(*_tx.back())) : l.error();
+		if (!st.is_ok())
+			return st;
+	}
+	return status::ok();
+}
+
+/** Pods: the registry and its socket, the DPA runtime, the sidecar; their stages. */
+status instance::build_mesh()
+{
+	sidecar::network net;
+	net.ingress = _ingress.get();
+	net.pkts = _pkts.get();
+	for (size_t i = 0; i < _ports.list.size(); i++) {
+		const port::port_info &p = _ports.list[i];
+		sidecar::network::port np;
+		np.port_id = p.port_id;
+		np.mtu = _cfg.ports[i].mtu;
+		np.external = p.role == config::port_role::external;
+		rte_eth_dev_info info{};
+		np.zero_copy = rte_eth_dev_info_get(p.port_id, &info) == 0 &&
+			       (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
+		for (port::tx_ctx *t : _tx_view)
+			if (t->port == p.port_id)
+				np.tx = t->in;
+		net.ports.push_back(np);
+	}
+
+	_registry = std::make_unique<pod_registry>(_cfg.pools, _cfg.services, _cfg.dpa.threads + 1);
+	if (_cfg.dma.backend == config::dma_backend::dmadev) {
+		/* pod memory must be known to DPDK for a dmadev to reach it (IOVA rule, dma.md) */
+		_registry->set_region_hook([](const region &r, bool add) {
+			return add ? dpdk_register_region(r, nullptr) : dpdk_unregister_region(r, nullptr);
+		});
+	}
+	_registrar = std::make_unique<registrar>(*_registry);
+	status st = _registrar->listen(_cfg.node.control_socket)
+			    .with_context(_cfg.where("/node/control_socket") + ": control socket");
+	if (!st.is_ok())
+		return st;
+	auto e = dpa::emulator::create(_cfg, *_registry, _cfg.dpa.threads);
+	if (!e)
+		return e.error().with_context("DPA emulator");
+	_emu = std::move(*e);
+	auto s = sidecar::stage::create(_cfg, *_registry, *_emu, net);
+	if (!s)
+		return s.error();
+	_sidecar = std::move(*s);
+
+	auto l = stage_lcore(_cfg, "sidecar");
+	st = l ? _runner->add(*l, _sidecar->lcore_stage()) : l.error();
+	if (!st.is_ok())
+		return st;
+	l = stage_lcore(_cfg, "dpa");
+	if (!l)
+		return l.error();
+	for (unsigned t = 0; t < _emu->nb_threads(); t++) {
+		st = _runner->add(*l, _emu->tx_stage(t));
+		if (st.is_ok())
+			st = _runner->add(*l, _emu->rx_stage(t));
+		if (!st.is_ok())
+			return st;
+	}
+	return status::ok();
+}
+
+status instance::start()
+{
+	status st = _runner->launch();
+	return st.is_ok() ? st : st.with_context("lcores");
+}
+
+void instance::stop() noexcept
+{
+	if (_stopped)
+		return;
+	_stopped = true;
+	/* pods go first, while the DPA threads still run and can report quiescence */
+	_registrar.reset();
+	if (_runner)
+		_runner->stop();
+}
+
+unsigned instance::poll_control() noexcept
+{
+	if (!_registrar)
+		return 0;
+	unsigned n = _registrar->poll(); /* pod registrations, unregistrations, crashes */
+	if (_opt.wait_pods && _registry->nb_pods() >= _opt.wait_pods) {
+		std::printf("dpumesh: %u pod(s) registered: ports started\n", _registry->nb_pods());
+		std::fflush(stdout);
+		_opt.wait_pods = 0;
+		_runner->set_forwarding(true);
+	}
+	return n;
+}
+
+} // namespace dpumesh::node
