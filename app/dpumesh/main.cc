@@ -6,12 +6,9 @@
 #include <cstring>
 #include <unistd.h>
 
-#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
-#include <rte_version.h>
 
-#include "dpumesh/abi/abi.h"
 #include "dpumesh/app/options.h"
 #include "dpumesh/common/log.h"
 #include "dpumesh/config/config.h"
@@ -23,7 +20,6 @@
 #ifndef DPUMESH_VERSION
 #define DPUMESH_VERSION "0.0.0"
 #endif
-
 namespace dpumesh {
 extern const std::string_view embedded_default_config;
 }
@@ -54,9 +50,6 @@ int control_loop(node::instance &n, control::node &ctl, const app::options &opts
 		rc = 1;
 		ctl.quit.store(true);
 	}
-	const uint64_t hz = rte_get_tsc_hz();
-	unsigned period = ctl.stats_period.load();
-	uint64_t next = rte_get_tsc_cycles() + period * hz;
 	while (!g_quit && !ctl.quit.load()) {
 		if (opts.interactive) {
 			if (!con.poll(5))
@@ -66,14 +59,8 @@ int control_loop(node::instance &n, control::node &ctl, const app::options &opts
 		}
 		n.poll_control(); /* pod registrations, unregistrations, crashes */
 		ctl.tick();
-		if (unsigned p = ctl.stats_period.load(); p != period) { /* restart the clock */
-			period = p;
-			next = rte_get_tsc_cycles() + period * hz;
-		}
-		if (period && rte_get_tsc_cycles() >= next) {
+		if (printer.due(ctl.stats_period.load()))
 			con.print_async(printer.periodic());
-			next += period * hz;
-		}
 	}
 	con.close_interactive();
 	return rc;
@@ -81,15 +68,8 @@ int control_loop(node::instance &n, control::node &ctl, const app::options &opts
 
 int run(int argc, char **argv)
 {
-	bool want_version = false;
-	if (app::wants_help_or_version(argc, argv, &want_version)) {
-		if (want_version)
-			std::printf("dpumesh %s (descriptor ABI %u, DPDK %s)\n", DPUMESH_VERSION,
-				    DPUMESH_ABI_VERSION, rte_version());
-		else
-			std::fputs(app::usage(argv[0]).c_str(), stdout);
+	if (app::print_help_or_version(argc, argv, DPUMESH_VERSION))
 		return 0;
-	}
 	log_register_types();
 	int nb_eal = rte_eal_init(argc, argv);
 	if (nb_eal < 0) {
@@ -152,11 +132,8 @@ int run(int argc, char **argv)
 	std::printf("dpumesh: stopping\n");
 	n->stop(); /* pods go first, then the lcores */
 	printer.print_final(stdout);
-	n->drain(); /* everything the data path took is back (net_pcap infinite_rx keeps its
-		     * capture in mbufs while the port is open) */
-	std::printf("final mempool mbufs_in_use=%u rx_msgs_in_use=%u\n",
-		    rte_mempool_in_use_count(n->packet_pool()),
-		    rte_mempool_in_use_count(n->message_pool()));
+	n->drain();
+	app::print_pools(stdout, *n); /* everything the data path took is back */
 	n.reset();
 	int rc = rte_eal_cleanup();
 	if (rc != 0)

@@ -4,9 +4,12 @@
 
 #include <getopt.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
+
+#include <rte_version.h>
 
 #include "dpumesh/abi/abi.h"
 
@@ -108,6 +111,19 @@ bool wants_help_or_version(int argc, char **argv, bool *version)
 		}
 	}
 	return false;
+}
+
+bool print_help_or_version(int argc, char **argv, const char *version)
+{
+	bool want_version = false;
+	if (!wants_help_or_version(argc, argv, &want_version))
+		return false;
+	if (want_version)
+		std::printf("dpumesh %s (descriptor ABI %u, DPDK %s)\n", version, DPUMESH_ABI_VERSION,
+			    rte_version());
+	else
+		std::fputs(usage(argv[0]).c_str(), stdout);
+	return true;
 }
 
 result<options> parse_options(int argc, char **argv)

@@ -44,6 +44,19 @@ stats_printer::stats_printer(const control::node &n)
 {
 }
 
+bool stats_printer::due(unsigned period_s)
+{
+	const uint64_t now = rte_get_tsc_cycles(), hz = rte_get_tsc_hz();
+	if (period_s != _period) {
+		_period = period_s;
+		_next_tsc = now + period_s * hz;
+	}
+	if (!_period || now < _next_tsc)
+		return false;
+	_next_tsc += _period * hz;
+	return true;
+}
+
 std::string stats_printer::periodic()
 {
 	control::snapshot s = control::take_snapshot(_n);
@@ -146,6 +159,14 @@ void stats_printer::print_final(FILE *out) const
 	print_sidecar(out, s, true);
 	print_dpa(out, s, true);
 	std::fflush(out);
+}
+
+void print_pools(FILE *out, const node::instance &n)
+{
+	/* a port still open may hold its RX ring: net_pcap's infinite_rx keeps its capture */
+	std::fprintf(out, "final mempool mbufs_in_use=%u rx_msgs_in_use=%u\n",
+		     rte_mempool_in_use_count(n.packet_pool()),
+		     rte_mempool_in_use_count(n.message_pool()));
 }
 
 } // namespace dpumesh::app

@@ -7,12 +7,18 @@
 #include <string>
 
 #include "dpumesh/control/snapshot.h"
+#include "dpumesh/node/node.h"
 
 namespace dpumesh::app {
 
 class stats_printer {
 public:
 	explicit stats_printer(const control::node &n);
+	/**
+	 * Whether a periodic block is due, every period_s seconds (0: never); a new period
+	 * (console `set stats-period`) restarts the clock.
+	 */
+	bool due(unsigned period_s);
 	/** One block of rates since the previous call. */
 	std::string periodic();
 	/** key=value lines with totals, read by tests and scripts. */
@@ -22,6 +28,11 @@ private:
 	const control::node &_n;
 	control::snapshot _prev;
 	uint64_t _start_tsc;
+	unsigned _period = UINT32_MAX;
+	uint64_t _next_tsc = 0;
 };
+
+/** "final mempool ..." in-use counts of the node's pools (after node::instance::drain()). */
+void print_pools(FILE *out, const node::instance &n);
 
 } // namespace dpumesh::app

@@ -30,6 +30,10 @@ result<options> parse_options(int argc, char **argv);
 /** True if argv asks for --help/-h or --version anywhere after "--" (or with no "--"). */
 bool wants_help_or_version(int argc, char **argv, bool *version);
 
+/** Prints the usage (-h, --help) or the version (-v, --version) when asked for, after any
+ * "--"; returns whether it did. */
+bool print_help_or_version(int argc, char **argv, const char *version);
+
 /** The usage text listing every option. */
 std::string usage(const char *prog);
 
