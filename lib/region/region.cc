@@ -2,6 +2,8 @@
 // memfd regions: creation, export (header + SCM_RIGHTS fd) and validated import.
 #include "dpumesh/region/region.h"
 
+#include "dpumesh/common/unique_fd.h"
+
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/mman.h>
@@ -25,34 +27,6 @@ status errno_error(const char *what, int err)
 {
 	return errorf("%s: %s", what, std::strerror(err));
 }
-
-/* Closes what it holds. */
-class unique_fd {
-public:
-	unique_fd() = default;
-	explicit unique_fd(int fd) : _fd(fd) {}
-	unique_fd(unique_fd &&o) noexcept : _fd(std::exchange(o._fd, -1)) {}
-	unique_fd &operator=(unique_fd &&o) noexcept
-	{
-		if (this != &o) {
-			reset();
-			_fd = std::exchange(o._fd, -1);
-		}
-		return *this;
-	}
-	~unique_fd() { reset(); }
-	int get() const { return _fd; }
-	int release() { return std::exchange(_fd, -1); }
-	void reset()
-	{
-		if (_fd >= 0)
-			::close(_fd);
-		_fd = -1;
-	}
-
-private:
-	int _fd = -1;
-};
 
 size_t base_page_size() { return static_cast<size_t>(sysconf(_SC_PAGESIZE)); }
 
