@@ -72,7 +72,7 @@ uint32_t table::insert(const entry &e) noexcept
 	s.e = e;
 	s.used = true;
 	link(idx);
-	_nb_used++;
+	_nb_used.store(_nb_used.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 	return token_of(idx);
 }
 
@@ -104,7 +104,7 @@ void table::remove(uint32_t token) noexcept
 	s.gen = gen == 0 ? 1 : gen;
 	s.next = _free_head;
 	_free_head = idx;
-	_nb_used--;
+	_nb_used.store(_nb_used.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
 }
 
 void table::rearm(uint32_t token, uint64_t deadline_tsc) noexcept

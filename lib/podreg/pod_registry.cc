@@ -307,7 +307,7 @@ result<pod_registration> pod_registry::register_pod(const register_request &req,
 	s.members[n].store(id, std::memory_order_relaxed);
 	s.nb_members.store(n + 1, std::memory_order_release);
 	s.nb_pods++;
-	_nb_pods++;
+	_nb_pods.store(_nb_pods.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 	_next_pod = (id + 1) % DPUMESH_MAX_PODS;
 	*code = DPUMESH_CTRL_OK;
 	DPUMESH_LOG(INFO, podchan, "pod %u registered: service %s, generation %u, mkey 0x%x, %u workers",
@@ -398,7 +398,7 @@ status pod_registry::unregister_pod(uint32_t pod_id)
 	p.counters.reset();
 	p.mkey = 0;
 	p.in_use = false;
-	_nb_pods--;
+	_nb_pods.store(_nb_pods.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
 	return status::ok();
 }
 

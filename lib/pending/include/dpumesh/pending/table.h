@@ -20,6 +20,7 @@
 //   t.expire(now, [](uint32_t token, entry &e) { send 504 to e.origin; });
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -118,7 +119,8 @@ public:
 		return n;
 	}
 
-	uint32_t size() const noexcept { return _nb_used; }
+	/** Entries in use; read by control while the owner lcore writes it (relaxed). */
+	uint32_t size() const noexcept { return _nb_used.load(std::memory_order_relaxed); }
 	uint32_t capacity() const noexcept { return _capacity; }
 
 	/** Calls fn(token, entry) for every live entry (control path: `show pending`). */
@@ -154,7 +156,7 @@ private:
 	std::unique_ptr<slot[]> _slots;
 	std::unique_ptr<uint32_t[]> _buckets;
 	uint32_t _free_head = 0;
-	uint32_t _nb_used = 0;
+	std::atomic<uint32_t> _nb_used{0}; /* single writer: the owner lcore */
 };
 
 } // namespace dpumesh::pending

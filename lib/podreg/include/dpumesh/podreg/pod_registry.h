@@ -220,7 +220,8 @@ public:
 	/** The registration of an active pod (for REGISTER repeated on one connection). */
 	result<pod_registration> registration(uint32_t pod_id) const;
 
-	uint32_t nb_pods() const noexcept { return _nb_pods; }
+	/** Registered pods; any thread (control writes it, telemetry reads it). */
+	uint32_t nb_pods() const noexcept { return _nb_pods.load(std::memory_order_relaxed); }
 	const mkey_table &mkeys() const noexcept { return _mkeys; }
 	/** Counters of an active pod (zeroed for a free pod_id). */
 	pod_counters counters(uint32_t pod_id) const noexcept;
@@ -369,7 +370,7 @@ private:
 	mkey_table _mkeys;
 	rte_rcu_qsbr *_qsbr = nullptr;
 	unsigned _max_dp_threads;
-	uint32_t _nb_pods = 0;
+	std::atomic<uint32_t> _nb_pods{0}; /* single writer: control */
 	std::atomic<uint32_t> _quiesce_waiters{0};
 	std::atomic<uint64_t> _zc_orphans{0};
 	std::vector<std::unique_ptr<region>> _lingering; /* kept mapped for a stalled port */
