@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Case 3 end to end: a real dpumesh process (sidecar + DPA emulator) and real pod processes
-// (dpumesh-pod on libdpumesh). A client pod calls service "echo"; echo pods answer; bodies
-// move pod -> pod by the DMA engine. Byte-exact round trips from 0 B to 1 MiB on both DMA
-// backends, load spread over pods, per-SQ order, idle tables afterwards, and the errors a
-// sender gets for no live pod, a full destination, a timeout and a killed destination.
+// Case 3 end to end: a node (sidecar + DPA emulator) built in this process (lib/node) and
+// real pod processes (dpumesh-pod on libdpumesh). A client pod calls service "echo"; echo
+// pods answer; bodies move pod -> pod by the DMA engine. Byte-exact round trips from 0 B to
+// 1 MiB on both DMA backends, load spread over pods, per-SQ order, idle tables and pools
+// afterwards (read from control snapshots), and the errors a sender gets for no live pod, a
+// full destination, a timeout and a killed destination. The console case runs the real
+// `dpumesh` program on a pty: what an operator types and reads is the point there.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -11,11 +13,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <thread>
 #include <string>
 
 #include "console.h"
+#include "eal_env.h"
+#include "inproc_node.h"
 #include "output.h"
 #include "subprocess.h"
 #include "telemetry_client.h"
@@ -25,31 +30,38 @@ using namespace std::chrono_literals;
 
 namespace {
 
-/** A node: dpumesh with a config of its own, in its own directory. */
-class node {
-public:
-	node(const std::string &tag, const std::string &dma, unsigned timeout_ms,
-	     bool interactive = false)
-		: prefix("dpumesh-c3-" + tag + "-" + std::to_string(getpid()))
-	{
-		sock = dir.file("ctl.sock");
-		std::ofstream(dir.file("node.json")) << R"({
+/** The node's config, with @SOCK@ for its control socket. */
+std::string case3_config(unsigned timeout_ms)
+{
+	return R"({
   "node": { "name": "n1", "mac": "02:00:00:00:00:01", "ipv4": "10.0.0.1",
-            "control_socket": ")" << sock << R"(" },
+            "control_socket": "@SOCK@" },
   "lcores": { "idle": "adaptive", "stages": { "sidecar": 1, "dpa": 1 } },
   "pools": { "tx_body": { "slots": 64, "slot_size": 1048576 },
              "rx_body": { "slots": 64, "slot_size": 1048576 } },
   "services": [ { "name": "echo", "max_pods": 4 }, { "name": "client", "max_pods": 4 } ],
-  "policy": { "timeouts": [ { "service": "echo", "timeout_ms": )" << timeout_ms << R"( } ] }
+  "policy": { "timeouts": [ { "service": "echo", "timeout_ms": )" +
+	       std::to_string(timeout_ms) + R"( } ] }
 })";
+}
+
+/** A node in a process of its own: `dpumesh` with a console on a pty. */
+class proc_node {
+public:
+	proc_node(const std::string &tag, unsigned timeout_ms, bool interactive)
+		: prefix("dpumesh-c3-" + tag + "-" + std::to_string(getpid()))
+	{
+		sock = dir.file("ctl.sock");
+		std::string cfg = case3_config(timeout_ms);
+		cfg.replace(cfg.find("@SOCK@"), 6, sock);
+		std::ofstream(dir.file("node.json")) << cfg;
+
 		std::vector<std::string> args = {bin_path("dpumesh"), "-l", "0-1", "--no-huge", "-m",
 						 "512", "--no-pci", "--no-shconf",
 						 "--file-prefix=" + prefix,
 						 "--log-level=lib.eal:warning"};
-		if (dma != "cpu")
-			args.push_back("--vdev=dma_skeleton,lcore=0");
 		args.insert(args.end(), {"--", "--config", dir.file("node.json"), "--stats-period",
-					 "0", "--dma", dma});
+					 "0"});
 		if (interactive)
 			args.push_back("-i");
 		proc = std::make_unique<subprocess>(args, interactive ? subprocess::io::pty
@@ -63,14 +75,15 @@ public:
 	}
 
 	std::unique_ptr<subprocess> pod(const std::vector<std::string> &args,
-					const std::string &body_slot = "")
+					const std::map<std::string, std::string> &env = {})
 	{
 		std::vector<std::string> a = {bin_path("dpumesh-pod")};
 		a.insert(a.end(), args.begin(), args.end());
-		if (!body_slot.empty())
-			setenv("DPUMESH_TEST_BODY_SLOT", body_slot.c_str(), 1);
+		for (const auto &[k, v] : env)
+			setenv(k.c_str(), v.c_str(), 1);
 		auto p = std::make_unique<subprocess>(a);
-		unsetenv("DPUMESH_TEST_BODY_SLOT");
+		for (const auto &[k, v] : env)
+			unsetenv(k.c_str());
 		return p;
 	}
 
@@ -96,21 +109,31 @@ bool ready(subprocess &p)
 			     20s);
 }
 
-std::string run_client(node &n, const std::string &count, const std::string &seed,
-		       const std::string &max_body, const std::string &body_slot = "")
+std::map<std::string, std::string> body_slot(const std::string &bytes)
 {
-	auto c = n.pod({"client", n.sock, count, seed, max_body}, body_slot);
+	return {{"DPUMESH_TEST_BODY_SLOT", bytes}};
+}
+
+template <typename Node>
+std::string run_client(Node &n, const std::string &count, const std::string &seed,
+		       const std::string &max_body, const std::map<std::string, std::string> &env = {})
+{
+	auto c = n.pod({"client", n.sock, count, seed, max_body}, env);
 	int rc = c->wait(120s);
 	EXPECT_EQ(rc, 0) << c->output();
 	return c->output();
 }
 
-void expect_idle(const std::string &out)
+/** After stop(): no pod, no pending request, no hbuf, every mbuf and message back. */
+void expect_idle(const dpumesh::control::snapshot &fin, const inproc_node &n)
 {
-	EXPECT_EQ(value_of(out, "final pods", "registered"), 0) << out;
-	EXPECT_EQ(value_of(out, "final stage=sidecar", "pending"), 0) << out;
-	EXPECT_EQ(value_of(out, "final dpa thread=0", "hbufs_in_use"), 0) << out;
-	EXPECT_EQ(value_of(out, "final dpa thread=0", "completion_ring_full"), 0) << out;
+	EXPECT_EQ(fin.nb_pods, 0u);
+	EXPECT_EQ(fin.pending, 0u);
+	EXPECT_EQ(fin.hbufs_in_use, 0u);
+	ASSERT_EQ(fin.dpa.size(), 1u);
+	EXPECT_EQ(fin.dpa[0].completion_ring_full, 0u);
+	EXPECT_EQ(n.mbufs_in_use, 0u);
+	EXPECT_EQ(n.msgs_in_use, 0u);
 }
 
 } // namespace
@@ -119,9 +142,9 @@ class Case3 : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(Case3, RoundTripsAreByteExactFromZeroToOneMegabyte)
 {
-	node n(GetParam()[0] == 'c' ? "cpu" : "dma", GetParam(), 10000);
-	ASSERT_TRUE(n.up) << n.proc->output();
-	const std::string slot = "1048576";
+	inproc_node n(GetParam()[0] == 'c' ? "cpu" : "dma", case3_config(10000), GetParam());
+	ASSERT_TRUE(n.up) << n.error;
+	const auto slot = body_slot("1048576");
 	auto e1 = n.pod({"echo", n.sock}, slot);
 	auto e2 = n.pod({"echo", n.sock}, slot);
 	ASSERT_TRUE(ready(*e1)) << e1->output();
@@ -155,19 +178,20 @@ TEST_P(Case3, RoundTripsAreByteExactFromZeroToOneMegabyte)
 	e2->signal(SIGKILL);
 	e1->wait(5s);
 	e2->wait(5s);
-	std::string out = n.stop();
-	const long long total = 3120;
-	EXPECT_EQ(value_of(out, "final stage=sidecar", "forwarded"), total) << out;
-	EXPECT_EQ(value_of(out, "final stage=sidecar", "answered"), total) << out;
-	EXPECT_EQ(value_of(out, "final dpa thread=0", "tx_taken"), 2 * total) << out;
-	EXPECT_EQ(value_of(out, "final dpa thread=0", "rx_delivered"), 2 * total) << out;
-	EXPECT_EQ(value_of(out, "final dpa thread=0", "tx_completions"), 2 * total) << out;
-	EXPECT_EQ(value_of(out, "final dpa thread=0", "dma_errors"), 0) << out;
+	auto fin = n.stop();
+	const uint64_t total = 3120;
+	EXPECT_EQ(fin.sidecar_value("forwarded"), total);
+	EXPECT_EQ(fin.sidecar_value("answered"), total);
+	ASSERT_EQ(fin.dpa.size(), 1u);
+	EXPECT_EQ(fin.dpa[0].tx_taken, 2 * total);
+	EXPECT_EQ(fin.dpa[0].rx_delivered, 2 * total);
+	EXPECT_EQ(fin.dpa[0].tx_completions, 2 * total);
+	EXPECT_EQ(fin.dpa[0].dma_errors, 0u);
 	/* no back-pressure in this run: order is only promised while destinations have room */
-	EXPECT_EQ(value_of(out, "final stage=sidecar", "parked"), 0) << out;
+	EXPECT_EQ(fin.sidecar_value("parked"), 0u);
 	/* the bodies went through the DMA engine: more than the big run's bodies, twice */
-	EXPECT_GT(value_of(out, "final dpa thread=0", "dma_bytes"), 60ll << 20) << out;
-	expect_idle(out);
+	EXPECT_GT(fin.dpa[0].dma_bytes, 60ull << 20);
+	expect_idle(fin, n);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dma, Case3, ::testing::Values("cpu", "dmadev:dma_skeleton"),
@@ -177,21 +201,21 @@ INSTANTIATE_TEST_SUITE_P(Dma, Case3, ::testing::Values("cpu", "dmadev:dma_skelet
 
 TEST(Case3Errors, NoLivePodIs503ToTheSender)
 {
-	node n("nopod", "cpu", 1000);
-	ASSERT_TRUE(n.up) << n.proc->output();
+	inproc_node n("nopod", case3_config(1000));
+	ASSERT_TRUE(n.up) << n.error;
 	std::string out = run_client(n, "200", "1", "1000");
 	EXPECT_EQ(value_of(out, "DONE", "mesh_err"), 200) << out;
 	EXPECT_EQ(text_of(out, "DONE", "reasons"), "no_live_pod:200") << out;
 	EXPECT_EQ(value_of(out, "DONE", "tx_done"), 200) << out;
-	std::string fin = n.stop();
-	EXPECT_EQ(value_of(fin, "final stage=sidecar", "no_live_pod"), 200) << fin;
-	expect_idle(fin);
+	auto fin = n.stop();
+	EXPECT_EQ(fin.sidecar_value("no_live_pod"), 200u);
+	expect_idle(fin, n);
 }
 
 TEST(Case3Errors, UnansweredRequestsTimeOutWith504)
 {
-	node n("timeout", "cpu", 200);
-	ASSERT_TRUE(n.up) << n.proc->output();
+	inproc_node n("timeout", case3_config(200));
+	ASSERT_TRUE(n.up) << n.error;
 	auto sink = n.pod({"sink", n.sock});
 	ASSERT_TRUE(ready(*sink)) << sink->output();
 	std::string out = run_client(n, "50", "1", "1000");
@@ -199,15 +223,15 @@ TEST(Case3Errors, UnansweredRequestsTimeOutWith504)
 	EXPECT_EQ(text_of(out, "DONE", "reasons"), "timeout:50") << out;
 	sink->signal(SIGKILL);
 	sink->wait(5s);
-	std::string fin = n.stop();
-	EXPECT_EQ(value_of(fin, "final stage=sidecar", "timeouts"), 50) << fin;
-	expect_idle(fin);
+	auto fin = n.stop();
+	EXPECT_EQ(fin.sidecar_value("timeouts"), 50u);
+	expect_idle(fin, n);
 }
 
 TEST(Case3Errors, AFullDestinationIs503DestFull)
 {
-	node n("full", "cpu", 300);
-	ASSERT_TRUE(n.up) << n.proc->output();
+	inproc_node n("full", case3_config(300));
+	ASSERT_TRUE(n.up) << n.error;
 	auto hog = n.pod({"hog", n.sock});
 	ASSERT_TRUE(ready(*hog)) << hog->output();
 	/* the hog keeps its 64 RX slots: 64 requests time out there, the rest find it full */
@@ -219,15 +243,15 @@ TEST(Case3Errors, AFullDestinationIs503DestFull)
 	EXPECT_NE(reasons.find("timeout:64"), std::string::npos) << out;
 	hog->signal(SIGKILL);
 	hog->wait(5s);
-	std::string fin = n.stop();
-	EXPECT_GT(value_of(fin, "final stage=sidecar", "park_expired"), 0) << fin;
-	expect_idle(fin);
+	auto fin = n.stop();
+	EXPECT_GT(fin.sidecar_value("park_expired"), 0u);
+	expect_idle(fin, n);
 }
 
 TEST(Case3Errors, AKilledDestinationDoesNotStopTheService)
 {
-	node n("kill", "cpu", 500);
-	ASSERT_TRUE(n.up) << n.proc->output();
+	inproc_node n("kill", case3_config(500));
+	ASSERT_TRUE(n.up) << n.error;
 	auto e1 = n.pod({"echo", n.sock});
 	auto e2 = n.pod({"echo", n.sock});
 	ASSERT_TRUE(ready(*e1));
@@ -248,13 +272,13 @@ TEST(Case3Errors, AKilledDestinationDoesNotStopTheService)
 	EXPECT_GT(value_of(out, "DONE", "ok"), 3000) << out; /* the survivor kept serving */
 	e2->signal(SIGKILL);
 	e2->wait(5s);
-	std::string fin = n.stop();
-	expect_idle(fin);
+	auto fin = n.stop();
+	expect_idle(fin, n);
 }
 
 TEST(Case3Console, PodCommandsShowTheLiveMesh)
 {
-	node n("console", "cpu", 1000, true);
+	proc_node n("console", 1000, true);
 	ASSERT_TRUE(n.up) << n.proc->output();
 	auto echo = n.pod({"echo", n.sock});
 	ASSERT_TRUE(ready(*echo)) << echo->output();
@@ -317,4 +341,13 @@ TEST(Case3Console, PodCommandsShowTheLiveMesh)
 	EXPECT_NE(after.find("no pods registered"), std::string::npos) << after;
 	n.proc->write("quit\n");
 	EXPECT_EQ(n.proc->wait(30s), 0) << n.proc->output();
+}
+
+int main(int argc, char **argv)
+{
+	::testing::InitGoogleTest(&argc, argv);
+	/* the in-process nodes' EAL: a dma_skeleton for the dmadev backend */
+	::testing::AddGlobalTestEnvironment(
+		new dpumesh::test::eal_env("case3", {"dma_skeleton,lcore=0"}, 512));
+	return RUN_ALL_TESTS();
 }

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// A dpumesh node built in the test's own process (lib/node, EAL from the test's eal_env) with
+// its control loop on a thread, and real pod processes (dpumesh-pod) against it. Tests read
+// the node's counters from control snapshots instead of scraping printed text.
+//
+//   dpumesh::test::inproc_node n("c3", config_json_with_@SOCK@, "cpu");
+//   ASSERT_TRUE(n.up) << n.error;
+//   auto echo = n.pod({"echo", n.sock});
+//   control::snapshot fin = n.stop();            // pods unregistered, lcores stopped
+//   EXPECT_EQ(fin.sidecar_value("answered"), 500u);
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <rte_mempool.h>
+
+#include "dpumesh/config/config.h"
+#include "dpumesh/control/control.h"
+#include "dpumesh/control/snapshot.h"
+#include "dpumesh/node/node.h"
+#include "output.h"
+#include "subprocess.h"
+
+namespace dpumesh::test {
+
+class inproc_node {
+public:
+	/**
+	 * @param config JSON with @SOCK@ where the control socket path goes
+	 * @param dma    "cpu" or "dmadev:NAME" (the dmadev must exist in the test's EAL)
+	 */
+	inproc_node(const std::string &tag, std::string config, const std::string &dma = "cpu")
+	{
+		sock = dir.file(tag + ".sock");
+		for (size_t at; (at = config.find("@SOCK@")) != std::string::npos;)
+			config.replace(at, 6, sock);
+		auto cfg = config::load_string(config, tag + ".json");
+		if (!cfg) {
+			error = cfg.error().message();
+			return;
+		}
+		if (dma != "cpu") {
+			cfg->dma.backend = config::dma_backend::dmadev;
+			cfg->dma.device = dma.substr(dma.find(':') + 1);
+		}
+		auto n = node::create(*cfg, {});
+		status st = n ? (*n)->start() : n.error();
+		if (!st.is_ok()) {
+			error = st.message();
+			return;
+		}
+		_node = std::move(*n);
+		_ctl = std::make_unique<control::node>(*_node, false, nullptr);
+		_control = std::thread([this] {
+			while (!_quit.load()) {
+				_node->poll_control();
+				_ctl->tick();
+				std::this_thread::sleep_for(std::chrono::milliseconds(1));
+			}
+		});
+		up = true;
+	}
+	~inproc_node()
+	{
+		if (up)
+			stop();
+	}
+	inproc_node(const inproc_node &) = delete;
+	inproc_node &operator=(const inproc_node &) = delete;
+
+	/** Starts `dpumesh-pod ARGS` with extra environment variables. */
+	std::unique_ptr<subprocess> pod(const std::vector<std::string> &args,
+					const std::map<std::string, std::string> &env = {})
+	{
+		std::vector<std::string> a = {bin_path("dpumesh-pod")};
+		a.insert(a.end(), args.begin(), args.end());
+		for (const auto &[k, v] : env)
+			setenv(k.c_str(), v.c_str(), 1);
+		auto p = std::make_unique<subprocess>(a);
+		for (const auto &[k, v] : env)
+			unsetenv(k.c_str());
+		return p;
+	}
+
+	/** The counters now (any section). */
+	control::snapshot snapshot() const { return control::take_snapshot(*_ctl); }
+	const control::node &control() const { return *_ctl; }
+
+	/**
+	 * Unregisters the pods, stops the lcores and returns the final counters; then frees the
+	 * data path and records what its pools still hold (mbufs_in_use, msgs_in_use).
+	 */
+	control::snapshot stop()
+	{
+		if (!up)
+			return {};
+		up = false;
+		_quit.store(true);
+		_control.join();
+		_node->stop();
+		control::snapshot fin = control::take_snapshot(*_ctl);
+		_ctl.reset();
+		_node->drain();
+		mbufs_in_use = rte_mempool_in_use_count(_node->packet_pool());
+		msgs_in_use = rte_mempool_in_use_count(_node->message_pool());
+		_node.reset();
+		return fin;
+	}
+
+	temp_dir dir;
+	std::string sock;
+	bool up = false;
+	std::string error;
+	unsigned mbufs_in_use = 0, msgs_in_use = 0;
+
+private:
+	std::unique_ptr<node::instance> _node;
+	std::unique_ptr<control::node> _ctl;
+	std::thread _control;
+	std::atomic<bool> _quit{false};
+};
+
+} // namespace dpumesh::test
