@@ -210,7 +210,7 @@ status cmd_show_dpa(invocation &inv)
 		emu->hbuf_size());
 	for (unsigned t = 0; t < emu->nb_threads(); t++) {
 		const dpa::thread_stats &s = emu->stats(t);
-		const dpa_kernel_state &k = emu->kernel_state(t);
+		const dpa::kernel_counters k = emu->kernels(t);
 		appendf(inv.out,
 			"thread %u: tx_taken=%" PRIu64 " tx_posted=%" PRIu64 " rx_delivered=%" PRIu64
 			" rx_handed_back=%" PRIu64 " tx_completions=%" PRIu64
