@@ -2,6 +2,8 @@
 // The DOCA backend's host-side runtime: creation in order, undo on failure, teardown.
 #include "dpumesh/doca/dpa_runtime.h"
 
+#include <algorithm>
+#include <cstring>
 #include <vector>
 
 namespace dpumesh::doca {
@@ -24,7 +26,7 @@ status dpa_runtime::make_kernel(const kernel_spec &spec, const runtime_options &
 {
 	const std::string n = "DPA kernel " + spec.name + ": ";
 	k.name = spec.name;
-	DPUMESH_RETURN_IF_ERROR(check(doca_dpa_mem_alloc(_dpa, sizeof(thread_args), &k.args_ptr),
+	DPUMESH_RETURN_IF_ERROR(check(doca_dpa_mem_alloc(_dpa, std::max(opt.args_bytes, sizeof(thread_args)), &k.args_ptr),
 				      n + "doca_dpa_mem_alloc(args)"));
 	_undo.push([d = _dpa, p = k.args_ptr] { doca_dpa_mem_free(d, p); });
 
@@ -68,7 +70,10 @@ status dpa_runtime::make_kernel(const kernel_spec &spec, const runtime_options &
 				      n + "doca_dpa_notification_completion_get_dpa_handle"));
 
 	k.args = {oh, ch, nh, _table, 0, 0};
-	DPUMESH_RETURN_IF_ERROR(check(doca_dpa_h2d_memcpy(_dpa, k.args_ptr, &k.args, sizeof(k.args)),
+	/* the whole block: the mapping's cookie FIFO indices start at zero */
+	std::vector<uint8_t> block(std::max(opt.args_bytes, sizeof(thread_args)), 0);
+	std::memcpy(block.data(), &k.args, sizeof(k.args));
+	DPUMESH_RETURN_IF_ERROR(check(doca_dpa_h2d_memcpy(_dpa, k.args_ptr, block.data(), block.size()),
 				      n + "doca_dpa_h2d_memcpy(args)"));
 	DPUMESH_RETURN_IF_ERROR(check(doca_dpa_thread_run(k.thread), n + "doca_dpa_thread_run"));
 	return status::ok();
