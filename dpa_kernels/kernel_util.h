@@ -33,12 +33,30 @@ static inline void desc_zero(struct sw_descriptor *dst)
 	d[7] = 0;
 }
 
-/** Routes finished DMA copies to the TX or RX in-flight slot named by their cookie. */
-uint32_t dpa_dma_dispatch(struct dpa_dev *d, struct dpa_kernel_state *s);
+/** A copy, possibly longer than DPA_MAX_COPY, being posted piece by piece. */
+struct dpa_range {
+	uint32_t dst_mmap, src_mmap;
+	uint64_t dst, src; /**< where the whole range starts */
+	uint32_t len;
+};
 
-/* called by dpa_dma_dispatch */
-void dpa_tx_copy_done(struct dpa_kernel_state *s, uint32_t slot, int32_t status);
-void dpa_rx_copy_done(struct dpa_kernel_state *s, uint32_t slot, int32_t status);
+/**
+ * Posts the pieces of [*done, r->len) while the queue has room: pieces of DPA_MAX_COPY
+ * (a multiple of DPA_COPY_UNIT), the last one reported and flushed, the others coalesced
+ * (OPTIMIZE_REPORTS). A piece after which the queue is full is reported and flushed too, so
+ * every post reaches the hardware and a full queue always drains. Advances *done.
+ * @return reported copies posted (each gives one completion with `cookie`)
+ */
+uint32_t dpa_post_range(struct dpa_dev *d, const struct dpa_range *r, uint32_t *done,
+			uint64_t cookie);
+
+/**
+ * Takes up to DPA_BATCH completions, takes the cookies each covers and calls done(ctx,
+ * cookie, status) for the cookie of each reported copy; acks them.
+ * @return completions taken
+ */
+uint32_t dpa_take_completions(struct dpa_dev *d, void (*done)(void *, uint64_t, int32_t),
+			      void *ctx);
 
 /* in-flight slot states */
 enum { SLOT_FREE = 0, SLOT_NEED_DMA = 1, SLOT_DMA_WAIT = 2, SLOT_NEED_POST = 3 };

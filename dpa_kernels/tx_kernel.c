@@ -2,71 +2,101 @@
 /*
  * The DPA TX kernel: pod TX SQs -> DPU header buffer (DMA) -> sidecar TX SQ.
  *
- * Per owned SQ, round robin: take a validated descriptor (the runtime translated and
- * bounds-checked it with the sender's own mkey; the sender is the SQ's pod), copy its
- * header into an hbuf by DMA, and when the copy is done post a descriptor to the Arm with
- * the hbuf's header, the sender's body address left in place (bodies never go to the
- * Arm), and the sender's handle in dst.pod_id. The hbuf's metadata keeps the original
- * descriptor so the RX kernel can complete the sender's TX after delivery.
+ * Per owned SQ, round robin: take a validated descriptor (the runtime checked its flags and
+ * that header and body lie in the sender's own TX pools; the sender is the SQ's pod), copy
+ * its header from (sender's mmap, its address) into an hbuf in the DPU mmap, and when the
+ * copy is done post a descriptor to the Arm with the hbuf's header, the sender's body
+ * address left in place (bodies never go to the Arm), and the sender's handle in
+ * dst.pod_id. The hbuf's metadata keeps the original descriptor so the RX kernel can
+ * complete the sender's TX after delivery.
+ *
+ * One activation: completions, then posts in order, then at most DPA_BATCH new
+ * descriptors. The TX kernel polls its pods' SQs (as the public BlueField-3 prototype
+ * does): it notifies itself before every reschedule until it is stopped.
  */
 #include "kernel_util.h"
 
-void dpa_tx_copy_done(struct dpa_kernel_state *s, uint32_t slot, int32_t status)
+static void tx_copy_done(void *ctx, uint64_t cookie, int32_t status)
 {
-	struct dpa_tx_inflight *f = &s->tx[slot];
-	if (f->used != SLOT_DMA_WAIT)
+	struct dpa_tx_state *s = (struct dpa_tx_state *)ctx;
+	if (cookie >= DPA_MAX_INFLIGHT)
 		return;
-	if (status != 0)
-		s->tx_dma_errors++;
-	/* a failed header copy is reported to the Arm like any header: it sees garbage it
-	 * cannot decode and refuses the message; flag it so it does not try */
-	if (status != 0)
-		f->item.desc.flags |= DPUMESH_OP_ERROR | (DPUMESH_STATUS_DMA_ERROR << DPUMESH_STATUS_SHIFT);
-	f->used = SLOT_NEED_POST;
+	struct dpa_tx_inflight *f = &s->slot[cookie];
+	if (f->used != SLOT_DMA_WAIT && f->used != SLOT_NEED_DMA)
+		return;
+	if (status != 0 && f->error == 0)
+		f->error = status;
+	f->copies_left--;
+	if (f->copies_left == 0 && f->used == SLOT_DMA_WAIT)
+		f->used = SLOT_NEED_POST;
 }
 
-static int tx_post(struct dpa_dev *d, struct dpa_kernel_state *s, struct dpa_tx_inflight *f)
+/* Posts what is left of a slot's header copy; DMA_WAIT once all of it is posted. */
+static uint32_t tx_queue_copy(struct dpa_dev *d, struct dpa_tx_inflight *f, uint32_t slot)
 {
-	struct dpa_hbuf_meta *meta = (struct dpa_hbuf_meta *)(uintptr_t)f->hbuf;
+	const struct dpa_range r = {
+		.dst_mmap = dpa_dpu_mmap(d),
+		.src_mmap = f->item.mmap,
+		.dst = f->hbuf + DPA_HBUF_META_SIZE,
+		.src = f->item.desc.header_buf_addr,
+		.len = f->item.desc.header_len,
+	};
+	uint32_t before = f->queued;
+	f->copies_left += dpa_post_range(d, &r, &f->queued, slot);
+	if (f->queued == r.len)
+		f->used = SLOT_DMA_WAIT;
+	return f->queued != before;
+}
+
+static int tx_post(struct dpa_dev *d, struct dpa_tx_state *s, struct dpa_tx_inflight *f)
+{
+	struct dpa_hbuf_meta *meta = (struct dpa_hbuf_meta *)dpa_mmap_ptr(d, dpa_dpu_mmap(d),
+									 f->hbuf, DPA_HBUF_META_SIZE);
 	struct sw_descriptor out;
-	desc_copy(&meta->orig, &f->item.desc);
-	meta->src = f->item.src;
 	desc_copy(&out, &f->item.desc);
+	if (f->error != 0) {
+		/* a failed header copy is reported to the Arm like any header: it sees garbage
+		 * it cannot decode and refuses the message; flag it so it does not try */
+		dpa_counter_add(&s->dma_errors, 1);
+		out.flags |= DPUMESH_OP_ERROR | (DPUMESH_STATUS_DMA_ERROR << DPUMESH_STATUS_SHIFT);
+	}
+	if (meta) {
+		desc_copy(&meta->orig, &out);
+		meta->src = f->item.src;
+		dpa_window_writeback(d);
+	}
 	out.header_buf_addr = f->hbuf + DPA_HBUF_META_SIZE;
 	out.dst.pod_id = f->item.src;
 	out.valid = 0;
 	if (dpa_sidecar_tx_post(d, &out) != DPA_OK)
 		return 0;
-	s->tx_posted++;
+	dpa_counter_add(&s->posted, 1);
 	f->used = SLOT_FREE;
-	s->nb_tx_inflight--;
+	dpa_gauge_set(&s->nb_inflight, s->nb_inflight - 1);
 	return 1;
 }
 
-uint32_t dpa_tx_kernel(struct dpa_dev *d, struct dpa_kernel_state *s)
+void dpa_tx_kernel(struct dpa_dev *d, struct dpa_tx_state *s)
 {
-	uint32_t work = dpa_dma_dispatch(d, s);
-	uint32_t kicked = 0;
+	dpa_counter_add(&s->activations, 1);
+	dpa_take_completions(d, tx_copy_done, s);
 
-	/* in flight, oldest first: post finished headers in order; queue copies the engine
+	/* in flight, oldest first: post finished headers in order; post copies the queue
 	 * could not take before */
-	uint32_t n_inflight = s->nb_tx_inflight;
+	uint32_t n_inflight = s->nb_inflight;
 	int blocked = 0;
 	for (uint32_t k = 0; k < n_inflight; k++) {
-		uint32_t i = (s->tx_head + k) % DPA_MAX_INFLIGHT;
-		struct dpa_tx_inflight *f = &s->tx[i];
+		uint32_t i = (s->head + k) % DPA_MAX_INFLIGHT;
+		struct dpa_tx_inflight *f = &s->slot[i];
 		if (f->used == SLOT_NEED_DMA) {
-			if (dpa_dma_copy(d, f->hbuf + DPA_HBUF_META_SIZE, f->item.header,
-					 f->item.desc.header_len, DPA_COOKIE(0, i)) != DPA_OK)
-				break;
-			f->used = SLOT_DMA_WAIT;
-			kicked++;
+			tx_queue_copy(d, f, i);
+			if (f->used == SLOT_NEED_DMA)
+				break; /* the queue is full: later copies wait their turn */
 		}
 		if (!blocked && f->used == SLOT_NEED_POST && k == 0) {
 			if (tx_post(d, s, f)) {
-				s->tx_head = (s->tx_head + 1) % DPA_MAX_INFLIGHT;
-				work++;
-				k--;          /* the next one is now the head */
+				s->head = (s->head + 1) % DPA_MAX_INFLIGHT;
+				k--; /* the next one is now the head */
 				n_inflight--;
 				continue;
 			}
@@ -74,20 +104,29 @@ uint32_t dpa_tx_kernel(struct dpa_dev *d, struct dpa_kernel_state *s)
 		}
 	}
 
-	/* then take new work: one descriptor per SQ per pass, while slots and hbufs last. One
-	 * hbuf is taken ahead and carried from SQ to SQ until a descriptor needs it, so a pass
-	 * over many idle SQs costs one allocation, not one per SQ. */
-	uint32_t nb_sqs = dpa_tx_sq_count(d);
+	const int stopping = dpa_thread_stop_requested(d);
+	if (stopping && s->nb_inflight == 0) {
+		dpa_thread_finish(d);
+		return;
+	}
+
+	/* then take new work: one descriptor per SQ per round, at most DPA_BATCH, while
+	 * slots, hbufs and queue room last. One hbuf is taken ahead and carried from SQ to SQ
+	 * until a descriptor needs it, so a pass over idle SQs costs one allocation. */
+	uint32_t nb_sqs = stopping ? 0 : dpa_tx_sq_count(d);
 	uint32_t hbuf_room = dpa_hbuf_size(d) - DPA_HBUF_META_SIZE;
 	uint64_t hbuf = 0;
 	int have_hbuf = 0;
-	for (uint32_t n = 0; n < nb_sqs && s->nb_tx_inflight < DPA_MAX_INFLIGHT; n++) {
-		uint32_t sq = s->tx_next_sq++ % nb_sqs;
-		uint32_t slot = (s->tx_head + s->nb_tx_inflight) % DPA_MAX_INFLIGHT;
-		struct dpa_tx_inflight *f = &s->tx[slot];
+	uint32_t taken = 0;
+	for (uint32_t n = 0; n < nb_sqs && taken < DPA_BATCH && s->nb_inflight < DPA_MAX_INFLIGHT &&
+			     dpa_async_room(d) > 0;
+	     n++) {
+		uint32_t sq = s->next_sq++ % nb_sqs;
+		uint32_t slot = (s->head + s->nb_inflight) % DPA_MAX_INFLIGHT;
+		struct dpa_tx_inflight *f = &s->slot[slot];
 		if (!have_hbuf) {
 			if (dpa_hbuf_alloc(d, &hbuf) != DPA_OK) {
-				s->tx_no_hbuf++;
+				dpa_counter_add(&s->no_hbuf, 1);
 				break;
 			}
 			have_hbuf = 1;
@@ -95,7 +134,7 @@ uint32_t dpa_tx_kernel(struct dpa_dev *d, struct dpa_kernel_state *s)
 		if (dpa_tx_take(d, sq, &f->item) != DPA_OK)
 			continue; /* the hbuf goes on to the next SQ */
 		have_hbuf = 0;
-		work++;
+		taken++;
 		if (f->item.desc.header_len > hbuf_room) {
 			/* cannot happen when hbufs are sized to the TX header slots; never
 			 * overrun the hbuf if they are not */
@@ -104,18 +143,19 @@ uint32_t dpa_tx_kernel(struct dpa_dev *d, struct dpa_kernel_state *s)
 			continue;
 		}
 		f->hbuf = hbuf;
-		s->nb_tx_inflight++;
-		if (dpa_dma_copy(d, hbuf + DPA_HBUF_META_SIZE, f->item.header,
-				 f->item.desc.header_len, DPA_COOKIE(0, slot)) == DPA_OK) {
-			f->used = SLOT_DMA_WAIT;
-			kicked++;
-		} else {
-			f->used = SLOT_NEED_DMA;
-		}
+		f->queued = 0;
+		f->copies_left = 0;
+		f->error = 0;
+		f->used = SLOT_NEED_DMA;
+		dpa_gauge_set(&s->nb_inflight, s->nb_inflight + 1);
+		tx_queue_copy(d, f, slot);
 	}
 	if (have_hbuf)
 		dpa_hbuf_free(d, hbuf);
-	if (kicked)
-		dpa_dma_kick(d);
-	return work;
+
+	if (s->nb_inflight)
+		dpa_completion_request_notification(d);
+	/* polls its SQs: runs again at once (and drains in-flight copies when stopping) */
+	dpa_thread_notify(d);
+	dpa_thread_reschedule(d);
 }

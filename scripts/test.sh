@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # The test command: installs what is missing, builds dpumesh with AddressSanitizer and
-# UndefinedBehaviorSanitizer, and runs the whole test suite with CTest.
+# UndefinedBehaviorSanitizer, and runs the whole test suite with CTest. The DOCA backend is
+# compiled against the project's declarations of the DOCA calls (-DDPUMESH_DOCA_CHECK=ON) and
+# its call sequences tested against link-time fakes (doca_sequence_test).
 #
 #   scripts/test.sh                 # everything
 #   scripts/test.sh -L unit         # extra arguments go to ctest (labels: unit, integration, e2e)
@@ -14,7 +16,7 @@ bash "$root/scripts/setup.sh"
 werror=OFF
 if [ "${CI:-}" = "true" ]; then werror=ON; fi
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DDPUMESH_SANITIZE=ON -DDPUMESH_WERROR=$werror
+  -DDPUMESH_SANITIZE=ON -DDPUMESH_WERROR=$werror -DDPUMESH_DOCA_CHECK=ON
 cmake --build "$build" -j "$(nproc)"
 
 # libFuzzer targets need clang: a second build with only them, run for a bounded time each.

@@ -25,7 +25,7 @@ void read_dpa(const dpa::emulator &emu, snapshot &s)
 	s.hbuf_size = emu.hbuf_size();
 	for (unsigned t = 0; t < emu.nb_threads(); t++) {
 		const dpa::thread_stats &ts = emu.stats(t);
-		const dpa_kernel_state &k = emu.kernel_state(t);
+		const dpa::kernel_counters k = emu.kernels(t);
 		const dma::engine &e = emu.dma(t);
 		const dma::engine_stats &d = e.stats();
 		dpa_thread_view v{};

@@ -1,36 +1,282 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The DPA emulator: dpa_dev.h implemented on lcores with a DMA engine and the pod registry.
+// The DPA emulator: dpa_dev.h implemented on lcores, with DOCA's rules enforced.
 #include "dpumesh/dpa/emulator.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
+#include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_malloc.h>
+#include <rte_memory.h>
 
 #include "dpumesh/common/log.h"
 
 using namespace dpumesh;
 
-/* One DPA thread: everything dpa_dev.h's functions reach. */
+namespace {
+
+/* The handle of the DPU-memory mmap: never an mkey (mkey_table::reserved_mkey). */
+constexpr uint32_t dpu_mmap_handle = mkey_table::reserved_mkey;
+
+/* pod_lookup_table of a thread without a registry (solo threads): no pod is active. */
+const pod_registry_entry no_pods[DPUMESH_MAX_PODS] = {};
+
+} // namespace
+
+namespace dpumesh::dpa {
+namespace {
+
+constexpr const char *rule_names[] = {
+#define DPUMESH_DPA_RULE_NAME(n, d) #n,
+	DPUMESH_FOREACH_DPA_RULE(DPUMESH_DPA_RULE_NAME)
+#undef DPUMESH_DPA_RULE_NAME
+};
+constexpr const char *rule_descriptions[] = {
+#define DPUMESH_DPA_RULE_DESC(n, d) d,
+	DPUMESH_FOREACH_DPA_RULE(DPUMESH_DPA_RULE_DESC)
+#undef DPUMESH_DPA_RULE_DESC
+};
+constexpr size_t nb_rules = static_cast<size_t>(rule::count);
+
+bool strict_from_env() noexcept
+{
+	const char *v = std::getenv("DPUMESH_DPA_STRICT");
+	return v && v[0] == '1';
+}
+
+} // namespace
+
+const char *rule_name(rule r) noexcept
+{
+	return static_cast<size_t>(r) < nb_rules ? rule_names[static_cast<size_t>(r)] : "?";
+}
+const char *rule_description(rule r) noexcept
+{
+	return static_cast<size_t>(r) < nb_rules ? rule_descriptions[static_cast<size_t>(r)] : "?";
+}
+
+namespace detail {
+
+struct hw;
+
+} // namespace detail
+} // namespace dpumesh::dpa
+
+/*
+ * One emulated DPA thread: its async-ops queue (with the runtime's cookie FIFO), its
+ * completion context, its activation state and the rules it is held to. The node parts
+ * (registry, queues) are in `pair`, null for a solo thread.
+ */
 struct dpa_dev {
+	/* One post. Indices into the FIFO only grow; slot = index & mask. */
+	struct entry {
+		uint64_t cookie;
+		void *dst;
+		const void *src;
+		uint32_t len;
+		bool reported;
+	};
+	struct cq_elem {
+		uint32_t end; /* FIFO index just past the last copy it covers */
+		int32_t status;
+	};
+
+	dpa::detail::hw *hw = nullptr;
+	unsigned hw_index = 0; /* the cookie the DMA engine carries for this thread's copies */
+	const mkey_table *mkeys = nullptr;
+	dpa::rules rules;
+	bool strict = false;
+	uint64_t budget_cycles = 0;
+	char name[24] = {};
+
+	std::unique_ptr<entry[]> fifo;
+	std::unique_ptr<cq_elem[]> cq;
+	uint32_t mask = 0;
+	/* head: oldest cookie not taken; covered: end of what taken completions cover;
+	 * done: completed by the engine; submitted: given to it; rung: doorbell; tail: posted */
+	uint32_t head = 0, covered = 0, done = 0, submitted = 0, rung = 0, tail = 0;
+	int32_t run_err = 0; /* first error among unreported copies since the last report */
+	uint32_t cq_tail = 0, cq_taken = 0, cq_acked = 0;
+
+	bool notified = false, armed = false, ended = false, finished = false, stop = false;
+
+	counter violations[static_cast<size_t>(dpa::rule::count)];
+	counter *violations_total = nullptr;
+	bool logged[static_cast<size_t>(dpa::rule::count)] = {};
+
+	/* ranges of DPDK memory found for the DPU mmap (rte_mem_virt2memseg_list is a scan) */
+	uintptr_t dpu_lo[4] = {}, dpu_hi[4] = {};
+	unsigned dpu_next = 0;
+
+	dpa::emulator::pair *pair = nullptr;
+
+	void init(const char *n, const dpa::rules &r, bool strict_, const mkey_table *m)
+	{
+		std::snprintf(name, sizeof(name), "%s", n);
+		rules = r;
+		strict = strict_;
+		mkeys = m;
+		uint32_t cap = 1;
+		while (cap < 2 * std::max<uint32_t>(r.queue_size, 1))
+			cap <<= 1;
+		fifo.reset(new entry[cap]());
+		cq.reset(new cq_elem[cap]());
+		mask = cap - 1;
+		budget_cycles = r.time_alive_us * rte_get_tsc_hz() / 1000000;
+	}
+
+	void violate(dpa::rule r, uint64_t a = 0, uint64_t b = 0) noexcept
+	{
+		const size_t i = static_cast<size_t>(r);
+		violations[i].inc();
+		if (violations_total)
+			violations_total->inc();
+		if (!logged[i] || strict) {
+			logged[i] = true;
+			DPUMESH_LOG(ERR, dpa, "DPA thread %s broke DOCA rule %s: %s (0x%" PRIx64
+				    ", 0x%" PRIx64 ")",
+				    name, dpa::rule_name(r), dpa::rule_description(r), a, b);
+		}
+		/* time alive is wall clock here, and a loaded box preempts lcores: counted and
+		 * logged, never fatal (dpa_rules_test proves it is caught) */
+		if (strict && r != dpa::rule::time_alive) {
+			std::fprintf(stderr, "DPUMESH_DPA_STRICT: DPA thread %s broke rule %s\n", name,
+				     dpa::rule_name(r));
+			std::abort();
+		}
+	}
+
+	uint64_t violation_count() const noexcept
+	{
+		uint64_t n = 0;
+		for (const counter &c : violations)
+			n += c.get();
+		return n;
+	}
+
+	/* DPDK memory (not external: pod regions registered with extmem are pods' mmaps) */
+	void *dpu_range(uint64_t addr, uint64_t len) noexcept
+	{
+		for (unsigned i = 0; i < 4; i++)
+			if (addr >= dpu_lo[i] && addr < dpu_hi[i] && len <= dpu_hi[i] - addr)
+				return reinterpret_cast<void *>(addr);
+		const rte_memseg_list *msl = rte_mem_virt2memseg_list(reinterpret_cast<void *>(addr));
+		if (!msl || msl->external)
+			return nullptr;
+		const uintptr_t lo = reinterpret_cast<uintptr_t>(msl->base_va);
+		const uintptr_t hi = lo + msl->len;
+		if (addr < lo || addr >= hi || len > hi - addr)
+			return nullptr;
+		dpu_lo[dpu_next] = lo;
+		dpu_hi[dpu_next] = hi;
+		dpu_next = (dpu_next + 1) % 4;
+		return reinterpret_cast<void *>(addr);
+	}
+
+	/* (mmap, address, length) -> local pointer, or nullptr: the hardware's range check */
+	void *resolve(uint32_t mmap, uint64_t addr, uint64_t len) noexcept
+	{
+		if (len == 0)
+			return nullptr;
+		if (mmap == dpu_mmap_handle)
+			return dpu_range(addr, len);
+		return mkeys ? mkeys->translate(mmap, addr, len) : nullptr;
+	}
+
+	/* the engine finished the oldest copy it was given */
+	void hw_done(int32_t status) noexcept
+	{
+		const entry &e = fifo[done & mask];
+		done++;
+		if (status != 0 && run_err == 0)
+			run_err = status;
+		if (e.reported) {
+			cq[cq_tail & mask] = {done, run_err};
+			cq_tail++;
+			run_err = 0;
+		}
+	}
+
+	bool idle() const noexcept { return head == tail; }
+
+	bool due(bool doorbell) const noexcept
+	{
+		return !finished && (notified || doorbell || (armed && cq_tail != cq_taken));
+	}
+
+	void activate(dpa::kernel_fn fn, void *arg) noexcept
+	{
+		notified = false;
+		armed = false; /* arming is one-shot: a kernel re-arms every activation it needs */
+		ended = false;
+		const uint64_t t0 = rte_rdtsc();
+		fn(this, arg);
+		const uint64_t took = rte_rdtsc() - t0;
+		if (took > budget_cycles)
+			violate(dpa::rule::time_alive, took * 1000000 / rte_get_tsc_hz(),
+				rules.time_alive_us);
+		if (rung != tail)
+			violate(dpa::rule::unflushed, tail - rung);
+		if (!ended)
+			violate(dpa::rule::no_reschedule);
+	}
+};
+
+namespace dpumesh::dpa::detail {
+
+/* The emulated DMA hardware of one engine: submits rung copies, routes completions. */
+struct hw {
+	dma::engine *eng = nullptr;
+	::dpa_dev *k[2] = {};
+	unsigned nb = 0;
+
+	void step() noexcept
+	{
+		for (unsigned i = 0; i < nb; i++) {
+			::dpa_dev *d = k[i];
+			while (d->submitted != d->rung) {
+				dma::copy_op ops[32];
+				uint16_t n = 0;
+				for (uint32_t j = d->submitted; j != d->rung && n < 32; j++, n++) {
+					const ::dpa_dev::entry &e = d->fifo[j & d->mask];
+					ops[n] = {e.dst, e.src, e.len, i};
+				}
+				uint16_t got = eng->submit(ops, n);
+				d->submitted += got;
+				if (got < n)
+					break; /* the engine is full: the rest on a later step */
+			}
+		}
+		dma::completion c[64];
+		uint16_t n = eng->poll(c, 64);
+		for (uint16_t i = 0; i < n; i++)
+			if (c[i].cookie < nb)
+				k[c[i].cookie]->hw_done(c[i].status);
+	}
+};
+
+} // namespace dpumesh::dpa::detail
+
+/* One emulator thread: the TX and RX kernels' DPA threads, their engine, queues, state. */
+struct dpumesh::dpa::emulator::pair {
 	static constexpr uint32_t queue_depth = 1024;  /* sidecar TX/RX SQs, notifications */
-	static constexpr uint32_t dma_batch = 256;     /* copies buffered before submit */
-	static constexpr uint32_t refresh_every = 128; /* passes between owned-SQ refreshes */
+	static constexpr uint32_t refresh_every = 128; /* activations between SQ refreshes */
 
 	dpa::emulator *emu = nullptr;
 	pod_registry *reg = nullptr;
 	unsigned id = 0;
 	unsigned nb_threads = 1;
 	std::unique_ptr<dma::engine> dma;
+	detail::hw hw;
+	::dpa_dev tx, rx;
 
 	void *mem_tx = nullptr, *mem_rx = nullptr, *mem_notify = nullptr;
 	dpumesh_sq tx_prod{}, rx_cons{}, notify_prod{};
 	dpa::arm_queues arm{};
 	rte_ring *completions = nullptr; /* tx_completion elements, many producers */
-
-	dma::copy_op pending[dma_batch];
-	uint32_t nb_pending = 0;
 
 	struct owned_sq {
 		uint32_t pod_id;
@@ -41,10 +287,11 @@ struct dpa_dev {
 	uint32_t refresh_in = 0;
 	bool draining = false;
 
-	dpa_kernel_state ks{};
+	dpa_tx_state ts{};
+	dpa_rx_state rs{};
 	dpa::thread_stats stats;
 
-	~dpa_dev()
+	~pair()
 	{
 		rte_free(mem_tx);
 		rte_free(mem_rx);
@@ -63,9 +310,12 @@ struct dpa_dev {
 		refresh_in = refresh_every;
 	}
 
-	bool idle() const noexcept { return ks.nb_tx_inflight == 0 && ks.nb_rx_inflight == 0 && nb_pending == 0; }
+	bool idle() const noexcept
+	{
+		return ts.nb_inflight == 0 && rs.nb_inflight == 0 && tx.idle() && rx.idle();
+	}
 
-	/* A thread is quiescent when no copy it started still touches pod memory. While an
+	/* A thread is quiescent when no copy it posted still touches pod memory. While an
 	 * unregistration waits, it takes no new work so that happens promptly. */
 	void quiesce() noexcept
 	{
@@ -89,6 +339,33 @@ struct dpa_dev {
 			}
 		}
 	}
+
+	/* The RX kernel's doorbells: a command from the Arm, or a TX completion to post. On
+	 * hardware the producer rings them; here the emulator sees the queue heads. */
+	bool rx_doorbell() const noexcept
+	{
+		return __atomic_load_n(&rx_cons.slots[rx_cons.pos & rx_cons.mask].valid,
+				       __ATOMIC_ACQUIRE) != 0 ||
+		       rte_ring_count(completions) != 0;
+	}
+
+	/* One pass of the lcore: the DMA hardware, then each kernel if an activation is due. */
+	uint32_t poll() noexcept
+	{
+		hw.step();
+		uint32_t ran = 0;
+		if (tx.due(false)) {
+			tx.activate([](::dpa_dev *d, void *a) { dpa_tx_kernel(d, static_cast<dpa_tx_state *>(a)); }, &ts);
+			ran++;
+		}
+		drain_completions();
+		if (rx.due(rx_doorbell())) {
+			rx.activate([](::dpa_dev *d, void *a) { dpa_rx_kernel(d, static_cast<dpa_rx_state *>(a)); }, &rs);
+			ran++;
+		}
+		quiesce();
+		return ran;
+	}
 };
 
 namespace {
@@ -108,169 +385,250 @@ uint32_t sq_free_ahead(const dpumesh_sq &sq, uint32_t max) noexcept
 
 extern "C" {
 
+uint32_t dpa_dpu_mmap(struct dpa_dev *) { return dpu_mmap_handle; }
+
+const struct pod_registry_entry *dpa_pod_table(struct dpa_dev *d)
+{
+	return d->pair ? d->pair->reg->table() : no_pods;
+}
+
+void *dpa_mmap_ptr(struct dpa_dev *d, uint32_t mmap, uint64_t addr, uint32_t len)
+{
+	void *p = d->resolve(mmap, addr, len);
+	if (!p)
+		d->violate(dpa::rule::mmap_range, mmap, addr);
+	return p;
+}
+
+void dpa_window_writeback(struct dpa_dev *) { __atomic_thread_fence(__ATOMIC_RELEASE); }
+
+void dpa_post_memcpy(struct dpa_dev *d, uint32_t dst_mmap, uint64_t dst_addr, uint32_t src_mmap,
+		     uint64_t src_addr, uint32_t len, uint32_t flags, uint64_t cookie)
+{
+	void *dst = nullptr;
+	const void *src = nullptr;
+	if (len == 0 || len > d->rules.max_copy) {
+		d->violate(dpa::rule::copy_size, len, d->rules.max_copy);
+	} else {
+		dst = d->resolve(dst_mmap, dst_addr, len);
+		src = d->resolve(src_mmap, src_addr, len);
+		if (!dst)
+			d->violate(dpa::rule::mmap_range, dst_mmap, dst_addr);
+		else if (!src)
+			d->violate(dpa::rule::mmap_range, src_mmap, src_addr);
+	}
+	if (d->tail - d->head >= d->rules.queue_size) {
+		d->violate(dpa::rule::queue_overflow, d->tail - d->head, d->rules.queue_size);
+		if (d->tail - d->head > d->mask)
+			return; /* not even the emulator can keep it */
+	}
+	const bool ok = dst && src;
+	/* a copy that broke a rule completes with an error, as the hardware reports it: the
+	 * engine refuses a null address with -EINVAL */
+	d->fifo[d->tail & d->mask] = {cookie, ok ? dst : nullptr, ok ? src : nullptr, ok ? len : 1u,
+				     (flags & DPA_SUBMIT_OPTIMIZE_REPORTS) == 0};
+	d->tail++;
+	if (flags & DPA_SUBMIT_FLUSH)
+		d->rung = d->tail;
+}
+
+uint32_t dpa_async_room(struct dpa_dev *d)
+{
+	const uint32_t used = d->tail - d->head;
+	return used >= d->rules.queue_size ? 0 : d->rules.queue_size - used;
+}
+
+int dpa_get_completion(struct dpa_dev *d, struct dpa_completion *out)
+{
+	if (d->cq_taken == d->cq_tail)
+		return 0;
+	if (d->head != d->covered)
+		d->violate(dpa::rule::cookie_order, d->covered - d->head); /* cookies left behind */
+	const dpa_dev::cq_elem &c = d->cq[d->cq_taken & d->mask];
+	d->cq_taken++;
+	d->covered = c.end;
+	out->status = c.status;
+	out->reserved = 0;
+	return 1;
+}
+
+int dpa_cookie_take(struct dpa_dev *d, uint64_t *cookie, int *last)
+{
+	if (d->head == d->covered) {
+		d->violate(dpa::rule::cookie_order, d->head, d->tail);
+		return DPA_EMPTY;
+	}
+	const dpa_dev::entry &e = d->fifo[d->head & d->mask];
+	d->head++;
+	*cookie = e.cookie;
+	*last = d->head == d->covered;
+	return DPA_OK;
+}
+
+void dpa_completion_ack(struct dpa_dev *d, uint32_t n)
+{
+	if (n > d->cq_taken - d->cq_acked) {
+		d->violate(dpa::rule::ack_overrun, n, d->cq_taken - d->cq_acked);
+		n = d->cq_taken - d->cq_acked;
+	}
+	d->cq_acked += n;
+}
+
+void dpa_completion_request_notification(struct dpa_dev *d) { d->armed = true; }
+
+void dpa_thread_notify(struct dpa_dev *d) { d->notified = true; }
+
+void dpa_thread_reschedule(struct dpa_dev *d) { d->ended = true; }
+
+void dpa_thread_finish(struct dpa_dev *d)
+{
+	d->ended = true;
+	d->finished = true;
+}
+
+int dpa_thread_stop_requested(struct dpa_dev *d) { return d->stop; }
+
 uint32_t dpa_tx_sq_count(struct dpa_dev *d)
 {
-	if (d->draining)
+	auto *p = d->pair;
+	if (!p || p->draining)
 		return 0;
-	if (d->refresh_in-- == 0)
-		d->refresh_owned();
-	return d->nb_owned;
+	if (p->refresh_in-- == 0)
+		p->refresh_owned();
+	return p->nb_owned;
 }
 
 int dpa_tx_take(struct dpa_dev *d, uint32_t i, struct dpa_tx_item *out)
 {
-	if (i >= d->nb_owned)
+	auto *p = d->pair;
+	if (!p || i >= p->nb_owned)
 		return DPA_GONE;
 	tx_item it;
-	switch (d->reg->take_tx(d->owned[i].pod_id, d->owned[i].sq, &it)) {
+	switch (p->reg->take_tx(p->owned[i].pod_id, p->owned[i].sq, &it)) {
 	case take_rc::ok: break;
 	case take_rc::empty: return DPA_EMPTY;
 	case take_rc::refused: return DPA_REFUSED;
-	case take_rc::gone: d->refresh_in = 0; return DPA_GONE;
+	case take_rc::gone: p->refresh_in = 0; return DPA_GONE;
 	}
 	out->desc = it.desc;
 	out->src = it.src;
-	out->header = reinterpret_cast<uint64_t>(it.header);
-	d->stats.tx_taken.inc();
+	out->mmap = it.mkey;
+	p->stats.tx_taken.inc();
 	return DPA_OK;
 }
 
-uint32_t dpa_hbuf_size(struct dpa_dev *d) { return d->emu->hbuf_size(); }
+uint32_t dpa_hbuf_size(struct dpa_dev *d) { return d->pair ? d->pair->emu->hbuf_size() : 0; }
 
-int dpa_hbuf_alloc(struct dpa_dev *d, uint64_t *local)
+int dpa_hbuf_alloc(struct dpa_dev *d, uint64_t *addr)
 {
 	void *obj;
-	if (rte_mempool_get(d->emu->hbufs(), &obj) != 0)
+	if (!d->pair || rte_mempool_get(d->pair->emu->hbufs(), &obj) != 0)
 		return DPA_FULL;
-	*local = reinterpret_cast<uint64_t>(obj);
+	*addr = reinterpret_cast<uint64_t>(obj);
 	return DPA_OK;
 }
 
-void dpa_hbuf_free(struct dpa_dev *d, uint64_t local)
+void dpa_hbuf_free(struct dpa_dev *d, uint64_t addr)
 {
-	rte_mempool_put(d->emu->hbufs(), reinterpret_cast<void *>(local));
-}
-
-int dpa_dma_copy(struct dpa_dev *d, uint64_t dst, uint64_t src, uint32_t len, uint64_t cookie)
-{
-	if (d->nb_pending == dpa_dev::dma_batch)
-		return DPA_FULL;
-	d->pending[d->nb_pending++] = {reinterpret_cast<void *>(dst),
-				       reinterpret_cast<const void *>(src), len, cookie};
-	return DPA_OK;
-}
-
-uint32_t dpa_dma_room(struct dpa_dev *d) { return dpa_dev::dma_batch - d->nb_pending; }
-
-void dpa_dma_kick(struct dpa_dev *d)
-{
-	if (!d->nb_pending)
-		return;
-	uint16_t n = d->dma->submit(d->pending, static_cast<uint16_t>(d->nb_pending));
-	/* what the engine could not take yet stays queued, in order, for the next kick */
-	if (n)
-		std::memmove(d->pending, d->pending + n, (d->nb_pending - n) * sizeof(d->pending[0]));
-	d->nb_pending -= n;
-}
-
-uint32_t dpa_dma_poll(struct dpa_dev *d, struct dpa_dma_done *out, uint32_t max)
-{
-	dpa_dma_kick(d); /* copies left over from a full engine go first */
-	dma::completion c[32];
-	uint16_t n = d->dma->poll(c, static_cast<uint16_t>(std::min<uint32_t>(max, 32)));
-	for (uint16_t i = 0; i < n; i++)
-		out[i] = {c[i].cookie, c[i].status, 0};
-	return n;
+	if (d->pair)
+		rte_mempool_put(d->pair->emu->hbufs(), reinterpret_cast<void *>(addr));
 }
 
 int dpa_sidecar_tx_post(struct dpa_dev *d, const struct sw_descriptor *desc)
 {
-	if (dpumesh_sq_enqueue_burst(&d->tx_prod, desc, 1) != 1)
+	auto *p = d->pair;
+	if (!p || dpumesh_sq_enqueue_burst(&p->tx_prod, desc, 1) != 1)
 		return DPA_FULL;
-	d->stats.tx_posted.inc();
+	p->stats.tx_posted.inc();
 	return DPA_OK;
 }
 
 uint32_t dpa_sidecar_rx_take(struct dpa_dev *d, struct sw_descriptor *out, uint32_t max)
 {
-	if (d->draining)
+	auto *p = d->pair;
+	if (!p || p->draining)
 		return 0;
-	return dpumesh_sq_dequeue_burst(&d->rx_cons, out, max);
+	return dpumesh_sq_dequeue_burst(&p->rx_cons, out, max);
 }
 
 int dpa_notify_arm(struct dpa_dev *d, const struct sw_descriptor *note)
 {
-	if (dpumesh_sq_enqueue_burst(&d->notify_prod, note, 1) != 1)
+	auto *p = d->pair;
+	if (!p || dpumesh_sq_enqueue_burst(&p->notify_prod, note, 1) != 1)
 		return DPA_FULL;
-	d->stats.rx_handed_back.inc();
+	p->stats.rx_handed_back.inc();
 	return DPA_OK;
 }
 
-uint32_t dpa_notify_room(struct dpa_dev *d) { return sq_free_ahead(d->notify_prod, 64); }
+uint32_t dpa_notify_room(struct dpa_dev *d)
+{
+	return d->pair ? sq_free_ahead(d->pair->notify_prod, 64) : 0;
+}
 
 uint32_t dpa_rx_slots_take(struct dpa_dev *d, uint32_t dst, uint32_t header_len,
 			   uint32_t body_len, struct dpa_rx_slots *out)
 {
+	if (!d->pair)
+		return DPUMESH_STATUS_DEST_GONE;
 	rx_slots s;
-	uint32_t st = d->reg->take_rx_slots(dst, header_len, body_len, &s);
+	uint32_t st = d->pair->reg->take_rx_slots(dst, header_len, body_len, &s);
 	if (st != DPUMESH_STATUS_OK)
 		return st;
-	out->header_local = reinterpret_cast<uint64_t>(s.header);
 	out->header_addr = s.header_addr;
-	out->body_local = reinterpret_cast<uint64_t>(s.body);
 	out->body_addr = s.body_addr;
+	out->mmap = s.mkey;
+	out->reserved = 0;
 	return DPUMESH_STATUS_OK;
 }
 
 void dpa_rx_slots_return(struct dpa_dev *d, uint32_t dst, const struct dpa_rx_slots *slots)
 {
+	if (!d->pair)
+		return;
 	rx_slots s;
-	s.header = reinterpret_cast<uint8_t *>(slots->header_local);
 	s.header_addr = slots->header_addr;
-	s.body = reinterpret_cast<uint8_t *>(slots->body_local);
 	s.body_addr = slots->body_addr;
-	d->reg->return_rx_slots(dst, s);
-}
-
-uint64_t dpa_src_body(struct dpa_dev *d, uint32_t src, uint64_t addr, uint32_t len)
-{
-	return reinterpret_cast<uint64_t>(d->reg->tx_body(src, addr, len));
+	s.mkey = slots->mmap;
+	d->pair->reg->return_rx_slots(dst, s);
 }
 
 uint32_t dpa_deliver(struct dpa_dev *d, uint32_t dst, const struct sw_descriptor *desc)
 {
-	uint32_t st = d->reg->deliver(dst, *desc);
+	if (!d->pair)
+		return DPUMESH_STATUS_DEST_GONE;
+	uint32_t st = d->pair->reg->deliver(dst, *desc);
 	if (st == DPUMESH_STATUS_OK)
-		d->stats.rx_delivered.inc();
+		d->pair->stats.rx_delivered.inc();
 	return st;
 }
 
 uint32_t dpa_tx_complete(struct dpa_dev *d, uint32_t src, const struct sw_descriptor *orig,
 			 uint32_t status)
 {
+	auto *p = d->pair;
+	if (!p)
+		return DPUMESH_STATUS_DEST_GONE;
 	dpa::tx_completion c{*orig, src, status};
-	unsigned owner = d->emu->owner(src);
-	if (owner == d->id) {
-		uint32_t st = d->reg->complete_tx(src, *orig, status);
+	unsigned owner = p->emu->owner(src);
+	if (owner == p->id) {
+		uint32_t st = p->reg->complete_tx(src, *orig, status);
 		if (st != DPUMESH_STATUS_DEST_FULL) {
-			d->stats.tx_completions.inc();
+			p->stats.tx_completions.inc();
 			return st;
 		}
 	} else {
-		d->stats.remote_completions.inc();
+		p->stats.remote_completions.inc();
 	}
 	/* to the owner's completion ring (ours when the sender's RX SQ was full) */
-	dpa_dev *o = d->emu->_threads[owner].get();
+	auto *o = p->emu->_threads[owner].get();
 	if (rte_ring_enqueue_elem(o->completions, &c, sizeof(c)) != 0) {
-		d->stats.completion_ring_full.inc();
+		p->stats.completion_ring_full.inc();
 		return DPUMESH_STATUS_DEST_FULL;
 	}
 	return DPUMESH_STATUS_OK;
 }
 
-void dpa_quiescent(struct dpa_dev *d) { d->quiesce(); }
-
-uint32_t dpa_local_body_next(struct dpa_dev *, uint64_t body, uint64_t *cursor, uint64_t *local)
+uint32_t dpa_local_body_next(struct dpa_dev *, uint64_t body, uint64_t *cursor, uint64_t *addr)
 {
 	if (*cursor == UINT64_MAX)
 		return 0;
@@ -285,7 +643,7 @@ uint32_t dpa_local_body_next(struct dpa_dev *, uint64_t body, uint64_t *cursor, 
 		*cursor = UINT64_MAX;
 		return 0;
 	}
-	*local = rte_pktmbuf_mtod_offset(seg, uint64_t, off);
+	*addr = rte_pktmbuf_mtod_offset(seg, uint64_t, off);
 	*cursor = seg->next ? reinterpret_cast<uint64_t>(seg->next) : UINT64_MAX;
 	return seg->data_len - off;
 }
@@ -306,22 +664,15 @@ void release_local_body(uint64_t handle) noexcept
 
 namespace {
 
-uint16_t tx_poll(void *arg) noexcept
+uint16_t pair_poll(void *arg) noexcept
 {
-	auto *d = static_cast<dpa_dev *>(arg);
-	uint32_t w = dpa_tx_kernel(d, &d->ks);
-	d->quiesce();
-	return static_cast<uint16_t>(std::min<uint32_t>(w, UINT16_MAX));
+	auto *p = static_cast<emulator::pair *>(arg);
+	return static_cast<uint16_t>(p->poll());
 }
 
-uint16_t rx_poll(void *arg) noexcept
-{
-	auto *d = static_cast<dpa_dev *>(arg);
-	d->drain_completions();
-	uint32_t w = dpa_rx_kernel(d, &d->ks);
-	d->quiesce();
-	return static_cast<uint16_t>(std::min<uint32_t>(w, UINT16_MAX));
-}
+/* both stages of a pair run the same poll: the first does the work, the second is a
+ * no-op unless an activation became due in between (they share one lcore) */
+uint16_t pair_poll_rx(void *arg) noexcept { return pair_poll(arg); }
 
 result<void *> zalloc_ring(const char *what, unsigned t, uint32_t depth)
 {
@@ -347,58 +698,172 @@ result<std::unique_ptr<emulator>> emulator::create(const config::node_config &cf
 	if (!e->_hbufs)
 		return errorf("DPA emulator: header buffer pool (8191 x %u B): %s (raise -m)",
 			      e->_hbuf_size, rte_strerror(rte_errno));
+	const bool strict = strict_from_env();
+	const rules r{};
 	for (unsigned t = 0; t < nb_threads; t++) {
-		auto d = std::make_unique<dpa_dev>();
-		d->emu = e.get();
-		d->reg = &reg;
-		d->id = t;
-		d->nb_threads = nb_threads;
+		auto p = std::make_unique<pair>();
+		p->emu = e.get();
+		p->reg = &reg;
+		p->id = t;
+		p->nb_threads = nb_threads;
 		auto eng = dma::create(cfg.dma, t);
 		if (!eng)
 			return eng.error().with_context("DPA thread " + std::to_string(t));
-		d->dma = std::move(*eng);
-		DPUMESH_ASSIGN_OR_RETURN(d->mem_tx, zalloc_ring("sidecar TX", t, dpa_dev::queue_depth));
-		DPUMESH_ASSIGN_OR_RETURN(d->mem_rx, zalloc_ring("sidecar RX", t, dpa_dev::queue_depth));
-		DPUMESH_ASSIGN_OR_RETURN(d->mem_notify, zalloc_ring("notify", t, dpa_dev::queue_depth));
-		dpumesh_sq_init(&d->tx_prod, d->mem_tx, dpa_dev::queue_depth);
-		dpumesh_sq_init(&d->arm.from_dpa, d->mem_tx, dpa_dev::queue_depth);
-		dpumesh_sq_init(&d->rx_cons, d->mem_rx, dpa_dev::queue_depth);
-		dpumesh_sq_init(&d->arm.to_dpa, d->mem_rx, dpa_dev::queue_depth);
-		dpumesh_sq_init(&d->notify_prod, d->mem_notify, dpa_dev::queue_depth);
-		dpumesh_sq_init(&d->arm.notify, d->mem_notify, dpa_dev::queue_depth);
+		p->dma = std::move(*eng);
+		char n[24];
+		std::snprintf(n, sizeof(n), "tx%u", t);
+		p->tx.init(n, r, strict, &reg.mkeys());
+		std::snprintf(n, sizeof(n), "rx%u", t);
+		p->rx.init(n, r, strict, &reg.mkeys());
+		for (::dpa_dev *d : {&p->tx, &p->rx}) {
+			d->pair = p.get();
+			d->hw = &p->hw;
+			d->hw_index = p->hw.nb;
+			d->violations_total = &p->stats.violations;
+			p->hw.k[p->hw.nb++] = d;
+			d->notified = true; /* doca_dpa_thread_run: the first activation */
+		}
+		p->hw.eng = p->dma.get();
+		DPUMESH_ASSIGN_OR_RETURN(p->mem_tx, zalloc_ring("sidecar TX", t, pair::queue_depth));
+		DPUMESH_ASSIGN_OR_RETURN(p->mem_rx, zalloc_ring("sidecar RX", t, pair::queue_depth));
+		DPUMESH_ASSIGN_OR_RETURN(p->mem_notify, zalloc_ring("notify", t, pair::queue_depth));
+		dpumesh_sq_init(&p->tx_prod, p->mem_tx, pair::queue_depth);
+		dpumesh_sq_init(&p->arm.from_dpa, p->mem_tx, pair::queue_depth);
+		dpumesh_sq_init(&p->rx_cons, p->mem_rx, pair::queue_depth);
+		dpumesh_sq_init(&p->arm.to_dpa, p->mem_rx, pair::queue_depth);
+		dpumesh_sq_init(&p->notify_prod, p->mem_notify, pair::queue_depth);
+		dpumesh_sq_init(&p->arm.notify, p->mem_notify, pair::queue_depth);
 		std::string rname = "dpa_compl" + std::to_string(t);
-		d->completions = rte_ring_create_elem(rname.c_str(), sizeof(tx_completion), 16384,
+		p->completions = rte_ring_create_elem(rname.c_str(), sizeof(tx_completion), 16384,
 						      SOCKET_ID_ANY, RING_F_SC_DEQ);
-		if (!d->completions)
+		if (!p->completions)
 			return errorf("DPA thread %u: completion ring: %s", t, rte_strerror(rte_errno));
 		status st = reg.dp_thread_register(e->qsbr_id(t));
 		if (!st)
 			return st;
-		d->refresh_owned();
-		e->_threads.push_back(std::move(d));
+		p->refresh_owned();
+		e->_threads.push_back(std::move(p));
 	}
 	return e;
 }
 
 emulator::~emulator()
 {
-	for (auto &d : _threads)
-		d->reg->dp_thread_unregister(qsbr_id(d->id));
+	for (auto &p : _threads)
+		p->reg->dp_thread_unregister(qsbr_id(p->id));
 	_threads.clear();
 	rte_mempool_free(_hbufs);
 }
 
+status emulator::stop(unsigned timeout_ms)
+{
+	for (auto &p : _threads)
+		for (::dpa_dev *d : {&p->tx, &p->rx}) {
+			d->stop = true;
+			d->notified = true;
+		}
+	const uint64_t deadline = rte_get_tsc_cycles() + rte_get_tsc_hz() * timeout_ms / 1000;
+	for (;;) {
+		std::string running;
+		for (auto &p : _threads) {
+			p->poll();
+			for (::dpa_dev *d : {&p->tx, &p->rx})
+				if (!d->finished)
+					running += std::string(running.empty() ? "" : ", ") + d->name;
+		}
+		if (running.empty())
+			return status::ok();
+		if (rte_get_tsc_cycles() > deadline)
+			return errorf("DPA emulator: kernel thread(s) %s did not finish within %u ms",
+				      running.c_str(), timeout_ms);
+	}
+}
+
 lcore::stage_def emulator::tx_stage(unsigned t) noexcept
 {
-	return {"dpa_tx", &tx_poll, _threads[t].get(), false};
+	return {"dpa_tx", &pair_poll, _threads[t].get(), false};
 }
 lcore::stage_def emulator::rx_stage(unsigned t) noexcept
 {
-	return {"dpa_rx", &rx_poll, _threads[t].get(), false};
+	return {"dpa_rx", &pair_poll_rx, _threads[t].get(), false};
 }
 arm_queues &emulator::arm(unsigned t) noexcept { return _threads[t]->arm; }
 const thread_stats &emulator::stats(unsigned t) const noexcept { return _threads[t]->stats; }
-const dpa_kernel_state &emulator::kernel_state(unsigned t) const noexcept { return _threads[t]->ks; }
 const dma::engine &emulator::dma(unsigned t) const noexcept { return *_threads[t]->dma; }
+
+kernel_counters emulator::kernels(unsigned t) const noexcept
+{
+	const pair &p = *_threads[t];
+	kernel_counters k;
+	k.nb_tx_inflight = dpa_gauge_get(&p.ts.nb_inflight);
+	k.nb_rx_inflight = dpa_gauge_get(&p.rs.nb_inflight);
+	k.tx_posted = dpa_counter_get(&p.ts.posted);
+	k.tx_no_hbuf = dpa_counter_get(&p.ts.no_hbuf);
+	k.tx_dma_errors = dpa_counter_get(&p.ts.dma_errors);
+	k.tx_activations = dpa_counter_get(&p.ts.activations);
+	k.rx_delivered = dpa_counter_get(&p.rs.delivered);
+	k.rx_failed = dpa_counter_get(&p.rs.failed);
+	k.rx_completions = dpa_counter_get(&p.rs.completions);
+	k.rx_bad_commands = dpa_counter_get(&p.rs.bad_commands);
+	k.rx_activations = dpa_counter_get(&p.rs.activations);
+	return k;
+}
+
+uint64_t emulator::violations(unsigned t, rule r) const noexcept
+{
+	const pair &p = *_threads[t];
+	const size_t i = static_cast<size_t>(r);
+	return p.tx.violations[i].get() + p.rx.violations[i].get();
+}
+
+/* ---- solo_thread ---- */
+
+struct solo_thread::impl {
+	std::unique_ptr<dma::engine> eng;
+	detail::hw hw;
+	::dpa_dev d;
+};
+
+result<std::unique_ptr<solo_thread>> solo_thread::create(const mkey_table *mkeys,
+							 const config::dma_config &dma_cfg,
+							 const rules &r, unsigned dma_index)
+{
+	std::unique_ptr<solo_thread> t(new solo_thread());
+	t->_impl = std::make_unique<impl>();
+	auto eng = dma::create(dma_cfg, dma_index);
+	if (!eng)
+		return eng.error().with_context("solo DPA thread");
+	t->_impl->eng = std::move(*eng);
+	t->_impl->hw.eng = t->_impl->eng.get();
+	t->_impl->d.init("solo", r, false, mkeys);
+	t->_impl->d.hw = &t->_impl->hw;
+	t->_impl->hw.k[0] = &t->_impl->d;
+	t->_impl->hw.nb = 1;
+	return t;
+}
+
+solo_thread::~solo_thread() = default;
+::dpa_dev *solo_thread::dev() noexcept { return &_impl->d; }
+void solo_thread::notify() noexcept { _impl->d.notified = true; }
+void solo_thread::request_stop() noexcept
+{
+	_impl->d.stop = true;
+	_impl->d.notified = true;
+}
+void solo_thread::hw_step() noexcept { _impl->hw.step(); }
+bool solo_thread::step(kernel_fn fn, void *arg) noexcept
+{
+	_impl->hw.step();
+	if (!_impl->d.due(false))
+		return false;
+	_impl->d.activate(fn, arg);
+	return true;
+}
+bool solo_thread::finished() const noexcept { return _impl->d.finished; }
+uint64_t solo_thread::violations(rule r) const noexcept
+{
+	return _impl->d.violations[static_cast<size_t>(r)].get();
+}
+uint64_t solo_thread::violations_total() const noexcept { return _impl->d.violation_count(); }
 
 } // namespace dpumesh::dpa

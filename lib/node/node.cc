@@ -259,6 +259,11 @@ void instance::stop() noexcept
 	_registrar.reset();
 	if (_runner)
 		_runner->stop();
+	if (_emu) { /* the kernels finish what they started, as DOCA threads do */
+		status st = _emu->stop();
+		if (!st.is_ok())
+			DPUMESH_LOG(ERR, dpa, "%s", st.message().c_str());
+	}
 }
 
 unsigned instance::poll_control() noexcept

@@ -548,6 +548,7 @@ take_rc pod_registry::take_tx(uint32_t pod_id, uint32_t sq_index, tx_item *out) 
 	out->src = h;
 	out->header = hdr;
 	out->body = body;
+	out->mkey = p.mkey;
 	return take_rc::ok;
 }
 
@@ -653,6 +654,7 @@ uint32_t pod_registry::take_rx_slots(uint32_t dst_handle, uint32_t header_len, u
 		s.header = static_cast<uint8_t *>(_mkeys.translate(p->mkey, s.header_addr, header_len));
 	if (s.body_addr != 0)
 		s.body = static_cast<uint8_t *>(_mkeys.translate(p->mkey, s.body_addr, body_len));
+	s.mkey = p->mkey;
 	*out = s;
 	return DPUMESH_STATUS_OK;
 }

@@ -25,6 +25,10 @@ result<uint32_t> mkey_table::register_region(region &&r)
 			continue; /* in use, or retired: its generations are used up */
 		uint32_t generation = ++_generations[index];
 		uint32_t mkey = generation << index_bits | index;
+		if (mkey == reserved_mkey) {
+			_generations[index] = max_generation; /* retired one generation early */
+			continue;
+		}
 		entry &e = _entries[index];
 		e.base = r.remote_base();
 		e.length = r.size();

@@ -214,14 +214,29 @@ result<region> region::import_from(int sock)
 {
 	received rx;
 	DPUMESH_RETURN_IF_ERROR(receive_header(sock, rx));
-	const region_export_header &h = rx.hdr;
-	DPUMESH_RETURN_IF_ERROR(check_header(h));
+	DPUMESH_RETURN_IF_ERROR(check_header(rx.hdr));
 	if (rx.nb_fds == 0)
 		return errorf("export message refused: no file descriptor attached");
 	if (rx.nb_fds + rx.nb_extra_fds != 1)
 		return errorf("export message refused: %zu file descriptors attached (want 1)",
 			      rx.nb_fds + rx.nb_extra_fds);
-	int fd = rx.fds[0].get();
+	const auto *desc = reinterpret_cast<const uint8_t *>(&rx.hdr);
+	return create_from_export(std::span<const uint8_t>(desc, sizeof(rx.hdr)),
+				  rx.fds[0].release());
+}
+
+result<region> region::create_from_export(std::span<const uint8_t> desc, int fd_in)
+{
+	unique_fd owned(fd_in); /* closed on every refusal */
+	if (desc.size() != sizeof(region_export_header))
+		return errorf("export message refused: descriptor of %zu bytes (want %zu)",
+			      desc.size(), sizeof(region_export_header));
+	region_export_header h;
+	std::memcpy(&h, desc.data(), sizeof(h));
+	DPUMESH_RETURN_IF_ERROR(check_header(h));
+	if (fd_in < 0)
+		return errorf("export message refused: no file descriptor attached");
+	int fd = owned.get();
 
 	struct stat st;
 	if (fstat(fd, &st) != 0)
@@ -257,21 +272,28 @@ result<region> region::import_from(int sock)
 	r._hugepages = huge;
 	r._remote_base = h.base_va;
 	r._tag = h.tag;
-	r._fd = rx.fds[0].release();
+	r._fd = owned.release();
 	return r;
 }
 
-status region::export_to(int sock, uint32_t tag) const
+std::vector<uint8_t> region::export_desc(uint32_t tag) const
 {
-	if (_data == nullptr)
-		return errorf("exporting region: empty region");
 	region_export_header h = {};
 	h.magic = region_export_magic;
 	h.version = region_export_version;
 	h.tag = tag;
 	h.length = _size;
 	h.base_va = _remote_base;
-	return send_all(sock, &h, sizeof(h), _fd).with_context("exporting region");
+	const auto *b = reinterpret_cast<const uint8_t *>(&h);
+	return std::vector<uint8_t>(b, b + sizeof(h));
+}
+
+status region::export_to(int sock, uint32_t tag) const
+{
+	if (_data == nullptr)
+		return errorf("exporting region: empty region");
+	const std::vector<uint8_t> desc = export_desc(tag);
+	return send_all(sock, desc.data(), desc.size(), _fd).with_context("exporting region");
 }
 
 region::region(region &&o) noexcept

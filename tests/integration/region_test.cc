@@ -332,6 +332,40 @@ TEST(Region, MalformedExportsAreRefusedWithoutLeakingFds)
 	EXPECT_EQ(count_open_fds(), before);
 }
 
+TEST(Region, ExportDescriptorImportsWithoutASocket)
+{
+	/* doca_mmap_export_pci / create_from_export: an opaque descriptor plus, here, the fd */
+	auto r = region::create("dpumesh-region-desc", 3 * 4096, false);
+	ASSERT_TRUE(r) << r.error().message();
+	static_cast<uint8_t *>(r->data())[100] = 0x5a;
+	const std::vector<uint8_t> desc = r->export_desc(9);
+	ASSERT_EQ(desc.size(), sizeof(region_export_header));
+
+	auto m = region::create_from_export(desc, dup(r->fd()));
+	ASSERT_TRUE(m) << m.error().message();
+	EXPECT_EQ(m->remote_base(), r->remote_base());
+	EXPECT_EQ(m->size(), r->size());
+	EXPECT_EQ(m->tag(), 9u);
+	EXPECT_EQ(static_cast<uint8_t *>(m->data())[100], 0x5a);
+
+	/* refusals close the fd they were given */
+	const int before = count_open_fds();
+	std::vector<uint8_t> shorter(desc.begin(), desc.end() - 1);
+	auto e1 = region::create_from_export(shorter, dup(r->fd()));
+	ASSERT_FALSE(e1);
+	EXPECT_NE(e1.error().message().find("descriptor of 31 bytes"), std::string::npos)
+		<< e1.error().message();
+	std::vector<uint8_t> bad = desc;
+	bad[0] ^= 1;
+	auto e2 = region::create_from_export(bad, dup(r->fd()));
+	ASSERT_FALSE(e2);
+	EXPECT_NE(e2.error().message().find("bad magic"), std::string::npos) << e2.error().message();
+	auto e3 = region::create_from_export(desc, -1);
+	ASSERT_FALSE(e3);
+	EXPECT_NE(e3.error().message().find("no file descriptor"), std::string::npos);
+	EXPECT_EQ(count_open_fds(), before);
+}
+
 TEST(Region, CreateRoundsToPagesAndRejectsZero)
 {
 	auto z = region::create("zero", 0);

@@ -1,23 +1,39 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * dpumesh/kernels/dpa_dev.h - the device API the DPA kernels are written against.
+ * dpumesh/kernels/dpa_dev.h - the device API the DPA kernels are written against, shaped
+ * one-to-one on DOCA DPA's device API (doca_dpa_dev*.h).
  *
  * The kernels (dpa_kernels/tx_kernel.c, rx_kernel.c) only move bytes and descriptors; every
  * decision (routing, policy, retries, errors to senders) is the Arm's. They reach hardware
  * and the node's state only through these functions, so the same C11 sources run on the
- * DPA emulator (lib/dpa: lcores, lib/dma engines, the pod registry) and build freestanding
- * for the BlueField-3 DPA (RISC-V, no libc), where a DOCA DPA runtime implements them.
+ * DPA emulator (lib/dpa) and build freestanding for the BlueField-3 DPA (RISC-V, no libc),
+ * where a thin DOCA mapping implements them. docs/doca.md lists each function next to the
+ * DOCA device call (or short, documented sequence of calls) it stands for.
  *
- * Addresses named "local" are in the runtime's own address space (the Arm's, or the DPA's
- * window onto the same memory); pod addresses are the pods' own virtual addresses and are
- * only ever translated by the runtime, with bounds checks, never dereferenced here.
+ * The DOCA model, which the emulator enforces (a kernel that breaks a rule is caught there;
+ * see dpa::rule in lib/dpa):
+ *  - Memory is named by (mmap handle, the owner's own address). A pod's handle is the mkey
+ *    in its pod_lookup_table entry; DPU memory (header buffers, network bodies) has the
+ *    handle dpa_dpu_mmap(). The hardware checks every copy against the mmap's range.
+ *  - Copies are posted to the thread's async-ops queue (dpa_post_memcpy), at most
+ *    DPA_MAX_COPY bytes each, never more than DPA_ASYNC_QUEUE outstanding; a post only
+ *    reaches the hardware once a post with DPA_SUBMIT_FLUSH rings the doorbell. A post
+ *    without DPA_SUBMIT_OPTIMIZE_REPORTS produces one completion, which also covers the
+ *    posts before it that asked for none. Completions carry no per-copy tag: the cookie
+ *    given to dpa_post_memcpy is kept in a FIFO by the runtime and taken back, in order,
+ *    with dpa_cookie_take() once a completion covering it was taken.
+ *  - A kernel is a thread entered once per activation (a completion on its armed
+ *    completion context, a notification, a doorbell), does at most a bounded batch within
+ *    the time-alive budget, then ends the activation with dpa_thread_reschedule(), or
+ *    dpa_thread_finish() for good once dpa_thread_stop_requested() and nothing is in
+ *    flight (cooperative stop: nothing stops a thread from outside).
  *
- * Queues a DPA thread touches (all single-producer/single-consumer):
- *   pod TX SQs it owns      -> dpa_tx_take()
- *   sidecar TX SQ           <- dpa_sidecar_tx_post()   (to the Arm: a header to look at)
- *   sidecar RX SQ           -> dpa_sidecar_rx_take()   (from the Arm: commands)
- *   Arm notification queue  <- dpa_notify_arm()        (deliveries that failed; held ones done)
- *   RX SQs of pods it owns  <- via dpa_deliver(), dpa_tx_complete()
+ * Queues a kernel touches (all single-producer/single-consumer):
+ *   pod TX SQs it owns      -> dpa_tx_take()            (TX kernel)
+ *   sidecar TX SQ           <- dpa_sidecar_tx_post()    (TX kernel, to the Arm: headers)
+ *   sidecar RX SQ           -> dpa_sidecar_rx_take()    (RX kernel, from the Arm: commands)
+ *   Arm notification queue  <- dpa_notify_arm()         (RX kernel: failures, held ones done)
+ *   RX SQs of pods it owns  <- dpa_deliver(), dpa_tx_complete()
  */
 #ifndef DPUMESH_DPA_DEV_H
 #define DPUMESH_DPA_DEV_H
@@ -30,7 +46,7 @@
 extern "C" {
 #endif
 
-/** The runtime's per-thread context; opaque to kernels. */
+/** The runtime's per-thread context (on DOCA: the thread's argument in DPA memory). */
 struct dpa_dev;
 
 enum dpa_rc {
@@ -41,13 +57,113 @@ enum dpa_rc {
 	DPA_FULL = 4,    /**< no room: try again later */
 };
 
+/* ---- limits (DOCA's, enforced by the emulator) ---- */
+
+/** Most bytes one dpa_post_memcpy() may copy; longer copies are split by the kernel. */
+#define DPA_MAX_COPY 8192u
+/** Split boundaries are multiples of this (comch DMA's unit), so a split suits both paths. */
+#define DPA_COPY_UNIT 128u
+/** Posts outstanding (posted, cookie not yet taken) per async-ops queue. */
+#define DPA_ASYNC_QUEUE 1024u
+/** Units of work (descriptors taken, completions handled) per activation, per kind. */
+#define DPA_BATCH 64u
+
+/** dpa_post_memcpy() flags (DOCA_DPA_DEV_SUBMIT_FLAG_FLUSH / _OPTIMIZE_REPORTS). */
+#define DPA_SUBMIT_FLUSH 1u            /**< ring the doorbell: this and earlier posts start */
+#define DPA_SUBMIT_OPTIMIZE_REPORTS 2u /**< no completion of its own (a later one covers it) */
+
+/* ---- memory: mmaps and pod_lookup_table ---- */
+
+/** Handle of the DPU-memory mmap (header buffers, network bodies): a thread-argument field. */
+uint32_t dpa_dpu_mmap(struct dpa_dev *d);
+
+/** pod_lookup_table (in DPA memory on hardware; written by control, read here). */
+const struct pod_registry_entry *dpa_pod_table(struct dpa_dev *d);
+
+/**
+ * The mmap handle (mkey) of the live registration named by a pod handle, or 0 when that
+ * registration is gone. A short sequence of loads from pod_lookup_table: is_active with
+ * acquire, then the generation and the mkey. All of a pod's pools are in its one region, so
+ * rx_body_mkey names its TX pools too.
+ */
+static inline uint32_t dpa_pod_mmap(struct dpa_dev *d, uint32_t handle)
+{
+	const struct pod_registry_entry *e =
+		&dpa_pod_table(d)[DPUMESH_HANDLE_POD_ID(handle) % DPUMESH_MAX_PODS];
+	if (__atomic_load_n(&e->is_active, __ATOMIC_ACQUIRE) == 0)
+		return 0;
+	if (e->generation != DPUMESH_HANDLE_GENERATION(handle))
+		return 0;
+	return e->rx_body_mkey;
+}
+
+/**
+ * A load/store window onto [addr, addr+len) of an mmap (doca_dpa_dev_mmap_get_external_ptr;
+ * the emulator also checks the range). NULL if the range is outside the mmap.
+ */
+void *dpa_mmap_ptr(struct dpa_dev *d, uint32_t mmap, uint64_t addr, uint32_t len);
+/** Makes stores through windows visible before a later post (__dpa_thread_window_writeback). */
+void dpa_window_writeback(struct dpa_dev *d);
+
+/* ---- copies: the async-ops queue and its completion context ---- */
+
+/**
+ * Posts a copy of len bytes (1 .. DPA_MAX_COPY) from (src_mmap, src_addr) to
+ * (dst_mmap, dst_addr): the runtime pushes `cookie` on the queue's FIFO, then
+ * doca_dpa_dev_post_memcpy(async_ops, dst_mmap, dst_addr, src_mmap, src_addr, len, flags).
+ * The caller checks dpa_async_room() first.
+ */
+void dpa_post_memcpy(struct dpa_dev *d, uint32_t dst_mmap, uint64_t dst_addr, uint32_t src_mmap,
+		     uint64_t src_addr, uint32_t len, uint32_t flags, uint64_t cookie);
+/** Posts the queue takes now: DPA_ASYNC_QUEUE minus the FIFO's length. */
+uint32_t dpa_async_room(struct dpa_dev *d);
+
+/** A completion taken from the thread's completion context. */
+struct dpa_completion {
+	int32_t status; /**< 0, or a negative errno: a copy it covers failed */
+	uint32_t reserved;
+};
+
+/** doca_dpa_dev_get_completion (+ doca_dpa_dev_get_completion_type): 1 if one was taken. */
+int dpa_get_completion(struct dpa_dev *d, struct dpa_completion *out);
+/**
+ * Takes the oldest cookie from the FIFO; allowed only for copies the completions taken so
+ * far cover, so a kernel takes every covered cookie before the next dpa_get_completion().
+ * *last is 1 for the copy that produced the completion (the others asked for no report).
+ * DPA_OK, or DPA_EMPTY (and a rule violation) when no taken completion covers a cookie.
+ */
+int dpa_cookie_take(struct dpa_dev *d, uint64_t *cookie, int *last);
+/** doca_dpa_dev_completion_ack: releases n taken completions. */
+void dpa_completion_ack(struct dpa_dev *d, uint32_t n);
+/** doca_dpa_dev_completion_request_notification: the next completion activates the thread. */
+void dpa_completion_request_notification(struct dpa_dev *d);
+
+/* ---- the thread ---- */
+
+/** doca_dpa_dev_thread_notify(own notification handle): activate again soon. */
+void dpa_thread_notify(struct dpa_dev *d);
+/** doca_dpa_dev_thread_reschedule: ends this activation; the last call of one. */
+void dpa_thread_reschedule(struct dpa_dev *d);
+/** doca_dpa_dev_thread_finish: ends the thread for good; the last call of its activation. */
+void dpa_thread_finish(struct dpa_dev *d);
+/** The stop word of the thread's argument (written by the host, then a notification). */
+int dpa_thread_stop_requested(struct dpa_dev *d);
+
+/* ---- pods' TX SQs (TX kernel) ---- */
+
 /** A descriptor taken from a pod's TX SQ, already validated by the runtime. */
 struct dpa_tx_item {
 	struct sw_descriptor desc; /**< the sender's descriptor (pod addresses) */
 	uint32_t src;              /**< sender's pod handle, from the SQ it came from */
-	uint32_t reserved;
-	uint64_t header;           /**< local address of desc.header_len header bytes */
+	uint32_t mmap;             /**< sender's mmap handle: desc's addresses are in it */
 };
+
+/** Number of pod TX SQs this thread owns right now (pods come and go). */
+uint32_t dpa_tx_sq_count(struct dpa_dev *d);
+/** Takes one validated descriptor from the i-th owned TX SQ. */
+int dpa_tx_take(struct dpa_dev *d, uint32_t i, struct dpa_tx_item *out);
+
+/* ---- DPU header buffers (in the DPU mmap) ---- */
 
 /**
  * Metadata at the start of every DPU header buffer ("hbuf"), ahead of the header bytes.
@@ -63,49 +179,16 @@ struct dpa_hbuf_meta {
 #define DPA_HBUF_META_SIZE 128u
 DPUMESH_STATIC_ASSERT(sizeof(struct dpa_hbuf_meta) == DPA_HBUF_META_SIZE, "hbuf meta size");
 
-/** RX slots of a destination pod: local addresses for DMA, pod addresses for its SQ. */
-struct dpa_rx_slots {
-	uint64_t header_local, header_addr;
-	uint64_t body_local, body_addr;
-};
-
-/** A finished DMA copy. */
-struct dpa_dma_done {
-	uint64_t cookie;
-	int32_t status; /**< 0, or a negative errno */
-	uint32_t reserved;
-};
-
-/* ---- pods' TX SQs (TX kernel) ---- */
-
-/** Number of pod TX SQs this thread owns right now (pods come and go). */
-uint32_t dpa_tx_sq_count(struct dpa_dev *d);
-/** Takes one validated descriptor from the i-th owned TX SQ. */
-int dpa_tx_take(struct dpa_dev *d, uint32_t i, struct dpa_tx_item *out);
-
-/* ---- DPU header buffers ---- */
-
 /** Size of one hbuf, metadata included. */
 uint32_t dpa_hbuf_size(struct dpa_dev *d);
-/** Allocates an hbuf; *local is its address. DPA_OK or DPA_FULL. */
-int dpa_hbuf_alloc(struct dpa_dev *d, uint64_t *local);
-void dpa_hbuf_free(struct dpa_dev *d, uint64_t local);
-
-/* ---- DMA ---- */
-
-/** Queues a copy; DPA_OK or DPA_FULL (nothing queued). Completions come in order. */
-int dpa_dma_copy(struct dpa_dev *d, uint64_t dst_local, uint64_t src_local, uint32_t len,
-		 uint64_t cookie);
-/** How many more copies dpa_dma_copy() accepts now. */
-uint32_t dpa_dma_room(struct dpa_dev *d);
-/** Starts the copies queued so far (one doorbell per burst). */
-void dpa_dma_kick(struct dpa_dev *d);
-uint32_t dpa_dma_poll(struct dpa_dev *d, struct dpa_dma_done *out, uint32_t max);
+/** Allocates an hbuf; *addr is its address in the DPU mmap. DPA_OK or DPA_FULL. */
+int dpa_hbuf_alloc(struct dpa_dev *d, uint64_t *addr);
+void dpa_hbuf_free(struct dpa_dev *d, uint64_t addr);
 
 /* ---- queues to and from the Arm ---- */
 
 /**
- * Posts a header for the Arm: header_buf_addr is the hbuf's local address + meta size,
+ * Posts a header for the Arm: header_buf_addr is the hbuf's address + meta size,
  * body_buf_addr/body_len the sender's (pod address), dst.pod_id the sender's handle.
  */
 int dpa_sidecar_tx_post(struct dpa_dev *d, const struct sw_descriptor *desc);
@@ -119,24 +202,30 @@ uint32_t dpa_notify_room(struct dpa_dev *d);
 
 /* ---- destinations and senders (RX kernel) ---- */
 
+/** RX slots of a destination pod: its addresses, in its mmap. */
+struct dpa_rx_slots {
+	uint64_t header_addr;
+	uint64_t body_addr;
+	uint32_t mmap; /**< the destination's mmap handle */
+	uint32_t reserved;
+};
+
 /** Takes RX slots of pod `dst`; returns a dpumesh_status (OK, DEST_GONE, DEST_FULL, TOO_LARGE). */
 uint32_t dpa_rx_slots_take(struct dpa_dev *d, uint32_t dst, uint32_t header_len,
 			   uint32_t body_len, struct dpa_rx_slots *out);
 void dpa_rx_slots_return(struct dpa_dev *d, uint32_t dst, const struct dpa_rx_slots *slots);
-/** Local address of [addr, addr+len) in the TX body pool of live pod `src`, or 0. */
-uint64_t dpa_src_body(struct dpa_dev *d, uint32_t src, uint64_t addr, uint32_t len);
 /*
  * Bodies in DPU memory (Case 2: a message that came in through the NIC). The command's
  * flags carry DPUMESH_CASE_INGRESS and body_buf_addr is the runtime's handle of the body,
  * not a pod address. The body may be scattered (one piece per received frame): the kernel
- * walks it piece by piece and DMAs each to its place in the destination's RX body slot.
+ * walks it piece by piece and copies each to its place in the destination's RX body slot.
  */
 /**
  * Next piece of a DPU-memory body. *cursor starts at 0 and is advanced; returns the piece's
- * length (its local address in *local), or 0 after the last piece.
+ * length (its address in the DPU mmap in *addr), or 0 after the last piece.
  */
 uint32_t dpa_local_body_next(struct dpa_dev *d, uint64_t body, uint64_t *cursor,
-			     uint64_t *local);
+			     uint64_t *addr);
 /** The body was delivered: its memory goes back to the runtime. */
 void dpa_local_body_release(struct dpa_dev *d, uint64_t body);
 
@@ -146,8 +235,33 @@ uint32_t dpa_deliver(struct dpa_dev *d, uint32_t dst, const struct sw_descriptor
 uint32_t dpa_tx_complete(struct dpa_dev *d, uint32_t src, const struct sw_descriptor *orig,
 			 uint32_t status);
 
-/** Marks a point where the thread holds no pointer into pod memory (RCU quiescent state). */
-void dpa_quiescent(struct dpa_dev *d);
+/* ---- counters: single writer (the kernel), read by control ---- */
+
+/**
+ * A counter the kernel writes and control reads: C11 relaxed atomic load + store (the
+ * __atomic builtins: C11 atomic operations on a plain object, as lib/common's `counter`),
+ * a plain add on RISC-V, x86 and Arm.
+ */
+struct dpa_counter {
+	uint64_t v;
+};
+static inline void dpa_counter_add(struct dpa_counter *c, uint64_t n)
+{
+	__atomic_store_n(&c->v, __atomic_load_n(&c->v, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
+}
+static inline uint64_t dpa_counter_get(const struct dpa_counter *c)
+{
+	return __atomic_load_n(&c->v, __ATOMIC_RELAXED);
+}
+/** A gauge (in-flight counts): the kernel's own reads are plain, its stores relaxed atomic. */
+static inline void dpa_gauge_set(uint32_t *g, uint32_t v)
+{
+	__atomic_store_n(g, v, __ATOMIC_RELAXED);
+}
+static inline uint32_t dpa_gauge_get(const uint32_t *g)
+{
+	return __atomic_load_n(g, __ATOMIC_RELAXED);
+}
 
 /* ---- the kernels ---- */
 
@@ -157,52 +271,55 @@ struct dpa_tx_inflight {
 	struct dpa_tx_item item;
 	uint64_t hbuf;
 	uint32_t used;
-	uint32_t reserved;
+	uint32_t queued;      /**< header bytes whose copies are posted */
+	uint32_t copies_left; /**< reported copies posted and not yet completed */
+	int32_t error;        /**< first copy error */
 };
 struct dpa_rx_inflight {
 	struct sw_descriptor cmd; /**< the Arm's command */
 	struct dpa_rx_slots slots;
-	uint64_t body_src;        /**< local address of the sender's body (0: DPU-memory body) */
+	uint32_t src_mmap;        /**< sender's mmap (0: DPU-memory body) */
+	uint32_t body_queued;     /**< body bytes whose copies are posted */
 	uint64_t body_cursor;     /**< DPU-memory body: dpa_local_body_next()'s cursor */
-	uint32_t body_queued;     /**< DPU-memory body: bytes whose copies are queued */
-	uint32_t copies_left;     /**< DMA copies queued and not yet completed */
+	uint64_t piece_addr;      /**< DPU-memory body: the current piece and what is left of it */
+	uint32_t piece_left;
+	uint32_t copies_left;     /**< reported copies posted and not yet completed */
 	int32_t error;            /**< first copy error */
 	uint32_t used;
-	uint32_t queued;          /**< bit 0: header copy queued, bit 1: body copies queued */
+	uint32_t queued;          /**< bit 0: header copy posted, bit 1: every body copy posted */
 	uint32_t reserved;
 };
-struct dpa_kernel_state {
-	struct dpa_tx_inflight tx[DPA_MAX_INFLIGHT];
-	struct dpa_rx_inflight rx[DPA_MAX_INFLIGHT];
-	/* in-flight slots are rings, used and finished in order: per-SQ order is kept even
-	 * though copies of different sizes are started in between */
-	uint32_t tx_next_sq;
-	uint32_t nb_tx_inflight;
-	uint32_t nb_rx_inflight;
-	uint32_t tx_head, rx_head; /* oldest in-flight slot (index mod DPA_MAX_INFLIGHT) */
-	uint64_t tx_posted, tx_no_hbuf, tx_dma_errors;
-	uint64_t rx_delivered, rx_failed, rx_completions, rx_bad_commands;
+/* in-flight slots are rings, used and finished in order: per-SQ order is kept even though
+ * copies of different sizes are started in between */
+struct dpa_tx_state {
+	struct dpa_tx_inflight slot[DPA_MAX_INFLIGHT];
+	uint32_t next_sq;
+	uint32_t nb_inflight; /**< gauge */
+	uint32_t head;        /**< oldest in-flight slot (index mod DPA_MAX_INFLIGHT) */
+	uint32_t reserved;
+	struct dpa_counter posted, no_hbuf, dma_errors, activations;
+};
+struct dpa_rx_state {
+	struct dpa_rx_inflight slot[DPA_MAX_INFLIGHT];
+	uint32_t nb_inflight; /**< gauge */
+	uint32_t head;
+	struct dpa_counter delivered, failed, completions, bad_commands, activations;
 };
 
 /**
- * One pass of the TX kernel: takes descriptors from the owned TX SQs round-robin, copies
- * each header into an hbuf by DMA, and posts it to the sidecar TX SQ once the copy is done.
- * @return units of work done (0: idle)
+ * One activation of the TX kernel: takes descriptors from the owned TX SQs round-robin,
+ * copies each header into an hbuf, and posts it to the sidecar TX SQ once the copy is done.
+ * Ends with dpa_thread_reschedule() (or dpa_thread_finish() once stopped and drained).
  */
-uint32_t dpa_tx_kernel(struct dpa_dev *d, struct dpa_kernel_state *s);
+void dpa_tx_kernel(struct dpa_dev *d, struct dpa_tx_state *s);
 
 /**
- * One pass of the RX kernel: takes the Arm's commands (deliver, complete), DMAs body
- * source -> destination and header hbuf -> destination, posts the delivery, rings the
+ * One activation of the RX kernel: takes the Arm's commands (deliver, complete), copies
+ * body source -> destination and header hbuf -> destination, posts the delivery, rings the
  * doorbell and completes the sender's TX; failures go back to the Arm.
- * @return units of work done (0: idle)
+ * Ends with dpa_thread_reschedule() (or dpa_thread_finish() once stopped and drained).
  */
-uint32_t dpa_rx_kernel(struct dpa_dev *d, struct dpa_kernel_state *s);
-
-/** Cookie encoding of DMA copies: kernel (bit 63), slot index, and a per-copy tag. */
-#define DPA_COOKIE(rx, slot) (((uint64_t)(rx) << 63) | (uint64_t)(slot))
-#define DPA_COOKIE_IS_RX(c) ((c) >> 63)
-#define DPA_COOKIE_SLOT(c) ((uint32_t)((c) & 0xffffffffu))
+void dpa_rx_kernel(struct dpa_dev *d, struct dpa_rx_state *s);
 
 #ifdef __cplusplus
 }

@@ -1,15 +1,23 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The DPA emulator: runs the DPA kernels (dpa_kernels/) as "DPA threads" on lcores.
+// The DPA emulator: runs the DPA kernels (dpa_kernels/) as DOCA DPA threads on lcores.
 //
-// Each DPA thread implements dpa_dev.h on top of a DMA engine (lib/dma), the pod registry
-// (its security core) and DPU-memory queues shared with the Arm's sidecar stage. Pods are
-// partitioned among threads (pod_id % nb_threads): a thread takes its pods' TX SQs and is
-// the only producer into its pods' RX SQs, which keeps every SQ single-producer. A TX
-// completion for a pod owned by another thread is handed to that thread's completion ring.
+// Emulator thread t is a pair of DPA threads, the TX kernel's and the RX kernel's, each with
+// its own async-ops queue and completion context (dpa_dev.h), over one DMA engine (lib/dma,
+// the emulated DMA hardware), the pod registry (its security core, pod_lookup_table and the
+// mkeys) and DPU-memory queues shared with the Arm's sidecar stage. Pods are partitioned
+// among threads (pod_id % nb_threads): a thread takes its pods' TX SQs and is the only
+// producer into its pods' RX SQs, which keeps every SQ single-producer. A TX completion for
+// a pod owned by another thread is handed to that thread's completion ring.
 //
-//   dpa::emulator emu(cfg, registry);                 // control: queues, hbufs, engines
-//   runner.add(lcore, emu.tx_stage(i)); runner.add(lcore, emu.rx_stage(i));
-//   sidecar.attach(emu);                              // the Arm side of the queues
+// DOCA's rules are enforced (dpumesh/dpa/runtime.h lists them): a kernel breaking one is
+// counted in thread_stats::violations and logged; with DPUMESH_DPA_STRICT=1 in the
+// environment the process aborts at the first one (the integration tests set it; time_alive
+// excepted). Both stages of thread t must run on one lcore. docs/doca.md.
+//
+//   auto emu = dpa::emulator::create(cfg, registry, n); // control: queues, hbufs, engines
+//   runner.add(lcore, emu->tx_stage(i)); runner.add(lcore, emu->rx_stage(i));
+//   sidecar::stage::create(cfg, registry, *emu, ...);   // the Arm side of the queues
+//   ... runner.stop(); emu->stop();                     // cooperative finish of the kernels
 #pragma once
 
 #include <memory>
@@ -22,6 +30,7 @@
 #include "dpumesh/config/config.h"
 #include "dpumesh/common/counter.h"
 #include "dpumesh/dma/dma.h"
+#include "dpumesh/dpa/runtime.h"
 #include "dpumesh/kernels/dpa_dev.h"
 #include "dpumesh/lcore/runner.h"
 #include "dpumesh/podreg/pod_registry.h"
@@ -65,6 +74,15 @@ struct arm_queues {
 struct alignas(64) thread_stats {
 	counter tx_taken, tx_posted, rx_delivered, rx_handed_back, rx_completions, tx_completions;
 	counter remote_completions, completion_ring_full;
+	counter violations; /**< DOCA rules broken by either kernel (see runtime.h) */
+};
+
+/** The kernels' own counters, read with relaxed loads (a snapshot for control). */
+struct kernel_counters {
+	uint32_t nb_tx_inflight = 0, nb_rx_inflight = 0;
+	uint64_t tx_posted = 0, tx_no_hbuf = 0, tx_dma_errors = 0, tx_activations = 0;
+	uint64_t rx_delivered = 0, rx_failed = 0, rx_completions = 0, rx_bad_commands = 0;
+	uint64_t rx_activations = 0;
 };
 
 class emulator {
@@ -75,6 +93,9 @@ public:
 	~emulator();
 	emulator(const emulator &) = delete;
 	emulator &operator=(const emulator &) = delete;
+
+	/** One thread's TX and RX kernels and their state (emulator.cc). */
+	struct pair;
 
 	unsigned nb_threads() const noexcept { return static_cast<unsigned>(_threads.size()); }
 	/** The thread owning a pod (by handle or pod id). */
@@ -90,7 +111,17 @@ public:
 	rte_mempool *hbufs() const noexcept { return _hbufs; }
 	uint32_t hbuf_size() const noexcept { return _hbuf_size; }
 	const thread_stats &stats(unsigned t) const noexcept;
-	const dpa_kernel_state &kernel_state(unsigned t) const noexcept;
+	kernel_counters kernels(unsigned t) const noexcept;
+	/** Rules broken by thread t's kernels, by rule. */
+	uint64_t violations(unsigned t, rule r) const noexcept;
+
+	/**
+	 * Cooperative stop, once the lcores running the stages have returned: sets every
+	 * kernel's stop word and notifies it, then runs activations on the calling thread until
+	 * each kernel has called dpa_thread_finish() (copies in flight drain first).
+	 * @return ok; an error naming the threads still running after `timeout_ms`
+	 */
+	status stop(unsigned timeout_ms = 1000);
 	const dma::engine &dma(unsigned t) const noexcept;
 	/** Data-path thread ids the threads use with the registry's QSBR. */
 	unsigned qsbr_id(unsigned t) const noexcept { return t; }
@@ -99,7 +130,7 @@ private:
 	emulator() = default;
 	rte_mempool *_hbufs = nullptr;
 	uint32_t _hbuf_size = 0;
-	std::vector<std::unique_ptr<::dpa_dev>> _threads;
+	std::vector<std::unique_ptr<pair>> _threads;
 	friend uint32_t(::dpa_tx_complete)(::dpa_dev *, uint32_t, const sw_descriptor *, uint32_t);
 };
 

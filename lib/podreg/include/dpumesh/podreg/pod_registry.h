@@ -128,6 +128,7 @@ struct tx_item {
 	uint32_t src = 0;      /**< pod handle of the sender: from the SQ, never from desc */
 	const uint8_t *header = nullptr; /**< local pointer to desc.header_len bytes */
 	const uint8_t *body = nullptr;   /**< local pointer to desc.body_len bytes, or nullptr */
+	uint32_t mkey = 0;     /**< the sender's mkey: desc's addresses are in its region */
 };
 
 enum class take_rc {
@@ -143,6 +144,7 @@ struct rx_slots {
 	uint64_t header_addr = 0;   /**< the pod's own address of it, for the descriptor */
 	uint8_t *body = nullptr;
 	uint64_t body_addr = 0;
+	uint32_t mkey = 0;          /**< the pod's mkey: both addresses are in its region */
 };
 
 /** What a pod asks for at registration. */

@@ -44,6 +44,9 @@ public:
 	static constexpr uint32_t max_capacity = 1u << index_bits;
 	static constexpr uint32_t index_mask = max_capacity - 1;
 	static constexpr uint32_t max_generation = (1u << (32 - index_bits)) - 1;
+	/** Never issued (slot 1023 retires before reaching it): the DPA emulator's handle of
+	 *  the DPU's own memory mmap, so it can never alias a pod's mkey. */
+	static constexpr uint32_t reserved_mkey = 0xffffffffu;
 
 	/** @param capacity number of slots, clamped to 1 .. max_capacity (fixed for life) */
 	explicit mkey_table(uint32_t capacity = max_capacity);

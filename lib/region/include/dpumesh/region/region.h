@@ -17,7 +17,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
+#include <vector>
 
 #include "dpumesh/common/status.h"
 
@@ -77,6 +79,23 @@ public:
 	 *         tag() = its tag; or an error saying which check or syscall failed
 	 */
 	static result<region> import_from(int sock);
+
+	/**
+	 * The importer's half without the socket (doca_mmap_create_from_export): maps the
+	 * region an export descriptor names. Here the descriptor is the 32-byte
+	 * region_export_header and the memory comes as the memfd beside it; with DOCA the
+	 * descriptor alone names the memory. Same checks as import_from(); takes ownership of
+	 * fd (closed on refusal).
+	 * @return the region; an error naming the failed check (descriptor size included)
+	 */
+	static result<region> create_from_export(std::span<const uint8_t> desc, int fd);
+
+	/**
+	 * The exporter's descriptor of this region (doca_mmap_export_pci): opaque bytes the
+	 * importer gives to create_from_export(), here a region_export_header. export_to()
+	 * sends it with the fd.
+	 */
+	std::vector<uint8_t> export_desc(uint32_t tag) const;
 
 	/**
 	 * Sends this region's export message (header + fd) on a connected Unix socket.

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The DOCA backend's host-side runtime: the DPA context, one thread + completion context +
+// async-ops queue + notification per kernel, DPA memory for pod_lookup_table and the
+// threads' arguments, and pod memory as doca_mmap export (host) / import (Arm).
+//
+// Every object is created in a fixed order and pushed on an undo stack; a failed call
+// unwinds what was made, in reverse, and returns an error naming the call. Teardown is the
+// same unwind. Never run on a BlueField-3 (docs/doca.md): compiled here against the
+// project's own declarations (doca_api.h) and tested against link-time fakes.
+//
+//   std::vector<doca::kernel_spec> k = {{"tx", &dpa_tx_entry}, {"rx", &dpa_rx_entry}};
+//   auto rt = doca::dpa_runtime::create(dev, dpumesh_dpa_app, k, {});
+//   auto desc = doca::pod_export::create(host_dev, addr, len);   // host, in libdpumesh
+//   auto m = doca::pod_import::create(arm_dev, desc->descriptor()); // Arm: m->handle() = mkey
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dpumesh/common/status.h"
+#include "dpumesh/doca/doca_api.h"
+
+namespace dpumesh::doca {
+
+/** Calls made in reverse on teardown or failure. */
+class undo_stack {
+public:
+	undo_stack() = default;
+	undo_stack(const undo_stack &) = delete;
+	undo_stack &operator=(const undo_stack &) = delete;
+	~undo_stack() { unwind(); }
+	void push(std::function<void()> f) { _steps.push_back(std::move(f)); }
+	void unwind() noexcept
+	{
+		while (!_steps.empty()) {
+			_steps.back()();
+			_steps.pop_back();
+		}
+	}
+
+private:
+	std::vector<std::function<void()>> _steps;
+};
+
+/** A kernel entry point as dpacc exports it, and its name for errors. */
+struct kernel_spec {
+	std::string name;
+	doca_dpa_func_t *entry = nullptr;
+};
+
+struct runtime_options {
+	unsigned queue_size = 1024; /**< async-ops queue and completion context entries */
+	size_t table_bytes = 256 * 64; /**< pod_lookup_table: DPUMESH_MAX_PODS entries */
+	/** A thread's argument block: thread_args, then the cookie FIFO of the device mapping
+	 *  (dpa_kernels/doca/dpa_dev_doca.c's struct dpa_dev, about 9 KiB) */
+	size_t args_bytes = 16384;
+};
+
+/**
+ * What a kernel thread finds at its argument address in DPA memory: the start of the device
+ * mapping's struct dpa_dev (dpa_kernels/doca/dpa_dev_doca.c, same fields in the same order),
+ * its handles and the node's, and the stop word the host sets.
+ */
+struct thread_args {
+	uint64_t async_ops;    /**< doca_dpa_dev_async_ops_t */
+	uint64_t completion;   /**< doca_dpa_dev_completion_t */
+	uint64_t notification; /**< its own doca_dpa_dev_notification_completion_t */
+	uint64_t table;        /**< pod_lookup_table, DPA memory */
+	uint32_t dpu_mmap;     /**< DPU-memory mmap handle (0 until set_dpu_mmap) */
+	uint32_t stop;         /**< 1: finish once drained */
+};
+
+class dpa_runtime {
+public:
+	/**
+	 * doca_dpa_create/set_app/start; the table (mem_alloc + h2d zeros); then per kernel, in
+	 * order: thread create/set_func_arg/start, completion create/set_thread/start/handle,
+	 * async ops create/attach/start/handle, notification create/start/handle, its
+	 * arguments (mem_alloc + h2d), thread_run.
+	 * @return the runtime, or an error naming the kernel and the DOCA call that failed
+	 *         (everything made before it destroyed)
+	 */
+	static result<std::unique_ptr<dpa_runtime>> create(doca_dev *dev, doca_dpa_app *app,
+							   const std::vector<kernel_spec> &kernels,
+							   const runtime_options &opt);
+	~dpa_runtime();
+
+	/** Writes pod_lookup_table entry `pod_id` (64 bytes) to DPA memory. */
+	status write_table_entry(uint32_t pod_id, const void *entry64);
+	/** Sets every thread's stop word (cooperative stop; the kernels finish once drained). */
+	status request_stop();
+	/** Tears everything down in reverse order of creation (also done by the destructor). */
+	void destroy() noexcept { _undo.unwind(); }
+
+	unsigned nb_kernels() const noexcept { return static_cast<unsigned>(_threads.size()); }
+	const thread_args &args(unsigned k) const noexcept { return _threads[k].args; }
+
+private:
+	struct kernel_thread {
+		std::string name;
+		doca_dpa_thread *thread = nullptr;
+		doca_dpa_completion *comp = nullptr;
+		doca_dpa_async_ops *ops = nullptr;
+		doca_dpa_notification_completion *notify = nullptr;
+		doca_dpa_dev_uintptr_t args_ptr = 0;
+		thread_args args{};
+	};
+	dpa_runtime() = default;
+	status make_kernel(const kernel_spec &spec, const runtime_options &opt, kernel_thread &k);
+
+	doca_dpa *_dpa = nullptr;
+	doca_dpa_dev_uintptr_t _table = 0;
+	size_t _table_bytes = 0;
+	std::vector<kernel_thread> _threads;
+	undo_stack _undo; /* last member: unwound first */
+};
+
+/** Host side (libdpumesh): a pod's memory exported to the DPU (doca_mmap_export_pci). */
+class pod_export {
+public:
+	/** mmap create/set_memrange/add_dev/set_permissions(PCI read-write)/start/export_pci. */
+	static result<std::unique_ptr<pod_export>> create(doca_dev *dev, void *addr, size_t len);
+	/** The opaque descriptor to send over the control channel. */
+	std::span<const uint8_t> descriptor() const noexcept { return _desc; }
+
+private:
+	pod_export() = default;
+	doca_mmap *_mmap = nullptr;
+	std::span<const uint8_t> _desc;
+	undo_stack _undo;
+};
+
+/** Arm side: a pod's memory imported from its descriptor; handle() is its mkey. */
+class pod_import {
+public:
+	/** doca_mmap_create_from_export, then doca_mmap_dev_get_dpa_handle. */
+	static result<std::unique_ptr<pod_import>> create(doca_dev *dev,
+							  std::span<const uint8_t> desc);
+	doca_dpa_dev_mmap_t handle() const noexcept { return _handle; }
+
+private:
+	pod_import() = default;
+	doca_mmap *_mmap = nullptr;
+	doca_dpa_dev_mmap_t _handle = 0;
+	undo_stack _undo;
+};
+
+} // namespace dpumesh::doca
