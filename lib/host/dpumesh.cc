@@ -26,6 +26,8 @@
 #include "dpumesh/region/region.h"
 #include "dpumesh/ring/sq.h"
 #include "dpumesh/common/unique_fd.h"
+#include "dpumesh/host/coro.h"
+#include "send.h"
 
 using namespace dpumesh;
 
@@ -539,6 +541,36 @@ int dpumesh_send_response(dpumesh_t *h, uint32_t worker, const struct dpumesh_ms
 				   w.response(st);
 				   for (uint32_t i = 0; i < nb_fields; i++)
 					   w.field(fields[i].name, fields[i].value);
+				   return w.finish();
+			   });
+}
+
+int dpumesh::host::detail::send_request(dpumesh_t *h, uint32_t worker, std::string_view service,
+					std::string_view method, std::string_view path,
+					std::span<const field> fields, const void *body,
+					uint32_t body_len, uint32_t req_id, uint32_t step_id,
+					uint32_t deadline_ms)
+{
+	return send_common(h, worker, DPUMESH_OP_REQUEST | DPUMESH_CASE_LOCAL, req_id, step_id, body,
+			   body_len, [&](uint8_t *buf, size_t cap) {
+				   wire::l7_writer w(buf, cap);
+				   w.request(service, method, path, deadline_ms);
+				   for (const field &f : fields)
+					   w.field(f.name, f.value);
+				   return w.finish();
+			   });
+}
+
+int dpumesh::host::detail::send_response(dpumesh_t *h, uint32_t worker, const dpumesh_msg *to,
+					 uint16_t st, std::span<const field> fields,
+					 const void *body, uint32_t body_len)
+{
+	return send_common(h, worker, DPUMESH_OP_RESPONSE | DPUMESH_CASE_LOCAL, to->req_id,
+			   to->step_id, body, body_len, [&](uint8_t *buf, size_t cap) {
+				   wire::l7_writer w(buf, cap);
+				   w.response(st);
+				   for (const field &f : fields)
+					   w.field(f.name, f.value);
 				   return w.finish();
 			   });
 }
