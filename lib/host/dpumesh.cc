@@ -8,6 +8,7 @@
 // atomic state (free -> inflight -> returning -> free) makes a duplicate completion harmless.
 #include "dpumesh/host/dpumesh.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -701,3 +702,10 @@ int dpumesh_progress(dpumesh_t *h)
 	return handled;
 }
 
+
+int dpumesh_wait(dpumesh_t *h, int timeout_ms)
+{
+	pollfd p = {h->doorbell.get(), POLLIN, 0};
+	(void)::poll(&p, 1, timeout_ms);
+	return dpumesh_progress(h);
+}

@@ -18,7 +18,7 @@
  *   o.geometry = dpumesh_default_geometry(); o.callbacks.on_request = on_request;
  *   dpumesh_t *h; char err[128];
  *   if (dpumesh_open(&o, &h, err, sizeof(err)) != 0) { fprintf(stderr, "%s\n", err); exit(1); }
- *   for (;;) { poll/epoll_wait on dpumesh_fd(h); dpumesh_progress(h); }
+ *   for (;;) dpumesh_wait(h, -1);   // or epoll on dpumesh_fd(h), then dpumesh_progress(h)
  *
  * Threads, and no locks anywhere: worker i (0 .. nb_workers-1) owns TX SQ i and its share of
  * each TX pool (slot s belongs to worker s % nb_workers); each worker index must be used by
@@ -135,6 +135,15 @@ uint32_t dpumesh_generation(const dpumesh_t *h);
  *         the application (release some, then call again)
  */
 int dpumesh_progress(dpumesh_t *h);
+
+/**
+ * The whole event loop of a simple C pod: waits up to timeout_ms (-1: no limit) for the
+ * doorbell, then dpumesh_progress(). Pods with other fds watch dpumesh_fd() themselves; C++
+ * pods use dpumesh::host::event_loop (dpumesh/host/coro.h).
+ *
+ * @return as dpumesh_progress
+ */
+int dpumesh_wait(dpumesh_t *h, int timeout_ms);
 
 #define DPUMESH_BUF_HEADER 0
 #define DPUMESH_BUF_BODY 1
