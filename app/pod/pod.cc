@@ -563,10 +563,58 @@ int run_evil(const char *sock, uint64_t victim_txh, uint64_t victim_rxb)
 	return 0;
 }
 
+const char usage_text[] =
+	"usage: dpumesh-pod MODE SOCK [ARGS...]\n"
+	"\n"
+	"The sample pod, on the libdpumesh C API. SOCK is the node's control socket.\n"
+	"Prints \"READY pod=<id> gen=<g> ...\" once registered and \"DONE ...\" at the end.\n"
+	"\n"
+	"Modes:\n"
+	"  echo SOCK                        answer every request with its body and x-sum\n"
+	"                                   (FNV-1a of the body), x-pod, x-order, x-ts fields\n"
+	"  client SOCK N SEED MAXBODY [flood [TXSLOTS]]\n"
+	"                                   send N requests with random bodies of 0..MAXBODY\n"
+	"                                   bytes (from SEED), at most 32 outstanding, check each\n"
+	"                                   echo; flood: first send without progressing until\n"
+	"                                   try-again; TXSLOTS: TX header slots (default 64)\n"
+	"  evil SOCK VICTIM_TXH VICTIM_RXB  post malicious descriptors, report the refusals\n"
+	"  sink SOCK                        register as \"echo\", take requests, never answer\n"
+	"  hog SOCK                         as sink, and never release them (RX slots run out)\n"
+	"\n"
+	"Environment:\n"
+	"  DPUMESH_POD_SERVICE=NAME         the service echo registers as (default echo)\n"
+	"  DPUMESH_CLIENT_SERVICE=A[,B..]   the services client calls, round robin (default echo)\n"
+	"  DPUMESH_CLIENT_WINDOW=N          client: requests outstanding at most (default 32)\n"
+	"  DPUMESH_CLIENT_SECONDS=S         client: stop sending after S seconds (N is a cap)\n"
+	"  DPUMESH_CLIENT_WARMUP=S          client: answers in the first S seconds not measured\n"
+	"  DPUMESH_CLIENT_STALL=S           client: nothing back for S seconds with requests\n"
+	"                                   outstanding: print STALL and exit 4\n"
+	"  DPUMESH_CLIENT_FIXED=1           client: every body exactly MAXBODY bytes\n"
+	"  DPUMESH_POD_NOSUM=1              no checksums (benchmarks)\n"
+	"  DPUMESH_POD_GEOMETRY=default|small  pools: see below\n"
+	"  DPUMESH_TEST_BODY_SLOT=BYTES     body slot size of the test geometry\n"
+	"  DPUMESH_POD_BODY_SLOTS=N         body slots of each body pool (test geometry)\n"
+	"\n"
+	"Pool geometry (slots x slot size):\n"
+	"  test (the default here)  TX header 64 x 1 KiB, TX body 64 x 8 KiB, RX header\n"
+	"                           64 x 1 KiB, RX body 64 x 8 KiB, SQ depth 256: bodies over\n"
+	"                           8 KiB are refused (the mesh answers 503 too_large);\n"
+	"                           DPUMESH_TEST_BODY_SLOT over 64 KiB: 16 body slots;\n"
+	"                           client TXSLOTS over 64: SQ depth TXSLOTS/2\n"
+	"  default                  the library's (dpumesh_default_geometry): 256 x 1 KiB\n"
+	"                           headers, 256 x 64 KiB bodies, SQ depth 256\n"
+	"  small                    64 x 512 B headers, 64 x 1 KiB bodies, SQ depth 256\n"
+	"\n"
+	"Exit: 0 done, 1 bad answers, 2 registration failed, 3 send failed, 4 stall, 64 usage.\n";
+
 } // namespace
 
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+		std::fputs(usage_text, stdout);
+		return 0;
+	}
 	setvbuf(stdout, nullptr, _IOLBF, 0);
 	/* SIGTERM ends the echo loop: undo an inherited ignore or block. */
 	std::signal(SIGTERM, SIG_DFL);
@@ -586,6 +634,6 @@ int main(int argc, char **argv)
 	if (argc >= 5 && std::strcmp(argv[1], "evil") == 0)
 		return run_evil(argv[2], std::strtoull(argv[3], nullptr, 0),
 				std::strtoull(argv[4], nullptr, 0));
-	std::fprintf(stderr, "usage: dpumesh-pod echo|client|evil SOCK ...\n");
+	std::fputs(usage_text, stderr);
 	return 64;
 }
