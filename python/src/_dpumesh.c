@@ -352,42 +352,51 @@ static int parse_fields(PyObject *seq, struct dpumesh_field **out, uint32_t *n, 
 	return 0;
 }
 
-/* send_request(service, method, path, fields, body, req_id, step_id, deadline_ms) -> rc */
-static PyObject *pod_send_request(PodObject *p, PyObject *args)
-{
-	const char *service, *method, *path;
-	PyObject *fields;
-	Py_buffer body;
-	unsigned req_id, step_id, deadline_ms;
-	if (pod_check(p))
-		return NULL;
-	if (!PyArg_ParseTuple(args, "sssOy*III", &service, &method, &path, &fields, &body, &req_id,
-			      &step_id, &deadline_ms))
-		return NULL;
+/* What a send borrows from its Python arguments: the fields as a C array (pointing into
+ * strings `keep` owns) and the body buffer; send_args_done() gives it all back. */
+struct send_args {
 	struct dpumesh_field *f;
 	uint32_t nf;
 	PyObject *keep;
-	if (parse_fields(fields, &f, &nf, &keep) != 0) {
-		PyBuffer_Release(&body);
-		return NULL;
-	}
-	struct dpumesh_request r;
-	memset(&r, 0, sizeof(r));
-	r.service = service;
-	r.method = method;
-	r.path = path;
-	r.fields = f;
-	r.nb_fields = nf;
-	r.body = body.len ? body.buf : NULL;
-	r.body_len = (uint32_t)body.len;
-	r.req_id = req_id;
-	r.step_id = step_id;
-	r.deadline_ms = deadline_ms;
-	int rc = body.len > UINT32_MAX ? -EMSGSIZE : dpumesh_send_request(p->h, 0, &r);
-	PyMem_Free(f);
-	Py_XDECREF(keep);
-	PyBuffer_Release(&body);
+	Py_buffer body;
+};
+
+static int send_args_fields(struct send_args *a, PyObject *fields)
+{
+	if (parse_fields(fields, &a->f, &a->nf, &a->keep) == 0)
+		return 0;
+	PyBuffer_Release(&a->body);
+	return -1;
+}
+
+static PyObject *send_args_done(struct send_args *a, int rc)
+{
+	PyMem_Free(a->f);
+	Py_XDECREF(a->keep);
+	PyBuffer_Release(&a->body);
 	return PyLong_FromLong(rc);
+}
+
+/* send_request(service, method, path, fields, body, req_id, step_id, deadline_ms) -> rc */
+static PyObject *pod_send_request(PodObject *p, PyObject *args)
+{
+	struct dpumesh_request r;
+	PyObject *fields;
+	struct send_args a;
+	if (pod_check(p))
+		return NULL;
+	memset(&r, 0, sizeof(r));
+	if (!PyArg_ParseTuple(args, "sssOy*III", &r.service, &r.method, &r.path, &fields, &a.body,
+			      &r.req_id, &r.step_id, &r.deadline_ms))
+		return NULL;
+	if (send_args_fields(&a, fields) != 0)
+		return NULL;
+	r.fields = a.f;
+	r.nb_fields = a.nf;
+	r.body = a.body.len ? a.body.buf : NULL;
+	r.body_len = (uint32_t)a.body.len;
+	return send_args_done(&a, a.body.len > UINT32_MAX ? -EMSGSIZE
+							: dpumesh_send_request(p->h, 0, &r));
 }
 
 /* send_response(msg, status, fields, body) -> rc */
@@ -396,31 +405,24 @@ static PyObject *pod_send_response(PodObject *p, PyObject *args)
 	MsgObject *m;
 	unsigned status;
 	PyObject *fields;
-	Py_buffer body;
+	struct send_args a;
 	if (pod_check(p))
 		return NULL;
-	if (!PyArg_ParseTuple(args, "O!IOy*", &MsgType, &m, &status, &fields, &body))
+	if (!PyArg_ParseTuple(args, "O!IOy*", &MsgType, &m, &status, &fields, &a.body))
 		return NULL;
 	if (m->msg == NULL) {
-		PyBuffer_Release(&body);
+		PyBuffer_Release(&a.body);
 		PyErr_SetString(PyExc_ValueError, "message released");
 		return NULL;
 	}
-	struct dpumesh_field *f;
-	uint32_t nf;
-	PyObject *keep;
-	if (parse_fields(fields, &f, &nf, &keep) != 0) {
-		PyBuffer_Release(&body);
+	if (send_args_fields(&a, fields) != 0)
 		return NULL;
-	}
-	int rc = body.len > UINT32_MAX || status > 999
-			 ? -EMSGSIZE
-			 : dpumesh_send_response(p->h, 0, m->msg, (uint16_t)status, f, nf,
-						 body.len ? body.buf : NULL, (uint32_t)body.len);
-	PyMem_Free(f);
-	Py_XDECREF(keep);
-	PyBuffer_Release(&body);
-	return PyLong_FromLong(rc);
+	return send_args_done(&a, a.body.len > UINT32_MAX || status > 999
+					  ? -EMSGSIZE
+					  : dpumesh_send_response(p->h, 0, m->msg, (uint16_t)status,
+								  a.f, a.nf,
+								  a.body.len ? a.body.buf : NULL,
+								  (uint32_t)a.body.len));
 }
 
 static PyMethodDef pod_methods[] = {

@@ -147,9 +147,12 @@ def test_tiny_pools_wait_for_tx_room_and_answer_every_request_once(mesh):
         server.serve(echo_handler(server))
         client = dpumesh.Pod(mesh, "client", tx_slots=4, max_calls=48)
         bodies = [b"req-%d" % i for i in range(150)]
-        replies = await asyncio.gather(*(client.call("echo", b) for b in bodies))
-        assert [bytes(r.body) for r in replies] == bodies
-        assert all(r.status == 200 for r in replies)
+
+        async def one(b):  # copy out and release: a held reply holds its RX slots
+            with await client.call("echo", b) as r:
+                return r.status, bytes(r.body)
+        replies = await asyncio.gather(*(one(b) for b in bodies))
+        assert replies == [(200, b) for b in bodies]
         assert server.stats["requests"] == 150
         assert client.stats["tx_waits"] > 0 and server.stats["tx_waits"] > 0
         client.close()
