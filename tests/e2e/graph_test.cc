@@ -57,6 +57,14 @@ void walk_graph(const std::string &s2_cmd)
 		       o.find("e2e-topology.sh:") != std::string::npos;
 	}, 120s)) << topo.output();
 	ASSERT_NE(topo.output().find("TOPOLOGY READY"), std::string::npos) << topo.output();
+	if (!s2_cmd.empty()) { /* the s2 pods are the Python ones */
+		for (const char *pod : {"s2-a", "s2-b"}) {
+			std::ifstream lf(run.file(std::string(pod) + ".log"));
+			std::string l((std::istreambuf_iterator<char>(lf)), {});
+			EXPECT_NE(l.find("READY service=s2"), std::string::npos) << l;
+			EXPECT_NE(l.find("python=1"), std::string::npos) << l;
+		}
+	}
 	const std::string ns = tag + "-ing", base = "http://127.0.0.1:8080";
 
 	const std::string walk = "s0(s1(s3),s2(s3))",
