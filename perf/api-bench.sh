@@ -32,7 +32,7 @@ for _ in $(seq 100); do grep -q READY "$tmp/echo.log" && break; sleep 0.1; done
 val() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" <<< "$2" | head -1; }
 echo "api-bench: n=$n window=$window rounds=$rounds ($(nproc) CPUs)"
 printf "%-6s %-6s %5s %12s %10s %10s\n" size api round rps p50_us p99_us
-declare -A best
+declare -A best p50
 for size in 64 4096; do
   for r in $(seq "$rounds"); do
     c=$(DPUMESH_CLIENT_FIXED=1 DPUMESH_POD_NOSUM=1 DPUMESH_CLIENT_WINDOW=$window \
@@ -46,13 +46,17 @@ for size in 64 4096; do
         "$(val rtt_p50_us "$line")" "$(val rtt_p99_us "$line")"
       key=$size.$api
       if [ -z "${best[$key]:-}" ] || awk "BEGIN{exit !($rps > ${best[$key]})}"; then best[$key]=$rps; fi
+      p50[$key]="${p50[$key]:-} $(val rtt_p50_us "$line")"
     done
   done
 done
-echo "best of $rounds rounds:"
+# a loaded machine stretches the tails of a run (rps); the median p50 is steadier
+med() { tr ' ' '\n' <<< "$1" | grep . | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+echo "best round trips/s and median p50 of $rounds rounds:"
 for size in 64 4096; do
   c=${best[$size.c]} k=${best[$size.coro]} p=${best[$size.python]}
-  awk -v s="$size" -v c="$c" -v k="$k" -v p="$p" 'BEGIN {
-    printf "  %5s B: C %.0f/s, coroutines %.0f/s (%+.1f%% of C), Python %.0f/s: %.1f us per call over C\n",
-      s, c, k, (k - c) * 100 / c, p, 1e6 / p - 1e6 / c }'
+  mc=$(med "${p50[$size.c]}") mk=$(med "${p50[$size.coro]}") mp=$(med "${p50[$size.python]}")
+  awk -v s="$size" -v c="$c" -v k="$k" -v p="$p" -v mc="$mc" -v mk="$mk" -v mp="$mp" 'BEGIN {
+    printf "  %5s B: C %.0f/s p50 %.1f us | coroutines %.0f/s (%+.1f%%) p50 %.1f us (%+.1f%%) | Python %.0f/s p50 %.1f us: %.1f us per call over C (p50)\n",
+      s, c, mc, k, (k - c) * 100 / c, mk, (mk - mc) * 100 / mc, p, mp, mp - mc }'
 done
