@@ -105,6 +105,13 @@ task<reply> call_echo(pod &p, std::string body, std::string service = "echo",
 	co_return co_await p.call(service, s);
 }
 
+/* One call; its reply goes to *out and *done counts it (for spawned calls). */
+task<void> call_into(pod &p, std::string body, std::string service, reply *out, int *done)
+{
+	*out = co_await call_echo(p, std::move(body), std::move(service));
+	(*done)++;
+}
+
 TEST_F(coro, round_trip_is_straight_line_code)
 {
 	auto server = open("echo");
@@ -279,12 +286,8 @@ TEST_F(coro, server_pod_exits_with_requests_in_flight_callers_get_an_error_value
 	serve_delayed(*server);
 	std::vector<reply> got(5);
 	int done = 0;
-	auto one = [&](int id) -> task<void> {
-		got[static_cast<size_t>(id)] = co_await call_echo(*client, "10000", "slow");
-		done++;
-	};
-	for (int i = 0; i < 5; i++)
-		loop.spawn(one(i));
+	for (reply &r : got)
+		loop.spawn(call_into(*client, "10000", "slow", &r, &done));
 	EXPECT_TRUE(drive([&] { return server->counters().requests == 5; }));
 	server.reset(); /* its five handler coroutines are destroyed while suspended */
 	EXPECT_TRUE(drive([&] { return done == 5; }));
@@ -301,12 +304,8 @@ TEST_F(coro, client_pod_exits_with_calls_in_flight)
 	serve_delayed(*server);
 	std::vector<reply> got(4);
 	int done = 0;
-	auto one = [&](int id) -> task<void> {
-		got[static_cast<size_t>(id)] = co_await call_echo(*client, "5000", "slow");
-		done++;
-	};
-	for (int i = 0; i < 4; i++)
-		loop.spawn(one(i));
+	for (reply &r : got)
+		loop.spawn(call_into(*client, "5000", "slow", &r, &done));
 	EXPECT_TRUE(drive([&] { return server->counters().requests == 2; }));
 	client.reset();
 	EXPECT_TRUE(drive([&] { return done == 4; }));
