@@ -149,10 +149,12 @@ void event_loop::cancel_owned(void *owner) noexcept
 	for (detail::promise_base *p = _roots; p;) {
 		detail::promise_base *next = p->root_next;
 		if (p->owner == owner) {
-			/* not started yet: drop it from the first-resumption queue too */
-			for (auto &h : _ready_raw)
-				if (h == p->self)
-					h = {};
+			/* not started yet: drop it from the first-resumption queues too (the one
+			 * resume_ready() is going through included) */
+			for (auto *q : {&_ready_raw, &_ready_tmp})
+				for (auto &h : *q)
+					if (h == p->self)
+						h = {};
 			unlink_root(p);
 			p->self.destroy();
 			next = _roots; /* destroying may have finished or unlinked others: restart */
@@ -257,8 +259,8 @@ void event_loop::resume_ready()
 	for (;;) {
 		if (!_ready_raw.empty()) {
 			_ready_tmp.swap(_ready_raw);
-			for (auto h : _ready_tmp)
-				if (h) {
+			for (size_t i = 0; i < _ready_tmp.size(); i++)
+				if (auto h = std::exchange(_ready_tmp[i], {})) {
 					_stats.resumed++;
 					h.resume();
 				}
