@@ -140,6 +140,35 @@ TEST_F(coro, round_trip_is_straight_line_code)
 	EXPECT_EQ(client->counters().replies, 50u);
 }
 
+TEST_F(coro, embeds_in_an_application_epoll_loop)
+{
+	auto server = open("echo");
+	auto client = open("client");
+	serve_echo(*server);
+	int good = 0;
+	auto t = [&]() -> task<void> {
+		for (int i = 0; i < 20; i++) {
+			reply r = co_await call_echo(*client, "embedded");
+			good += r.status() == 200 && r.body_view() == "embedded";
+		}
+	};
+	task<void> job = t();
+	loop.spawn(std::move(job), &good);
+	/* the application's own loop: the event loop is one fd among its others */
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	epoll_event ev = {};
+	ev.events = EPOLLIN;
+	ASSERT_EQ(epoll_ctl(ep, EPOLL_CTL_ADD, loop.fd(), &ev), 0);
+	auto end = clock::now() + 10s;
+	loop.dispatch(); /* starts the spawned coroutine */
+	while (good < 20 && clock::now() < end) {
+		if (epoll_wait(ep, &ev, 1, 100) > 0)
+			loop.dispatch();
+	}
+	::close(ep);
+	EXPECT_EQ(good, 20);
+}
+
 /* A server that answers after the number of milliseconds its body names. */
 void serve_delayed(pod &p)
 {
