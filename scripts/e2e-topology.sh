@@ -132,8 +132,12 @@ start_node() { # N
 start_node 1
 start_node 2
 
+# $DPUMESH_E2E_S2_CMD: the command that runs s2's pods instead of dpumesh-service (graph_test
+# runs the graph again with s2 as a Python pod: "VENV/bin/python python/examples/service.py")
 start_pod() { # NODE SERVICE NAME
-  "$build/bin/dpumesh-service" --socket "$dir/node$1.sock" --graph "$root/conf/e2e/graph.json" \
+  local cmd="$build/bin/dpumesh-service"
+  if [ "$2" = s2 ] && [ -n "${DPUMESH_E2E_S2_CMD:-}" ]; then cmd=$DPUMESH_E2E_S2_CMD; fi
+  $cmd --socket "$dir/node$1.sock" --graph "$root/conf/e2e/graph.json" \
     --service "$2" --node "node$1" > "$dir/$3.log" 2>&1 &
   echo $! > "$dir/pids/$3.pid"
 }

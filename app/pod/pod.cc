@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// dpumesh-pod: the sample pod program, built on libdpumesh with a blocking epoll loop. It
+// dpumesh-pod: the sample pod program, on the libdpumesh C API with a dpumesh_wait loop. It
 // is the README's sample service and the pod of the integration tests. Modes:
 //   echo   SOCK                      answer every request with its body and an x-sum field
 //   client SOCK N SEED MAXBODY [FLOOD]  send N requests (random bodies), at most 32 (or
@@ -22,7 +22,6 @@
 // Every request carries x-ts (the client's send time, ns, CLOCK_MONOTONIC) and echo returns
 // it: the client's round-trip times come from the answer itself.
 #include <signal.h>
-#include <sys/epoll.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -127,22 +126,7 @@ const std::vector<uint8_t> &body_for(uint64_t seed, uint32_t i, uint32_t max)
 	return b;
 }
 
-/* Waits for the doorbell (blocking), then progresses. */
-void wait_and_progress(dpumesh_t *h, int ep, int timeout_ms)
-{
-	epoll_event ev;
-	(void)epoll_wait(ep, &ev, 1, timeout_ms);
-	(void)dpumesh_progress(h);
-}
 
-int make_epoll(dpumesh_t *h)
-{
-	int ep = epoll_create1(EPOLL_CLOEXEC);
-	epoll_event ev = {};
-	ev.events = EPOLLIN;
-	epoll_ctl(ep, EPOLL_CTL_ADD, dpumesh_fd(h), &ev);
-	return ep;
-}
 
 dpumesh_t *open_pod(const char *sock, const char *service, dpumesh_callbacks cb, void *user,
 		    uint32_t tx_header_slots = 64)
@@ -228,9 +212,8 @@ int run_echo(const char *sock)
 			s->backlog.push_back(m);
 	};
 	dpumesh_t *h = open_pod(sock, service_name("DPUMESH_POD_SERVICE"), cb, &st);
-	int ep = make_epoll(h);
 	for (;;) {
-		wait_and_progress(h, ep, st.backlog.empty() ? -1 : 1);
+		(void)dpumesh_wait(h, st.backlog.empty() ? -1 : 1);
 		while (!st.backlog.empty() && answer(h, st.backlog.front(), &st))
 			st.backlog.pop_front();
 	}
@@ -251,9 +234,8 @@ int run_sink(const char *sock, bool hog)
 			dpumesh_msg_release(h, m);
 	};
 	dpumesh_t *h = open_pod(sock, "echo", cb, nullptr);
-	int ep = make_epoll(h);
 	for (;;)
-		wait_and_progress(h, ep, -1);
+		(void)dpumesh_wait(h, -1);
 }
 
 /* ---- client ---- */
@@ -386,7 +368,6 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 		}
 	};
 	dpumesh_t *h = open_pod(sock, "client", cb, &st, tx_header_slots);
-	int ep = make_epoll(h);
 	uint32_t next = 0, again = 0;
 	st.sent_at.resize(n);
 	st.rtt_us.reserve(std::min<uint32_t>(n, 1u << 22));
@@ -457,7 +438,7 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 			}
 			next++;
 		}
-		wait_and_progress(h, ep, 1000);
+		(void)dpumesh_wait(h, 1000);
 	}
 	dpumesh_stats stats;
 	dpumesh_get_stats(h, &stats);
@@ -514,7 +495,6 @@ int run_evil(const char *sock, uint64_t victim_txh, uint64_t victim_rxb)
 		dpumesh_msg_release(h, m);
 	};
 	dpumesh_t *h = open_pod(sock, "client", cb, &st);
-	int ep = make_epoll(h);
 	uint64_t txh, txh_len, txb, txb_len, rxh, rxh_len;
 	dpumesh_pool_range(h, DPUMESH_POOL_TX_HEADER, &txh, &txh_len);
 	dpumesh_pool_range(h, DPUMESH_POOL_TX_BODY, &txb, &txb_len);
@@ -560,12 +540,12 @@ int run_evil(const char *sock, uint64_t victim_txh, uint64_t victim_rxb)
 		if (dpumesh_post_raw(h, 0, &d) == 0)
 			posted++;
 		else
-			wait_and_progress(h, ep, 100);
+			(void)dpumesh_wait(h, 100);
 	}
 	/* A forged response for a request this pod never received, claiming another pod as
 	 * its destination: taken by the core (it is well-formed) and refused by the harness. */
 	while (st.got < posted)
-		wait_and_progress(h, ep, 1000);
+		(void)dpumesh_wait(h, 1000);
 	char out[512] = {};
 	size_t used = 0;
 	for (uint32_t i = 0; i < bad.size(); i++) {
@@ -583,10 +563,58 @@ int run_evil(const char *sock, uint64_t victim_txh, uint64_t victim_rxb)
 	return 0;
 }
 
+const char usage_text[] =
+	"usage: dpumesh-pod MODE SOCK [ARGS...]\n"
+	"\n"
+	"The sample pod, on the libdpumesh C API. SOCK is the node's control socket.\n"
+	"Prints \"READY pod=<id> gen=<g> ...\" once registered and \"DONE ...\" at the end.\n"
+	"\n"
+	"Modes:\n"
+	"  echo SOCK                        answer every request with its body and x-sum\n"
+	"                                   (FNV-1a of the body), x-pod, x-order, x-ts fields\n"
+	"  client SOCK N SEED MAXBODY [flood [TXSLOTS]]\n"
+	"                                   send N requests with random bodies of 0..MAXBODY\n"
+	"                                   bytes (from SEED), at most 32 outstanding, check each\n"
+	"                                   echo; flood: first send without progressing until\n"
+	"                                   try-again; TXSLOTS: TX header slots (default 64)\n"
+	"  evil SOCK VICTIM_TXH VICTIM_RXB  post malicious descriptors, report the refusals\n"
+	"  sink SOCK                        register as \"echo\", take requests, never answer\n"
+	"  hog SOCK                         as sink, and never release them (RX slots run out)\n"
+	"\n"
+	"Environment:\n"
+	"  DPUMESH_POD_SERVICE=NAME         the service echo registers as (default echo)\n"
+	"  DPUMESH_CLIENT_SERVICE=A[,B..]   the services client calls, round robin (default echo)\n"
+	"  DPUMESH_CLIENT_WINDOW=N          client: requests outstanding at most (default 32)\n"
+	"  DPUMESH_CLIENT_SECONDS=S         client: stop sending after S seconds (N is a cap)\n"
+	"  DPUMESH_CLIENT_WARMUP=S          client: answers in the first S seconds not measured\n"
+	"  DPUMESH_CLIENT_STALL=S           client: nothing back for S seconds with requests\n"
+	"                                   outstanding: print STALL and exit 4\n"
+	"  DPUMESH_CLIENT_FIXED=1           client: every body exactly MAXBODY bytes\n"
+	"  DPUMESH_POD_NOSUM=1              no checksums (benchmarks)\n"
+	"  DPUMESH_POD_GEOMETRY=default|small  pools: see below\n"
+	"  DPUMESH_TEST_BODY_SLOT=BYTES     body slot size of the test geometry\n"
+	"  DPUMESH_POD_BODY_SLOTS=N         body slots of each body pool (test geometry)\n"
+	"\n"
+	"Pool geometry (slots x slot size):\n"
+	"  test (the default here)  TX header 64 x 1 KiB, TX body 64 x 8 KiB, RX header\n"
+	"                           64 x 1 KiB, RX body 64 x 8 KiB, SQ depth 256: bodies over\n"
+	"                           8 KiB are refused (the mesh answers 503 too_large);\n"
+	"                           DPUMESH_TEST_BODY_SLOT over 64 KiB: 16 body slots;\n"
+	"                           client TXSLOTS over 64: SQ depth TXSLOTS/2\n"
+	"  default                  the library's (dpumesh_default_geometry): 256 x 1 KiB\n"
+	"                           headers, 256 x 64 KiB bodies, SQ depth 256\n"
+	"  small                    64 x 512 B headers, 64 x 1 KiB bodies, SQ depth 256\n"
+	"\n"
+	"Exit: 0 done, 1 bad answers, 2 registration failed, 3 send failed, 4 stall, 64 usage.\n";
+
 } // namespace
 
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+		std::fputs(usage_text, stdout);
+		return 0;
+	}
 	setvbuf(stdout, nullptr, _IOLBF, 0);
 	/* SIGTERM ends the echo loop: undo an inherited ignore or block. */
 	std::signal(SIGTERM, SIG_DFL);
@@ -606,6 +634,6 @@ int main(int argc, char **argv)
 	if (argc >= 5 && std::strcmp(argv[1], "evil") == 0)
 		return run_evil(argv[2], std::strtoull(argv[3], nullptr, 0),
 				std::strtoull(argv[4], nullptr, 0));
-	std::fprintf(stderr, "usage: dpumesh-pod echo|client|evil SOCK ...\n");
+	std::fputs(usage_text, stderr);
 	return 64;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// dpumesh-service: a muBench-style sample service for pods. Each request does configurable
-// CPU work, then calls downstream services through libdpumesh, stage by stage (the calls of
-// one stage in parallel, stages in series), as a service graph file says:
+// dpumesh-service: a muBench-style sample service for pods, on the coroutine API
+// (dpumesh/host/coro.h). Each request does configurable CPU work, then calls downstream
+// services stage by stage (the calls of one stage in parallel, stages in series), as a
+// service graph file says:
 //
 //   { "services": { "s0": { "cpu_us": 200, "calls": [ ["s1", "s2"] ] },
 //                   "s1": { "cpu_us": 100, "calls": [ ["s3"] ] },
@@ -17,72 +18,33 @@
 //
 // Usage: dpumesh-service --socket SOCK --graph FILE --service NAME [--node NAME]
 //        [--body-slot BYTES]   (default 1114112: 1 MiB bodies and their L7 header)
+//        [--deadline-ms MS]    (per downstream call; default 10000)
 // Prints "READY service=... pod=..." once registered; SIGTERM prints "DONE ..." and exits.
 #include <signal.h>
-#include <sys/epoll.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
-#include <fstream>
-#include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include <jansson.h>
 
-#include "dpumesh/host/dpumesh.h"
 #include "dpumesh/common/fnv.h"
+#include "dpumesh/host/coro.h"
 
 namespace {
+
+using namespace dpumesh::host;
 
 struct service_def {
 	uint32_t cpu_us = 0;
 	std::vector<std::vector<std::string>> stages;
 };
 
-struct call {
-	std::string service;
-	uint32_t step;
-	bool done = false;
-	int status = 0;
-	std::string visited, nodes;
-};
-
-struct context {
-	dpumesh_msg *req = nullptr;
-	size_t stage = 0;
-	uint32_t outstanding = 0;
-	std::vector<call> calls; /* every call made so far, in order */
-	bool failed = false;
-	std::string fail_service;
-	int fail_status = 0;
-};
-
-struct send_item {
-	uint32_t ctx, step;
-	std::string service;
-};
-
-struct state {
-	std::string name, node;
-	service_def def;
-	std::map<uint32_t, context> ctxs;
-	std::deque<send_item> to_send;    /* requests waiting for TX room */
-	std::deque<uint32_t> to_answer;   /* contexts whose answer waits for TX room */
-	uint32_t next_ctx = 1;
-	uint64_t served = 0, failed = 0, calls = 0, bad_bodies = 0;
-};
-
 volatile sig_atomic_t g_stop = 0;
-
-uint32_t fnv(const uint8_t *p, size_t n) { return dpumesh::fnv1a(p, n); }
 
 void burn(uint32_t us)
 {
@@ -147,127 +109,90 @@ bool load_graph(const std::string &path, const std::string &name, service_def *o
 	return ok;
 }
 
-/* Answers a context if TX room allows; false: try again later. */
-bool answer(dpumesh_t *h, state *s, uint32_t id)
+/* What one downstream call gave: its status and its part of the walk. */
+struct call_result {
+	std::string service;
+	int status = 0;
+	std::string visited, nodes;
+};
+
+struct counts {
+	uint64_t served = 0, failed = 0, calls = 0, bad_bodies = 0;
+};
+
+/* One downstream call; the answer must echo the body sent. */
+task<call_result> call_one(pod &p, counts &n, const std::string &service, const call_spec &spec)
 {
-	context &c = s->ctxs.at(id);
-	std::string visited = s->name, nodes = s->name + "@" + s->node;
-	if (!c.calls.empty()) {
+	n.calls++;
+	reply r = co_await p.call(service, spec);
+	call_result c;
+	c.service = service;
+	c.status = r.status();
+	if (r.ok() && (r.body().size() != spec.body.size() ||
+		       (!spec.body.empty() &&
+			std::memcmp(r.body().data(), spec.body.data(), spec.body.size()) != 0))) {
+		n.bad_bodies++;
+		c.status = 502;
+	}
+	c.visited = c.status == 200 ? std::string(r.field("x-visited"))
+				    : service + "!" + std::to_string(c.status);
+	c.nodes = r.field("x-nodes");
+	co_return c;
+}
+
+/* A request: CPU work, the stages in series (calls of a stage in parallel), the answer. */
+task<void> handle(pod &p, const service_def &def, const std::string &name,
+		  const std::string &node, counts &n, request &req)
+{
+	burn(def.cpu_us);
+	const std::string rid(req.field("x-request-id"));
+	const field rid_field[1] = {{"x-request-id", rid}};
+	call_spec spec;
+	spec.path = req.path();
+	spec.body = req.body();
+	spec.fields = rid.empty() ? std::span<const field>() : std::span<const field>(rid_field);
+	std::vector<call_result> done;
+	const call_result *failed = nullptr;
+	for (const auto &stage : def.stages) {
+		std::vector<task<call_result>> calls;
+		calls.reserve(stage.size());
+		for (const std::string &svc : stage)
+			calls.push_back(call_one(p, n, svc, spec));
+		co_await when_all(std::span<task<call_result>>(calls));
+		for (auto &t : calls)
+			done.push_back(t.take());
+		for (const call_result &c : done)
+			if (!failed && c.status != 200)
+				failed = &c;
+		if (failed)
+			break;
+	}
+	std::string visited = name, nodes = name + "@" + node;
+	if (!done.empty()) {
 		visited += "(";
-		for (size_t i = 0; i < c.calls.size(); i++) {
-			visited += (i ? "," : "") + c.calls[i].visited;
-			if (!c.calls[i].nodes.empty())
-				nodes += " " + c.calls[i].nodes;
+		for (size_t i = 0; i < done.size(); i++) {
+			visited += (i ? "," : "") + done[i].visited;
+			if (!done[i].nodes.empty())
+				nodes += " " + done[i].nodes;
 		}
 		visited += ")";
 	}
 	char digest[16];
-	std::snprintf(digest, sizeof(digest), "%08x", fnv(c.req->body, c.req->body_len));
-	dpumesh_field f[4] = {{"x-visited", visited.c_str()}, {"x-nodes", nodes.c_str()},
-			      {"x-digest", digest}, {"content-type", "application/octet-stream"}};
-	int rc;
-	if (c.failed) {
-		std::string body = "{\"error\":\"downstream\",\"service\":\"" + c.fail_service +
-				   "\",\"status\":" + std::to_string(c.fail_status) + "}\n";
+	std::snprintf(digest, sizeof(digest), "%08x",
+		      dpumesh::fnv1a(req.body().data(), req.body().size()));
+	field f[4] = {{"x-visited", visited}, {"x-nodes", nodes}, {"x-digest", digest},
+		      {"content-type", "application/octet-stream"}};
+	if (failed) {
+		const std::string body = "{\"error\":\"downstream\",\"service\":\"" +
+					 failed->service + "\",\"status\":" +
+					 std::to_string(failed->status) + "}\n";
 		f[3].value = "application/json";
-		rc = dpumesh_send_response(h, 0, c.req, 502, f, 4, body.data(),
-					   static_cast<uint32_t>(body.size()));
+		n.failed++;
+		co_await req.respond(502, body, f);
 	} else {
-		rc = dpumesh_send_response(h, 0, c.req, 200, f, 4, c.req->body, c.req->body_len);
+		n.served++;
+		co_await req.respond(200, req.body(), f);
 	}
-	if (rc == -EAGAIN || rc == -ENOBUFS)
-		return false;
-	(c.failed ? s->failed : s->served)++;
-	dpumesh_msg_release(h, c.req);
-	s->ctxs.erase(id);
-	return true;
-}
-
-void finish_or_answer(dpumesh_t *h, state *s, uint32_t id)
-{
-	if (!s->to_answer.empty() || !answer(h, s, id))
-		s->to_answer.push_back(id);
-}
-
-/* Starts the next stage (or answers); called when a context has nothing outstanding. */
-void advance(dpumesh_t *h, state *s, uint32_t id)
-{
-	context &c = s->ctxs.at(id);
-	if (c.failed || c.stage >= s->def.stages.size())
-		return finish_or_answer(h, s, id);
-	for (const std::string &svc : s->def.stages[c.stage]) {
-		call k;
-		k.service = svc;
-		k.step = static_cast<uint32_t>(c.calls.size() + 1);
-		c.calls.push_back(k);
-		s->to_send.push_back({id, k.step, svc});
-		c.outstanding++;
-	}
-	c.stage++;
-}
-
-void call_done(dpumesh_t *h, state *s, uint32_t id, uint32_t step, int status,
-	       std::string visited, std::string nodes)
-{
-	auto it = s->ctxs.find(id);
-	if (it == s->ctxs.end() || step == 0 || step > it->second.calls.size())
-		return;
-	context &c = it->second;
-	call &k = c.calls[step - 1];
-	if (k.done)
-		return;
-	k.done = true;
-	k.status = status;
-	k.visited = status == 200 ? std::move(visited) : k.service + "!" + std::to_string(status);
-	k.nodes = std::move(nodes);
-	if (status != 200 && !c.failed) {
-		c.failed = true;
-		c.fail_service = k.service;
-		c.fail_status = status;
-	}
-	if (--c.outstanding == 0)
-		advance(h, s, id);
-}
-
-/* Sends queued downstream calls while TX room lasts. */
-void pump(dpumesh_t *h, state *s)
-{
-	while (!s->to_send.empty()) {
-		send_item &it = s->to_send.front();
-		auto c = s->ctxs.find(it.ctx);
-		if (c == s->ctxs.end()) {
-			s->to_send.pop_front();
-			continue;
-		}
-		const dpumesh_msg *req = c->second.req;
-		std::string path(req->path, req->path_len);
-		std::string rid;
-		const char *v;
-		size_t len;
-		if (dpumesh_msg_field(req, "x-request-id", &v, &len) == 0)
-			rid.assign(v, len);
-		dpumesh_field f = {"x-request-id", rid.c_str()};
-		dpumesh_request r = {};
-		r.service = it.service.c_str();
-		r.method = "POST";
-		r.path = path.c_str();
-		r.fields = &f;
-		r.nb_fields = rid.empty() ? 0 : 1;
-		r.body = req->body;
-		r.body_len = req->body_len;
-		r.req_id = it.ctx;
-		r.step_id = it.step;
-		int rc = dpumesh_send_request(h, 0, &r);
-		if (rc == -EAGAIN || rc == -ENOBUFS)
-			break;
-		s->calls++;
-		uint32_t ctx = it.ctx, step = it.step;
-		s->to_send.pop_front();
-		if (rc != 0)
-			call_done(h, s, ctx, step, 500, "", "");
-	}
-	while (!s->to_answer.empty() && answer(h, s, s->to_answer.front()))
-		s->to_answer.pop_front();
 }
 
 } // namespace
@@ -275,7 +200,7 @@ void pump(dpumesh_t *h, state *s)
 int main(int argc, char **argv)
 {
 	std::string sock, graph, name, node = "-";
-	uint32_t body_slot = 1114112;
+	uint32_t body_slot = 1114112, deadline_ms = 10000;
 	for (int i = 1; i + 1 < argc; i += 2) {
 		std::string a = argv[i];
 		if (a == "--socket")
@@ -288,99 +213,52 @@ int main(int argc, char **argv)
 			node = argv[i + 1];
 		else if (a == "--body-slot")
 			body_slot = static_cast<uint32_t>(std::strtoul(argv[i + 1], nullptr, 0));
+		else if (a == "--deadline-ms")
+			deadline_ms = static_cast<uint32_t>(std::strtoul(argv[i + 1], nullptr, 0));
 		else {
 			std::fprintf(stderr, "dpumesh-service: unknown option %s\n", a.c_str());
 			return 2;
 		}
 	}
-	if (sock.empty() || graph.empty() || name.empty()) {
+	if (sock.empty() || graph.empty() || name.empty() || deadline_ms == 0) {
 		std::fprintf(stderr, "usage: dpumesh-service --socket SOCK --graph FILE --service NAME "
-				     "[--node NAME] [--body-slot BYTES]\n");
+				     "[--node NAME] [--body-slot BYTES] [--deadline-ms MS]\n");
 		return 2;
 	}
-	static state st;
-	st.name = name;
-	st.node = node;
+	service_def def;
 	std::string err;
-	if (!load_graph(graph, name, &st.def, &err)) {
+	if (!load_graph(graph, name, &def, &err)) {
 		std::fprintf(stderr, "dpumesh-service: graph: %s\n", err.c_str());
 		return 1;
 	}
-	dpumesh_callbacks cb = {};
-	cb.on_request = [](dpumesh_t *h, dpumesh_msg *m, void *u) {
-		auto *s = static_cast<state *>(u);
-		burn(s->def.cpu_us);
-		uint32_t id = s->next_ctx++;
-		if (id == 0)
-			id = s->next_ctx++;
-		s->ctxs[id].req = m;
-		advance(h, s, id);
-	};
-	cb.on_response = [](dpumesh_t *h, dpumesh_msg *m, void *u) {
-		auto *s = static_cast<state *>(u);
-		int status = (m->flags & DPUMESH_OP_ERROR) || !m->header_ok ? 503 : m->http_status;
-		std::string visited, nodes;
-		const char *v;
-		size_t len;
-		if (dpumesh_msg_field(m, "x-visited", &v, &len) == 0)
-			visited.assign(v, len);
-		if (dpumesh_msg_field(m, "x-nodes", &v, &len) == 0)
-			nodes.assign(v, len);
-		/* every service echoes its body: the answer must equal what was sent */
-		auto c = s->ctxs.find(m->req_id);
-		if (status == 200 && c != s->ctxs.end()) {
-			const dpumesh_msg *req = c->second.req;
-			if (m->body_len != req->body_len ||
-			    (req->body_len && std::memcmp(m->body, req->body, req->body_len) != 0)) {
-				s->bad_bodies++;
-				status = 502;
-			}
-		}
-		uint32_t ctx = m->req_id, step = m->step_id;
-		dpumesh_msg_release(h, m);
-		call_done(h, s, ctx, step, status, std::move(visited), std::move(nodes));
-	};
-	cb.on_tx_done = [](dpumesh_t *h, uint32_t req_id, uint32_t step_id, uint32_t status,
-			   void *u) {
-		if (status != 0 && step_id != 0)
-			call_done(h, static_cast<state *>(u), req_id, step_id, 503, "", "");
-	};
-	dpumesh_options o = {};
-	o.socket_path = sock.c_str();
-	o.service = name.c_str();
-	o.nb_workers = 1;
+	event_loop loop;
+	pod_options o;
+	o.socket = sock;
+	o.service = name;
 	/* 16 body slots of body_slot bytes (memfd pages are touched only when used) */
 	o.geometry = dpumesh_geometry{{64, 1024}, {16, body_slot}, {64, 1024}, {16, body_slot}, 256, 0};
-	o.callbacks = cb;
-	o.user = &st;
-	dpumesh_t *h = nullptr;
-	char e[256];
-	if (int rc = dpumesh_open(&o, &h, e, sizeof(e)); rc != 0) {
-		std::fprintf(stderr, "dpumesh-service: open %s as %s: %s (%d)\n", sock.c_str(),
-			     name.c_str(), e, rc);
+	o.default_deadline = std::chrono::milliseconds(deadline_ms);
+	auto p = pod::open(loop, o, &err);
+	if (!p) {
+		std::fprintf(stderr, "dpumesh-service: open %s as %s: %s\n", sock.c_str(), name.c_str(),
+			     err.c_str());
 		return 1;
 	}
+	counts n;
+	p->serve([&](request &req) { return handle(*p, def, name, node, n, req); });
 	signal(SIGTERM, [](int) { g_stop = 1; });
 	signal(SIGINT, [](int) { g_stop = 1; });
 	std::printf("READY service=%s pod=%u node=%s stages=%zu cpu_us=%u\n", name.c_str(),
-		    dpumesh_pod_id(h), node.c_str(), st.def.stages.size(), st.def.cpu_us);
+		    p->pod_id(), node.c_str(), def.stages.size(), def.cpu_us);
 	std::fflush(stdout);
-	int ep = epoll_create1(EPOLL_CLOEXEC);
-	epoll_event ev = {};
-	ev.events = EPOLLIN;
-	epoll_ctl(ep, EPOLL_CTL_ADD, dpumesh_fd(h), &ev);
-	while (!g_stop) {
-		bool waiting = !st.to_send.empty() || !st.to_answer.empty();
-		(void)epoll_wait(ep, &ev, 1, waiting ? 1 : 200);
-		(void)dpumesh_progress(h);
-		pump(h, &st);
-	}
+	while (!g_stop)
+		loop.run_once(200);
 	std::printf("DONE service=%s served=%llu failed=%llu calls=%llu bad_bodies=%llu\n",
-		    name.c_str(), static_cast<unsigned long long>(st.served),
-		    static_cast<unsigned long long>(st.failed),
-		    static_cast<unsigned long long>(st.calls),
-		    static_cast<unsigned long long>(st.bad_bodies));
+		    name.c_str(), static_cast<unsigned long long>(n.served),
+		    static_cast<unsigned long long>(n.failed),
+		    static_cast<unsigned long long>(n.calls),
+		    static_cast<unsigned long long>(n.bad_bodies));
 	std::fflush(stdout);
-	dpumesh_close(h);
+	p.reset();
 	return 0;
 }

@@ -1,17 +1,24 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // libdpumesh: registration, TX pools and SQs, RX SQ draining, refill rings (pod side).
+//
+// Threads without locks: worker w owns TX SQ w and its share of each TX pool (slots i with
+// i % nb_workers == w, on a free stack only that worker touches). The progress thread owns
+// the RX side (message objects, pending refills) and hands completed TX slots back to their
+// worker through a single-producer/single-consumer return ring per worker and pool; a slot's
+// atomic state (free -> inflight -> returning -> free) makes a duplicate completion harmless.
 #include "dpumesh/host/dpumesh.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -20,20 +27,23 @@
 #include "dpumesh/region/region.h"
 #include "dpumesh/ring/sq.h"
 #include "dpumesh/common/unique_fd.h"
+#include "dpumesh/host/coro.h"
+#include "send.h"
 
 using namespace dpumesh;
 
 namespace {
 
-enum slot_state : uint8_t { slot_free = 0, slot_app = 1, slot_inflight = 2 };
+enum slot_state : uint8_t { slot_free = 0, slot_app = 1, slot_inflight = 2, slot_returning = 3 };
 
-/* A fixed-slot pool in the pod region, with a free stack (pod-private memory). */
+/* A fixed-slot pool in the pod region (pod-private bookkeeping). `free` is the initial list
+ * of every slot; TX pools deal it out to the workers at open. */
 struct pool {
 	uint8_t *local = nullptr;
 	uint64_t addr = 0; /* == local: the pod's own address */
 	uint32_t slots = 0, slot_size = 0;
 	std::vector<uint32_t> free;
-	std::vector<uint8_t> state;
+	std::unique_ptr<std::atomic<uint8_t>[]> state;
 
 	void init(uint8_t *base, const dpumesh_pool_geometry &g)
 	{
@@ -41,10 +51,17 @@ struct pool {
 		addr = reinterpret_cast<uintptr_t>(base);
 		slots = g.slots;
 		slot_size = g.slot_size;
-		state.assign(slots, slot_free);
+		state = std::make_unique<std::atomic<uint8_t>[]>(slots);
+		for (uint32_t i = 0; i < slots; i++)
+			state[i].store(slot_free, std::memory_order_relaxed);
 		free.reserve(slots);
 		for (uint32_t i = slots; i-- > 0;)
 			free.push_back(i);
+	}
+	/* slot_app -> slot_inflight etc.: false when the slot was not in `from` */
+	bool move(uint32_t i, uint8_t from, uint8_t to)
+	{
+		return state[i].compare_exchange_strong(from, to, std::memory_order_acq_rel);
 	}
 	int64_t index_of(uint64_t a) const
 	{
@@ -55,6 +72,55 @@ struct pool {
 	uint8_t *at(uint32_t i) const { return local + static_cast<uint64_t>(i) * slot_size; }
 };
 static_assert(offsetof(pool, slot_size) == offsetof(pool, slots) + 4);
+
+/* Slot indices handed back from the progress thread to one worker (one producer, one
+ * consumer). Its capacity covers the whole pool, so a push never finds it full: a slot is
+ * pushed once per inflight -> returning transition and popped before it can be sent again. */
+class return_ring {
+public:
+	void init(uint32_t slots)
+	{
+		uint32_t n = 1;
+		while (n < slots)
+			n <<= 1;
+		_mask = n - 1;
+		_buf.assign(n, 0);
+	}
+	void push(uint32_t v) /* progress thread */
+	{
+		uint32_t h = _head.load(std::memory_order_relaxed);
+		_buf[h & _mask] = v;
+		_head.store(h + 1, std::memory_order_release);
+	}
+	template <typename F> void drain(F &&f) /* owning worker */
+	{
+		uint32_t t = _tail.load(std::memory_order_relaxed);
+		const uint32_t h = _head.load(std::memory_order_acquire);
+		for (; t != h; t++)
+			f(_buf[t & _mask]);
+		_tail.store(t, std::memory_order_release);
+	}
+
+private:
+	std::vector<uint32_t> _buf;
+	uint32_t _mask = 0;
+	alignas(64) std::atomic<uint32_t> _head{0};
+	alignas(64) std::atomic<uint32_t> _tail{0};
+};
+
+/* A counter with one writer (its own thread) read by dpumesh_get_stats from any thread. */
+struct counter1 {
+	std::atomic<uint64_t> v{0};
+	void inc(uint64_t n = 1) { v.store(v.load(std::memory_order_relaxed) + n, std::memory_order_relaxed); }
+	uint64_t get() const { return v.load(std::memory_order_relaxed); }
+};
+
+/* What worker w owns: its share of the TX pools and its counters. */
+struct alignas(64) tx_worker {
+	std::vector<uint32_t> free_header, free_body;
+	return_ring back_header, back_body;
+	counter1 sent, try_again;
+};
 
 int set_err(char *err, size_t len, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 int set_err(char *err, size_t len, int rc, const char *fmt, ...)
@@ -82,19 +148,19 @@ struct dpumesh_pod {
 	dpumesh_sq tx_sq[DPUMESH_MAX_WORKERS] = {};
 	dpumesh_sq rx_sq = {};
 	dpumesh_sq refill_header = {}, refill_body = {};
-	std::mutex lock; /* pools, message objects, pending refills */
 	pool tx_header, tx_body, rx_header, rx_body;
+	std::unique_ptr<tx_worker[]> workers; /* nb_workers: TX state, one thread each */
+	/* progress thread only: */
 	std::vector<uint32_t> pending_header, pending_body; /* RX slots to post */
 	std::vector<dpumesh_msg> msgs;
 	std::vector<uint32_t> free_msgs;
-	dpumesh_stats stats = {};
+	counter1 tx_done, tx_errors, received, bad_rx;
 };
 
 namespace {
 
 void post_refills(dpumesh_t *h)
 {
-	std::lock_guard<std::mutex> g(h->lock);
 	auto post = [h](std::vector<uint32_t> &pending, dpumesh_sq &ring, pool &p, bool body) {
 		while (!pending.empty()) {
 			sw_descriptor d = {};
@@ -114,6 +180,37 @@ void post_refills(dpumesh_t *h)
 	};
 	post(h->pending_header, h->refill_header, h->rx_header, false);
 	post(h->pending_body, h->refill_body, h->rx_body, true);
+}
+
+/* Deals the TX slots out to the workers: slot i belongs to worker i % nb_workers. */
+void deal_tx_slots(dpumesh_t *h)
+{
+	const uint32_t nw = h->opts.nb_workers;
+	h->workers = std::make_unique<tx_worker[]>(nw);
+	for (uint32_t w = 0; w < nw; w++) {
+		tx_worker &t = h->workers[w];
+		t.back_header.init(h->tx_header.slots);
+		t.back_body.init(h->tx_body.slots);
+		t.free_header.reserve(h->tx_header.slots / nw + 1);
+		t.free_body.reserve(h->tx_body.slots / nw + 1);
+	}
+	for (uint32_t i = h->tx_header.slots; i-- > 0;)
+		h->workers[i % nw].free_header.push_back(i);
+	for (uint32_t i = h->tx_body.slots; i-- > 0;)
+		h->workers[i % nw].free_body.push_back(i);
+}
+
+/* Takes back, on worker w's thread, the slots the progress thread returned to it. */
+void reclaim(dpumesh_t *h, tx_worker &t)
+{
+	t.back_header.drain([&](uint32_t i) {
+		h->tx_header.state[i].store(slot_free, std::memory_order_relaxed);
+		t.free_header.push_back(i);
+	});
+	t.back_body.drain([&](uint32_t i) {
+		h->tx_body.state[i].store(slot_free, std::memory_order_relaxed);
+		t.free_body.push_back(i);
+	});
 }
 
 } // namespace
@@ -230,6 +327,7 @@ int dpumesh_open(const struct dpumesh_options *o, dpumesh_t **out, char *err, si
 		h->rx_body.init(base + layout.rx_body_off, o->geometry.rx_body);
 		h->pending_header = h->rx_header.free;
 		h->pending_body = h->rx_body.free;
+		deal_tx_slots(h.get());
 		/* A message object per RX SQ slot plus per RX header slot: enough for every
 		 * delivery the DPU can make while the app holds messages. */
 		size_t nb_msgs = depth + o->geometry.rx_header.slots;
@@ -261,7 +359,18 @@ int dpumesh_fd(const dpumesh_t *h) { return h->doorbell.get(); }
 uint32_t dpumesh_pod_id(const dpumesh_t *h) { return h->pod_id; }
 uint32_t dpumesh_generation(const dpumesh_t *h) { return h->generation; }
 
-void dpumesh_get_stats(const dpumesh_t *h, struct dpumesh_stats *out) { *out = h->stats; }
+void dpumesh_get_stats(const dpumesh_t *h, struct dpumesh_stats *out)
+{
+	*out = dpumesh_stats{};
+	for (uint32_t w = 0; w < h->opts.nb_workers; w++) {
+		out->sent += h->workers[w].sent.get();
+		out->try_again += h->workers[w].try_again.get();
+	}
+	out->tx_done = h->tx_done.get();
+	out->tx_errors = h->tx_errors.get();
+	out->received = h->received.get();
+	out->bad_rx = h->bad_rx.get();
+}
 
 int dpumesh_pool_range(const dpumesh_t *h, int which, uint64_t *base, uint64_t *len)
 {
@@ -281,13 +390,16 @@ int dpumesh_tx_buf(dpumesh_t *h, int kind, void **buf, uint32_t *cap)
 {
 	if (kind != DPUMESH_BUF_HEADER && kind != DPUMESH_BUF_BODY)
 		return -EINVAL;
+	tx_worker &t = h->workers[0];
 	pool &p = kind == DPUMESH_BUF_HEADER ? h->tx_header : h->tx_body;
-	std::lock_guard<std::mutex> g(h->lock);
-	if (p.free.empty())
+	std::vector<uint32_t> &free = kind == DPUMESH_BUF_HEADER ? t.free_header : t.free_body;
+	if (free.empty())
+		reclaim(h, t);
+	if (free.empty())
 		return -ENOBUFS;
-	uint32_t i = p.free.back();
-	p.free.pop_back();
-	p.state[i] = slot_app;
+	uint32_t i = free.back();
+	free.pop_back();
+	p.state[i].store(slot_app, std::memory_order_relaxed);
 	*buf = p.at(i);
 	*cap = p.slot_size;
 	return 0;
@@ -295,37 +407,34 @@ int dpumesh_tx_buf(dpumesh_t *h, int kind, void **buf, uint32_t *cap)
 
 void dpumesh_tx_buf_put(dpumesh_t *h, void *buf)
 {
-	std::lock_guard<std::mutex> g(h->lock);
 	uint64_t a = reinterpret_cast<uintptr_t>(buf);
+	tx_worker &t = h->workers[0];
 	for (pool *p : {&h->tx_header, &h->tx_body}) {
 		int64_t i = p->index_of(a);
-		if (i >= 0 && p->state[static_cast<size_t>(i)] == slot_app) {
-			p->state[static_cast<size_t>(i)] = slot_free;
-			p->free.push_back(static_cast<uint32_t>(i));
-		}
+		if (i >= 0 && p->move(static_cast<uint32_t>(i), slot_app, slot_free))
+			(p == &h->tx_header ? t.free_header : t.free_body)
+				.push_back(static_cast<uint32_t>(i));
 	}
 }
 
 namespace {
 
-/* Frees in-flight TX slots named by a completion (ignores anything else). */
+/* Progress thread: hands in-flight TX slots named by a completion back to the worker that
+ * owns them (anything else, or a second completion for the same slot, is ignored). */
 void free_tx(dpumesh_t *h, uint64_t header_addr, uint64_t body_addr)
 {
-	std::lock_guard<std::mutex> g(h->lock);
+	const uint32_t nw = h->opts.nb_workers;
 	int64_t i = header_addr ? h->tx_header.index_of(header_addr) : -1;
-	if (i >= 0 && h->tx_header.state[static_cast<size_t>(i)] == slot_inflight) {
-		h->tx_header.state[static_cast<size_t>(i)] = slot_free;
-		h->tx_header.free.push_back(static_cast<uint32_t>(i));
-	}
+	if (i >= 0 && h->tx_header.move(static_cast<uint32_t>(i), slot_inflight, slot_returning))
+		h->workers[static_cast<uint32_t>(i) % nw].back_header.push(static_cast<uint32_t>(i));
 	i = body_addr ? h->tx_body.index_of(body_addr) : -1;
-	if (i >= 0 && h->tx_body.state[static_cast<size_t>(i)] == slot_inflight) {
-		h->tx_body.state[static_cast<size_t>(i)] = slot_free;
-		h->tx_body.free.push_back(static_cast<uint32_t>(i));
-	}
+	if (i >= 0 && h->tx_body.move(static_cast<uint32_t>(i), slot_inflight, slot_returning))
+		h->workers[static_cast<uint32_t>(i) % nw].back_body.push(static_cast<uint32_t>(i));
 }
 
-/* Common send path: header written by `write_header` into a fresh slot; body copied or used
- * in place. */
+/* Common send path, on worker `worker`'s thread and without locks: header written by
+ * `write_header` into a slot from the worker's own free stack; body copied into another, or
+ * used in place (a dpumesh_tx_buf() buffer). */
 template <typename WriteHeader>
 int send_common(dpumesh_t *h, uint32_t worker, uint32_t flags, uint32_t req_id, uint32_t step_id,
 		const void *body, uint32_t body_len, WriteHeader &&write_header)
@@ -334,45 +443,47 @@ int send_common(dpumesh_t *h, uint32_t worker, uint32_t flags, uint32_t req_id, 
 		return -EINVAL;
 	if (body_len > h->tx_body.slot_size)
 		return -EMSGSIZE;
-	int64_t hi = -1, bi = -1;
+	tx_worker &t = h->workers[worker];
+	int64_t bi = -1;
 	bool body_in_place = false;
-	{
-		std::lock_guard<std::mutex> g(h->lock);
-		if (body_len > 0) {
-			int64_t i = h->tx_body.index_of(reinterpret_cast<uintptr_t>(body));
-			if (i >= 0 && h->tx_body.state[static_cast<size_t>(i)] == slot_app) {
-				bi = i;
-				body_in_place = true;
-			}
+	if (body_len > 0) {
+		int64_t i = h->tx_body.index_of(reinterpret_cast<uintptr_t>(body));
+		if (i >= 0 && h->tx_body.state[static_cast<size_t>(i)].load(std::memory_order_relaxed) ==
+				      slot_app) {
+			bi = i;
+			body_in_place = true;
 		}
-		if (h->tx_header.free.empty() || (body_len > 0 && bi < 0 && h->tx_body.free.empty())) {
-			h->stats.try_again++;
-			return -ENOBUFS;
-		}
-		hi = h->tx_header.free.back();
-		h->tx_header.free.pop_back();
-		h->tx_header.state[static_cast<size_t>(hi)] = slot_inflight;
-		if (body_len > 0 && bi < 0) {
-			bi = h->tx_body.free.back();
-			h->tx_body.free.pop_back();
-		}
-		if (bi >= 0)
-			h->tx_body.state[static_cast<size_t>(bi)] = slot_inflight;
 	}
+	const bool need_body = body_len > 0 && bi < 0;
+	if (t.free_header.empty() || (need_body && t.free_body.empty()))
+		reclaim(h, t);
+	if (t.free_header.empty() || (need_body && t.free_body.empty())) {
+		t.try_again.inc();
+		return -ENOBUFS;
+	}
+	const uint32_t hi = t.free_header.back();
+	t.free_header.pop_back();
+	h->tx_header.state[hi].store(slot_inflight, std::memory_order_relaxed);
+	if (need_body) {
+		bi = t.free_body.back();
+		t.free_body.pop_back();
+	}
+	if (bi >= 0)
+		h->tx_body.state[static_cast<size_t>(bi)].store(slot_inflight, std::memory_order_relaxed);
 	auto undo = [&]() {
-		std::lock_guard<std::mutex> g(h->lock);
-		h->tx_header.state[static_cast<size_t>(hi)] = slot_free;
-		h->tx_header.free.push_back(static_cast<uint32_t>(hi));
+		h->tx_header.state[hi].store(slot_free, std::memory_order_relaxed);
+		t.free_header.push_back(hi);
 		if (bi >= 0) {
-			if (body_in_place)
-				h->tx_body.state[static_cast<size_t>(bi)] = slot_app; /* still the app's */
-			else {
-				h->tx_body.state[static_cast<size_t>(bi)] = slot_free;
-				h->tx_body.free.push_back(static_cast<uint32_t>(bi));
+			auto &st = h->tx_body.state[static_cast<size_t>(bi)];
+			if (body_in_place) {
+				st.store(slot_app, std::memory_order_relaxed); /* still the app's */
+			} else {
+				st.store(slot_free, std::memory_order_relaxed);
+				t.free_body.push_back(static_cast<uint32_t>(bi));
 			}
 		}
 	};
-	uint8_t *hdr = h->tx_header.at(static_cast<uint32_t>(hi));
+	uint8_t *hdr = h->tx_header.at(hi);
 	size_t hlen = write_header(hdr, h->tx_header.slot_size);
 	if (hlen == 0) {
 		undo();
@@ -391,12 +502,14 @@ int send_common(dpumesh_t *h, uint32_t worker, uint32_t flags, uint32_t req_id, 
 	d.req_id = req_id;
 	d.step_id = step_id;
 	d.flags = flags;
+	/* the enqueue's release store publishes the slot states above to the progress thread
+	 * (through the DPU's completion) */
 	if (dpumesh_sq_enqueue_burst(&h->tx_sq[worker], &d, 1) != 1) {
 		undo();
-		h->stats.try_again++;
+		t.try_again.inc();
 		return -EAGAIN;
 	}
-	h->stats.sent++;
+	t.sent.inc();
 	return 0;
 }
 
@@ -433,6 +546,36 @@ int dpumesh_send_response(dpumesh_t *h, uint32_t worker, const struct dpumesh_ms
 			   });
 }
 
+int dpumesh::host::detail::send_request(dpumesh_t *h, uint32_t worker, std::string_view service,
+					std::string_view method, std::string_view path,
+					std::span<const field> fields, const void *body,
+					uint32_t body_len, uint32_t req_id, uint32_t step_id,
+					uint32_t deadline_ms)
+{
+	return send_common(h, worker, DPUMESH_OP_REQUEST | DPUMESH_CASE_LOCAL, req_id, step_id, body,
+			   body_len, [&](uint8_t *buf, size_t cap) {
+				   wire::l7_writer w(buf, cap);
+				   w.request(service, method, path, deadline_ms);
+				   for (const field &f : fields)
+					   w.field(f.name, f.value);
+				   return w.finish();
+			   });
+}
+
+int dpumesh::host::detail::send_response(dpumesh_t *h, uint32_t worker, const dpumesh_msg *to,
+					 uint16_t st, std::span<const field> fields,
+					 const void *body, uint32_t body_len)
+{
+	return send_common(h, worker, DPUMESH_OP_RESPONSE | DPUMESH_CASE_LOCAL, to->req_id,
+			   to->step_id, body, body_len, [&](uint8_t *buf, size_t cap) {
+				   wire::l7_writer w(buf, cap);
+				   w.response(st);
+				   for (const field &f : fields)
+					   w.field(f.name, f.value);
+				   return w.finish();
+			   });
+}
+
 int dpumesh_post_raw(dpumesh_t *h, uint32_t worker, const struct sw_descriptor *d)
 {
 	if (worker >= h->opts.nb_workers || d == nullptr)
@@ -445,7 +588,6 @@ void dpumesh_msg_release(dpumesh_t *h, struct dpumesh_msg *m)
 	if (h == nullptr || m == nullptr)
 		return;
 	{
-		std::lock_guard<std::mutex> g(h->lock);
 		uint32_t idx = m->priv_;
 		if (idx >= h->msgs.size() || &h->msgs[idx] != m)
 			return;
@@ -489,16 +631,12 @@ int dpumesh_progress(dpumesh_t *h)
 	int handled = 0;
 	const dpumesh_callbacks &cb = h->opts.callbacks;
 	for (;;) {
-		uint32_t idx;
-		{
-			std::lock_guard<std::mutex> g(h->lock);
-			if (h->free_msgs.empty()) {
-				if (handled == 0)
-					return -EBUSY;
-				break;
-			}
-			idx = h->free_msgs.back();
+		if (h->free_msgs.empty()) {
+			if (handled == 0)
+				return -EBUSY;
+			break;
 		}
+		const uint32_t idx = h->free_msgs.back();
 		sw_descriptor d;
 		if (dpumesh_sq_dequeue_burst(&h->rx_sq, &d, 1) != 1)
 			break;
@@ -507,15 +645,15 @@ int dpumesh_progress(dpumesh_t *h)
 		const uint32_t st = dpumesh_flags_status(d.flags);
 		if (op & DPUMESH_OP_TX_DONE) {
 			free_tx(h, d.header_buf_addr, d.body_buf_addr);
-			h->stats.tx_done++;
+			h->tx_done.inc();
 			if (op & DPUMESH_OP_ERROR)
-				h->stats.tx_errors++;
+				h->tx_errors.inc();
 			if (cb.on_tx_done)
 				cb.on_tx_done(h, d.req_id, d.step_id, st, h->opts.user);
 			continue;
 		}
 		if (!(op & (DPUMESH_OP_REQUEST | DPUMESH_OP_RESPONSE))) {
-			h->stats.bad_rx++;
+			h->bad_rx.inc();
 			continue;
 		}
 		/* The DPU is trusted, but a message must name our own RX slots. */
@@ -523,15 +661,11 @@ int dpumesh_progress(dpumesh_t *h)
 		int64_t bs = d.body_len ? h->rx_body.index_of(d.body_buf_addr) : -2;
 		if (hs == -1 || bs == -1 || (hs >= 0 && d.header_len > h->rx_header.slot_size) ||
 		    (bs >= 0 && d.body_len > h->rx_body.slot_size)) {
-			h->stats.bad_rx++;
+			h->bad_rx.inc();
 			continue;
 		}
-		dpumesh_msg *m;
-		{
-			std::lock_guard<std::mutex> g(h->lock);
-			h->free_msgs.pop_back();
-			m = &h->msgs[idx];
-		}
+		h->free_msgs.pop_back();
+		dpumesh_msg *m = &h->msgs[idx];
 		*m = dpumesh_msg{};
 		m->priv_ = idx;
 		m->header = hs >= 0 ? h->rx_header.at(static_cast<uint32_t>(hs)) : nullptr;
@@ -557,7 +691,7 @@ int dpumesh_progress(dpumesh_t *h)
 			m->hop = v.hop.data();
 			m->hop_len = static_cast<uint16_t>(v.hop.size());
 		}
-		h->stats.received++;
+		h->received.inc();
 		auto handler = (op & DPUMESH_OP_REQUEST) ? cb.on_request : cb.on_response;
 		if (handler)
 			handler(h, m, h->opts.user);
@@ -568,3 +702,10 @@ int dpumesh_progress(dpumesh_t *h)
 	return handled;
 }
 
+
+int dpumesh_wait(dpumesh_t *h, int timeout_ms)
+{
+	pollfd p = {h->doorbell.get(), POLLIN, 0};
+	(void)::poll(&p, 1, timeout_ms);
+	return dpumesh_progress(h);
+}

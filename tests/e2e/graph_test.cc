@@ -41,16 +41,15 @@ int pid_of(const std::string &dir, const std::string &name)
 	return p;
 }
 
-TEST(GraphE2E, WalksGraphAndSurvivesKilledPods)
+/* The whole walk; s2_cmd: what runs s2's pods ("" : dpumesh-service). */
+void walk_graph(const std::string &s2_cmd)
 {
-	std::string why = netns_unavailable();
-	if (!why.empty())
-		GTEST_SKIP() << why;
 	const std::string tag = "dpg" + std::to_string(getpid() % 10000);
 	temp_dir run;
 	temp_dir d;
 	/* the script runs this build's programs */
 	setenv("DPUMESH_BUILD_DIR", DPUMESH_BINARY_DIR, 1);
+	setenv("DPUMESH_E2E_S2_CMD", s2_cmd.c_str(), 1);
 	subprocess topo({std::string(DPUMESH_SOURCE_DIR) + "/scripts/e2e-topology.sh", "--tag", tag,
 			 "--dir", run.path()});
 	ASSERT_TRUE(topo.wait_output([](const std::string &o) {
@@ -58,6 +57,14 @@ TEST(GraphE2E, WalksGraphAndSurvivesKilledPods)
 		       o.find("e2e-topology.sh:") != std::string::npos;
 	}, 120s)) << topo.output();
 	ASSERT_NE(topo.output().find("TOPOLOGY READY"), std::string::npos) << topo.output();
+	if (!s2_cmd.empty()) { /* the s2 pods are the Python ones */
+		for (const char *pod : {"s2-a", "s2-b"}) {
+			std::ifstream lf(run.file(std::string(pod) + ".log"));
+			std::string l((std::istreambuf_iterator<char>(lf)), {});
+			EXPECT_NE(l.find("READY service=s2"), std::string::npos) << l;
+			EXPECT_NE(l.find("python=1"), std::string::npos) << l;
+		}
+	}
 	const std::string ns = tag + "-ing", base = "http://127.0.0.1:8080";
 
 	const std::string walk = "s0(s1(s3),s2(s3))",
@@ -133,6 +140,33 @@ TEST(GraphE2E, WalksGraphAndSurvivesKilledPods)
 	std::ifstream ing(run.file("ingress.log"));
 	std::string log((std::istreambuf_iterator<char>(ing)), {});
 	EXPECT_NE(log.find("final requests="), std::string::npos) << log;
+}
+
+TEST(GraphE2E, WalksGraphAndSurvivesKilledPods)
+{
+	std::string why = netns_unavailable();
+	if (!why.empty())
+		GTEST_SKIP() << why;
+	walk_graph("");
+}
+
+/* The same walk with both s2 pods in Python (python/examples/service.py on the dpumesh
+ * package, installed offline into a venv): a mix of C++ and Python pods. */
+TEST(GraphE2E, WalksGraphWithS2AsAPythonPod)
+{
+	std::string why = netns_unavailable();
+	if (!why.empty())
+		GTEST_SKIP() << why;
+#ifdef DPUMESH_SANITIZED
+	GTEST_SKIP() << "sanitizer build: an uninstrumented python cannot load an ASan libdpumesh";
+#endif
+	temp_dir py;
+	auto [rc, out] = run_command({std::string(DPUMESH_SOURCE_DIR) + "/python/install-venv.sh",
+				      DPUMESH_BINARY_DIR, py.path()},
+				     300s);
+	ASSERT_EQ(rc, 0) << out;
+	walk_graph(py.file("venv/bin/python") + " " + DPUMESH_SOURCE_DIR +
+		   "/python/examples/service.py");
 }
 
 } // namespace

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// dpumesh-test-pod: a pod for the policy tests, on libdpumesh with a blocking epoll loop.
+// dpumesh-test-pod: a pod for the policy tests, on the libdpumesh C API (dpumesh_wait loop).
 //   server SOCK SERVICE STATUS      answer every request with STATUS and its body, plus
 //                                   x-pod, x-got-request-id, x-got-traceparent fields
 //                                   ($DPUMESH_TEST_DIE_AFTER_ANSWER: exit right after)
@@ -11,7 +11,6 @@
 //                                   "DONE sent=.. answered=.. refused=.. elapsed_ms=..
 //                                   s<status>=.. runs=<status>x<count>,..."
 // The caller registers as service "client". Prints "READY pod=<id>" once registered.
-#include <sys/epoll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -52,21 +51,7 @@ dpumesh_t *open_pod(const char *sock, const char *service, dpumesh_callbacks cb,
 	return h;
 }
 
-int make_epoll(dpumesh_t *h)
-{
-	int ep = epoll_create1(EPOLL_CLOEXEC);
-	epoll_event ev = {};
-	ev.events = EPOLLIN;
-	epoll_ctl(ep, EPOLL_CTL_ADD, dpumesh_fd(h), &ev);
-	return ep;
-}
 
-void wait_and_progress(dpumesh_t *h, int ep, int timeout_ms)
-{
-	epoll_event ev;
-	(void)epoll_wait(ep, &ev, 1, timeout_ms);
-	(void)dpumesh_progress(h);
-}
 
 std::string field(const dpumesh_msg *m, const char *name)
 {
@@ -113,9 +98,8 @@ int run_server(const char *sock, const char *service, uint16_t status)
 			s->backlog.push_back(m);
 	};
 	dpumesh_t *h = open_pod(sock, service, cb, &st);
-	int ep = make_epoll(h);
 	for (;;) {
-		wait_and_progress(h, ep, st.backlog.empty() ? -1 : 1);
+		(void)dpumesh_wait(h, st.backlog.empty() ? -1 : 1);
 		while (!st.backlog.empty() && answer(h, st.backlog.front(), &st))
 			st.backlog.erase(st.backlog.begin());
 	}
@@ -171,7 +155,7 @@ dpumesh_t *open_caller(const char *sock, caller_state *st)
 }
 
 /* Sends one request, waiting for room (try again) up to 5 s; false on failure. */
-bool send(dpumesh_t *h, int ep, const dpumesh_request &r)
+bool send(dpumesh_t *h, const dpumesh_request &r)
 {
 	const auto limit = clk::now() + std::chrono::seconds(5);
 	for (;;) {
@@ -180,7 +164,7 @@ bool send(dpumesh_t *h, int ep, const dpumesh_request &r)
 			return true;
 		if ((rc != -EAGAIN && rc != -ENOBUFS) || clk::now() > limit)
 			return false;
-		wait_and_progress(h, ep, 1);
+		(void)dpumesh_wait(h, 1);
 	}
 }
 
@@ -193,7 +177,6 @@ int run_call(const char *sock, const char *script)
 	}
 	caller_state st;
 	dpumesh_t *h = open_caller(sock, &st);
-	int ep = make_epoll(h);
 	std::string text;
 	unsigned n = 0;
 	while (std::getline(in, text)) {
@@ -225,19 +208,18 @@ int run_call(const char *sock, const char *script)
 		r.step_id = 1;
 		st.answered = false;
 		st.outstanding++;
-		if (!send(h, ep, r)) {
+		if (!send(h, r)) {
 			std::printf("R %u SEND_FAILED\n", n);
 			return 1;
 		}
 		const auto limit = clk::now() + std::chrono::seconds(10);
 		while (!st.answered && clk::now() < limit)
-			wait_and_progress(h, ep, 10);
+			(void)dpumesh_wait(h, 10);
 		std::printf("R %u %s\n", n, st.answered ? st.line.c_str() : "NO_ANSWER");
 		std::fflush(stdout);
 		n++;
 	}
 	std::printf("DONE n=%u\n", n);
-	close(ep);
 	dpumesh_close(h);
 	return 0;
 }
@@ -247,7 +229,6 @@ int run_loop(const char *sock, const char *service, const char *method, const ch
 {
 	caller_state st;
 	dpumesh_t *h = open_caller(sock, &st);
-	int ep = make_epoll(h);
 	dpumesh_request r = {};
 	r.service = service;
 	r.method = method;
@@ -264,13 +245,13 @@ int run_loop(const char *sock, const char *service, const char *method, const ch
 			st.sent++;
 			st.outstanding++;
 		}
-		wait_and_progress(h, ep, 1);
+		(void)dpumesh_wait(h, 1);
 	}
 	const auto elapsed = clk::now() - t0;
 	/* the answers still on their way */
 	const auto limit = clk::now() + std::chrono::seconds(10);
 	while (st.outstanding > 0 && clk::now() < limit)
-		wait_and_progress(h, ep, 10);
+		(void)dpumesh_wait(h, 10);
 	std::printf("DONE sent=%llu answered=%llu refused=%llu elapsed_ms=%lld",
 		    static_cast<unsigned long long>(st.sent), static_cast<unsigned long long>(st.got),
 		    static_cast<unsigned long long>(st.refused),
@@ -282,7 +263,6 @@ int run_loop(const char *sock, const char *service, const char *method, const ch
 	for (const auto &[status, count] : st.runs)
 		runs += (runs.empty() ? "" : ",") + std::to_string(status) + "x" + std::to_string(count);
 	std::printf(" runs=%s\n", runs.c_str());
-	close(ep);
 	dpumesh_close(h);
 	return 0;
 }

@@ -18,11 +18,14 @@
  *   o.geometry = dpumesh_default_geometry(); o.callbacks.on_request = on_request;
  *   dpumesh_t *h; char err[128];
  *   if (dpumesh_open(&o, &h, err, sizeof(err)) != 0) { fprintf(stderr, "%s\n", err); exit(1); }
- *   for (;;) { poll/epoll_wait on dpumesh_fd(h); dpumesh_progress(h); }
+ *   for (;;) dpumesh_wait(h, -1);   // or epoll on dpumesh_fd(h), then dpumesh_progress(h)
  *
- * Threads: worker i (0 .. nb_workers-1) owns TX SQ i; each worker index must be used by one
- * thread at a time. dpumesh_progress() must not run on two threads at once. Buffer pools are
- * shared and locked internally; dpumesh_msg_release() may be called from any thread.
+ * Threads, and no locks anywhere: worker i (0 .. nb_workers-1) owns TX SQ i and its share of
+ * each TX pool (slot s belongs to worker s % nb_workers); each worker index must be used by
+ * one thread at a time. The progress thread (one at a time) owns the RX side: run
+ * dpumesh_progress(), dpumesh_msg_release() and the callbacks there; it hands TX slots freed
+ * by completions back to their worker through a per-worker single-producer ring.
+ * dpumesh_tx_buf()/dpumesh_tx_buf_put() take from and give to worker 0's share.
  */
 #ifndef DPUMESH_DPUMESH_H
 #define DPUMESH_DPUMESH_H
@@ -133,11 +136,21 @@ uint32_t dpumesh_generation(const dpumesh_t *h);
  */
 int dpumesh_progress(dpumesh_t *h);
 
+/**
+ * The whole event loop of a simple C pod: waits up to timeout_ms (-1: no limit) for the
+ * doorbell, then dpumesh_progress(). Pods with other fds watch dpumesh_fd() themselves; C++
+ * pods use dpumesh::host::event_loop (dpumesh/host/coro.h).
+ *
+ * @return as dpumesh_progress
+ */
+int dpumesh_wait(dpumesh_t *h, int timeout_ms);
+
 #define DPUMESH_BUF_HEADER 0
 #define DPUMESH_BUF_BODY 1
 
 /**
- * Takes a free TX buffer to write a body into in place (zero copy); pass it as the body of
+ * Takes a free TX buffer (worker 0's share: call on worker 0's thread) to write a body into
+ * in place (zero copy); pass it as the body of
  * a send, or give it back with dpumesh_tx_buf_put().
  *
  * @return 0 with *buf and *cap set; -ENOBUFS (pool empty: try again after completions),
@@ -173,7 +186,7 @@ int dpumesh_send_response(dpumesh_t *h, uint32_t worker, const struct dpumesh_ms
  */
 int dpumesh_post_raw(dpumesh_t *h, uint32_t worker, const struct sw_descriptor *d);
 
-/** Releases a received message: its RX slots go back to the refill rings. */
+/** Releases a received message: its RX slots go back to the refill rings (progress thread). */
 void dpumesh_msg_release(dpumesh_t *h, struct dpumesh_msg *msg);
 
 /** Finds a header field of a received message; 0 with *value and *len set, or -ENOENT. */
