@@ -45,7 +45,7 @@ void stage::net_request(net_message &m, uint64_t now) noexcept
 		pending::entry base{};
 		base.origin = {pending::party::kind::peer, 0,
 			       static_cast<uint16_t>(peer < 0 ? UINT16_MAX : peer)};
-		base.dest = {pending::party::kind::pod, a.dst, 0};
+		base.dest = pod_party(a.dst);
 		base.origin_correlation = m.correlation;
 		request_ctx ctx;
 		ctx.reply_to = m.reply_to;

@@ -15,8 +15,6 @@ namespace dpumesh::sidecar {
 
 namespace {
 
-inline pending::party pod_party(uint32_t handle) { return {pending::party::kind::pod, handle, 0}; }
-
 constexpr uint32_t burst_of_unpark = outbox::burst;
 
 const char *reason_of(uint32_t status)

@@ -17,10 +17,6 @@
 
 namespace dpumesh::sidecar {
 
-namespace {
-inline pending::party pod_party(uint32_t handle) { return {pending::party::kind::pod, handle, 0}; }
-} // namespace
-
 void stage::from_pod(const sw_descriptor &d, uint64_t now) noexcept
 {
 	const pod_message m = pod_message::decode(d);

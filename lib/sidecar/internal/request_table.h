@@ -21,6 +21,12 @@
 
 namespace dpumesh::sidecar {
 
+/** A local pod as a party of a request. */
+inline pending::party pod_party(uint32_t handle) noexcept
+{
+	return {pending::party::kind::pod, handle, 0};
+}
+
 /** The sidecar's part of a pending request. */
 struct request_ctx {
 	dpa_command held;   /**< the request as delivered (valid while `holding`) */

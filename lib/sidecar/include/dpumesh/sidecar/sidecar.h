@@ -31,6 +31,11 @@
 // to the frames zero-copy (mbuf external buffers) where the port takes multi-segment mbufs:
 // the pod's TX completes when the NIC frees the last frame (pod_registry::tx_body_hold).
 // The stage reports RCU quiescence to the registry once per poll.
+//
+// Inside, the stage is components with private headers in lib/sidecar/internal/ (admission,
+// request_table, outbox, egress, network_in; the typed DPA command in command.h) and its flow
+// in sidecar.cc (the poll), flow_pod.cc, flow_net.cc and flow_notes.cc: docs/architecture.md,
+// "lib/sidecar: the sidecar as components".
 #pragma once
 
 #include <array>
