@@ -37,16 +37,6 @@ uint64_t latency_histogram::quantile_us(double q) const noexcept
 	return uint64_t(1) << (nb_buckets - 1);
 }
 
-bool idempotent(std::string_view method, uint16_t l7_flags) noexcept
-{
-	if (l7_flags & wire::l7_flag_idempotent)
-		return true;
-	for (std::string_view m : {"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
-		if (method == m)
-			return true;
-	return false;
-}
-
 result<std::unique_ptr<ruleset>> ruleset::build(const config::node_config &cfg,
 							       const pod_registry &reg,
 							       uint64_t version)

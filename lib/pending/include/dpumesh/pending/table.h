@@ -9,7 +9,9 @@
 // deadline is handed to the expiry callback (which answers 504).
 //
 // One table per sidecar lcore, not thread-safe, no allocation after create: fixed slot
-// array, free list, and a hashed timing wheel of 1 ms ticks for deadlines.
+// array, free list, and a hashed timing wheel of 1 ms ticks for deadlines. The sidecar's
+// request table (lib/sidecar/internal/request_table.h) keeps its own typed context per slot
+// next to each entry (token & 0xffff).
 //
 //   table t(65536, tsc_hz);
 //   uint32_t token = t.insert(entry, now + timeout);          // 0: table full
@@ -49,7 +51,6 @@ struct entry {
 	uint64_t start_tsc;        /**< for latency histograms */
 	uint32_t service;          /**< service index */
 	uint16_t attempt;          /**< 0 first try, then retries */
-	uint16_t user;             /**< free for the sidecar (flags) */
 	uint32_t route;            /**< sidecar: route metrics index in policy `version` */
 	uint32_t version;          /**< sidecar: policy version the request was admitted under */
 	uint32_t backoff_ms;       /**< sidecar: base delay before a retry */

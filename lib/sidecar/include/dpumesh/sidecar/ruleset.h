@@ -29,6 +29,7 @@
 #include "dpumesh/common/counter.h"
 #include "dpumesh/podreg/pod_registry.h"
 #include "dpumesh/policy/policy.h"
+#include "dpumesh/policy/retry.h"
 #include "dpumesh/common/status.h"
 
 namespace dpumesh::sidecar {
@@ -123,7 +124,7 @@ private:
 	config::policy_config _cfg;
 };
 
-/** Methods retried without `retry_non_idempotent` (RFC 9110 §9.2.2), or the l7 flag. */
-bool idempotent(std::string_view method, uint16_t l7_flags) noexcept;
+/** Methods retried without `retry_non_idempotent`: the L7 policy's (dpumesh/policy/retry.h). */
+using policy::idempotent;
 
 } // namespace dpumesh::sidecar

@@ -31,6 +31,11 @@
 // to the frames zero-copy (mbuf external buffers) where the port takes multi-segment mbufs:
 // the pod's TX completes when the NIC frees the last frame (pod_registry::tx_body_hold).
 // The stage reports RCU quiescence to the registry once per poll.
+//
+// Inside, the stage is components with private headers in lib/sidecar/internal/ (admission,
+// request_table, outbox, egress, network_in; the typed DPA command in command.h) and its flow
+// in sidecar.cc (the poll), flow_pod.cc, flow_net.cc and flow_notes.cc: docs/architecture.md,
+// "lib/sidecar: the sidecar as components".
 #pragma once
 
 #include <array>
@@ -38,7 +43,6 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +56,7 @@
 #include "dpumesh/podreg/pod_registry.h"
 #include "dpumesh/port/rx.h"
 #include "dpumesh/sidecar/ruleset.h"
+#include "dpumesh/policy/retry.h"
 
 #include <rte_mbuf.h>
 #include <rte_ring.h>
@@ -135,6 +140,26 @@ struct network {
 	std::vector<port> ports;       /**< by ethdev port id order of the config */
 };
 
+class admission;
+class request_table;
+class outbox;
+class egress;
+class network_in;
+struct dpa_command;
+struct dpa_note;
+struct pod_message;
+struct net_message;
+struct request_ctx;
+struct expiry;
+struct verdict;
+
+/**
+ * The stage: the flow through its components (docs/architecture.md, "lib/sidecar"):
+ * admission (route + policy verdict), the request table (one context per pending
+ * request), the outbox (backlogs and parking in front of the DPA threads), egress (Case 1
+ * frames) and network-in (Case 2 decode). Retries, the retry budget and trace ids are the
+ * L7 policy's (dpumesh/policy/retry.h, trace.h).
+ */
 class stage {
 public:
 	/** Builds the routing view from the config (control path). */
@@ -145,7 +170,8 @@ public:
 
 	lcore::stage_def lcore_stage() noexcept { return {"sidecar", &poll, this, false}; }
 	const counters &stats() const noexcept { return _stats; }
-	const pending::table &pending() const noexcept { return *_pending; }
+	/** The pending requests (control path: `show pending`; read without locks). */
+	const pending::table &pending() const noexcept;
 
 	/**
 	 * Publishes a new routing and policy version (control path): one pointer store, then
@@ -156,153 +182,63 @@ public:
 	/** The published version (control path: console, telemetry). */
 	std::shared_ptr<ruleset> policy() const;
 	/** Per-service metrics for the sidecar's whole life, by registry service index. */
-	uint32_t nb_services() const noexcept { return _nb_services; }
-	const std::string &service_name(uint32_t svc) const noexcept { return _svc_names[svc]; }
-	const l7_metrics &service_metrics(uint32_t svc) const noexcept { return _svc_metrics[svc]; }
+	uint32_t nb_services() const noexcept;
+	const std::string &service_name(uint32_t svc) const noexcept;
+	const l7_metrics &service_metrics(uint32_t svc) const noexcept;
 
 private:
-	struct peer_view {
-		std::string name;
-		wire::link_addr addr; /* this node -> the peer */
-		int egress = -1;      /* index into _ports */
-	};
-	/** Where to answer a request that came from the network. */
-	struct remote {
-		wire::link_addr addr; /* this node -> the requester */
-		int egress = -1;
-	};
-	/** A message on its way out (header in an hbuf; body in a pod's TX pool or none). */
-	struct outgoing {
-		const wire::link_addr *addr;
-		int egress;
-		wire::frame_kind kind;
-		uint64_t correlation;
-	};
-	/** A delivery waiting for its destination to post RX slots (back-pressure). */
-	struct parked_cmd {
-		sw_descriptor cmd;
-		uint64_t retry_at;
-		uint64_t give_up_at;
-		uint32_t delay_us;
-	};
-	struct parking {
-		static constexpr uint32_t size = 4096;
-		static constexpr uint32_t response_reserve = 512; /* slots only responses take */
-		parked_cmd q[size];
-		uint32_t head = 0, count = 0;
-	};
-	struct backlog {
-		static constexpr uint32_t size = 4096;
-		sw_descriptor q[size];
-		uint32_t head = 0, count = 0;
-	};
-
-	/** The outcome of routing and policy for one request. */
-	struct admission {
-		uint32_t svc = UINT32_MAX;         /* registry index, or none (404) */
-		const route_rule *route = nullptr; /* set when svc is */
-		uint32_t dst = 0;                  /* local pod handle (0: a peer, or refused) */
-		uint16_t status = 0;               /* 0: admitted; else the refusal's */
-		const char *reason = nullptr;
-	};
-	/** A window of a service's requests and retries (the retry budget). */
-	struct retry_window {
-		uint64_t start_tsc = 0;
-		uint32_t requests = 0, retries = 0;
-	};
-
-	stage() = default;
+	stage();
 	static uint16_t poll(void *arg) noexcept;
 	uint32_t run() noexcept;
+
+	/* pods (flow_pod.cc) */
 	void from_pod(const sw_descriptor &d, uint64_t now) noexcept;
-	admission admit(const wire::l7_view &v, uint64_t source_id, bool from_network,
-			uint64_t now) noexcept;
-	void count_refusal(const admission &a) noexcept;
-	uint32_t add_trace(uint64_t hdr_addr, uint32_t len, const wire::l7_view &v) noexcept;
-	bool hold_for_retry(const admission &a, const wire::l7_view &v) const noexcept;
-	void answered(const pending::entry &e, uint16_t status, bool mesh, uint64_t now,
-		      bool report) noexcept;
-	bool retry(uint32_t token, pending::entry &e, uint64_t now) noexcept;
-	void release_held(uint32_t token, pending::entry &e) noexcept;
-	void held_done(const sw_descriptor &n) noexcept;
-	void expired(uint32_t token, pending::entry &e, uint64_t now) noexcept;
-	void request(const sw_descriptor &d, const wire::l7_view &v, uint64_t now) noexcept;
-	void response(const sw_descriptor &d, const wire::l7_view &v, uint64_t now) noexcept;
-	void note(const sw_descriptor &n) noexcept;
-	void complete(const sw_descriptor &d, uint32_t status) noexcept;
+	void pod_request(const pod_message &m, const wire::l7_view &v, uint64_t now) noexcept;
+	void pod_response(const pod_message &m, const wire::l7_view &v, uint64_t now) noexcept;
+	uint32_t open_request(const pending::entry &base, const verdict &a, const wire::l7_view &v,
+			      bool hold, const request_ctx &ctx, uint64_t now) noexcept;
+	uint32_t add_trace(uint64_t header, uint32_t len, const wire::l7_view &v) noexcept;
+	void answered(const pending::entry &e, const request_ctx &c, uint16_t status, bool mesh,
+		      uint64_t now, bool report) noexcept;
 	void reply_error(uint32_t origin, uint32_t req_id, uint32_t step_id, uint16_t status,
 			 const char *reason) noexcept;
-	void reply_remote(const remote &r, uint64_t correlation, uint16_t status,
-			  const char *reason) noexcept;
-	void reply_to_origin(uint32_t token, const pending::entry &e, uint16_t status,
+	void reply_to_origin(const pending::entry &e, const request_ctx &c, uint16_t status,
 			     const char *reason) noexcept;
-	bool send_out(const outgoing &o, const sw_descriptor &d) noexcept;
-	bool emit(const network::port &eg, const wire::link_addr &addr, wire::frame_kind kind,
-		  uint64_t correlation, const uint8_t *l7, uint16_t l7_len,
-		  const wire::body_ref &body) noexcept;
-	uint32_t open_pending(pending::party origin, pending::party dest, uint32_t req_id,
-			      uint32_t step_id, uint64_t correlation, const admission &a,
-			      const wire::l7_view &v, bool hold, uint64_t now) noexcept;
-	static void nic_done(void *addr, void *opaque);
-	void from_network(rx_msg *m, uint64_t now) noexcept;
-	void net_request(const sw_descriptor &cmd, const wire::l7_view &v, const remote &r,
-			 uint64_t correlation, uint64_t now) noexcept;
-	void net_response(const sw_descriptor &cmd, const wire::l7_view &v,
-			  const wire::endpoint &from, uint64_t correlation, uint64_t now) noexcept;
-	void drop_cmd(const sw_descriptor &cmd) noexcept;
-	void finish_cmd(const sw_descriptor &cmd, uint32_t status) noexcept;
-	void release_network_body(const sw_descriptor &cmd) noexcept;
-	int peer_of(const wire::endpoint &ep) const noexcept;
-	bool pkts_plenty() const noexcept;
-	remote remote_of(const rx_msg &m) const noexcept;
-	void to_dpa(unsigned thread, const sw_descriptor &cmd) noexcept;
-	void flush_backlogs() noexcept;
-	bool park(const sw_descriptor &cmd, uint64_t now, uint64_t give_up_at,
-		  uint64_t retry_at = 0) noexcept;
-	void give_up(const sw_descriptor &cmd) noexcept;
+	/* network (flow_net.cc) */
+	void from_network(port::rx_msg *m, uint64_t now) noexcept;
+	void net_request(net_message &m, uint64_t now) noexcept;
+	void net_response(net_message &m, uint64_t now) noexcept;
+	/* what the DPA hands back, retries, parking, deadlines (flow_notes.cc) */
+	void note(const dpa_note &n) noexcept;
+	void held_done(const dpa_note &n) noexcept;
+	void give_up(const dpa_command &c, uint32_t status) noexcept;
+	bool retry(pending::entry &e, request_ctx &c, uint64_t now) noexcept;
+	void release_held(request_ctx &c) noexcept;
+	void expired(const expiry &x, uint64_t now) noexcept;
 	uint32_t unpark(uint64_t now) noexcept;
-	/** Free entries in the fullest backlog. */
-	uint32_t backlog_free() const noexcept;
-	/** Room for a burst of input that makes new work (leaves notifications a reserve). */
-	bool backlog_room() const noexcept { return backlog_free() >= 6 * 32; }
-	/** Room for a burst of notifications (each makes at most 3 commands). */
-	bool note_room() const noexcept { return backlog_free() >= 3 * 32; }
-	uint64_t now_ns(uint64_t tsc) const noexcept
-	{
-		return static_cast<uint64_t>((static_cast<unsigned __int128>(tsc) * _ns_mult) >> 32);
-	}
+	/* commands */
+	void deliver(const dpa_command &c) noexcept;
+	void complete(uint64_t header, uint32_t status) noexcept;
+	void finish(const dpa_command &c, uint32_t status) noexcept;
+	void drop(const dpa_command &c) noexcept;
 
 	pod_registry *_reg = nullptr;
 	dpa::emulator *_emu = nullptr;
-	std::unique_ptr<pending::table> _pending;
+	std::unique_ptr<admission> _admission;
+	std::unique_ptr<request_table> _requests;
+	std::unique_ptr<outbox> _outbox;
+	std::unique_ptr<egress> _egress;
+	std::unique_ptr<network_in> _net_in;
 	/* routing and policy: published by control, loaded once per poll into _cur */
 	std::atomic<ruleset *> _published{nullptr};
 	ruleset *_cur = nullptr;
 	mutable std::mutex _policy_mu; /* control path: _owned */
 	std::shared_ptr<ruleset> _owned;
-	uint32_t _nb_services = 0;
-	std::vector<std::string> _svc_names;
-	std::unique_ptr<l7_metrics[]> _svc_metrics;
-	std::vector<retry_window> _retry_windows;
-	std::unique_ptr<sw_descriptor[]> _held; /* by pending slot: a held request's command */
-	uint64_t _ns_mult = 0;                   /* ns = tsc * _ns_mult >> 32 */
-	int64_t _unix_base = 0;                  /* unix seconds at TSC 0 (for JWT exp/nbf) */
-	std::vector<peer_view> _peers;
-	std::vector<network::port> _ports;
-	std::unique_ptr<remote[]> _remotes; /* by pending slot (token & 0xffff) */
+	std::vector<policy::retry_budget> _budgets; /* by service */
+	uint64_t _tsc_hz = 0;
 	rte_ring *_ingress = nullptr;
-	rte_mempool *_pkts = nullptr;
-	rte_ring *_tx_done = nullptr; /* hbufs whose zero-copy frames the NIC released */
-	std::vector<rte_mbuf *> _frames;
-	uint8_t _mac[6] = {};
-	std::optional<wire::endpoint> _ep4, _ep6;
-	uint32_t _msg_id = 0;
-	bool _iova_va = false;
 	unsigned _qsbr_id = 0;
 	bool _registered = false;
-	std::vector<std::unique_ptr<backlog>> _backlogs; /* per DPA thread */
-	std::unique_ptr<parking> _parking;
-	uint64_t _tsc_hz = 0;
 	std::string _hop;
 	unsigned _polls = 0;
 	counters _stats;

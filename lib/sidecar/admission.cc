@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Admission: service, route, L7 policy verdict and a live pod for one request.
+#include "internal/admission.h"
+
+#include <cstring>
+
+#include "dpumesh/sidecar/sidecar.h"
+
+namespace dpumesh::sidecar {
+
+const char *verdict::reason() const noexcept
+{
+	switch (why) {
+	case refusal::none: return "";
+	case refusal::no_route: return "no_route";
+	case refusal::misrouted: return "misrouted";
+	case refusal::circuit_open: return "circuit_open";
+	case refusal::policy: return policy_reason ? policy_reason : "policy";
+	case refusal::no_live_pod: return "no_live_pod";
+	case refusal::overloaded: return "overloaded";
+	}
+	return "refused";
+}
+
+uint64_t network_source(const wire::endpoint &ep) noexcept
+{
+	uint64_t a, b;
+	std::memcpy(&a, ep.ip, 8);
+	std::memcpy(&b, ep.ip + 8, 8);
+	uint64_t x = a * 0x9e3779b97f4a7c15ull ^ (b + ep.port) * 0xc2b2ae3d27d4eb4full;
+	return (x ^ (x >> 29)) | (uint64_t(1) << 63); /* top bit set: never a pod handle */
+}
+
+admission::admission(pod_registry &reg, std::vector<std::string> svc_names,
+		     const tsc_clock &clock, counters &stats)
+	: _reg(reg), _names(std::move(svc_names)),
+	  _metrics(std::make_unique<l7_metrics[]>(_names.size())), _clock(clock), _stats(stats)
+{
+}
+
+verdict admission::admit(ruleset &rules, const wire::l7_view &v, uint64_t source_id,
+			 bool from_network, uint64_t now) noexcept
+{
+	verdict a;
+	a.svc = _reg.service_index(v.service);
+	if (a.svc >= nb_services()) {
+		a.svc = UINT32_MAX;
+		_stats.no_route.inc();
+		a.status = 404;
+		a.why = refusal::no_route;
+		return a;
+	}
+	const service_rules &sr = rules.services()[a.svc];
+	a.route = &rules.route_for(a.svc, v.path);
+	_metrics[a.svc].requests.inc();
+	rules.route_metrics(a.route->metrics).requests.inc();
+	if (!sr.local) {
+		if (from_network) { /* a peer sent us what it should serve itself */
+			_stats.misrouted.inc();
+			a.status = 503;
+			a.why = refusal::misrouted;
+		} else if (!rules.engine().breaker_allows(v.service, _clock.ns(now))) {
+			_stats.policy_refused.inc();
+			a.status = 503;
+			a.why = refusal::circuit_open;
+		}
+		return a;
+	}
+	policy::verdict vd = rules.engine().check_request(v, source_id, _clock.ns(now),
+							  _clock.unix_s(now));
+	if (!vd.allowed()) {
+		_stats.policy_refused.inc();
+		a.status = vd.status;
+		a.why = refusal::policy;
+		a.policy_reason = vd.reason_name();
+		return a;
+	}
+	if ((a.dst = _reg.pick_pod(a.svc)) == 0) {
+		_stats.no_live_pod.inc();
+		a.status = 503;
+		a.why = refusal::no_live_pod;
+	}
+	return a;
+}
+
+void admission::overloaded(verdict &v) noexcept
+{
+	_stats.overloaded.inc();
+	v.status = 503;
+	v.why = refusal::overloaded;
+}
+
+void admission::count_refusal(ruleset &rules, const verdict &v) noexcept
+{
+	if (v.svc == UINT32_MAX)
+		return;
+	for (l7_metrics *m : {&_metrics[v.svc], &rules.route_metrics(v.route->metrics)}) {
+		m->refused.inc();
+		m->answer(v.status, true);
+	}
+}
+
+} // namespace dpumesh::sidecar

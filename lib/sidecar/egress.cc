@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Egress: Case 1 framing (wire::fragment), zero-copy bodies, link addresses of peers and remotes.
+#include "internal/egress.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+#include <rte_errno.h>
+#include <rte_mempool.h>
+
+#include "internal/command.h"
+#include "dpumesh/sidecar/sidecar.h"
+#include "dpumesh/wire/l7.h"
+
+namespace dpumesh::sidecar {
+
+result<std::unique_ptr<egress>> egress::create(const config::node_config &cfg,
+					       const network &net, uint32_t max_msg,
+					       pod_registry *reg, counters &stats)
+{
+	std::unique_ptr<egress> e(new egress(reg, stats));
+	std::memcpy(e->_mac, cfg.node.mac, 6);
+	if (cfg.node.ipv4)
+		e->_ep4 = wire::endpoint::from_v4(cfg.node.ipv4->s_addr, cfg.node.mesh_port);
+	if (cfg.node.ipv6) {
+		wire::endpoint ep;
+		std::memcpy(ep.ip, cfg.node.ipv6->s6_addr, 16);
+		ep.port = cfg.node.mesh_port;
+		e->_ep6 = ep;
+	}
+	e->_pkts = net.pkts;
+	for (const network::port &p : net.ports)
+		e->_ports.push_back({p.port_id, p.mtu, p.external, p.zero_copy, p.external ? p.tx : nullptr});
+	e->_iova_va = rte_eal_iova_mode() == RTE_IOVA_VA;
+	int first_external = -1;
+	for (size_t i = 0; i < e->_ports.size(); i++)
+		if (e->_ports[i].tx && first_external < 0)
+			first_external = static_cast<int>(i);
+	for (size_t i = 0; i < cfg.peers.size(); i++) {
+		const config::peer_config &pc = cfg.peers[i];
+		peer_link pl;
+		pl.name = pc.name;
+		std::memcpy(pl.to.addr.src_mac, e->_mac, 6);
+		std::memcpy(pl.to.addr.dst_mac, pc.mac, 6);
+		if (pc.ipv4 && e->_ep4) {
+			pl.to.addr.src = *e->_ep4;
+			pl.to.addr.dst = wire::endpoint::from_v4(pc.ipv4->s_addr, pc.mesh_port);
+		} else if (pc.ipv6 && e->_ep6) {
+			pl.to.addr.src = *e->_ep6;
+			std::memcpy(pl.to.addr.dst.ip, pc.ipv6->s6_addr, 16);
+			pl.to.addr.dst.port = pc.mesh_port;
+		} else {
+			return errorf("%s: peer %s has no IP address family in common with node %s",
+				      cfg.where("/peers/" + std::to_string(i)).c_str(), pc.name.c_str(),
+				      cfg.node.name.c_str());
+		}
+		pl.to.port = first_external;
+		e->_peers.push_back(std::move(pl));
+	}
+	uint32_t max_frames = 1;
+	for (const port_view &p : e->_ports)
+		if (p.external)
+			max_frames = std::max(max_frames, wire::frames_needed(max_msg, p.mtu, true));
+	if (max_frames > UINT16_MAX)
+		return errorf("sidecar: a %u-byte message needs %u frames at the ports' MTU (at most "
+			      "65535): lower pools.tx_body.slot_size or raise the MTU",
+			      max_msg, max_frames);
+	e->_frames.resize(max_frames);
+	/* one ring per egress: names are process-wide */
+	static std::atomic<unsigned> seq{0};
+	const unsigned n = seq.fetch_add(1);
+	std::string rname = n == 0 ? "sidecar_txdone" : "sidecar_txdone" + std::to_string(n);
+	e->_tx_done = rte_ring_create(rname.c_str(), 16384, SOCKET_ID_ANY, RING_F_SC_DEQ);
+	if (!e->_tx_done)
+		return errorf("sidecar: TX-done ring: %s", rte_strerror(rte_errno));
+	return e;
+}
+
+egress::~egress()
+{
+	if (!_tx_done)
+		return;
+	/* hbufs of zero-copy frames released but never reaped: nobody will complete them */
+	void *obj;
+	while (rte_ring_dequeue(_tx_done, &obj) == 0)
+		rte_mempool_put(rte_mempool_from_obj(obj), obj);
+	rte_ring_free(_tx_done);
+}
+
+int egress::peer_of(const wire::endpoint &ep) const noexcept
+{
+	for (size_t i = 0; i < _peers.size(); i++)
+		if (std::memcmp(_peers[i].to.addr.dst.ip, ep.ip, 16) == 0)
+			return static_cast<int>(i);
+	return -1;
+}
+
+remote egress::remote_of(const port::rx_msg &m) const noexcept
+{
+	remote r;
+	std::memcpy(r.addr.src_mac, _mac, 6);
+	std::memcpy(r.addr.dst_mac, m.msg.src_mac, 6);
+	r.addr.dst = m.msg.src;
+	const std::optional<wire::endpoint> &self = m.msg.src.is_v4() ? _ep4 : _ep6;
+	if (!self)
+		return r; /* port -1: nothing can be sent back */
+	r.addr.src = *self;
+	for (size_t i = 0; i < _ports.size(); i++)
+		if (_ports[i].port_id == m.port_id && _ports[i].tx)
+			r.port = static_cast<int>(i);
+	return r;
+}
+
+bool egress::pkts_plenty() const noexcept
+{
+	return !_pkts || rte_mempool_avail_count(_pkts) > _pkts->size / 4;
+}
+
+void egress::nic_done(void *, void *opaque)
+{
+	auto *meta = static_cast<dpa_hbuf_meta *>(opaque);
+	hbuf_scratch &s = *reinterpret_cast<hbuf_scratch *>(meta->arm);
+	auto *self = reinterpret_cast<egress *>(s.nic_owner);
+	if (self->_reg && meta->src)
+		self->_reg->tx_body_release(meta->src);
+	/* the ring holds more than there are hbufs: this never fails */
+	if (rte_ring_mp_enqueue(self->_tx_done, meta) != 0)
+		self->_stats.hbuf_empty.inc();
+}
+
+unsigned egress::reap(void **hbufs, unsigned max) noexcept
+{
+	return rte_ring_sc_dequeue_burst(_tx_done, hbufs, max, nullptr);
+}
+
+bool egress::send(const remote &to, wire::frame_kind kind, uint64_t correlation,
+		  const uint8_t *l7, uint16_t l7_len, const uint8_t *body, uint32_t body_len,
+		  dpa_hbuf_meta *zc_meta) noexcept
+{
+	const port_view &eg = _ports[to.port];
+	wire::body_ref b;
+	b.data = body;
+	b.len = body_len;
+	rte_mbuf_ext_shared_info *shinfo = nullptr;
+	if (zc_meta) {
+		hbuf_scratch &s = *reinterpret_cast<hbuf_scratch *>(zc_meta->arm);
+		static_assert(sizeof(rte_mbuf_ext_shared_info) <= sizeof(s.nic_shinfo));
+		shinfo = reinterpret_cast<rte_mbuf_ext_shared_info *>(s.nic_shinfo);
+		shinfo->free_cb = &egress::nic_done;
+		shinfo->fcb_opaque = zc_meta;
+		rte_mbuf_ext_refcnt_set(shinfo, 1);
+		s.nic_owner = reinterpret_cast<uint64_t>(this);
+		b.shinfo = shinfo;
+		b.iova = _iova_va ? reinterpret_cast<rte_iova_t>(body) : RTE_BAD_IOVA;
+	}
+	bool sent = false;
+	uint16_t n = wire::fragment(to.addr, kind, ++_msg_id, correlation, l7, l7_len, b, eg.mtu,
+				    _pkts, _frames.data(), static_cast<uint16_t>(_frames.size()));
+	if (n == 0) {
+		_stats.egress_no_mbuf.inc();
+	} else if (rte_ring_sp_enqueue_bulk(eg.tx, reinterpret_cast<void **>(_frames.data()), n,
+					    nullptr) == 0) {
+		_stats.egress_ring_full.inc();
+		rte_pktmbuf_free_bulk(_frames.data(), n);
+	} else {
+		sent = true;
+	}
+	if (shinfo) {
+		/* our own reference: the last one to go (ours or the NIC's) releases the body */
+		if (rte_mbuf_ext_refcnt_update(shinfo, -1) == 0)
+			nic_done(nullptr, zc_meta);
+	}
+	return sent;
+}
+
+egress::outcome egress::send_pod_message(const remote &to, wire::frame_kind kind,
+					 uint64_t correlation, const pod_message &m) noexcept
+{
+	outcome o;
+	if (!can_send(to.port)) {
+		_stats.no_egress.inc();
+		return o;
+	}
+	const bool zc = _ports[to.port].zero_copy && m.body_len;
+	const uint8_t *body = nullptr;
+	if (m.body_len) {
+		body = !_reg ? nullptr
+		       : zc  ? _reg->tx_body_hold(m.src, m.body, m.body_len)
+			     : _reg->tx_body(m.src, m.body, m.body_len);
+		if (!body) { /* the sender went away since its header was taken */
+			_stats.src_gone.inc();
+			o.status = DPUMESH_STATUS_SRC_GONE;
+			return o;
+		}
+	}
+	dpa_hbuf_meta *meta = zc ? hbuf_meta(m.header) : nullptr;
+	o.sent = send(to, kind, correlation, reinterpret_cast<const uint8_t *>(m.header),
+		      static_cast<uint16_t>(m.header_len), body, m.body_len, meta);
+	if (o.sent)
+		(zc ? _stats.zero_copy : _stats.copied_out).add(m.body_len ? 1 : 0);
+	o.complete = !zc; /* zero-copy: when the NIC lets go (reap) */
+	return o;
+}
+
+bool egress::reply(const remote &to, uint64_t correlation, uint16_t status, const char *reason,
+		   const std::string &hop) noexcept
+{
+	if (!can_send(to.port)) {
+		_stats.no_egress.inc();
+		return false;
+	}
+	uint8_t hdr[256];
+	wire::l7_writer w(hdr, sizeof(hdr));
+	w.response(status, wire::l7_flag_mesh_generated, reason, hop);
+	size_t len = w.finish();
+	return send(to, wire::frame_kind::response, correlation, hdr, static_cast<uint16_t>(len),
+		    nullptr, 0, nullptr);
+}
+
+} // namespace dpumesh::sidecar

@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The sidecar's flow for what comes back: RX kernels' notes (refused and held deliveries),
+// retries (decided by lib/policy's retry.h), parked deliveries and requests past deadline.
+#include "dpumesh/sidecar/sidecar.h"
+
+#include <rte_cycles.h>
+
+#include "internal/admission.h"
+#include "internal/command.h"
+#include "internal/egress.h"
+#include "internal/outbox.h"
+#include "internal/request_table.h"
+
+namespace dpumesh::sidecar {
+
+namespace {
+
+constexpr uint32_t burst_of_unpark = outbox::burst;
+
+const char *reason_of(uint32_t status)
+{
+	switch (status) {
+	case DPUMESH_STATUS_DEST_FULL: return "dest_full";
+	case DPUMESH_STATUS_DEST_GONE: return "dest_gone";
+	case DPUMESH_STATUS_TOO_LARGE: return "too_large";
+	case DPUMESH_STATUS_DMA_ERROR: return "dma_error";
+	default: return "delivery_failed";
+	}
+}
+
+} // namespace
+
+/* A held request whose answer came (or that ended): its sender's buffers go back. */
+void stage::release_held(request_ctx &c) noexcept
+{
+	if (!c.holding)
+		return;
+	c.holding = false;
+	finish(c.held, DPUMESH_STATUS_OK);
+}
+
+/* Sends a held request again, to another live pod where there is one, after the route's
+ * back-off. false: no retry (not held, in flight, none left, budget, breaker, no pod). */
+bool stage::retry(pending::entry &e, request_ctx &c, uint64_t now) noexcept
+{
+	if (!c.holding || c.in_flight || e.retries_left == 0)
+		return false;
+	const route_rule *r = nullptr;
+	if (e.version == _cur->version())
+		for (const route_rule &x : _cur->services()[e.service].routes)
+			if (x.metrics == e.route)
+				r = &x;
+	policy::retry_budget &budget = _budgets[e.service];
+	if (!budget.allows(now, _tsc_hz, r ? r->retry_budget_percent : 20)) {
+		_stats.retry_budget.inc();
+		return false;
+	}
+	if (c.policy && !_cur->engine().breaker_allows(_admission->name(e.service),
+						       _admission->clock().ns(now)))
+		return false;
+	uint32_t alt = _reg->pick_pod(e.service);
+	if (alt == e.dest.pod_handle) /* round robin: the next one, if there is another */
+		alt = _reg->pick_pod(e.service);
+	if (alt == 0)
+		return false;
+	budget.spend();
+	e.retries_left--;
+	e.attempt++;
+	e.dest = pod_party(alt);
+	c.in_flight = true;
+	dpa_command cmd = c.held;
+	cmd.dst = alt;
+	cmd.hold = true;
+	reset_park_state(cmd.header);
+	const uint64_t delay_ms = policy::retry_backoff_ms(e.backoff_ms, e.attempt);
+	const uint64_t at = now + delay_ms * _tsc_hz / 1000;
+	if (delay_ms == 0 || !_outbox->park(cmd, now, e.deadline_tsc, at))
+		deliver(cmd);
+	_stats.retries.inc();
+	_admission->metrics(e.service).retries.inc();
+	if (e.version == _cur->version())
+		_cur->route_metrics(e.route).retries.inc();
+	return true;
+}
+
+/* The DPA reports a held delivery done: the request may end now if it was waiting for it. */
+void stage::held_done(const dpa_note &n) noexcept
+{
+	_stats.held_done.inc();
+	request_table::ref r = _requests->find(n.cmd.req_id);
+	if (!r || !r.ctx().holding)
+		return; /* answered meanwhile: its buffers went back with the answer */
+	r.ctx().in_flight = false;
+	if (r.ctx().ended) {
+		release_held(r.ctx());
+		_requests->close(n.cmd.req_id);
+	}
+}
+
+/* A request's deadline passed (the table took care of its slot): 504 to its origin. */
+void stage::expired(const expiry &x, uint64_t now) noexcept
+{
+	if (x.what == expiry::kind::lost) { /* the DPA never reported the delivery */
+		_stats.held_lost.inc();
+		return;
+	}
+	const pending::entry &e = x.entry;
+	_stats.timeouts.inc();
+	_admission->metrics(e.service).timeouts.inc();
+	if (e.version == _cur->version())
+		_cur->route_metrics(e.route).timeouts.inc();
+	answered(e, x.ctx, 504, true, now, true);
+	reply_to_origin(e, x.ctx, 504, "timeout");
+	if (x.what == expiry::kind::timeout && x.ctx.holding)
+		finish(x.ctx.held, DPUMESH_STATUS_OK);
+}
+
+/* A delivery that cannot be made: a request is answered 503, a response is lost. */
+void stage::give_up(const dpa_command &c, uint32_t status) noexcept
+{
+	if (c.what == dpa_command::op::deliver_response) {
+		/* the request is no longer pending: unless the requester is what failed, it
+		 * hears a 502 made here instead of the answer that cannot be delivered */
+		if (status == DPUMESH_STATUS_SRC_GONE || status == DPUMESH_STATUS_DMA_ERROR ||
+		    status == DPUMESH_STATUS_TOO_LARGE) {
+			_stats.responses_failed.inc();
+			reply_error(c.dst, c.req_id, c.step_id, 502,
+				    status == DPUMESH_STATUS_SRC_GONE ? "responder_gone"
+								      : reason_of(status));
+		} else {
+			_stats.responses_lost.inc();
+		}
+		return finish(c, status);
+	}
+	request_table::ref r = _requests->find(c.req_id);
+	if (!r)
+		return finish(c, status); /* answered or timed out meanwhile */
+	if (!r.ctx().ended) {
+		answered(r.entry(), r.ctx(), 503, true, rte_rdtsc(), false);
+		reply_to_origin(r.entry(), r.ctx(), 503, reason_of(status));
+	}
+	_requests->close(c.req_id); /* c is the held command itself, if any */
+	finish(c, DPUMESH_STATUS_OK);
+}
+
+/* Parked deliveries whose retry time has come: sent again, or given up. */
+uint32_t stage::unpark(uint64_t now) noexcept
+{
+	outbox::due due[burst_of_unpark];
+	uint32_t total = 0, n;
+	_outbox->begin_unpark();
+	while (_outbox->room() && (n = _outbox->unpark(now, due, burst_of_unpark)) != 0) {
+		for (uint32_t i = 0; i < n; i++) {
+			const dpa_command &c = due[i].cmd;
+			if (due[i].expired) {
+				_stats.park_expired.inc();
+				give_up(c, DPUMESH_STATUS_DEST_FULL);
+			} else if (!_reg->handle_live(c.dst)) {
+				_stats.dest_gone.inc();
+				give_up(c, DPUMESH_STATUS_DEST_GONE);
+			} else {
+				deliver(c);
+			}
+		}
+		total += n;
+	}
+	return total;
+}
+
+void stage::note(const dpa_note &n) noexcept
+{
+	const uint32_t status = n.status;
+	const uint64_t now = rte_rdtsc();
+	if (n.held_done())
+		return held_done(n);
+	if (status == DPUMESH_STATUS_DEST_FULL)
+		_stats.dest_full.inc();
+	else if (status == DPUMESH_STATUS_DEST_GONE)
+		_stats.dest_gone.inc();
+	else if (status == DPUMESH_STATUS_SRC_GONE)
+		_stats.src_gone.inc();
+	if (n.cmd.what == dpa_command::op::deliver_response) {
+		/* the origin is busy: hold its response (it frees RX slots as it goes). Its request
+		 * is no longer pending, so a response given up here is never answered at all: wait
+		 * long (a starved pod on a loaded node took more than a second in the soak) */
+		if (status == DPUMESH_STATUS_DEST_FULL && _outbox->park(n.cmd, now, now + 10 * _tsc_hz))
+			return;
+		return give_up(n.cmd, status);
+	}
+	/* a request */
+	request_table::ref r = _requests->find(n.cmd.req_id);
+	if (!r)
+		return finish(n.cmd, status); /* answered or timed out meanwhile */
+	if (status == DPUMESH_STATUS_SRC_GONE || r.ctx().ended) {
+		/* its sender left, or it was answered 504 already: only its buffers are left */
+		_requests->close(n.cmd.req_id);
+		return finish(n.cmd, status);
+	}
+	pending::entry &e = r.entry();
+	if (status == DPUMESH_STATUS_DEST_FULL || status == DPUMESH_STATUS_DEST_GONE) {
+		/* another live pod of the service takes it at once */
+		uint32_t alt = _reg->pick_pod(e.service);
+		if (alt && alt != e.dest.pod_handle && e.attempt < 2) {
+			e.attempt++;
+			e.dest = pod_party(alt);
+			dpa_command cmd = n.cmd;
+			cmd.dst = alt;
+			deliver(cmd);
+			_stats.retries.inc();
+			return;
+		}
+		/* else wait for room at the same pod, up to the request's deadline; give up a
+		 * little before it, so the origin hears "dest_full" rather than a bare timeout */
+		const uint64_t margin = _tsc_hz / 200; /* 5 ms */
+		const uint64_t until = e.deadline_tsc > now + margin ? e.deadline_tsc - margin : now;
+		/* a network request's body holds packet mbufs the port needs to keep receiving:
+		 * it waits only while a quarter of the pool is free, else its sender hears 503
+		 * dest_full at once (load shedding rather than a port that stops receiving) */
+		const bool ingress = n.cmd.flow == DPUMESH_CASE_INGRESS;
+		if (status == DPUMESH_STATUS_DEST_FULL && (!ingress || _egress->pkts_plenty()) &&
+		    _outbox->park(n.cmd, now, until))
+			return;
+	}
+	give_up(n.cmd, status);
+}
+
+} // namespace dpumesh::sidecar

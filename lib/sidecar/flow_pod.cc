@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The sidecar's flow for pods' messages: decode, admission, the request table, delivery to
+// a local pod (Case 3) or frames to a peer (Case 1), and the answers the mesh makes.
+#include "dpumesh/sidecar/sidecar.h"
+
+#include <cstring>
+
+#include <rte_mempool.h>
+#include <rte_random.h>
+
+#include "dpumesh/policy/trace.h"
+#include "internal/admission.h"
+#include "internal/command.h"
+#include "internal/egress.h"
+#include "internal/outbox.h"
+#include "internal/request_table.h"
+
+namespace dpumesh::sidecar {
+
+void stage::from_pod(const sw_descriptor &d, uint64_t now) noexcept
+{
+	const pod_message m = pod_message::decode(d);
+	if (m.dma_error) {
+		_stats.header_dma_error.inc();
+		return complete(m.header, DPUMESH_STATUS_DMA_ERROR);
+	}
+	reset_park_state(m.header); /* a fresh delivery (hbufs are reused) */
+	wire::l7_view v;
+	wire::l7_error err = wire::l7_decode(reinterpret_cast<const uint8_t *>(m.header),
+					     m.header_len, &v);
+	if (err == wire::l7_error::ok && m.request != (v.kind == wire::l7_kind::request))
+		err = wire::l7_error::bad_kind; /* descriptor and header disagree */
+	if (err != wire::l7_error::ok) {
+		_stats.bad_header.inc();
+		_stats.l7_errors[static_cast<size_t>(err)].inc();
+		return complete(m.header, DPUMESH_STATUS_BAD_DESCRIPTOR);
+	}
+	if (m.request)
+		pod_request(m, v, now);
+	else
+		pod_response(m, v, now);
+}
+
+/* Opens a request for an admitted verdict, due by the route's timeout (or the request's
+ * own shorter deadline); its token, or 0 when the table is full. */
+uint32_t stage::open_request(const pending::entry &base, const verdict &a,
+			     const wire::l7_view &v, bool hold, const request_ctx &ctx,
+			     uint64_t now) noexcept
+{
+	uint64_t timeout_ms = a.route->timeout_ms;
+	if (v.deadline_ms && v.deadline_ms < timeout_ms)
+		timeout_ms = v.deadline_ms;
+	pending::entry e = base;
+	e.start_tsc = now;
+	e.deadline_tsc = now + timeout_ms * _tsc_hz / 1000;
+	e.service = a.svc;
+	e.route = a.route->metrics;
+	e.version = static_cast<uint32_t>(_cur->version());
+	e.backoff_ms = a.route->backoff_ms;
+	e.retries_left = hold ? static_cast<uint16_t>(a.route->retries) : 0;
+	request_ctx c = ctx;
+	c.holding = c.in_flight = hold;
+	c.policy = _cur->services()[a.svc].local;
+	return _requests->open(e, c);
+}
+
+/* Trace ids (lib/policy) for a request header that has none; its new length. */
+uint32_t stage::add_trace(uint64_t header, uint32_t len, const wire::l7_view &v) noexcept
+{
+	const unsigned need = policy::trace_missing(v);
+	if (!need)
+		return len;
+	const policy::trace_ids ids{rte_rand(), rte_rand(), rte_rand() | 1};
+	policy::trace_result r = policy::add_trace(reinterpret_cast<uint8_t *>(header), len,
+						   _emu->hbuf_size() - DPA_HBUF_META_SIZE, need, ids);
+	if (r.no_room) {
+		_stats.trace_no_room.inc();
+		return len;
+	}
+	if (r.added & policy::trace_request_id)
+		_stats.request_ids.inc();
+	if (r.added & policy::trace_traceparent)
+		_stats.traceparents.inc();
+	return r.len;
+}
+
+void stage::pod_request(const pod_message &m, const wire::l7_view &v, uint64_t now) noexcept
+{
+	_stats.requests.inc();
+	verdict a = _admission->admit(*_cur, v, m.src, false, now);
+	if (a.refused()) {
+		_admission->count_refusal(*_cur, a);
+		reply_error(m.src, m.req_id, m.step_id, a.status, a.reason());
+		return complete(m.header, DPUMESH_STATUS_OK);
+	}
+	const service_rules &sr = _cur->services()[a.svc];
+	pod_message out = m;
+	out.header_len = add_trace(m.header, m.header_len, v);
+	const bool hold = policy::hold_for_retry(a.route->retries, a.dst != 0,
+						 a.route->retry_non_idempotent, v.method, v.flags);
+	pending::entry base{};
+	base.origin = pod_party(m.src);
+	base.dest = sr.local ? pod_party(a.dst)
+			     : pending::party{pending::party::kind::peer, 0, sr.peer};
+	base.origin_req_id = m.req_id;
+	base.step_id = m.step_id;
+	const uint32_t token = open_request(base, a, v, hold, request_ctx{}, now);
+	if (token == 0) {
+		_admission->overloaded(a);
+		_admission->count_refusal(*_cur, a);
+		reply_error(m.src, m.req_id, m.step_id, a.status, a.reason());
+		return complete(m.header, DPUMESH_STATUS_OK);
+	}
+	if (!sr.local) { /* Case 1: to the node that serves it */
+		egress::outcome o = _egress->send_pod_message(_egress->peer(sr.peer).to,
+							      wire::frame_kind::request, token, out);
+		if (o.complete)
+			complete(m.header, o.status);
+		if (!o.sent) {
+			_requests->close(token);
+			reply_error(m.src, m.req_id, m.step_id, 503, "egress_failed");
+			return;
+		}
+		_stats.to_peer.inc();
+		return;
+	}
+	dpa_command cmd = out.deliver(dpa_command::op::deliver_request, a.dst, token, m.step_id);
+	cmd.hold = hold;
+	if (hold) {
+		request_table::ref r = _requests->find(token);
+		r.ctx().held = cmd;
+		_stats.held.inc();
+	}
+	_budgets[a.svc].note_request();
+	deliver(cmd);
+	_stats.forwarded.inc();
+}
+
+void stage::pod_response(const pod_message &m, const wire::l7_view &v, uint64_t now) noexcept
+{
+	_stats.responses.inc();
+	request_table::ref r = _requests->match(m.req_id, pod_party(m.src), m.step_id);
+	if (!r || r.ctx().ended) {
+		_stats.no_match.inc();
+		return complete(m.header, DPUMESH_STATUS_NO_MATCH);
+	}
+	pending::entry &e = r.entry();
+	const bool mesh = v.flags & wire::l7_flag_mesh_generated;
+	if (policy::retryable_status(v.status) && retry(e, r.ctx(), now)) {
+		/* this answer is not passed on: another pod gets the request */
+		if (r.ctx().policy)
+			_cur->engine().on_response(_admission->name(e.service), v.status,
+						   _admission->clock().ns(now));
+		return complete(m.header, DPUMESH_STATUS_OK);
+	}
+	answered(e, r.ctx(), v.status, mesh, now, true);
+	release_held(r.ctx());
+	if (e.origin.type != pending::party::kind::pod) { /* Case 1: back to the network */
+		const remote to = r.ctx().reply_to;
+		const uint64_t corr = e.origin_correlation;
+		_requests->close(m.req_id);
+		egress::outcome o = _egress->send_pod_message(to, wire::frame_kind::response, corr, m);
+		if (o.complete)
+			complete(m.header, o.status);
+		(o.sent ? _stats.to_network : _stats.responses_lost).inc();
+		return;
+	}
+	const dpa_command cmd = m.deliver(dpa_command::op::deliver_response, e.origin.pod_handle,
+					  e.origin_req_id, m.step_id);
+	_requests->close(m.req_id);
+	deliver(cmd);
+	_stats.answered.inc();
+}
+
+/* An answer is on its way to the origin of a pending request: metrics, and the outcome
+ * for the service's circuit breaker (`report`: answers from a pod or a peer, timeouts). */
+void stage::answered(const pending::entry &e, const request_ctx &c, uint16_t status, bool mesh,
+		     uint64_t now, bool report) noexcept
+{
+	const uint64_t us = (now - e.start_tsc) * 1000000 / _tsc_hz;
+	l7_metrics &sm = _admission->metrics(e.service);
+	sm.answer(status, mesh);
+	sm.latency.record(us);
+	if (e.version == _cur->version()) {
+		l7_metrics &rm = _cur->route_metrics(e.route);
+		rm.answer(status, mesh);
+		rm.latency.record(us);
+		if (report && c.policy)
+			_cur->engine().on_response(_admission->name(e.service), status,
+						   _admission->clock().ns(now));
+	}
+}
+
+/* An error response made here, delivered to a pod. */
+void stage::reply_error(uint32_t origin, uint32_t req_id, uint32_t step_id, uint16_t status,
+			const char *reason) noexcept
+{
+	void *obj;
+	if (rte_mempool_get(_emu->hbufs(), &obj) != 0) {
+		_stats.hbuf_empty.inc();
+		return;
+	}
+	auto *meta = static_cast<dpa_hbuf_meta *>(obj);
+	std::memset(meta, 0, sizeof(*meta));
+	uint8_t *hdr = static_cast<uint8_t *>(obj) + DPA_HBUF_META_SIZE;
+	wire::l7_writer w(hdr, _emu->hbuf_size() - DPA_HBUF_META_SIZE);
+	w.response(status, wire::l7_flag_mesh_generated, reason, _hop);
+	dpa_command c;
+	c.what = dpa_command::op::deliver_response;
+	c.flow = DPUMESH_CASE_LOCAL;
+	c.header = reinterpret_cast<uint64_t>(hdr);
+	c.header_len = static_cast<uint32_t>(w.finish());
+	c.req_id = req_id;
+	c.step_id = step_id;
+	c.dst = origin;
+	deliver(c);
+}
+
+/* An error response to whoever asked for a pending request. */
+void stage::reply_to_origin(const pending::entry &e, const request_ctx &c, uint16_t status,
+			    const char *reason) noexcept
+{
+	if (e.origin.type == pending::party::kind::pod)
+		reply_error(e.origin.pod_handle, e.origin_req_id, e.step_id, status, reason);
+	else
+		_egress->reply(c.reply_to, e.origin_correlation, status, reason, _hop);
+}
+
+} // namespace dpumesh::sidecar

@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Admission: where a request goes and whether it may go there (route + L7 policy verdict).
+//
+// For each request (from a pod or from the network) admit() finds the service, its route,
+// asks the L7 policy engine (services served here) and picks a live pod. A refusal comes
+// back with its reason and status; the caller answers it. The component owns the
+// per-service metrics (for the sidecar's whole life) and counts what it refuses.
+//
+//   verdict v = adm.admit(rules, view, source_id, from_network, now);
+//   if (v.refused()) { adm.count_refusal(rules, v); answer v.status, v.reason(); }
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "clock.h"
+#include "dpumesh/sidecar/ruleset.h"
+#include "dpumesh/wire/frame_hdr.h"
+#include "dpumesh/wire/l7.h"
+
+namespace dpumesh::sidecar {
+
+struct counters;
+
+/** Why a request was refused. */
+enum class refusal : uint8_t {
+	none,
+	no_route,    /**< 404: no such service */
+	misrouted,   /**< 503: a peer sent a request for a service this node does not serve */
+	circuit_open, /**< 503: the breaker of a peer's service is open */
+	policy,      /**< 401/403/429/503: the L7 policy engine (the verdict's reason) */
+	no_live_pod, /**< 503: the service has no live pod */
+	overloaded,  /**< 503: the request table is full (set by the caller) */
+};
+
+/** The outcome of routing and policy for one request. */
+struct verdict {
+	uint32_t svc = UINT32_MAX;         /**< registry service index, or UINT32_MAX (404) */
+	const route_rule *route = nullptr; /**< set when svc is */
+	uint32_t dst = 0;                  /**< local pod handle (0: a peer's service, or refused) */
+	uint16_t status = 0;               /**< 0: admitted; else the refusal's status */
+	refusal why = refusal::none;
+	const char *policy_reason = nullptr; /**< refusal::policy: the engine's reason name */
+
+	bool refused() const noexcept { return why != refusal::none; }
+	const char *reason() const noexcept;
+};
+
+class admission {
+public:
+	admission(pod_registry &reg, std::vector<std::string> svc_names, const tsc_clock &clock,
+		  counters &stats);
+
+	/** Routing and policy for one request under `rules` (the poll's version). */
+	verdict admit(ruleset &rules, const wire::l7_view &v, uint64_t source_id,
+		      bool from_network, uint64_t now) noexcept;
+	/** Marks an admitted request refused after all (the request table was full). */
+	void overloaded(verdict &v) noexcept;
+	/** A refusal made here, in the service's and route's metrics. */
+	void count_refusal(ruleset &rules, const verdict &v) noexcept;
+
+	const tsc_clock &clock() const noexcept { return _clock; }
+	uint32_t nb_services() const noexcept { return static_cast<uint32_t>(_names.size()); }
+	const std::string &name(uint32_t svc) const noexcept { return _names[svc]; }
+	l7_metrics &metrics(uint32_t svc) noexcept { return _metrics[svc]; }
+	const l7_metrics &metrics(uint32_t svc) const noexcept { return _metrics[svc]; }
+
+private:
+	pod_registry &_reg;
+	std::vector<std::string> _names;
+	std::unique_ptr<l7_metrics[]> _metrics;
+	tsc_clock _clock;
+	counters &_stats;
+};
+
+/**
+ * The source key of a requester on the network for rate limits: its address and port,
+ * hashed, with the top bit set so it is never a pod handle.
+ */
+uint64_t network_source(const wire::endpoint &ep) noexcept;
+
+} // namespace dpumesh::sidecar

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Egress: messages out of a port as mesh frames (Case 1), and where they go.
+//
+// Owns the node's link addresses (to each peer; back to a requester on the network), the
+// packet pool the frames come from and the TX-done ring of zero-copy bodies. A pod body
+// leaves attached as external-buffer mbufs where the port takes multi-segment mbufs
+// (zero-copy: the sender's TX completes when the NIC frees the last frame, reap()), copied
+// into the frames otherwise. It never completes anything itself: it says what it did.
+//
+//   egress::outcome o = eg.send_pod_message(target, kind, correlation, msg);
+//   if (o.complete) outbox.send(..., dpa_command::complete(msg.header, o.status));
+//   n = eg.reap(hbufs, burst);                     // zero-copy bodies the NIC let go of
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dpumesh/common/status.h"
+#include "dpumesh/config/config.h"
+#include "dpumesh/podreg/pod_registry.h"
+#include "dpumesh/port/rx.h"
+#include "dpumesh/wire/frame.h"
+
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+namespace dpumesh::sidecar {
+
+struct counters;
+struct network;
+struct pod_message;
+
+/** Where frames go: link addressing and the port (index into the sidecar's ports). */
+struct remote {
+	wire::link_addr addr{};
+	int port = -1; /**< -1: nothing can be sent there */
+};
+
+struct peer_link {
+	std::string name;
+	remote to; /**< this node -> the peer */
+};
+
+class egress {
+public:
+	/** What a send did; `complete`: the caller completes the sender's TX with `status`. */
+	struct outcome {
+		bool sent = false;
+		bool complete = true;
+		uint32_t status = DPUMESH_STATUS_OK;
+	};
+
+	/**
+	 * @param max_msg the largest message (header + body) it must frame
+	 * @param reg for pod bodies (nullptr: messages with a pod body cannot be sent)
+	 */
+	static result<std::unique_ptr<egress>> create(const config::node_config &cfg,
+						      const network &net, uint32_t max_msg,
+						      pod_registry *reg, counters &stats);
+	~egress();
+	egress(const egress &) = delete;
+	egress &operator=(const egress &) = delete;
+
+	const peer_link &peer(uint16_t i) const noexcept { return _peers[i]; }
+	/** The peer with this address, or -1. */
+	int peer_of(const wire::endpoint &ep) const noexcept;
+	/** Back to the sender of a network message, from this node's address of its family,
+	 *  out of the port it came in on (port -1 when that port may not send). */
+	remote remote_of(const port::rx_msg &m) const noexcept;
+
+	/**
+	 * A pod's message (header in its hbuf, body in its TX pool) out to `to`: zero-copy
+	 * where the port allows it (then the TX completes through reap()), copied otherwise.
+	 */
+	outcome send_pod_message(const remote &to, wire::frame_kind kind, uint64_t correlation,
+				 const pod_message &m) noexcept;
+	/**
+	 * The frames of one message, all or none (counted when none). `body` is attached
+	 * zero-copy when `zc_meta` is given (its hbuf's scratch keeps the release state).
+	 */
+	bool send(const remote &to, wire::frame_kind kind, uint64_t correlation,
+		  const uint8_t *l7, uint16_t l7_len, const uint8_t *body, uint32_t body_len,
+		  dpa_hbuf_meta *zc_meta) noexcept;
+	/** An error response made here, to a requester on the network. */
+	bool reply(const remote &to, uint64_t correlation, uint16_t status, const char *reason,
+		   const std::string &hop) noexcept;
+	/** hbufs whose zero-copy frames the NIC released (their senders' TX completes now). */
+	unsigned reap(void **hbufs, unsigned max) noexcept;
+
+	bool can_send(int port) const noexcept { return port >= 0 && _ports[port].tx; }
+	bool zero_copy(int port) const noexcept { return can_send(port) && _ports[port].zero_copy; }
+	/** Whether the packet pool has room to spare (a quarter free). */
+	bool pkts_plenty() const noexcept;
+
+private:
+	struct port_view {
+		uint16_t port_id;
+		uint16_t mtu;
+		bool external;
+		bool zero_copy;
+		rte_ring *tx;
+	};
+	egress(pod_registry *reg, counters &stats) : _reg(reg), _stats(stats) {}
+	static void nic_done(void *addr, void *opaque);
+
+	pod_registry *_reg;
+	counters &_stats;
+	std::vector<peer_link> _peers;
+	std::vector<port_view> _ports;
+	rte_mempool *_pkts = nullptr;
+	rte_ring *_tx_done = nullptr;
+	std::vector<rte_mbuf *> _frames;
+	uint8_t _mac[6] = {};
+	std::optional<wire::endpoint> _ep4, _ep6;
+	uint32_t _msg_id = 0;
+	bool _iova_va = false;
+};
+
+} // namespace dpumesh::sidecar

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The outbox: commands on their way to the DPA threads' RX kernels.
+//
+// Owns one backlog per DPA thread (commands the thread's sidecar RX SQ had no room for,
+// sent first on the next flush, so per-SQ order holds) and the parking: deliveries whose
+// destination had no room, sent again after a back-off. It never decides what a failed
+// delivery means: unpark() hands back what is due, marked when it has expired.
+//
+//   ob.send(thread, cmd);                       // SQ, or behind the thread's backlog
+//   ob.park(cmd, now, give_up_at);              // false: parking full (answer it now)
+//   ob.begin_unpark();
+//   while (ob.room() && (n = ob.unpark(now, due, burst)))
+//           for each: due[i].expired ? give up : ob.send(owner, due[i].cmd);
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "command.h"
+#include "dpumesh/ring/sq.h"
+
+#include <rte_mempool.h>
+
+namespace dpumesh::sidecar {
+
+struct counters;
+
+/** Frees what a command holds without carrying it out: its hbuf and a network body. */
+void drop_command(const dpa_command &c, rte_mempool *hbufs) noexcept;
+
+class outbox {
+public:
+	static constexpr uint32_t backlog_size = 4096;
+	static constexpr uint32_t parking_size = 4096;
+	static constexpr uint32_t response_reserve = 512; /**< parking slots only responses take */
+	static constexpr uint32_t burst = 32;
+
+	/** A parked delivery whose time has come. */
+	struct due {
+		dpa_command cmd;
+		bool expired = false; /**< past its give-up time: never delivered */
+	};
+
+	/**
+	 * @param to_dpa each DPA thread's sidecar RX SQ (producer side), by thread
+	 * @param hbufs where the hbufs of dropped commands go back
+	 */
+	outbox(std::vector<dpumesh_sq *> to_dpa, rte_mempool *hbufs, uint64_t tsc_hz,
+	       counters &stats);
+	~outbox();
+	outbox(const outbox &) = delete;
+	outbox &operator=(const outbox &) = delete;
+
+	/** Sends a command to a thread: at once, or behind what waits (dropped, counted, when
+	 *  the backlog is full, which room() keeps from happening). */
+	void send(unsigned thread, const dpa_command &c) noexcept;
+	/** Moves backlogged commands to their SQs, in order. */
+	void flush() noexcept;
+	/** Free entries in the fullest backlog. */
+	uint32_t free() const noexcept;
+	/** Room for a burst of input that makes new work (each input makes at most 3 commands,
+	 *  and notifications keep a reserve). */
+	bool room() const noexcept { return free() >= 6 * burst; }
+	/** Room for a burst of notifications. */
+	bool note_room() const noexcept { return free() >= 3 * burst; }
+
+	/**
+	 * Parks a delivery until `retry_at` (0: a back-off that doubles per bounce, 20 us ..
+	 * 1.28 ms); it expires at `give_up_at` or at the first give-up time it was ever
+	 * parked with, whichever is sooner. Requests may not take the last response_reserve
+	 * slots. false: no room (nothing parked).
+	 */
+	bool park(const dpa_command &c, uint64_t now, uint64_t give_up_at, uint64_t retry_at = 0) noexcept;
+	uint32_t parked() const noexcept { return _park_count; }
+	/** Starts one pass over the parking: unpark() visits each parked delivery once. */
+	void begin_unpark() noexcept { _to_visit = _park_count; }
+	/** Up to max parked deliveries whose retry time has come, in parking order; those not
+	 *  due yet go to the back. 0: the pass is over. */
+	uint32_t unpark(uint64_t now, due *out, uint32_t max) noexcept;
+
+	/** Every command still held here (teardown): fn(cmd). */
+	template <typename Fn>
+	void for_each_waiting(Fn &&fn) const
+	{
+		for (uint32_t i = 0; i < _park_count; i++)
+			fn(_parking[(_park_head + i) % parking_size].cmd);
+		for (const auto &b : _backlogs)
+			for (uint32_t i = 0; i < b->count; i++)
+				fn(b->q[(b->head + i) % backlog_size]);
+	}
+
+private:
+	struct backlog {
+		dpa_command q[backlog_size];
+		uint32_t head = 0, count = 0;
+	};
+	struct parked_cmd {
+		dpa_command cmd;
+		uint64_t retry_at;
+		uint64_t give_up_at;
+	};
+
+	std::vector<dpumesh_sq *> _to_dpa;
+	rte_mempool *_hbufs;
+	uint64_t _tsc_hz;
+	counters &_stats;
+	std::vector<std::unique_ptr<backlog>> _backlogs;
+	std::unique_ptr<parked_cmd[]> _parking;
+	uint32_t _park_head = 0, _park_count = 0, _to_visit = 0;
+};
+
+} // namespace dpumesh::sidecar

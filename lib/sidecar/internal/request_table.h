@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The request table: one typed context per pending request, on lib/pending's table.
+//
+// A slot's context is the pending entry (origin, destination, ids, deadline, retry counts:
+// what `show pending` reads) and the sidecar's part (the held command of a request that may
+// be retried, where to answer a requester on the network, the hold and policy state). Both
+// are reached through one ref and end together with close().
+//
+//   uint32_t token = t.open(entry, ctx);          // 0: table full (503 overloaded)
+//   request_table::ref r = t.match(token, responder, step_id);
+//   if (r) { ... answer r.entry().origin ...; t.close(token); }
+//   n = t.expire(now, out, max);                  // what timed out, already taken care of
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "command.h"
+#include "egress.h"
+#include "dpumesh/pending/table.h"
+
+namespace dpumesh::sidecar {
+
+/** A local pod as a party of a request. */
+inline pending::party pod_party(uint32_t handle) noexcept
+{
+	return {pending::party::kind::pod, handle, 0};
+}
+
+/** The sidecar's part of a pending request. */
+struct request_ctx {
+	dpa_command held;   /**< the request as delivered (valid while `holding`) */
+	remote reply_to;    /**< origin on the network: where its answer goes */
+	bool holding = false;  /**< the sender's buffers are kept for a retry (HOLD) */
+	bool in_flight = false; /**< a held delivery the DPA has not reported done yet */
+	bool ended = false;    /**< answered while in flight: ends when the DPA reports */
+	bool policy = false;   /**< admitted by the L7 policy engine: report its outcome */
+};
+
+/** A request whose deadline passed, as expire() hands it over. */
+struct expiry {
+	enum class kind : uint8_t {
+		timeout, /**< answer 504; its held command (if ctx.holding) is the caller's now */
+		timeout_in_flight, /**< answer 504; it stays until the DPA reports the delivery */
+		lost,    /**< ended long ago and the DPA never reported the delivery */
+	};
+	kind what = kind::timeout;
+	uint32_t token = 0;
+	pending::entry entry;
+	request_ctx ctx;
+};
+
+class request_table {
+public:
+	/** How long an answered-but-in-flight request waits for the DPA's report. */
+	static constexpr uint64_t in_flight_grace_s = 10;
+
+	request_table(uint32_t capacity, uint64_t tsc_hz);
+
+	class ref {
+	public:
+		ref() = default;
+		ref(pending::entry *e, request_ctx *c) : _e(e), _c(c) {}
+		explicit operator bool() const noexcept { return _e != nullptr; }
+		pending::entry &entry() const noexcept { return *_e; }
+		request_ctx &ctx() const noexcept { return *_c; }
+		pending::entry *operator->() const noexcept { return _e; }
+
+	private:
+		pending::entry *_e = nullptr;
+		request_ctx *_c = nullptr;
+	};
+
+	/** Takes a slot; its token (never 0), or 0 when the table is full. */
+	uint32_t open(const pending::entry &e, const request_ctx &c) noexcept;
+	/** The request a response with this token from `responder` with `step_id` answers. */
+	ref match(uint32_t token, const pending::party &responder, uint32_t step_id) noexcept;
+	/** The request behind a token, whoever asks. */
+	ref find(uint32_t token) noexcept;
+	/** Ends a request; its token stops matching (and is never handed out again soon). */
+	void close(uint32_t token) noexcept;
+	/** Moves a live request to a new deadline. */
+	void rearm(uint32_t token, uint64_t deadline_tsc) noexcept { _t.rearm(token, deadline_tsc); }
+
+	/**
+	 * Hands over up to `max` requests whose deadline passed (see expiry::kind); the table
+	 * has already closed them, or kept a timeout_in_flight one for the DPA's report.
+	 */
+	uint32_t expire(uint64_t now, expiry *out, uint32_t max) noexcept;
+
+	/** Every request still open: fn(token, entry, ctx) (teardown, diagnostics). */
+	template <typename Fn>
+	void for_each(Fn &&fn) const
+	{
+		_t.for_each([&](uint32_t token, const pending::entry &e) {
+			fn(token, e, _ctx[token & 0xffff]);
+		});
+	}
+
+	const pending::table &table() const noexcept { return _t; }
+	uint32_t size() const noexcept { return _t.size(); }
+
+private:
+	pending::table _t;
+	std::unique_ptr<request_ctx[]> _ctx; /* by slot (token & 0xffff) */
+	uint64_t _tsc_hz;
+};
+
+} // namespace dpumesh::sidecar

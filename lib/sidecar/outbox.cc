@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The outbox: per-DPA-thread backlogs in front of the sidecar RX SQs, and parking.
+#include "internal/outbox.h"
+
+#include <algorithm>
+
+#include "dpumesh/dpa/emulator.h"
+#include "dpumesh/sidecar/sidecar.h"
+
+namespace dpumesh::sidecar {
+
+void drop_command(const dpa_command &c, rte_mempool *hbufs) noexcept
+{
+	if (c.network_body())
+		dpa::release_local_body(c.body);
+	rte_mempool_put(hbufs, hbuf_meta(c.header));
+}
+
+outbox::outbox(std::vector<dpumesh_sq *> to_dpa, rte_mempool *hbufs, uint64_t tsc_hz,
+	       counters &stats)
+	: _to_dpa(std::move(to_dpa)), _hbufs(hbufs), _tsc_hz(tsc_hz), _stats(stats),
+	  _parking(std::make_unique<parked_cmd[]>(parking_size))
+{
+	for (size_t t = 0; t < _to_dpa.size(); t++)
+		_backlogs.push_back(std::make_unique<backlog>());
+}
+
+outbox::~outbox() = default;
+
+void outbox::send(unsigned thread, const dpa_command &c) noexcept
+{
+	backlog &b = *_backlogs[thread];
+	if (b.count == 0) {
+		const sw_descriptor d = c.encode();
+		if (dpumesh_sq_enqueue_burst(_to_dpa[thread], &d, 1) == 1)
+			return;
+	}
+	/* keep order behind what is already waiting; room is kept by room() */
+	if (b.count == backlog_size) [[unlikely]] {
+		_stats.backlog_overflow.inc();
+		if (c.delivers())
+			drop_command(c, _hbufs);
+		else
+			rte_mempool_put(_hbufs, hbuf_meta(c.header));
+		return;
+	}
+	b.q[(b.head + b.count) % backlog_size] = c;
+	b.count++;
+}
+
+void outbox::flush() noexcept
+{
+	for (size_t t = 0; t < _backlogs.size(); t++) {
+		backlog &b = *_backlogs[t];
+		while (b.count) {
+			const sw_descriptor d = b.q[b.head].encode();
+			if (dpumesh_sq_enqueue_burst(_to_dpa[t], &d, 1) != 1)
+				break;
+			b.head = (b.head + 1) % backlog_size;
+			b.count--;
+		}
+	}
+}
+
+uint32_t outbox::free() const noexcept
+{
+	uint32_t f = backlog_size;
+	for (const auto &b : _backlogs)
+		f = std::min(f, backlog_size - b->count);
+	return f;
+}
+
+bool outbox::park(const dpa_command &c, uint64_t now, uint64_t give_up_at,
+		  uint64_t retry_at) noexcept
+{
+	/* responses may take the last slots, requests may not: a request refused here is
+	 * answered 503 by the mesh, a response refused here is never answered at all (the
+	 * soak lost responses to a parking full of bounced Case 2 requests) */
+	const bool response = c.what == dpa_command::op::deliver_response;
+	if (_park_count >= (response ? parking_size : parking_size - response_reserve))
+		return false;
+	/* the first give-up time stays with the delivery (in its hbuf's scratch), so one that
+	 * bounces again and again still ends on time */
+	hbuf_scratch &s = scratch_of(c.header);
+	if (s.park_give_up && s.park_give_up < give_up_at)
+		give_up_at = s.park_give_up;
+	s.park_give_up = give_up_at;
+	/* back off exponentially per bounce: 20 us .. 1.28 ms */
+	const uint32_t bounces = s.park_bounces;
+	s.park_bounces = bounces < 255 ? bounces + 1 : 255;
+	parked_cmd &pc = _parking[(_park_head + _park_count) % parking_size];
+	pc.cmd = c;
+	const uint64_t delay_us = 20u << std::min<uint32_t>(bounces, 6);
+	pc.retry_at = retry_at ? retry_at : now + _tsc_hz / 1000000 * delay_us;
+	pc.give_up_at = give_up_at;
+	_park_count++;
+	_stats.parked.inc();
+	return true;
+}
+
+uint32_t outbox::unpark(uint64_t now, due *out, uint32_t max) noexcept
+{
+	uint32_t n = 0;
+	while (_to_visit && n < max) {
+		_to_visit--;
+		parked_cmd pc = _parking[_park_head];
+		_park_head = (_park_head + 1) % parking_size;
+		_park_count--;
+		if (now < pc.retry_at) { /* not yet: back to the end */
+			_parking[(_park_head + _park_count) % parking_size] = pc;
+			_park_count++;
+			continue;
+		}
+		out[n].cmd = pc.cmd;
+		out[n].expired = now >= pc.give_up_at;
+		n++;
+	}
+	return n;
+}
+
+} // namespace dpumesh::sidecar

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The request table: pending entries with the sidecar's typed context, and their expiry.
+#include "internal/request_table.h"
+
+namespace dpumesh::sidecar {
+
+request_table::request_table(uint32_t capacity, uint64_t tsc_hz)
+	: _t(capacity, tsc_hz), _ctx(std::make_unique<request_ctx[]>(_t.capacity())),
+	  _tsc_hz(tsc_hz)
+{
+}
+
+uint32_t request_table::open(const pending::entry &e, const request_ctx &c) noexcept
+{
+	uint32_t token = _t.insert(e);
+	if (token != 0)
+		_ctx[token & 0xffff] = c;
+	return token;
+}
+
+request_table::ref request_table::find(uint32_t token) noexcept
+{
+	pending::entry *e = _t.find(token);
+	return e ? ref(e, &_ctx[token & 0xffff]) : ref();
+}
+
+request_table::ref request_table::match(uint32_t token, const pending::party &responder,
+					uint32_t step_id) noexcept
+{
+	pending::entry *e = _t.match(token, responder, step_id);
+	return e ? ref(e, &_ctx[token & 0xffff]) : ref();
+}
+
+void request_table::close(uint32_t token) noexcept
+{
+	if (_t.find(token))
+		_ctx[token & 0xffff] = request_ctx{};
+	_t.remove(token);
+}
+
+uint32_t request_table::expire(uint64_t now, expiry *out, uint32_t max) noexcept
+{
+	uint32_t n = 0;
+	_t.expire(now, [&](uint32_t token, pending::entry &e) {
+		request_ctx &c = _ctx[token & 0xffff];
+		expiry &x = out[n++];
+		x.token = token;
+		x.entry = e;
+		x.ctx = c;
+		if (c.ended) { /* the DPA never reported the delivery: the table lets go */
+			x.what = expiry::kind::lost;
+		} else if (c.in_flight) { /* its buffers are in use until the DPA reports */
+			x.what = expiry::kind::timeout_in_flight;
+			c.ended = true;
+			_t.rearm(token, now + in_flight_grace_s * _tsc_hz);
+			return;
+		} else {
+			x.what = expiry::kind::timeout;
+		}
+		c = request_ctx{}; /* the table removes the entry after this returns */
+	}, max);
+	return n;
+}
+
+} // namespace dpumesh::sidecar

@@ -1,0 +1,721 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The sidecar's components in-process, each on its error paths (real EAL, mempools, rings
+// and SQs; no dpumesh process, no console): admission refusals by reason, request-table
+// expiry and token reuse, outbox order, parking order and expiry, egress framing with and
+// without zero-copy, network-in with malformed L7 headers.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "dpumesh/config/config.h"
+#include "dpumesh/podreg/pod_registry.h"
+#include "dpumesh/port/rx.h"
+#include "dpumesh/sidecar/ruleset.h"
+#include "dpumesh/sidecar/sidecar.h"
+#include "dpumesh/wire/l7.h"
+#include "eal_env.h"
+#include "internal/admission.h"
+#include "internal/command.h"
+#include "internal/egress.h"
+#include "internal/network_in.h"
+#include "internal/outbox.h"
+#include "internal/request_table.h"
+
+using namespace dpumesh;
+using namespace dpumesh::sidecar;
+
+namespace {
+
+const char *node_json = R"({
+  "node": { "name": "n1", "mac": "02:00:00:00:00:01", "ipv4": "10.0.0.1", "mesh_port": 7000 },
+  "peers": [ { "name": "n2", "mac": "02:00:00:00:00:02", "ipv4": "10.0.0.2", "mesh_port": 7000 } ],
+  "services": [ { "name": "echo", "max_pods": 4 }, { "name": "api", "max_pods": 4 },
+                { "name": "limited", "max_pods": 4 }, { "name": "billing", "max_pods": 4 } ],
+  "routes": [ { "service": "billing", "to": "n2" } ],
+  "policy": {
+    "rbac": [ { "service": "api", "default": "deny", "require_jwt": false, "rules": [] } ],
+    "rate_limits": [ { "service": "limited", "key": "route", "rate": 1, "burst": 1 } ]
+  }
+})";
+
+config::node_config load_cfg()
+{
+	auto cfg = config::load_string(node_json, "sidecar_components_test");
+	EXPECT_TRUE(cfg) << (cfg ? "" : cfg.error().message());
+	return std::move(*cfg);
+}
+
+/* A request header (and its decoded view over `buf`). */
+wire::l7_view request_view(std::vector<uint8_t> &buf, std::string_view service,
+			   std::string_view method = "GET", std::string_view path = "/")
+{
+	buf.assign(512, 0);
+	wire::l7_writer w(buf.data(), buf.size());
+	w.request(service, method, path, 0, 0);
+	buf.resize(w.finish());
+	wire::l7_view v;
+	EXPECT_EQ(wire::l7_decode(buf.data(), buf.size(), &v), wire::l7_error::ok);
+	return v;
+}
+
+/* ---- admission ---- */
+
+class admission_test : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		cfg = load_cfg();
+		reg = std::make_unique<pod_registry>(cfg.pools, cfg.services);
+		auto r = ruleset::build(cfg, *reg, 1);
+		ASSERT_TRUE(r) << r.error().message();
+		rules = std::move(*r);
+		std::vector<std::string> names(cfg.services.size());
+		for (const auto &s : cfg.services)
+			names[reg->service_index(s.name)] = s.name;
+		adm = std::make_unique<admission>(*reg, names, tsc_clock::make(1000000000, 0, 0), stats);
+	}
+	verdict admit(std::string_view svc, bool from_network = false, uint64_t now = 1000)
+	{
+		std::vector<uint8_t> buf;
+		wire::l7_view v = request_view(buf, svc);
+		return adm->admit(*rules, v, 42, from_network, now);
+	}
+
+	config::node_config cfg;
+	std::unique_ptr<pod_registry> reg;
+	std::unique_ptr<ruleset> rules;
+	counters stats;
+	std::unique_ptr<admission> adm;
+};
+
+TEST_F(admission_test, unknown_service_is_404_no_route)
+{
+	verdict v = admit("nope");
+	EXPECT_TRUE(v.refused());
+	EXPECT_EQ(v.why, refusal::no_route);
+	EXPECT_EQ(v.status, 404);
+	EXPECT_STREQ(v.reason(), "no_route");
+	EXPECT_EQ(v.svc, UINT32_MAX);
+	EXPECT_EQ(stats.no_route.get(), 1u);
+	adm->count_refusal(*rules, v); /* no service: nothing to count against */
+}
+
+TEST_F(admission_test, local_service_without_pods_is_503_no_live_pod)
+{
+	verdict v = admit("echo");
+	EXPECT_EQ(v.why, refusal::no_live_pod);
+	EXPECT_EQ(v.status, 503);
+	EXPECT_STREQ(v.reason(), "no_live_pod");
+	EXPECT_EQ(stats.no_live_pod.get(), 1u);
+	const uint32_t svc = reg->service_index("echo");
+	EXPECT_EQ(v.svc, svc);
+	EXPECT_EQ(adm->metrics(svc).requests.get(), 1u);
+	adm->count_refusal(*rules, v);
+	EXPECT_EQ(adm->metrics(svc).refused.get(), 1u);
+	EXPECT_EQ(adm->metrics(svc).classes[4].get(), 1u);
+	EXPECT_EQ(adm->metrics(svc).mesh_generated.get(), 1u);
+	EXPECT_EQ(rules->route_metrics(v.route->metrics).refused.get(), 1u);
+}
+
+TEST_F(admission_test, policy_refusals_carry_the_engines_status_and_reason)
+{
+	verdict v = admit("api");
+	EXPECT_EQ(v.why, refusal::policy);
+	EXPECT_EQ(v.status, 403);
+	EXPECT_STREQ(v.reason(), "rbac_denied");
+	EXPECT_EQ(stats.policy_refused.get(), 1u);
+	/* a bucket of one: the first passes the policy (then finds no pod), the second is 429 */
+	verdict first = admit("limited");
+	EXPECT_EQ(first.why, refusal::no_live_pod);
+	verdict second = admit("limited");
+	EXPECT_EQ(second.why, refusal::policy);
+	EXPECT_EQ(second.status, 429);
+	EXPECT_STREQ(second.reason(), "rate_limited");
+	EXPECT_EQ(stats.policy_refused.get(), 2u);
+}
+
+TEST_F(admission_test, peer_services_go_to_the_peer_but_not_from_the_network)
+{
+	verdict v = admit("billing");
+	EXPECT_FALSE(v.refused());
+	EXPECT_EQ(v.dst, 0u); /* no local pod: the caller sends it to the peer */
+	EXPECT_FALSE(rules->services()[v.svc].local);
+	verdict net = admit("billing", true);
+	EXPECT_EQ(net.why, refusal::misrouted);
+	EXPECT_EQ(net.status, 503);
+	EXPECT_STREQ(net.reason(), "misrouted");
+	EXPECT_EQ(stats.misrouted.get(), 1u);
+}
+
+TEST_F(admission_test, overloaded_turns_an_admitted_request_into_a_503)
+{
+	verdict v = admit("billing");
+	ASSERT_FALSE(v.refused());
+	adm->overloaded(v);
+	EXPECT_EQ(v.why, refusal::overloaded);
+	EXPECT_EQ(v.status, 503);
+	EXPECT_STREQ(v.reason(), "overloaded");
+	EXPECT_EQ(stats.overloaded.get(), 1u);
+}
+
+TEST(admission_source, network_sources_never_look_like_pod_handles)
+{
+	wire::endpoint a = wire::endpoint::from_v4(0x0100000a, 1000);
+	wire::endpoint b = wire::endpoint::from_v4(0x0100000a, 1001);
+	EXPECT_NE(network_source(a), network_source(b));
+	EXPECT_TRUE(network_source(a) >> 63);
+	EXPECT_EQ(network_source(a), network_source(a));
+}
+
+/* ---- request table ---- */
+
+constexpr uint64_t hz = 1000000; /* 1 ms = 1000 ticks */
+
+pending::entry entry_for(uint32_t origin, uint32_t dest, uint64_t deadline)
+{
+	pending::entry e{};
+	e.origin = {pending::party::kind::pod, origin, 0};
+	e.dest = {pending::party::kind::pod, dest, 0};
+	e.origin_req_id = 7;
+	e.step_id = 3;
+	e.deadline_tsc = deadline;
+	return e;
+}
+
+TEST(request_table, tokens_match_only_their_responder_and_are_not_reused)
+{
+	request_table t(4, hz);
+	request_ctx c;
+	c.policy = true;
+	const uint32_t tok = t.open(entry_for(0x10001, 0x20002, 50000), c);
+	ASSERT_NE(tok, 0u);
+	EXPECT_FALSE(t.match(tok, {pending::party::kind::pod, 0x20003, 0}, 3)); /* other pod */
+	EXPECT_FALSE(t.match(tok, {pending::party::kind::pod, 0x20002, 0}, 4)); /* other step */
+	EXPECT_FALSE(t.match(tok ^ 0x10000, {pending::party::kind::pod, 0x20002, 0}, 3));
+	request_table::ref r = t.match(tok, {pending::party::kind::pod, 0x20002, 0}, 3);
+	ASSERT_TRUE(r);
+	EXPECT_EQ(r->origin_req_id, 7u);
+	EXPECT_TRUE(r.ctx().policy);
+	t.close(tok);
+	EXPECT_FALSE(t.find(tok));
+	EXPECT_EQ(t.size(), 0u);
+	/* the slot comes back with a new generation: the old token stays dead */
+	const uint32_t again = t.open(entry_for(0x10001, 0x20002, 50000), request_ctx{});
+	ASSERT_NE(again, 0u);
+	EXPECT_NE(again, tok);
+	EXPECT_FALSE(t.find(tok));
+	EXPECT_FALSE(t.find(again).ctx().policy); /* a fresh context */
+	t.close(tok); /* closing a dead token leaves the live one alone */
+	EXPECT_TRUE(t.find(again));
+}
+
+TEST(request_table, full_table_refuses)
+{
+	request_table t(4, hz);
+	std::vector<uint32_t> toks;
+	for (int i = 0; i < 4; i++)
+		toks.push_back(t.open(entry_for(1, 2, 1000000), request_ctx{}));
+	for (uint32_t tok : toks)
+		EXPECT_NE(tok, 0u);
+	EXPECT_EQ(t.open(entry_for(1, 2, 1000000), request_ctx{}), 0u);
+	t.close(toks[2]);
+	EXPECT_NE(t.open(entry_for(1, 2, 1000000), request_ctx{}), 0u);
+}
+
+TEST(request_table, expiry_hands_over_timeouts_and_keeps_in_flight_ones_for_the_dpa)
+{
+	request_table t(8, hz);
+	request_ctx plain;
+	plain.reply_to.port = 2;
+	request_ctx held;
+	held.holding = held.in_flight = true;
+	held.held.req_id = 99;
+	const uint32_t a = t.open(entry_for(1, 2, 5000), plain);
+	const uint32_t b = t.open(entry_for(1, 2, 6000), held);
+	const uint32_t later = t.open(entry_for(1, 2, 50000000), request_ctx{});
+	expiry out[8];
+	EXPECT_EQ(t.expire(4000, out, 8), 0u); /* nothing due yet */
+	uint32_t n = t.expire(10000, out, 8);
+	ASSERT_EQ(n, 2u);
+	for (uint32_t i = 0; i < n; i++) {
+		if (out[i].token == a) {
+			EXPECT_EQ(out[i].what, expiry::kind::timeout);
+			EXPECT_EQ(out[i].ctx.reply_to.port, 2);
+		} else {
+			EXPECT_EQ(out[i].token, b);
+			EXPECT_EQ(out[i].what, expiry::kind::timeout_in_flight);
+			EXPECT_EQ(out[i].ctx.held.req_id, 99u);
+		}
+	}
+	EXPECT_FALSE(t.find(a));        /* closed by the table */
+	ASSERT_TRUE(t.find(b));          /* waits for the DPA's report */
+	EXPECT_TRUE(t.find(b).ctx().ended);
+	EXPECT_TRUE(t.find(later));
+	/* the report never comes: after the grace period it is lost */
+	n = t.expire(10000 + request_table::in_flight_grace_s * hz + 1000, out, 8);
+	ASSERT_EQ(n, 1u);
+	EXPECT_EQ(out[0].token, b);
+	EXPECT_EQ(out[0].what, expiry::kind::lost);
+	EXPECT_FALSE(t.find(b));
+	EXPECT_EQ(t.size(), 1u); /* `later` is not due */
+}
+
+TEST(request_table, expiry_hands_over_at_most_max)
+{
+	request_table t(16, hz);
+	for (int i = 0; i < 10; i++)
+		ASSERT_NE(t.open(entry_for(1, 2, 2000), request_ctx{}), 0u);
+	expiry out[4];
+	EXPECT_EQ(t.expire(3000, out, 4), 4u);
+	EXPECT_EQ(t.size(), 6u);
+	EXPECT_EQ(t.expire(3000, out, 4), 4u);
+	EXPECT_EQ(t.expire(3000, out, 4), 2u);
+	EXPECT_EQ(t.size(), 0u);
+}
+
+/* ---- outbox ---- */
+
+/* hbufs: real mempool objects (commands point at the header after the metadata) */
+class pools : public ::testing::Test {
+protected:
+	static constexpr uint32_t hbuf_size = 1024;
+	void SetUp() override
+	{
+		static unsigned seq;
+		const std::string tag = std::to_string(seq++);
+		hbufs = rte_mempool_create(("t_hbufs" + tag).c_str(), 511, hbuf_size, 0, 0, nullptr,
+					   nullptr, nullptr, nullptr, SOCKET_ID_ANY, 0);
+		ASSERT_NE(hbufs, nullptr);
+		pkts = rte_pktmbuf_pool_create(("t_pkts" + tag).c_str(), 1023, 0, 0,
+					       RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+		ASSERT_NE(pkts, nullptr);
+		msgs = rte_mempool_create(("t_msgs" + tag).c_str(), 63, sizeof(port::rx_msg), 0, 0,
+					  nullptr, nullptr, nullptr, nullptr, SOCKET_ID_ANY, 0);
+		ASSERT_NE(msgs, nullptr);
+	}
+	void TearDown() override
+	{
+		rte_mempool_free(msgs);
+		rte_mempool_free(pkts);
+		rte_mempool_free(hbufs);
+	}
+	/* a command whose header sits in an hbuf */
+	dpa_command cmd(dpa_command::op what, uint32_t req_id, uint32_t dst = 0x10001)
+	{
+		void *obj = nullptr;
+		EXPECT_EQ(rte_mempool_get(hbufs, &obj), 0);
+		std::memset(obj, 0, DPA_HBUF_META_SIZE);
+		dpa_command c;
+		c.what = what;
+		c.header = reinterpret_cast<uint64_t>(obj) + DPA_HBUF_META_SIZE;
+		c.header_len = 16;
+		c.req_id = req_id;
+		c.dst = dst;
+		taken.push_back(c);
+		return c;
+	}
+	void put_all()
+	{
+		for (const dpa_command &c : taken)
+			rte_mempool_put(hbufs, hbuf_meta(c.header));
+		taken.clear();
+	}
+
+	rte_mempool *hbufs = nullptr, *pkts = nullptr, *msgs = nullptr;
+	std::vector<dpa_command> taken;
+	counters stats;
+};
+
+/* One DPA thread's sidecar RX SQ, both ends. */
+struct sq_pair {
+	explicit sq_pair(uint32_t slots) : mem(slots)
+	{
+		dpumesh_sq_init(&prod, mem.data(), slots);
+		dpumesh_sq_init(&cons, mem.data(), slots);
+	}
+	std::vector<sw_descriptor> mem;
+	dpumesh_sq prod, cons;
+};
+
+using outbox_test = pools;
+
+TEST_F(outbox_test, a_full_sq_backlogs_in_order_and_flush_keeps_it)
+{
+	sq_pair q(4);
+	outbox ob({&q.prod}, hbufs, hz, stats);
+	for (uint32_t i = 1; i <= 10; i++)
+		ob.send(0, cmd(dpa_command::op::deliver_request, i));
+	EXPECT_EQ(ob.free(), outbox::backlog_size - 6);
+	sw_descriptor got[16];
+	uint32_t seen = 0;
+	for (int round = 0; round < 4 && seen < 10; round++) {
+		uint32_t n = dpumesh_sq_dequeue_burst(&q.cons, got, 16);
+		for (uint32_t i = 0; i < n; i++) {
+			EXPECT_EQ(got[i].req_id, ++seen); /* per-SQ order */
+			EXPECT_EQ(got[i].flags, DPUMESH_OP_REQUEST | DPUMESH_CASE_LOCAL);
+			EXPECT_EQ(got[i].dst.pod_id, 0x10001u);
+		}
+		ob.flush();
+	}
+	EXPECT_EQ(seen, 10u);
+	EXPECT_EQ(ob.free(), outbox::backlog_size);
+	/* a new command behind an empty backlog goes straight to the SQ */
+	ob.send(0, dpa_command::complete(taken[0].header, DPUMESH_STATUS_DEST_GONE));
+	ASSERT_EQ(dpumesh_sq_dequeue_burst(&q.cons, got, 16), 1u);
+	EXPECT_EQ(got[0].flags, DPUMESH_OP_TX_DONE | DPUMESH_OP_ERROR |
+				       (DPUMESH_STATUS_DEST_GONE << DPUMESH_STATUS_SHIFT));
+	EXPECT_EQ(got[0].header_buf_addr, taken[0].header);
+	put_all();
+}
+
+TEST_F(outbox_test, parking_returns_due_deliveries_in_order_and_rotates_the_rest)
+{
+	sq_pair q(16);
+	outbox ob({&q.prod}, hbufs, hz, stats);
+	const uint64_t now = 1000000;
+	ASSERT_TRUE(ob.park(cmd(dpa_command::op::deliver_request, 1), now, now + 100000, now + 10));
+	ASSERT_TRUE(ob.park(cmd(dpa_command::op::deliver_request, 2), now, now + 100000, now + 500));
+	ASSERT_TRUE(ob.park(cmd(dpa_command::op::deliver_response, 3), now, now + 100000, now + 20));
+	EXPECT_EQ(ob.parked(), 3u);
+	EXPECT_EQ(stats.parked.get(), 3u);
+	outbox::due due[8];
+	ob.begin_unpark();
+	EXPECT_EQ(ob.unpark(now, due, 8), 0u); /* none due: each visited once, order kept */
+	ob.begin_unpark();
+	uint32_t n = ob.unpark(now + 100, due, 8);
+	ASSERT_EQ(n, 2u);
+	EXPECT_EQ(due[0].cmd.req_id, 1u);
+	EXPECT_EQ(due[1].cmd.req_id, 3u);
+	EXPECT_FALSE(due[0].expired);
+	EXPECT_EQ(due[1].cmd.what, dpa_command::op::deliver_response);
+	EXPECT_EQ(ob.parked(), 1u);
+	ob.begin_unpark();
+	n = ob.unpark(now + 600, due, 8);
+	ASSERT_EQ(n, 1u);
+	EXPECT_EQ(due[0].cmd.req_id, 2u);
+	EXPECT_EQ(ob.parked(), 0u);
+	put_all();
+}
+
+TEST_F(outbox_test, parked_deliveries_expire_by_their_first_give_up_time)
+{
+	sq_pair q(16);
+	outbox ob({&q.prod}, hbufs, hz, stats);
+	const uint64_t now = 1000000;
+	dpa_command c = cmd(dpa_command::op::deliver_request, 5);
+	ASSERT_TRUE(ob.park(c, now, now + 1000));
+	outbox::due due[4];
+	/* back-off: 20 us after the first bounce */
+	ob.begin_unpark();
+	EXPECT_EQ(ob.unpark(now + 19, due, 4), 0u);
+	ob.begin_unpark();
+	ASSERT_EQ(ob.unpark(now + 20, due, 4), 1u);
+	EXPECT_FALSE(due[0].expired);
+	/* it bounces again, parked with a later give-up: the first one still holds, and the
+	 * back-off has doubled */
+	ASSERT_TRUE(ob.park(due[0].cmd, now + 30, now + 50000));
+	ob.begin_unpark();
+	EXPECT_EQ(ob.unpark(now + 30 + 39, due, 4), 0u);
+	ob.begin_unpark();
+	ASSERT_EQ(ob.unpark(now + 30 + 40, due, 4), 1u);
+	EXPECT_FALSE(due[0].expired);
+	ASSERT_TRUE(ob.park(due[0].cmd, now + 100, now + 50000, now + 2000));
+	ob.begin_unpark();
+	ASSERT_EQ(ob.unpark(now + 2000, due, 4), 1u);
+	EXPECT_TRUE(due[0].expired); /* past now + 1000 */
+	/* a fresh delivery (a retry) starts over */
+	reset_park_state(c.header);
+	ASSERT_TRUE(ob.park(c, now + 3000, now + 9000));
+	ob.begin_unpark();
+	ASSERT_EQ(ob.unpark(now + 3020, due, 4), 1u);
+	EXPECT_FALSE(due[0].expired);
+	put_all();
+}
+
+TEST_F(outbox_test, requests_leave_the_last_parking_slots_to_responses)
+{
+	sq_pair q(16);
+	outbox ob({&q.prod}, hbufs, hz, stats);
+	const dpa_command req = cmd(dpa_command::op::deliver_request, 1);
+	const dpa_command resp = cmd(dpa_command::op::deliver_response, 2);
+	uint32_t parked = 0;
+	while (ob.park(req, 0, UINT64_MAX, 1))
+		parked++;
+	EXPECT_EQ(parked, outbox::parking_size - outbox::response_reserve);
+	while (ob.park(resp, 0, UINT64_MAX, 1))
+		parked++;
+	EXPECT_EQ(parked, outbox::parking_size);
+	EXPECT_FALSE(ob.park(resp, 0, UINT64_MAX, 1));
+	put_all();
+}
+
+TEST_F(outbox_test, a_full_backlog_drops_and_counts_and_frees_the_hbuf)
+{
+	sq_pair q(1);
+	outbox ob({&q.prod}, hbufs, hz, stats);
+	const unsigned before = rte_mempool_avail_count(hbufs);
+	std::vector<dpa_command> sent;
+	for (uint32_t i = 0; i < outbox::backlog_size + 2; i++) {
+		void *obj;
+		ASSERT_EQ(rte_mempool_get(hbufs, &obj), 0) << i;
+		rte_mempool_put(hbufs, obj); /* commands share hbufs below: only the count matters */
+	}
+	dpa_command c = cmd(dpa_command::op::deliver_request, 1);
+	ob.send(0, c); /* into the SQ */
+	for (uint32_t i = 0; i < outbox::backlog_size; i++)
+		ob.send(0, c);
+	EXPECT_EQ(ob.free(), 0u);
+	EXPECT_FALSE(ob.room());
+	EXPECT_FALSE(ob.note_room());
+	EXPECT_EQ(stats.backlog_overflow.get(), 0u);
+	ob.send(0, c); /* overflow: dropped, its hbuf back in the pool */
+	EXPECT_EQ(stats.backlog_overflow.get(), 1u);
+	EXPECT_EQ(rte_mempool_avail_count(hbufs), before);
+	taken.clear(); /* its one hbuf went back with the drop */
+}
+
+/* ---- egress ---- */
+
+class egress_test : public pools {
+protected:
+	std::unique_ptr<egress> make(bool zero_copy, unsigned ring_size = 1024)
+	{
+		static unsigned seq;
+		tx = rte_ring_create(("t_tx" + std::to_string(seq++)).c_str(), ring_size, SOCKET_ID_ANY,
+				     RING_F_SP_ENQ | RING_F_SC_DEQ);
+		EXPECT_NE(tx, nullptr);
+		network net;
+		net.pkts = pkts;
+		net.ports.push_back({0, 1500, true, zero_copy, tx});
+		cfg = load_cfg();
+		auto e = egress::create(cfg, net, 65536, nullptr, stats);
+		EXPECT_TRUE(e) << (e ? "" : e.error().message());
+		return e ? std::move(*e) : nullptr;
+	}
+	void TearDown() override
+	{
+		drain();
+		rte_ring_free(tx);
+		pools::TearDown();
+	}
+	/* takes the frames off the TX ring: how many, and how many segments are external */
+	unsigned drain(unsigned *ext = nullptr, unsigned *segs = nullptr)
+	{
+		void *m;
+		unsigned n = 0;
+		while (tx && rte_ring_dequeue(tx, &m) == 0) {
+			for (rte_mbuf *s = static_cast<rte_mbuf *>(m); s; s = s->next) {
+				if (ext && RTE_MBUF_HAS_EXTBUF(s))
+					(*ext)++;
+				if (segs)
+					(*segs)++;
+			}
+			rte_pktmbuf_free(static_cast<rte_mbuf *>(m));
+			n++;
+		}
+		return n;
+	}
+
+	config::node_config cfg;
+	rte_ring *tx = nullptr;
+	std::vector<uint8_t> body = std::vector<uint8_t>(5000, 0xab);
+	std::vector<uint8_t> l7 = std::vector<uint8_t>(100, 0x11);
+};
+
+TEST_F(egress_test, copies_the_body_into_frames_when_the_port_takes_no_chains)
+{
+	auto eg = make(false);
+	ASSERT_TRUE(eg);
+	const remote to = eg->peer(0).to;
+	ASSERT_EQ(to.port, 0);
+	ASSERT_TRUE(eg->send(to, wire::frame_kind::request, 9, l7.data(), 100, body.data(),
+			     5000, nullptr));
+	unsigned ext = 0;
+	const unsigned frames = drain(&ext);
+	EXPECT_EQ(frames, wire::frames_needed(5100, 1500, false));
+	EXPECT_GT(frames, 1u);
+	EXPECT_EQ(ext, 0u);
+	void *done[4];
+	EXPECT_EQ(eg->reap(done, 4), 0u); /* nothing to complete later */
+	EXPECT_EQ(rte_mempool_avail_count(pkts), 1023u);
+}
+
+TEST_F(egress_test, attaches_the_body_zero_copy_and_reports_when_the_nic_lets_go)
+{
+	auto eg = make(true);
+	ASSERT_TRUE(eg);
+	dpa_command c = cmd(dpa_command::op::deliver_request, 1);
+	dpa_hbuf_meta *meta = hbuf_meta(c.header);
+	ASSERT_TRUE(eg->send(eg->peer(0).to, wire::frame_kind::request, 9, l7.data(), 100,
+			     body.data(), 5000, meta));
+	void *done[4];
+	EXPECT_EQ(eg->reap(done, 4), 0u); /* frames still on the ring: the body is in use */
+	unsigned ext = 0;
+	const unsigned frames = drain(&ext);
+	EXPECT_GT(frames, 1u);
+	EXPECT_GT(ext, 0u);
+	ASSERT_EQ(eg->reap(done, 4), 1u); /* the last frame freed: the hbuf comes back */
+	EXPECT_EQ(done[0], static_cast<void *>(meta));
+	EXPECT_EQ(rte_mempool_avail_count(pkts), 1023u);
+	put_all();
+}
+
+TEST_F(egress_test, failures_are_counted_and_leave_nothing_behind)
+{
+	auto eg = make(true, 2); /* a TX ring too small for any multi-frame message */
+	ASSERT_TRUE(eg);
+	/* no port: nothing sent */
+	remote nowhere;
+	pod_message m;
+	m.header = cmd(dpa_command::op::deliver_request, 1).header;
+	m.header_len = 16;
+	egress::outcome o = eg->send_pod_message(nowhere, wire::frame_kind::request, 1, m);
+	EXPECT_FALSE(o.sent);
+	EXPECT_TRUE(o.complete);
+	EXPECT_EQ(o.status, uint32_t(DPUMESH_STATUS_OK));
+	EXPECT_EQ(stats.no_egress.get(), 1u);
+	/* a body whose sender is gone (no registry here knows it) */
+	m.body = 0x1000;
+	m.body_len = 100;
+	o = eg->send_pod_message(eg->peer(0).to, wire::frame_kind::request, 1, m);
+	EXPECT_FALSE(o.sent);
+	EXPECT_EQ(o.status, uint32_t(DPUMESH_STATUS_SRC_GONE));
+	EXPECT_EQ(stats.src_gone.get(), 1u);
+	/* the ring cannot take the frames: all freed, the zero-copy body released at once */
+	dpa_hbuf_meta *meta = hbuf_meta(taken[0].header);
+	EXPECT_FALSE(eg->send(eg->peer(0).to, wire::frame_kind::request, 9, l7.data(), 100,
+			      body.data(), 5000, meta));
+	EXPECT_EQ(stats.egress_ring_full.get(), 1u);
+	EXPECT_EQ(rte_mempool_avail_count(pkts), 1023u);
+	void *done[4];
+	ASSERT_EQ(eg->reap(done, 4), 1u);
+	EXPECT_EQ(done[0], static_cast<void *>(meta));
+	/* an error reply to a remote fits one frame */
+	EXPECT_TRUE(eg->reply(eg->peer(0).to, 77, 503, "overloaded", "n1/sidecar"));
+	EXPECT_EQ(drain(), 1u);
+	put_all();
+}
+
+/* ---- network-in ---- */
+
+class network_in_test : public egress_test {
+protected:
+	/* an rx_msg as port RX hands it over: `bytes` split over segments of `seg` bytes */
+	port::rx_msg *message(const std::vector<uint8_t> &bytes, uint16_t l7_len, bool request,
+			      size_t seg = 4096)
+	{
+		void *obj;
+		EXPECT_EQ(rte_mempool_get(msgs, &obj), 0);
+		auto *m = new (obj) port::rx_msg();
+		rte_mbuf *head = nullptr, *tail = nullptr;
+		for (size_t off = 0; off < bytes.size() || !head; off += seg) {
+			rte_mbuf *s = rte_pktmbuf_alloc(pkts);
+			const size_t n = std::min(seg, bytes.size() - off);
+			std::memcpy(rte_pktmbuf_append(s, static_cast<uint16_t>(n)), bytes.data() + off, n);
+			if (!head) {
+				head = tail = s;
+			} else {
+				tail->next = s;
+				tail = s;
+				head->nb_segs++;
+			}
+			head->pkt_len = static_cast<uint32_t>(off + n);
+		}
+		m->msg.chain = head;
+		m->msg.src = wire::endpoint::from_v4(0x0200000a, 7000); /* 10.0.0.2: the peer */
+		m->msg.kind = request ? wire::frame_kind::request : wire::frame_kind::response;
+		m->msg.msg_len = static_cast<uint32_t>(bytes.size());
+		m->msg.l7_len = l7_len;
+		m->msg.correlation = 1234;
+		m->port_id = 0;
+		return m;
+	}
+	void expect_all_back()
+	{
+		EXPECT_EQ(rte_mempool_avail_count(pkts), 1023u);
+		EXPECT_EQ(rte_mempool_avail_count(msgs), 63u);
+		EXPECT_EQ(rte_mempool_avail_count(hbufs), 511u);
+	}
+};
+
+TEST_F(network_in_test, malformed_headers_are_refused_with_their_reason)
+{
+	auto eg = make(false);
+	ASSERT_TRUE(eg);
+	network_in in(hbufs, hbuf_size, *eg, stats);
+	/* garbage */
+	std::vector<uint8_t> junk(64, 0xee);
+	net_message r = in.take(message(junk, 64, true));
+	EXPECT_EQ(r.what, net_message::kind::bad_header);
+	EXPECT_NE(r.error, wire::l7_error::ok);
+	EXPECT_TRUE(r.request);
+	EXPECT_EQ(r.reply_to.port, 0); /* the answer (400) can go back where it came from */
+	EXPECT_EQ(r.correlation, 1234u);
+	/* a truncated header: its stated length beyond what arrived */
+	std::vector<uint8_t> hdr;
+	request_view(hdr, "echo");
+	std::vector<uint8_t> cut(hdr.begin(), hdr.begin() + hdr.size() / 2);
+	r = in.take(message(cut, static_cast<uint16_t>(cut.size()), true));
+	EXPECT_EQ(r.what, net_message::kind::bad_header);
+	/* a request header in a frame that says response */
+	r = in.take(message(hdr, static_cast<uint16_t>(hdr.size()), false));
+	EXPECT_EQ(r.what, net_message::kind::bad_header);
+	EXPECT_EQ(r.error, wire::l7_error::bad_kind);
+	EXPECT_FALSE(r.request);
+	EXPECT_EQ(stats.bad_header.get(), 3u);
+	EXPECT_EQ(stats.l7_errors[static_cast<size_t>(wire::l7_error::bad_kind)].get(), 1u);
+	/* a header larger than an hbuf */
+	std::vector<uint8_t> big(2000, 0);
+	r = in.take(message(big, 2000, true, 1000));
+	EXPECT_EQ(r.what, net_message::kind::too_large);
+	EXPECT_EQ(stats.net_header_too_large.get(), 1u);
+	EXPECT_EQ(stats.net_requests.get(), 3u);
+	EXPECT_EQ(stats.net_responses.get(), 1u);
+	expect_all_back(); /* every failure freed the message, its mbufs and the hbuf */
+}
+
+TEST_F(network_in_test, a_good_request_keeps_its_body_in_the_received_mbufs)
+{
+	auto eg = make(false);
+	ASSERT_TRUE(eg);
+	network_in in(hbufs, hbuf_size, *eg, stats);
+	std::vector<uint8_t> bytes;
+	request_view(bytes, "echo", "POST", "/x");
+	const uint16_t l7_len = static_cast<uint16_t>(bytes.size());
+	for (int i = 0; i < 3000; i++)
+		bytes.push_back(static_cast<uint8_t>(i));
+	net_message r = in.take(message(bytes, l7_len, true, 1000)); /* header within segment 0 */
+	ASSERT_EQ(r.what, net_message::kind::request);
+	EXPECT_EQ(r.view.service, "echo");
+	EXPECT_EQ(r.view.method, "POST");
+	EXPECT_EQ(r.cmd.flow, uint32_t(DPUMESH_CASE_INGRESS));
+	EXPECT_EQ(r.cmd.header_len, l7_len);
+	EXPECT_EQ(r.cmd.body_len, 3000u);
+	EXPECT_TRUE(r.cmd.network_body());
+	EXPECT_EQ(std::memcmp(reinterpret_cast<const void *>(r.cmd.header), bytes.data(), l7_len), 0);
+	auto *lb = reinterpret_cast<dpa::local_body *>(r.cmd.body);
+	ASSERT_NE(lb->first, nullptr);
+	EXPECT_EQ(lb->first_off, l7_len);
+	EXPECT_EQ(*(rte_pktmbuf_mtod(lb->first, const uint8_t *) + lb->first_off), 0);
+	EXPECT_EQ(r.reply_to.addr.dst.port, 7000);
+	EXPECT_EQ(eg->peer_of(r.from), 0);
+	/* dropping it (what the sidecar does with a refused one) gives everything back */
+	drop_command(r.cmd, hbufs);
+	expect_all_back();
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	::testing::InitGoogleTest(&argc, argv);
+	::testing::AddGlobalTestEnvironment(new dpumesh::test::eal_env("sidecar_comp", {}, 256));
+	return RUN_ALL_TESTS();
+}

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// lib/policy's retries (retryable answers, idempotence, back-off, the retry budget) and
+// trace ids (x-request-id, traceparent), without EAL.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "dpumesh/policy/retry.h"
+#include "dpumesh/policy/trace.h"
+#include "dpumesh/wire/l7.h"
+
+using namespace dpumesh;
+
+TEST(retry, retryable_statuses_are_the_gateway_errors)
+{
+	for (uint16_t s : {502, 503, 504})
+		EXPECT_TRUE(policy::retryable_status(s)) << s;
+	for (uint16_t s : {0, 200, 404, 429, 500, 501, 505})
+		EXPECT_FALSE(policy::retryable_status(s)) << s;
+}
+
+TEST(retry, hold_only_for_idempotent_requests_to_a_local_pod_on_a_route_with_retries)
+{
+	EXPECT_TRUE(policy::hold_for_retry(2, true, false, "GET", 0));
+	EXPECT_FALSE(policy::hold_for_retry(0, true, false, "GET", 0));   /* no retries */
+	EXPECT_FALSE(policy::hold_for_retry(2, false, false, "GET", 0));  /* a peer's */
+	EXPECT_FALSE(policy::hold_for_retry(2, true, false, "POST", 0));  /* not idempotent */
+	EXPECT_TRUE(policy::hold_for_retry(2, true, true, "POST", 0));    /* route allows it */
+	EXPECT_TRUE(policy::hold_for_retry(2, true, false, "POST", wire::l7_flag_idempotent));
+	for (const char *m : {"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
+		EXPECT_TRUE(policy::idempotent(m, 0)) << m;
+	EXPECT_FALSE(policy::idempotent("PATCH", 0));
+	EXPECT_FALSE(policy::idempotent("get", 0)); /* methods are case-sensitive */
+}
+
+TEST(retry, backoff_doubles_per_attempt_and_stops_doubling_after_ten)
+{
+	EXPECT_EQ(policy::retry_backoff_ms(10, 1), 10u);
+	EXPECT_EQ(policy::retry_backoff_ms(10, 2), 20u);
+	EXPECT_EQ(policy::retry_backoff_ms(10, 4), 80u);
+	EXPECT_EQ(policy::retry_backoff_ms(10, 11), 10u << 10);
+	EXPECT_EQ(policy::retry_backoff_ms(10, 60), 10u << 10);
+	EXPECT_EQ(policy::retry_backoff_ms(0, 3), 0u);
+}
+
+TEST(retry, budget_allows_a_floor_then_a_share_of_the_requests)
+{
+	policy::retry_budget b;
+	const uint64_t win = 1000;
+	/* the first call opens a window; with no requests, only the floor of 3 */
+	for (int i = 0; i < 3; i++) {
+		ASSERT_TRUE(b.allows(5000, win, 20)) << i;
+		b.spend();
+	}
+	EXPECT_FALSE(b.allows(5001, win, 20));
+	/* 10 requests at 20 %: two more */
+	for (int i = 0; i < 10; i++)
+		b.note_request();
+	EXPECT_TRUE(b.allows(5002, win, 20));
+	b.spend();
+	EXPECT_TRUE(b.allows(5003, win, 20));
+	b.spend();
+	EXPECT_FALSE(b.allows(5004, win, 20));
+	EXPECT_EQ(b.retries(), 5u);
+	/* allows() alone spends nothing */
+	EXPECT_FALSE(b.allows(5005, win, 20));
+	EXPECT_EQ(b.retries(), 5u);
+	/* a new window starts over */
+	EXPECT_TRUE(b.allows(5000 + win + 1, win, 20));
+	EXPECT_EQ(b.requests(), 0u);
+	EXPECT_EQ(b.retries(), 0u);
+}
+
+namespace {
+
+/* A request header at the start of a buffer of `cap` bytes; *len its length. */
+std::vector<uint8_t> header(size_t cap, bool with_id, bool with_tp, uint32_t *len)
+{
+	std::vector<uint8_t> b(cap);
+	wire::l7_writer w(b.data(), b.size());
+	w.request("echo", "GET", "/", 0, 0);
+	if (with_id)
+		w.field("x-request-id", "mine");
+	if (with_tp)
+		w.field("traceparent", "00-0123-4567-01");
+	*len = static_cast<uint32_t>(w.finish());
+	return b;
+}
+
+} // namespace
+
+TEST(trace, formats_are_uuid_v4_and_w3c_traceparent)
+{
+	policy::trace_ids ids{0x0123456789abcdefull, 0xfedcba9876543210ull, 0x1122334455667788ull};
+	char id[36], tp[55];
+	policy::format_request_id(ids, id);
+	policy::format_traceparent(ids, tp);
+	EXPECT_EQ(std::string(id, 36), "01234567-89ab-4def-bedc-ba9876543210");
+	EXPECT_EQ(std::string(tp, 55),
+		  "00-0123456789abcdeffedcba9876543210-1122334455667788-01");
+}
+
+TEST(trace, adds_only_the_missing_fields)
+{
+	uint32_t len = 0;
+	std::vector<uint8_t> b = header(1024, true, false, &len);
+	ASSERT_GT(len, 0u);
+	wire::l7_view v;
+	ASSERT_EQ(wire::l7_decode(b.data(), len, &v), wire::l7_error::ok);
+	unsigned need = policy::trace_missing(v);
+	EXPECT_EQ(need, unsigned(policy::trace_traceparent));
+	policy::trace_result r = policy::add_trace(b.data(), len, 1024, need, {1, 2, 3});
+	ASSERT_FALSE(r.no_room);
+	EXPECT_EQ(r.added, need);
+	ASSERT_EQ(wire::l7_decode(b.data(), r.len, &v), wire::l7_error::ok);
+	std::string_view got;
+	ASSERT_TRUE(v.find("x-request-id", &got));
+	EXPECT_EQ(got, "mine"); /* the request's own id is kept */
+	ASSERT_TRUE(v.find("traceparent", &got));
+	EXPECT_EQ(got, "00-00000000000000010000000000000002-0000000000000003-01");
+	EXPECT_EQ(policy::trace_missing(v), 0u);
+	/* nothing missing: nothing written */
+	policy::trace_result again = policy::add_trace(b.data(), r.len, 1024, 0, {4, 5, 6});
+	EXPECT_EQ(again.len, r.len);
+	EXPECT_EQ(again.added, 0u);
+}
+
+TEST(trace, no_room_leaves_the_header_as_it_was)
+{
+	uint32_t len = 0;
+	std::vector<uint8_t> b = header(1024, false, false, &len);
+	ASSERT_GT(len, 0u);
+	std::vector<uint8_t> before(b.begin(), b.begin() + len);
+	/* room for the id but not the traceparent: all or nothing */
+	policy::trace_result r = policy::add_trace(b.data(), len, len + 60,
+						   policy::trace_request_id | policy::trace_traceparent,
+						   {7, 8, 9});
+	EXPECT_TRUE(r.no_room);
+	EXPECT_EQ(r.len, len);
+	EXPECT_EQ(r.added, 0u);
+	wire::l7_view v;
+	ASSERT_EQ(wire::l7_decode(b.data(), len, &v), wire::l7_error::ok);
+	EXPECT_EQ(policy::trace_missing(v), unsigned(policy::trace_request_id | policy::trace_traceparent));
+	EXPECT_TRUE(std::equal(before.begin(), before.end(), b.begin()));
+}
