@@ -4,220 +4,22 @@
 #include "dpumesh/config/config.h"
 
 #include <arpa/inet.h>
-#include <jansson.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstring>
-#include <fstream>
 #include <set>
-#include <sstream>
-
-#include "internal/json_locator.h"
 
 namespace dpumesh::config {
 
-using internal::pointer_append;
+using json::pointer_append;
 
 namespace {
 
-const char *type_name(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT: return "an object";
-	case JSON_ARRAY: return "an array";
-	case JSON_STRING: return "a string";
-	case JSON_INTEGER: return "an integer";
-	case JSON_REAL: return "a real number";
-	case JSON_TRUE:
-	case JSON_FALSE: return "a boolean";
-	case JSON_NULL: return "null";
-	}
-	return "an unknown type";
-}
-
-
-/** Parse state: the first error wins and stops further checks from adding noise. */
-struct ctx {
-	const std::string &source;
-	const internal::located &loc;
-	std::optional<status> err;
-
-	bool failed() const { return err.has_value(); }
-
-	void fail(const std::string &ptr, const std::string &msg, bool at_key = false)
-	{
-		if (err)
-			return;
-		position p{};
-		const auto &m = at_key ? loc.keys : loc.values;
-		if (auto it = m.find(ptr); it != m.end())
-			p = it->second;
-		else if (auto it2 = loc.values.find(ptr); it2 != loc.values.end())
-			p = it2->second;
-		err = errorf("%s:%u:%u: %s: %s", source.c_str(), p.line, p.column,
-			     ptr.empty() ? "/" : ptr.c_str(), msg.c_str());
-	}
-};
-
-/** Reads the keys of one JSON object, remembering which ones were known. */
-class obj {
-public:
-	/* v may be nullptr when a parent was invalid or a required key was missing: that error
-	 * is already reported, and this reader then reads nothing. */
-	obj(ctx &c, const json_t *v, std::string ptr) : _c(c), _v(v), _ptr(std::move(ptr))
-	{
-		if (v && !json_is_object(v)) {
-			_c.fail(_ptr, std::string("expected an object, got ") + type_name(v));
-			_v = nullptr;
-		}
-	}
-
-	bool valid() const { return _v && !_c.failed(); }
-	std::string child(std::string_view key) const { return pointer_append(_ptr, key); }
-	const std::string &ptr() const { return _ptr; }
-
-	const json_t *get(const char *key, bool required)
-	{
-		_known.insert(key);
-		if (!valid())
-			return nullptr;
-		const json_t *v = json_object_get(_v, key);
-		if (!v && required)
-			_c.fail(_ptr, std::string("missing required key \"") + key + "\"");
-		return v;
-	}
-
-	bool str(const char *key, std::string &out, bool required = false, size_t max_len = 255)
-	{
-		const json_t *v = get(key, required);
-		if (!v)
-			return false;
-		if (!json_is_string(v)) {
-			_c.fail(child(key), std::string("expected a string, got ") + type_name(v));
-			return false;
-		}
-		size_t n = json_string_length(v);
-		if (n == 0 || n > max_len) {
-			_c.fail(child(key), "length " + std::to_string(n) + " is out of range [1, " +
-						    std::to_string(max_len) + "]");
-			return false;
-		}
-		out.assign(json_string_value(v), n);
-		if (out.find('\0') != std::string::npos) {
-			_c.fail(child(key), "contains a NUL character");
-			return false;
-		}
-		return true;
-	}
-
-	template <typename T>
-	bool uint(const char *key, T &out, uint64_t lo, uint64_t hi, bool required = false)
-	{
-		const json_t *v = get(key, required);
-		if (!v)
-			return false;
-		if (!json_is_integer(v)) {
-			_c.fail(child(key), std::string("expected an integer, got ") + type_name(v));
-			return false;
-		}
-		json_int_t x = json_integer_value(v);
-		if (x < 0 || static_cast<uint64_t>(x) < lo || static_cast<uint64_t>(x) > hi) {
-			_c.fail(child(key), std::to_string(x) + " is out of range [" + std::to_string(lo) +
-						    ", " + std::to_string(hi) + "]");
-			return false;
-		}
-		out = static_cast<T>(x);
-		return true;
-	}
-
-	bool boolean(const char *key, bool &out)
-	{
-		const json_t *v = get(key, false);
-		if (!v)
-			return false;
-		if (!json_is_boolean(v)) {
-			_c.fail(child(key), std::string("expected a boolean, got ") + type_name(v));
-			return false;
-		}
-		out = json_is_true(v);
-		return true;
-	}
-
-	template <typename E>
-	bool enumeration(const char *key, E &out,
-			 std::initializer_list<std::pair<const char *, E>> choices,
-			 bool required = false)
-	{
-		std::string s;
-		if (!str(key, s, required))
-			return false;
-		std::string names;
-		for (const auto &[name, value] : choices) {
-			if (s == name) {
-				out = value;
-				return true;
-			}
-			names += names.empty() ? "" : ", ";
-			names += name;
-		}
-		_c.fail(child(key), "\"" + s + "\" is not one of: " + names);
-		return false;
-	}
-
-	/** The array at key (nullptr when absent or not an array, with an error for the latter). */
-	const json_t *array(const char *key, bool required = false, size_t max_items = 4096)
-	{
-		const json_t *v = get(key, required);
-		if (!v)
-			return nullptr;
-		if (!json_is_array(v)) {
-			_c.fail(child(key), std::string("expected an array, got ") + type_name(v));
-			return nullptr;
-		}
-		if (json_array_size(v) > max_items) {
-			_c.fail(child(key), "too many items (" + std::to_string(json_array_size(v)) +
-						    ", at most " + std::to_string(max_items) + ")");
-			return nullptr;
-		}
-		return v;
-	}
-
-	/** Reports the first key that no getter asked for. Call after all getters. */
-	void done()
-	{
-		if (!valid())
-			return;
-		const char *key;
-		const json_t *value;
-		json_object_foreach(const_cast<json_t *>(_v), key, value)
-		{
-			(void)value;
-			if (_known.count(key))
-				continue;
-			std::string msg = std::string("unknown key \"") + key + "\"";
-			std::string best;
-			size_t best_d = 3;
-			for (const auto &k : _known) {
-				size_t d = edit_distance(key, k);
-				if (d < best_d) {
-					best_d = d;
-					best = k;
-				}
-			}
-			if (!best.empty())
-				msg += " (did you mean \"" + best + "\"?)";
-			_c.fail(child(key), msg, true);
-			return;
-		}
-	}
-
-private:
-	ctx &_c;
-	const json_t *_v;
-	std::string _ptr;
-	std::set<std::string> _known;
-};
+/* The strict readers of dpumesh::json: the first error wins and stops further checks. */
+using ctx = json::reader;
+using obj = json::object_reader;
+using json::type_name;
 
 bool valid_name(const std::string &s)
 {
@@ -832,35 +634,27 @@ const route_config *node_config::find_route(std::string_view service) const
 
 result<node_config> load_string(std::string_view text, const std::string &source)
 {
-	json_error_t jerr;
-	json_t *root = json_loadb(text.data(), text.size(), JSON_REJECT_DUPLICATES, &jerr);
-	if (!root)
-		return errorf("%s:%d:%d: %s", source.c_str(), jerr.line, jerr.column, jerr.text);
-
-	internal::located loc = internal::locate(text);
-	node_config cfg;
-	cfg.source = source;
-	ctx c{source, loc, std::nullopt};
-	read_root(c, root, cfg);
-	json_decref(root);
-	if (c.failed())
-		return *c.err;
-	cfg.positions = std::move(loc.values);
-	cfg.text = std::string(text);
-	return cfg;
+	DPUMESH_ASSIGN_OR_RETURN(json::document doc, json::document::parse(text, source));
+	return load_document(std::move(doc));
 }
 
 result<node_config> load_file(const std::string &path)
 {
-	std::ifstream in(path, std::ios::binary);
-	if (!in)
-		return errorf("%s: cannot open: %s", path.c_str(), std::strerror(errno));
-	std::ostringstream ss;
-	ss << in.rdbuf();
-	std::string text = ss.str();
-	if (text.size() > (16u << 20))
-		return errorf("%s: file is larger than 16 MiB", path.c_str());
-	return load_string(text, path);
+	DPUMESH_ASSIGN_OR_RETURN(json::document doc, json::document::load_file(path, 16u << 20));
+	return load_document(std::move(doc));
+}
+
+result<node_config> load_document(json::document doc)
+{
+	node_config cfg;
+	cfg.source = doc.source();
+	ctx c(doc);
+	read_root(c, doc.root(), cfg);
+	if (c.failed())
+		return *c.error();
+	cfg.text = doc.text();
+	cfg.positions = doc.take_value_positions();
+	return cfg;
 }
 
 std::string_view to_string(port_role r)

@@ -150,15 +150,15 @@ void text(std::string_view in)
 			std::abort(); /* canonical: exactly one text per byte string */
 	}
 	/* the JWT JSON scanner and jansson agree, where their limits allow */
-	json::value jv;
-	const bool ours = json::validate(in, &jv);
+	policy::json::value jv;
+	const bool ours = policy::json::validate(in, &jv);
 	json_error_t err;
 	json_t *j = json_loadb(in.data(), in.size(), JSON_DECODE_ANY, &err);
 	size_t brackets = 0;
 	for (char c : in)
 		brackets += c == '[' || c == '{';
 	/* (jansson stops reading at a NUL byte; we refuse it) */
-	if (j && !ours && brackets < json::max_depth && in.find('\0') == std::string_view::npos)
+	if (j && !ours && brackets < policy::json::max_depth && in.find('\0') == std::string_view::npos)
 		std::abort(); /* jansson took it, we did not */
 	if (ours && !j && in.find_first_of("0123456789") == std::string_view::npos)
 		std::abort(); /* we took it, jansson did not (number ranges differ by design) */

@@ -371,56 +371,56 @@ TEST(jwt, error_names_are_distinct)
 
 TEST(json_scan, validates_strictly)
 {
-	json::value v;
+	policy::json::value v;
 	for (const char *ok : {"{}", " { \"a\" : [1, -0, 2.5e-3, true, false, null, {}] } ", "[]", "\"x\"",
 			       "0", "-1.0E+2", R"("\u00e9\ud83d\ude00\"\\\/\b\f\n\r\t")", "\"\xc3\xa9\"",
 			       "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"})
-		EXPECT_TRUE(json::validate(ok, &v)) << ok;
+		EXPECT_TRUE(policy::json::validate(ok, &v)) << ok;
 	for (const char *bad : {"", "{", "{\"a\"}", "{\"a\":}", "{\"a\":1,}", "[1,]", "{a:1}", "'x'",
 				"01", "1.", ".5", "-", "1e", "+1", "tru", "nul", "[1] x", "\"\\x\"",
 				R"("\u12")", R"("\u0000")", R"("\ud800")", R"("\udc00")", R"("\ud800\u0041")",
 				"\"\x01\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\"", "\"\xff\"", "\"abc",
 				"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"})
-		EXPECT_FALSE(json::validate(bad, &v)) << bad;
+		EXPECT_FALSE(policy::json::validate(bad, &v)) << bad;
 }
 
 TEST(json_scan, members_strings_numbers)
 {
 	std::vector<std::string> keys;
-	bool ok = json::scan_object(R"({"a":1, "\u0062":"x\ty", "c":[1,"2"], "d":{"e":1}})",
-				    [&](std::string_view k, const json::value &v) {
+	bool ok = policy::json::scan_object(R"({"a":1, "\u0062":"x\ty", "c":[1,"2"], "d":{"e":1}})",
+				    [&](std::string_view k, const policy::json::value &v) {
 					    keys.emplace_back(k);
 					    if (k == "b") {
 						    char buf[8];
-						    EXPECT_EQ(json::unescape(v.raw, buf, sizeof(buf)), 3);
+						    EXPECT_EQ(policy::json::unescape(v.raw, buf, sizeof(buf)), 3);
 						    EXPECT_EQ(std::string(buf, 3), "x\ty");
-						    EXPECT_EQ(json::unescape(v.raw, buf, 2), -1);
+						    EXPECT_EQ(policy::json::unescape(v.raw, buf, 2), -1);
 					    }
 					    if (k == "c") {
 						    int n = 0;
-						    json::for_each_element(v.raw, [&](const json::value &) { n++; });
+						    policy::json::for_each_element(v.raw, [&](const policy::json::value &) { n++; });
 						    EXPECT_EQ(n, 2);
 					    }
 					    return true;
 				    });
 	EXPECT_TRUE(ok);
 	EXPECT_EQ(keys, (std::vector<std::string>{"a", "b", "c", "d"}));
-	EXPECT_FALSE(json::scan_object("[1]", [](std::string_view, const json::value &) { return true; }));
+	EXPECT_FALSE(policy::json::scan_object("[1]", [](std::string_view, const policy::json::value &) { return true; }));
 	char buf[8];
-	EXPECT_EQ(json::unescape(R"("\ud83d\ude00")", buf, sizeof(buf)), 4);
+	EXPECT_EQ(policy::json::unescape(R"("\ud83d\ude00")", buf, sizeof(buf)), 4);
 	EXPECT_EQ(std::string(buf, 4), "\xf0\x9f\x98\x80");
 	int64_t s;
-	EXPECT_TRUE(json::to_seconds("1900000000", &s));
+	EXPECT_TRUE(policy::json::to_seconds("1900000000", &s));
 	EXPECT_EQ(s, 1900000000);
-	EXPECT_TRUE(json::to_seconds("1.9e9", &s));
+	EXPECT_TRUE(policy::json::to_seconds("1.9e9", &s));
 	EXPECT_EQ(s, 1900000000);
-	EXPECT_TRUE(json::to_seconds("-0.5", &s));
+	EXPECT_TRUE(policy::json::to_seconds("-0.5", &s));
 	EXPECT_EQ(s, -1);
-	EXPECT_TRUE(json::to_seconds("99999999999999999999", &s));
+	EXPECT_TRUE(policy::json::to_seconds("99999999999999999999", &s));
 	EXPECT_EQ(s, INT64_MAX);
-	EXPECT_TRUE(json::to_seconds("-1e400", &s));
+	EXPECT_TRUE(policy::json::to_seconds("-1e400", &s));
 	EXPECT_EQ(s, INT64_MIN);
-	EXPECT_TRUE(json::to_seconds("1e-400", &s));
+	EXPECT_TRUE(policy::json::to_seconds("1e-400", &s));
 	EXPECT_EQ(s, 0);
 }
 

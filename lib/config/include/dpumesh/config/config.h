@@ -21,14 +21,12 @@
 
 #include "dpumesh/abi/abi.h"
 #include "dpumesh/common/status.h"
+#include "dpumesh/json/json.h"
 
 namespace dpumesh::config {
 
 /** 1-based line and column of a value in the source text. */
-struct position {
-	unsigned line = 0;
-	unsigned column = 0;
-};
+using position = json::position;
 
 struct node_identity {
 	std::string name;
@@ -234,6 +232,9 @@ result<node_config> load_file(const std::string &path);
 
 /** Parses and validates config text; `source` names it in errors. */
 result<node_config> load_string(std::string_view text, const std::string &source);
+
+/** Validates a parsed document (its source names it in errors). */
+result<node_config> load_document(json::document doc);
 
 std::string_view to_string(port_role r);
 std::string_view to_string(idle_policy p);
