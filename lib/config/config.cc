@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Loads a node config from JSON (jansson) with strict validation and precise error locations.
+#include "dpumesh/common/base64url.h"
 #include "dpumesh/common/text.h"
 #include "dpumesh/config/config.h"
 
@@ -257,33 +258,6 @@ void read_routes(ctx &c, const json_t *arr, node_config &cfg)
 	}
 }
 
-bool base64url_decode(const std::string &in, std::string &out)
-{
-	static constexpr std::string_view alphabet =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-	out.clear();
-	uint32_t acc = 0;
-	int bits = 0;
-	for (char ch : in) {
-		if (ch == '=')
-			break;
-		if (ch == '+')
-			ch = '-';
-		if (ch == '/')
-			ch = '_';
-		size_t idx = alphabet.find(ch);
-		if (idx == std::string_view::npos)
-			return false;
-		acc = (acc << 6) | static_cast<uint32_t>(idx);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out.push_back(static_cast<char>((acc >> bits) & 0xff));
-		}
-	}
-	return !out.empty();
-}
-
 void read_jwt(ctx &c, const json_t *v, node_config &cfg)
 {
 	jwt_config j;
@@ -330,8 +304,11 @@ void read_jwt(ctx &c, const json_t *v, node_config &cfg)
 		if (k.alg == jwt_alg::hs256) {
 			if (!has_secret || has_pem)
 				return c.fail(ko.ptr(), "HS256 key needs \"secret\" (base64url) and no \"pem\"");
-			if (!base64url_decode(secret, k.secret))
-				return c.fail(ko.child("secret"), "not valid base64url");
+			auto bytes = base64url_decode(secret, base64url_form::lenient);
+			if (!bytes)
+				return c.fail(ko.child("secret"),
+					      "not valid base64url (or base64; '=' only at the end)");
+			k.secret = std::move(*bytes);
 			if (k.secret.size() < 32)
 				return c.fail(ko.child("secret"),
 					      "HS256 secret is " + std::to_string(k.secret.size()) +

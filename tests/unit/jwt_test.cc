@@ -94,6 +94,28 @@ TEST(base64url, round_trip_and_canonical)
 	EXPECT_EQ(base64url_decode("a-_b", out, sizeof(out)), 3);
 }
 
+TEST(base64url, lenient_form_for_operator_keys)
+{
+	using dpumesh::base64url_form;
+	uint8_t out[16];
+	const auto lenient = base64url_form::lenient;
+	EXPECT_EQ(base64url_decode("Zg==", out, sizeof(out), lenient), 1); /* padding at the end */
+	EXPECT_EQ(base64url_decode("Zh", out, sizeof(out), lenient), 1);   /* unused bits ignored */
+	EXPECT_EQ(base64url_decode("ab+/", out, sizeof(out), lenient), 3); /* standard alphabet */
+	EXPECT_EQ(std::string(reinterpret_cast<char *>(out), 3),
+		  std::string(reinterpret_cast<const char *>("\x69\xbf\xbf"), 3));
+	EXPECT_EQ(base64url_decode("Z", out, sizeof(out), lenient), -1);       /* 1 mod 4 */
+	EXPECT_EQ(base64url_decode("Zg===", out, sizeof(out), lenient), -1);   /* 3 '=' */
+	EXPECT_EQ(base64url_decode("Zg==Zg==", out, sizeof(out), lenient), -1); /* '=' inside */
+	EXPECT_EQ(base64url_decode("ab c", out, sizeof(out), lenient), -1);
+	EXPECT_EQ(base64url_decode("abcd", out, 2, lenient), -1);
+	auto s = base64url_decode("Zm9vYmFy", lenient);
+	ASSERT_TRUE(s.has_value());
+	EXPECT_EQ(*s, "foobar");
+	EXPECT_FALSE(base64url_decode("Zm9vYmFy!", lenient).has_value());
+	EXPECT_EQ(base64url_decode("", base64url_form::canonical), std::string());
+}
+
 TEST(bearer, scheme_and_spaces)
 {
 	std::string_view t;
