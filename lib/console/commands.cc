@@ -574,8 +574,8 @@ status cmd_help(invocation &inv)
 		append_row(inv.out, c);
 	appendf(inv.out, "<port> is a port id or \"all\"; <type> is a dpumesh log type or \"all\".\n");
 	appendf(inv.out, "set ratelimit/timeout with rate or timeout_ms 0 remove the entry; set policy "
-			 "takes a JSON pointer under /policy and a JSON value without blanks (null "
-			 "removes, a trailing /- appends).\n");
+			 "takes a JSON pointer under /policy and a JSON value, the rest of the line, "
+			 "blanks included (null removes, a trailing /- appends).\n");
 	return status::ok();
 }
 
@@ -591,8 +591,12 @@ status cmd_help_topic(invocation &inv)
 			while (!t.empty()) {
 				size_t bar = t.find('|');
 				std::string_view choice = t.substr(0, bar);
-				if (choice == topic || (choice.size() > 2 && choice.front() == '<' &&
-							choice.substr(1, choice.size() - 2) == topic))
+				std::string_view name = choice.size() > 2 && choice.front() == '<'
+								? choice.substr(1, choice.size() - 2)
+								: std::string_view();
+				if (name.size() > 3 && name.substr(name.size() - 3) == "...")
+					name.remove_suffix(3);
+				if (choice == topic || (!name.empty() && name == topic))
 					hit = true;
 				t = bar == std::string_view::npos ? std::string_view() : t.substr(bar + 1);
 			}
@@ -639,7 +643,7 @@ const command_spec command_table[] = {
 	{"set route <service> <to>", "route a service to \"local\" pods or a peer node", &cmd_set_route},
 	{"set ratelimit <service> <path_prefix> <key> <rate> <burst>", "add or change a token bucket (key: source, route, claim:<name>)", &cmd_set_ratelimit},
 	{"set timeout <service> <path_prefix> <timeout_ms> <retries>", "add or change a route's deadline and retries", &cmd_set_timeout},
-	{"set policy <pointer> <json>", "set any value under /policy (JSON pointer), validated like the config", &cmd_set_policy},
+	{"set policy <pointer> <json...>", "set any value under /policy (JSON pointer) to the JSON of the rest of the line, validated like the config", &cmd_set_policy},
 	{"show pods", "registered pods: service, generation, queue and refusal counters", &cmd_show_pods},
 	{"show pod <id>", "one pod: its pod_lookup_table entry and counters by reason", &cmd_show_pod},
 	{"show pending", "requests waiting for their response (pending table)", &cmd_show_pending},
@@ -664,6 +668,7 @@ std::vector<syntax_token> parse_syntax(const char *syntax)
 	for (const std::string &w : split_words(syntax)) {
 		syntax_token t;
 		t.text = w;
+		t.rest = w.size() > 5 && w.front() == '<' && w.compare(w.size() - 4, 4, "...>") == 0;
 		if (w.front() != '<') {
 			size_t s = 0;
 			for (;;) {

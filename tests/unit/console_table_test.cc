@@ -19,9 +19,13 @@ TEST(ConsoleTable, RowsParseAndHaveHelpAndHandlers)
 		EXPECT_LE(syn.size(), 32u) << c.syntax;
 		EXPECT_NE(c.run, nullptr) << c.syntax;
 		EXPECT_GT(std::string(c.help).size(), 5u) << c.syntax;
-		for (const syntax_token &t : syn)
-			for (const std::string &ch : t.choices)
+		for (size_t i = 0; i < syn.size(); i++) {
+			for (const std::string &ch : syn[i].choices)
 				EXPECT_FALSE(ch.empty()) << c.syntax;
+			if (syn[i].rest) {
+				EXPECT_EQ(i + 1, syn.size()) << c.syntax << ": <...> must be last";
+			}
+		}
 	}
 }
 
@@ -55,7 +59,7 @@ TEST(ConsoleTable, EveryFamilyIsThere)
 	      "show pod <id>", "show pending", "show sidecar", "show dpa", "show dma",
 	      "set route <service> <to>", "set ratelimit <service> <path_prefix> <key> <rate> <burst>",
 	      "set timeout <service> <path_prefix> <timeout_ms> <retries>",
-	      "set policy <pointer> <json>"})
+	      "set policy <pointer> <json...>"})
 		EXPECT_EQ(rows.count(want), 1u) << want;
 	bool set_log = false;
 	for (const std::string &r : rows)
@@ -73,4 +77,10 @@ TEST(ConsoleTable, SplitWordsStopsAtTheEndOfTheLine)
 	EXPECT_TRUE(t[2].matches("anything"));
 	EXPECT_TRUE(t[3].matches("debug"));
 	EXPECT_FALSE(t[3].matches("loud"));
+	EXPECT_FALSE(t[2].rest);
+	auto r = parse_syntax("set policy <pointer> <json...>");
+	ASSERT_EQ(r.size(), 4u);
+	EXPECT_FALSE(r[2].rest);
+	EXPECT_TRUE(r[3].rest);
+	EXPECT_TRUE(r[3].choices.empty());
 }

@@ -4,7 +4,10 @@
 //
 // Syntax of a row: words separated by single spaces; "a|b|c" is a keyword with choices
 // (tab-completed), "<name>" is any one word that the handler validates (port ids, numbers,
-// log types). Rows must not overlap (cmdline reports two full matches as ambiguous).
+// log types), of any length, and "<name...>" (last token only) is the rest of the line,
+// blanks included (a JSON value, a PEM key). Values are limited only by the console's line
+// (max_line_bytes), not by cmdline's 128-byte string tokens. Rows must not overlap (cmdline
+// reports two full matches as ambiguous).
 #pragma once
 
 #include <span>
@@ -38,10 +41,14 @@ std::span<const command_spec> commands();
 /** Splits on blanks. */
 std::vector<std::string> split_words(std::string_view line);
 
+/** The longest line the console runs (a file line, run_line); longer ones are refused. */
+inline constexpr size_t max_line_bytes = 64 * 1024;
+
 /** A syntax token: the choices of a keyword, or no choices for a "<name>" placeholder. */
 struct syntax_token {
 	std::vector<std::string> choices;
 	std::string text;
+	bool rest = false; /**< "<name...>": the rest of the line */
 	bool matches(const std::string &w) const;
 };
 
