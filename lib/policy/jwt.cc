@@ -121,7 +121,7 @@ namespace {
 
 struct key_entry {
 	std::string kid;
-	config::jwt_alg alg = config::jwt_alg::hs256;
+	schema::jwt_alg alg = schema::jwt_alg::hs256;
 	EVP_MAC_CTX *mac = nullptr; /* HS256, keyed once; re-initialised per token */
 	EVP_PKEY *pkey = nullptr;   /* RS256/ES256 */
 	size_t sig_len = 0;         /* bytes of a raw signature */
@@ -252,7 +252,7 @@ struct jwt_verifier::impl {
 	bool pkey_ok(key_entry &k, const uint8_t *sig, size_t sig_len, std::string_view tbs) noexcept
 	{
 		uint8_t der[128];
-		if (k.alg == config::jwt_alg::es256) {
+		if (k.alg == schema::jwt_alg::es256) {
 			/* JWS carries R||S (RFC 7518 §3.4); OpenSSL verifies DER ECDSA-Sig-Value */
 			ECDSA_SIG *es = ECDSA_SIG_new();
 			BIGNUM *r = BN_bin2bn(sig, 32, nullptr);
@@ -317,13 +317,13 @@ struct jwt_verifier::impl {
 		if (a.size() == 4 && (a[0] | 0x20) == 'n' && (a[1] | 0x20) == 'o' &&
 		    (a[2] | 0x20) == 'n' && (a[3] | 0x20) == 'e')
 			return jwt_error::alg_none;
-		config::jwt_alg want;
+		schema::jwt_alg want;
 		if (a == "HS256")
-			want = config::jwt_alg::hs256;
+			want = schema::jwt_alg::hs256;
 		else if (a == "RS256")
-			want = config::jwt_alg::rs256;
+			want = schema::jwt_alg::rs256;
 		else if (a == "ES256")
-			want = config::jwt_alg::es256;
+			want = schema::jwt_alg::es256;
 		else
 			return jwt_error::alg_unsupported;
 		if (has_crit)
@@ -493,7 +493,7 @@ struct jwt_verifier::impl {
 			return jwt_error::bad_signature;
 		stats.signatures.inc();
 		std::string_view tbs = tok.substr(0, d2);
-		bool good = key->alg == config::jwt_alg::hs256
+		bool good = key->alg == schema::jwt_alg::hs256
 				    ? hmac_ok(*key, scratch, key->sig_len, tbs)
 				    : pkey_ok(*key, scratch, key->sig_len, tbs);
 		if (!good)
@@ -523,7 +523,7 @@ struct jwt_verifier::impl {
 jwt_verifier::jwt_verifier(std::unique_ptr<impl> p) : _impl(std::move(p)) {}
 jwt_verifier::~jwt_verifier() = default;
 
-result<std::unique_ptr<jwt_verifier>> jwt_verifier::create(const config::jwt_config &cfg,
+result<std::unique_ptr<jwt_verifier>> jwt_verifier::create(const schema::jwt_config &cfg,
 							   std::vector<std::string> claim_names)
 {
 	auto p = std::make_unique<impl>();
@@ -542,12 +542,12 @@ result<std::unique_ptr<jwt_verifier>> jwt_verifier::create(const config::jwt_con
 	if (!p->sha256 || !p->md)
 		return errorf("/policy/jwt: OpenSSL has no SHA-256");
 	for (size_t i = 0; i < cfg.keys.size(); i++) {
-		const config::jwt_key &ck = cfg.keys[i];
+		const schema::jwt_key &ck = cfg.keys[i];
 		std::string where = "/policy/jwt/keys/" + std::to_string(i) + " (kid \"" + ck.kid + "\")";
 		key_entry k;
 		k.kid = ck.kid;
 		k.alg = ck.alg;
-		if (ck.alg == config::jwt_alg::hs256) {
+		if (ck.alg == schema::jwt_alg::hs256) {
 			if (ck.secret.size() < 32)
 				return status::error(where + ": HS256 secret is " +
 						     std::to_string(ck.secret.size()) +
@@ -576,7 +576,7 @@ result<std::unique_ptr<jwt_verifier>> jwt_verifier::create(const config::jwt_con
 			return status::error(where + ": \"pem\" is not a readable PEM public key");
 		p->keys.push_back(k); /* owned by impl from here on (freed on error too) */
 		key_entry &kk = p->keys.back();
-		if (ck.alg == config::jwt_alg::rs256) {
+		if (ck.alg == schema::jwt_alg::rs256) {
 			if (!EVP_PKEY_is_a(kk.pkey, "RSA"))
 				return status::error(where + ": an RS256 key must be RSA, this is " +
 						     EVP_PKEY_get0_type_name(kk.pkey));

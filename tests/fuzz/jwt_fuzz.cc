@@ -40,33 +40,33 @@ struct world {
 
 	world()
 	{
-		config::policy_config p;
-		config::jwt_config j;
+		policy::schema::policy_config p;
+		policy::schema::jwt_config j;
 		j.issuer = "iss";
 		j.audiences = {"mesh"};
 		j.cache_entries = 16;
-		j.keys.push_back({"h1", config::jwt_alg::hs256, secret, ""});
-		j.keys.push_back({"e1", config::jwt_alg::es256, "", es->public_pem()});
+		j.keys.push_back({"h1", policy::schema::jwt_alg::hs256, secret, ""});
+		j.keys.push_back({"e1", policy::schema::jwt_alg::es256, "", es->public_pem()});
 		p.jwt = j;
-		config::rbac_policy r;
+		policy::schema::rbac_policy r;
 		r.service = "api";
-		config::rbac_rule rule;
-		rule.match = config::path_match::glob;
+		policy::schema::rbac_rule rule;
+		rule.match = policy::schema::path_match::glob;
 		rule.path = "/v1/*/items/?";
 		rule.methods = {"GET"};
 		rule.claims = {{"role", "reader"}, {"tenant", "t1"}};
 		r.rules.push_back(rule);
 		p.rbac.push_back(r);
-		config::ratelimit_config l;
+		policy::schema::ratelimit_config l;
 		l.service = "api";
-		l.key = config::ratelimit_key::claim;
+		l.key = policy::schema::ratelimit_key::claim;
 		l.claim = "sub";
 		l.rate = 1000;
 		l.burst = 10;
 		p.rate_limits.push_back(l);
-		l.key = config::ratelimit_key::source;
+		l.key = policy::schema::ratelimit_key::source;
 		p.rate_limits.push_back(l);
-		config::breaker_config b;
+		policy::schema::breaker_config b;
 		b.service = "api";
 		p.circuit_breakers.push_back(b);
 		auto v = jwt_verifier::create(j, {"sub", "role", "roles", "tenant"});

@@ -33,16 +33,16 @@ keys &k()
 	return ks;
 }
 
-config::jwt_config make_config(uint32_t cache = 64)
+policy::schema::jwt_config make_config(uint32_t cache = 64)
 {
-	config::jwt_config c;
+	policy::schema::jwt_config c;
 	c.issuer = "https://issuer.example";
 	c.audiences = {"mesh", "api"};
 	c.clock_skew_s = 30;
 	c.cache_entries = cache;
-	c.keys.push_back({"h1", config::jwt_alg::hs256, secret, ""});
-	c.keys.push_back({"r1", config::jwt_alg::rs256, "", k().rs->public_pem()});
-	c.keys.push_back({"e1", config::jwt_alg::es256, "", k().es->public_pem()});
+	c.keys.push_back({"h1", policy::schema::jwt_alg::hs256, secret, ""});
+	c.keys.push_back({"r1", policy::schema::jwt_alg::rs256, "", k().rs->public_pem()});
+	c.keys.push_back({"e1", policy::schema::jwt_alg::es256, "", k().es->public_pem()});
 	return c;
 }
 
@@ -282,7 +282,7 @@ TEST(jwt, malformed_tokens)
 TEST(jwt, several_keys_of_one_alg_need_a_kid)
 {
 	auto c = make_config();
-	c.keys.push_back({"r2", config::jwt_alg::rs256, "", k().other_rs->public_pem()});
+	c.keys.push_back({"r2", policy::schema::jwt_alg::rs256, "", k().other_rs->public_pem()});
 	auto v = jwt_verifier::create(c, {"sub"});
 	ASSERT_TRUE(v) << v.error().message();
 	EXPECT_EQ(verify(**v, make_jwt(*k().other_rs, R"({"alg":"RS256"})", claims())), jwt_error::unknown_kid);
@@ -348,29 +348,29 @@ TEST(jwt, claim_values_that_do_not_fit_are_dropped)
 
 TEST(jwt, unusable_keys_are_refused_with_context)
 {
-	auto with = [](config::jwt_key key) {
-		config::jwt_config c;
+	auto with = [](policy::schema::jwt_key key) {
+		policy::schema::jwt_config c;
 		c.keys.push_back(std::move(key));
 		return jwt_verifier::create(c, {});
 	};
-	auto r = with({"x", config::jwt_alg::rs256, "", "-----BEGIN PUBLIC KEY-----\ngarbage\n"});
+	auto r = with({"x", policy::schema::jwt_alg::rs256, "", "-----BEGIN PUBLIC KEY-----\ngarbage\n"});
 	ASSERT_FALSE(r);
 	EXPECT_NE(r.error().message().find("/policy/jwt/keys/0 (kid \"x\")"), std::string::npos)
 		<< r.error().message();
-	r = with({"x", config::jwt_alg::rs256, "", k().es->public_pem()});
+	r = with({"x", policy::schema::jwt_alg::rs256, "", k().es->public_pem()});
 	ASSERT_FALSE(r);
 	EXPECT_NE(r.error().message().find("must be RSA"), std::string::npos) << r.error().message();
-	r = with({"x", config::jwt_alg::rs256, "", signing_key::rsa(1024)->public_pem()});
+	r = with({"x", policy::schema::jwt_alg::rs256, "", signing_key::rsa(1024)->public_pem()});
 	ASSERT_FALSE(r);
 	EXPECT_NE(r.error().message().find("1024 bits"), std::string::npos) << r.error().message();
-	r = with({"x", config::jwt_alg::es256, "", signing_key::ec("P-384")->public_pem()});
+	r = with({"x", policy::schema::jwt_alg::es256, "", signing_key::ec("P-384")->public_pem()});
 	ASSERT_FALSE(r);
 	EXPECT_NE(r.error().message().find("P-256"), std::string::npos) << r.error().message();
-	r = with({"x", config::jwt_alg::hs256, "short", ""});
+	r = with({"x", policy::schema::jwt_alg::hs256, "short", ""});
 	ASSERT_FALSE(r);
 	EXPECT_NE(r.error().message().find("at least 32"), std::string::npos) << r.error().message();
 
-	config::jwt_config c = make_config();
+	policy::schema::jwt_config c = make_config();
 	std::vector<std::string> names;
 	for (unsigned i = 0; i <= jwt_max_claims; i++)
 		names.push_back("c" + std::to_string(i));

@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "dpumesh/config/config.h"
+#include "dpumesh/policy/schema.h"
 #include "dpumesh/common/base64url.h"
 #include "dpumesh/common/counter.h"
 #include "dpumesh/common/status.h"
@@ -142,7 +142,7 @@ public:
 	 *         RS256 key is EC, expected RSA"), a key under 2048 bits, an EC key not on
 	 *         P-256, or too many claim names
 	 */
-	static result<std::unique_ptr<jwt_verifier>> create(const config::jwt_config &cfg,
+	static result<std::unique_ptr<jwt_verifier>> create(const schema::jwt_config &cfg,
 							    std::vector<std::string> claim_names);
 	~jwt_verifier();
 	jwt_verifier(const jwt_verifier &) = delete;
