@@ -27,6 +27,7 @@
 #include "dpumesh/app/options.h"
 #include "dpumesh/port/port.h"
 #include "dpumesh/podreg/registrar.h"
+#include "dpumesh/policy/cli.h"
 #include "dpumesh/dpa/emulator.h"
 #include "dpumesh/wire/frame.h"
 #include "dpumesh/podreg/pod_registry.h"
@@ -323,6 +324,7 @@ int run(int argc, char **argv)
 			   [overrides](config::node_config &c) { app::apply_overrides(overrides, c); });
 	node.stats_period.store(opts->stats_period);
 	node.set_mesh(&registry, sidecar.get(), emu.get());
+	policy::cli::register_module(); /* the L7 policy module's console rows, telemetry */
 	st = control::telemetry_register(node);
 	if (!st.is_ok())
 		DPUMESH_LOG(WARNING, main, "%s", st.message().c_str());

@@ -101,6 +101,7 @@ cmdline_token_ops value_ops = [] {
 
 struct console::impl {
 	control::node &node;
+	std::vector<command_spec> table; /* the shared table as it was when this console was built */
 	std::vector<std::vector<syntax_token>> syntaxes; /* per table row */
 	std::deque<cmdline_parse_token_string_t> tokens;
 	std::deque<value_token> values;
@@ -173,7 +174,8 @@ cmdline_parse_inst_t *console::impl::new_inst(void (*f)(void *, cmdline *, void 
 
 void console::impl::build()
 {
-	auto table = commands();
+	auto rows = commands();
+	table.assign(rows.begin(), rows.end());
 	if (std::string clash = first_overlap(table); !clash.empty())
 		throw std::logic_error("console: command rows overlap: " + clash);
 	for (size_t row = 0; row < table.size(); row++) {
@@ -323,7 +325,6 @@ std::string console::impl::explain(const std::string &line) const
 			m++;
 		best = std::max(best, m);
 	}
-	auto table = commands();
 	if (best == 0) {
 		std::string guess;
 		size_t dist = 3;

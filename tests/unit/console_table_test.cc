@@ -1,13 +1,46 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The console's command table, without EAL: rows parse, never overlap, cover the families.
+// The console's command table, without EAL: rows parse, never overlap, cover the families
+// (the console's own rows and those the policy module registers, as dpumesh does).
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
 
+#include "dpumesh/policy/cli.h"
 #include "internal/commands.h"
 
 using namespace dpumesh::console;
+
+namespace {
+
+/* The policy rows come from its module, registered at start-up as app/dpumesh does. */
+std::set<std::string> syntaxes()
+{
+	std::set<std::string> rows;
+	for (const command_spec &c : commands())
+		rows.insert(c.syntax);
+	return rows;
+}
+
+const bool core_has_no_policy_rows = syntaxes().count("show policy") == 0;
+
+struct register_policy_module : testing::Environment {
+	void SetUp() override { dpumesh::policy::cli::register_module(); }
+};
+const auto *env = testing::AddGlobalTestEnvironment(new register_policy_module);
+
+} // namespace
+
+TEST(ConsoleTable, PolicyRowsComeFromTheModuleOnce)
+{
+	EXPECT_TRUE(core_has_no_policy_rows) << "the console's own table names a policy row";
+	const size_t n = commands().size();
+	dpumesh::policy::cli::register_module(); /* again: no duplicates */
+	EXPECT_EQ(commands().size(), n);
+	EXPECT_EQ(first_overlap(commands()), "");
+	for (const char *want : {"show policy", "set policy <pointer> <json...>"})
+		EXPECT_EQ(syntaxes().count(want), 1u) << want;
+}
 
 TEST(ConsoleTable, RowsParseAndHaveHelpAndHandlers)
 {
