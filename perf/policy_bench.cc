@@ -57,39 +57,39 @@ struct request {
 	}
 };
 
-config::policy_config make_policy(uint32_t cache_entries)
+policy::schema::policy_config make_policy(uint32_t cache_entries)
 {
-	config::policy_config p;
-	config::jwt_config j;
+	policy::schema::policy_config p;
+	policy::schema::jwt_config j;
 	j.issuer = "https://issuer.example";
 	j.audiences = {"mesh"};
 	j.cache_entries = cache_entries;
-	j.keys.push_back({"h1", config::jwt_alg::hs256, secret, ""});
-	j.keys.push_back({"r1", config::jwt_alg::rs256, "", k().rs->public_pem()});
-	j.keys.push_back({"e1", config::jwt_alg::es256, "", k().es->public_pem()});
+	j.keys.push_back({"h1", policy::schema::jwt_alg::hs256, secret, ""});
+	j.keys.push_back({"r1", policy::schema::jwt_alg::rs256, "", k().rs->public_pem()});
+	j.keys.push_back({"e1", policy::schema::jwt_alg::es256, "", k().es->public_pem()});
 	p.jwt = j;
-	config::rbac_policy r;
+	policy::schema::rbac_policy r;
 	r.service = "api";
-	config::rbac_rule admin;
+	policy::schema::rbac_rule admin;
 	admin.claims = {{"roles", "admin"}};
-	config::rbac_rule reader;
+	policy::schema::rbac_rule reader;
 	reader.methods = {"GET", "HEAD"};
-	reader.match = config::path_match::glob;
+	reader.match = policy::schema::path_match::glob;
 	reader.path = "/v1/items/*";
 	reader.claims = {{"role", "reader"}};
 	r.rules = {admin, reader};
 	p.rbac.push_back(r);
 	for (const char *svc : {"api", "open"}) {
-		config::ratelimit_config src;
+		policy::schema::ratelimit_config src;
 		src.service = svc;
 		src.rate = 100000000;
 		src.burst = 100000000;
 		p.rate_limits.push_back(src);
-		config::ratelimit_config route = src;
-		route.key = config::ratelimit_key::route;
+		policy::schema::ratelimit_config route = src;
+		route.key = policy::schema::ratelimit_key::route;
 		route.path_prefix = "/v1/";
 		p.rate_limits.push_back(route);
-		config::breaker_config b;
+		policy::schema::breaker_config b;
 		b.service = svc;
 		p.circuit_breakers.push_back(b);
 	}

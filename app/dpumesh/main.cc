@@ -15,6 +15,7 @@
 #include "dpumesh/console/console.h"
 #include "dpumesh/control/control.h"
 #include "dpumesh/node/node.h"
+#include "dpumesh/policy/cli.h"
 #include "stats.h"
 
 #ifndef DPUMESH_VERSION
@@ -117,6 +118,7 @@ int run(int argc, char **argv)
 	control::node ctl(*n, from_file,
 			  [overrides](config::node_config &c) { app::apply_overrides(overrides, c); });
 	ctl.stats_period.store(opts->stats_period);
+	policy::cli::register_module(); /* the L7 policy module's console rows, telemetry */
 	st = control::telemetry_register(ctl);
 	if (!st.is_ok())
 		DPUMESH_LOG(WARNING, main, "%s", st.message().c_str());

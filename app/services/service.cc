@@ -30,10 +30,9 @@
 #include <string>
 #include <vector>
 
-#include <jansson.h>
-
 #include "dpumesh/common/fnv.h"
 #include "dpumesh/host/coro.h"
+#include "dpumesh/json/json.h"
 
 namespace {
 
@@ -60,53 +59,46 @@ void burn(uint32_t us)
 bool load_graph(const std::string &path, const std::string &name, service_def *out,
 		std::string *err)
 {
-	json_error_t je;
-	json_t *root = json_load_file(path.c_str(), JSON_REJECT_DUPLICATES, &je);
-	if (!root) {
-		*err = path + ":" + std::to_string(je.line) + ":" + std::to_string(je.column) + ": " +
-		       je.text;
+	using dpumesh::json::object_reader;
+	using dpumesh::json::pointer_append;
+	auto doc = dpumesh::json::document::load_file(path, 16u << 20);
+	if (!doc) {
+		*err = doc.error().message();
 		return false;
 	}
-	json_t *svcs = json_object_get(root, "services");
-	json_t *me = svcs ? json_object_get(svcs, name.c_str()) : nullptr;
-	bool ok = false;
-	if (!json_is_object(me)) {
-		*err = path + ": /services/" + name + ": not defined";
-	} else {
-		ok = true;
-		json_t *cpu = json_object_get(me, "cpu_us");
-		if (cpu && json_is_integer(cpu) && json_integer_value(cpu) >= 0 &&
-		    json_integer_value(cpu) <= 10000000)
-			out->cpu_us = static_cast<uint32_t>(json_integer_value(cpu));
-		else if (cpu)
-			ok = false, *err = path + ": /services/" + name + "/cpu_us: 0-10000000 expected";
-		json_t *calls = json_object_get(me, "calls");
-		size_t i, j;
-		json_t *st, *c;
-		if (ok && calls && !json_is_array(calls))
-			ok = false, *err = path + ": /services/" + name + "/calls: an array of arrays expected";
-		json_array_foreach(ok ? calls : nullptr, i, st) {
-			if (!json_is_array(st) || json_array_size(st) == 0) {
-				ok = false;
-				*err = path + ": /services/" + name + "/calls/" + std::to_string(i) +
-				       ": a non-empty array of service names expected";
+	dpumesh::json::reader r(*doc);
+	object_reader root(r, doc->root(), "");
+	const json_t *svcs = root.get("services", true);
+	root.done();
+	object_reader all(r, svcs, "/services");
+	const json_t *me = all.valid() ? json_object_get(svcs, name.c_str()) : nullptr;
+	if (all.valid() && !me)
+		r.fail("/services", "service \"" + name + "\" is not defined");
+	object_reader o(r, me, pointer_append("/services", name));
+	o.uint("cpu_us", out->cpu_us, 0, 10000000);
+	const json_t *calls = o.array("calls", false, 64);
+	o.done();
+	size_t i, j;
+	const json_t *st, *c;
+	json_array_foreach(r.failed() ? nullptr : calls, i, st) {
+		std::string sp = pointer_append(o.child("calls"), i);
+		if (!json_is_array(st) || json_array_size(st) == 0) {
+			r.fail(sp, "a non-empty array of service names expected");
+			break;
+		}
+		std::vector<std::string> stage;
+		json_array_foreach(st, j, c) {
+			if (!json_is_string(c) || !json_object_get(svcs, json_string_value(c))) {
+				r.fail(pointer_append(sp, j), "not a service of the graph");
 				break;
 			}
-			std::vector<std::string> stage;
-			json_array_foreach(st, j, c) {
-				if (!json_is_string(c) || !json_object_get(svcs, json_string_value(c))) {
-					ok = false;
-					*err = path + ": /services/" + name + "/calls/" + std::to_string(i) +
-					       "/" + std::to_string(j) + ": not a service of the graph";
-					break;
-				}
-				stage.push_back(json_string_value(c));
-			}
-			out->stages.push_back(std::move(stage));
+			stage.push_back(json_string_value(c));
 		}
+		out->stages.push_back(std::move(stage));
 	}
-	json_decref(root);
-	return ok;
+	if (r.failed())
+		*err = r.error()->message();
+	return !r.failed();
 }
 
 /* What one downstream call gave: its status and its part of the walk. */

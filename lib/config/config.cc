@@ -4,220 +4,22 @@
 #include "dpumesh/config/config.h"
 
 #include <arpa/inet.h>
-#include <jansson.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstring>
-#include <fstream>
 #include <set>
-#include <sstream>
-
-#include "internal/json_locator.h"
 
 namespace dpumesh::config {
 
-using internal::pointer_append;
+using json::pointer_append;
 
 namespace {
 
-const char *type_name(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT: return "an object";
-	case JSON_ARRAY: return "an array";
-	case JSON_STRING: return "a string";
-	case JSON_INTEGER: return "an integer";
-	case JSON_REAL: return "a real number";
-	case JSON_TRUE:
-	case JSON_FALSE: return "a boolean";
-	case JSON_NULL: return "null";
-	}
-	return "an unknown type";
-}
-
-
-/** Parse state: the first error wins and stops further checks from adding noise. */
-struct ctx {
-	const std::string &source;
-	const internal::located &loc;
-	std::optional<status> err;
-
-	bool failed() const { return err.has_value(); }
-
-	void fail(const std::string &ptr, const std::string &msg, bool at_key = false)
-	{
-		if (err)
-			return;
-		position p{};
-		const auto &m = at_key ? loc.keys : loc.values;
-		if (auto it = m.find(ptr); it != m.end())
-			p = it->second;
-		else if (auto it2 = loc.values.find(ptr); it2 != loc.values.end())
-			p = it2->second;
-		err = errorf("%s:%u:%u: %s: %s", source.c_str(), p.line, p.column,
-			     ptr.empty() ? "/" : ptr.c_str(), msg.c_str());
-	}
-};
-
-/** Reads the keys of one JSON object, remembering which ones were known. */
-class obj {
-public:
-	/* v may be nullptr when a parent was invalid or a required key was missing: that error
-	 * is already reported, and this reader then reads nothing. */
-	obj(ctx &c, const json_t *v, std::string ptr) : _c(c), _v(v), _ptr(std::move(ptr))
-	{
-		if (v && !json_is_object(v)) {
-			_c.fail(_ptr, std::string("expected an object, got ") + type_name(v));
-			_v = nullptr;
-		}
-	}
-
-	bool valid() const { return _v && !_c.failed(); }
-	std::string child(std::string_view key) const { return pointer_append(_ptr, key); }
-	const std::string &ptr() const { return _ptr; }
-
-	const json_t *get(const char *key, bool required)
-	{
-		_known.insert(key);
-		if (!valid())
-			return nullptr;
-		const json_t *v = json_object_get(_v, key);
-		if (!v && required)
-			_c.fail(_ptr, std::string("missing required key \"") + key + "\"");
-		return v;
-	}
-
-	bool str(const char *key, std::string &out, bool required = false, size_t max_len = 255)
-	{
-		const json_t *v = get(key, required);
-		if (!v)
-			return false;
-		if (!json_is_string(v)) {
-			_c.fail(child(key), std::string("expected a string, got ") + type_name(v));
-			return false;
-		}
-		size_t n = json_string_length(v);
-		if (n == 0 || n > max_len) {
-			_c.fail(child(key), "length " + std::to_string(n) + " is out of range [1, " +
-						    std::to_string(max_len) + "]");
-			return false;
-		}
-		out.assign(json_string_value(v), n);
-		if (out.find('\0') != std::string::npos) {
-			_c.fail(child(key), "contains a NUL character");
-			return false;
-		}
-		return true;
-	}
-
-	template <typename T>
-	bool uint(const char *key, T &out, uint64_t lo, uint64_t hi, bool required = false)
-	{
-		const json_t *v = get(key, required);
-		if (!v)
-			return false;
-		if (!json_is_integer(v)) {
-			_c.fail(child(key), std::string("expected an integer, got ") + type_name(v));
-			return false;
-		}
-		json_int_t x = json_integer_value(v);
-		if (x < 0 || static_cast<uint64_t>(x) < lo || static_cast<uint64_t>(x) > hi) {
-			_c.fail(child(key), std::to_string(x) + " is out of range [" + std::to_string(lo) +
-						    ", " + std::to_string(hi) + "]");
-			return false;
-		}
-		out = static_cast<T>(x);
-		return true;
-	}
-
-	bool boolean(const char *key, bool &out)
-	{
-		const json_t *v = get(key, false);
-		if (!v)
-			return false;
-		if (!json_is_boolean(v)) {
-			_c.fail(child(key), std::string("expected a boolean, got ") + type_name(v));
-			return false;
-		}
-		out = json_is_true(v);
-		return true;
-	}
-
-	template <typename E>
-	bool enumeration(const char *key, E &out,
-			 std::initializer_list<std::pair<const char *, E>> choices,
-			 bool required = false)
-	{
-		std::string s;
-		if (!str(key, s, required))
-			return false;
-		std::string names;
-		for (const auto &[name, value] : choices) {
-			if (s == name) {
-				out = value;
-				return true;
-			}
-			names += names.empty() ? "" : ", ";
-			names += name;
-		}
-		_c.fail(child(key), "\"" + s + "\" is not one of: " + names);
-		return false;
-	}
-
-	/** The array at key (nullptr when absent or not an array, with an error for the latter). */
-	const json_t *array(const char *key, bool required = false, size_t max_items = 4096)
-	{
-		const json_t *v = get(key, required);
-		if (!v)
-			return nullptr;
-		if (!json_is_array(v)) {
-			_c.fail(child(key), std::string("expected an array, got ") + type_name(v));
-			return nullptr;
-		}
-		if (json_array_size(v) > max_items) {
-			_c.fail(child(key), "too many items (" + std::to_string(json_array_size(v)) +
-						    ", at most " + std::to_string(max_items) + ")");
-			return nullptr;
-		}
-		return v;
-	}
-
-	/** Reports the first key that no getter asked for. Call after all getters. */
-	void done()
-	{
-		if (!valid())
-			return;
-		const char *key;
-		const json_t *value;
-		json_object_foreach(const_cast<json_t *>(_v), key, value)
-		{
-			(void)value;
-			if (_known.count(key))
-				continue;
-			std::string msg = std::string("unknown key \"") + key + "\"";
-			std::string best;
-			size_t best_d = 3;
-			for (const auto &k : _known) {
-				size_t d = edit_distance(key, k);
-				if (d < best_d) {
-					best_d = d;
-					best = k;
-				}
-			}
-			if (!best.empty())
-				msg += " (did you mean \"" + best + "\"?)";
-			_c.fail(child(key), msg, true);
-			return;
-		}
-	}
-
-private:
-	ctx &_c;
-	const json_t *_v;
-	std::string _ptr;
-	std::set<std::string> _known;
-};
+/* The strict readers of dpumesh::json: the first error wins and stops further checks. */
+using ctx = json::reader;
+using obj = json::object_reader;
+using json::type_name;
 
 bool valid_name(const std::string &s)
 {
@@ -455,294 +257,11 @@ void read_routes(ctx &c, const json_t *arr, node_config &cfg)
 	}
 }
 
-bool base64url_decode(const std::string &in, std::string &out)
-{
-	static constexpr std::string_view alphabet =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-	out.clear();
-	uint32_t acc = 0;
-	int bits = 0;
-	for (char ch : in) {
-		if (ch == '=')
-			break;
-		if (ch == '+')
-			ch = '-';
-		if (ch == '/')
-			ch = '_';
-		size_t idx = alphabet.find(ch);
-		if (idx == std::string_view::npos)
-			return false;
-		acc = (acc << 6) | static_cast<uint32_t>(idx);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out.push_back(static_cast<char>((acc >> bits) & 0xff));
-		}
-	}
-	return !out.empty();
-}
-
-void read_jwt(ctx &c, const json_t *v, node_config &cfg)
-{
-	jwt_config j;
-	obj o(c, v, "/policy/jwt");
-	std::string issuer;
-	if (o.str("issuer", issuer, false, 1024))
-		j.issuer = issuer;
-	if (const json_t *aud = o.array("audiences", false, 64)) {
-		size_t i;
-		const json_t *a;
-		json_array_foreach(aud, i, a)
-		{
-			if (!json_is_string(a) || json_string_length(a) == 0)
-				return c.fail(pointer_append(o.child("audiences"), std::to_string(i)),
-					      "expected a non-empty string");
-			j.audiences.emplace_back(json_string_value(a));
-		}
-	}
-	o.uint("clock_skew_s", j.clock_skew_s, 0, 3600);
-	o.uint("cache_entries", j.cache_entries, 0, 1u << 20);
-	const json_t *keys = o.array("keys", true, 64);
-	o.done();
-	if (!keys)
-		return;
-	if (json_array_size(keys) == 0)
-		return c.fail(o.child("keys"), "needs at least one key");
-	size_t i;
-	const json_t *kv;
-	json_array_foreach(keys, i, kv)
-	{
-		jwt_key k;
-		obj ko(c, kv, pointer_append(o.child("keys"), std::to_string(i)));
-		ko.str("kid", k.kid, true, 128);
-		ko.enumeration("alg", k.alg,
-			       {{"HS256", jwt_alg::hs256}, {"RS256", jwt_alg::rs256},
-				{"ES256", jwt_alg::es256}},
-			       true);
-		std::string secret;
-		bool has_secret = ko.str("secret", secret, false, 4096);
-		bool has_pem = ko.str("pem", k.pem, false, 16384);
-		ko.done();
-		if (c.failed())
-			return;
-		if (k.alg == jwt_alg::hs256) {
-			if (!has_secret || has_pem)
-				return c.fail(ko.ptr(), "HS256 key needs \"secret\" (base64url) and no \"pem\"");
-			if (!base64url_decode(secret, k.secret))
-				return c.fail(ko.child("secret"), "not valid base64url");
-			if (k.secret.size() < 32)
-				return c.fail(ko.child("secret"),
-					      "HS256 secret is " + std::to_string(k.secret.size()) +
-						      " bytes; at least 32 are required");
-		} else {
-			if (!has_pem || has_secret)
-				return c.fail(ko.ptr(), "RS256/ES256 key needs \"pem\" and no \"secret\"");
-			if (k.pem.find("-----BEGIN PUBLIC KEY-----") == std::string::npos)
-				return c.fail(ko.child("pem"), "not a PEM public key (-----BEGIN PUBLIC KEY-----)");
-		}
-		for (const auto &other : j.keys)
-			if (other.kid == k.kid)
-				return c.fail(ko.child("kid"), "duplicate key id \"" + k.kid + "\"");
-		j.keys.push_back(std::move(k));
-	}
-	cfg.policy.jwt = std::move(j);
-}
-
-void read_path_match(ctx &c, obj &o, path_match &match, std::string &path)
-{
-	int found = 0;
-	for (auto [key, kind] : {std::pair{"exact", path_match::exact},
-				 std::pair{"prefix", path_match::prefix},
-				 std::pair{"glob", path_match::glob}}) {
-		std::string s;
-		if (o.str(key, s, false, 1024)) {
-			found++;
-			match = kind;
-			path = s;
-			if (s[0] != '/')
-				c.fail(o.child(key), "\"" + s + "\" must start with '/'");
-		}
-	}
-	if (found > 1)
-		c.fail(o.ptr(), "give only one of \"exact\", \"prefix\", \"glob\"");
-}
-
-void read_rbac(ctx &c, const json_t *arr, node_config &cfg)
-{
-	static const std::set<std::string> methods = {"GET",    "HEAD",    "POST",  "PUT",
-						      "DELETE", "OPTIONS", "PATCH", "CONNECT",
-						      "TRACE"};
-	size_t i;
-	const json_t *v;
-	json_array_foreach(arr, i, v)
-	{
-		rbac_policy p;
-		obj o(c, v, pointer_append("/policy/rbac", std::to_string(i)));
-		o.str("service", p.service, true, 63);
-		std::string def = "deny";
-		o.enumeration("default", p.default_allow, {{"deny", false}, {"allow", true}});
-		o.boolean("require_jwt", p.require_jwt);
-		const json_t *rules = o.array("rules", false, 1024);
-		o.done();
-		check_service_ref(c, cfg, o, p.service);
-		size_t j;
-		const json_t *rv;
-		if (rules) {
-			json_array_foreach(rules, j, rv)
-			{
-				rbac_rule r;
-				obj ro(c, rv, pointer_append(o.child("rules"), std::to_string(j)));
-				if (const json_t *m = ro.array("methods", false, 16)) {
-					size_t k;
-					const json_t *mv;
-					json_array_foreach(m, k, mv)
-					{
-						std::string mp = pointer_append(ro.child("methods"),
-										std::to_string(k));
-						if (!json_is_string(mv) || !methods.count(json_string_value(mv)))
-							return c.fail(mp, "expected an HTTP method (GET, POST, ...)");
-						r.methods.emplace_back(json_string_value(mv));
-					}
-				}
-				read_path_match(c, ro, r.match, r.path);
-				if (const json_t *cl = ro.get("claims", false)) {
-					if (!json_is_object(cl))
-						return c.fail(ro.child("claims"),
-							      std::string("expected an object, got ") +
-								      type_name(cl));
-					const char *ck;
-					const json_t *cv;
-					json_object_foreach(const_cast<json_t *>(cl), ck, cv)
-					{
-						if (!json_is_string(cv))
-							return c.fail(pointer_append(ro.child("claims"), ck),
-								      "expected a string");
-						r.claims[ck] = json_string_value(cv);
-					}
-				}
-				ro.done();
-				if (c.failed())
-					return;
-				p.rules.push_back(std::move(r));
-			}
-		}
-		if (c.failed())
-			return;
-		for (const auto &other : cfg.policy.rbac)
-			if (other.service == p.service)
-				return c.fail(o.child("service"),
-					      "duplicate RBAC policy for service \"" + p.service + "\"");
-		if (p.require_jwt && !cfg.policy.jwt)
-			return c.fail(o.child("service"),
-				      "RBAC policy requires JWT but /policy/jwt is not configured "
-				      "(set \"require_jwt\": false or add /policy/jwt)");
-		cfg.policy.rbac.push_back(std::move(p));
-	}
-}
-
-void read_rate_limits(ctx &c, const json_t *arr, node_config &cfg)
-{
-	size_t i;
-	const json_t *v;
-	json_array_foreach(arr, i, v)
-	{
-		ratelimit_config r;
-		obj o(c, v, pointer_append("/policy/rate_limits", std::to_string(i)));
-		o.str("service", r.service, true, 63);
-		if (o.str("path_prefix", r.path_prefix, false, 1024) && r.path_prefix[0] != '/')
-			c.fail(o.child("path_prefix"), "must start with '/'");
-		std::string key;
-		if (o.str("key", key, false, 128)) {
-			if (key == "source")
-				r.key = ratelimit_key::source;
-			else if (key == "route")
-				r.key = ratelimit_key::route;
-			else if (key.rfind("claim:", 0) == 0 && key.size() > 6) {
-				r.key = ratelimit_key::claim;
-				r.claim = key.substr(6);
-			} else
-				c.fail(o.child("key"), "\"" + key +
-							       "\" is not one of: source, route, claim:<name>");
-		}
-		o.uint("rate", r.rate, 1, 100000000, true);
-		r.burst = r.rate;
-		o.uint("burst", r.burst, 1, 100000000);
-		o.done();
-		check_service_ref(c, cfg, o, r.service);
-		if (c.failed())
-			return;
-		if (r.key == ratelimit_key::claim && !cfg.policy.jwt)
-			return c.fail(o.child("key"), "a claim key needs /policy/jwt");
-		cfg.policy.rate_limits.push_back(std::move(r));
-	}
-}
-
-void read_breakers(ctx &c, const json_t *arr, node_config &cfg)
-{
-	size_t i;
-	const json_t *v;
-	json_array_foreach(arr, i, v)
-	{
-		breaker_config b;
-		obj o(c, v, pointer_append("/policy/circuit_breakers", std::to_string(i)));
-		o.str("service", b.service, true, 63);
-		o.uint("consecutive_failures", b.consecutive_failures, 1, 1000000);
-		o.uint("error_rate_percent", b.error_rate_percent, 1, 100);
-		o.uint("min_requests", b.min_requests, 1, 1000000);
-		o.uint("window_ms", b.window_ms, 10, 3600000);
-		o.uint("open_ms", b.open_ms, 1, 3600000);
-		o.uint("half_open_probes", b.half_open_probes, 1, 1000);
-		o.done();
-		check_service_ref(c, cfg, o, b.service);
-		if (c.failed())
-			return;
-		for (const auto &other : cfg.policy.circuit_breakers)
-			if (other.service == b.service)
-				return c.fail(o.child("service"), "duplicate circuit breaker for \"" +
-									  b.service + "\"");
-		cfg.policy.circuit_breakers.push_back(std::move(b));
-	}
-}
-
-void read_timeouts(ctx &c, const json_t *arr, node_config &cfg)
-{
-	size_t i;
-	const json_t *v;
-	json_array_foreach(arr, i, v)
-	{
-		timeout_config t;
-		obj o(c, v, pointer_append("/policy/timeouts", std::to_string(i)));
-		o.str("service", t.service, true, 63);
-		if (o.str("path_prefix", t.path_prefix, false, 1024) && t.path_prefix[0] != '/')
-			c.fail(o.child("path_prefix"), "must start with '/'");
-		o.uint("timeout_ms", t.timeout_ms, 1, 3600000);
-		o.uint("retries", t.retries, 0, 10);
-		o.uint("backoff_ms", t.backoff_ms, 0, 60000);
-		o.uint("retry_budget_percent", t.retry_budget_percent, 0, 100);
-		o.boolean("retry_non_idempotent", t.retry_non_idempotent);
-		o.done();
-		check_service_ref(c, cfg, o, t.service);
-		if (c.failed())
-			return;
-		cfg.policy.timeouts.push_back(std::move(t));
-	}
-}
-
 void read_policy(ctx &c, const json_t *v, node_config &cfg)
 {
-	obj o(c, v, "/policy");
-	o.uint("default_timeout_ms", cfg.policy.default_timeout_ms, 1, 3600000);
-	if (const json_t *j = o.get("jwt", false))
-		read_jwt(c, j, cfg);
-	if (const json_t *a = o.array("rbac"))
-		read_rbac(c, a, cfg);
-	if (const json_t *a = o.array("rate_limits"))
-		read_rate_limits(c, a, cfg);
-	if (const json_t *a = o.array("circuit_breakers"))
-		read_breakers(c, a, cfg);
-	if (const json_t *a = o.array("timeouts"))
-		read_timeouts(c, a, cfg);
-	o.done();
+	policy::read_config(c, v, "/policy",
+			    [&](std::string_view service) { return cfg.find_service(service) != nullptr; },
+			    cfg.policy);
 }
 
 void read_dpa(ctx &c, const json_t *v, node_config &cfg)
@@ -832,35 +351,27 @@ const route_config *node_config::find_route(std::string_view service) const
 
 result<node_config> load_string(std::string_view text, const std::string &source)
 {
-	json_error_t jerr;
-	json_t *root = json_loadb(text.data(), text.size(), JSON_REJECT_DUPLICATES, &jerr);
-	if (!root)
-		return errorf("%s:%d:%d: %s", source.c_str(), jerr.line, jerr.column, jerr.text);
-
-	internal::located loc = internal::locate(text);
-	node_config cfg;
-	cfg.source = source;
-	ctx c{source, loc, std::nullopt};
-	read_root(c, root, cfg);
-	json_decref(root);
-	if (c.failed())
-		return *c.err;
-	cfg.positions = std::move(loc.values);
-	cfg.text = std::string(text);
-	return cfg;
+	DPUMESH_ASSIGN_OR_RETURN(json::document doc, json::document::parse(text, source));
+	return load_document(std::move(doc));
 }
 
 result<node_config> load_file(const std::string &path)
 {
-	std::ifstream in(path, std::ios::binary);
-	if (!in)
-		return errorf("%s: cannot open: %s", path.c_str(), std::strerror(errno));
-	std::ostringstream ss;
-	ss << in.rdbuf();
-	std::string text = ss.str();
-	if (text.size() > (16u << 20))
-		return errorf("%s: file is larger than 16 MiB", path.c_str());
-	return load_string(text, path);
+	DPUMESH_ASSIGN_OR_RETURN(json::document doc, json::document::load_file(path, 16u << 20));
+	return load_document(std::move(doc));
+}
+
+result<node_config> load_document(json::document doc)
+{
+	node_config cfg;
+	cfg.source = doc.source();
+	ctx c(doc);
+	read_root(c, doc.root(), cfg);
+	if (c.failed())
+		return *c.error();
+	cfg.text = doc.text();
+	cfg.positions = doc.take_value_positions();
+	return cfg;
 }
 
 std::string_view to_string(port_role r)

@@ -17,18 +17,29 @@
 
 namespace dpumesh::console {
 
-namespace {
-
-__attribute__((format(printf, 2, 3))) void appendf(std::string &s, const char *fmt, ...)
+void appendf(std::string &s, const char *fmt, ...)
 {
 	char buf[1024];
 	va_list ap;
 	va_start(ap, fmt);
 	int n = std::vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	if (n > 0)
-		s.append(buf, std::min(static_cast<size_t>(n), sizeof(buf) - 1));
+	if (n < 0)
+		return;
+	if (static_cast<size_t>(n) < sizeof(buf)) {
+		s.append(buf, static_cast<size_t>(n));
+		return;
+	}
+	/* a long value (a PEM key, a long path): format again at its size */
+	std::string big(static_cast<size_t>(n) + 1, '\0');
+	va_start(ap, fmt);
+	std::vsnprintf(big.data(), big.size(), fmt, ap);
+	va_end(ap);
+	big.resize(static_cast<size_t>(n));
+	s += big;
 }
+
+namespace {
 
 const char *yes_no(bool b) { return b ? "yes" : "no"; }
 
@@ -329,107 +340,6 @@ status cmd_show_peers(invocation &inv)
 	return status::ok();
 }
 
-const char *alg_name(config::jwt_alg a)
-{
-	switch (a) {
-	case config::jwt_alg::hs256: return "HS256";
-	case config::jwt_alg::rs256: return "RS256";
-	case config::jwt_alg::es256: return "ES256";
-	}
-	return "?";
-}
-
-const char *match_name(config::path_match m)
-{
-	switch (m) {
-	case config::path_match::exact: return "exact";
-	case config::path_match::prefix: return "prefix";
-	case config::path_match::glob: return "glob";
-	}
-	return "?";
-}
-
-const char *key_name(config::ratelimit_key k)
-{
-	switch (k) {
-	case config::ratelimit_key::source: return "source";
-	case config::ratelimit_key::route: return "route";
-	case config::ratelimit_key::claim: return "claim";
-	}
-	return "?";
-}
-
-/* The engine's state: version, verdicts and counters that are not zero, breakers. */
-void append_engine_state(std::string &out, const sidecar::ruleset &pol)
-{
-	const policy::engine &e = pol.engine();
-	appendf(out, "policy version %" PRIu64 " (enforced by the sidecar)\n", pol.version());
-	std::string line;
-	policy::for_each_policy_counter(e.stats(), [&](const char *name, const char *, uint64_t v) {
-		if (v)
-			line += " " + std::string(name) + "=" + std::to_string(v);
-	});
-	appendf(out, "  counters:%s\n", line.empty() ? " (none yet)" : line.c_str());
-	for (size_t i = 0; i < e.nb_services(); i++) {
-		const std::string &svc = e.service_name(static_cast<uint32_t>(i));
-		appendf(out, "  service %s breaker=%s\n", svc.c_str(),
-			policy::breaker_state_name(e.breaker(svc)));
-	}
-}
-
-status cmd_show_policy(invocation &inv)
-{
-	auto cfg = inv.node.config();
-	const config::policy_config &p = cfg->policy;
-	if (const sidecar::stage *sc = inv.node.sidecar())
-		append_engine_state(inv.out, *sc->policy());
-	else
-		appendf(inv.out, "policy (no sidecar in this node: not enforced)\n");
-	appendf(inv.out, "  default_timeout_ms=%u\n", p.default_timeout_ms);
-	if (p.jwt) {
-		std::string aud;
-		for (const std::string &a : p.jwt->audiences)
-			aud += (aud.empty() ? "" : ",") + a;
-		appendf(inv.out, "  jwt issuer=%s audiences=%s clock_skew_s=%u keys:",
-			p.jwt->issuer ? p.jwt->issuer->c_str() : "-", aud.empty() ? "-" : aud.c_str(),
-			p.jwt->clock_skew_s);
-		for (const config::jwt_key &k : p.jwt->keys)
-			appendf(inv.out, " %s/%s", k.kid.c_str(), alg_name(k.alg));
-		appendf(inv.out, "\n");
-	} else {
-		appendf(inv.out, "  jwt none\n");
-	}
-	for (const config::rbac_policy &r : p.rbac) {
-		appendf(inv.out, "  rbac %s default=%s require_jwt=%s rules=%zu\n", r.service.c_str(),
-			r.default_allow ? "allow" : "deny", yes_no(r.require_jwt), r.rules.size());
-		for (const config::rbac_rule &rule : r.rules) {
-			std::string m;
-			for (const std::string &x : rule.methods)
-				m += (m.empty() ? "" : ",") + x;
-			appendf(inv.out, "    allow methods=%s %s %s claims=%zu\n",
-				m.empty() ? "*" : m.c_str(), match_name(rule.match), rule.path.c_str(),
-				rule.claims.size());
-		}
-	}
-	for (const config::ratelimit_config &r : p.rate_limits)
-		appendf(inv.out, "  ratelimit %s %s key=%s%s%s rate=%u/s burst=%u\n",
-			r.service.c_str(), r.path_prefix.c_str(), key_name(r.key),
-			r.claim.empty() ? "" : ":", r.claim.c_str(), r.rate, r.burst);
-	for (const config::breaker_config &b : p.circuit_breakers)
-		appendf(inv.out,
-			"  breaker %s consecutive_failures=%u error_rate=%u%% min_requests=%u "
-			"window_ms=%u open_ms=%u half_open_probes=%u\n",
-			b.service.c_str(), b.consecutive_failures, b.error_rate_percent,
-			b.min_requests, b.window_ms, b.open_ms, b.half_open_probes);
-	for (const config::timeout_config &t : p.timeouts)
-		appendf(inv.out,
-			"  timeout %s %s timeout_ms=%u retries=%u backoff_ms=%u budget=%u%%%s\n",
-			t.service.c_str(), t.path_prefix.c_str(), t.timeout_ms, t.retries,
-			t.backoff_ms, t.retry_budget_percent,
-			t.retry_non_idempotent ? " retry_non_idempotent" : "");
-	return status::ok();
-}
-
 void append_metrics(std::string &out, const char *label, const sidecar::l7_metrics &m)
 {
 	const auto &c = m.classes;
@@ -459,37 +369,6 @@ status cmd_show_metrics(invocation &inv)
 			append_metrics(inv.out, label.c_str(), pol->route_metrics(r.metrics));
 		}
 	return status::ok();
-}
-
-status print_edit(invocation &inv, const result<control::edit_report> &rep)
-{
-	if (!rep)
-		return rep.error();
-	appendf(inv.out, "%s: applied, policy version %" PRIu64 "\n", rep->what.c_str(),
-		rep->version);
-	return status::ok();
-}
-
-status cmd_set_route(invocation &inv)
-{
-	return print_edit(inv, control::set_route(inv.node, inv.words[2], inv.words[3]));
-}
-
-status cmd_set_ratelimit(invocation &inv)
-{
-	return print_edit(inv, control::set_ratelimit(inv.node, inv.words[2], inv.words[3],
-						       inv.words[4], inv.words[5], inv.words[6]));
-}
-
-status cmd_set_timeout(invocation &inv)
-{
-	return print_edit(inv, control::set_timeout(inv.node, inv.words[2], inv.words[3],
-						     inv.words[4], inv.words[5]));
-}
-
-status cmd_set_policy(invocation &inv)
-{
-	return print_edit(inv, control::set_policy(inv.node, inv.words[2], inv.words[3]));
 }
 
 /* ---- actions ---- */
@@ -564,9 +443,6 @@ status cmd_help(invocation &inv)
 	for (const command_spec &c : commands())
 		append_row(inv.out, c);
 	appendf(inv.out, "<port> is a port id or \"all\"; <type> is a dpumesh log type or \"all\".\n");
-	appendf(inv.out, "set ratelimit/timeout with rate or timeout_ms 0 remove the entry; set policy "
-			 "takes a JSON pointer under /policy and a JSON value without blanks (null "
-			 "removes, a trailing /- appends).\n");
 	return status::ok();
 }
 
@@ -582,8 +458,12 @@ status cmd_help_topic(invocation &inv)
 			while (!t.empty()) {
 				size_t bar = t.find('|');
 				std::string_view choice = t.substr(0, bar);
-				if (choice == topic || (choice.size() > 2 && choice.front() == '<' &&
-							choice.substr(1, choice.size() - 2) == topic))
+				std::string_view name = choice.size() > 2 && choice.front() == '<'
+								? choice.substr(1, choice.size() - 2)
+								: std::string_view();
+				if (name.size() > 3 && name.substr(name.size() - 3) == "...")
+					name.remove_suffix(3);
+				if (choice == topic || (!name.empty() && name == topic))
 					hit = true;
 				t = bar == std::string_view::npos ? std::string_view() : t.substr(bar + 1);
 			}
@@ -605,8 +485,9 @@ status cmd_help_topic(invocation &inv)
 	return status::ok();
 }
 
-/* The table. One row per command; console.cc generates cmdline instances, help and hints
- * from it. Later issues add rows here (show pods, show pending, set policy, ...). */
+/* The console's own rows. One row per command; console.cc generates cmdline instances, help
+ * and hints from these and the rows modules register (register_commands: the L7 policy
+ * module's rows are in lib/policy/cli). */
 const command_spec command_table[] = {
 	{"help", "list every command", &cmd_help},
 	{"help <topic>", "commands whose syntax has the word <topic> (e.g. help port)", &cmd_help_topic},
@@ -619,7 +500,6 @@ const command_spec command_table[] = {
 	{"show services", "services from the config and their routes", &cmd_show_services},
 	{"show routes", "service routes: local pods or a peer node", &cmd_show_routes},
 	{"show peers", "peer nodes", &cmd_show_peers},
-	{"show policy", "L7 policy: version, verdict counters, breakers, and the rules", &cmd_show_policy},
 	{"show metrics", "requests by service and route: answers by class, retries, latency", &cmd_show_metrics},
 	{"start", "resume polling of the port stages", &cmd_start},
 	{"stop", "pause polling of the port stages (pods keep talking through the DPA)", &cmd_stop},
@@ -627,10 +507,6 @@ const command_spec command_table[] = {
 	{"show log", "log levels of the dpumesh types", &cmd_show_log},
 	{"set stats-period <seconds>", "periodic stats every N s (0: off)", &cmd_set_stats_period},
 	{"reload config", "re-load the config file; apply routes, policy and service limits", &cmd_reload_config},
-	{"set route <service> <to>", "route a service to \"local\" pods or a peer node", &cmd_set_route},
-	{"set ratelimit <service> <path_prefix> <key> <rate> <burst>", "add or change a token bucket (key: source, route, claim:<name>)", &cmd_set_ratelimit},
-	{"set timeout <service> <path_prefix> <timeout_ms> <retries>", "add or change a route's deadline and retries", &cmd_set_timeout},
-	{"set policy <pointer> <json>", "set any value under /policy (JSON pointer), validated like the config", &cmd_set_policy},
 	{"show pods", "registered pods: service, generation, queue and refusal counters", &cmd_show_pods},
 	{"show pod <id>", "one pod: its pod_lookup_table entry and counters by reason", &cmd_show_pod},
 	{"show pending", "requests waiting for their response (pending table)", &cmd_show_pending},
@@ -640,9 +516,27 @@ const command_spec command_table[] = {
 	{"quit", "stop dpumesh (as SIGINT)", &cmd_quit},
 };
 
+std::vector<command_spec> &table()
+{
+	static std::vector<command_spec> t(std::begin(command_table), std::end(command_table));
+	return t;
+}
+
 } // namespace
 
-std::span<const command_spec> commands() { return command_table; }
+void register_commands(std::span<const command_spec> rows)
+{
+	std::vector<command_spec> &t = table();
+	for (const command_spec &r : rows) {
+		bool known = std::any_of(t.begin(), t.end(), [&](const command_spec &c) {
+			return std::strcmp(c.syntax, r.syntax) == 0 && c.run == r.run;
+		});
+		if (!known)
+			t.push_back(r);
+	}
+}
+
+std::span<const command_spec> commands() { return table(); }
 
 bool syntax_token::matches(const std::string &w) const
 {
@@ -655,6 +549,7 @@ std::vector<syntax_token> parse_syntax(const char *syntax)
 	for (const std::string &w : split_words(syntax)) {
 		syntax_token t;
 		t.text = w;
+		t.rest = w.size() > 5 && w.front() == '<' && w.compare(w.size() - 4, 4, "...>") == 0;
 		if (w.front() != '<') {
 			size_t s = 0;
 			for (;;) {

@@ -41,16 +41,75 @@ struct other_token {
 	console::impl *self;
 };
 
+/**
+ * A value token ("<name>" or "<name...>"). cmdline's string tokens copy a word into a
+ * 128-byte field and refuse longer ones, so a PEM key or a long RBAC rule could not be
+ * typed. A value token copies nothing: its result slot records where the value lies in
+ * the line, which cmdline keeps alive until the command's callback has returned.
+ */
+struct value_token {
+	cmdline_parse_token_hdr_t hdr;
+	bool rest; /* the rest of the line, blanks included */
+};
+
+struct value_ref {
+	const char *p;
+	size_t len;
+};
+
+int value_parse(cmdline_parse_token_hdr_t *tk, const char *buf, void *res, unsigned ressize)
+{
+	const bool rest = reinterpret_cast<value_token *>(tk)->rest;
+	size_t n = 0;
+	if (rest) {
+		while (buf[n] != '\0' && buf[n] != '\n' && buf[n] != '\r')
+			n++;
+	} else {
+		while (!cmdline_isendoftoken(buf[n]))
+			n++;
+	}
+	size_t len = n;
+	while (len > 0 && (buf[len - 1] == ' ' || buf[len - 1] == '\t'))
+		len--;
+	if (len == 0 || n > INT32_MAX)
+		return -1;
+	if (res) {
+		if (ressize < sizeof(value_ref))
+			return -1;
+		value_ref r{buf, len};
+		std::memcpy(res, &r, sizeof(r));
+	}
+	return static_cast<int>(n);
+}
+
+int value_help(cmdline_parse_token_hdr_t *tk, char *dst, unsigned size)
+{
+	std::snprintf(dst, size, "%s", reinterpret_cast<value_token *>(tk)->rest
+					       ? "the rest of the line"
+					       : "a word");
+	return 0;
+}
+
+cmdline_token_ops value_ops = [] {
+	cmdline_token_ops o{};
+	o.parse = &value_parse;
+	o.get_help = &value_help;
+	return o;
+}();
+
 } // namespace
 
 struct console::impl {
 	control::node &node;
+	std::vector<command_spec> table; /* the shared table as it was when this console was built */
 	std::vector<std::vector<syntax_token>> syntaxes; /* per table row */
 	std::deque<cmdline_parse_token_string_t> tokens;
+	std::deque<value_token> values;
 	std::deque<std::string> strings;
 	struct bound {
 		impl *self;
 		const command_spec *spec;
+		size_t row;
 	};
 	std::deque<bound> bounds;
 	std::vector<cmdline_parse_inst_t *> insts;
@@ -115,7 +174,8 @@ cmdline_parse_inst_t *console::impl::new_inst(void (*f)(void *, cmdline *, void 
 
 void console::impl::build()
 {
-	auto table = commands();
+	auto rows = commands();
+	table.assign(rows.begin(), rows.end());
 	if (std::string clash = first_overlap(table); !clash.empty())
 		throw std::logic_error("console: command rows overlap: " + clash);
 	for (size_t row = 0; row < table.size(); row++) {
@@ -126,23 +186,33 @@ void console::impl::build()
 					       table[row].syntax);
 		std::vector<cmdline_parse_token_hdr_t *> tk;
 		for (size_t i = 0; i < syn.size(); i++) {
+			const unsigned offset = static_cast<unsigned>(i * slot_size);
+			if (syn[i].choices.empty()) {
+				if (syn[i].rest && i + 1 != syn.size())
+					throw std::logic_error(std::string("console: a <...> token must "
+									   "be the last one: ") +
+							       table[row].syntax);
+				value_token v{};
+				v.hdr.ops = &value_ops;
+				v.hdr.offset = offset;
+				v.rest = syn[i].rest;
+				values.push_back(v);
+				tk.push_back(&values.back().hdr);
+				continue;
+			}
 			cmdline_parse_token_string_t t{};
 			t.hdr.ops = &cmdline_token_string_ops;
-			t.hdr.offset = static_cast<unsigned>(i * slot_size);
-			if (!syn[i].choices.empty()) {
-				std::string s;
-				for (const std::string &c : syn[i].choices)
-					s += (s.empty() ? "" : "#") + c; /* cmdline's choice separator */
-				strings.push_back(s);
-				t.string_data.str = strings.back().c_str();
-			} else {
-				t.string_data.str = nullptr; /* any one word */
-			}
+			t.hdr.offset = offset;
+			std::string str;
+			for (const std::string &c : syn[i].choices)
+				str += (str.empty() ? "" : "#") + c; /* cmdline's choice separator */
+			strings.push_back(str);
+			t.string_data.str = strings.back().c_str();
 			tokens.push_back(t);
 			tk.push_back(&tokens.back().hdr);
 		}
 		strings.push_back(std::string(table[row].syntax) + ": " + table[row].help);
-		bounds.push_back({this, &table[row]});
+		bounds.push_back({this, &table[row], row});
 		ctx.push_back(new_inst(&on_command, &bounds.back(), strings.back().c_str(), tk));
 	}
 	check_ctx = ctx;
@@ -191,10 +261,16 @@ void console::impl::on_command(void *res, cmdline *, void *data)
 	const command_spec *spec = b->spec;
 	impl *self = b->self;
 	invocation inv{self->node, {}, {}, false};
-	size_t nb = split_words(spec->syntax).size();
-	for (size_t i = 0; i < nb; i++) {
+	const std::vector<syntax_token> &syn = self->syntaxes[b->row];
+	for (size_t i = 0; i < syn.size(); i++) {
 		const char *w = static_cast<const char *>(res) + i * slot_size;
-		inv.words.emplace_back(w, strnlen(w, slot_size));
+		if (syn[i].choices.empty()) {
+			value_ref r;
+			std::memcpy(&r, w, sizeof(r));
+			inv.words.emplace_back(r.p, r.len);
+		} else {
+			inv.words.emplace_back(w, strnlen(w, slot_size));
+		}
 	}
 	status st = status::ok();
 	try {
@@ -249,7 +325,6 @@ std::string console::impl::explain(const std::string &line) const
 			m++;
 		best = std::max(best, m);
 	}
-	auto table = commands();
 	if (best == 0) {
 		std::string guess;
 		size_t dist = 3;
@@ -305,9 +380,16 @@ console::~console() = default;
 
 status console::run_line(std::string_view text)
 {
+	_impl->last = status::ok();
+	if (text.size() > max_line_bytes) {
+		invocation inv{_impl->node, {}, {}, false};
+		_impl->finish(inv, errorf("line of %zu bytes is longer than the console takes "
+					  "(%zu bytes); nothing was run",
+					  text.size(), max_line_bytes));
+		return _impl->last;
+	}
 	std::string line(text);
 	line += '\n';
-	_impl->last = status::ok();
 	int rc = cmdline_parse(_impl->lines, line.c_str());
 	if (rc < 0) { /* cannot happen with the catch-all, but never stay silent */
 		invocation inv{_impl->node, {}, {}, false};

@@ -148,7 +148,11 @@ int fill_sidecar(node &n, rte_tel_data *d)
 
 /* rte_telemetry (22.11) takes dict keys of letters, digits, '_' and '/' only: anything
  * else in a service name or route prefix becomes '_'. */
-std::string tel_key(std::string_view s)
+std::string tel_key(std::string_view s) { return telemetry_key(s); }
+
+} // namespace
+
+std::string telemetry_key(std::string_view s)
 {
 	std::string k(s);
 	for (char &c : k)
@@ -158,32 +162,13 @@ std::string tel_key(std::string_view s)
 	return k;
 }
 
+namespace {
+
 /* Adds a container to a dict, or frees it if the dict refuses it. */
 void add_container(rte_tel_data *d, const std::string &key, rte_tel_data *c)
 {
 	if (c && rte_tel_data_add_dict_container(d, key.c_str(), c, 0) != 0)
 		rte_tel_data_free(c);
-}
-
-/* Policy: the published version, the engine's counters, "breaker/<service>" states. */
-int fill_policy(node &n, rte_tel_data *d)
-{
-	if (!n.sidecar())
-		return -ENODEV;
-	auto pol = n.sidecar()->policy();
-	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_u64(d, "version", pol->version());
-	policy::for_each_policy_counter(pol->engine().stats(),
-					[&](const char *name, const char *, uint64_t v) {
-						rte_tel_data_add_dict_u64(d, name, v);
-					});
-	for (size_t i = 0; i < pol->engine().nb_services(); i++) {
-		const std::string &svc = pol->engine().service_name(static_cast<uint32_t>(i));
-		std::string key = tel_key("breaker/" + svc);
-		rte_tel_data_add_dict_string(d, key.c_str(),
-					     policy::breaker_state_name(pol->engine().breaker(svc)));
-	}
-	return 0;
 }
 
 /* One dict of request metrics (requests, answers by class, latency quantiles). */
@@ -374,11 +359,25 @@ int fill_config(node &n, rte_tel_data *d)
 	_(config, "Config summary: node, source, counts, idle policy, forwarding, stats_period") \
 	_(pods, "Registered pods: id, service, generation, TX/RX counters (columns)")      \
 	_(sidecar, "Sidecar counters: requests, responses, mesh errors by reason")            \
-	_(policy, "L7 policy: version, verdicts by reason, JWT cache, breaker/<service> states") \
 	_(metrics, "Requests by service and route: answers by class, retries, latency quantiles") \
 	_(latency, "Latency histograms by service: log2 microsecond buckets")                 \
 	_(dpa, "DPA emulator threads: descriptors, deliveries, completions (columns)")         \
 	_(dma, "DMA engines of the DPA threads: ops, segments, bytes, errors (columns)")
+
+/* Families that modules registered: one callback finds the family by its command name. */
+std::vector<telemetry_family> g_families; /* appended at start-up, under g_mu */
+size_t g_families_served = 0;             /* how many are registered with rte_telemetry */
+
+int tel_family(const char *cmd, const char *, rte_tel_data *d)
+{
+	std::lock_guard<std::mutex> lock(g_mu);
+	if (!g_node)
+		return -ENODEV;
+	for (const telemetry_family &f : g_families)
+		if (std::string_view(cmd) == std::string("/dpumesh/") + f.name)
+			return f.fill(*g_node, d);
+	return -ENOENT;
+}
 
 #define DPUMESH_TEL_CB(name, help)                                                       \
 	int tel_##name(const char *, const char *, rte_tel_data *d)                      \
@@ -390,12 +389,47 @@ DPUMESH_FOREACH_TELEMETRY(DPUMESH_TEL_CB)
 
 } // namespace
 
+void register_telemetry_families(std::span<const telemetry_family> families)
+{
+	std::lock_guard<std::mutex> lock(g_mu);
+	for (const telemetry_family &f : families) {
+		bool known = false;
+		for (const telemetry_family &g : g_families)
+			known = known || std::string_view(g.name) == f.name;
+		if (!known)
+			g_families.push_back(f);
+	}
+}
+
+namespace {
+
+/* Registers the module families not yet given to rte_telemetry (it has no unregister). */
+status serve_families()
+{
+	std::vector<telemetry_family> todo;
+	{
+		std::lock_guard<std::mutex> lock(g_mu);
+		todo.assign(g_families.begin() + static_cast<ptrdiff_t>(g_families_served),
+			    g_families.end());
+		g_families_served = g_families.size();
+	}
+	for (const telemetry_family &f : todo) {
+		std::string cmd = std::string("/dpumesh/") + f.name;
+		if (int rc = rte_telemetry_register_cmd(cmd.c_str(), &tel_family, f.help); rc != 0)
+			return errorf("telemetry: registering %s: %s", cmd.c_str(), rte_strerror(-rc));
+	}
+	return status::ok();
+}
+
+} // namespace
+
 status telemetry_register(node &n)
 {
 	{
 		std::lock_guard<std::mutex> lock(g_mu);
 		g_node = &n;
 	}
+	DPUMESH_RETURN_IF_ERROR(serve_families());
 	static bool registered = false; /* rte_telemetry has no unregister */
 	if (registered)
 		return status::ok();

@@ -1,16 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The ingress gateway's config (JSON via jansson), route matching and HTTP <-> mesh mapping.
+// The ingress gateway's config (JSON via dpumesh::json), route matching and HTTP <-> mesh mapping.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
-#include <sstream>
-
-#include <jansson.h>
 
 #include "dpumesh/gateway/gateway.h"
+#include "dpumesh/json/json.h"
 #include "dpumesh/wire/l7.h"
 
 namespace dpumesh::gateway {
@@ -62,179 +59,149 @@ result<address> parse_address(std::string_view text)
 
 namespace {
 
-/** Reports errors as origin:line:col: /pointer: message (positions from jansson). */
-struct reader {
-	std::string origin;
-	status fail(json_t *at, const std::string &ptr, const std::string &msg) const
-	{
-		(void)at;
-		return status::error(origin + ": " + ptr + ": " + msg);
-	}
-	status keys(json_t *obj, const std::string &ptr, std::initializer_list<const char *> allowed) const
-	{
-		if (!json_is_object(obj))
-			return fail(obj, ptr, "expected an object");
-		const char *k;
-		json_t *v;
-		json_object_foreach(obj, k, v) {
-			if (std::none_of(allowed.begin(), allowed.end(),
-					 [&](const char *a) { return std::strcmp(a, k) == 0; }))
-				return fail(v, ptr + "/" + k, std::string("unknown key \"") + k + "\"");
-		}
-		return status::ok();
-	}
-	status uint(json_t *obj, const std::string &ptr, const char *key, uint32_t lo, uint32_t hi,
-		    uint32_t *out) const
-	{
-		json_t *v = json_object_get(obj, key);
-		if (!v)
-			return status::ok();
-		if (!json_is_integer(v))
-			return fail(v, ptr + "/" + key, "expected an integer");
-		json_int_t x = json_integer_value(v);
-		if (x < lo || x > hi)
-			return fail(v, ptr + "/" + key,
-				    std::to_string(x) + " is out of range [" + std::to_string(lo) +
-					    ", " + std::to_string(hi) + "]");
-		*out = static_cast<uint32_t>(x);
-		return status::ok();
-	}
-	status addr(json_t *obj, const std::string &ptr, const char *key, bool required,
-		    address *out) const
-	{
-		json_t *v = json_object_get(obj, key);
-		if (!v)
-			return required ? fail(obj, ptr + "/" + key, "required") : status::ok();
-		if (!json_is_string(v))
-			return fail(v, ptr + "/" + key, "expected \"host:port\"");
-		auto a = parse_address(json_string_value(v));
-		if (!a)
-			return fail(v, ptr + "/" + key, a.error().message());
-		*out = a.value();
-		return status::ok();
-	}
-};
-
-status parse_root(const reader &r, json_t *root, config *c)
+/* One mesh address "host:port" or "[v6]:port" at key (absent: left as is). */
+void read_address(json::object_reader &o, const char *key, bool required, address *out)
 {
-	DPUMESH_RETURN_IF_ERROR(r.keys(root, "", {"listen", "admin", "mesh", "nodes", "routes",
-						   "limits", "timeouts"}));
-	DPUMESH_RETURN_IF_ERROR(r.addr(root, "", "listen", true, &c->listen));
-	DPUMESH_RETURN_IF_ERROR(r.addr(root, "", "admin", false, &c->admin));
-	c->mesh_bind = parse_address("0.0.0.0:0").value();
-	if (json_t *m = json_object_get(root, "mesh")) {
-		DPUMESH_RETURN_IF_ERROR(r.keys(m, "/mesh", {"bind", "mtu", "rcvbuf"}));
-		DPUMESH_RETURN_IF_ERROR(r.addr(m, "/mesh", "bind", false, &c->mesh_bind));
-		DPUMESH_RETURN_IF_ERROR(r.uint(m, "/mesh", "mtu", 576, 9600, &c->mtu));
-		DPUMESH_RETURN_IF_ERROR(r.uint(m, "/mesh", "rcvbuf", 65536, 1u << 30, &c->rcvbuf));
-	}
-	json_t *nodes = json_object_get(root, "nodes");
-	if (!json_is_array(nodes) || json_array_size(nodes) == 0)
-		return r.fail(nodes, "/nodes", "required: a non-empty array");
+	std::string s;
+	if (!o.str(key, s, required, 1024))
+		return;
+	auto a = parse_address(s);
+	if (!a)
+		return o.fail(key, a.error().message());
+	*out = a.value();
+}
+
+void read_nodes(json::object_reader &root, config *c)
+{
+	const json_t *nodes = root.array("nodes", false, 4096);
+	if (root.r().failed())
+		return;
+	if (!nodes || json_array_size(nodes) == 0)
+		return root.fail("nodes", "required: a non-empty array");
 	size_t i;
-	json_t *v;
+	const json_t *v;
 	json_array_foreach(nodes, i, v) {
-		std::string p = "/nodes/" + std::to_string(i);
-		DPUMESH_RETURN_IF_ERROR(r.keys(v, p, {"name", "address"}));
-		json_t *name = json_object_get(v, "name");
-		if (!json_is_string(name) || json_string_length(name) == 0)
-			return r.fail(v, p + "/name", "required: a non-empty string");
+		json::object_reader o(root.r(), v, json::pointer_append("/nodes", i));
 		node n;
-		n.name = json_string_value(name);
-		for (const node &o : c->nodes)
-			if (o.name == n.name)
-				return r.fail(name, p + "/name", "duplicate node \"" + n.name + "\"");
-		DPUMESH_RETURN_IF_ERROR(r.addr(v, p, "address", true, &n.addr));
+		if (!o.str("name", n.name, false, 255))
+			return o.fail("name", "required: a non-empty string");
+		for (const node &other : c->nodes)
+			if (other.name == n.name)
+				return o.fail("name", "duplicate node \"" + n.name + "\"");
+		read_address(o, "address", true, &n.addr);
+		o.done();
+		if (o.r().failed())
+			return;
 		if (n.addr.sa.ss_family != c->mesh_bind.sa.ss_family)
-			return r.fail(v, p + "/address",
-				      "address family differs from /mesh/bind (" +
-					      c->mesh_bind.str() + ")");
+			return o.fail("address", "address family differs from /mesh/bind (" +
+							  c->mesh_bind.str() + ")");
 		c->nodes.push_back(std::move(n));
 	}
-	json_t *routes = json_object_get(root, "routes");
-	if (!json_is_array(routes) || json_array_size(routes) == 0)
-		return r.fail(routes, "/routes", "required: a non-empty array");
+}
+
+void read_routes(json::object_reader &root, config *c)
+{
+	const json_t *routes = root.array("routes", false, 4096);
+	if (root.r().failed())
+		return;
+	if (!routes || json_array_size(routes) == 0)
+		return root.fail("routes", "required: a non-empty array");
+	size_t i;
+	const json_t *v;
 	json_array_foreach(routes, i, v) {
-		std::string p = "/routes/" + std::to_string(i);
-		DPUMESH_RETURN_IF_ERROR(r.keys(v, p, {"prefix", "service", "nodes"}));
+		json::object_reader o(root.r(), v, json::pointer_append("/routes", i));
 		route rt;
-		json_t *pre = json_object_get(v, "prefix"), *svc = json_object_get(v, "service"),
-		       *ns = json_object_get(v, "nodes");
-		if (!json_is_string(pre) || json_string_value(pre)[0] != '/')
-			return r.fail(v, p + "/prefix", "required: a path starting with '/'");
-		rt.prefix = json_string_value(pre);
-		for (const route &o : c->routes)
-			if (o.prefix == rt.prefix)
-				return r.fail(pre, p + "/prefix", "duplicate prefix \"" + rt.prefix + "\"");
-		if (!json_is_string(svc) || json_string_length(svc) == 0 ||
-		    json_string_length(svc) > 255)
-			return r.fail(v, p + "/service", "required: a service name (1-255 bytes)");
-		rt.service = json_string_value(svc);
-		if (!json_is_array(ns) || json_array_size(ns) == 0)
-			return r.fail(v, p + "/nodes", "required: a non-empty array of node names");
+		if (!o.str("prefix", rt.prefix, false, 4096) || rt.prefix[0] != '/')
+			return o.fail("prefix", "required: a path starting with '/'");
+		for (const route &other : c->routes)
+			if (other.prefix == rt.prefix)
+				return o.fail("prefix", "duplicate prefix \"" + rt.prefix + "\"");
+		if (!o.str("service", rt.service, false, 255))
+			return o.fail("service", "required: a service name (1-255 bytes)");
+		const json_t *ns = o.array("nodes", false, 4096);
+		if (o.r().failed())
+			return;
+		if (!ns || json_array_size(ns) == 0)
+			return o.fail("nodes", "required: a non-empty array of node names");
 		size_t j;
-		json_t *nn;
+		const json_t *nn;
 		json_array_foreach(ns, j, nn) {
-			std::string np = p + "/nodes/" + std::to_string(j);
+			std::string np = json::pointer_append(o.child("nodes"), j);
 			if (!json_is_string(nn))
-				return r.fail(nn, np, "expected a node name");
+				return o.r().fail(np, "expected a node name");
 			auto it = std::find_if(c->nodes.begin(), c->nodes.end(), [&](const node &n) {
 				return n.name == json_string_value(nn);
 			});
 			if (it == c->nodes.end())
-				return r.fail(nn, np, std::string("\"") + json_string_value(nn) +
+				return o.r().fail(np, std::string("\"") + json_string_value(nn) +
 							      "\" is not in /nodes");
 			rt.nodes.push_back(static_cast<uint32_t>(it - c->nodes.begin()));
 		}
+		o.done();
+		if (o.r().failed())
+			return;
 		c->routes.push_back(std::move(rt));
 	}
 	std::stable_sort(c->routes.begin(), c->routes.end(), [](const route &a, const route &b) {
 		return a.prefix.size() > b.prefix.size();
 	});
-	if (json_t *l = json_object_get(root, "limits")) {
-		DPUMESH_RETURN_IF_ERROR(r.keys(l, "/limits", {"max_header_bytes", "max_body_bytes",
-							      "max_pending"}));
-		DPUMESH_RETURN_IF_ERROR(r.uint(l, "/limits", "max_header_bytes", 1024, 65535,
-					       &c->max_header_bytes));
-		DPUMESH_RETURN_IF_ERROR(r.uint(l, "/limits", "max_body_bytes", 0, 64u << 20,
-					       &c->max_body_bytes));
-		DPUMESH_RETURN_IF_ERROR(r.uint(l, "/limits", "max_pending", 1, 1u << 20,
-					       &c->max_pending));
+}
+
+void read_root(json::reader &r, const json_t *root, config *c)
+{
+	json::object_reader o(r, root, "");
+	read_address(o, "listen", true, &c->listen);
+	read_address(o, "admin", false, &c->admin);
+	c->mesh_bind = parse_address("0.0.0.0:0").value();
+	if (const json_t *m = o.get("mesh")) {
+		json::object_reader mo(r, m, "/mesh");
+		read_address(mo, "bind", false, &c->mesh_bind);
+		mo.uint("mtu", c->mtu, 576, 9600);
+		mo.uint("rcvbuf", c->rcvbuf, 65536, 1u << 30);
+		mo.done();
 	}
-	if (json_t *t = json_object_get(root, "timeouts")) {
-		DPUMESH_RETURN_IF_ERROR(r.keys(t, "/timeouts", {"request_ms", "read_ms", "idle_ms"}));
-		DPUMESH_RETURN_IF_ERROR(r.uint(t, "/timeouts", "request_ms", 1, 3600000, &c->request_ms));
-		DPUMESH_RETURN_IF_ERROR(r.uint(t, "/timeouts", "read_ms", 100, 3600000, &c->read_ms));
-		DPUMESH_RETURN_IF_ERROR(r.uint(t, "/timeouts", "idle_ms", 100, 3600000, &c->idle_ms));
+	read_nodes(o, c);
+	read_routes(o, c);
+	if (const json_t *l = o.get("limits")) {
+		json::object_reader lo(r, l, "/limits");
+		lo.uint("max_header_bytes", c->max_header_bytes, 1024, 65535);
+		lo.uint("max_body_bytes", c->max_body_bytes, 0, 64u << 20);
+		lo.uint("max_pending", c->max_pending, 1, 1u << 20);
+		lo.done();
 	}
-	return status::ok();
+	if (const json_t *t = o.get("timeouts")) {
+		json::object_reader to(r, t, "/timeouts");
+		to.uint("request_ms", c->request_ms, 1, 3600000);
+		to.uint("read_ms", c->read_ms, 100, 3600000);
+		to.uint("idle_ms", c->idle_ms, 100, 3600000);
+		to.done();
+	}
+	o.done();
+}
+
+result<config> parse_document(const json::document &doc)
+{
+	config c;
+	json::reader r(doc);
+	read_root(r, doc.root(), &c);
+	if (r.failed())
+		return *r.error();
+	return c;
 }
 
 } // namespace
 
 result<config> parse_config(std::string_view text, std::string_view origin)
 {
-	json_error_t jerr;
-	json_t *root = json_loadb(text.data(), text.size(), JSON_REJECT_DUPLICATES, &jerr);
-	if (!root)
-		return errorf("%.*s:%d:%d: %s", int(origin.size()), origin.data(), jerr.line,
-			      jerr.column, jerr.text);
-	config c;
-	status st = parse_root(reader{std::string(origin)}, root, &c);
-	json_decref(root);
-	if (!st)
-		return st;
-	return c;
+	DPUMESH_ASSIGN_OR_RETURN(json::document doc,
+				 json::document::parse(text, std::string(origin)));
+	return parse_document(doc);
 }
 
 result<config> load_config_file(const std::string &path)
 {
-	std::ifstream f(path);
-	if (!f)
-		return errorf("%s: cannot open: %s", path.c_str(), std::strerror(errno));
-	std::stringstream ss;
-	ss << f.rdbuf();
-	return parse_config(ss.str(), path);
+	DPUMESH_ASSIGN_OR_RETURN(json::document doc, json::document::load_file(path, 16u << 20));
+	return parse_document(doc);
 }
 
 const route *match_route(const config &cfg, std::string_view path) noexcept

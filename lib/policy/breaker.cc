@@ -14,7 +14,7 @@ const char *breaker_state_name(breaker_state s) noexcept
 	return "?";
 }
 
-circuit_breaker::circuit_breaker(const config::breaker_config &c) noexcept
+circuit_breaker::circuit_breaker(const schema::breaker_config &c) noexcept
     : _max_consecutive(c.consecutive_failures ? c.consecutive_failures : 1),
       _rate_percent(c.error_rate_percent),
       _min_requests(c.min_requests ? c.min_requests : 1),

@@ -71,7 +71,7 @@ inline uint32_t name_hash(std::string_view s) noexcept
 
 engine::~engine() = default;
 
-result<std::unique_ptr<engine>> engine::create(const config::policy_config &cfg,
+result<std::unique_ptr<engine>> engine::create(const schema::policy_config &cfg,
 					       const engine_options &opt)
 {
 	std::unique_ptr<engine> e(new engine());
@@ -93,7 +93,7 @@ result<std::unique_ptr<engine>> engine::create(const config::policy_config &cfg,
 			for (const auto &[name, value] : r.claims)
 				want(name);
 	for (const auto &l : cfg.rate_limits)
-		if (l.key == config::ratelimit_key::claim)
+		if (l.key == schema::ratelimit_key::claim)
 			want(l.claim);
 	if (cfg.jwt) {
 		auto v = jwt_verifier::create(*cfg.jwt, claims);
@@ -134,10 +134,10 @@ result<std::unique_ptr<engine>> engine::create(const config::policy_config &cfg,
 		uint32_t burst = std::max<uint32_t>(1, (l.burst ? l.burst : l.rate) / div);
 		token_bucket b(rate, burst);
 		limit lim{l.path_prefix, l.key, -1,
-			  l.key == config::ratelimit_key::route
+			  l.key == schema::ratelimit_key::route
 				  ? rate_limiter(b)
 				  : rate_limiter(b, opt.limiter_slots, seed + i)};
-		if (l.key == config::ratelimit_key::claim) {
+		if (l.key == schema::ratelimit_key::claim) {
 			if (!e->_jwt)
 				return errorf("/policy/rate_limits/%zu: key claim:%s needs /policy/jwt", i,
 					      l.claim.c_str());

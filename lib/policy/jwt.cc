@@ -90,88 +90,6 @@ bool token_claims::add(unsigned i, std::string_view v) noexcept
 	return true;
 }
 
-/* ---- base64url ---- */
-
-namespace {
-
-constexpr std::array<int8_t, 256> make_b64_table()
-{
-	std::array<int8_t, 256> t{};
-	for (auto &x : t)
-		x = -1;
-	constexpr std::string_view a =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-	for (size_t i = 0; i < a.size(); i++)
-		t[static_cast<uint8_t>(a[i])] = static_cast<int8_t>(i);
-	return t;
-}
-constexpr auto b64 = make_b64_table();
-
-} // namespace
-
-ptrdiff_t base64url_decode(std::string_view in, uint8_t *out, size_t cap) noexcept
-{
-	const size_t n = in.size();
-	const size_t rem = n % 4;
-	if (rem == 1)
-		return -1;
-	const size_t len = n / 4 * 3 + (rem == 0 ? 0 : rem - 1);
-	if (len > cap)
-		return -1;
-	const auto *s = reinterpret_cast<const uint8_t *>(in.data());
-	size_t o = 0, i = 0;
-	for (; i + 4 <= n; i += 4) {
-		int a = b64[s[i]], b = b64[s[i + 1]], c = b64[s[i + 2]], d = b64[s[i + 3]];
-		if ((a | b | c | d) < 0)
-			return -1;
-		uint32_t v = (uint32_t(a) << 18) | (uint32_t(b) << 12) | (uint32_t(c) << 6) | uint32_t(d);
-		out[o++] = static_cast<uint8_t>(v >> 16);
-		out[o++] = static_cast<uint8_t>(v >> 8);
-		out[o++] = static_cast<uint8_t>(v);
-	}
-	if (rem >= 2) {
-		int a = b64[s[i]], b = b64[s[i + 1]];
-		int c = rem == 3 ? b64[s[i + 2]] : 0;
-		if ((a | b | c) < 0)
-			return -1;
-		uint32_t v = (uint32_t(a) << 18) | (uint32_t(b) << 12) | (uint32_t(c) << 6);
-		/* canonical: the bits past the last whole byte are zero */
-		if ((rem == 2 && (v & 0xffff)) || (rem == 3 && (v & 0xff)))
-			return -1;
-		out[o++] = static_cast<uint8_t>(v >> 16);
-		if (rem == 3)
-			out[o++] = static_cast<uint8_t>(v >> 8);
-	}
-	return static_cast<ptrdiff_t>(o);
-}
-
-std::string base64url_encode(std::string_view in)
-{
-	static constexpr char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-	std::string out;
-	out.reserve((in.size() + 2) / 3 * 4);
-	const auto *s = reinterpret_cast<const uint8_t *>(in.data());
-	size_t i = 0;
-	for (; i + 3 <= in.size(); i += 3) {
-		uint32_t v = (uint32_t(s[i]) << 16) | (uint32_t(s[i + 1]) << 8) | s[i + 2];
-		out += a[(v >> 18) & 63];
-		out += a[(v >> 12) & 63];
-		out += a[(v >> 6) & 63];
-		out += a[v & 63];
-	}
-	size_t rem = in.size() - i;
-	if (rem) {
-		uint32_t v = uint32_t(s[i]) << 16;
-		if (rem == 2)
-			v |= uint32_t(s[i + 1]) << 8;
-		out += a[(v >> 18) & 63];
-		out += a[(v >> 12) & 63];
-		if (rem == 2)
-			out += a[(v >> 6) & 63];
-	}
-	return out;
-}
-
 bool bearer_token(std::string_view h, std::string_view *token) noexcept
 {
 	constexpr std::string_view scheme = "bearer";
@@ -203,7 +121,7 @@ namespace {
 
 struct key_entry {
 	std::string kid;
-	config::jwt_alg alg = config::jwt_alg::hs256;
+	schema::jwt_alg alg = schema::jwt_alg::hs256;
 	EVP_MAC_CTX *mac = nullptr; /* HS256, keyed once; re-initialised per token */
 	EVP_PKEY *pkey = nullptr;   /* RS256/ES256 */
 	size_t sig_len = 0;         /* bytes of a raw signature */
@@ -334,7 +252,7 @@ struct jwt_verifier::impl {
 	bool pkey_ok(key_entry &k, const uint8_t *sig, size_t sig_len, std::string_view tbs) noexcept
 	{
 		uint8_t der[128];
-		if (k.alg == config::jwt_alg::es256) {
+		if (k.alg == schema::jwt_alg::es256) {
 			/* JWS carries R||S (RFC 7518 §3.4); OpenSSL verifies DER ECDSA-Sig-Value */
 			ECDSA_SIG *es = ECDSA_SIG_new();
 			BIGNUM *r = BN_bin2bn(sig, 32, nullptr);
@@ -399,13 +317,13 @@ struct jwt_verifier::impl {
 		if (a.size() == 4 && (a[0] | 0x20) == 'n' && (a[1] | 0x20) == 'o' &&
 		    (a[2] | 0x20) == 'n' && (a[3] | 0x20) == 'e')
 			return jwt_error::alg_none;
-		config::jwt_alg want;
+		schema::jwt_alg want;
 		if (a == "HS256")
-			want = config::jwt_alg::hs256;
+			want = schema::jwt_alg::hs256;
 		else if (a == "RS256")
-			want = config::jwt_alg::rs256;
+			want = schema::jwt_alg::rs256;
 		else if (a == "ES256")
-			want = config::jwt_alg::es256;
+			want = schema::jwt_alg::es256;
 		else
 			return jwt_error::alg_unsupported;
 		if (has_crit)
@@ -575,7 +493,7 @@ struct jwt_verifier::impl {
 			return jwt_error::bad_signature;
 		stats.signatures.inc();
 		std::string_view tbs = tok.substr(0, d2);
-		bool good = key->alg == config::jwt_alg::hs256
+		bool good = key->alg == schema::jwt_alg::hs256
 				    ? hmac_ok(*key, scratch, key->sig_len, tbs)
 				    : pkey_ok(*key, scratch, key->sig_len, tbs);
 		if (!good)
@@ -605,7 +523,7 @@ struct jwt_verifier::impl {
 jwt_verifier::jwt_verifier(std::unique_ptr<impl> p) : _impl(std::move(p)) {}
 jwt_verifier::~jwt_verifier() = default;
 
-result<std::unique_ptr<jwt_verifier>> jwt_verifier::create(const config::jwt_config &cfg,
+result<std::unique_ptr<jwt_verifier>> jwt_verifier::create(const schema::jwt_config &cfg,
 							   std::vector<std::string> claim_names)
 {
 	auto p = std::make_unique<impl>();
@@ -624,12 +542,12 @@ result<std::unique_ptr<jwt_verifier>> jwt_verifier::create(const config::jwt_con
 	if (!p->sha256 || !p->md)
 		return errorf("/policy/jwt: OpenSSL has no SHA-256");
 	for (size_t i = 0; i < cfg.keys.size(); i++) {
-		const config::jwt_key &ck = cfg.keys[i];
+		const schema::jwt_key &ck = cfg.keys[i];
 		std::string where = "/policy/jwt/keys/" + std::to_string(i) + " (kid \"" + ck.kid + "\")";
 		key_entry k;
 		k.kid = ck.kid;
 		k.alg = ck.alg;
-		if (ck.alg == config::jwt_alg::hs256) {
+		if (ck.alg == schema::jwt_alg::hs256) {
 			if (ck.secret.size() < 32)
 				return status::error(where + ": HS256 secret is " +
 						     std::to_string(ck.secret.size()) +
@@ -658,7 +576,7 @@ result<std::unique_ptr<jwt_verifier>> jwt_verifier::create(const config::jwt_con
 			return status::error(where + ": \"pem\" is not a readable PEM public key");
 		p->keys.push_back(k); /* owned by impl from here on (freed on error too) */
 		key_entry &kk = p->keys.back();
-		if (ck.alg == config::jwt_alg::rs256) {
+		if (ck.alg == schema::jwt_alg::rs256) {
 			if (!EVP_PKEY_is_a(kk.pkey, "RSA"))
 				return status::error(where + ": an RS256 key must be RSA, this is " +
 						     EVP_PKEY_get0_type_name(kk.pkey));

@@ -84,13 +84,13 @@ bool path_is_normal(std::string_view p) noexcept
 	return true;
 }
 
-result<rbac_policy> rbac_policy::compile(const config::rbac_policy &cfg, const jwt_verifier *jwt)
+result<rbac_policy> rbac_policy::compile(const schema::rbac_policy &cfg, const jwt_verifier *jwt)
 {
 	rbac_policy p;
 	p._default_allow = cfg.default_allow;
 	p._require_jwt = cfg.require_jwt;
 	for (size_t i = 0; i < cfg.rules.size(); i++) {
-		const config::rbac_rule &cr = cfg.rules[i];
+		const schema::rbac_rule &cr = cfg.rules[i];
 		rule r;
 		for (const auto &m : cr.methods) {
 			uint16_t b = method_bit(m);
@@ -122,15 +122,15 @@ bool rbac_policy::matches(const rule &r, uint16_t mbit, std::string_view path, b
 	if (!normal)
 		return false;
 	switch (r.match) {
-	case config::path_match::exact:
+	case schema::path_match::exact:
 		if (path != r.path)
 			return false;
 		break;
-	case config::path_match::prefix:
+	case schema::path_match::prefix:
 		if (path.substr(0, r.path.size()) != r.path)
 			return false;
 		break;
-	case config::path_match::glob:
+	case schema::path_match::glob:
 		if (!glob_match(r.path, path))
 			return false;
 		break;

@@ -40,33 +40,33 @@ struct world {
 
 	world()
 	{
-		config::policy_config p;
-		config::jwt_config j;
+		policy::schema::policy_config p;
+		policy::schema::jwt_config j;
 		j.issuer = "iss";
 		j.audiences = {"mesh"};
 		j.cache_entries = 16;
-		j.keys.push_back({"h1", config::jwt_alg::hs256, secret, ""});
-		j.keys.push_back({"e1", config::jwt_alg::es256, "", es->public_pem()});
+		j.keys.push_back({"h1", policy::schema::jwt_alg::hs256, secret, ""});
+		j.keys.push_back({"e1", policy::schema::jwt_alg::es256, "", es->public_pem()});
 		p.jwt = j;
-		config::rbac_policy r;
+		policy::schema::rbac_policy r;
 		r.service = "api";
-		config::rbac_rule rule;
-		rule.match = config::path_match::glob;
+		policy::schema::rbac_rule rule;
+		rule.match = policy::schema::path_match::glob;
 		rule.path = "/v1/*/items/?";
 		rule.methods = {"GET"};
 		rule.claims = {{"role", "reader"}, {"tenant", "t1"}};
 		r.rules.push_back(rule);
 		p.rbac.push_back(r);
-		config::ratelimit_config l;
+		policy::schema::ratelimit_config l;
 		l.service = "api";
-		l.key = config::ratelimit_key::claim;
+		l.key = policy::schema::ratelimit_key::claim;
 		l.claim = "sub";
 		l.rate = 1000;
 		l.burst = 10;
 		p.rate_limits.push_back(l);
-		l.key = config::ratelimit_key::source;
+		l.key = policy::schema::ratelimit_key::source;
 		p.rate_limits.push_back(l);
-		config::breaker_config b;
+		policy::schema::breaker_config b;
 		b.service = "api";
 		p.circuit_breakers.push_back(b);
 		auto v = jwt_verifier::create(j, {"sub", "role", "roles", "tenant"});
@@ -150,15 +150,15 @@ void text(std::string_view in)
 			std::abort(); /* canonical: exactly one text per byte string */
 	}
 	/* the JWT JSON scanner and jansson agree, where their limits allow */
-	json::value jv;
-	const bool ours = json::validate(in, &jv);
+	policy::json::value jv;
+	const bool ours = policy::json::validate(in, &jv);
 	json_error_t err;
 	json_t *j = json_loadb(in.data(), in.size(), JSON_DECODE_ANY, &err);
 	size_t brackets = 0;
 	for (char c : in)
 		brackets += c == '[' || c == '{';
 	/* (jansson stops reading at a NUL byte; we refuse it) */
-	if (j && !ours && brackets < json::max_depth && in.find('\0') == std::string_view::npos)
+	if (j && !ours && brackets < policy::json::max_depth && in.find('\0') == std::string_view::npos)
 		std::abort(); /* jansson took it, we did not */
 	if (ours && !j && in.find_first_of("0123456789") == std::string_view::npos)
 		std::abort(); /* we took it, jansson did not (number ranges differ by design) */

@@ -13,6 +13,7 @@
 #include <string>
 #include <thread>
 
+#include "jwt_signer.h"
 #include "subprocess.h"
 
 using namespace dpumesh::test;
@@ -266,7 +267,7 @@ TEST(Console, InteractiveSessionOnAPty)
 			      "show dpa", "show dma", "show metrics", "set route <service> <to>",
 			      "set ratelimit <service> <path_prefix> <key> <rate> <burst>",
 			      "set timeout <service> <path_prefix> <timeout_ms> <retries>",
-			      "set policy <pointer> <json>"})
+			      "set policy <pointer> <json...>"})
 		EXPECT_NE(help.find(want), std::string::npos) << want;
 	std::string hp = s.cmd("help port");
 	EXPECT_NE(hp.find("clear port stats <port>"), std::string::npos) << hp;
@@ -424,6 +425,93 @@ TEST(Console, CmdlineFileRunsCommandsAndKeepsForwarding)
 			  value_after(fin, "final stage=port_rx", "drop_not_udp"),
 		  static_cast<long long>(2 * once.other))
 		<< fin;
+}
+
+/* Policy rows take values of any length the config takes: cmdline's string tokens stop at
+ * 127 characters, the console's value tokens at its line (64 KiB). */
+TEST(Console, PolicyValuesOfAnyLength)
+{
+	temp_dir dir;
+	capture_counts once{};
+	ASSERT_NO_FATAL_FAILURE(make_capture(dir.file("once.pcap"), 10, "0.2", &once));
+	std::ofstream(dir.file("node.json")) << two_port_config(8);
+
+	auto json_escape = [](const std::string &text) {
+		std::string o;
+		for (char c : text)
+			o += c == '\n' ? std::string("\\n") : std::string(1, c);
+		return o;
+	};
+	auto rsa = dpumesh::test::signing_key::rsa(2048);
+	ASSERT_TRUE(rsa);
+	const std::string pem = json_escape(rsa->public_pem());
+	ASSERT_GT(pem.size(), 400u);
+	/* a PEM key: blanks inside ("BEGIN PUBLIC KEY"), ~450 characters */
+	const std::string set_jwt = "set policy /policy/jwt {\"issuer\": \"console\", \"keys\": "
+				    "[{\"kid\": \"k1\", \"alg\": \"RS256\", \"pem\": \"" +
+				    pem + "\"}]}";
+	/* an RBAC rule of more than 127 characters, with blanks */
+	const std::string long_path = "/api/v1/" + std::string(150, 'p');
+	const std::string set_rbac =
+		"set policy /policy/rbac/- {\"service\": \"echo\", \"default\": \"deny\", "
+		"\"rules\": [{\"methods\": [\"GET\", \"POST\"], \"prefix\": \"" +
+		long_path + "\", \"claims\": {\"role\": \"admin\"}}]}";
+	ASSERT_GT(set_rbac.size() - std::string("set policy /policy/rbac/- ").size(), 127u);
+	/* a word of more than 127 characters (path_prefix: the config takes up to 1024) */
+	const std::string set_timeout = "set timeout echo " + long_path + " 300 1";
+	/* still too long for the config: a pem over 16384 bytes */
+	const std::string huge_pem = "set policy /policy/jwt/keys/0/pem \"-----BEGIN PUBLIC KEY-----" +
+				     std::string(17000, 'A') + "\"";
+	/* and too long for the console's line */
+	const std::string huge_line = "set policy /policy/default_timeout_ms " +
+				      std::string(70000, ' ') + "7";
+
+	const std::string cmds = dir.file("policy.cmds");
+	std::ofstream(cmds) << set_jwt << "\n"      /* line 1 */
+			    << set_rbac << "\n"     /* line 2 */
+			    << set_timeout << "\n"  /* line 3 */
+			    << "show policy\n"      /* line 4 */
+			    << huge_pem << "\n"     /* line 5 */
+			    << huge_line << "\n"    /* line 6 */
+			    << "set policy /policy/default_timeout_ms  4000  \n" /* line 7 */
+			    << "show policy\n";
+
+	auto args = eal_args("long");
+	args.push_back("--vdev=net_pcap0,rx_pcap=" + dir.file("once.pcap"));
+	args.push_back("--vdev=net_pcap1,rx_pcap=" + dir.file("once.pcap"));
+	args.insert(args.end(), {"--", "--config", dir.file("node.json"), "--cmdline-file", cmds});
+	subprocess p(args);
+	ASSERT_TRUE(p.wait_output(
+		[](const std::string &o) { return o.find("command(s),") != std::string::npos; }, 40s))
+		<< p.output();
+	const std::string out = p.output();
+	EXPECT_NE(out.find("/policy/jwt = {\"issuer\": \"console\""), std::string::npos) << out;
+	EXPECT_EQ(out.find(cmds + ":1:"), std::string::npos) << out;
+	EXPECT_EQ(out.find(cmds + ":2:"), std::string::npos) << out;
+	EXPECT_EQ(out.find(cmds + ":3:"), std::string::npos) << out;
+	EXPECT_NE(out.find("jwt issuer=console audiences=- clock_skew_s=30 keys: k1/RS256"),
+		  std::string::npos)
+		<< out;
+	EXPECT_NE(out.find("rbac echo default=deny require_jwt=yes rules=1"), std::string::npos)
+		<< out;
+	EXPECT_NE(out.find("allow methods=GET,POST prefix " + long_path + " claims=1"),
+		  std::string::npos)
+		<< out;
+	EXPECT_NE(out.find("timeout echo " + long_path + " timeout_ms=300 retries=1"),
+		  std::string::npos)
+		<< out;
+	EXPECT_NE(out.find(cmds + ":5: error: "), std::string::npos) << out;
+	EXPECT_NE(out.find("/policy/jwt/keys/0/pem: length 17026 is out of range [1, 16384]"),
+		  std::string::npos)
+		<< out;
+	EXPECT_NE(out.find(cmds + ":6: error: line of 70039 bytes is longer than the console "
+				  "takes (65536 bytes); nothing was run"),
+		  std::string::npos)
+		<< out;
+	EXPECT_NE(out.find("default_timeout_ms=4000"), std::string::npos) << out;
+	EXPECT_NE(out.find("policy.cmds: 8 command(s), 2 failed"), std::string::npos) << out;
+	p.signal(SIGINT);
+	EXPECT_EQ(p.wait(30s), 0) << p.output();
 }
 
 TEST(Console, CmdlineFileThatCannotBeReadIsAStartError)

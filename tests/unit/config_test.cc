@@ -189,6 +189,23 @@ TEST(Config, JwtKeysValidated)
 	ASSERT_FALSE(short_secret);
 	EXPECT_NE(short_secret.error().message().find("at least 32"), std::string::npos);
 
+	/* secrets are operator input: plain base64 with padding is taken too (lenient form) */
+	auto padded = load(R"({"jwt": {"keys": [{"kid": "k1", "alg": "HS256",
+		"secret": "+/+/+/+/+/+/+/+/+/+/+/+/+/+/+/+/+/+/+/+/+/+/MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="}]}})");
+	ASSERT_TRUE(padded) << padded.error().message();
+	EXPECT_EQ(padded->policy.jwt->keys.at(0).secret.size(), 33u + 32u);
+	EXPECT_EQ(padded->policy.jwt->keys.at(0).secret.substr(0, 3), "\xfb\xff\xbf");
+	/* ... but not text with '=' inside it, nor a length that would drop bits */
+	for (const char *bad : {"MDEyMzQ1Njc4OWFi=2RlZjAxMjM0NTY3ODlhYmNkZWYMDEyMzQ1Njc4OWFi",
+				"MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWYMDEyMzQ1Njc4OWFiY2"}) {
+		auto r = load(std::string(R"({"jwt": {"keys": [{"kid": "k1", "alg": "HS256", "secret": ")") +
+			      bad + "\"}]}}");
+		ASSERT_FALSE(r) << bad;
+		EXPECT_NE(r.error().message().find("/policy/jwt/keys/0/secret: not valid base64url"),
+			  std::string::npos)
+			<< r.error().message();
+	}
+
 	auto bad_alg = load(R"({"jwt": {"keys": [{"kid": "k1", "alg": "none", "secret": "x"}]}})");
 	ASSERT_FALSE(bad_alg);
 	EXPECT_NE(bad_alg.error().message().find("/policy/jwt/keys/0/alg"), std::string::npos)

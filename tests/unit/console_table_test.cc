@@ -1,13 +1,46 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The console's command table, without EAL: rows parse, never overlap, cover the families.
+// The console's command table, without EAL: rows parse, never overlap, cover the families
+// (the console's own rows and those the policy module registers, as dpumesh does).
 #include <gtest/gtest.h>
 
 #include <set>
 #include <string>
 
+#include "dpumesh/policy/cli.h"
 #include "internal/commands.h"
 
 using namespace dpumesh::console;
+
+namespace {
+
+/* The policy rows come from its module, registered at start-up as app/dpumesh does. */
+std::set<std::string> syntaxes()
+{
+	std::set<std::string> rows;
+	for (const command_spec &c : commands())
+		rows.insert(c.syntax);
+	return rows;
+}
+
+const bool core_has_no_policy_rows = syntaxes().count("show policy") == 0;
+
+struct register_policy_module : testing::Environment {
+	void SetUp() override { dpumesh::policy::cli::register_module(); }
+};
+const auto *env = testing::AddGlobalTestEnvironment(new register_policy_module);
+
+} // namespace
+
+TEST(ConsoleTable, PolicyRowsComeFromTheModuleOnce)
+{
+	EXPECT_TRUE(core_has_no_policy_rows) << "the console's own table names a policy row";
+	const size_t n = commands().size();
+	dpumesh::policy::cli::register_module(); /* again: no duplicates */
+	EXPECT_EQ(commands().size(), n);
+	EXPECT_EQ(first_overlap(commands()), "");
+	for (const char *want : {"show policy", "set policy <pointer> <json...>"})
+		EXPECT_EQ(syntaxes().count(want), 1u) << want;
+}
 
 TEST(ConsoleTable, RowsParseAndHaveHelpAndHandlers)
 {
@@ -19,9 +52,13 @@ TEST(ConsoleTable, RowsParseAndHaveHelpAndHandlers)
 		EXPECT_LE(syn.size(), 32u) << c.syntax;
 		EXPECT_NE(c.run, nullptr) << c.syntax;
 		EXPECT_GT(std::string(c.help).size(), 5u) << c.syntax;
-		for (const syntax_token &t : syn)
-			for (const std::string &ch : t.choices)
+		for (size_t i = 0; i < syn.size(); i++) {
+			for (const std::string &ch : syn[i].choices)
 				EXPECT_FALSE(ch.empty()) << c.syntax;
+			if (syn[i].rest) {
+				EXPECT_EQ(i + 1, syn.size()) << c.syntax << ": <...> must be last";
+			}
+		}
 	}
 }
 
@@ -55,7 +92,7 @@ TEST(ConsoleTable, EveryFamilyIsThere)
 	      "show pod <id>", "show pending", "show sidecar", "show dpa", "show dma",
 	      "set route <service> <to>", "set ratelimit <service> <path_prefix> <key> <rate> <burst>",
 	      "set timeout <service> <path_prefix> <timeout_ms> <retries>",
-	      "set policy <pointer> <json>"})
+	      "set policy <pointer> <json...>"})
 		EXPECT_EQ(rows.count(want), 1u) << want;
 	bool set_log = false;
 	for (const std::string &r : rows)
@@ -73,4 +110,10 @@ TEST(ConsoleTable, SplitWordsStopsAtTheEndOfTheLine)
 	EXPECT_TRUE(t[2].matches("anything"));
 	EXPECT_TRUE(t[3].matches("debug"));
 	EXPECT_FALSE(t[3].matches("loud"));
+	EXPECT_FALSE(t[2].rest);
+	auto r = parse_syntax("set policy <pointer> <json...>");
+	ASSERT_EQ(r.size(), 4u);
+	EXPECT_FALSE(r[2].rest);
+	EXPECT_TRUE(r[3].rest);
+	EXPECT_TRUE(r[3].choices.empty());
 }

@@ -33,16 +33,16 @@ keys &k()
 	return ks;
 }
 
-config::jwt_config make_config(uint32_t cache = 64)
+policy::schema::jwt_config make_config(uint32_t cache = 64)
 {
-	config::jwt_config c;
+	policy::schema::jwt_config c;
 	c.issuer = "https://issuer.example";
 	c.audiences = {"mesh", "api"};
 	c.clock_skew_s = 30;
 	c.cache_entries = cache;
-	c.keys.push_back({"h1", config::jwt_alg::hs256, secret, ""});
-	c.keys.push_back({"r1", config::jwt_alg::rs256, "", k().rs->public_pem()});
-	c.keys.push_back({"e1", config::jwt_alg::es256, "", k().es->public_pem()});
+	c.keys.push_back({"h1", policy::schema::jwt_alg::hs256, secret, ""});
+	c.keys.push_back({"r1", policy::schema::jwt_alg::rs256, "", k().rs->public_pem()});
+	c.keys.push_back({"e1", policy::schema::jwt_alg::es256, "", k().es->public_pem()});
 	return c;
 }
 
@@ -92,6 +92,28 @@ TEST(base64url, round_trip_and_canonical)
 	EXPECT_EQ(base64url_decode("ab+/", out, sizeof(out)), -1); /* plain base64 alphabet */
 	EXPECT_EQ(base64url_decode("abcd", out, 2), -1);           /* does not fit */
 	EXPECT_EQ(base64url_decode("a-_b", out, sizeof(out)), 3);
+}
+
+TEST(base64url, lenient_form_for_operator_keys)
+{
+	using dpumesh::base64url_form;
+	uint8_t out[16];
+	const auto lenient = base64url_form::lenient;
+	EXPECT_EQ(base64url_decode("Zg==", out, sizeof(out), lenient), 1); /* padding at the end */
+	EXPECT_EQ(base64url_decode("Zh", out, sizeof(out), lenient), 1);   /* unused bits ignored */
+	EXPECT_EQ(base64url_decode("ab+/", out, sizeof(out), lenient), 3); /* standard alphabet */
+	EXPECT_EQ(std::string(reinterpret_cast<char *>(out), 3),
+		  std::string(reinterpret_cast<const char *>("\x69\xbf\xbf"), 3));
+	EXPECT_EQ(base64url_decode("Z", out, sizeof(out), lenient), -1);       /* 1 mod 4 */
+	EXPECT_EQ(base64url_decode("Zg===", out, sizeof(out), lenient), -1);   /* 3 '=' */
+	EXPECT_EQ(base64url_decode("Zg==Zg==", out, sizeof(out), lenient), -1); /* '=' inside */
+	EXPECT_EQ(base64url_decode("ab c", out, sizeof(out), lenient), -1);
+	EXPECT_EQ(base64url_decode("abcd", out, 2, lenient), -1);
+	auto s = base64url_decode("Zm9vYmFy", lenient);
+	ASSERT_TRUE(s.has_value());
+	EXPECT_EQ(*s, "foobar");
+	EXPECT_FALSE(base64url_decode("Zm9vYmFy!", lenient).has_value());
+	EXPECT_EQ(base64url_decode("", base64url_form::canonical), std::string());
 }
 
 TEST(bearer, scheme_and_spaces)
@@ -260,7 +282,7 @@ TEST(jwt, malformed_tokens)
 TEST(jwt, several_keys_of_one_alg_need_a_kid)
 {
 	auto c = make_config();
-	c.keys.push_back({"r2", config::jwt_alg::rs256, "", k().other_rs->public_pem()});
+	c.keys.push_back({"r2", policy::schema::jwt_alg::rs256, "", k().other_rs->public_pem()});
 	auto v = jwt_verifier::create(c, {"sub"});
 	ASSERT_TRUE(v) << v.error().message();
 	EXPECT_EQ(verify(**v, make_jwt(*k().other_rs, R"({"alg":"RS256"})", claims())), jwt_error::unknown_kid);
@@ -326,29 +348,29 @@ TEST(jwt, claim_values_that_do_not_fit_are_dropped)
 
 TEST(jwt, unusable_keys_are_refused_with_context)
 {
-	auto with = [](config::jwt_key key) {
-		config::jwt_config c;
+	auto with = [](policy::schema::jwt_key key) {
+		policy::schema::jwt_config c;
 		c.keys.push_back(std::move(key));
 		return jwt_verifier::create(c, {});
 	};
-	auto r = with({"x", config::jwt_alg::rs256, "", "-----BEGIN PUBLIC KEY-----\ngarbage\n"});
+	auto r = with({"x", policy::schema::jwt_alg::rs256, "", "-----BEGIN PUBLIC KEY-----\ngarbage\n"});
 	ASSERT_FALSE(r);
 	EXPECT_NE(r.error().message().find("/policy/jwt/keys/0 (kid \"x\")"), std::string::npos)
 		<< r.error().message();
-	r = with({"x", config::jwt_alg::rs256, "", k().es->public_pem()});
+	r = with({"x", policy::schema::jwt_alg::rs256, "", k().es->public_pem()});
 	ASSERT_FALSE(r);
 	EXPECT_NE(r.error().message().find("must be RSA"), std::string::npos) << r.error().message();
-	r = with({"x", config::jwt_alg::rs256, "", signing_key::rsa(1024)->public_pem()});
+	r = with({"x", policy::schema::jwt_alg::rs256, "", signing_key::rsa(1024)->public_pem()});
 	ASSERT_FALSE(r);
 	EXPECT_NE(r.error().message().find("1024 bits"), std::string::npos) << r.error().message();
-	r = with({"x", config::jwt_alg::es256, "", signing_key::ec("P-384")->public_pem()});
+	r = with({"x", policy::schema::jwt_alg::es256, "", signing_key::ec("P-384")->public_pem()});
 	ASSERT_FALSE(r);
 	EXPECT_NE(r.error().message().find("P-256"), std::string::npos) << r.error().message();
-	r = with({"x", config::jwt_alg::hs256, "short", ""});
+	r = with({"x", policy::schema::jwt_alg::hs256, "short", ""});
 	ASSERT_FALSE(r);
 	EXPECT_NE(r.error().message().find("at least 32"), std::string::npos) << r.error().message();
 
-	config::jwt_config c = make_config();
+	policy::schema::jwt_config c = make_config();
 	std::vector<std::string> names;
 	for (unsigned i = 0; i <= jwt_max_claims; i++)
 		names.push_back("c" + std::to_string(i));
@@ -371,56 +393,56 @@ TEST(jwt, error_names_are_distinct)
 
 TEST(json_scan, validates_strictly)
 {
-	json::value v;
+	policy::json::value v;
 	for (const char *ok : {"{}", " { \"a\" : [1, -0, 2.5e-3, true, false, null, {}] } ", "[]", "\"x\"",
 			       "0", "-1.0E+2", R"("\u00e9\ud83d\ude00\"\\\/\b\f\n\r\t")", "\"\xc3\xa9\"",
 			       "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"})
-		EXPECT_TRUE(json::validate(ok, &v)) << ok;
+		EXPECT_TRUE(policy::json::validate(ok, &v)) << ok;
 	for (const char *bad : {"", "{", "{\"a\"}", "{\"a\":}", "{\"a\":1,}", "[1,]", "{a:1}", "'x'",
 				"01", "1.", ".5", "-", "1e", "+1", "tru", "nul", "[1] x", "\"\\x\"",
 				R"("\u12")", R"("\u0000")", R"("\ud800")", R"("\udc00")", R"("\ud800\u0041")",
 				"\"\x01\"", "\"\xc0\xaf\"", "\"\xed\xa0\x80\"", "\"\xff\"", "\"abc",
 				"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"})
-		EXPECT_FALSE(json::validate(bad, &v)) << bad;
+		EXPECT_FALSE(policy::json::validate(bad, &v)) << bad;
 }
 
 TEST(json_scan, members_strings_numbers)
 {
 	std::vector<std::string> keys;
-	bool ok = json::scan_object(R"({"a":1, "\u0062":"x\ty", "c":[1,"2"], "d":{"e":1}})",
-				    [&](std::string_view k, const json::value &v) {
+	bool ok = policy::json::scan_object(R"({"a":1, "\u0062":"x\ty", "c":[1,"2"], "d":{"e":1}})",
+				    [&](std::string_view k, const policy::json::value &v) {
 					    keys.emplace_back(k);
 					    if (k == "b") {
 						    char buf[8];
-						    EXPECT_EQ(json::unescape(v.raw, buf, sizeof(buf)), 3);
+						    EXPECT_EQ(policy::json::unescape(v.raw, buf, sizeof(buf)), 3);
 						    EXPECT_EQ(std::string(buf, 3), "x\ty");
-						    EXPECT_EQ(json::unescape(v.raw, buf, 2), -1);
+						    EXPECT_EQ(policy::json::unescape(v.raw, buf, 2), -1);
 					    }
 					    if (k == "c") {
 						    int n = 0;
-						    json::for_each_element(v.raw, [&](const json::value &) { n++; });
+						    policy::json::for_each_element(v.raw, [&](const policy::json::value &) { n++; });
 						    EXPECT_EQ(n, 2);
 					    }
 					    return true;
 				    });
 	EXPECT_TRUE(ok);
 	EXPECT_EQ(keys, (std::vector<std::string>{"a", "b", "c", "d"}));
-	EXPECT_FALSE(json::scan_object("[1]", [](std::string_view, const json::value &) { return true; }));
+	EXPECT_FALSE(policy::json::scan_object("[1]", [](std::string_view, const policy::json::value &) { return true; }));
 	char buf[8];
-	EXPECT_EQ(json::unescape(R"("\ud83d\ude00")", buf, sizeof(buf)), 4);
+	EXPECT_EQ(policy::json::unescape(R"("\ud83d\ude00")", buf, sizeof(buf)), 4);
 	EXPECT_EQ(std::string(buf, 4), "\xf0\x9f\x98\x80");
 	int64_t s;
-	EXPECT_TRUE(json::to_seconds("1900000000", &s));
+	EXPECT_TRUE(policy::json::to_seconds("1900000000", &s));
 	EXPECT_EQ(s, 1900000000);
-	EXPECT_TRUE(json::to_seconds("1.9e9", &s));
+	EXPECT_TRUE(policy::json::to_seconds("1.9e9", &s));
 	EXPECT_EQ(s, 1900000000);
-	EXPECT_TRUE(json::to_seconds("-0.5", &s));
+	EXPECT_TRUE(policy::json::to_seconds("-0.5", &s));
 	EXPECT_EQ(s, -1);
-	EXPECT_TRUE(json::to_seconds("99999999999999999999", &s));
+	EXPECT_TRUE(policy::json::to_seconds("99999999999999999999", &s));
 	EXPECT_EQ(s, INT64_MAX);
-	EXPECT_TRUE(json::to_seconds("-1e400", &s));
+	EXPECT_TRUE(policy::json::to_seconds("-1e400", &s));
 	EXPECT_EQ(s, INT64_MIN);
-	EXPECT_TRUE(json::to_seconds("1e-400", &s));
+	EXPECT_TRUE(policy::json::to_seconds("1e-400", &s));
 	EXPECT_EQ(s, 0);
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "dpumesh/config/config.h"
 #include "dpumesh/policy/policy.h"
 #include "jwt_signer.h"
 
@@ -39,12 +40,12 @@ struct request {
 	}
 };
 
-config::jwt_config jwt_cfg()
+policy::schema::jwt_config jwt_cfg()
 {
-	config::jwt_config c;
+	policy::schema::jwt_config c;
 	c.issuer = "iss";
 	c.audiences = {"mesh"};
-	c.keys.push_back({"h1", config::jwt_alg::hs256, secret, ""});
+	c.keys.push_back({"h1", policy::schema::jwt_alg::hs256, secret, ""});
 	return c;
 }
 
@@ -57,10 +58,10 @@ std::string token(const std::string &extra = "", int64_t exp = unix_now + 3600)
 	return "Bearer " + make_jwt(*key, R"({"alg":"HS256"})", p + "}");
 }
 
-config::rbac_rule rule(std::vector<std::string> methods, config::path_match m, std::string path,
+policy::schema::rbac_rule rule(std::vector<std::string> methods, policy::schema::path_match m, std::string path,
 		       std::map<std::string, std::string> claims = {})
 {
-	config::rbac_rule r;
+	policy::schema::rbac_rule r;
 	r.methods = std::move(methods);
 	r.match = m;
 	r.path = std::move(path);
@@ -68,7 +69,7 @@ config::rbac_rule rule(std::vector<std::string> methods, config::path_match m, s
 	return r;
 }
 
-std::unique_ptr<engine> make_engine(const config::policy_config &cfg, engine_options opt = {})
+std::unique_ptr<engine> make_engine(const policy::schema::policy_config &cfg, engine_options opt = {})
 {
 	opt.seed = 42;
 	auto e = engine::create(cfg, opt);
@@ -116,11 +117,11 @@ TEST(rbac, rules_methods_paths_claims)
 {
 	auto v = jwt_verifier::create(jwt_cfg(), {"sub", "role", "roles"});
 	ASSERT_TRUE(v);
-	config::rbac_policy cp;
+	policy::schema::rbac_policy cp;
 	cp.service = "api";
-	cp.rules.push_back(rule({}, config::path_match::exact, "/health"));
-	cp.rules.push_back(rule({"GET", "HEAD"}, config::path_match::glob, "/v1/items/*", {{"role", "reader"}}));
-	cp.rules.push_back(rule({}, config::path_match::prefix, "/", {{"roles", "admin"}}));
+	cp.rules.push_back(rule({}, policy::schema::path_match::exact, "/health"));
+	cp.rules.push_back(rule({"GET", "HEAD"}, policy::schema::path_match::glob, "/v1/items/*", {{"role", "reader"}}));
+	cp.rules.push_back(rule({}, policy::schema::path_match::prefix, "/", {{"roles", "admin"}}));
 	auto p = rbac_policy::compile(cp, v->get());
 	ASSERT_TRUE(p) << p.error().message();
 
@@ -149,7 +150,7 @@ TEST(rbac, rules_methods_paths_claims)
 	EXPECT_TRUE(open->allows("GET", "/v1/items/../../admin", &reader));
 
 	/* a claim rule needs a verifier that extracts the claim */
-	cp.rules.push_back(rule({}, config::path_match::prefix, "/", {{"group", "x"}}));
+	cp.rules.push_back(rule({}, policy::schema::path_match::prefix, "/", {{"group", "x"}}));
 	auto bad = rbac_policy::compile(cp, v->get());
 	ASSERT_FALSE(bad);
 	EXPECT_NE(bad.error().message().find("claim \"group\""), std::string::npos) << bad.error().message();
@@ -232,7 +233,7 @@ TEST(ratelimit, two_phase_reserve_takes_nothing_until_commit)
 
 TEST(breaker, opens_after_consecutive_failures_sheds_half_opens_and_recovers)
 {
-	config::breaker_config c;
+	policy::schema::breaker_config c;
 	c.service = "db";
 	c.consecutive_failures = 3;
 	c.min_requests = 1000; /* keep the rate rule out of this test */
@@ -281,7 +282,7 @@ TEST(breaker, opens_after_consecutive_failures_sheds_half_opens_and_recovers)
 
 TEST(breaker, half_open_probes_that_never_answer_are_rearmed)
 {
-	config::breaker_config c;
+	policy::schema::breaker_config c;
 	c.consecutive_failures = 1;
 	c.open_ms = 100;
 	circuit_breaker b(c);
@@ -293,7 +294,7 @@ TEST(breaker, half_open_probes_that_never_answer_are_rearmed)
 
 TEST(breaker, error_rate_over_the_window)
 {
-	config::breaker_config c;
+	policy::schema::breaker_config c;
 	c.consecutive_failures = 1000;
 	c.error_rate_percent = 50;
 	c.min_requests = 20;
@@ -327,17 +328,17 @@ TEST(breaker, error_rate_over_the_window)
 
 namespace {
 
-config::policy_config api_policy()
+policy::schema::policy_config api_policy()
 {
-	config::policy_config c;
+	policy::schema::policy_config c;
 	c.jwt = jwt_cfg();
-	config::rbac_policy r;
+	policy::schema::rbac_policy r;
 	r.service = "api";
-	r.rules.push_back(rule({"GET"}, config::path_match::glob, "/v1/items/*", {{"role", "reader"}}));
-	r.rules.push_back(rule({}, config::path_match::prefix, "/", {{"roles", "admin"}}));
-	r.rules.push_back(rule({}, config::path_match::exact, "/health"));
+	r.rules.push_back(rule({"GET"}, policy::schema::path_match::glob, "/v1/items/*", {{"role", "reader"}}));
+	r.rules.push_back(rule({}, policy::schema::path_match::prefix, "/", {{"roles", "admin"}}));
+	r.rules.push_back(rule({}, policy::schema::path_match::exact, "/health"));
 	c.rbac.push_back(r);
-	config::rbac_policy pub;
+	policy::schema::rbac_policy pub;
 	pub.service = "web";
 	pub.require_jwt = false;
 	pub.default_allow = true;
@@ -436,23 +437,23 @@ TEST(engine, reason_names_and_counters_are_listed)
 
 TEST(engine, rate_limits_per_source_route_and_claim)
 {
-	config::policy_config c;
+	policy::schema::policy_config c;
 	c.jwt = jwt_cfg();
-	config::ratelimit_config src;
+	policy::schema::ratelimit_config src;
 	src.service = "api";
-	src.key = config::ratelimit_key::source;
+	src.key = policy::schema::ratelimit_key::source;
 	src.rate = 100;
 	src.burst = 10;
 	c.rate_limits.push_back(src);
-	config::ratelimit_config route = src;
-	route.key = config::ratelimit_key::route;
+	policy::schema::ratelimit_config route = src;
+	route.key = policy::schema::ratelimit_key::route;
 	route.path_prefix = "/slow";
 	route.rate = 10;
 	route.burst = 5;
 	c.rate_limits.push_back(route);
-	config::ratelimit_config tenant = src;
+	policy::schema::ratelimit_config tenant = src;
 	tenant.service = "tenants";
-	tenant.key = config::ratelimit_key::claim;
+	tenant.key = policy::schema::ratelimit_key::claim;
 	tenant.claim = "tenant";
 	tenant.rate = 50;
 	tenant.burst = 5;
@@ -503,10 +504,10 @@ TEST(engine, rate_limits_per_source_route_and_claim)
 
 TEST(engine, rate_divisor_splits_the_rate)
 {
-	config::policy_config c;
-	config::ratelimit_config r;
+	policy::schema::policy_config c;
+	policy::schema::ratelimit_config r;
 	r.service = "api";
-	r.key = config::ratelimit_key::route;
+	r.key = policy::schema::ratelimit_key::route;
 	r.rate = 1000;
 	r.burst = 100;
 	c.rate_limits.push_back(r);
@@ -523,8 +524,8 @@ TEST(engine, rate_divisor_splits_the_rate)
 
 TEST(engine, breaker_opens_sheds_and_recovers)
 {
-	config::policy_config c;
-	config::breaker_config b;
+	policy::schema::policy_config c;
+	policy::schema::breaker_config b;
 	b.service = "db";
 	b.consecutive_failures = 5;
 	b.open_ms = 1000;
@@ -570,24 +571,24 @@ TEST(engine, breaker_opens_sheds_and_recovers)
 
 TEST(engine, build_errors_name_the_config)
 {
-	config::policy_config c;
-	config::rbac_policy r;
+	policy::schema::policy_config c;
+	policy::schema::rbac_policy r;
 	r.service = "api";
 	c.rbac.push_back(r); /* require_jwt without /policy/jwt */
 	auto e = engine::create(c);
 	ASSERT_FALSE(e);
 	EXPECT_NE(e.error().message().find("/policy/rbac/0"), std::string::npos) << e.error().message();
 
-	config::policy_config c2;
+	policy::schema::policy_config c2;
 	c2.jwt = jwt_cfg();
 	c2.jwt->keys[0].pem = "x";
-	c2.jwt->keys[0].alg = config::jwt_alg::rs256;
+	c2.jwt->keys[0].alg = policy::schema::jwt_alg::rs256;
 	auto e2 = engine::create(c2);
 	ASSERT_FALSE(e2);
 	EXPECT_NE(e2.error().message().find("/policy/jwt/keys/0"), std::string::npos) << e2.error().message();
 
-	config::policy_config c3;
-	config::ratelimit_config l;
+	policy::schema::policy_config c3;
+	policy::schema::ratelimit_config l;
 	l.service = "api";
 	l.rate = 1;
 	for (int i = 0; i <= 16; i++)

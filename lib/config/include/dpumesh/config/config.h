@@ -21,14 +21,13 @@
 
 #include "dpumesh/abi/abi.h"
 #include "dpumesh/common/status.h"
+#include "dpumesh/json/json.h"
+#include "dpumesh/policy/schema.h"
 
 namespace dpumesh::config {
 
 /** 1-based line and column of a value in the source text. */
-struct position {
-	unsigned line = 0;
-	unsigned column = 0;
-};
+using position = json::position;
 
 struct node_identity {
 	std::string name;
@@ -112,79 +111,19 @@ struct route_config {
 	bool is_local() const { return to == "local"; }
 };
 
-enum class jwt_alg { hs256, rs256, es256 };
-
-struct jwt_key {
-	std::string kid;
-	jwt_alg alg = jwt_alg::hs256;
-	std::string secret; /**< HS256: raw key bytes (decoded from base64url) */
-	std::string pem;    /**< RS256/ES256: public key PEM */
-};
-
-struct jwt_config {
-	std::optional<std::string> issuer;
-	std::vector<std::string> audiences;
-	uint32_t clock_skew_s = 30;
-	uint32_t cache_entries = 1024;
-	std::vector<jwt_key> keys;
-};
-
-enum class path_match { exact, prefix, glob };
-
-struct rbac_rule {
-	std::vector<std::string> methods; /**< empty: any method */
-	path_match match = path_match::prefix;
-	std::string path = "/";
-	std::map<std::string, std::string> claims; /**< claim name -> required value */
-};
-
-struct rbac_policy {
-	std::string service;
-	bool default_allow = false;
-	bool require_jwt = true;
-	std::vector<rbac_rule> rules;
-};
-
-enum class ratelimit_key { source, route, claim };
-
-struct ratelimit_config {
-	std::string service;
-	std::string path_prefix = "/";
-	ratelimit_key key = ratelimit_key::source;
-	std::string claim; /**< for key == claim */
-	uint32_t rate = 0;  /**< tokens per second */
-	uint32_t burst = 0; /**< bucket depth */
-};
-
-struct breaker_config {
-	std::string service;
-	uint32_t consecutive_failures = 5;
-	uint32_t error_rate_percent = 50;
-	uint32_t min_requests = 20;
-	uint32_t window_ms = 10000;
-	uint32_t open_ms = 5000;
-	uint32_t half_open_probes = 1;
-};
-
-struct timeout_config {
-	std::string service;
-	std::string path_prefix = "/";
-	uint32_t timeout_ms = 1000;
-	uint32_t retries = 0;
-	uint32_t backoff_ms = 10;
-	/** retries in the last second may be at most this share of requests (plus 3) */
-	uint32_t retry_budget_percent = 20;
-	bool retry_non_idempotent = false;
-};
-
-struct policy_config {
-	std::optional<jwt_config> jwt;
-	std::vector<rbac_policy> rbac;
-	std::vector<ratelimit_config> rate_limits;
-	std::vector<breaker_config> circuit_breakers;
-	std::vector<timeout_config> timeouts;
-	uint32_t default_timeout_ms = 5000;
-};
+/* L7 policy's schema belongs to the policy module (dpumesh/policy/schema.h, read from
+ * /policy by policy::read_config). The names below keep config:: users compiling. */
+using jwt_alg = policy::schema::jwt_alg;
+using jwt_key = policy::schema::jwt_key;
+using jwt_config = policy::schema::jwt_config;
+using path_match = policy::schema::path_match;
+using rbac_rule = policy::schema::rbac_rule;
+using rbac_policy = policy::schema::rbac_policy;
+using ratelimit_key = policy::schema::ratelimit_key;
+using ratelimit_config = policy::schema::ratelimit_config;
+using breaker_config = policy::schema::breaker_config;
+using timeout_config = policy::schema::timeout_config;
+using policy_config = policy::schema::policy_config;
 
 enum class dpa_backend { emu, doca };
 
@@ -234,6 +173,9 @@ result<node_config> load_file(const std::string &path);
 
 /** Parses and validates config text; `source` names it in errors. */
 result<node_config> load_string(std::string_view text, const std::string &source);
+
+/** Validates a parsed document (its source names it in errors). */
+result<node_config> load_document(json::document doc);
 
 std::string_view to_string(port_role r);
 std::string_view to_string(idle_policy p);

@@ -18,12 +18,14 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include <rte_ethdev.h>
+#include <rte_telemetry.h>
 
 #include "dpumesh/config/config.h"
 #include "dpumesh/dpa/emulator.h"
@@ -259,6 +261,27 @@ result<edit_report> set_timeout(node &n, std::string_view service, std::string_v
 result<edit_report> set_policy(node &n, std::string_view pointer, std::string_view json);
 
 /* ---- telemetry ---- */
+
+/**
+ * A telemetry family a module adds under /dpumesh/<name> (the control plane does not know
+ * it by name). `fill` runs on the telemetry thread with the node, under the same lock as
+ * the built-in families; it returns 0 or a negative errno (-ENODEV: not available).
+ */
+struct telemetry_family {
+	const char *name; /**< "policy" -> /dpumesh/policy */
+	const char *help;
+	int (*fill)(node &n, rte_tel_data *d);
+};
+
+/**
+ * Adds families to those telemetry_register() serves (a module's start-up; before
+ * telemetry_register, or the next call of it picks them up). The same name twice is a
+ * no-op.
+ */
+void register_telemetry_families(std::span<const telemetry_family> families);
+
+/** rte_telemetry dict keys take letters, digits, '_' and '/': anything else becomes '_'. */
+std::string telemetry_key(std::string_view s);
 
 /** Registers the /dpumesh/... telemetry endpoints, served from `n` until unregistered. */
 status telemetry_register(node &n);

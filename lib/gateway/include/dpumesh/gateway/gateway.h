@@ -3,7 +3,7 @@
 // (dpumesh/meshsock/meshsock.h), mesh responses back as HTTP. docs/gateway.md has the model.
 //
 // The control-path pieces are here apart from the server so they can be tested alone:
-// the config (JSON, jansson), route matching, the HTTP header -> L7 header mapping and the
+// the config (JSON, dpumesh::json), route matching, the HTTP header -> L7 header mapping and the
 // mesh error -> HTTP status mapping. The server (gateway) runs on one libevent loop.
 //
 //   auto cfg = server::load_config_file("conf/ingress.json");

@@ -23,7 +23,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "dpumesh/config/config.h"
+#include "dpumesh/policy/schema.h"
 
 namespace dpumesh::policy {
 
@@ -35,7 +35,7 @@ class circuit_breaker {
 public:
 	static constexpr unsigned nb_windows = 10;
 
-	explicit circuit_breaker(const config::breaker_config &cfg) noexcept;
+	explicit circuit_breaker(const schema::breaker_config &cfg) noexcept;
 	circuit_breaker(const circuit_breaker &o) noexcept;
 
 	/** True while open and not yet due for half-open: a cheap test before other work. */

@@ -26,7 +26,8 @@
 #include <string_view>
 #include <vector>
 
-#include "dpumesh/config/config.h"
+#include "dpumesh/policy/schema.h"
+#include "dpumesh/common/base64url.h"
 #include "dpumesh/common/counter.h"
 #include "dpumesh/common/status.h"
 
@@ -141,7 +142,7 @@ public:
 	 *         RS256 key is EC, expected RSA"), a key under 2048 bits, an EC key not on
 	 *         P-256, or too many claim names
 	 */
-	static result<std::unique_ptr<jwt_verifier>> create(const config::jwt_config &cfg,
+	static result<std::unique_ptr<jwt_verifier>> create(const schema::jwt_config &cfg,
 							    std::vector<std::string> claim_names);
 	~jwt_verifier();
 	jwt_verifier(const jwt_verifier &) = delete;
@@ -172,13 +173,10 @@ private:
 	std::unique_ptr<impl> _impl;
 };
 
-/**
- * Decodes canonical unpadded base64url (RFC 7515 §2: no '=', unused bits zero).
- * @return bytes written to out, or -1 if the text is invalid or does not fit in cap
- */
-ptrdiff_t base64url_decode(std::string_view in, uint8_t *out, size_t cap) noexcept;
-/** Encodes as unpadded base64url (control path, tests). */
-std::string base64url_encode(std::string_view in);
+/* base64url lives in dpumesh/common/base64url.h (included above): tokens are decoded in
+ * its canonical form (RFC 7515 §2: no '=', unused bits zero). */
+using dpumesh::base64url_decode;
+using dpumesh::base64url_encode;
 
 /** The token of "Bearer <token>" (scheme case-insensitive, spaces trimmed); false if not. */
 bool bearer_token(std::string_view authorization, std::string_view *token) noexcept;

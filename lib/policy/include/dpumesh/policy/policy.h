@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The L7 policy engine: JWT, RBAC, rate limits and circuit breakers for one node config.
 //
-// Built on the control path from config::policy_config; then, per request header, the
+// Built on the control path from schema::policy_config; then, per request header, the
 // sidecar asks check_request() and gets "allow" or a refusal with its status and a
 // machine-readable reason (docs/policy.md lists them). Headers only: bodies never reach it.
 //
@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "dpumesh/policy/breaker.h"
-#include "dpumesh/config/config.h"
+#include "dpumesh/policy/schema.h"
 #include "dpumesh/common/counter.h"
 #include "dpumesh/policy/jwt.h"
 #include "dpumesh/wire/l7.h"
@@ -134,7 +134,7 @@ public:
 	 *         unreadable or unfit key, a rule naming a claim with no /policy/jwt, more
 	 *         than jwt_max_claims claims, more than max_limits_per_service limits
 	 */
-	static result<std::unique_ptr<engine>> create(const config::policy_config &cfg,
+	static result<std::unique_ptr<engine>> create(const schema::policy_config &cfg,
 						      const engine_options &opt = {});
 	~engine();
 	engine(const engine &) = delete;
@@ -179,7 +179,7 @@ public:
 private:
 	struct limit {
 		std::string path_prefix;
-		config::ratelimit_key key = config::ratelimit_key::source;
+		schema::ratelimit_key key = schema::ratelimit_key::source;
 		int claim = -1; /* claim index for key == claim */
 		rate_limiter lim;
 	};

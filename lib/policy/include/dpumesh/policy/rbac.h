@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "dpumesh/config/config.h"
+#include "dpumesh/policy/schema.h"
 #include "dpumesh/policy/jwt.h"
 #include "dpumesh/common/status.h"
 
@@ -39,7 +39,7 @@ public:
 	 *        rule names a claim
 	 * @return the policy, or an error naming the rule whose claim the verifier lacks
 	 */
-	static result<rbac_policy> compile(const config::rbac_policy &cfg, const jwt_verifier *jwt);
+	static result<rbac_policy> compile(const schema::rbac_policy &cfg, const jwt_verifier *jwt);
 
 	/**
 	 * @param path the request path, query included (it is cut here)
@@ -59,7 +59,7 @@ private:
 	};
 	struct rule {
 		uint16_t methods = 0; /* bit per known method; 0: any */
-		config::path_match match = config::path_match::prefix;
+		schema::path_match match = schema::path_match::prefix;
 		std::string path;
 		std::vector<claim_req> claims;
 	};

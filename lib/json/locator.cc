@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Records where each JSON value starts, for config errors with line and column.
-#include "internal/json_locator.h"
+// Records where each JSON value starts, for errors with line and column.
+#include "dpumesh/json/json.h"
 
-namespace dpumesh::config::internal {
+namespace dpumesh::json {
 
 std::string pointer_append(const std::string &base, std::string_view token)
 {
@@ -17,6 +17,11 @@ std::string pointer_append(const std::string &base, std::string_view token)
 			out.push_back(c);
 	}
 	return out;
+}
+
+std::string pointer_append(const std::string &base, size_t index)
+{
+	return base + "/" + std::to_string(index);
 }
 
 namespace {
@@ -168,4 +173,4 @@ located locate(std::string_view text)
 	return out;
 }
 
-} // namespace dpumesh::config::internal
+} // namespace dpumesh::json
