@@ -272,14 +272,20 @@ const char plot_script[] =
 	"plot for [c=23:26] \"< grep ',latency,' trials.csv\" using 3:c with linespoints "
 	"title columnhead(c)\n";
 
+/* Waits for the link; a memif client whose server was not listening when it started
+ * does not retry by itself, so the port is restarted every second while the link is down. */
 bool wait_link(uint16_t port, double seconds)
 {
-	for (double waited = 0;; waited += 0.05) {
+	for (unsigned i = 0;; i++) {
 		rte_eth_link l{};
 		if (rte_eth_link_get_nowait(port, &l) == 0 && l.link_status == RTE_ETH_LINK_UP)
 			return true;
-		if (waited >= seconds || g_stop.load())
+		if (i * 0.05 >= seconds || g_stop.load())
 			return false;
+		if (i % 20 == 19) {
+			rte_eth_dev_stop(port);
+			(void)rte_eth_dev_start(port);
+		}
 		usleep(50000);
 	}
 }
@@ -315,7 +321,7 @@ int run(const options &o)
 			     rte_strerror(rte_errno));
 		return 1;
 	}
-	if (auto st = start_port(o.port, pool); !st) {
+	if (auto st = start_port(o.port, pool, 1024, o.wait_link); !st) {
 		std::fprintf(stderr, "dpumesh-replay: %s\n", st.message().c_str());
 		return 1;
 	}
@@ -354,15 +360,21 @@ int run(const options &o)
 	} else {
 		auto search_phase = [&](double threshold, const char *phase, double lower) {
 			return search(o.search, threshold,
-				      [&](double rate, double secs) {
+				      [&](double rate, double secs, bool verification) {
 					      if (g_stop.load())
-						      return trial_outcome{1.0, 0, false};
+						      return trial_outcome{1.0, 0, false, true};
 					      trial_result r = trial(rate_kind::pps, rate, secs, 0,
-								     secs == o.search.final_seconds
-									     ? "final" : phase);
+								     verification ? "final" : phase);
+					      if (r.tx_frames == 0) {
+						      std::fprintf(stderr, "dpumesh-replay: the port took no "
+									   "frame: is the device under test "
+									   "still up?\n");
+						      g_stop.store(true);
+					      }
 					      /* the generator could not offer the rate: not a result */
 					      bool ok = r.tx_pps() >= 0.98 * rate;
-					      return trial_outcome{r.loss_ratio(), r.answers_per_s(), ok};
+					      return trial_outcome{r.loss_ratio(), r.answers_per_s(), ok,
+								   g_stop.load()};
 				      },
 				      lower);
 		};

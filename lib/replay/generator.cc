@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstring>
 
+#include <unistd.h>
+
 #include "dpumesh/wire/frame_hdr.h"
 #include "internal/headers.h"
 
@@ -77,7 +79,7 @@ void csum_full(uint8_t *frame, const frame_info &f)
 
 } // namespace
 
-status start_port(uint16_t port_id, rte_mempool *pool, uint16_t nb_desc)
+status start_port(uint16_t port_id, rte_mempool *pool, uint16_t nb_desc, double retry_s)
 {
 	if (!rte_eth_dev_is_valid_port(port_id))
 		return errorf("port %u does not exist", port_id);
@@ -97,9 +99,16 @@ status start_port(uint16_t port_id, rte_mempool *pool, uint16_t nb_desc)
 	rc = rte_eth_tx_queue_setup(port_id, 0, nb_txd, s, nullptr);
 	if (rc != 0)
 		return errorf("port %u: TX queue: %s", port_id, rte_strerror(-rc));
-	rc = rte_eth_dev_start(port_id);
+	/* a memif client cannot start before its server's socket exists: retry a while */
+	for (double waited = 0;; waited += 0.1) {
+		rc = rte_eth_dev_start(port_id);
+		if (rc == 0 || waited >= retry_s)
+			break;
+		usleep(100000);
+	}
 	if (rc != 0)
-		return errorf("port %u: start: %s", port_id, rte_strerror(-rc));
+		return errorf("port %u: start: %s%s", port_id, rte_strerror(-rc),
+			      retry_s > 0 ? " (for the whole wait: is the peer up?)" : "");
 	rte_eth_promiscuous_enable(port_id); /* not every PMD has it; answers are ours anyway */
 	return status::ok();
 }

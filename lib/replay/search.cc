@@ -12,7 +12,9 @@ search_result search(const search_config &c, double threshold, const trial_fn &t
 	search_result r;
 	double last_rx = 0;
 	auto run = [&](double rate, double seconds, bool final) {
-		trial_outcome o = trial(rate, seconds);
+		trial_outcome o = trial(rate, seconds, final);
+		if (o.abort)
+			r.aborted = true;
 		search_step s{rate, seconds, o.loss_ratio, o.rx_rate,
 			      o.ok && o.loss_ratio <= threshold + 1e-12, final};
 		r.steps.push_back(s);
@@ -27,13 +29,16 @@ search_result search(const search_config &c, double threshold, const trial_fn &t
 	double seconds = c.trial_seconds;
 
 	if (known_lower < max_rate && !run(max_rate, c.trial_seconds, false)) {
+		if (r.aborted)
+			return r;
 		hi = max_rate;
 		use_rx = true;
 	} else {
 		lo = std::max(lo, max_rate);
 	}
 	for (unsigned retries = 0;;) {
-		while (hi > 0 && (hi - lo) / hi > c.precision && r.steps.size() < c.max_trials) {
+		while (hi > 0 && (hi - lo) / hi > c.precision && r.steps.size() < c.max_trials &&
+		       !r.aborted) {
 			double rate = (lo + hi) / 2;
 			if (use_rx && last_rx > lo && last_rx < hi)
 				rate = last_rx; /* what the device managed at the failing rate */
@@ -43,15 +48,15 @@ search_result search(const search_config &c, double threshold, const trial_fn &t
 			else
 				hi = rate;
 		}
-		if (r.steps.size() >= c.max_trials + c.max_retries)
+		if (r.aborted || r.steps.size() >= c.max_trials + c.max_retries)
 			break;
-		if (run(lo, c.final_seconds, true)) {
+		if (run(lo, c.final_seconds, true) && !r.aborted) {
 			r.rate = lo;
 			r.verified = true;
 			break;
 		}
 		hi = lo;
-		if (++retries > c.max_retries || lo <= floor)
+		if (r.aborted || ++retries > c.max_retries || lo <= floor)
 			break;
 		lo = std::max(known_lower > 0 && known_lower < hi ? known_lower : floor, floor);
 		if (lo >= hi)

@@ -90,6 +90,56 @@ out.append("Ratios first: the machine is shared and noisy, so compare within thi
            "A ratio is dpumesh ÷ baseline: above 1 means more (rate) or longer (latency, cycles).")
 out.append("")
 
+# ---- ndr ----
+nd = read("ndr.csv")
+if nd:
+    out.append("## NDR/PDR: dpumesh-replay over net_memif, dpdk-testpmd 5tswap vs dpumesh (Case 2, echo pod)")
+    out.append("")
+    caps = []
+    for r in nd:
+        if r["capture"] not in caps:
+            caps.append(r["capture"])
+
+    def runs(c, system, key):
+        return [f(r[key]) for r in nd if r["capture"] == c and r["system"] == system and f(r[key])]
+
+    def spread(v):
+        # the repeats' agreement: (max - min) / mean, in percent
+        if len(v) < 2:
+            return "—"
+        m = sum(v) / len(v)
+        return "%.1f%%" % (100.0 * (max(v) - min(v)) / m) if m else "—"
+
+    def mean(v):
+        return sum(v) / len(v) if v else None
+
+    rows = []
+    for c in caps:
+        tn, dn = runs(c, "testpmd-5tswap", "ndr_pps"), runs(c, "dpumesh", "ndr_pps")
+        tp, dp = runs(c, "testpmd-5tswap", "pdr_pps"), runs(c, "dpumesh", "pdr_pps")
+        rows.append([c, ratio(mean(dn), mean(tn)), ratio(mean(dp), mean(tp)),
+                     " / ".join(num(x) for x in tn) or "—", " / ".join(num(x) for x in dn) or "—",
+                     " / ".join(num(x) for x in tp) or "—", " / ".join(num(x) for x in dp) or "—",
+                     spread(tn), spread(dn), spread(tp), spread(dp)])
+    table(["capture", "**NDR ÷ testpmd**", "**PDR ÷ testpmd**", "testpmd NDR pps (runs)",
+           "dpumesh NDR msgs/s (runs)", "testpmd PDR pps", "dpumesh PDR msgs/s",
+           "testpmd NDR spread", "dpumesh NDR spread", "testpmd PDR spread", "dpumesh PDR spread"], rows)
+    out.append("")
+    out.append("Latency at %s of each one's NDR (first run; TX burst to RX burst, us):" % "the given share")
+    out.append("")
+    rows = []
+    for r in nd:
+        if r["repeat"] != "1":
+            continue
+        rows.append([r["capture"], r["system"], num(r["lat_rate_pps"]), num(r["lat_p50_us"]),
+                     num(r["lat_p90_us"]), num(r["lat_p99_us"]), num(r["lat_p999_us"]),
+                     num(r["lat_max_us"])])
+    table(["capture", "system", "offered pps", "p50", "p90", "p99", "p99.9", "max"], rows)
+    out.append("")
+    out.append("Every trial (search, verification, latency) is in ndr_trials.csv; a verified "
+               "column of 0 in ndr.csv means the search's final trial failed.")
+    out.append("")
+
 # ---- replay ----
 rep = read("replay.csv")
 if rep:

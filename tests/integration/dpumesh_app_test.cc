@@ -87,7 +87,7 @@ TEST(DpumeshApp, BadConfigExitsNonZeroWithLocation)
 TEST(DpumeshApp, MissingDeviceIsAClearError)
 {
 	auto args = eal_args("nodev");
-	args.insert(args.end(), {"--", "--config", src("conf/default.json")});
+	args.insert(args.end(), {"--", "--config", src("conf/pcap.json")});
 	auto [rc, out] = run_command(args);
 	EXPECT_EQ(rc, 1) << out;
 	EXPECT_NE(out.find("port uplink: device \"net_pcap0\" not found"), std::string::npos) << out;
@@ -122,7 +122,7 @@ TEST(DpumeshApp, ReplayedCaptureIsReassembledCountedAndSigintExitsZero)
 
 	auto args = eal_args("replay");
 	args.push_back("--vdev=net_pcap0,rx_pcap=" + pcap);
-	args.insert(args.end(), {"--", "--config", src("conf/default.json"), "--stats-period", "1"});
+	args.insert(args.end(), {"--", "--config", src("conf/pcap.json"), "--stats-period", "1"});
 	subprocess p(args);
 	const std::string rx_line = "RX " + std::string(12 - std::to_string(frames).size(), ' ') +
 				    std::to_string(frames) + " pkts";

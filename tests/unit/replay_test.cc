@@ -70,7 +70,7 @@ struct model {
 	double cap;
 	double floor_loss = 0;
 	unsigned trials = 0;
-	trial_outcome operator()(double rate, double)
+	trial_outcome operator()(double rate, double, bool)
 	{
 		trials++;
 		double loss = rate > cap ? (rate - cap) / rate : 0.0;
@@ -137,7 +137,7 @@ TEST(replay_search, a_failed_verification_searches_lower)
 	search_config c;
 	c.max_rate = 1e6;
 	c.precision = 0.02;
-	auto f = [&](double rate, double secs) {
+	auto f = [&](double rate, double secs, bool) {
 		double cap = secs >= c.final_seconds ? 150000 : 200000;
 		return trial_outcome{rate > cap ? (rate - cap) / rate : 0, std::min(rate, cap), true};
 	};
@@ -153,11 +153,26 @@ TEST(replay_search, a_rate_the_generator_cannot_offer_is_not_a_pass)
 	c.max_rate = 1e6;
 	c.precision = 0.02;
 	/* no loss ever, but the generator tops out at 300k */
-	auto f = [&](double rate, double) { return trial_outcome{0, rate, rate <= 300000}; };
+	auto f = [&](double rate, double, bool) { return trial_outcome{0, rate, rate <= 300000}; };
 	search_result r = search(c, 0.0, f);
 	EXPECT_TRUE(r.verified);
 	EXPECT_LE(r.rate, 300000);
 	EXPECT_GE(r.rate, 300000 * 0.97);
+}
+
+TEST(replay_search, an_aborting_trial_ends_the_search_unverified)
+{
+	search_config c;
+	unsigned n = 0;
+	auto f = [&](double rate, double, bool) {
+		n++;
+		return trial_outcome{rate > 5000 ? 0.5 : 0.0, rate, true, n >= 3};
+	};
+	search_result r = search(c, 0.0, f);
+	EXPECT_TRUE(r.aborted);
+	EXPECT_FALSE(r.verified);
+	EXPECT_EQ(r.rate, 0);
+	EXPECT_EQ(n, 3u);
 }
 
 } // namespace

@@ -85,9 +85,12 @@ struct trial_result {
 
 /**
  * Configures and starts a port for the generator: one RX and one TX queue, promiscuous.
+ * A start that fails is retried for retry_s seconds (a memif client whose server is not
+ * listening yet).
  * @return an error naming the port and the ethdev call that failed
  */
-status start_port(uint16_t port_id, rte_mempool *pool, uint16_t nb_desc = 1024);
+status start_port(uint16_t port_id, rte_mempool *pool, uint16_t nb_desc = 1024,
+		  double retry_s = 0);
 
 class generator {
 public:

@@ -29,6 +29,7 @@ struct trial_outcome {
 	double loss_ratio = 0; /**< lost / expected */
 	double rx_rate = 0;    /**< answers per second the device returned */
 	bool ok = true;        /**< false: the generator could not offer the rate (not the DUT's fault) */
+	bool abort = false;    /**< stop searching (interrupted, or the port took nothing) */
 };
 
 struct search_config {
@@ -50,10 +51,12 @@ struct search_result {
 	double rate = 0;        /**< the found rate (the last passing verified bound), 0 if none */
 	double upper = 0;       /**< the lowest failing rate seen (0 if none failed) */
 	bool verified = false;  /**< a final_seconds trial passed at `rate` */
+	bool aborted = false;   /**< a trial asked to stop */
 	std::vector<search_step> steps;
 };
 
-using trial_fn = std::function<trial_outcome(double rate, double seconds)>;
+/** Runs one trial of `seconds` at `rate`; `verification` marks the final trials. */
+using trial_fn = std::function<trial_outcome(double rate, double seconds, bool verification)>;
 
 /** Runs the search for loss threshold `threshold` (0 = NDR, 0.005 = PDR at 0.5%). */
 search_result search(const search_config &c, double threshold, const trial_fn &trial,
