@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cinttypes>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -52,6 +53,8 @@ struct options {
 	std::string out;
 	std::string label = "dut";
 	double wait_link = 10;
+	double progress = 0;
+	unsigned idle_us = 0;
 };
 
 void usage(FILE *f)
@@ -82,6 +85,9 @@ void usage(FILE *f)
 "  --out DIR              write trials.csv, trials.json, summary.json, plots (gnuplot)\n"
 "  --label NAME           name of the device under test in outputs (default dut)\n"
 "  --wait-link S          wait for the port's link (memif peer) up to S s (default 10)\n"
+"  --idle-sleep US        sleep US microseconds when a loop had nothing to do (default 0:\n"
+"                         poll; give the CPU to pods sharing it, RX stamps up to US late)\n"
+"  --progress S           fixed mode: a line every S seconds (sent/s, answers/s, lost, p50/p99)\n"
 "  -h, --help\n");
 }
 
@@ -123,7 +129,7 @@ int parse_args(int argc, char **argv, options &o)
 {
 	enum { o_port = 256, o_match, o_dut, o_mode, o_pps, o_gbps, o_timing, o_duration,
 	       o_passes, o_drain, o_max, o_min, o_trial, o_final, o_prec, o_pdr, o_loads,
-	       o_lat_s, o_out, o_label, o_wait };
+	       o_lat_s, o_out, o_label, o_wait, o_progress, o_idle };
 	static const option longopts[] = {
 		{"pcap", required_argument, nullptr, 'r'}, {"port", required_argument, nullptr, o_port},
 		{"match", required_argument, nullptr, o_match}, {"dut-ip", required_argument, nullptr, o_dut},
@@ -139,6 +145,8 @@ int parse_args(int argc, char **argv, options &o)
 		{"latency-seconds", required_argument, nullptr, o_lat_s},
 		{"out", required_argument, nullptr, o_out}, {"label", required_argument, nullptr, o_label},
 		{"wait-link", required_argument, nullptr, o_wait}, {"help", no_argument, nullptr, 'h'},
+		{"progress", required_argument, nullptr, o_progress},
+		{"idle-sleep", required_argument, nullptr, o_idle},
 		{nullptr, 0, nullptr, 0}};
 	int c;
 	optind = 1;
@@ -198,6 +206,8 @@ int parse_args(int argc, char **argv, options &o)
 		case o_out: o.out = optarg; break;
 		case o_label: o.label = optarg; break;
 		case o_wait: ok = num("wait-link", optarg, o.wait_link, 0, 3600); break;
+		case o_idle: ok = num("idle-sleep", optarg, d, 0, 100000); o.idle_us = unsigned(d); break;
+		case o_progress: ok = num("progress", optarg, o.progress, 0.1, 3600); break;
 		case 'h': usage(stdout); std::exit(0);
 		default: usage(stderr); return 2;
 		}
@@ -272,8 +282,9 @@ const char plot_script[] =
 	"plot for [c=23:26] \"< grep ',latency,' trials.csv\" using 3:c with linespoints "
 	"title columnhead(c)\n";
 
-/* Waits for the link; a memif client whose server was not listening when it started
- * does not retry by itself, so the port is restarted every second while the link is down. */
+/* Waits for the link (a memif client: until the server has accepted it). The port is not
+ * restarted meanwhile: stopping a memif client in the middle of its handshake can crash
+ * the server's interrupt thread (seen with dpdk-testpmd 22.11). */
 bool wait_link(uint16_t port, double seconds)
 {
 	for (unsigned i = 0;; i++) {
@@ -282,10 +293,6 @@ bool wait_link(uint16_t port, double seconds)
 			return true;
 		if (i * 0.05 >= seconds || g_stop.load())
 			return false;
-		if (i % 20 == 19) {
-			rte_eth_dev_stop(port);
-			(void)rte_eth_dev_start(port);
-		}
 		usleep(50000);
 	}
 }
@@ -339,8 +346,30 @@ int run(const options &o)
 	}
 	recorder rec{o.label, csv_header(), {}};
 	uint8_t trial_id = 0;
-	auto trial = [&](rate_kind k, double v, double secs, uint64_t passes, const char *phase) {
+	auto trial = [&](rate_kind k, double v, double secs, uint64_t passes, const char *phase,
+			 double progress = 0) {
 		trial_config c;
+		trial_result last;
+		histogram window;
+		c.progress_seconds = progress;
+		c.idle_sleep_us = o.idle_us;
+		c.on_progress = [&](const trial_result &now) {
+			/* the interval since the last line: rates, and percentiles of its answers */
+			double dt = now.tx_seconds - last.tx_seconds;
+			if (dt <= 0)
+				return;
+			window = now.latency;
+			std::printf("replay %7.1f s  sent %8.0f/s  answers %8.0f/s  lost %" PRIu64
+				    " (total)  untracked %" PRIu64 "  other %" PRIu64
+				    "  latency p50 %.0f us p99 %.0f us (since start)\n",
+				    now.tx_seconds, double(now.tx_frames - last.tx_frames) / dt,
+				    double(now.answered - last.answered) / dt,
+				    now.expected > now.answered ? now.expected - now.answered : 0,
+				    now.tx_untracked, now.rx_other, window.percentile(50) / 1e3,
+				    window.percentile(99) / 1e3);
+			std::fflush(stdout);
+			last = now;
+		};
 		c.kind = k;
 		c.value = v;
 		c.seconds = secs;
@@ -354,7 +383,7 @@ int run(const options &o)
 	std::string summary = "{\"label\":\"" + o.label + "\"";
 	int rc = 0;
 	if (o.run_mode == mode::fixed) {
-		trial_result r = trial(o.kind, o.rate, o.duration, o.passes, "fixed");
+		trial_result r = trial(o.kind, o.rate, o.duration, o.passes, "fixed", o.progress);
 		rc = r.lost() ? 3 : 0;
 		summary += ",\"fixed\":" + json_trial(o.label, "fixed", r);
 	} else {

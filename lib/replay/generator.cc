@@ -243,9 +243,13 @@ trial_result generator::run(const trial_config &c, const std::atomic<bool> *stop
 	bool tx_done = false;
 	uint64_t tx_stop = start;
 	rte_mbuf *rx[64];
+	const uint64_t progress_every =
+		c.progress_seconds > 0 && c.on_progress ? uint64_t(c.progress_seconds * double(hz)) : 0;
+	uint64_t next_progress = start + progress_every;
 
 	for (;;) {
 		uint64_t now = rte_rdtsc();
+		bool worked = false;
 		if (!tx_done && stop && stop->load(std::memory_order_relaxed)) {
 			tx_done = true;
 			tx_stop = now;
@@ -348,6 +352,7 @@ trial_result generator::run(const trial_config &c, const std::atomic<bool> *stop
 			if (nb_pend > 0) {
 				uint16_t n = rte_eth_tx_burst(_port, 0, pend, nb_pend);
 				uint64_t t = rte_rdtsc();
+				worked |= n > 0;
 				for (uint16_t i = 0; i < n; i++) {
 					r.tx_frames++;
 					r.tx_bytes += pend_len[i]; /* pend[i] belongs to the PMD now */
@@ -376,13 +381,21 @@ trial_result generator::run(const trial_config &c, const std::atomic<bool> *stop
 		if (tx_done && now >= tx_stop + uint64_t(c.drain_seconds * double(hz))) {
 			break;
 		}
+		if (progress_every && now >= next_progress) {
+			next_progress += progress_every;
+			r.tx_seconds = double(now - start) / double(hz);
+			c.on_progress(r);
+		}
 		uint16_t n = rte_eth_rx_burst(_port, 0, rx, 64);
 		if (n > 0) {
 			uint64_t t = rte_rdtsc();
 			for (uint16_t i = 0; i < n; i++)
 				on_rx(rx[i], t, c.trial_id, r);
 			rte_pktmbuf_free_bulk(rx, n);
+			worked = true;
 		}
+		if (!worked && c.idle_sleep_us)
+			usleep(c.idle_sleep_us);
 	}
 	r.passes = pass;
 	r.tx_seconds = double(tx_stop - start) / double(hz);

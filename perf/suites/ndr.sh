@@ -22,6 +22,9 @@ NDR_LAT_S=${NDR_LAT_S:-3}
 # memif rings of 2^14 slots on both sides and for both devices: on a shared machine a
 # forwarding thread is descheduled for tens of ms, and the ring is what absorbs it
 NDR_RSIZE=${NDR_RSIZE:-14}
+# the generator sleeps this many us when it has nothing to do (0 = it polls a whole CPU,
+# which on a 2-CPU machine is the CPU the echo pod and dpumesh's main lcore share)
+NDR_IDLE_US=${NDR_IDLE_US:-0}
 
 # ndr_gen NAME CAPTURE MATCH SOCKET: one generator run (NDR+PDR search, latency) against the
 # memif server at SOCKET; on the main lcore only (the DUT's worker keeps its CPU).
@@ -34,7 +37,7 @@ ndr_gen() {
     --pcap "$cap" --match "$match" --mode ndr --loads "$NDR_LOADS" \
     --max-rate "$NDR_MAX_RATE" --min-rate 1000 --trial-seconds "$NDR_TRIAL_S" \
     --final-seconds "$NDR_FINAL_S" --precision "$NDR_PRECISION" --pdr-loss "$NDR_PDR_LOSS" \
-    --latency-seconds "$NDR_LAT_S" --drain 0.5 --label "$name" --out "$dir" \
+    --latency-seconds "$NDR_LAT_S" --idle-sleep "$NDR_IDLE_US" --drain 0.5 --wait-link 30 --label "$name" --out "$dir" \
     > "$dir/replay.log" 2>&1 < /dev/null
   local rc=$?
   [ "$rc" -eq 0 ] || anomaly WARN "ndr $name: dpumesh-replay exited $rc (raw/ndr-$name/replay.log: $(tail -1 "$dir/replay.log"))"

@@ -19,6 +19,7 @@
 #include <rte_mempool.h>
 
 #include <atomic>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -44,6 +45,15 @@ struct trial_config {
 	double drain_seconds = 0.5; /**< receiving after the last TX */
 	uint8_t trial_id = 0;       /**< in every tag: answers of earlier trials are ignored */
 	uint16_t burst = 32;
+	/**
+	 * 0: poll without pause (timestamps to the microsecond; one CPU fully busy). N: a loop
+	 * that neither sent nor received sleeps N us, leaving the CPU to what shares it (pods
+	 * on a 2-CPU machine); TX pacing catches up, RX timestamps may be up to N us late.
+	 */
+	unsigned idle_sleep_us = 0;
+	/** Called from the trial loop every progress_seconds (0 = never) with the totals so far. */
+	double progress_seconds = 0;
+	std::function<void(const struct trial_result &)> on_progress;
 };
 
 /** Answers by class (mesh: the L7 status; frame mode counts every answer as ok_2xx). */
