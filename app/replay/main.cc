@@ -274,17 +274,19 @@ const char plot_script[] =
 	"set key outside\n"
 	"set output 'loss_vs_rate.png'\n"
 	"set title 'loss ratio vs offered rate (search trials)'\n"
-	"set xlabel 'offered frames/s'; set ylabel 'loss %'\n"
+	"set xlabel 'offered frames/s'; set ylabel 'loss %'; set logscale x\n"
 	"plot \"< grep -E ',(ndr|pdr|final|fixed),' trials.csv\" using 3:($12*100) with points pt 7 title 'trials'\n"
 	"set output 'latency_vs_load.png'\n"
 	"set title 'latency percentiles vs load'\n"
-	"set xlabel 'offered frames/s'; set ylabel 'latency (us)'; set logscale y\n"
+	"set xlabel 'offered frames/s'; set ylabel 'latency (us)'; unset logscale x; set logscale y\n"
 	"plot for [c=23:26] \"< grep ',latency,' trials.csv\" using 3:c with linespoints "
-	"title columnhead(c)\n";
+	"title word('p50 p90 p99 p99.9', c - 22)\n";
 
-/* Waits for the link (a memif client: until the server has accepted it). The port is not
- * restarted meanwhile: stopping a memif client in the middle of its handshake can crash
- * the server's interrupt thread (seen with dpdk-testpmd 22.11). */
+/* Waits for the link (a memif client: until the server has accepted it). A memif server
+ * that was not started yet when the client connected drops it and the client does not try
+ * again, so the port is restarted every 5 s while the link is down; not more often:
+ * stopping a client in the middle of its handshake has crashed dpdk-testpmd 22.11's
+ * interrupt thread. */
 bool wait_link(uint16_t port, double seconds)
 {
 	for (unsigned i = 0;; i++) {
@@ -293,6 +295,10 @@ bool wait_link(uint16_t port, double seconds)
 			return true;
 		if (i * 0.05 >= seconds || g_stop.load())
 			return false;
+		if (i % 100 == 99) {
+			rte_eth_dev_stop(port);
+			(void)rte_eth_dev_start(port);
+		}
 		usleep(50000);
 	}
 }

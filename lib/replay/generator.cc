@@ -225,6 +225,23 @@ trial_result generator::run(const trial_config &c, const std::atomic<bool> *stop
 	const uint64_t hz = rte_get_tsc_hz();
 	const uint16_t burst = std::clamp<uint16_t>(c.burst, 1, 64);
 	const size_t nb_frames = _cap.frames.size();
+	rte_mbuf *rx[64];
+	if (c.settle_quiet_seconds > 0) {
+		const uint64_t t0 = rte_rdtsc();
+		const uint64_t quiet = uint64_t(c.settle_quiet_seconds * double(hz));
+		const uint64_t most = uint64_t(c.settle_max_seconds * double(hz));
+		uint64_t last = t0;
+		for (uint64_t now = t0; now - last < quiet && now - t0 < most; now = rte_rdtsc()) {
+			uint16_t n = rte_eth_rx_burst(_port, 0, rx, 64);
+			if (n > 0) {
+				r.settled += n;
+				rte_pktmbuf_free_bulk(rx, n);
+				last = rte_rdtsc();
+			} else if (c.idle_sleep_us) {
+				usleep(c.idle_sleep_us);
+			}
+		}
+	}
 	const uint64_t start = rte_rdtsc();
 	const uint64_t tx_end = c.seconds > 0 ? start + uint64_t(c.seconds * double(hz)) : UINT64_MAX;
 	const double frames_per_tsc = c.kind == rate_kind::pps ? c.value / double(hz) : 0;
@@ -242,7 +259,6 @@ trial_result generator::run(const trial_config &c, const std::atomic<bool> *stop
 	uint64_t queued = 0;     /* frames sent + pending, for pps pacing */
 	bool tx_done = false;
 	uint64_t tx_stop = start;
-	rte_mbuf *rx[64];
 	const uint64_t progress_every =
 		c.progress_seconds > 0 && c.on_progress ? uint64_t(c.progress_seconds * double(hz)) : 0;
 	uint64_t next_progress = start + progress_every;
@@ -353,6 +369,10 @@ trial_result generator::run(const trial_config &c, const std::atomic<bool> *stop
 				uint16_t n = rte_eth_tx_burst(_port, 0, pend, nb_pend);
 				uint64_t t = rte_rdtsc();
 				worked |= n > 0;
+				if (c.tx_tsc_log)
+					for (uint16_t i = 0; i < n && c.tx_tsc_log->size() <
+							      c.tx_tsc_log->capacity(); i++)
+						c.tx_tsc_log->push_back(t);
 				for (uint16_t i = 0; i < n; i++) {
 					r.tx_frames++;
 					r.tx_bytes += pend_len[i]; /* pend[i] belongs to the PMD now */

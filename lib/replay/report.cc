@@ -58,15 +58,16 @@ std::string json_trial(const std::string &label, const std::string &phase, const
 		   "\"seconds\":%.3f,\"tx_frames\":%" PRIu64 ",\"tx_pps\":%.1f,\"tx_gbps\":%.4f,"
 		   "\"expected\":%" PRIu64 ",\"answered\":%" PRIu64 ",\"lost\":%" PRIu64
 		   ",\"loss_ratio\":%.6f,\"duplicates\":%" PRIu64 ",\"stale\":%" PRIu64
-		   ",\"rx_other\":%" PRIu64 ",\"untracked\":%" PRIu64 ",\"tx_full\":%" PRIu64
+		   ",\"rx_other\":%" PRIu64 ",\"settled\":%" PRIu64 ",\"untracked\":%" PRIu64
+		   ",\"tx_full\":%" PRIu64
 		   ",\"answers\":{\"2xx\":%" PRIu64 ",\"4xx\":%" PRIu64 ",\"5xx\":%" PRIu64
 		   ",\"mesh_error\":%" PRIu64 ",\"other\":%" PRIu64 "},"
 		   "\"latency_us\":{\"min\":%.1f,\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,"
 		   "\"p99.9\":%.1f,\"max\":%.1f,\"mean\":%.1f}}",
 		   label.c_str(), phase.c_str(), r.config.value, kind_name(r.config.kind),
 		   r.tx_seconds, r.tx_frames, r.tx_pps(), r.tx_gbps(), r.expected, r.answered,
-		   r.lost(), r.loss_ratio(), r.duplicates, r.stale, r.rx_other, r.tx_untracked,
-		   r.tx_full, r.classes.ok_2xx, r.classes.c4xx, r.classes.c5xx,
+		   r.lost(), r.loss_ratio(), r.duplicates, r.stale, r.rx_other, r.settled,
+		   r.tx_untracked, r.tx_full, r.classes.ok_2xx, r.classes.c4xx, r.classes.c5xx,
 		   r.classes.mesh_error, r.classes.other, us(h.min()), us(h.percentile(50)),
 		   us(h.percentile(90)), us(h.percentile(99)), us(h.percentile(99.9)),
 		   us(h.max()), h.mean() / 1000.0);
@@ -83,7 +84,7 @@ void print_trial(FILE *out, const std::string &label, const std::string &phase,
 		     " (%.4f%%)  2xx %" PRIu64 " 4xx %" PRIu64 " 5xx %" PRIu64 " mesh %" PRIu64
 		     "  dup %" PRIu64 " stale %" PRIu64 " other %" PRIu64 " untracked %" PRIu64 "\n"
 		     "           latency us p50 %.1f p90 %.1f p99 %.1f p99.9 %.1f max %.1f"
-		     "  tx_full %" PRIu64 "\n",
+		     "  tx_full %" PRIu64 " settled %" PRIu64 "\n",
 		     label.c_str(), phase.c_str(), r.config.value,
 		     r.config.kind == rate_kind::pps ? "pps" : r.config.kind == rate_kind::gbps
 			     ? "Gbit/s" : "x timing",
@@ -91,7 +92,8 @@ void print_trial(FILE *out, const std::string &label, const std::string &phase,
 		     r.answers_per_s(), r.lost(), 100.0 * r.loss_ratio(), r.classes.ok_2xx,
 		     r.classes.c4xx, r.classes.c5xx, r.classes.mesh_error, r.duplicates, r.stale,
 		     r.rx_other, r.tx_untracked, us(h.percentile(50)), us(h.percentile(90)),
-		     us(h.percentile(99)), us(h.percentile(99.9)), us(h.max()), r.tx_full);
+		     us(h.percentile(99)), us(h.percentile(99.9)), us(h.max()), r.tx_full,
+		     r.settled);
 }
 
 } // namespace dpumesh::replay

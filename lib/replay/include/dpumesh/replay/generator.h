@@ -43,6 +43,13 @@ struct trial_config {
 	double seconds = 0;         /**< TX duration; 0 = until `passes` are sent */
 	uint64_t passes = 0;        /**< times through the capture; 0 = no limit */
 	double drain_seconds = 0.5; /**< receiving after the last TX */
+	/**
+	 * Before the first TX: receive and discard until nothing came for settle_quiet_seconds
+	 * (at most settle_max_seconds), so that a device still answering an earlier overload
+	 * trial does not spoil this one (counted in trial_result::settled).
+	 */
+	double settle_quiet_seconds = 0.3;
+	double settle_max_seconds = 5.0;
 	uint8_t trial_id = 0;       /**< in every tag: answers of earlier trials are ignored */
 	uint16_t burst = 32;
 	/**
@@ -51,6 +58,11 @@ struct trial_config {
 	 * on a 2-CPU machine); TX pacing catches up, RX timestamps may be up to N us late.
 	 */
 	unsigned idle_sleep_us = 0;
+	/**
+	 * When set, the TSC of the TX burst of each frame sent is appended, up to the vector's
+	 * capacity (reserve it first: the trial never allocates). For tests and timing checks.
+	 */
+	std::vector<uint64_t> *tx_tsc_log = nullptr;
 	/** Called from the trial loop every progress_seconds (0 = never) with the totals so far. */
 	double progress_seconds = 0;
 	std::function<void(const struct trial_result &)> on_progress;
@@ -74,6 +86,7 @@ struct trial_result {
 	uint64_t rx_other = 0;      /**< received frames that answer nothing of this trial */
 	uint64_t tx_full = 0;       /**< bursts the port took only partly (back-pressure) */
 	uint64_t alloc_fail = 0;    /**< mbuf allocation failures */
+	uint64_t settled = 0;       /**< frames received and discarded before the trial began */
 	answer_classes classes;
 	histogram latency;          /**< TX burst to RX burst, ns, per answered message */
 
