@@ -73,7 +73,11 @@ ndr_one() { # NAME OPTIONS
       --forward-mode=5tswap --nb-cores=1 --stats-period 5 < /dev/null \
       > "$RAW/ndr-$name-testpmd-$rep.testpmd.log" 2>&1 &
     local tp=$!; track "$tp"
-    for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
+    # the generator connects once testpmd forwards (a memif server drops earlier clients)
+    for _ in $(seq 300); do
+      grep -q "packet forwarding - ports=" "$RAW/ndr-$name-testpmd-$rep.testpmd.log" 2>/dev/null && break
+      sleep 0.1
+    done
     ndr_gen "$name-testpmd-$rep" "$cap" frame "$sock" "$name" testpmd-5tswap "$rep"
     stop_pid "$tp" INT
     rmdir "$(rtdir "perf-ndr-testpmd-$$")" 2>/dev/null || true
