@@ -400,10 +400,13 @@ int run(const options &o)
 						      return trial_outcome{1.0, 0, false, true};
 					      trial_result r = trial(rate_kind::pps, rate, secs, 0,
 								     verification ? "final" : phase);
-					      if (r.tx_frames == 0) {
+					      rte_eth_link l{};
+					      if (r.tx_frames == 0 &&
+						  (rte_eth_link_get_nowait(o.port, &l) != 0 ||
+						   l.link_status != RTE_ETH_LINK_UP)) {
 						      std::fprintf(stderr, "dpumesh-replay: the port took no "
-									   "frame: is the device under test "
-									   "still up?\n");
+									   "frame and its link is down: is "
+									   "the device under test still up?\n");
 						      g_stop.store(true);
 					      }
 					      /* the generator could not offer the rate: not a result */
@@ -461,8 +464,8 @@ int run(const options &o)
 			rc = 1;
 		else if (std::system(("command -v gnuplot >/dev/null && cd '" + o.out +
 				      "' && gnuplot plot.gp 2>/dev/null").c_str()) != 0)
-			std::printf("plots: gnuplot not run (install gnuplot-nox); %s/plot.gp is ready\n",
-				    o.out.c_str());
+			std::printf("plots: gnuplot missing or failed (e.g. no latency trial); "
+				    "%s/plot.gp is there to rerun\n", o.out.c_str());
 	}
 	rte_eth_dev_stop(o.port);
 	rte_eth_dev_close(o.port);

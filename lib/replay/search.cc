@@ -3,6 +3,7 @@
 #include "dpumesh/replay/search.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace dpumesh::replay {
 
@@ -39,7 +40,9 @@ search_result search(const search_config &c, double threshold, const trial_fn &t
 	for (unsigned retries = 0;;) {
 		while (hi > 0 && (hi - lo) / hi > c.precision && r.steps.size() < c.max_trials &&
 		       !r.aborted) {
-			double rate = (lo + hi) / 2;
+			/* bisect in log space while the bracket spans more than 4x (a 1k..2M bracket
+			 * would take many arithmetic halvings), linearly after */
+			double rate = hi > 4 * lo ? std::sqrt(lo * hi) : (lo + hi) / 2;
 			if (use_rx && last_rx > lo && last_rx < hi)
 				rate = last_rx; /* what the device managed at the failing rate */
 			use_rx = false;

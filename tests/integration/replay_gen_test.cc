@@ -74,7 +74,8 @@ std::vector<uint8_t> udp_frame(size_t len, uint16_t dport, const std::vector<uin
 	size_t udp_len = ip_len - 20;
 	udp[0] = 0x9c, udp[1] = 0x40, udp[2] = uint8_t(dport >> 8), udp[3] = uint8_t(dport);
 	udp[4] = uint8_t(udp_len >> 8), udp[5] = uint8_t(udp_len), udp[6] = udp[7] = 0;
-	std::memcpy(udp + 8, payload.data(), std::min(payload.size(), udp_len - 8));
+	if (!payload.empty())
+		std::memcpy(udp + 8, payload.data(), std::min(payload.size(), udp_len - 8));
 	return f;
 }
 

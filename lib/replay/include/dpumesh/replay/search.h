@@ -5,8 +5,8 @@
 //   1. a trial at max_rate; if it passes, that is the answer;
 //   2. otherwise the next upper bound is the rate the device forwarded in that trial (what
 //      came back: MLRsearch's "receive rate" step), then binary search between a passing
-//      lower bound and a failing upper bound until (upper - lower) / upper <= precision,
-//      with short trials (trial_seconds);
+//      lower bound and a failing upper bound (geometric midpoint while upper > 4 x lower)
+//      until (upper - lower) / upper <= precision, with short trials (trial_seconds);
 //   3. a verification trial of final_seconds at the lower bound; if it fails, the bound
 //      becomes the upper bound and the search goes on below it, from the rate the device
 //      returned in that trial and with trials of final_seconds from then on (short trials
