@@ -35,10 +35,13 @@ capture="$build/sample.pcap"
 sock=/tmp/dpumesh-node1.sock     # /node/control_socket in conf/default.json
 memif=/tmp/dpumesh-node1.memif   # the uplink port's memif server socket in conf/default.json
 pids=()
+gen=""
 cleanup() {
   trap - INT TERM EXIT
   local p
-  for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null || true; done
+  # the generator on SIGINT prints its totals; the pods stop on SIGTERM
+  if [ -n "$gen" ]; then kill -INT "$gen" 2>/dev/null || true; wait "$gen" 2>/dev/null || true; fi
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   if [ -n "${dp:-}" ]; then kill -INT "$dp" 2>/dev/null || true; wait "$dp" 2>/dev/null || true; fi
 }
@@ -69,6 +72,7 @@ if [ "$pps" != 0 ]; then
     --file-prefix "dpumesh-run-replay-$$" \
     --vdev "net_memif0,role=client,socket=$memif,socket-abstract=no" -- \
     --pcap "$capture" --match mesh --dut-ip 192.168.50.1,fd00:50::1 --pps "$pps" \
-    --duration 31536000 --idle-sleep 50 --progress 1 --label node1 & pids+=($!)
+    --duration 31536000 --idle-sleep 50 --progress 1 --label node1 &
+  gen=$!
 fi
 wait "$dp"
