@@ -87,8 +87,10 @@ void usage(FILE *f)
 "  --wait-link S          wait for the port's link (memif peer) up to S s (default 10)\n"
 "  --idle-sleep US        sleep US microseconds when a loop had nothing to do (default 0:\n"
 "                         poll; give the CPU to pods sharing it, RX stamps up to US late)\n"
-"  --progress S           fixed mode: a line every S seconds (sent/s, answers/s, lost, p50/p99)\n"
-"  -h, --help\n");
+"  --progress S           fixed mode: a line every S seconds (sent/s, answers/s, unanswered, p50/p99)\n"
+"  -h, --help\n"
+"Exit status: 0 done; 1 error (port, capture, output); 2 bad usage; 3 fixed mode saw\n"
+"loss, or the NDR search found no verified rate.\n");
 }
 
 bool parse_rate(const char *s, double &out)
