@@ -6,7 +6,8 @@
 # baselines from the same run, ratios first) and PNG plots; prints the summary at the end.
 # Exits 1 when any benchmark saw errors (they are listed in the summary), 2 on bad usage.
 #
-#   perf/run.sh                      # the default suites: replay pod2pod baselines scaling footprint
+#   perf/run.sh                      # the default suites: replay pod2pod baselines scaling footprint ndr
+#   perf/run.sh ndr                  # NDR/PDR searches with dpumesh-replay: testpmd vs dpumesh
 #   perf/run.sh pod2pod baselines    # some of them
 #   perf/run.sh soak --duration 600  # the soak (on demand only)
 #   perf/run.sh --help
@@ -14,8 +15,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${DPUMESH_PERF_BUILD_DIR:-$ROOT/build-perf}
 BIN=$BUILD/bin
-DEFAULT_SUITES=(replay pod2pod baselines scaling footprint)
-ALL_SUITES=(replay pod2pod baselines scaling footprint soak)
+DEFAULT_SUITES=(replay pod2pod baselines scaling footprint ndr)
+ALL_SUITES=(replay pod2pod baselines scaling footprint soak ndr)
 
 LCORES=0-1         # EAL -l of every dpumesh: main lcore + one worker lcore for all stages
 MEM=1024           # EAL -m (MB, --no-huge)
@@ -92,7 +93,7 @@ if [ "$skip_build" = 0 ]; then
   bash "$ROOT/scripts/setup.sh" > "$RAW/setup.log" 2>&1
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDPUMESH_TESTS=OFF > "$RAW/build.log" 2>&1
   cmake --build "$BUILD" -j "${DPUMESH_JOBS:-2}" --target dpumesh dpumesh-pod dpumesh-pcapgen \
-    dpumesh-dma-bench dpumesh-http-load dpumesh-http-echo >> "$RAW/build.log" 2>&1 ||
+    dpumesh-dma-bench dpumesh-http-load dpumesh-http-echo dpumesh-replay >> "$RAW/build.log" 2>&1 ||
     { tail -20 "$RAW/build.log"; echo "run.sh: build failed (${RAW#"$ROOT"/}/build.log)" >&2; exit 1; }
 fi
 

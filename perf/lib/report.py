@@ -90,6 +90,66 @@ out.append("Ratios first: the machine is shared and noisy, so compare within thi
            "A ratio is dpumesh ÷ baseline: above 1 means more (rate) or longer (latency, cycles).")
 out.append("")
 
+# ---- ndr ----
+nd = read("ndr.csv")
+if nd:
+    out.append("## NDR/PDR: dpumesh-replay over net_memif, dpdk-testpmd 5tswap vs dpumesh (Case 2, echo pod)")
+    out.append("")
+    caps = []
+    for r in nd:
+        if r["capture"] not in caps:
+            caps.append(r["capture"])
+
+    def runs(c, system, key):
+        # verified results only: a search whose final trial failed has no rate
+        vkey = key.replace("_pps", "_verified")
+        return [f(r[key]) for r in nd if r["capture"] == c and r["system"] == system
+                and f(r[key]) and r.get(vkey) == "1"]
+
+    def failed(c, system, key):
+        vkey = key.replace("_pps", "_verified")
+        n = sum(1 for r in nd if r["capture"] == c and r["system"] == system and r.get(vkey) != "1")
+        return " (+%d unverified)" % n if n else ""
+
+    def spread(v):
+        # the repeats' agreement: (max - min) / mean, in percent
+        if len(v) < 2:
+            return "—"
+        m = sum(v) / len(v)
+        return "%.1f%%" % (100.0 * (max(v) - min(v)) / m) if m else "—"
+
+    def mean(v):
+        return sum(v) / len(v) if v else None
+
+    rows = []
+    for c in caps:
+        tn, dn = runs(c, "testpmd-5tswap", "ndr_pps"), runs(c, "dpumesh", "ndr_pps")
+        tp, dp = runs(c, "testpmd-5tswap", "pdr_pps"), runs(c, "dpumesh", "pdr_pps")
+        rows.append([c, ratio(mean(dn), mean(tn)), ratio(mean(dp), mean(tp)),
+                     (" / ".join(num(x) for x in tn) or "—") + failed(c, "testpmd-5tswap", "ndr_pps"),
+                     (" / ".join(num(x) for x in dn) or "—") + failed(c, "dpumesh", "ndr_pps"),
+                     (" / ".join(num(x) for x in tp) or "—") + failed(c, "testpmd-5tswap", "pdr_pps"),
+                     (" / ".join(num(x) for x in dp) or "—") + failed(c, "dpumesh", "pdr_pps"),
+                     spread(tn), spread(dn), spread(tp), spread(dp)])
+    table(["capture", "**NDR ÷ testpmd**", "**PDR ÷ testpmd**", "testpmd NDR pps (runs)",
+           "dpumesh NDR msgs/s (runs)", "testpmd PDR pps", "dpumesh PDR msgs/s",
+           "testpmd NDR spread", "dpumesh NDR spread", "testpmd PDR spread", "dpumesh PDR spread"], rows)
+    out.append("")
+    out.append("Latency at NDR_LOADS (50%) of each run's NDR (TX burst to RX burst, us):")
+    out.append("")
+    rows = []
+    for r in nd:
+        if not f(r["lat_rate_pps"]):
+            continue
+        rows.append([r["capture"], r["system"] + " #" + r["repeat"], num(r["lat_rate_pps"]), num(r["lat_p50_us"]),
+                     num(r["lat_p90_us"]), num(r["lat_p99_us"]), num(r["lat_p999_us"]),
+                     num(r["lat_max_us"])])
+    table(["capture", "system", "offered pps", "p50", "p90", "p99", "p99.9", "max"], rows)
+    out.append("")
+    out.append("Every trial (search, verification, latency) is in ndr_trials.csv; a verified "
+               "column of 0 in ndr.csv means the search's final trial failed.")
+    out.append("")
+
 # ---- replay ----
 rep = read("replay.csv")
 if rep:

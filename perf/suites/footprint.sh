@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Suite "footprint": resident memory (RSS, and PSS: shared pages split among their users)
-# of dpumesh on the default config (conf/default.json, its pools and mempool) and of an echo
+# of dpumesh on the default config's pools and mempool (conf/pcap.json: conf/default.json with a net_pcap port) and of an echo
 # pod with the library's default pools, idle and after traffic that touches the pools; next
 # to them, one HAProxy sidecar and the baselines' echo server, idle and after load.
 # Sourced by perf/run.sh; writes footprint.csv.
@@ -13,8 +13,8 @@ foot_row() { # WHAT PID NOTE
 suite_footprint() {
   local cfg="$WORK/footprint.json" cap="$WORK/footprint.pcap"
   "$BIN/dpumesh-pcapgen" --out "$cap" --messages 10 > /dev/null
-  write_config "$cfg" --sock "$WORK/footprint.sock" --from "$ROOT/conf/default.json"
-  progress "footprint: [1/2] dpumesh on conf/default.json, echo pod with the default pools"
+  write_config "$cfg" --sock "$WORK/footprint.sock" --from "$ROOT/conf/pcap.json"
+  progress "footprint: [1/2] dpumesh on conf/pcap.json, echo pod with the default pools"
   dp_start footprint "$cfg" --vdev "net_pcap0,rx_pcap=$cap,infinite_rx=0" || return
   sleep 1
   foot_row "dpumesh idle (default config; EAL -m $MEM --no-huge)" "$DP_PID" "no pod registered"

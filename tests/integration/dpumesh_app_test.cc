@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <cstdio>
@@ -87,10 +88,31 @@ TEST(DpumeshApp, BadConfigExitsNonZeroWithLocation)
 TEST(DpumeshApp, MissingDeviceIsAClearError)
 {
 	auto args = eal_args("nodev");
-	args.insert(args.end(), {"--", "--config", src("conf/default.json")});
+	args.insert(args.end(), {"--", "--config", src("conf/pcap.json")});
 	auto [rc, out] = run_command(args);
 	EXPECT_EQ(rc, 1) << out;
 	EXPECT_NE(out.find("port uplink: device \"net_pcap0\" not found"), std::string::npos) << out;
+}
+
+/* "The simplest command works": the embedded default config needs no file of the user's;
+ * its port is a net_memif server at /tmp/dpumesh-node1.memif (README, docs/benchmarks.md). */
+TEST(DpumeshApp, EmbeddedDefaultStartsWithoutAnyFileAndStopsOnSigint)
+{
+	const char *memif = "/tmp/dpumesh-node1.memif";
+	if (access(memif, F_OK) == 0)
+		GTEST_SKIP() << memif << " exists: another node on the default config is running";
+	subprocess p(eal_args("default"));
+	bool up = p.wait_output(
+		[](const std::string &o) { return o.find("node node1 up: 1 port(s)") != std::string::npos; },
+		30s);
+	EXPECT_TRUE(up) << p.output();
+	EXPECT_NE(p.output().find("(net_memif0, driver net_memif, external)"), std::string::npos)
+		<< p.output();
+	EXPECT_EQ(access(memif, F_OK), 0) << "the memif server socket is open";
+	p.signal(SIGINT);
+	int rc = p.wait(20s);
+	EXPECT_EQ(rc, 0) << p.output();
+	EXPECT_NE(access(memif, F_OK), 0) << "the memif socket is removed at exit";
 }
 
 TEST(DpumeshApp, DocaBackendIsRefusedClearly)
@@ -122,7 +144,7 @@ TEST(DpumeshApp, ReplayedCaptureIsReassembledCountedAndSigintExitsZero)
 
 	auto args = eal_args("replay");
 	args.push_back("--vdev=net_pcap0,rx_pcap=" + pcap);
-	args.insert(args.end(), {"--", "--config", src("conf/default.json"), "--stats-period", "1"});
+	args.insert(args.end(), {"--", "--config", src("conf/pcap.json"), "--stats-period", "1"});
 	subprocess p(args);
 	const std::string rx_line = "RX " + std::string(12 - std::to_string(frames).size(), ' ') +
 				    std::to_string(frames) + " pkts";

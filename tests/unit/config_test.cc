@@ -69,7 +69,7 @@ TEST(Config, BaseIsValid)
 
 TEST(Config, ShippedConfigsLoad)
 {
-	for (const char *f : {"conf/default.json", "conf/two-node/node1.json",
+	for (const char *f : {"conf/default.json", "conf/pcap.json", "conf/two-node/node1.json",
 			      "conf/two-node/node2.json"}) {
 		auto c = config::load_file(src(f));
 		ASSERT_TRUE(c) << f << ": " << c.error().message();
