@@ -128,7 +128,7 @@ int run(int argc, char **argv)
 		    opts->interactive ? "type 'help', 'quit' to stop" : "Ctrl-C to stop");
 	std::fflush(stdout);
 
-	app::stats_printer printer(ctl);
+	app::stats_printer printer(ctl, opts->stats_full);
 	int rc_exit = control_loop(*n, ctl, *opts, printer);
 	control::telemetry_unregister();
 	std::printf("dpumesh: stopping\n");

@@ -27,6 +27,7 @@ enum opt_id {
 	opt_dma,
 	opt_cmdline_file,
 	opt_wait_pods,
+	opt_stats_format,
 };
 
 const option long_options[] = {
@@ -34,6 +35,7 @@ const option long_options[] = {
 	{"interactive", no_argument, nullptr, opt_interactive},
 	{"cmdline-file", required_argument, nullptr, opt_cmdline_file},
 	{"stats-period", required_argument, nullptr, opt_stats_period},
+	{"stats-format", required_argument, nullptr, opt_stats_format},
 	{"dpa-backend", required_argument, nullptr, opt_dpa_backend},
 	{"dma", required_argument, nullptr, opt_dma},
 	{"wait-pods", required_argument, nullptr, opt_wait_pods},
@@ -71,6 +73,9 @@ std::string usage(const char *prog)
 	       "                            (replays and benchmarks: no frame before the pods)\n"
 	       "      --stats-period SEC    print statistics every SEC seconds (0: only at\n"
 	       "                            exit; default 1, or 0 with -i)\n"
+	       "      --stats-format compact|full\n"
+	       "                            compact: a few lines a person reads at a glance\n"
+	       "                            (default); full: every counter, for scripts\n"
 	       "      --dpa-backend emu|doca\n"
 	       "                            DPA kernels on the emulator (lcores) or on a\n"
 	       "                            BlueField-3's DPA via DOCA; overrides /dpa/backend\n"
@@ -152,6 +157,12 @@ result<options> parse_options(int argc, char **argv)
 			o.stats_period_given = true;
 			break;
 		}
+		case opt_stats_format:
+			if (!std::strcmp(optarg, "compact") || !std::strcmp(optarg, "full"))
+				o.stats_full = optarg[0] == 'f';
+			else
+				return errorf("--stats-format: \"%s\" is not one of: compact, full", optarg);
+			break;
 		case opt_dpa_backend:
 			if (!std::strcmp(optarg, "emu"))
 				o.dpa_backend = config::dpa_backend::emu;

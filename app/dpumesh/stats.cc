@@ -5,6 +5,10 @@
 
 #include <inttypes.h>
 
+#include <algorithm>
+#include <array>
+#include <string_view>
+
 #include <rte_cycles.h>
 
 namespace dpumesh::app {
@@ -39,9 +43,34 @@ void print_dpa(FILE *out, const control::snapshot &s, bool final)
 
 } // namespace
 
-stats_printer::stats_printer(const control::node &n)
-	: _n(n), _prev(control::take_snapshot(n, control::snap::ports)), _start_tsc(_prev.tsc)
+stats_printer::stats_printer(const control::node &n, bool full) : _n(n), _full(full)
 {
+	_prev = take();
+	_start_tsc = _prev.tsc;
+}
+
+control::snapshot stats_printer::take()
+{
+	control::snapshot s = control::take_snapshot(_n);
+	_port_base.resize(s.ports.size());
+	_port_last.resize(s.ports.size());
+	for (size_t i = 0; i < s.ports.size(); i++) {
+		rte_eth_stats &c = s.ports[i].stats, &base = _port_base[i], &last = _port_last[i];
+		if (!s.ports[i].stats_ok)
+			continue;
+		if (c.ipackets < last.ipackets || c.opackets < last.opackets) {
+			base.ipackets += last.ipackets;
+			base.ibytes += last.ibytes;
+			base.opackets += last.opackets;
+			base.obytes += last.obytes;
+		}
+		last = c;
+		c.ipackets += base.ipackets;
+		c.ibytes += base.ibytes;
+		c.opackets += base.opackets;
+		c.obytes += base.obytes;
+	}
+	return s;
 }
 
 bool stats_printer::due(unsigned period_s)
@@ -59,9 +88,8 @@ bool stats_printer::due(unsigned period_s)
 
 std::string stats_printer::periodic()
 {
-	control::snapshot s = control::take_snapshot(_n);
-	const double hz = static_cast<double>(rte_get_tsc_hz());
-	double dt = static_cast<double>(s.tsc - _prev.tsc) / hz;
+	control::snapshot s = take();
+	double dt = static_cast<double>(s.tsc - _prev.tsc) / static_cast<double>(rte_get_tsc_hz());
 	if (dt <= 0)
 		dt = 1e-9;
 	char *buf = nullptr;
@@ -69,16 +97,133 @@ std::string stats_printer::periodic()
 	FILE *out = open_memstream(&buf, &len);
 	if (!out)
 		return {};
+	if (_full)
+		full_block(out, s, dt);
+	else
+		compact_block(out, s, dt);
+	std::fclose(out);
+	std::string text(buf, len);
+	std::free(buf);
+	_prev = std::move(s);
+	return text;
+}
+
+namespace {
+
+/** Sidecar counters that count messages lost or not sent (everything else is work or an
+ * answer the mesh made). */
+constexpr std::string_view sidecar_drops[] = {
+	"no_egress",  "egress_no_mbuf", "egress_ring_full", "net_header_too_large",
+	"src_gone",   "no_match",       "responses_lost",   "bad_header",
+	"header_dma_error", "hbuf_empty", "backlog_overflow", "held_lost",
+};
+
+struct drop_row {
+	std::string_view name;
+	uint64_t total, delta;
+};
+
+std::vector<drop_row> drop_rows(const control::snapshot &s, const control::snapshot &prev)
+{
+	std::vector<drop_row> rows;
+	std::vector<uint64_t> before;
+	prev.rx.for_each([&](const char *, const char *, uint64_t v) { before.push_back(v); });
+	size_t i = 0;
+	s.rx.for_each([&](const char *name, const char *, uint64_t v) {
+		uint64_t b = i < before.size() ? before[i] : 0;
+		i++;
+		if (std::string_view(name) != "duplicates" && v)
+			rows.push_back({name, v, v - b});
+	});
+	for (std::string_view d : sidecar_drops)
+		if (uint64_t v = s.sidecar_value(d))
+			rows.push_back({d, v, v - prev.sidecar_value(d)});
+	return rows;
+}
+
+std::string us_text(uint64_t us)
+{
+	char b[32];
+	if (us >= 10000)
+		std::snprintf(b, sizeof(b), "%.1f ms", static_cast<double>(us) / 1000.0);
+	else
+		std::snprintf(b, sizeof(b), "%" PRIu64 " us", us);
+	return b;
+}
+
+} // namespace
+
+/* The compact display (testpmd-like): ports, messages by case, answers by class and their
+ * latency, drops as a total with the top reasons. Rates are over the last period. */
+void stats_printer::compact_block(FILE *out, const control::snapshot &s, double dt)
+{
+	auto rate = [dt](uint64_t now, uint64_t before) {
+		return static_cast<double>(now >= before ? now - before : 0) / dt;
+	};
+	auto sc = [&](std::string_view n) { return rate(s.sidecar_value(n), _prev.sidecar_value(n)); };
+	std::fprintf(out, "---- dpumesh stats at %.1f s (%s): %u pod(s), %u pending ----\n",
+		     static_cast<double>(s.tsc - _start_tsc) / static_cast<double>(rte_get_tsc_hz()),
+		     s.forwarding ? "forwarding" : "stopped", s.nb_pods, s.pending);
+	for (size_t i = 0; i < s.ports.size(); i++) {
+		const rte_eth_stats &c = s.ports[i].stats;
+		rte_eth_stats p = i < _prev.ports.size() ? _prev.ports[i].stats : rte_eth_stats{};
+		std::fprintf(out,
+			     "port %-2u %-10s RX %10.0f pps %8.3f Gbps | TX %10.0f pps %8.3f Gbps\n",
+			     s.ports[i].info->port_id, s.ports[i].info->name.c_str(),
+			     rate(c.ipackets, p.ipackets), rate(c.ibytes, p.ibytes) * 8 / 1e9,
+			     rate(c.opackets, p.opackets), rate(c.obytes, p.obytes) * 8 / 1e9);
+	}
+	std::fprintf(out,
+		     "msgs/s    network in %.0f | pod to pod %.0f | to peers %.0f | answers out %.0f\n",
+		     sc("net_requests"), rate(s.sidecar_value("requests"), _prev.sidecar_value("requests")) -
+						 sc("to_peer"),
+		     sc("to_peer"), sc("to_network"));
+	std::array<uint64_t, 5> cls{}, cls0{};
+	uint64_t mesh = 0, mesh0 = 0;
+	std::array<uint64_t, sidecar::latency_histogram::nb_buckets> lat{};
+	for (size_t i = 0; i < s.services.size(); i++) {
+		const control::service_view &v = s.services[i];
+		const control::service_view *b = i < _prev.services.size() ? &_prev.services[i] : nullptr;
+		for (size_t c = 0; c < cls.size(); c++) {
+			cls[c] += v.classes[c];
+			cls0[c] += b ? b->classes[c] : 0;
+		}
+		mesh += v.mesh_generated;
+		mesh0 += b ? b->mesh_generated : 0;
+		for (size_t k = 0; k < lat.size(); k++)
+			lat[k] += v.latency[k] - (b ? b->latency[k] : 0);
+	}
+	std::fprintf(out, "answers/s 2xx %.0f | 4xx %.0f | 5xx %.0f | mesh errors %.0f | p50 %s p99 %s\n",
+		     rate(cls[1], cls0[1]), rate(cls[3], cls0[3]), rate(cls[4], cls0[4]),
+		     rate(mesh, mesh0), us_text(sidecar::latency_histogram::quantile_us(lat, 0.5)).c_str(),
+		     us_text(sidecar::latency_histogram::quantile_us(lat, 0.99)).c_str());
+	std::vector<drop_row> rows = drop_rows(s, _prev);
+	uint64_t total = 0, delta = 0;
+	for (const drop_row &r : rows) {
+		total += r.total;
+		delta += r.delta;
+	}
+	std::sort(rows.begin(), rows.end(), [](const drop_row &a, const drop_row &b) {
+		return a.delta != b.delta ? a.delta > b.delta : a.total > b.total;
+	});
+	std::fprintf(out, "drops/s   %.0f (total %" PRIu64 ")", static_cast<double>(delta) / dt, total);
+	for (size_t i = 0; i < rows.size() && i < 4; i++)
+		std::fprintf(out, "%s %.*s %" PRIu64, i ? "," : ":", static_cast<int>(rows[i].name.size()),
+			     rows[i].name.data(), rows[i].total);
+	std::fprintf(out, "%s\n", rows.size() > 4 ? ", ... (show drops, show sidecar)" : "");
+}
+
+/* Every counter, one block a period (--stats-format full; scripts read it). */
+void stats_printer::full_block(FILE *out, const control::snapshot &s, double dt)
+{
 	std::fprintf(out, "---- dpumesh stats at %.1f s (%s) ----\n",
-		     static_cast<double>(s.tsc - _start_tsc) / hz,
+		     static_cast<double>(s.tsc - _start_tsc) / static_cast<double>(rte_get_tsc_hz()),
 		     s.forwarding ? "forwarding" : "stopped");
-	for (const control::port_snapshot &p : s.ports) {
+	for (size_t i = 0; i < s.ports.size(); i++) {
+		const control::port_snapshot &p = s.ports[i];
 		if (!p.stats_ok)
 			continue;
-		rte_eth_stats pv{};
-		for (const control::port_snapshot &q : _prev.ports)
-			if (q.info == p.info && q.stats_ok)
-				pv = q.stats;
+		rte_eth_stats pv = i < _prev.ports.size() ? _prev.ports[i].stats : rte_eth_stats{};
 		const rte_eth_stats &c = p.stats;
 		std::fprintf(out,
 			     "port %u %-8s RX %12" PRIu64 " pkts %8.3f Mpps %8.3f Gbps  missed %" PRIu64
@@ -117,16 +262,11 @@ std::string stats_printer::periodic()
 	std::fprintf(out, "pods: %u registered\n", s.nb_pods);
 	print_sidecar(out, s, false);
 	print_dpa(out, s, false);
-	std::fclose(out);
-	std::string text(buf, len);
-	std::free(buf);
-	_prev = std::move(s);
-	return text;
 }
 
-void stats_printer::print_final(FILE *out) const
+void stats_printer::print_final(FILE *out)
 {
-	control::snapshot s = control::take_snapshot(_n);
+	control::snapshot s = take();
 	for (const control::port_snapshot &p : s.ports) {
 		if (!p.stats_ok)
 			continue;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "dpumesh/control/snapshot.h"
 #include "dpumesh/node/node.h"
@@ -13,7 +14,8 @@ namespace dpumesh::app {
 
 class stats_printer {
 public:
-	explicit stats_printer(const control::node &n);
+	/** full: every counter in the periodic block (scripts); else the compact display. */
+	stats_printer(const control::node &n, bool full);
 	/**
 	 * Whether a periodic block is due, every period_s seconds (0: never); a new period
 	 * (console `set stats-period`) restarts the clock.
@@ -22,10 +24,18 @@ public:
 	/** One block of rates since the previous call. */
 	std::string periodic();
 	/** key=value lines with totals, read by tests and scripts. */
-	void print_final(FILE *out) const;
+	void print_final(FILE *out);
 
 private:
+	/** Takes a snapshot; port counters that went down (a memif peer reconnected and the
+	 * PMD reset them) continue from where they were. */
+	control::snapshot take();
+	void full_block(FILE *out, const control::snapshot &s, double dt);
+	void compact_block(FILE *out, const control::snapshot &s, double dt);
+
 	const control::node &_n;
+	bool _full;
+	std::vector<rte_eth_stats> _port_base, _port_last;
 	control::snapshot _prev;
 	uint64_t _start_tsc;
 	unsigned _period = UINT32_MAX;

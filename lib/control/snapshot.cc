@@ -85,6 +85,18 @@ snapshot take_snapshot(const node &n, unsigned sections)
 					  });
 		s.pending = n.sidecar()->pending().size();
 	}
+	if ((sections & snap::services) && n.sidecar()) {
+		const sidecar::stage &sc = *n.sidecar();
+		for (uint32_t i = 0; i < sc.nb_services(); i++) {
+			const sidecar::l7_metrics &m = sc.service_metrics(i);
+			service_view v{sc.service_name(i), m.requests.get(), m.refused.get(),
+				       m.mesh_generated.get(), m.retries.get(), m.timeouts.get(), {},
+				       m.latency.read()};
+			for (size_t c = 0; c < v.classes.size(); c++)
+				v.classes[c] = m.classes[c].get();
+			s.services.push_back(std::move(v));
+		}
+	}
 	if ((sections & snap::dpa) && n.emulator())
 		read_dpa(*n.emulator(), s);
 	if (n.registry())

@@ -16,10 +16,23 @@ uint64_t latency_histogram::count() const noexcept
 
 uint64_t latency_histogram::quantile_us(double q) const noexcept
 {
+	return quantile_us(read(), q);
+}
+
+std::array<uint64_t, latency_histogram::nb_buckets> latency_histogram::read() const noexcept
+{
 	std::array<uint64_t, nb_buckets> snap;
-	uint64_t n = 0;
 	for (unsigned i = 0; i < nb_buckets; i++)
-		n += snap[i] = buckets[i].get();
+		snap[i] = buckets[i].get();
+	return snap;
+}
+
+uint64_t latency_histogram::quantile_us(const std::array<uint64_t, nb_buckets> &snap,
+					double q) noexcept
+{
+	uint64_t n = 0;
+	for (uint64_t v : snap)
+		n += v;
 	if (n == 0)
 		return 0;
 	/* the rank of the q-quantile, 1-based, rounded up */

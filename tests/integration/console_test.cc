@@ -380,7 +380,8 @@ TEST(Console, CmdlineFileRunsCommandsAndKeepsForwarding)
 	auto args = eal_args("file");
 	args.push_back("--vdev=net_pcap0,rx_pcap=" + dir.file("once.pcap"));
 	args.push_back("--vdev=net_pcap1,rx_pcap=" + dir.file("once.pcap"));
-	args.insert(args.end(), {"--", "--config", dir.file("node.json"), "--cmdline-file", cmds});
+	args.insert(args.end(), {"--", "--config", dir.file("node.json"), "--cmdline-file", cmds,
+				 "--stats-format", "full"});
 	subprocess p(args);
 	ASSERT_TRUE(p.wait_output(
 		[](const std::string &o) { return o.find("command(s),") != std::string::npos; }, 40s))
@@ -479,7 +480,8 @@ TEST(Console, PolicyValuesOfAnyLength)
 	auto args = eal_args("long");
 	args.push_back("--vdev=net_pcap0,rx_pcap=" + dir.file("once.pcap"));
 	args.push_back("--vdev=net_pcap1,rx_pcap=" + dir.file("once.pcap"));
-	args.insert(args.end(), {"--", "--config", dir.file("node.json"), "--cmdline-file", cmds});
+	args.insert(args.end(), {"--", "--config", dir.file("node.json"), "--cmdline-file", cmds,
+				 "--stats-format", "full"});
 	subprocess p(args);
 	ASSERT_TRUE(p.wait_output(
 		[](const std::string &o) { return o.find("command(s),") != std::string::npos; }, 40s))

@@ -144,7 +144,8 @@ TEST(DpumeshApp, ReplayedCaptureIsReassembledCountedAndSigintExitsZero)
 
 	auto args = eal_args("replay");
 	args.push_back("--vdev=net_pcap0,rx_pcap=" + pcap);
-	args.insert(args.end(), {"--", "--config", src("conf/pcap.json"), "--stats-period", "1"});
+	args.insert(args.end(), {"--", "--config", src("conf/pcap.json"), "--stats-period", "1",
+				 "--stats-format", "full"});
 	subprocess p(args);
 	const std::string rx_line = "RX " + std::string(12 - std::to_string(frames).size(), ' ') +
 				    std::to_string(frames) + " pkts";
@@ -175,6 +176,44 @@ TEST(DpumeshApp, ReplayedCaptureIsReassembledCountedAndSigintExitsZero)
 	EXPECT_EQ(bad, malformed) << out;
 	EXPECT_EQ(field(out, "final stage=port_rx", "drop_timeout"), 0u) << out;
 	EXPECT_NE(out.find("dpumesh: stopped"), std::string::npos) << out;
+}
+
+/* The default periodic block is the compact display: ports, messages by case, answers by
+ * class, and drops as a total with the top reasons (the full counters: --stats-format full,
+ * the console, telemetry). */
+TEST(DpumeshApp, CompactDisplayShowsRatesAnswersAndTopDrops)
+{
+	temp_dir dir;
+	const std::string pcap = dir.file("sample.pcap");
+	auto [grc, gout] = run_command({bin_path("dpumesh-pcapgen"), "--out", pcap, "--messages",
+					"500", "--body", "0:500", "--other-share", "0.2", "--seed", "3"});
+	ASSERT_EQ(grc, 0) << gout;
+	const uint64_t other = field(gout, "summary", "other");
+	const uint64_t valid = field(gout, "summary", "valid_messages");
+	const uint64_t malformed = field(gout, "summary", "malformed");
+	ASSERT_GT(other, 50u);
+	auto args = eal_args("compact");
+	args.push_back("--vdev=net_pcap0,rx_pcap=" + pcap);
+	args.insert(args.end(), {"--", "--config", src("conf/pcap.json"), "--stats-period", "1"});
+	subprocess p(args);
+	/* the capture is read once: a later block counts every foreign and malformed frame, and
+	 * every request's refusal that a receive-only port could not send (no_egress) */
+	const std::string total = "(total " + std::to_string(other + malformed + valid) + ")";
+	EXPECT_TRUE(p.wait_output(
+		[&](const std::string &o) { return o.find(total) != std::string::npos; }, 30s))
+		<< total << "\n" << p.output();
+	p.signal(SIGINT);
+	EXPECT_EQ(p.wait(20s), 0) << p.output();
+	const std::string &out = p.output();
+	size_t at = out.rfind("---- dpumesh stats at");
+	ASSERT_NE(at, std::string::npos) << out;
+	const std::string block = out.substr(at, out.find("dpumesh: stopping") - at);
+	EXPECT_NE(block.find("port 0  uplink"), std::string::npos) << block;
+	EXPECT_NE(block.find("msgs/s    network in"), std::string::npos) << block;
+	EXPECT_NE(block.find("answers/s 2xx"), std::string::npos) << block;
+	EXPECT_NE(block.find("drops/s"), std::string::npos) << block;
+	EXPECT_NE(block.find("no_egress " + std::to_string(valid)), std::string::npos) << block;
+	EXPECT_EQ(block.find("cycles/unit"), std::string::npos) << block; /* not the full block */
 }
 
 TEST(PcapTools, GeneratedCaptureDecodesToWhatWasWritten)

@@ -39,7 +39,8 @@ public:
 							 std::to_string(getpid()),
 						 "--log-level=lib.eal:warning"};
 		args.insert(args.end(), eal_extra.begin(), eal_extra.end());
-		args.insert(args.end(), {"--", "--config", dir.file("node.json"), "--stats-period", "1"});
+		args.insert(args.end(), {"--", "--config", dir.file("node.json"), "--stats-period", "1",
+					 "--stats-format", "full"});
 		args.insert(args.end(), app_extra.begin(), app_extra.end());
 		proc = std::make_unique<subprocess>(args);
 		up = proc->wait_output([](const std::string &o) {

@@ -16,6 +16,7 @@ struct options {
 	std::string cmdline_file;
 	unsigned stats_period = 1; /**< seconds between stats prints; 0: only at exit */
 	bool stats_period_given = false; /**< -i defaults the period to 0 unless given */
+	bool stats_full = false; /**< --stats-format full: every counter in the periodic block */
 	std::optional<config::dpa_backend> dpa_backend;
 	std::optional<config::dma_backend> dma_backend;
 	std::string dma_device;

@@ -9,6 +9,7 @@
 //   s.rx.for_each([](const char *name, const char *help, uint64_t v) { ... });
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@ inline constexpr unsigned rx = 1u << 2;      /**< port RX stage totals and drops
 inline constexpr unsigned tx = 1u << 3;      /**< port TX stages */
 inline constexpr unsigned sidecar = 1u << 4;
 inline constexpr unsigned dpa = 1u << 5;     /**< DPA threads, their kernels and DMA engines */
+inline constexpr unsigned services = 1u << 6; /**< the sidecar's per-service request metrics */
 inline constexpr unsigned all = ~0u;
 } // namespace snap
 
@@ -54,6 +56,14 @@ struct dpa_thread_view {
 	uint64_t dma_ops, dma_segments, dma_bytes, dma_completed, dma_errors, dma_ring_full;
 };
 
+/** A service's request metrics (sidecar::l7_metrics) as read. */
+struct service_view {
+	std::string name;
+	uint64_t requests, refused, mesh_generated, retries, timeouts;
+	std::array<uint64_t, 5> classes; /**< answers to the origin by status class 1xx..5xx */
+	std::array<uint64_t, sidecar::latency_histogram::nb_buckets> latency;
+};
+
 struct snapshot {
 	uint64_t tsc = 0;         /**< when it was taken */
 	bool forwarding = false;
@@ -63,6 +73,7 @@ struct snapshot {
 	std::vector<tx_stage_view> tx;
 	bool has_sidecar = false;
 	std::vector<counter_row> sidecar; /**< every sidecar counter, in X-macro order */
+	std::vector<service_view> services;
 	uint32_t pending = 0;             /**< requests in flight in the sidecar */
 	bool has_dpa = false;
 	std::vector<dpa_thread_view> dpa;

@@ -48,6 +48,10 @@ struct latency_histogram {
 	}
 	/** Upper bound (us) of the bucket holding quantile q (0..1); 0 when empty. Control. */
 	uint64_t quantile_us(double q) const noexcept;
+	/** The same over a copy of the buckets (e.g. the difference of two reads). */
+	static uint64_t quantile_us(const std::array<uint64_t, nb_buckets> &buckets, double q) noexcept;
+	/** A copy of the buckets (control). */
+	std::array<uint64_t, nb_buckets> read() const noexcept;
 	uint64_t count() const noexcept;
 };
 
