@@ -72,13 +72,12 @@ int run(int argc, char **argv)
 	if (app::print_help_or_version(argc, argv, DPUMESH_VERSION))
 		return 0;
 	log_register_types();
-	int nb_eal = rte_eal_init(argc, argv);
-	if (nb_eal < 0) {
-		std::fprintf(stderr, "dpumesh: EAL initialisation failed: %s\n",
-			     rte_strerror(rte_errno));
+	auto app_args = app::eal_init(argc, argv);
+	if (!app_args) {
+		std::fprintf(stderr, "dpumesh: %s\n", app_args.error().message().c_str());
 		return 1;
 	}
-	auto opts = app::parse_options(argc - nb_eal, argv + nb_eal);
+	auto opts = app::parse_options(static_cast<int>(app_args->size()), app_args->data());
 	status st = opts ? status::ok() : opts.error();
 	if (st.is_ok() && !opts->cmdline_file.empty() && access(opts->cmdline_file.c_str(), R_OK))
 		st = errorf("--cmdline-file %s: %s", opts->cmdline_file.c_str(), std::strerror(errno));

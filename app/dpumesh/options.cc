@@ -7,8 +7,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <string>
 #include <vector>
 
+#include <rte_eal.h>
+#include <rte_errno.h>
 #include <rte_version.h>
 
 #include "dpumesh/abi/abi.h"
@@ -116,6 +120,40 @@ bool wants_help_or_version(int argc, char **argv, bool *version)
 		}
 	}
 	return false;
+}
+
+namespace {
+
+unsigned free_hugepages()
+{
+	FILE *f = std::fopen("/proc/meminfo", "r");
+	unsigned n = 0;
+	char line[128];
+	while (f && std::fgets(line, sizeof(line), f))
+		if (std::sscanf(line, "HugePages_Free: %u", &n) == 1)
+			break;
+	if (f)
+		std::fclose(f);
+	return n;
+}
+
+} // namespace
+
+result<std::vector<char *>> eal_init(int argc, char **argv)
+{
+	static std::string defaults[] = {"--no-huge", "-m", "512", "--no-pci"};
+	std::vector<char *> args(argv, argv + argc);
+	if ((argc == 1 || !std::strcmp(argv[1], "--")) && free_hugepages() == 0) {
+		std::fprintf(stderr, "dpumesh: no EAL options and no free hugepage: running with "
+				     "--no-huge -m 512 --no-pci\n");
+		for (size_t i = 0; i < std::size(defaults); i++)
+			args.insert(args.begin() + 1 + static_cast<long>(i), defaults[i].data());
+	}
+	int nb = rte_eal_init(static_cast<int>(args.size()), args.data());
+	if (nb < 0)
+		return errorf("EAL initialisation failed: %s", rte_strerror(rte_errno));
+	args.erase(args.begin(), args.begin() + nb); /* EAL leaves the program name at [nb] */
+	return args;
 }
 
 bool print_help_or_version(int argc, char **argv, const char *version)

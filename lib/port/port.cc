@@ -2,10 +2,19 @@
 // Port bring-up and tear-down on DPDK ethdev.
 #include "dpumesh/port/port.h"
 
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <rte_bus.h>
 #include <rte_dev.h>
 
 #include "dpumesh/common/log.h"
+#include "dpumesh/common/unique_fd.h"
 
 namespace dpumesh::port {
 
@@ -15,6 +24,38 @@ namespace {
 std::string devargs_name(const std::string &dev)
 {
 	return dev.substr(0, dev.find(','));
+}
+
+/**
+ * A memif server's socket left behind by a node that was killed makes the probe fail with
+ * "Address already in use". Nobody answering on it means it is stale: remove it. A socket
+ * someone listens on belongs to another node: say so.
+ */
+status clear_stale_memif_socket(const std::string &dev)
+{
+	if (dev.rfind("net_memif", 0) != 0 || dev.find("role=client") != std::string::npos)
+		return status::ok();
+	size_t at = dev.find("socket=");
+	if (at == std::string::npos)
+		return status::ok();
+	std::string path = dev.substr(at + 7, dev.find(',', at) - at - 7);
+	struct stat stt;
+	if (path.empty() || path[0] == '@' || lstat(path.c_str(), &stt) != 0 || !S_ISSOCK(stt.st_mode))
+		return status::ok();
+	sockaddr_un sa{};
+	sa.sun_family = AF_UNIX;
+	if (path.size() >= sizeof(sa.sun_path))
+		return status::ok();
+	std::memcpy(sa.sun_path, path.c_str(), path.size());
+	unique_fd fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+	if (!fd)
+		return status::ok();
+	if (connect(fd.get(), reinterpret_cast<sockaddr *>(&sa), sizeof(sa)) == 0)
+		return errorf("memif socket %s is in use by another process (another node?)",
+			      path.c_str());
+	if (errno == ECONNREFUSED && unlink(path.c_str()) == 0)
+		DPUMESH_LOG(NOTICE, port, "removed stale memif socket %s", path.c_str());
+	return status::ok();
 }
 
 result<uint16_t> find_or_probe(const config::port_config &pc, bool &hotplugged)
@@ -34,6 +75,8 @@ result<uint16_t> find_or_probe(const config::port_config &pc, bool &hotplugged)
 		return errorf("device \"%s\" not found: give a PCI address, vdev devargs, or "
 			      "create it with EAL --vdev",
 			      name.c_str());
+	if (status st = clear_stale_memif_socket(pc.dev); !st.is_ok())
+		return st;
 	/* A bare vdev name is probed without arguments (net_ring0, net_null0 need none). */
 	int rc = rte_dev_probe(pc.dev.c_str());
 	if (rc < 0 && bare)

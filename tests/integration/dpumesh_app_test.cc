@@ -4,9 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <fstream>
+#include <sstream>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -113,6 +116,51 @@ TEST(DpumeshApp, EmbeddedDefaultStartsWithoutAnyFileAndStopsOnSigint)
 	int rc = p.wait(20s);
 	EXPECT_EQ(rc, 0) << p.output();
 	EXPECT_NE(access(memif, F_OK), 0) << "the memif socket is removed at exit";
+}
+
+/* A memif server socket left by a killed node is removed and the port comes up; one that a
+ * running node listens on is refused with a clear error. */
+TEST(DpumeshApp, StaleMemifSocketIsReplacedALiveOneRefused)
+{
+	temp_dir dir;
+	std::stringstream conf;
+	conf << std::ifstream(src("conf/default.json")).rdbuf();
+	std::string cfg = conf.str();
+	for (auto [from, to] : {std::pair<std::string, std::string>{"/tmp/dpumesh-node1.memif",
+								    dir.file("uplink.memif")},
+				{"/tmp/dpumesh-node1.sock", dir.file("ctl.sock")}})
+		for (size_t at; (at = cfg.find(from)) != std::string::npos;)
+			cfg.replace(at, from.size(), to);
+	std::ofstream(dir.file("node.json")) << cfg;
+	/* a socket file nobody listens on, as a SIGKILLed node leaves it */
+	sockaddr_un sa{};
+	sa.sun_family = AF_UNIX;
+	std::snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", dir.file("uplink.memif").c_str());
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr *>(&sa), sizeof(sa)), 0);
+	close(fd);
+	ASSERT_EQ(access(sa.sun_path, F_OK), 0);
+
+	auto args = eal_args("stale");
+	args.insert(args.end(), {"--", "--config", dir.file("node.json"), "--stats-period", "0"});
+	subprocess p(args);
+	EXPECT_TRUE(p.wait_output(
+		[](const std::string &o) { return o.find("Ctrl-C to stop") != std::string::npos; }, 30s))
+		<< p.output();
+	EXPECT_NE(p.output().find("removed stale memif socket " + dir.file("uplink.memif")),
+		  std::string::npos)
+		<< p.output();
+	/* a second node on the same memif socket while the first listens on it */
+	std::string cfg2 = cfg;
+	cfg2.replace(cfg2.find(dir.file("ctl.sock")), dir.file("ctl.sock").size(), dir.file("ctl2.sock"));
+	std::ofstream(dir.file("node2.json")) << cfg2;
+	auto args2 = eal_args("stale2");
+	args2.insert(args2.end(), {"--", "--config", dir.file("node2.json")});
+	auto [rc2, out2] = run_command(args2);
+	EXPECT_EQ(rc2, 1) << out2;
+	EXPECT_NE(out2.find("is in use by another process"), std::string::npos) << out2;
+	p.signal(SIGINT);
+	EXPECT_EQ(p.wait(20s), 0) << p.output();
 }
 
 TEST(DpumeshApp, DocaBackendIsRefusedClearly)

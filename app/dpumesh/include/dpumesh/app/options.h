@@ -31,6 +31,14 @@ result<options> parse_options(int argc, char **argv);
 /** True if argv asks for --help/-h or --version anywhere after "--" (or with no "--"). */
 bool wants_help_or_version(int argc, char **argv, bool *version);
 
+/**
+ * rte_eal_init on the command line. When no EAL option was given (`dpumesh`, `dpumesh -- -i`)
+ * and no hugepage is free, "--no-huge -m 512 --no-pci" is added (and said), so the
+ * embedded default runs on any Linux box.
+ * @return what follows EAL's arguments, program name first (for parse_options), or an error
+ */
+result<std::vector<char *>> eal_init(int argc, char **argv);
+
 /** Prints the usage (-h, --help) or the version (-v, --version) when asked for, after any
  * "--"; returns whether it did. */
 bool print_help_or_version(int argc, char **argv, const char *version);
