@@ -78,14 +78,7 @@ public:
 	std::unique_ptr<subprocess> pod(const std::vector<std::string> &args,
 					const std::map<std::string, std::string> &env = {})
 	{
-		std::vector<std::string> a = {bin_path("dpumesh-pod")};
-		a.insert(a.end(), args.begin(), args.end());
-		for (const auto &[k, v] : env)
-			setenv(k.c_str(), v.c_str(), 1);
-		auto p = std::make_unique<subprocess>(a);
-		for (const auto &[k, v] : env)
-			unsetenv(k.c_str());
-		return p;
+		return start_pod(args, env);
 	}
 
 	/** The counters now (any section). */

@@ -195,6 +195,19 @@ std::string bin_path(const std::string &name)
 	return std::string(DPUMESH_BINARY_DIR) + "/bin/" + name;
 }
 
+std::unique_ptr<subprocess> start_pod(const std::vector<std::string> &args,
+				      const std::map<std::string, std::string> &env)
+{
+	std::vector<std::string> a = {bin_path("dpumesh-pod")};
+	a.insert(a.end(), args.begin(), args.end());
+	for (const auto &[k, v] : env)
+		setenv(k.c_str(), v.c_str(), 1);
+	auto p = std::make_unique<subprocess>(a);
+	for (const auto &[k, v] : env)
+		unsetenv(k.c_str());
+	return p;
+}
+
 temp_dir::temp_dir()
 {
 	char tmpl[] = "/tmp/dpumesh-test-XXXXXX";

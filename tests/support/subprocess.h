@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -65,6 +67,10 @@ void make_capture(const std::string &path, unsigned count, const char *other_sha
 
 /** Path of a built program: DPUMESH_BINARY_DIR/bin/<name>. */
 std::string bin_path(const std::string &name);
+
+/** Starts `dpumesh-pod ARGS` with extra environment variables set for it alone. */
+std::unique_ptr<subprocess> start_pod(const std::vector<std::string> &args,
+				      const std::map<std::string, std::string> &env = {});
 
 /** A fresh temporary directory, removed by the destructor. */
 class temp_dir {
