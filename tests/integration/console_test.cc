@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -346,6 +347,19 @@ TEST(Console, InteractiveSessionOnAPty)
 	EXPECT_NE(s.proc().output().find("dpumesh: stopped"), std::string::npos);
 }
 
+/** dpumesh on dir's node.json and its capture (twice, ports 0 and 1), running `cmds` at start
+ * (--cmdline-file) with every counter in its periodic block. */
+static std::unique_ptr<subprocess> start_with_cmdline_file(const std::string &tag,
+							   temp_dir &dir, const std::string &cmds)
+{
+	auto args = eal_args(tag);
+	args.push_back("--vdev=net_pcap0,rx_pcap=" + dir.file("once.pcap"));
+	args.push_back("--vdev=net_pcap1,rx_pcap=" + dir.file("once.pcap"));
+	args.insert(args.end(), {"--", "--config", dir.file("node.json"), "--cmdline-file", cmds,
+				 "--stats-format", "full"});
+	return std::make_unique<subprocess>(args);
+}
+
 TEST(Console, CmdlineFileRunsCommandsAndKeepsForwarding)
 {
 	temp_dir dir;
@@ -377,12 +391,8 @@ TEST(Console, CmdlineFileRunsCommandsAndKeepsForwarding)
 			       "bogus command\n"     /* line 22 */
 			       "help\n";
 
-	auto args = eal_args("file");
-	args.push_back("--vdev=net_pcap0,rx_pcap=" + dir.file("once.pcap"));
-	args.push_back("--vdev=net_pcap1,rx_pcap=" + dir.file("once.pcap"));
-	args.insert(args.end(), {"--", "--config", dir.file("node.json"), "--cmdline-file", cmds,
-				 "--stats-format", "full"});
-	subprocess p(args);
+	auto proc = start_with_cmdline_file("file", dir, cmds);
+	subprocess &p = *proc;
 	ASSERT_TRUE(p.wait_output(
 		[](const std::string &o) { return o.find("command(s),") != std::string::npos; }, 40s))
 		<< p.output();
@@ -477,12 +487,8 @@ TEST(Console, PolicyValuesOfAnyLength)
 			    << "set policy /policy/default_timeout_ms  4000  \n" /* line 7 */
 			    << "show policy\n";
 
-	auto args = eal_args("long");
-	args.push_back("--vdev=net_pcap0,rx_pcap=" + dir.file("once.pcap"));
-	args.push_back("--vdev=net_pcap1,rx_pcap=" + dir.file("once.pcap"));
-	args.insert(args.end(), {"--", "--config", dir.file("node.json"), "--cmdline-file", cmds,
-				 "--stats-format", "full"});
-	subprocess p(args);
+	auto proc = start_with_cmdline_file("long", dir, cmds);
+	subprocess &p = *proc;
 	ASSERT_TRUE(p.wait_output(
 		[](const std::string &o) { return o.find("command(s),") != std::string::npos; }, 40s))
 		<< p.output();
