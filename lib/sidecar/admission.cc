@@ -39,7 +39,7 @@ admission::admission(pod_registry &reg, std::vector<std::string> svc_names,
 }
 
 verdict admission::admit(ruleset &rules, const wire::l7_view &v, uint64_t source_id,
-			 bool from_network, uint64_t now) noexcept
+			 source from, uint64_t now) noexcept
 {
 	verdict a;
 	a.svc = _reg.service_index(v.service);
@@ -54,18 +54,22 @@ verdict admission::admit(ruleset &rules, const wire::l7_view &v, uint64_t source
 	a.route = &rules.route_for(a.svc, v.path);
 	_metrics[a.svc].requests.inc();
 	rules.route_metrics(a.route->metrics).requests.inc();
-	if (!sr.local) {
-		if (from_network) { /* a peer sent us what it should serve itself */
-			_stats.misrouted.inc();
-			a.status = 503;
-			a.why = refusal::misrouted;
-		} else if (!rules.engine().breaker_allows(v.service, _clock.ns(now))) {
+	if (!sr.local && from == source::peer) { /* a peer sent us what it should serve itself */
+		_stats.misrouted.inc();
+		a.status = 503;
+		a.why = refusal::misrouted;
+		return a;
+	}
+	if (!sr.local && from == source::pod) {
+		/* the serving node applies the policy; here only the peer's breaker */
+		if (!rules.engine().breaker_allows(v.service, _clock.ns(now))) {
 			_stats.policy_refused.inc();
 			a.status = 503;
 			a.why = refusal::circuit_open;
 		}
 		return a;
 	}
+	/* served here, or a client's request relayed to the peer: the policy applies here */
 	policy::verdict vd = rules.engine().check_request(v, source_id, _clock.ns(now),
 							  _clock.unix_s(now));
 	if (!vd.allowed()) {
@@ -75,6 +79,9 @@ verdict admission::admit(ruleset &rules, const wire::l7_view &v, uint64_t source
 		a.policy_reason = vd.reason_name();
 		return a;
 	}
+	a.policy = true;
+	if (!sr.local)
+		return a; /* relayed: dst 0 */
 	if ((a.dst = _reg.pick_pod(a.svc)) == 0) {
 		_stats.no_live_pod.inc();
 		a.status = 503;

@@ -174,6 +174,39 @@ bool egress::send(const remote &to, wire::frame_kind kind, uint64_t correlation,
 	return sent;
 }
 
+bool egress::forward(const remote &to, wire::frame_kind kind, uint64_t correlation,
+		     const uint8_t *l7, uint16_t l7_len, const dpa::local_body *body,
+		     uint32_t body_len) noexcept
+{
+	if (!can_send(to.port)) {
+		_stats.no_egress.inc();
+		return false;
+	}
+	const port_view &eg = _ports[to.port];
+	wire::body_ref b;
+	b.len = body_len;
+	if (body_len) {
+		b.seg = body->first;
+		b.seg_off = body->first_off;
+		b.attach = eg.zero_copy;
+	}
+	uint16_t n = wire::fragment(to.addr, kind, ++_msg_id, correlation, l7, l7_len, b, eg.mtu,
+				    _pkts, _frames.data(), static_cast<uint16_t>(_frames.size()));
+	if (n == 0) {
+		_stats.egress_no_mbuf.inc();
+		return false;
+	}
+	if (rte_ring_sp_enqueue_bulk(eg.tx, reinterpret_cast<void **>(_frames.data()), n,
+				     nullptr) == 0) {
+		_stats.egress_ring_full.inc();
+		rte_pktmbuf_free_bulk(_frames.data(), n);
+		return false;
+	}
+	if (body_len)
+		(eg.zero_copy ? _stats.zero_copy : _stats.copied_out).inc();
+	return true;
+}
+
 egress::outcome egress::send_pod_message(const remote &to, wire::frame_kind kind,
 					 uint64_t correlation, const pod_message &m) noexcept
 {

@@ -34,14 +34,17 @@ void stage::from_network(rx_msg *msg, uint64_t now) noexcept
 
 void stage::net_request(net_message &m, uint64_t now) noexcept
 {
-	verdict a = _admission->admit(*_cur, m.view, network_source(m.reply_to.addr.dst), true, now);
+	const int peer = _egress->peer_of(m.from);
+	verdict a = _admission->admit(*_cur, m.view, network_source(m.reply_to.addr.dst),
+				      peer < 0 ? source::client : source::peer, now);
+	if (!a.refused() && a.dst == 0)
+		return relay(m, a, now);
 	const bool hold = !a.refused() &&
 			  policy::hold_for_retry(a.route->retries, a.dst != 0,
 						 a.route->retry_non_idempotent, m.view.method,
 						 m.view.flags);
 	uint32_t token = 0;
 	if (!a.refused()) {
-		const int peer = _egress->peer_of(m.reply_to.addr.dst);
 		pending::entry base{};
 		base.origin = {pending::party::kind::peer, 0,
 			       static_cast<uint16_t>(peer < 0 ? UINT16_MAX : peer)};
@@ -74,18 +77,67 @@ void stage::net_request(net_message &m, uint64_t now) noexcept
 	_stats.forwarded.inc();
 }
 
+/* A network client's request for a service a peer serves: on to the peer (Case 2 in, Case 1
+ * out), header from the hbuf, body from the received mbufs; the answer comes back by token. */
+void stage::relay(net_message &m, const verdict &a, uint64_t now) noexcept
+{
+	const service_rules &sr = _cur->services()[a.svc];
+	pending::entry base{};
+	base.origin = {pending::party::kind::peer, 0, UINT16_MAX}; /* a client, not a peer */
+	base.dest = {pending::party::kind::peer, 0, sr.peer};
+	base.origin_correlation = m.correlation;
+	request_ctx ctx;
+	ctx.reply_to = m.reply_to;
+	const uint32_t token = open_request(base, a, m.view, false, ctx, now);
+	if (token == 0) {
+		verdict v = a;
+		_admission->overloaded(v);
+		_admission->count_refusal(*_cur, v);
+		_egress->reply(m.reply_to, m.correlation, v.status, v.reason(), _hop);
+		return drop(m.cmd);
+	}
+	dpa_command &cmd = m.cmd;
+	cmd.header_len = add_trace(cmd.header, cmd.header_len, m.view);
+	const bool sent = _egress->forward(_egress->peer(sr.peer).to, wire::frame_kind::request,
+					   token, reinterpret_cast<const uint8_t *>(cmd.header),
+					   static_cast<uint16_t>(cmd.header_len),
+					   reinterpret_cast<const dpa::local_body *>(cmd.body),
+					   cmd.body_len);
+	drop(cmd); /* the frames hold what they need of the received mbufs */
+	if (!sent) {
+		_requests->close(token);
+		_egress->reply(m.reply_to, m.correlation, 503, "egress_failed", _hop);
+		return;
+	}
+	_budgets[a.svc].note_request();
+	_stats.relayed.inc();
+}
+
 void stage::net_response(net_message &m, uint64_t now) noexcept
 {
 	/* the correlation is our token; the answer must come from the peer we asked */
 	const uint32_t token = m.correlation <= UINT32_MAX ? static_cast<uint32_t>(m.correlation) : 0;
 	request_table::ref r = token ? _requests->find(token) : request_table::ref();
 	if (!r || r->dest.type != pending::party::kind::peer ||
-	    r->origin.type != pending::party::kind::pod || _egress->peer_of(m.from) != r->dest.peer) {
+	    _egress->peer_of(m.from) != r->dest.peer) {
 		_stats.no_match.inc();
 		return drop(m.cmd);
 	}
 	const pending::entry &e = r.entry();
 	answered(e, r.ctx(), m.view.status, m.view.flags & wire::l7_flag_mesh_generated, now, true);
+	if (e.origin.type != pending::party::kind::pod) { /* relayed: back to the client */
+		const remote to = r.ctx().reply_to;
+		const uint64_t corr = e.origin_correlation;
+		_requests->close(token);
+		const bool sent = _egress->forward(to, wire::frame_kind::response, corr,
+						   reinterpret_cast<const uint8_t *>(m.cmd.header),
+						   static_cast<uint16_t>(m.cmd.header_len),
+						   reinterpret_cast<const dpa::local_body *>(m.cmd.body),
+						   m.cmd.body_len);
+		drop(m.cmd);
+		(sent ? _stats.relayed_answers : _stats.responses_lost).inc();
+		return;
+	}
 	dpa_command cmd = m.cmd;
 	cmd.what = dpa_command::op::deliver_response;
 	cmd.req_id = e.origin_req_id;

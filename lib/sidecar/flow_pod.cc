@@ -60,7 +60,7 @@ uint32_t stage::open_request(const pending::entry &base, const verdict &a,
 	e.retries_left = hold ? static_cast<uint16_t>(a.route->retries) : 0;
 	request_ctx c = ctx;
 	c.holding = c.in_flight = hold;
-	c.policy = _cur->services()[a.svc].local;
+	c.policy = a.policy;
 	return _requests->open(e, c);
 }
 
@@ -87,7 +87,7 @@ uint32_t stage::add_trace(uint64_t header, uint32_t len, const wire::l7_view &v)
 void stage::pod_request(const pod_message &m, const wire::l7_view &v, uint64_t now) noexcept
 {
 	_stats.requests.inc();
-	verdict a = _admission->admit(*_cur, v, m.src, false, now);
+	verdict a = _admission->admit(*_cur, v, m.src, source::pod, now);
 	if (a.refused()) {
 		_admission->count_refusal(*_cur, a);
 		reply_error(m.src, m.req_id, m.step_id, a.status, a.reason());

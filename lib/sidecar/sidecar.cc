@@ -205,13 +205,21 @@ uint32_t stage::run() noexcept
 			from_network(msgs[i], now);
 		work += n;
 	}
-	/* 6. deadlines: each expiry makes one command at most, a burst per sweep */
-	if (++_polls % 64 == 0 && _outbox->room()) {
+	/* 6. deadlines (1 ms ticks): a sweep once a tick has passed, a burst at a time while
+	 * a burst comes back (up to 8 per poll: at the rate requests come in, a peer that never
+	 * answers must not fill the table); each expiry makes one command at most */
+	if (now >= _next_sweep && _outbox->room()) {
 		expiry due[burst];
-		uint32_t n = _requests->expire(now, due, burst);
-		for (uint32_t i = 0; i < n; i++)
-			expired(due[i], now);
-		work += n;
+		uint32_t n = 0, total = 0;
+		do {
+			n = _requests->expire(now, due, burst);
+			for (uint32_t i = 0; i < n; i++)
+				expired(due[i], now);
+			total += n;
+		} while (n == burst && total < 8 * burst && _outbox->room());
+		if (n < burst)
+			_next_sweep = now + _tsc_hz / 1000;
+		work += total;
 	}
 	_reg->dp_quiescent(_qsbr_id);
 	return work;

@@ -206,6 +206,43 @@ void finish_checksum(rte_mbuf *m, bool v6)
 	udp->dgram_cksum = ck == 0 ? 0xffff : ck; /* RFC 768: a zero sum goes out as all ones */
 }
 
+/**
+ * `len` body bytes from (cur, cur_off) along a received chain into frame `m`: copied to
+ * `dst`, or attached as indirect mbufs on the segments. Advances the cursor.
+ */
+bool chain_body(rte_mbuf *m, uint8_t *dst, const rte_mbuf *&cur, uint32_t &cur_off,
+		uint32_t len, bool attach, rte_mempool *pool)
+{
+	while (len) {
+		while (cur && cur_off >= cur->data_len) {
+			cur_off -= cur->data_len;
+			cur = cur->next;
+		}
+		if (!cur)
+			return false; /* the chain is shorter than the body it claims */
+		const uint32_t piece = std::min<uint32_t>(len, cur->data_len - cur_off);
+		if (!attach) {
+			std::memcpy(dst, rte_pktmbuf_mtod_offset(cur, const uint8_t *, cur_off), piece);
+			dst += piece;
+		} else {
+			rte_mbuf *seg = rte_pktmbuf_alloc(pool);
+			if (!seg)
+				return false;
+			rte_pktmbuf_attach(seg, const_cast<rte_mbuf *>(cur));
+			seg->data_off = static_cast<uint16_t>(cur->data_off + cur_off);
+			seg->data_len = static_cast<uint16_t>(piece);
+			seg->pkt_len = piece;
+			if (rte_pktmbuf_chain(m, seg) != 0) {
+				rte_pktmbuf_free(seg);
+				return false;
+			}
+		}
+		cur_off += piece;
+		len -= piece;
+	}
+	return true;
+}
+
 } // namespace
 
 uint32_t frames_needed(uint32_t msg_len, uint16_t mtu, bool v6) noexcept
@@ -233,7 +270,10 @@ uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint6
 		return 0;
 	const uint32_t hdrs = sizeof(rte_ether_hdr) + l3_size(v6) + sizeof(rte_udp_hdr) +
 			      frame_hdr_size;
-	const bool zero_copy = body.shinfo != nullptr;
+	const bool zero_copy = body.shinfo != nullptr || (body.seg && body.attach);
+	/* a body in received mbufs: where the next frame's part starts */
+	const rte_mbuf *cur = body.seg;
+	uint32_t cur_off = body.seg_off;
 
 	uint16_t n = 0;
 	uint32_t off = 0;
@@ -255,7 +295,11 @@ uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint6
 			      static_cast<uint16_t>(msg_id + n));
 		if (l7_part)
 			std::memcpy(p + hdrs, l7 + off, l7_part);
-		if (body_part && !zero_copy) {
+		if (body_part && body.seg) {
+			if (!chain_body(m, p + hdrs + l7_part, cur, cur_off, body_part, body.attach,
+					hdr_pool))
+				goto fail;
+		} else if (body_part && !zero_copy) {
 			std::memcpy(p + hdrs + l7_part, body.data + body_off, body_part);
 		} else if (body_part) {
 			rte_mbuf *seg = rte_pktmbuf_alloc(hdr_pool);

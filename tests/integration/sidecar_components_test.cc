@@ -81,11 +81,11 @@ protected:
 			names[reg->service_index(s.name)] = s.name;
 		adm = std::make_unique<admission>(*reg, names, tsc_clock::make(1000000000, 0, 0), stats);
 	}
-	verdict admit(std::string_view svc, bool from_network = false, uint64_t now = 1000)
+	verdict admit(std::string_view svc, source from = source::pod, uint64_t now = 1000)
 	{
 		std::vector<uint8_t> buf;
 		wire::l7_view v = request_view(buf, svc);
-		return adm->admit(*rules, v, 42, from_network, now);
+		return adm->admit(*rules, v, 42, from, now);
 	}
 
 	config::node_config cfg;
@@ -141,16 +141,25 @@ TEST_F(admission_test, policy_refusals_carry_the_engines_status_and_reason)
 	EXPECT_EQ(stats.policy_refused.get(), 2u);
 }
 
-TEST_F(admission_test, peer_services_go_to_the_peer_but_not_from_the_network)
+TEST_F(admission_test, peer_services_go_to_the_peer_but_not_from_a_peer)
 {
 	verdict v = admit("billing");
 	EXPECT_FALSE(v.refused());
 	EXPECT_EQ(v.dst, 0u); /* no local pod: the caller sends it to the peer */
+	EXPECT_FALSE(v.policy); /* the serving node applies the policy */
 	EXPECT_FALSE(rules->services()[v.svc].local);
-	verdict net = admit("billing", true);
+	verdict net = admit("billing", source::peer);
 	EXPECT_EQ(net.why, refusal::misrouted);
 	EXPECT_EQ(net.status, 503);
 	EXPECT_STREQ(net.reason(), "misrouted");
+	EXPECT_EQ(stats.misrouted.get(), 1u);
+	/* a network client's request is relayed, after the policy here */
+	const uint64_t checked = rules->engine().stats().requests.get();
+	verdict relay = admit("billing", source::client);
+	EXPECT_FALSE(relay.refused());
+	EXPECT_EQ(relay.dst, 0u);
+	EXPECT_TRUE(relay.policy);
+	EXPECT_EQ(rules->engine().stats().requests.get(), checked + 1);
 	EXPECT_EQ(stats.misrouted.get(), 1u);
 }
 

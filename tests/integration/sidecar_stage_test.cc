@@ -6,11 +6,16 @@
 // that match nothing get none, and every hbuf, mbuf and rx_msg goes back.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <rte_ether.h>
+#include <rte_ip.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
@@ -31,11 +36,29 @@ namespace {
 const char *node_json = R"({
   "node": { "name": "n1", "mac": "02:00:00:00:00:01", "ipv4": "10.0.0.1", "mesh_port": 7000 },
   "peers": [ { "name": "n2", "mac": "02:00:00:00:00:02", "ipv4": "10.0.0.2", "mesh_port": 7000 } ],
-  "services": [ { "name": "echo", "max_pods": 4 }, { "name": "billing", "max_pods": 4 } ],
-  "routes": [ { "service": "billing", "to": "n2" } ],
+  "services": [ { "name": "echo", "max_pods": 4 }, { "name": "billing", "max_pods": 4 },
+		{ "name": "ledger", "max_pods": 4 }, { "name": "slow", "max_pods": 4 } ],
+  "routes": [ { "service": "billing", "to": "n2" }, { "service": "ledger", "to": "n2" },
+	      { "service": "slow", "to": "n2" } ],
+  "policy": {
+    "rate_limits": [ { "service": "ledger", "key": "route", "rate": 1, "burst": 1 } ],
+    "timeouts": [ { "service": "slow", "timeout_ms": 20 } ]
+  },
   "dpa": { "backend": "emu", "threads": 1 },
   "dma": { "backend": "cpu" }
 })";
+
+/** One message read off a TX ring (relays: whole frames, headers and body). */
+struct frame_out {
+	wire::parsed_frame pf{};
+	uint8_t dst_mac[6] = {};
+	wire::frame_kind kind{};
+	uint16_t status = 0;
+	std::string service, reason, request_id;
+	std::vector<uint8_t> body;
+	uint16_t nb_segs = 0;
+	bool checksum_ok = false;
+};
 
 /** One answer read off the TX ring. */
 struct answer {
@@ -66,7 +89,11 @@ protected:
 		sidecar::network net;
 		net.ingress = ingress;
 		net.pkts = pkts;
-		net.ports.push_back({0, 1500, true, false, tx});
+		/* port 0 takes chained mbufs (bodies attached), port 1 does not (copied) */
+		tx2 = rte_ring_create("st_tx2", 1024, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		ASSERT_TRUE(tx2);
+		net.ports.push_back({0, 1500, true, true, tx});
+		net.ports.push_back({1, 1500, true, false, tx2});
 		auto s = sidecar::stage::create(*cfg, *reg, *emu, net);
 		ASSERT_TRUE(s) << s.error().message();
 		stage = s->release();
@@ -78,6 +105,7 @@ protected:
 		delete reg;
 		delete cfg;
 		rte_ring_free(tx);
+		rte_ring_free(tx2);
 		rte_ring_free(ingress);
 		rte_mempool_free(msgs);
 		rte_mempool_free(pkts);
@@ -111,6 +139,90 @@ protected:
 		m->port_id = 0;
 		ASSERT_EQ(rte_ring_enqueue(ingress, m), 0);
 	}
+	/* a message from a network client (not a peer) or the peer, its body in a second
+	 * segment: as port RX hands over a message reassembled from two frames */
+	static void from_host(uint32_t ip_be, uint16_t port_id, const std::vector<uint8_t> &l7,
+			      const std::vector<uint8_t> &body, bool request, uint64_t corr)
+	{
+		void *obj;
+		ASSERT_EQ(rte_mempool_get(msgs, &obj), 0);
+		auto *m = new (obj) port::rx_msg();
+		rte_mbuf *a = rte_pktmbuf_alloc(pkts), *b = rte_pktmbuf_alloc(pkts);
+		ASSERT_TRUE(a && b);
+		const size_t split = std::min<size_t>(body.size(), 100);
+		auto *p = reinterpret_cast<uint8_t *>(rte_pktmbuf_append(a, static_cast<uint16_t>(l7.size() + split)));
+		std::memcpy(p, l7.data(), l7.size());
+		std::memcpy(p + l7.size(), body.data(), split);
+		if (body.size() > split) {
+			std::memcpy(rte_pktmbuf_append(b, static_cast<uint16_t>(body.size() - split)),
+				    body.data() + split, body.size() - split);
+			ASSERT_EQ(rte_pktmbuf_chain(a, b), 0);
+		} else {
+			rte_pktmbuf_free(b);
+		}
+		m->msg.chain = a;
+		m->msg.src = wire::endpoint::from_v4(ip_be, 40001);
+		const uint8_t mac[6] = {2, 0, 0, 0, 0, static_cast<uint8_t>(ip_be >> 24)};
+		std::memcpy(m->msg.src_mac, mac, 6);
+		m->msg.kind = request ? wire::frame_kind::request : wire::frame_kind::response;
+		m->msg.msg_len = static_cast<uint32_t>(l7.size() + body.size());
+		m->msg.l7_len = static_cast<uint16_t>(l7.size());
+		m->msg.correlation = corr;
+		m->port_id = port_id;
+		ASSERT_EQ(rte_ring_enqueue(ingress, m), 0);
+	}
+	/* every frame on a TX ring, whole (each message fits one frame) */
+	static std::vector<frame_out> frames(rte_ring *r)
+	{
+		std::vector<frame_out> out;
+		void *obj;
+		while (rte_ring_dequeue(r, &obj) == 0) {
+			auto *m = static_cast<rte_mbuf *>(obj);
+			frame_out f;
+			f.nb_segs = m->nb_segs;
+			EXPECT_EQ(wire::parse_frame(m, 0, 1u << 20, &f.pf), wire::wire_drop::none);
+			EXPECT_EQ(f.pf.frag_len, f.pf.msg_len);
+			std::vector<uint8_t> flat(m->pkt_len);
+			const auto *p = static_cast<const uint8_t *>(rte_pktmbuf_read(m, 0, m->pkt_len, flat.data()));
+			if (p != flat.data())
+				std::memcpy(flat.data(), p, flat.size());
+			std::memcpy(f.dst_mac, flat.data(), 6);
+			const auto *ip = reinterpret_cast<const rte_ipv4_hdr *>(flat.data() + sizeof(rte_ether_hdr));
+			f.checksum_ok = rte_ipv4_udptcp_cksum_verify(ip, ip + 1) == 0;
+			f.kind = f.pf.kind;
+			wire::l7_view v;
+			EXPECT_EQ(wire::l7_decode(flat.data() + f.pf.payload_off, f.pf.l7_len, &v),
+				  wire::l7_error::ok);
+			f.status = v.status;
+			f.service = std::string(v.service);
+			f.reason = std::string(v.reason);
+			std::string_view rid;
+			if (v.find("x-request-id", &rid))
+				f.request_id = std::string(rid);
+			f.body.assign(flat.begin() + f.pf.payload_off + f.pf.l7_len, flat.end());
+			out.push_back(f);
+			rte_pktmbuf_free(m);
+		}
+		return out;
+	}
+	static std::vector<uint8_t> response(uint16_t status)
+	{
+		std::vector<uint8_t> b(256);
+		wire::l7_writer w(b.data(), b.size());
+		w.response(status);
+		b.resize(w.finish());
+		return b;
+	}
+	static std::vector<uint8_t> bytes(size_t n, uint8_t seed)
+	{
+		std::vector<uint8_t> b(n);
+		for (size_t i = 0; i < n; i++)
+			b[i] = static_cast<uint8_t>(seed + i * 7);
+		return b;
+	}
+	static constexpr uint32_t client_ip = 0x0900000a; /* 10.0.0.9: no peer */
+	static constexpr uint32_t peer_ip = 0x0200000a;   /* 10.0.0.2: peer n2 */
+
 	static void run_polls(unsigned n = 4)
 	{
 		lcore::stage_def def = stage->lcore_stage();
@@ -155,7 +267,7 @@ protected:
 	static pod_registry *reg;
 	static dpa::emulator *emu;
 	static rte_mempool *pkts, *msgs;
-	static rte_ring *ingress, *tx;
+	static rte_ring *ingress, *tx, *tx2;
 	static sidecar::stage *stage;
 	unsigned hbufs_before = 0;
 };
@@ -164,7 +276,7 @@ config::node_config *sidecar_stage::cfg;
 pod_registry *sidecar_stage::reg;
 dpa::emulator *sidecar_stage::emu;
 rte_mempool *sidecar_stage::pkts, *sidecar_stage::msgs;
-rte_ring *sidecar_stage::ingress, *sidecar_stage::tx;
+rte_ring *sidecar_stage::ingress, *sidecar_stage::tx, *sidecar_stage::tx2;
 sidecar::stage *sidecar_stage::stage;
 
 TEST_F(sidecar_stage, each_refused_network_request_gets_one_answer_with_its_reason)
@@ -204,6 +316,139 @@ TEST_F(sidecar_stage, each_refused_network_request_gets_one_answer_with_its_reas
 	EXPECT_TRUE(found);
 }
 
+TEST_F(sidecar_stage, a_clients_request_for_a_peers_service_is_relayed_and_answered_back)
+{
+	const sidecar::counters &st = stage->stats();
+	const uint64_t relayed = st.relayed.get(), answers = st.relayed_answers.get(),
+		       misrouted = st.misrouted.get(), zc = st.zero_copy.get(),
+		       copied = st.copied_out.get();
+	std::vector<uint8_t> req(256);
+	{
+		wire::l7_writer w(req.data(), req.size());
+		w.request("billing", "POST", "/pay", 0, 0);
+		req.resize(w.finish());
+	}
+	const std::vector<uint8_t> body = bytes(700, 3);
+	from_host(client_ip, 1, req, body, true, 777);
+	run_polls();
+	EXPECT_TRUE(frames(tx2).empty()); /* nothing back to the client yet */
+	std::vector<frame_out> out = frames(tx);
+	ASSERT_EQ(out.size(), 1u);
+	const frame_out &f = out[0];
+	EXPECT_EQ(f.kind, wire::frame_kind::request);
+	const uint8_t peer_mac[6] = {2, 0, 0, 0, 0, 2};
+	EXPECT_EQ(std::memcmp(f.dst_mac, peer_mac, 6), 0);
+	EXPECT_EQ(f.pf.dst.ip[12], 10);
+	EXPECT_EQ(f.pf.dst.ip[15], 2);
+	EXPECT_EQ(f.pf.dst.port, 7000);
+	EXPECT_EQ(f.pf.src.ip[15], 1);
+	EXPECT_EQ(f.service, "billing");
+	EXPECT_FALSE(f.request_id.empty()); /* the relay gave it trace ids */
+	EXPECT_EQ(f.body, body);
+	EXPECT_GT(f.nb_segs, 1u); /* port 0 takes chains: the body went by reference */
+	EXPECT_TRUE(f.checksum_ok);
+	const uint64_t token = f.pf.correlation;
+	EXPECT_NE(token, 777u); /* the peer answers our token */
+	EXPECT_EQ(st.relayed.get(), relayed + 1);
+	EXPECT_EQ(st.zero_copy.get(), zc + 1);
+	EXPECT_EQ(st.misrouted.get(), misrouted);
+	EXPECT_EQ(stage->pending().size(), 1u);
+	EXPECT_EQ(rte_mempool_avail_count(msgs), 63u); /* the received message is freed */
+
+	/* the peer's answer, from the peer, goes back to the client with its correlation */
+	const std::vector<uint8_t> rbody = bytes(300, 9);
+	from_host(peer_ip, 0, response(201), rbody, false, token);
+	run_polls();
+	EXPECT_TRUE(frames(tx).empty());
+	out = frames(tx2);
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_EQ(out[0].kind, wire::frame_kind::response);
+	EXPECT_EQ(out[0].pf.correlation, 777u);
+	EXPECT_EQ(out[0].status, 201);
+	EXPECT_EQ(out[0].body, rbody);
+	EXPECT_EQ(out[0].nb_segs, 1u); /* port 1 takes no chains: copied */
+	EXPECT_TRUE(out[0].checksum_ok);
+	const uint8_t client_mac[6] = {2, 0, 0, 0, 0, 9};
+	EXPECT_EQ(std::memcmp(out[0].dst_mac, client_mac, 6), 0);
+	EXPECT_EQ(out[0].pf.dst.ip[15], 9);
+	EXPECT_EQ(out[0].pf.dst.port, 40001);
+	EXPECT_EQ(st.relayed_answers.get(), answers + 1);
+	EXPECT_EQ(st.copied_out.get(), copied + 1);
+	EXPECT_EQ(stage->pending().size(), 0u);
+
+	/* the same answer again, or one from the client itself: matches nothing */
+	const uint64_t no_match = st.no_match.get();
+	from_host(peer_ip, 0, response(201), {}, false, token);
+	from_host(client_ip, 1, response(200), {}, false, token);
+	run_polls();
+	EXPECT_TRUE(frames(tx).empty());
+	EXPECT_TRUE(frames(tx2).empty());
+	EXPECT_EQ(st.no_match.get(), no_match + 2);
+}
+
+TEST_F(sidecar_stage, the_policy_applies_to_relayed_requests_and_peers_get_no_relay)
+{
+	const sidecar::counters &st = stage->stats();
+	const uint64_t refused = st.policy_refused.get(), misrouted = st.misrouted.get();
+	/* a rate limit of one: the first request is relayed, the second refused here */
+	from_host(client_ip, 1, request("ledger"), {}, true, 801);
+	from_host(client_ip, 1, request("ledger"), {}, true, 802);
+	/* the peer asks for a service it serves itself: no relay back (no loop) */
+	from_host(peer_ip, 0, request("ledger"), {}, true, 803);
+	run_polls();
+	std::vector<frame_out> to_peer = frames(tx);
+	std::vector<frame_out> to_client = frames(tx2);
+	ASSERT_EQ(to_peer.size(), 2u);
+	EXPECT_EQ(to_peer[0].kind, wire::frame_kind::request);
+	EXPECT_EQ(to_peer[0].service, "ledger");
+	EXPECT_EQ(to_peer[1].kind, wire::frame_kind::response); /* misrouted, to the peer */
+	EXPECT_EQ(to_peer[1].pf.correlation, 803u);
+	EXPECT_EQ(to_peer[1].status, 503);
+	EXPECT_EQ(to_peer[1].reason, "misrouted");
+	ASSERT_EQ(to_client.size(), 1u);
+	EXPECT_EQ(to_client[0].pf.correlation, 802u);
+	EXPECT_EQ(to_client[0].status, 429);
+	EXPECT_EQ(to_client[0].reason, "rate_limited");
+	EXPECT_EQ(st.policy_refused.get(), refused + 1);
+	EXPECT_EQ(st.misrouted.get(), misrouted + 1);
+	/* the relayed one is answered, so nothing stays pending */
+	from_host(peer_ip, 0, response(200), {}, false, to_peer[0].pf.correlation);
+	run_polls();
+	to_client = frames(tx2);
+	ASSERT_EQ(to_client.size(), 1u);
+	EXPECT_EQ(to_client[0].pf.correlation, 801u);
+	EXPECT_EQ(to_client[0].status, 200);
+}
+
+TEST_F(sidecar_stage, a_relayed_request_the_peer_never_answers_gets_504)
+{
+	const sidecar::counters &st = stage->stats();
+	const uint64_t timeouts = st.timeouts.get();
+	from_host(client_ip, 1, request("slow"), bytes(40, 1), true, 901);
+	run_polls();
+	std::vector<frame_out> to_peer = frames(tx);
+	ASSERT_EQ(to_peer.size(), 1u);
+	EXPECT_EQ(stage->pending().size(), 1u);
+	std::vector<frame_out> to_client;
+	for (int i = 0; i < 200 && to_client.empty(); i++) { /* the deadline is 20 ms */
+		usleep(5000);
+		run_polls(64);
+		to_client = frames(tx2);
+	}
+	ASSERT_EQ(to_client.size(), 1u);
+	EXPECT_EQ(to_client[0].pf.correlation, 901u);
+	EXPECT_EQ(to_client[0].status, 504);
+	EXPECT_EQ(to_client[0].reason, "timeout");
+	EXPECT_EQ(st.timeouts.get(), timeouts + 1);
+	EXPECT_EQ(stage->pending().size(), 0u);
+	/* the late answer matches nothing */
+	const uint64_t no_match = st.no_match.get();
+	from_host(peer_ip, 0, response(200), {}, false, to_peer[0].pf.correlation);
+	run_polls();
+	EXPECT_TRUE(frames(tx2).empty());
+	EXPECT_EQ(st.no_match.get(), no_match + 1);
+}
+
 TEST_F(sidecar_stage, malformed_headers_from_the_network_get_400_and_answers_nothing)
 {
 	const uint64_t bad = stage->stats().bad_header.get();
@@ -234,7 +479,7 @@ TEST_F(sidecar_stage, counters_are_listed_by_name)
 		EXPECT_NE(std::string(help), "");
 		saw_requests |= std::string(name) == "net_requests";
 	});
-	EXPECT_EQ(n, 42u);
+	EXPECT_EQ(n, 44u);
 	EXPECT_TRUE(saw_requests);
 	EXPECT_EQ(stage->policy()->version(), 1u);
 }

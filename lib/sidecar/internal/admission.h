@@ -2,11 +2,12 @@
 // Admission: where a request goes and whether it may go there (route + L7 policy verdict).
 //
 // For each request (from a pod or from the network) admit() finds the service, its route,
-// asks the L7 policy engine (services served here) and picks a live pod. A refusal comes
+// asks the L7 policy engine (services served here, and a network client's requests this node
+// relays to the peer serving them) and picks a live pod. A refusal comes
 // back with its reason and status; the caller answers it. The component owns the
 // per-service metrics (for the sidecar's whole life) and counts what it refuses.
 //
-//   verdict v = adm.admit(rules, view, source_id, from_network, now);
+//   verdict v = adm.admit(rules, view, source_id, source::client, now);
 //   if (v.refused()) { adm.count_refusal(rules, v); answer v.status, v.reason(); }
 #pragma once
 
@@ -28,11 +29,20 @@ struct counters;
 enum class refusal : uint8_t {
 	none,
 	no_route,    /**< 404: no such service */
-	misrouted,   /**< 503: a peer sent a request for a service this node does not serve */
+	misrouted,   /**< 503: a peer sent a request for a service this node does not serve
+		      *  (relays are for network clients only: no loops between nodes) */
 	circuit_open, /**< 503: the breaker of a peer's service is open */
 	policy,      /**< 401/403/429/503: the L7 policy engine (the verdict's reason) */
 	no_live_pod, /**< 503: the service has no live pod */
 	overloaded,  /**< 503: the request table is full (set by the caller) */
+};
+
+/** Who sent a request: the route and the policy depend on it. */
+enum class source : uint8_t {
+	pod,    /**< a local pod: a peer's service goes to the peer (its breaker applies) */
+	peer,   /**< a configured peer node: only services served here (else misrouted) */
+	client, /**< anyone else on the network: a peer's service is relayed to the peer,
+		 *  after the L7 policy here (where the request enters the mesh) */
 };
 
 /** The outcome of routing and policy for one request. */
@@ -40,6 +50,7 @@ struct verdict {
 	uint32_t svc = UINT32_MAX;         /**< registry service index, or UINT32_MAX (404) */
 	const route_rule *route = nullptr; /**< set when svc is */
 	uint32_t dst = 0;                  /**< local pod handle (0: a peer's service, or refused) */
+	bool policy = false;               /**< the L7 policy engine admitted it (report outcomes) */
 	uint16_t status = 0;               /**< 0: admitted; else the refusal's status */
 	refusal why = refusal::none;
 	const char *policy_reason = nullptr; /**< refusal::policy: the engine's reason name */
@@ -54,8 +65,8 @@ public:
 		  counters &stats);
 
 	/** Routing and policy for one request under `rules` (the poll's version). */
-	verdict admit(ruleset &rules, const wire::l7_view &v, uint64_t source_id,
-		      bool from_network, uint64_t now) noexcept;
+	verdict admit(ruleset &rules, const wire::l7_view &v, uint64_t source_id, source from,
+		      uint64_t now) noexcept;
 	/** Marks an admitted request refused after all (the request table was full). */
 	void overloaded(verdict &v) noexcept;
 	/** A refusal made here, in the service's and route's metrics. */

@@ -84,6 +84,15 @@ public:
 	bool send(const remote &to, wire::frame_kind kind, uint64_t correlation,
 		  const uint8_t *l7, uint16_t l7_len, const uint8_t *body, uint32_t body_len,
 		  dpa_hbuf_meta *zc_meta) noexcept;
+	/**
+	 * A message relayed on from the network: its L7 header (in an hbuf), its body still in
+	 * the received mbufs (`body_len` bytes from body.first/first_off). The body's segments
+	 * are attached to the frames by reference where the port takes chained mbufs, copied
+	 * otherwise; the caller frees the received chain either way once this returns.
+	 */
+	bool forward(const remote &to, wire::frame_kind kind, uint64_t correlation,
+		     const uint8_t *l7, uint16_t l7_len, const dpa::local_body *body,
+		     uint32_t body_len) noexcept;
 	/** An error response made here, to a requester on the network. */
 	bool reply(const remote &to, uint64_t correlation, uint16_t status, const char *reason,
 		   const std::string &hop) noexcept;

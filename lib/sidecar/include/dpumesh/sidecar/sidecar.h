@@ -14,7 +14,11 @@
 //                                                          -> network origin: frames (Case 1)
 //   net request  -> header copied into an hbuf -> L7 decode -> local pod -> pending ->
 //                   DELIVER with the body still in the received mbufs (Case 2)
-//   net response -> pending match (correlation = token, from the peer asked) -> DELIVER
+//   net request  -> (a peer's service, from a network client, not from a peer) -> policy ->
+//                   pending -> frames to the peer, the body still in the received mbufs
+//                   (the relay; a peer's request for a service not served here: misrouted)
+//   net response -> pending match (correlation = token, from the peer asked) -> pod origin:
+//                   DELIVER; network client origin (relayed): frames back to the client
 //   refused      -> an error response made here (404 no_route, 401/403/429/503 by the L7
 //                   policy, 503 no_live_pod/dest_full/dest_gone/overloaded/misrouted/
 //                   egress_failed/circuit_open, 504 timeout, 502 responder_gone for an
@@ -76,7 +80,9 @@ using port::rx_msg;
 	_(to_network, "pod responses sent to a requester on the network (Case 1)")       \
 	_(net_requests, "requests received from the network (Case 2)")                   \
 	_(net_responses, "responses received from the network (Case 2)")                 \
-	_(misrouted, "network requests for a service this node does not serve (503)")    \
+	_(misrouted, "requests from a peer for a service this node does not serve (503)") \
+	_(relayed, "network clients' requests relayed to the peer serving their service") \
+	_(relayed_answers, "peers' answers to relayed requests sent back to the client")  \
 	_(zero_copy, "bodies sent out of a port without a copy")                         \
 	_(copied_out, "bodies copied into frames (the port takes no chained mbufs)")     \
 	_(no_egress, "replies to the network not sent: receive-only port or no address") \
@@ -208,6 +214,7 @@ private:
 	void from_network(port::rx_msg *m, uint64_t now) noexcept;
 	void net_request(net_message &m, uint64_t now) noexcept;
 	void net_response(net_message &m, uint64_t now) noexcept;
+	void relay(net_message &m, const verdict &a, uint64_t now) noexcept;
 	/* what the DPA hands back, retries, parking, deadlines (flow_notes.cc) */
 	void note(const dpa_note &n) noexcept;
 	void held_done(const dpa_note &n) noexcept;
@@ -240,7 +247,7 @@ private:
 	unsigned _qsbr_id = 0;
 	bool _registered = false;
 	std::string _hop;
-	unsigned _polls = 0;
+	uint64_t _next_sweep = 0; /* TSC of the next deadline sweep */
 	counters _stats;
 };
 

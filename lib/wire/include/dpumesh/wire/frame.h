@@ -76,6 +76,15 @@ struct body_ref {
 	 */
 	rte_mbuf_ext_shared_info *shinfo = nullptr;
 	rte_iova_t iova = RTE_BAD_IOVA; /**< IOVA of data (zero-copy only) */
+	/**
+	 * Non-null (instead of data): the body is in received mbufs, from `seg_off` bytes into
+	 * `seg` along its chain (a message relayed on). With `attach`, each frame takes its
+	 * part by reference (indirect mbufs on the segments: the caller may free the chain
+	 * once fragment() returned; requires RTE_ETH_TX_OFFLOAD_MULTI_SEGS), else it is copied.
+	 */
+	const rte_mbuf *seg = nullptr;
+	uint32_t seg_off = 0;
+	bool attach = false;
 };
 
 /**
