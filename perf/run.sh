@@ -6,7 +6,8 @@
 # baselines from the same run, ratios first) and PNG plots; prints the summary at the end.
 # Exits 1 when any benchmark saw errors (they are listed in the summary), 2 on bad usage.
 #
-#   perf/run.sh                      # the default suites: replay pod2pod baselines scaling footprint ndr
+#   perf/run.sh                      # the default suites: replay forward pod2pod baselines scaling footprint ndr
+#   perf/run.sh forward              # the Arm network path alone (relay to a peer) vs testpmd 5tswap
 #   perf/run.sh ndr                  # NDR/PDR searches with dpumesh-replay: testpmd vs dpumesh
 #   perf/run.sh pod2pod baselines    # some of them
 #   perf/run.sh soak --duration 600  # the soak (on demand only)
@@ -15,8 +16,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${DPUMESH_PERF_BUILD_DIR:-$ROOT/build-perf}
 BIN=$BUILD/bin
-DEFAULT_SUITES=(replay pod2pod baselines scaling footprint ndr)
-ALL_SUITES=(replay pod2pod baselines scaling footprint soak ndr)
+DEFAULT_SUITES=(replay forward pod2pod baselines scaling footprint ndr)
+ALL_SUITES=(replay forward pod2pod baselines scaling footprint soak ndr)
 
 LCORES=0-1         # EAL -l of every dpumesh: main lcore + one worker lcore for all stages
 MEM=1024           # EAL -m (MB, --no-huge)

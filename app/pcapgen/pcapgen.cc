@@ -43,6 +43,7 @@ struct gen_options {
 	double other_share = 0.0;     /* extra non-mesh frames, as a share of messages */
 	unsigned frame_size = 0;      /* one frame per message of this size (0: --body decides) */
 	unsigned seed = 1;
+	std::vector<std::pair<std::string, std::string>> fields; /* on every request */
 };
 
 void usage(FILE *f)
@@ -66,6 +67,8 @@ void usage(FILE *f)
 		"  --response-share P    share of messages that are responses (default 0)\n"
 		"  --malformed-share P   share of messages with one corrupted frame (default 0)\n"
 		"  --other-share P       non-mesh frames added, per message (default 0)\n"
+		"  --header NAME:VALUE   a field on every request (repeatable; NAME lowercase), e.g.\n"
+		"                        \"authorization:Bearer <JWT>\"\n"
 		"  --seed N              random seed (default 1)\n"
 		"The last line of output is a machine-readable summary.\n",
 		f);
@@ -175,6 +178,7 @@ int main(int argc, char **argv)
 		{"malformed-share", required_argument, nullptr, 'x'},
 		{"other-share", required_argument, nullptr, 'O'},
 		{"seed", required_argument, nullptr, 'S'},
+		{"header", required_argument, nullptr, 'H'},
 		{"help", no_argument, nullptr, 'h'},
 		{nullptr, 0, nullptr, 0},
 	};
@@ -217,6 +221,18 @@ int main(int argc, char **argv)
 		case 'x': ok = parse_share(optarg, o.malformed_share); break;
 		case 'O': ok = parse_share(optarg, o.other_share); break;
 		case 'S': ok = parse_uint(optarg, o.seed, ~0u); break;
+		case 'H': {
+			std::string all = optarg;
+			size_t colon = all.find(':');
+			ok = colon != std::string::npos && colon > 0 && colon < 64 &&
+			     all.size() - colon - 1 <= 1024;
+			for (size_t i = 0; ok && i < colon; i++)
+				ok = (all[i] >= 'a' && all[i] <= 'z') || (all[i] >= '0' && all[i] <= '9') ||
+				     all[i] == '-' || all[i] == '_';
+			if (ok)
+				o.fields.emplace_back(all.substr(0, colon), all.substr(colon + 1));
+			break;
+		}
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -297,7 +313,7 @@ int main(int argc, char **argv)
 		if (o.frame_size)
 			blen = 1; /* a POST with a body: its length is set below */
 		bool response = u(rng) < o.response_share;
-		uint8_t l7[512];
+		uint8_t l7[2048];
 		wire::l7_writer w(l7, sizeof(l7));
 		const std::string &svc = o.services[i % o.services.size()];
 		if (response)
@@ -305,6 +321,9 @@ int main(int argc, char **argv)
 		else
 			w.request(svc, blen ? "POST" : "GET",
 				  o.frame_size ? std::string("/") : "/" + svc + "/" + std::to_string(i), 1000);
+		if (!response)
+			for (const auto &[name, value] : o.fields)
+				w.field(name, value);
 		if (!o.frame_size) { /* --frame-size: the leanest header, for the smallest frames */
 			w.field("x-request-id", "gen-" + std::to_string(i));
 			if (blen)

@@ -3,8 +3,11 @@
 # Writes a dpumesh node config (docs/config.md) for a perf suite on stdout.
 #   config.py --sock PATH [--port DEV] [--services echo:16,client:4] [--idle busy|adaptive]
 #             [--worker LCORE] [--mbufs N] [--body-slots N] [--body-size B]
-#             [--timeout-ms MS] [--from conf/default.json]
-# Every service gets a local route. --from starts from an existing config (footprint: the
+#             [--timeout-ms MS] [--from conf/default.json] [--relay SVC,...]
+#             [--policy FILE]
+# Every service gets a local route, except those named by --relay: they are served by the
+# peer "p2" (192.168.50.3), so requests for them from the network are relayed there (the
+# forward suite). --policy merges a JSON object into /policy (JWT, RBAC, rate limits). --from starts from an existing config (footprint: the
 # defaults) and only replaces the control socket (and the port device when given).
 import argparse
 import json
@@ -21,6 +24,8 @@ p.add_argument("--body-size", type=int, default=65536)
 p.add_argument("--header-slots", type=int, default=256)
 p.add_argument("--timeout-ms", type=int, default=5000)
 p.add_argument("--from", dest="base")
+p.add_argument("--relay", default="")
+p.add_argument("--policy")
 a = p.parse_args()
 
 if a.base:
@@ -36,6 +41,7 @@ for s in a.services.split(","):
     name, _, n = s.partition(":")
     services.append({"name": name, "max_pods": int(n or 16)})
 w = a.worker
+relay = set(x for x in a.relay.split(",") if x)
 cfg = {
     "version": 1,
     # the node's addresses are the ones dpumesh-pcapgen's captures are sent to
@@ -54,11 +60,16 @@ cfg = {
         "sq_depth": 256,
     },
     "services": services,
-    "routes": [{"service": s["name"], "to": "local"} for s in services],
-    "policy": {"default_timeout_ms": a.timeout_ms},
+    "routes": [{"service": s["name"], "to": "p2" if s["name"] in relay else "local"}
+               for s in services],
+    "policy": dict({"default_timeout_ms": a.timeout_ms},
+                   **(json.load(open(a.policy)) if a.policy else {})),
     "dpa": {"backend": "emu", "threads": 1},
     "dma": {"backend": "cpu"},  # dpumesh --dma picks the engine
 }
+if relay:
+    cfg["peers"] = [{"name": "p2", "mac": "02:00:00:00:00:03", "ipv4": "192.168.50.3",
+                     "ipv6": "fd00:50::3", "mesh_port": 7000}]
 if not a.port:
     del cfg["ports"]
 print(json.dumps(cfg, indent=2))

@@ -202,6 +202,48 @@ if rep:
         table(["µs", "**loaded ÷ quiet**", "quiet", "under replay"], rows)
     plots.append(("replay_mpps.png", "replay"))
 
+# ---- forward ----
+def forward_section():
+    fw = read("forward.csv")
+    if not fw:
+        return
+    out.append("## Forward: the Arm network path alone (relay to a peer), dpumesh vs dpdk-testpmd 5tswap")
+    out.append("")
+    out.append("Captures of network clients' requests through net_pcap (infinite_rx=1), out of the same "
+               "port (TX dropped); one worker lcore; dpumesh frames/s are messages taken all the way "
+               "(relayed, or answered here). Targets: ≥ 0.5× testpmd with routes only, ≥ 0.4× with "
+               "RBAC + rate limits, ≥ 0.3× with a cached JWT; CPU per message from the worker "
+               "thread's own clock.")
+    out.append("")
+    table(["capture", "policy", "frame B", "**frames/s ÷ testpmd**", "testpmd Mpps", "dpumesh Mpps",
+           "relayed/s", "refused/s", "shed %", "testpmd cycles/frame", "**dpumesh CPU cycles/msg**",
+           "process CPU s/s"],
+          [[r["capture"], r["variant"], r["frame_bytes"], num(r["ratio"], "%.2f"), num(r["testpmd_mpps"]),
+            num(r["dpumesh_mpps"]), num(r["relayed_per_s"]), num(r["refused_per_s"]),
+            num(r["shed_pct"], "%.1f"), num(r["testpmd_cycles_per_frame"]),
+            num(r["thread_cycles_per_msg"]), num(r["process_cpu_s_per_s"], "%.2f")] for r in fw])
+    st = read("forward_stages.csv")
+    if st:
+        stages = []
+        for r in st:
+            if r["stage"] not in stages:
+                stages.append(r["stage"])
+        sb = {(r["capture"], r["variant"], r["stage"]): r for r in st}
+        runs = []
+        for r in st:
+            if (r["capture"], r["variant"]) not in runs:
+                runs.append((r["capture"], r["variant"]))
+        out.append("Per stage, CPU cycles per message (the worker thread's CPU split by the stage's "
+                   "share of the lcore's TSC cycles; TSC busy cycles per message in brackets):")
+        out.append("")
+        table(["capture", "policy"] + stages,
+              [[c, v] + ["%s (%s)" % (num(sb[(c, v, s)]["cpu_cycles_per_msg"]),
+                                      num(sb[(c, v, s)]["tsc_cycles_per_msg"]))
+                         if (c, v, s) in sb else "—" for s in stages] for c, v in runs])
+
+
+forward_section()
+
 # ---- pod-to-pod and baselines ----
 p2p = read("pod2pod.csv")
 if p2p:

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# One forward-suite run (capture x policy variant): testpmd's and dpumesh's telemetry windows
+# and dpumesh's CPU time over its window -> a row of forward.csv, rows of forward_stages.csv,
+# and anomaly lines ("WARN ..."/"ERROR ...") on stdout for run.sh.
+#   forward_row.py RESULTS CAPTURE VARIANT "SUMMARY" testpmd.json dpumesh.json \
+#                  "THREAD_NS0 TICKS0" "THREAD_NS1 TICKS1" CLK_TCK
+# Frame rates: testpmd's RX (5tswap sends every frame back); dpumesh's RX of frames it
+# took all the way (relayed or answered here; frames shed at the ingress ring are not
+# counted). Cycles: the worker lcore thread's CPU time (schedstat, user + kernel, not time it
+# was descheduled) at the TSC rate; per stage, that CPU split by the stages' share of the
+# lcore's busy+idle TSC cycles (the poll loop's own clock), per message taken.
+import csv
+import json
+import os
+import sys
+
+results, capture, variant, summary, tp_path, dm_path, c0, c1, tck = sys.argv[1:10]
+cap = dict(kv.split("=") for kv in summary.split()[1:])
+tp, dm = json.load(open(tp_path)), json.load(open(dm_path))
+thr0, ticks0 = (int(x) for x in c0.split())
+thr1, ticks1 = (int(x) for x in c1.split())
+tck = int(tck)
+
+
+def delta(run, cmd, key):
+    a, b = run["start"]["data"][cmd], run["end"]["data"][cmd]
+    va, vb = a.get(key, 0), b.get(key, 0)
+    if isinstance(va, list):
+        return sum(vb) - sum(va)
+    return vb - va
+
+
+def secs(run):
+    return run["end"]["t"] - run["start"]["t"]
+
+
+e, sc, d = "/ethdev/stats,0", "/dpumesh/sidecar", "/dpumesh/drops"
+T, D = secs(tp), secs(dm)
+anomalies = []
+tp_rx = delta(tp, e, "ipackets")
+dm_rx = delta(dm, e, "ipackets")
+keys = dm["end"]["data"][d].keys()
+shed = sum(delta(dm, d, k) for k in ("no_consumer", "ring_full", "msg_pool_empty") if k in keys)
+relayed = delta(dm, sc, "relayed")
+refused = sum(delta(dm, sc, k) for k in ("policy_refused", "overloaded", "no_route", "misrouted",
+                                         "bad_header", "net_header_too_large"))
+timeouts = delta(dm, sc, "timeouts")
+taken = relayed + refused  # single-frame messages: one frame each
+# TSC Hz from the worker lcore's busy + idle cycles over the window
+st0, st = dm["start"]["data"]["/dpumesh/stages"], dm["end"]["data"]["/dpumesh/stages"]
+lc0, lc = dm["start"]["data"]["/dpumesh/lcores"], dm["end"]["data"]["/dpumesh/lcores"]
+w = lc["lcore"].index(st["lcore"][0])
+lcore_cycles = lc["busy_cycles"][w] + lc["idle_cycles"][w] - lc0["busy_cycles"][w] - lc0["idle_cycles"][w]
+hz = lcore_cycles / D
+thread_cycles = (thr1 - thr0) * hz / 1e9
+proc_s = (ticks1 - ticks0) / tck
+row = {"capture": capture, "variant": variant,
+       "frame_bytes": round(int(cap["bytes"]) / int(cap["frames"])),
+       "testpmd_mpps": tp_rx / T / 1e6,
+       "dpumesh_mpps": taken / D / 1e6,
+       "ratio": (taken / D) / (tp_rx / T) if tp_rx else 0,
+       "dpumesh_rx_mpps": dm_rx / D / 1e6,
+       "relayed_per_s": relayed / D, "refused_per_s": refused / D, "timeouts_per_s": timeouts / D,
+       "shed_pct": 100.0 * shed / (taken + shed) if taken + shed else 0.0,
+       "tx_mpps": delta(dm, e, "opackets") / D / 1e6,
+       "testpmd_cycles_per_frame": hz * T / tp_rx if tp_rx else 0,
+       "thread_cycles_per_msg": thread_cycles / taken if taken else 0,
+       "process_cpu_s_per_s": proc_s / D}
+path = os.path.join(results, "forward.csv")
+new = not os.path.exists(path)
+with open(path, "a", newline="") as f:
+    wr = csv.DictWriter(f, fieldnames=list(row.keys()))
+    if new:
+        wr.writeheader()
+    wr.writerow({k: ("%.4g" % v if isinstance(v, float) else v) for k, v in row.items()})
+
+path = os.path.join(results, "forward_stages.csv")
+new = not os.path.exists(path)
+with open(path, "a") as f:
+    if new:
+        f.write("capture,variant,stage,tsc_cycles_per_msg,cpu_cycles_per_msg,busy_share\n")
+    for i, name in enumerate(st["name"]):
+        if st["lcore"][i] != lc["lcore"][w]:
+            continue
+        busy = st["busy_cycles"][i] - st0["busy_cycles"][i]
+        share = busy / lcore_cycles if lcore_cycles else 0
+        f.write("%s,%s,%s,%.1f,%.1f,%.3f\n" % (capture, variant, name, busy / taken if taken else 0,
+                                               share * thread_cycles / taken if taken else 0, share))
+
+for k in ("imissed", "ierrors", "rx_nombuf", "oerrors"):
+    v = delta(dm, e, k)
+    if v:
+        anomalies.append("WARN forward %s/%s: dpumesh port %s=%d" % (capture, variant, k, v))
+if shed:
+    anomalies.append("WARN forward %s/%s: %d messages shed at port RX (%.1f%%)"
+                     % (capture, variant, shed, row["shed_pct"]))
+for k, level in {"policy_refused": "WARN", "overloaded": "WARN", "bad_header": "ERROR",
+                 "egress_no_mbuf": "WARN", "egress_ring_full": "WARN", "hbuf_empty": "WARN",
+                 "no_route": "ERROR", "misrouted": "ERROR"}.items():
+    v = delta(dm, sc, k)
+    if v:
+        anomalies.append("%s forward %s/%s: sidecar %s=%d (%.2f%% of messages)"
+                         % (level, capture, variant, k, v, 100.0 * v / taken if taken else 0))
+if relayed == 0:
+    anomalies.append("ERROR forward %s/%s: dpumesh relayed nothing" % (capture, variant))
+if thr1 == thr0:
+    anomalies.append("WARN forward %s/%s: no CPU time read for the worker lcore thread"
+                     % (capture, variant))
+print("\n".join(anomalies))

@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Suite "forward": the Arm's network path alone, next to dpdk-testpmd 5tswap on the same
+# capture, lcores and memory. A capture of network clients' requests (dpumesh-pcapgen)
+# replays through net_pcap (infinite_rx=1); every request is for service "echo", which the
+# peer p2 serves, so dpumesh relays it (Case 2 in, L7 decode, route and policy, Case 1 out
+# to the peer): the frames leave through the same net_pcap port, whose TX drops them
+# (nothing is written). No pods. Nothing answers, so every relayed request times out after
+# FORWARD_TIMEOUT_MS and its client gets a 504 made here: each request costs one frame in and
+# two out (the relayed request, the 504), as a refused one costs one in and one out.
+# Three policy variants: routes only; RBAC + rate limits that refuse nothing; a JWT (HS256,
+# verified once, then from the cache) on every request. Sourced by perf/run.sh; writes
+# forward.csv, forward_stages.csv; raw telemetry windows in raw/forward-*.json.
+#   perf/run.sh forward                    # both captures, the three variants
+#   FORWARD_CAPTURES_ONLY=131B FORWARD_VARIANTS_ONLY=routes perf/run.sh --no-build forward
+
+# name|pcapgen options (IPv4 only: one address family for testpmd and dpumesh alike)
+FORWARD_CAPTURES=(
+  "131B|--frame-size 64 --ipv6-share 0"
+  "512B|--frame-size 512 --ipv6-share 0"
+)
+FORWARD_VARIANTS=(routes rbac_ratelimit jwt)
+FORWARD_TIMEOUT_MS=10
+FORWARD_WARMUP=1.5
+FORWARD_SECRET=perf-forward-hs256-secret-0123456789abcdef
+
+# forward_policy VARIANT FILE: the /policy object of a variant (beside default_timeout_ms)
+forward_policy() {
+  local secret_b64
+  secret_b64=$(python3 -c 'import base64, sys; print(base64.urlsafe_b64encode(sys.argv[1].encode()).decode().rstrip("="))' "$FORWARD_SECRET")
+  case "$1" in
+    routes) echo '{}' ;;
+    rbac_ratelimit) cat <<JSON
+{"rbac": [{"service": "echo", "default": "deny", "rules": [
+   {"methods": ["GET"], "prefix": "/admin/"}, {"methods": ["GET", "POST"], "prefix": "/"}]}],
+ "rate_limits": [{"service": "echo", "key": "source", "rate": 100000000, "burst": 100000000},
+                 {"service": "echo", "key": "route", "rate": 100000000, "burst": 100000000}]}
+JSON
+    ;;
+    jwt) cat <<JSON
+{"jwt": {"keys": [{"kid": "f1", "alg": "HS256", "secret": "$secret_b64"}], "cache_entries": 64},
+ "rbac": [{"service": "echo", "default": "deny", "require_jwt": true, "rules": [
+   {"prefix": "/", "claims": {"role": "client"}}]}]}
+JSON
+    ;;
+  esac
+}
+
+# forward_jwt: an HS256 token (kid f1, role client, an hour to live) for every request
+forward_jwt() {
+  python3 - "$FORWARD_SECRET" <<'PY'
+import base64, hashlib, hmac, json, sys, time
+b = lambda x: base64.urlsafe_b64encode(x).decode().rstrip("=")
+h = b(json.dumps({"alg": "HS256", "typ": "JWT", "kid": "f1"}, separators=(",", ":")).encode())
+p = b(json.dumps({"sub": "perf", "role": "client", "exp": int(time.time()) + 3600},
+                 separators=(",", ":")).encode())
+s = b(hmac.new(sys.argv[1].encode(), (h + "." + p).encode(), hashlib.sha256).digest())
+print(h + "." + p + "." + s)
+PY
+}
+
+# forward_cpu PID LCORE: "thread_ns process_ticks" of dpumesh: the worker lcore thread's
+# CPU time (schedstat: time on a CPU, user and kernel) and the whole process's utime+stime
+forward_cpu() {
+  local pid=$1 t ns=0
+  for t in /proc/"$pid"/task/*; do
+    if [[ $(cat "$t/comm" 2>/dev/null) == *worker-"$2" ]]; then
+      ns=$(cut -d' ' -f1 "$t/schedstat"); break
+    fi
+  done
+  echo "$ns $(awk '{ print $14 + $15 }' "/proc/$pid/stat")"
+}
+
+forward_one() { # CAPTURE OPTIONS VARIANT
+  local name=$1 opts=$2 variant=$3 run="$1-$3" cap gen summary frames extra=()
+  cap="$WORK/forward-$name.pcap"
+  if [ "$variant" = jwt ]; then
+    cap="$WORK/forward-$name-jwt.pcap"
+    extra=(--header "authorization:Bearer $(forward_jwt)")
+  fi
+  # shellcheck disable=SC2086
+  gen=$("$BIN/dpumesh-pcapgen" --out "$cap" --messages 100000 --frames 8000 --services echo $opts \
+    "${extra[@]}" --seed 1) || { anomaly ERROR "forward $run: dpumesh-pcapgen failed"; return; }
+  echo "$gen" > "$RAW/forward-$run.pcapgen.txt"
+  summary=$(tail -1 <<< "$gen")
+  frames=$(kv "$summary" frames)
+
+  progress "forward: $run ($frames frames, $(( $(kv "$summary" bytes) / frames )) B average): dpdk-testpmd 5tswap"
+  local tp_prefix="perf-forward-testpmd-$$"
+  # shellcheck disable=SC2046
+  dpdk-testpmd $(replay_eal "$tp_prefix" "$cap" 1) -- --forward-mode=5tswap --nb-cores=1 \
+    --stats-period 1 < /dev/null > "$RAW/forward-$run.testpmd.log" 2>&1 &
+  local tp=$!; track "$tp"
+  tel sample "$(rtdir "$tp_prefix")/dpdk_telemetry.v2" "$FORWARD_WARMUP" "$REPLAY_SECONDS" \
+    "$RAW/forward-$run.testpmd.json" /ethdev/stats,0 ||
+    anomaly ERROR "forward $run: no telemetry from testpmd (raw/forward-$run.testpmd.log)"
+  stop_pid "$tp" INT
+  rmdir "$(rtdir "$tp_prefix")" 2>/dev/null || true
+
+  progress "forward: $run: dpumesh, relay to peer p2 (policy: $variant)"
+  local cfg="$WORK/forward-$run.json" pol="$WORK/forward-$run.policy.json" mbufs=65535
+  while [ "$mbufs" -lt $(( frames + 49152 )) ]; do mbufs=$((mbufs * 2 + 1)); done
+  forward_policy "$variant" > "$pol"
+  write_config "$cfg" --sock "$WORK/forward.sock" --port net_pcap0 --services echo:4 --relay echo \
+    --idle busy --mbufs "$mbufs" --timeout-ms "$FORWARD_TIMEOUT_MS" --policy "$pol"
+  dp_start "forward-$run" "$cfg" --vdev "net_pcap0,rx_pcap=$cap,infinite_rx=1" || return
+  sleep "$FORWARD_WARMUP"
+  local c0 c1
+  c0=$(forward_cpu "$DP_PID" "$WORKER")
+  tel sample "$DP_TEL" 0 "$REPLAY_SECONDS" "$RAW/forward-$run.dpumesh.json" \
+    /ethdev/stats,0 /dpumesh/drops /dpumesh/sidecar /dpumesh/stages /dpumesh/lcores ||
+    anomaly ERROR "forward $run: no telemetry from dpumesh"
+  c1=$(forward_cpu "$DP_PID" "$WORKER")
+  if [ -n "${FORWARD_PERF_RECORD:-}" ]; then
+    perf record -g -o "$RAW/forward-$run.perf.data" -p "$DP_PID" -- sleep "$FORWARD_PERF_RECORD" \
+      > "$RAW/forward-$run.perf.log" 2>&1 || anomaly WARN "forward $run: perf record failed"
+  fi
+  dp_stop
+  local a
+  a=$(python3 "$ROOT/perf/lib/forward_row.py" "$RESULTS" "$name" "$variant" "$summary" \
+    "$RAW/forward-$run.testpmd.json" "$RAW/forward-$run.dpumesh.json" "$c0" "$c1" \
+    "$(getconf CLK_TCK)") || { anomaly ERROR "forward $run: analysis failed"; return; }
+  while IFS= read -r line; do
+    [ -z "$line" ] || anomaly "${line%% *}" "${line#* }"
+  done <<< "$a"
+}
+
+suite_forward() {
+  local c v i=0 n
+  n=$(( ${#FORWARD_CAPTURES[@]} * ${#FORWARD_VARIANTS[@]} ))
+  for c in "${FORWARD_CAPTURES[@]}"; do
+    [ -z "${FORWARD_CAPTURES_ONLY:-}" ] || [[ " $FORWARD_CAPTURES_ONLY " == *" ${c%%|*} "* ]] || continue
+    for v in "${FORWARD_VARIANTS[@]}"; do
+      [ -z "${FORWARD_VARIANTS_ONLY:-}" ] || [[ " $FORWARD_VARIANTS_ONLY " == *" $v "* ]] || continue
+      i=$((i + 1))
+      progress "forward: [$i/$n] capture ${c%%|*}, policy $v"
+      forward_one "${c%%|*}" "${c#*|}" "$v"
+    done
+  done
+}
