@@ -216,11 +216,11 @@ def forward_section():
                "thread's own clock.")
     out.append("")
     table(["capture", "policy", "frame B", "**frames/s ÷ testpmd**", "testpmd Mpps", "dpumesh Mpps",
-           "relayed/s", "refused/s", "shed %", "testpmd cycles/frame", "**dpumesh CPU cycles/msg**",
+           "relayed/s", "refused/s", "504/s", "shed %", "testpmd cycles/frame", "**dpumesh CPU cycles/msg**",
            "process CPU s/s"],
           [[r["capture"], r["variant"], r["frame_bytes"], num(r["ratio"], "%.2f"), num(r["testpmd_mpps"]),
             num(r["dpumesh_mpps"]), num(r["relayed_per_s"]), num(r["refused_per_s"]),
-            num(r["shed_pct"], "%.1f"), num(r["testpmd_cycles_per_frame"]),
+            num(r["timeouts_per_s"]), num(r["shed_pct"], "%.1f"), num(r["testpmd_cycles_per_frame"]),
             num(r["thread_cycles_per_msg"]), num(r["process_cpu_s_per_s"], "%.2f")] for r in fw])
     st = read("forward_stages.csv")
     if st:

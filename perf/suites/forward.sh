@@ -30,7 +30,7 @@ forward_policy() {
   case "$1" in
     routes) echo '{}' ;;
     rbac_ratelimit) cat <<JSON
-{"rbac": [{"service": "echo", "default": "deny", "rules": [
+{"rbac": [{"service": "echo", "default": "deny", "require_jwt": false, "rules": [
    {"methods": ["GET"], "prefix": "/admin/"}, {"methods": ["GET", "POST"], "prefix": "/"}]}],
  "rate_limits": [{"service": "echo", "key": "source", "rate": 100000000, "burst": 100000000},
                  {"service": "echo", "key": "route", "rate": 100000000, "burst": 100000000}]}
