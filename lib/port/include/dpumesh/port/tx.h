@@ -29,6 +29,7 @@ struct alignas(64) tx_stats {
 struct tx_ctx {
 	static constexpr unsigned burst = 32;
 	static constexpr unsigned max_stalls = 100000;
+	static constexpr unsigned max_bursts = 8; /**< per poll, while the NIC takes whole bursts */
 	uint16_t port = 0;
 	uint16_t queue = 0;
 	rte_ring *in = nullptr; /**< rte_mbuf* from the sidecar */
