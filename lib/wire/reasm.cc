@@ -165,6 +165,22 @@ reasm_result reassembler::input(rte_mbuf *m, const parsed_frame &pf, uint64_t no
 		return drop(wire_drop::bad_length);
 	m->hash.usr = pf.frag_offset;
 
+	if (pf.frag_offset == 0 && pf.frag_len == pf.msg_len) {
+		/* a whole message in one frame: nothing to hold, so no table, no per-source
+		 * count and no hashing (the common case of small messages) */
+		out->chain = m;
+		out->src = pf.src;
+		std::memcpy(out->src_mac, pf.src_mac, 6);
+		out->kind = pf.kind;
+		out->msg_id = pf.msg_id;
+		out->msg_len = pf.msg_len;
+		out->l7_len = pf.l7_len;
+		out->correlation = pf.correlation;
+		_stats.messages.inc();
+		_stats.bytes.add(pf.msg_len);
+		return reasm_result::complete;
+	}
+
 	msg_key key{};
 	std::memcpy(key.ip, pf.src.ip, 16);
 	key.port = pf.src.port;

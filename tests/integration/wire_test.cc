@@ -403,6 +403,51 @@ TEST(Wire, ReassemblyAbuseIsBoundedAndCounted)
 	rte_pktmbuf_free(done[0].chain);
 }
 
+TEST(Wire, SingleFrameMessagesTakeNoReassemblySlot)
+{
+	/* one slot, one message per source: both taken by a partial message */
+	reasm_config cfg;
+	cfg.max_reassemblies = 1;
+	cfg.max_per_source = 1;
+	auto r = make_reasm("single", cfg);
+	ASSERT_TRUE(r);
+	auto l7 = l7_request();
+	auto body = random_body(3000, 5);
+	std::vector<rte_mbuf *> f(8);
+	uint16_t n = fragment(addr(false), frame_kind::request, 1, 1, l7.data(),
+			      static_cast<uint16_t>(l7.size()), body_ref{body.data(), 3000}, 1500,
+			      pool(), f.data(), 8);
+	ASSERT_EQ(n, 3u);
+	EXPECT_TRUE(feed(*r, {f[0]}, rte_rdtsc()).empty());
+	EXPECT_EQ(r->in_flight(), 1u);
+	/* whole messages in one frame from the same source still pass, byte-exact */
+	for (uint32_t id = 10; id < 20; id++) {
+		std::vector<rte_mbuf *> one(1);
+		ASSERT_EQ(fragment(addr(false), frame_kind::request, id, id, l7.data(),
+				   static_cast<uint16_t>(l7.size()), body_ref{body.data(), id * 10},
+				   1500, pool(), one.data(), 1),
+			  1u);
+		auto done = feed(*r, one, rte_rdtsc());
+		ASSERT_EQ(done.size(), 1u);
+		EXPECT_EQ(done[0].msg_id, id);
+		EXPECT_EQ(done[0].correlation, id);
+		EXPECT_EQ(done[0].msg_len, l7.size() + id * 10);
+		EXPECT_EQ(done[0].chain->pkt_len, done[0].msg_len);
+		EXPECT_EQ(std::memcmp(rte_pktmbuf_mtod_offset(done[0].chain, uint8_t *, l7.size()),
+				      body.data(), id * 10),
+			  0);
+		rte_pktmbuf_free(done[0].chain);
+	}
+	EXPECT_EQ(r->in_flight(), 1u);
+	EXPECT_EQ(drops(*r, wire_drop::table_full) + drops(*r, wire_drop::source_limit), 0u);
+	/* the partial message completes as before */
+	auto done = feed(*r, {f[1], f[2]}, rte_rdtsc());
+	ASSERT_EQ(done.size(), 1u);
+	EXPECT_EQ(done[0].msg_len, l7.size() + 3000);
+	rte_pktmbuf_free(done[0].chain);
+	EXPECT_EQ(r->in_flight(), 0u);
+}
+
 TEST(Wire, MemoryLimitHoldsAcrossMessages)
 {
 	reasm_config cfg;
