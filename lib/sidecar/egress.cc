@@ -243,12 +243,25 @@ bool egress::reply(const remote &to, uint64_t correlation, uint16_t status, cons
 		_stats.no_egress.inc();
 		return false;
 	}
-	uint8_t hdr[256];
-	wire::l7_writer w(hdr, sizeof(hdr));
-	w.response(status, wire::l7_flag_mesh_generated, reason, hop);
-	size_t len = w.finish();
-	return send(to, wire::frame_kind::response, correlation, hdr, static_cast<uint16_t>(len),
-		    nullptr, 0, nullptr);
+	/* the same few answers again and again (504 timeout, 429, 503): made once each; the
+	 * reasons are static strings or the policy engine's names, so a pointer is the key */
+	reply_hdr *r = nullptr;
+	for (reply_hdr &c : _replies)
+		if (c.len && c.status == status && c.reason == reason && c.hop == &hop) {
+			r = &c;
+			break;
+		}
+	if (!r) {
+		r = &_replies[_next_reply++ % _replies.size()];
+		wire::l7_writer w(r->hdr, sizeof(r->hdr));
+		w.response(status, wire::l7_flag_mesh_generated, reason, hop);
+		r->len = static_cast<uint16_t>(w.finish());
+		r->status = status;
+		r->reason = reason;
+		r->hop = &hop;
+	}
+	return send(to, wire::frame_kind::response, correlation, r->hdr, r->len, nullptr, 0,
+		    nullptr);
 }
 
 } // namespace dpumesh::sidecar

@@ -12,6 +12,7 @@
 //   n = eg.reap(hbufs, burst);                     // zero-copy bodies the NIC let go of
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -93,7 +94,8 @@ public:
 	bool forward(const remote &to, wire::frame_kind kind, uint64_t correlation,
 		     const uint8_t *l7, uint16_t l7_len, const dpa::local_body *body,
 		     uint32_t body_len) noexcept;
-	/** An error response made here, to a requester on the network. */
+	/** An error response made here, to a requester on the network. `reason` must live as
+	 *  long as the egress (a literal, a static name): its header is made once and kept. */
 	bool reply(const remote &to, uint64_t correlation, uint16_t status, const char *reason,
 		   const std::string &hop) noexcept;
 	/** hbufs whose zero-copy frames the NIC released (their senders' TX completes now). */
@@ -115,8 +117,19 @@ private:
 	egress(pod_registry *reg, counters &stats) : _reg(reg), _stats(stats) {}
 	static void nic_done(void *addr, void *opaque);
 
+	/** An error response's L7 header, made once (reply()). */
+	struct reply_hdr {
+		uint16_t status = 0;
+		uint16_t len = 0; /* 0: empty */
+		const char *reason = nullptr;
+		const std::string *hop = nullptr;
+		uint8_t hdr[256];
+	};
+
 	pod_registry *_reg;
 	counters &_stats;
+	std::array<reply_hdr, 8> _replies{};
+	unsigned _next_reply = 0;
 	std::vector<peer_link> _peers;
 	std::vector<port_view> _ports;
 	rte_mempool *_pkts = nullptr;
