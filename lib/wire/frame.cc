@@ -31,7 +31,9 @@ wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t max_mes
 	const uint32_t l3_off = lens.l2_len;
 	const uint32_t l4_off = lens.l2_len + lens.l3_len;
 	uint32_t ip_payload; /* bytes after the whole L3 header, per the IP header */
-	parsed_frame f{};
+	/* written in place: a frame on the stack copied out at the end stalled on
+	 * store forwarding (parse_frame's hottest lines in the forward profile) */
+	parsed_frame &f = *out;
 	if (v4) {
 		rte_ipv4_hdr buf;
 		auto *ip = static_cast<const rte_ipv4_hdr *>(
@@ -93,7 +95,6 @@ wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t max_mes
 	f.payload_off = l4_off + static_cast<uint32_t>(sizeof(rte_udp_hdr) + frame_hdr_size);
 	const auto *eth = rte_pktmbuf_mtod(m, const rte_ether_hdr *);
 	std::memcpy(f.src_mac, eth->src_addr.addr_bytes, 6);
-	*out = f;
 	return wire_drop::none;
 }
 

@@ -49,7 +49,7 @@ struct parsed_frame {
  * Validates a whole frame: L2/L3/L4 with rte_net, IP and UDP lengths against the mbuf,
  * the fragment header, and the fragment against max_message. mesh_port_be 0 takes UDP to
  * any port (tools reading captures of both directions).
- * @return wire_drop::none when valid, else the reason.
+ * @return wire_drop::none when valid, else the reason (then *out is partly written).
  */
 wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t max_message,
 		      parsed_frame *out) noexcept;
