@@ -8,8 +8,10 @@
 # Frame rates: testpmd's RX (5tswap sends every frame back); dpumesh's RX of frames it
 # took all the way (relayed or answered here; frames shed at the ingress ring are not
 # counted). Cycles: the worker lcore thread's CPU time (schedstat, user + kernel, not time it
-# was descheduled) at the TSC rate; per stage, that CPU split by the stages' share of the
-# lcore's busy+idle TSC cycles (the poll loop's own clock), per message taken.
+# was descheduled) at the TSC rate; per stage, the lcore runner's sampled thread-CPU clock
+# (cpu_ns / cpu_work of /dpumesh/stages: cycles per unit of work, times the stage's units per
+# message), or where the runner has no such columns, the thread's CPU split by the stages'
+# share of the lcore's TSC cycles; per message taken.
 import csv
 import json
 import os
@@ -85,8 +87,17 @@ with open(path, "a") as f:
             continue
         busy = st["busy_cycles"][i] - st0["busy_cycles"][i]
         share = busy / lcore_cycles if lcore_cycles else 0
+        cpu = share * thread_cycles / taken if taken else 0
+        if "cpu_ns" in st:
+            # the runner's sampled polls (thread CPU clock): cycles per unit of the stage's
+            # work, times its units of work per message taken
+            cw = st["cpu_work"][i] - st0["cpu_work"][i]
+            cn = st["cpu_ns"][i] - st0["cpu_ns"][i]
+            work = st["work"][i] - st0["work"][i]
+            if cw and taken:
+                cpu = cn * hz / 1e9 / cw * work / taken
         f.write("%s,%s,%s,%.1f,%.1f,%.3f\n" % (capture, variant, name, busy / taken if taken else 0,
-                                               share * thread_cycles / taken if taken else 0, share))
+                                               cpu, share))
 
 for k in ("imissed", "ierrors", "rx_nombuf", "oerrors"):
     v = delta(dm, e, k)

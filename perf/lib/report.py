@@ -233,8 +233,9 @@ def forward_section():
         for r in st:
             if (r["capture"], r["variant"]) not in runs:
                 runs.append((r["capture"], r["variant"]))
-        out.append("Per stage, CPU cycles per message (the worker thread's CPU split by the stage's "
-                   "share of the lcore's TSC cycles; TSC busy cycles per message in brackets):")
+        out.append("Per stage, CPU cycles per message taken (the runner's sampled thread-CPU clock: "
+                   "cycles per unit of the stage's work × its units per message; TSC busy cycles "
+                   "per message in brackets, which include time the lcore was descheduled):")
         out.append("")
         table(["capture", "policy"] + stages,
               [[c, v] + ["%s (%s)" % (num(sb[(c, v, s)]["cpu_cycles_per_msg"]),
