@@ -152,7 +152,8 @@ protected:
 		const size_t split = std::min<size_t>(body.size(), 100);
 		auto *p = reinterpret_cast<uint8_t *>(rte_pktmbuf_append(a, static_cast<uint16_t>(l7.size() + split)));
 		std::memcpy(p, l7.data(), l7.size());
-		std::memcpy(p + l7.size(), body.data(), split);
+		if (split)
+			std::memcpy(p + l7.size(), body.data(), split);
 		if (body.size() > split) {
 			std::memcpy(rte_pktmbuf_append(b, static_cast<uint16_t>(body.size() - split)),
 				    body.data() + split, body.size() - split);
