@@ -41,6 +41,29 @@ void print_dpa(FILE *out, const control::snapshot &s, bool final)
 			     s.hbufs_in_use);
 }
 
+/* Each stage's sampled thread CPU (lcore::runner), then each worker thread's CPU from /proc. */
+void print_lcore_cpu(FILE *out, const control::snapshot &s, bool final)
+{
+	if (final)
+		for (const lcore::stage_view &st : s.stages)
+			std::fprintf(out,
+				     "final stage_cpu name=%s lcore=%u calls=%" PRIu64 " work=%" PRIu64
+				     " busy_tsc_cycles=%" PRIu64 " idle_tsc_cycles=%" PRIu64
+				     " cpu_polls=%" PRIu64 " cpu_work=%" PRIu64 " cpu_ns=%" PRIu64
+				     " cpu_tsc_cycles=%" PRIu64 " cpu_cycles_per_unit=%.1f"
+				     " tsc_cycles_per_unit=%.1f\n",
+				     st.name.c_str(), st.lcore, st.calls, st.work, st.busy_cycles,
+				     st.idle_cycles, st.cpu_polls, st.cpu_work, st.cpu_ns, st.cpu_tsc,
+				     st.cpu_cycles_per_unit(s.tsc_hz), st.tsc_cycles_per_unit());
+	for (const lcore::lcore_cpu_view &l : s.lcore_cpu)
+		std::fprintf(out,
+			     "%s lcore=%u tid=%d wall_ns=%" PRIu64 " user_ns=%" PRIu64 " sys_ns=%" PRIu64
+			     " oncpu_ns=%" PRIu64 " runq_ns=%" PRIu64 " runq_pct=%.1f"
+			     " involuntary_switches=%" PRIu64 "\n",
+			     final ? "final lcore_cpu" : "lcore_cpu", l.lcore, l.tid, l.wall_ns, l.user_ns,
+			     l.sys_ns, l.oncpu_ns, l.runq_ns, l.runq_percent(), l.involuntary_switches);
+}
+
 } // namespace
 
 stats_printer::stats_printer(const control::node &n, bool full) : _n(n), _full(full)
@@ -238,13 +261,16 @@ void stats_printer::full_block(FILE *out, const control::snapshot &s, double dt)
 			     static_cast<double>(c.obytes - pv.obytes) * 8 / dt / 1e9, c.oerrors);
 	}
 	for (const lcore::stage_view &st : s.stages) {
-		double cpw = st.work ? static_cast<double>(st.busy_cycles) / st.work : 0;
 		double busy = st.busy_cycles + st.idle_cycles
 				      ? 100.0 * st.busy_cycles / (st.busy_cycles + st.idle_cycles)
 				      : 0;
-		std::fprintf(out, "stage %-8s lcore %u: work %" PRIu64 ", %.1f cycles/unit, busy %.1f%%\n",
-			     st.name.c_str(), st.lcore, st.work, cpw, busy);
+		std::fprintf(out,
+			     "stage %-8s lcore %u: work %" PRIu64 ", %.1f TSC cycles/unit, busy %.1f%%;"
+			     " thread CPU %.1f cycles/unit (%" PRIu64 " sampled polls, CPU/TSC %.2f)\n",
+			     st.name.c_str(), st.lcore, st.work, st.tsc_cycles_per_unit(), busy,
+			     st.cpu_cycles_per_unit(s.tsc_hz), st.cpu_polls, st.cpu_tsc_ratio(s.tsc_hz));
 	}
+	print_lcore_cpu(out, s, false);
 	if (!s.ports.empty()) {
 		std::fprintf(out,
 			     "port_rx: frames %" PRIu64 " accepted %" PRIu64 " messages %" PRIu64
@@ -296,6 +322,7 @@ void stats_printer::print_final(FILE *out)
 			     " stalls=%" PRIu64 " dropped=%" PRIu64 "\n",
 			     t.port, t.frames, t.bytes, t.stalls, t.dropped);
 	std::fprintf(out, "final pods registered=%u\n", s.nb_pods);
+	print_lcore_cpu(out, s, true);
 	print_sidecar(out, s, true);
 	print_dpa(out, s, true);
 	std::fflush(out);

@@ -123,15 +123,27 @@ status cmd_show_stages(invocation &inv)
 	control::snapshot snap = control::take_snapshot(inv.node, control::snap::stages);
 	if (snap.stages.empty())
 		appendf(inv.out, "no stages (no ports configured)\n");
-	for (const lcore::stage_view &s : snap.stages) {
-		double cpu = s.work ? static_cast<double>(s.busy_cycles) / static_cast<double>(s.work)
-				    : 0.0;
+	for (const lcore::stage_view &s : snap.stages)
 		appendf(inv.out,
 			"stage %s lcore=%u calls=%" PRIu64 " work=%" PRIu64 " busy_cycles=%" PRIu64
-			" idle_cycles=%" PRIu64 " cycles_per_unit=%.1f busy=%.1f%%\n",
-			s.name.c_str(), s.lcore, s.calls, s.work, s.busy_cycles, s.idle_cycles, cpu,
-			percent(s.busy_cycles, s.busy_cycles + s.idle_cycles));
-	}
+			" idle_cycles=%" PRIu64 " cycles_per_unit=%.1f busy=%.1f%% cpu_polls=%" PRIu64
+			" cpu_work=%" PRIu64 " cpu_ns=%" PRIu64 " cpu_cycles_per_unit=%.1f"
+			" cpu_tsc_ratio=%.2f cpu_idle_polls=%" PRIu64 " cpu_ns_per_idle_poll=%.0f\n",
+			s.name.c_str(), s.lcore, s.calls, s.work, s.busy_cycles, s.idle_cycles,
+			s.tsc_cycles_per_unit(), percent(s.busy_cycles, s.busy_cycles + s.idle_cycles),
+			s.cpu_polls, s.cpu_work, s.cpu_ns, s.cpu_cycles_per_unit(snap.tsc_hz),
+			s.cpu_tsc_ratio(snap.tsc_hz), s.cpu_idle_polls,
+			s.cpu_idle_polls ? static_cast<double>(s.cpu_idle_ns) /
+						   static_cast<double>(s.cpu_idle_polls)
+					 : 0.0);
+	for (const lcore::lcore_cpu_view &l : snap.lcore_cpu)
+		appendf(inv.out,
+			"lcore %u thread=%d wall_s=%.3f user_s=%.3f sys_s=%.3f oncpu=%.1f%% "
+			"runqueue=%.1f%% switches=%" PRIu64 "/%" PRIu64 " clock_read_ns=%" PRIu64 "\n",
+			l.lcore, l.tid, static_cast<double>(l.wall_ns) / 1e9,
+			static_cast<double>(l.user_ns) / 1e9, static_cast<double>(l.sys_ns) / 1e9,
+			l.oncpu_percent(), l.runq_percent(), l.voluntary_switches,
+			l.involuntary_switches, l.clock_read_ns);
 	appendf(inv.out, "tsc_hz=%" PRIu64 " forwarding=%s\n", inv.node.runner().tsc_hz(),
 		snap.forwarding ? "on" : "off");
 	return status::ok();
@@ -494,7 +506,7 @@ const command_spec command_table[] = {
 	{"show port stats|info|xstats <port>", "port statistics, device info, driver xstats", &cmd_show_port},
 	{"clear port stats <port>", "reset a port's statistics", &cmd_clear_port_stats},
 	{"show lcores", "lcores, their role, state and stages", &cmd_show_lcores},
-	{"show stages", "what runs where: calls, work, busy/idle cycles, cycles per unit", &cmd_show_stages},
+	{"show stages", "what runs where: calls, work, TSC busy/idle cycles, thread CPU per unit", &cmd_show_stages},
 	{"show drops", "port RX frames, accepted, and drops by reason", &cmd_show_drops},
 	{"show config", "summary of the running config", &cmd_show_config},
 	{"show services", "services from the config and their routes", &cmd_show_services},

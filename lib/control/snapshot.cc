@@ -69,8 +69,11 @@ snapshot take_snapshot(const node &n, unsigned sections)
 		if (p)
 			s.ports = std::move(*p);
 	}
-	if (sections & snap::stages)
+	s.tsc_hz = n.runner().tsc_hz();
+	if (sections & snap::stages) {
 		s.stages = n.runner().stages();
+		s.lcore_cpu = n.runner().lcore_cpu();
+	}
 	if (sections & snap::rx)
 		s.rx = drops(n);
 	if ((sections & snap::tx) && n.instance())

@@ -103,6 +103,36 @@ int fill_stages(node &n, rte_tel_data *d)
 	DPUMESH_TEL_U64_COLUMN(c, "work", st, r.work);
 	DPUMESH_TEL_U64_COLUMN(c, "busy_cycles", st, r.busy_cycles);
 	DPUMESH_TEL_U64_COLUMN(c, "idle_cycles", st, r.idle_cycles);
+	/* thread CPU of the sampled polls (lcore::runner::cpu_sample_period) */
+	DPUMESH_TEL_U64_COLUMN(c, "cpu_polls", st, r.cpu_polls);
+	DPUMESH_TEL_U64_COLUMN(c, "cpu_work", st, r.cpu_work);
+	DPUMESH_TEL_U64_COLUMN(c, "cpu_ns", st, r.cpu_ns);
+	DPUMESH_TEL_U64_COLUMN(c, "cpu_tsc", st, r.cpu_tsc);
+	DPUMESH_TEL_U64_COLUMN(c, "cpu_idle_polls", st, r.cpu_idle_polls);
+	DPUMESH_TEL_U64_COLUMN(c, "cpu_idle_ns", st, r.cpu_idle_ns);
+	const uint64_t hz = n.runner().tsc_hz();
+	DPUMESH_TEL_U64_COLUMN(c, "cpu_cycles_per_unit", st,
+			       static_cast<uint64_t>(r.cpu_cycles_per_unit(hz) + 0.5));
+	DPUMESH_TEL_U64_COLUMN(c, "tsc_cycles_per_unit", st,
+			       static_cast<uint64_t>(r.tsc_cycles_per_unit() + 0.5));
+	return 0;
+}
+
+int fill_lcore_cpu(node &n, rte_tel_data *d)
+{
+	auto lc = take_snapshot(n, snap::stages).lcore_cpu;
+	columns c(d);
+	DPUMESH_TEL_U64_COLUMN(c, "lcore", lc, r.lcore);
+	DPUMESH_TEL_U64_COLUMN(c, "tid", lc, static_cast<uint64_t>(r.tid));
+	DPUMESH_TEL_U64_COLUMN(c, "running", lc, r.running);
+	DPUMESH_TEL_U64_COLUMN(c, "wall_ns", lc, r.wall_ns);
+	DPUMESH_TEL_U64_COLUMN(c, "user_ns", lc, r.user_ns);
+	DPUMESH_TEL_U64_COLUMN(c, "sys_ns", lc, r.sys_ns);
+	DPUMESH_TEL_U64_COLUMN(c, "oncpu_ns", lc, r.oncpu_ns);
+	DPUMESH_TEL_U64_COLUMN(c, "runq_ns", lc, r.runq_ns);
+	DPUMESH_TEL_U64_COLUMN(c, "voluntary_switches", lc, r.voluntary_switches);
+	DPUMESH_TEL_U64_COLUMN(c, "involuntary_switches", lc, r.involuntary_switches);
+	DPUMESH_TEL_U64_COLUMN(c, "clock_read_ns", lc, r.clock_read_ns);
 	return 0;
 }
 
@@ -350,7 +380,8 @@ int fill_config(node &n, rte_tel_data *d)
 
 #define DPUMESH_FOREACH_TELEMETRY(_)                                                     \
 	_(ports, "Port stats as columns: port_id, name, rx_packets, ... (one index per port)") \
-	_(stages, "Stages: name, lcore, calls, work, busy_cycles, idle_cycles (columns)")    \
+	_(stages, "Stages: name, lcore, calls, work, TSC busy/idle cycles, sampled thread CPU (columns)") \
+	_(lcore_cpu, "Worker lcore threads from /proc: wall, user, sys, on-CPU, run-queue ns (columns)") \
 	_(lcores, "Lcores: lcore, role, state, nb_stages, busy/idle cycles (columns)")       \
 	_(drops, "Port RX totals: frames, bytes, accepted, and one counter per drop reason") \
 	_(services, "Services: name, max_pods, route (columns)")                             \

@@ -1,7 +1,14 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The lcore loop: polls each stage, measures cycles, and backs off when idle.
+// The lcore loop: polls each stage, measures cycles (TSC) and samples thread CPU time, and
+// backs off when idle.
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
 
+#include <unistd.h>
+
+#include <rte_branch_prediction.h>
 #include <rte_cycles.h>
 #include <rte_errno.h>
 #include <rte_launch.h>
@@ -11,6 +18,95 @@
 #include "dpumesh/common/log.h"
 
 namespace dpumesh::lcore {
+
+namespace {
+
+uint64_t to_ns(const timespec &t) noexcept
+{
+	return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
+}
+
+/** The calling thread's CPU time: a syscall on Linux (no vDSO for CPU-time clocks). */
+uint64_t thread_cpu_ns() noexcept
+{
+	timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return to_ns(t);
+}
+
+uint64_t mono_ns() noexcept
+{
+	timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return to_ns(t);
+}
+
+/** What one thread-CPU clock read adds to a bracket: the least CPU time between two
+ * back-to-back reads (the end of one call and the start of the next). */
+uint64_t clock_read_cost() noexcept
+{
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 32; i++) {
+		uint64_t a = thread_cpu_ns();
+		uint64_t b = thread_cpu_ns();
+		best = std::min(best, b - a);
+	}
+	return best;
+}
+
+struct task_cpu {
+	uint64_t user_ns = 0, sys_ns = 0, oncpu_ns = 0, runq_ns = 0, vol = 0, invol = 0;
+};
+
+bool read_file(const char *path, char *buf, size_t size)
+{
+	FILE *f = std::fopen(path, "re");
+	if (!f)
+		return false;
+	size_t n = std::fread(buf, 1, size - 1, f);
+	std::fclose(f);
+	buf[n] = '\0';
+	return n > 0;
+}
+
+/** /proc/self/task/<tid>/{stat,schedstat,status}; fields it cannot read stay 0. */
+task_cpu read_task_cpu(int tid)
+{
+	task_cpu c;
+	char path[64], buf[2048];
+	static const uint64_t tick_ns = 1000000000ull / static_cast<uint64_t>(sysconf(_SC_CLK_TCK));
+	std::snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	if (read_file(path, buf, sizeof(buf))) {
+		/* fields after the command's closing parenthesis: 3 (state) ... 14 utime, 15 stime */
+		const char *p = std::strrchr(buf, ')');
+		unsigned long long ut = 0, st = 0;
+		if (p && std::sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+				     &ut, &st) == 2) {
+			c.user_ns = ut * tick_ns;
+			c.sys_ns = st * tick_ns;
+		}
+	}
+	std::snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
+	if (read_file(path, buf, sizeof(buf))) {
+		unsigned long long on = 0, wait = 0;
+		if (std::sscanf(buf, "%llu %llu", &on, &wait) == 2) {
+			c.oncpu_ns = on;
+			c.runq_ns = wait;
+		}
+	}
+	std::snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
+	if (read_file(path, buf, sizeof(buf))) {
+		const char *v = std::strstr(buf, "\nvoluntary_ctxt_switches:");
+		const char *nv = std::strstr(buf, "\nnonvoluntary_ctxt_switches:");
+		if (v)
+			c.vol = std::strtoull(std::strchr(v, ':') + 1, nullptr, 10);
+		if (nv)
+			c.invol = std::strtoull(std::strchr(nv, ':') + 1, nullptr, 10);
+	}
+	return c;
+}
+
+} // namespace
 
 runner::runner(const config::lcores_config &cfg)
 	: _cfg(cfg), _tsc_hz(rte_get_tsc_hz()), _slots(RTE_MAX_LCORE, nullptr)
@@ -90,6 +186,24 @@ void runner::loop(lcore_slot &slot)
 	const uint32_t max_sleep_us = _cfg.max_sleep_us;
 	uint32_t empty = 0;
 	uint32_t sleep_us = 1;
+	/* thread CPU sampling: busy passes until the next sampled poll, and whose it is */
+	uint32_t until_sample = cpu_sample_period;
+	unsigned sample_stage = 0;
+
+	const int tid = static_cast<int>(gettid());
+	const uint64_t clock_ns = clock_read_cost();
+	const task_cpu base = read_task_cpu(tid);
+	slot.base_user_ns.store(base.user_ns, std::memory_order_relaxed);
+	slot.base_sys_ns.store(base.sys_ns, std::memory_order_relaxed);
+	slot.base_oncpu_ns.store(base.oncpu_ns, std::memory_order_relaxed);
+	slot.base_runq_ns.store(base.runq_ns, std::memory_order_relaxed);
+	slot.base_vol.store(base.vol, std::memory_order_relaxed);
+	slot.base_invol.store(base.invol, std::memory_order_relaxed);
+	slot.clock_read_ns.store(clock_ns, std::memory_order_relaxed);
+	slot.tid.store(tid, std::memory_order_relaxed);
+	slot.end_ns.store(0, std::memory_order_relaxed);
+	slot.start_ns.store(mono_ns(), std::memory_order_release);
+	slot.running.store(true, std::memory_order_release);
 
 	while (!_quit.load(std::memory_order_relaxed)) {
 		uint32_t work = 0;
@@ -97,10 +211,42 @@ void runner::loop(lcore_slot &slot)
 		uint64_t t0 = rte_rdtsc();
 		for (unsigned i = 0; i < slot.nb_stages; i++) {
 			stage_slot &s = slot.stages[i];
-			if (!forwarding && s.def.pausable)
+			if (!forwarding && s.def.pausable) {
+				if (i == sample_stage)
+					sample_stage = (sample_stage + 1) % slot.nb_stages;
 				continue;
-			uint16_t n = s.def.poll(s.def.arg);
-			uint64_t t1 = rte_rdtsc();
+			}
+			uint16_t n;
+			uint64_t t1;
+			bool sampled = false;
+			if (unlikely(until_sample == 0) && i == sample_stage) {
+				/* the sampled poll: its TSC bracket inside its CPU bracket. A
+				 * first read warms the clock's kernel path, which the stages'
+				 * data evicts: the end of a cold read costs ~0.2-0.5 us more
+				 * than a warm one, which would land in the sample. */
+				(void)thread_cpu_ns();
+				const uint64_t c0 = thread_cpu_ns();
+				t0 = rte_rdtsc();
+				n = s.def.poll(s.def.arg);
+				t1 = rte_rdtsc();
+				uint64_t c = thread_cpu_ns() - c0;
+				c = c > clock_ns ? c - clock_ns : 0;
+				if (n) {
+					s.stats.cpu_polls.inc();
+					s.stats.cpu_work.add(n);
+					s.stats.cpu_ns.add(c);
+					s.stats.cpu_tsc.add(t1 - t0);
+				} else {
+					s.stats.cpu_idle_polls.inc();
+					s.stats.cpu_idle_ns.add(c);
+				}
+				until_sample = cpu_sample_period;
+				sample_stage = (sample_stage + 1) % slot.nb_stages;
+				sampled = true;
+			} else {
+				n = s.def.poll(s.def.arg);
+				t1 = rte_rdtsc();
+			}
 			s.stats.calls.inc();
 			if (n) {
 				s.stats.work.add(n);
@@ -109,8 +255,10 @@ void runner::loop(lcore_slot &slot)
 				s.stats.idle_cycles.add(t1 - t0);
 			}
 			work += n;
-			t0 = t1;
+			t0 = sampled ? rte_rdtsc() : t1; /* not the clock read */
 		}
+		if (work && until_sample)
+			until_sample--;
 		if (work || !adaptive) {
 			empty = 0;
 			sleep_us = 1;
@@ -125,6 +273,8 @@ void runner::loop(lcore_slot &slot)
 		if (sleep_us < max_sleep_us)
 			sleep_us = std::min(sleep_us * 2, max_sleep_us);
 	}
+	slot.end_ns.store(mono_ns(), std::memory_order_relaxed);
+	slot.running.store(false, std::memory_order_release);
 }
 
 std::vector<stage_view> runner::stages() const
@@ -136,9 +286,52 @@ std::vector<stage_view> runner::stages() const
 			continue;
 		for (unsigned i = 0; i < s->nb_stages; i++) {
 			const stage_slot &st = s->stages[i];
-			out.push_back({st.def.name, l, st.stats.calls.get(), st.stats.work.get(),
-				       st.stats.busy_cycles.get(), st.stats.idle_cycles.get()});
+			stage_view v{st.def.name, l, st.stats.calls.get(), st.stats.work.get(),
+				     st.stats.busy_cycles.get(), st.stats.idle_cycles.get()};
+			v.cpu_polls = st.stats.cpu_polls.get();
+			v.cpu_work = st.stats.cpu_work.get();
+			v.cpu_ns = st.stats.cpu_ns.get();
+			v.cpu_tsc = st.stats.cpu_tsc.get();
+			v.cpu_idle_polls = st.stats.cpu_idle_polls.get();
+			v.cpu_idle_ns = st.stats.cpu_idle_ns.get();
+			out.push_back(std::move(v));
 		}
+	}
+	return out;
+}
+
+std::vector<lcore_cpu_view> runner::lcore_cpu() const
+{
+	std::vector<lcore_cpu_view> out;
+	for (unsigned l = 0; l < RTE_MAX_LCORE; l++) {
+		const lcore_slot *s = _slots[l];
+		if (!s)
+			continue;
+		lcore_cpu_view v{};
+		v.lcore = l;
+		const bool started = s->start_ns.load(std::memory_order_acquire) != 0;
+		v.running = s->running.load(std::memory_order_acquire);
+		if (!started) {
+			out.push_back(v);
+			continue;
+		}
+		v.tid = s->tid.load(std::memory_order_relaxed);
+		v.clock_read_ns = s->clock_read_ns.load(std::memory_order_relaxed);
+		const uint64_t start = s->start_ns.load(std::memory_order_relaxed);
+		const uint64_t end = v.running ? 0 : s->end_ns.load(std::memory_order_relaxed);
+		const uint64_t now = end ? end : mono_ns();
+		v.wall_ns = now > start ? now - start : 0;
+		const task_cpu c = read_task_cpu(v.tid);
+		auto since = [](uint64_t now_v, uint64_t base_v) {
+			return now_v > base_v ? now_v - base_v : 0;
+		};
+		v.user_ns = since(c.user_ns, s->base_user_ns.load(std::memory_order_relaxed));
+		v.sys_ns = since(c.sys_ns, s->base_sys_ns.load(std::memory_order_relaxed));
+		v.oncpu_ns = since(c.oncpu_ns, s->base_oncpu_ns.load(std::memory_order_relaxed));
+		v.runq_ns = since(c.runq_ns, s->base_runq_ns.load(std::memory_order_relaxed));
+		v.voluntary_switches = since(c.vol, s->base_vol.load(std::memory_order_relaxed));
+		v.involuntary_switches = since(c.invol, s->base_invol.load(std::memory_order_relaxed));
+		out.push_back(v);
 	}
 	return out;
 }

@@ -193,6 +193,11 @@ TEST(Console, InteractiveSessionOnAPty)
 	EXPECT_NE(stg.find("stage port_rx lcore=1"), std::string::npos) << stg;
 	EXPECT_GT(value_after(stg, "stage port_rx", "work"), 2000) << stg;
 	EXPECT_NE(stg.find("cycles_per_unit="), std::string::npos) << stg;
+	EXPECT_NE(stg.find("cpu_cycles_per_unit="), std::string::npos) << stg;
+	EXPECT_GE(value_after(stg, "stage port_rx", "cpu_polls"), 0) << stg;
+	/* the worker thread from /proc: its id and wall time */
+	EXPECT_GT(value_after(stg, "lcore 1 ", "thread"), 0) << stg;
+	EXPECT_NE(stg.find("runqueue="), std::string::npos) << stg;
 
 	std::string conf = s.cmd("show config");
 	EXPECT_NE(conf.find("node cons1"), std::string::npos) << conf;

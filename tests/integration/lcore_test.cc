@@ -3,9 +3,16 @@
 // the port_rx stage on a worker lcore and classified, each drop counted by reason.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <thread>
+
+#include <rte_cycles.h>
 
 #include <rte_ethdev.h>
 #include <rte_ip.h>
@@ -159,6 +166,148 @@ TEST(Engine, PortRxClassifiesAndCountsOnWorkerLcore)
 	/* every mbuf came back to the pool: nothing leaked on the drop paths */
 	EXPECT_EQ(rte_mempool_avail_count(*pool), cfg->mempool.mbufs);
 	rte_mempool_free(*pool);
+}
+
+namespace {
+
+/* A fixed amount of computation the compiler cannot fold away. */
+uint64_t spin(uint64_t seed, unsigned rounds)
+{
+	volatile uint64_t x = seed;
+	for (unsigned i = 0; i < rounds; i++)
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+	return x;
+}
+
+constexpr unsigned spin_rounds = 10000; /* per unit of work */
+constexpr uint16_t spin_units = 4;     /* units per poll */
+
+struct synthetic {
+	std::atomic<uint64_t> sink{0};
+};
+
+uint16_t spin_poll(void *arg) noexcept
+{
+	auto *s = static_cast<synthetic *>(arg);
+	uint64_t v = 0;
+	for (unsigned u = 0; u < spin_units; u++)
+		v += spin(u, spin_rounds);
+	s->sink.store(v, std::memory_order_relaxed);
+	return spin_units;
+}
+
+/* Sleeps inside its poll and reports one unit: wall time without CPU. */
+uint16_t sleep_poll(void *) noexcept
+{
+	timespec ts{0, 200 * 1000};
+	nanosleep(&ts, nullptr);
+	return 1;
+}
+
+uint16_t idle_poll(void *) noexcept { return 0; }
+
+uint64_t thread_cpu_ns()
+{
+	timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
+}
+
+} // namespace
+
+/* The sampled thread CPU clock: a stage that computes gets the CPU cycles per unit this
+ * thread measures for the same computation; a stage that sleeps in its poll shows CPU far
+ * below its TSC (the point of measuring both); a stage that never works gets only idle
+ * samples; the lcore's /proc counters are consistent with its wall time. */
+TEST(Engine, StageCpuSamplingSeesComputeAndSleep)
+{
+	/* the reference: CPU time of one unit of the spin, on this thread */
+	uint64_t ref_ns = UINT64_MAX;
+	for (int r = 0; r < 5; r++) {
+		uint64_t c0 = thread_cpu_ns();
+		for (int i = 0; i < 50; i++)
+			(void)spin(static_cast<uint64_t>(i), spin_rounds);
+		ref_ns = std::min(ref_ns, (thread_cpu_ns() - c0) / 50);
+	}
+	const uint64_t hz = rte_get_tsc_hz();
+	const double ref_cycles = static_cast<double>(ref_ns) * static_cast<double>(hz) / 1e9;
+
+	config::lcores_config lc;
+	lc.idle = config::idle_policy::busy;
+	synthetic syn;
+	lcore::runner r(lc);
+	ASSERT_TRUE(r.add(1, {"spin", &spin_poll, &syn}).is_ok());
+	ASSERT_TRUE(r.add(1, {"sleep", &sleep_poll, nullptr}).is_ok());
+	ASSERT_TRUE(r.add(1, {"idle", &idle_poll, nullptr}).is_ok());
+	ASSERT_TRUE(r.launch().is_ok());
+	/* at least ~40 samples per stage: one sampled poll per cpu_sample_period busy passes */
+	auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+	auto enough = [&] {
+		for (const lcore::stage_view &v : r.stages())
+			if (v.cpu_polls + v.cpu_idle_polls < 40)
+				return false;
+		return true;
+	};
+	while (!enough() && std::chrono::steady_clock::now() < deadline)
+		std::this_thread::sleep_for(std::chrono::milliseconds(50));
+	auto during = r.lcore_cpu();
+	r.stop();
+	auto st = r.stages();
+	auto after = r.lcore_cpu();
+	ASSERT_EQ(st.size(), 3u);
+	const lcore::stage_view &spin_v = st[0], &sleep_v = st[1], &idle_v = st[2];
+	ASSERT_EQ(spin_v.name, "spin");
+	ASSERT_GE(spin_v.cpu_polls, 40u);
+	ASSERT_GE(sleep_v.cpu_polls, 40u);
+	EXPECT_EQ(spin_v.cpu_work, spin_v.cpu_polls * spin_units);
+	EXPECT_EQ(sleep_v.cpu_work, sleep_v.cpu_polls);
+
+	/* compute: thread CPU per unit close to the reference (descheduling does not count) */
+	const double spin_cpu = spin_v.cpu_cycles_per_unit(hz);
+	std::printf("spin: CPU %.0f cycles/unit (this thread measured %.0f), TSC %.0f, CPU/TSC %.2f, "
+		    "%" PRIu64 " samples; sleep: CPU %.0f, TSC %.0f cycles/unit, CPU/TSC %.3f; idle: %" PRIu64
+		    " idle samples, %.0f ns CPU each; clock read %" PRIu64 " ns\n",
+		    spin_cpu, ref_cycles, spin_v.tsc_cycles_per_unit(), spin_v.cpu_tsc_ratio(hz),
+		    spin_v.cpu_polls, sleep_v.cpu_cycles_per_unit(hz), sleep_v.tsc_cycles_per_unit(),
+		    sleep_v.cpu_tsc_ratio(hz), idle_v.cpu_idle_polls,
+		    idle_v.cpu_idle_polls ? static_cast<double>(idle_v.cpu_idle_ns) /
+						    static_cast<double>(idle_v.cpu_idle_polls)
+					  : 0.0,
+		    after[0].clock_read_ns);
+	EXPECT_GT(spin_cpu, 0.5 * ref_cycles) << "reference " << ref_cycles;
+	EXPECT_LT(spin_cpu, 2.0 * ref_cycles) << "reference " << ref_cycles;
+	EXPECT_LE(spin_v.cpu_tsc_ratio(hz), 1.1); /* CPU time never exceeds wall time */
+	/* the TSC sees at least what the CPU did */
+	EXPECT_GT(spin_v.tsc_cycles_per_unit(), 0.5 * ref_cycles);
+
+	/* sleep: 200 us of wall per unit, almost no CPU */
+	const double sleep_tsc = sleep_v.tsc_cycles_per_unit();
+	EXPECT_GT(sleep_tsc, 180e-6 * static_cast<double>(hz));
+	EXPECT_LT(sleep_v.cpu_cycles_per_unit(hz), 0.25 * sleep_tsc);
+	EXPECT_LT(sleep_v.cpu_tsc_ratio(hz), 0.25);
+
+	/* a stage that never works: only idle samples */
+	EXPECT_EQ(idle_v.work, 0u);
+	EXPECT_EQ(idle_v.cpu_polls, 0u);
+	EXPECT_GT(idle_v.cpu_idle_polls, 0u);
+
+	/* the lcore thread's /proc view */
+	ASSERT_EQ(during.size(), 1u);
+	EXPECT_TRUE(during[0].running);
+	ASSERT_EQ(after.size(), 1u);
+	const lcore::lcore_cpu_view &l = after[0];
+	EXPECT_EQ(l.lcore, 1u);
+	EXPECT_FALSE(l.running);
+	EXPECT_GT(l.tid, 0);
+	EXPECT_GT(l.clock_read_ns, 0u);
+	EXPECT_GT(l.wall_ns, 100'000'000u);
+	EXPECT_GT(l.oncpu_ns, 0u);
+	EXPECT_LE(l.oncpu_ns, l.wall_ns + l.wall_ns / 20);
+	EXPECT_LE(l.oncpu_ns + l.runq_ns, l.wall_ns + l.wall_ns / 10);
+	/* it sleeps most of each pass: well under the wall time on the CPU */
+	EXPECT_LT(l.oncpu_ns, l.wall_ns * 3 / 4);
+	EXPECT_GT(l.voluntary_switches, 0u); /* every nanosleep */
+	EXPECT_GE(during[0].wall_ns, 1u);
 }
 
 TEST(Engine, PortErrorsNameTheConfigLocation)

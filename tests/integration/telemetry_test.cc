@@ -112,6 +112,21 @@ TEST(Telemetry, CountersMatchTheCaptureAndTheExporterServesThem)
 	EXPECT_EQ(u64_at(stages.get(), "lcore", 0), 1u);
 	EXPECT_EQ(u64_at(stages.get(), "work", 0), 1000u);
 	EXPECT_GT(u64_at(stages.get(), "busy_cycles", 0), 0u);
+	/* the sampled thread CPU columns (few busy polls here: maybe no sample yet) */
+	EXPECT_LE(u64_at(stages.get(), "cpu_work", 0), 1000u);
+	EXPECT_LE(u64_at(stages.get(), "cpu_polls", 0), u64_at(stages.get(), "calls", 0));
+	EXPECT_NE(u64_at(stages.get(), "cpu_ns", 0), UINT64_MAX);
+	EXPECT_NE(u64_at(stages.get(), "cpu_cycles_per_unit", 0), UINT64_MAX);
+
+	/* the worker thread's CPU from /proc */
+	json_ptr lcc = t.query("/dpumesh/lcore_cpu");
+	ASSERT_TRUE(lcc);
+	EXPECT_EQ(u64_at(lcc.get(), "lcore", 0), 1u);
+	EXPECT_GT(u64_at(lcc.get(), "tid", 0), 0u);
+	EXPECT_EQ(u64_at(lcc.get(), "running", 0), 1u);
+	EXPECT_GT(u64_at(lcc.get(), "wall_ns", 0), 0u);
+	EXPECT_LE(u64_at(lcc.get(), "oncpu_ns", 0),
+		  u64_at(lcc.get(), "wall_ns", 0) + u64_at(lcc.get(), "wall_ns", 0) / 10);
 
 	json_ptr lcores = t.query("/dpumesh/lcores");
 	ASSERT_TRUE(lcores);

@@ -68,7 +68,9 @@ struct snapshot {
 	uint64_t tsc = 0;         /**< when it was taken */
 	bool forwarding = false;
 	std::vector<port_snapshot> ports;
-	std::vector<lcore::stage_view> stages;
+	uint64_t tsc_hz = 0;
+	std::vector<lcore::stage_view> stages;       /**< snap::stages: TSC and sampled thread CPU */
+	std::vector<lcore::lcore_cpu_view> lcore_cpu; /**< snap::stages: each worker thread's CPU */
 	drop_totals rx;
 	std::vector<tx_stage_view> tx;
 	bool has_sidecar = false;

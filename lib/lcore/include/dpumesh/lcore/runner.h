@@ -3,7 +3,15 @@
 //
 // A stage is a poll function returning how much work it did (0 = idle). Several stages
 // can share an lcore; each lcore loops over its stages until stopped. Per-stage busy and
-// idle cycles are measured with the TSC so `show stages` can report cycles per unit of work.
+// idle cycles are measured with the TSC (wall time: on a shared CPU they include time the
+// lcore was descheduled). Besides, the thread's own CPU clock is sampled: after every
+// cpu_sample_period passes that did work, one poll of one stage (round robin) is bracketed by
+// CLOCK_THREAD_CPUTIME_ID reads (a syscall, ~0.4 us here; three per sample, ~20 ns per busy
+// pass amortised), so `show stages` can report CPU cycles per unit of work that descheduling
+// does not inflate. The clock's own cost, measured at loop start, is taken off each sample;
+// ~0.1-0.15 us per sampled poll remains (the second read's entry runs after the poll evicted
+// it from cache), i.e. that much divided by the units per poll (docs/benchmarks.md). The control thread reads
+// each lcore thread's user/kernel CPU and run-queue wait from /proc (lcore_cpu()).
 //
 //   lcore::runner r(cfg.lcores);
 //   r.add(1, {"port_rx", &port_rx_poll, &rx_ctx});
@@ -40,8 +48,15 @@ struct stage_def {
 struct alignas(64) stage_stats {
 	counter calls;
 	counter work;
-	counter busy_cycles;
-	counter idle_cycles;
+	counter busy_cycles; /**< TSC (wall) cycles of polls that did work */
+	counter idle_cycles; /**< TSC (wall) cycles of polls that did none */
+	/* the sampled polls (thread CPU clock) */
+	counter cpu_polls;   /**< sampled polls that did work */
+	counter cpu_work;    /**< their units of work */
+	counter cpu_ns;      /**< their thread CPU time, the clock's own cost taken off */
+	counter cpu_tsc;     /**< their TSC (wall) cycles */
+	counter cpu_idle_polls; /**< sampled polls that did no work */
+	counter cpu_idle_ns;
 };
 
 /** A snapshot for display. */
@@ -49,6 +64,57 @@ struct stage_view {
 	std::string name;
 	unsigned lcore;
 	uint64_t calls, work, busy_cycles, idle_cycles;
+	uint64_t cpu_polls = 0, cpu_work = 0, cpu_ns = 0, cpu_tsc = 0;
+	uint64_t cpu_idle_polls = 0, cpu_idle_ns = 0;
+
+	/** TSC (wall) cycles per unit of work, every busy poll. */
+	double tsc_cycles_per_unit() const noexcept
+	{
+		return work ? static_cast<double>(busy_cycles) / static_cast<double>(work) : 0.0;
+	}
+	/** Thread CPU time of the sampled busy polls, in TSC-rate cycles, per unit of work
+	 * (cpu_ns x tsc_hz / 1e9 / cpu_work); 0 before the first sample. */
+	double cpu_cycles_per_unit(uint64_t tsc_hz) const noexcept
+	{
+		return cpu_work ? static_cast<double>(cpu_ns) * static_cast<double>(tsc_hz) / 1e9 /
+					  static_cast<double>(cpu_work)
+				: 0.0;
+	}
+	/** CPU / TSC over the same sampled polls: 1 = on the CPU throughout; less = the poll
+	 * slept or the lcore was descheduled. */
+	double cpu_tsc_ratio(uint64_t tsc_hz) const noexcept
+	{
+		return cpu_tsc ? static_cast<double>(cpu_ns) * static_cast<double>(tsc_hz) / 1e9 /
+					 static_cast<double>(cpu_tsc)
+			       : 0.0;
+	}
+};
+
+/** An lcore thread's CPU as the kernel counts it (/proc/self/task/<tid>/{stat,schedstat,
+ * status}), read by the control thread. Wall time runs from the lcore loop's start to its
+ * end (or now). */
+struct lcore_cpu_view {
+	unsigned lcore;
+	int tid = 0;           /**< 0 before the loop started */
+	bool running = false;
+	uint64_t wall_ns = 0;
+	uint64_t user_ns = 0, sys_ns = 0;  /**< utime, stime (clock-tick resolution) */
+	uint64_t oncpu_ns = 0, runq_ns = 0; /**< schedstat: on the CPU, runnable but waiting */
+	uint64_t voluntary_switches = 0, involuntary_switches = 0;
+	uint64_t clock_read_ns = 0; /**< one thread-CPU clock read, measured at loop start */
+
+	/** Share of the wall time the thread was runnable but not running (descheduled). */
+	double runq_percent() const noexcept
+	{
+		return wall_ns ? 100.0 * static_cast<double>(runq_ns) / static_cast<double>(wall_ns)
+			       : 0.0;
+	}
+	double oncpu_percent() const noexcept
+	{
+		return wall_ns ? 100.0 * static_cast<double>(oncpu_ns) /
+					 static_cast<double>(wall_ns)
+			       : 0.0;
+	}
 };
 
 class runner {
@@ -72,10 +138,14 @@ public:
 	bool forwarding() const noexcept { return _forwarding.load(std::memory_order_acquire); }
 
 	std::vector<stage_view> stages() const;
+	/** Per lcore with stages: its thread's CPU from /proc. Control path (file reads). */
+	std::vector<lcore_cpu_view> lcore_cpu() const;
 	config::idle_policy idle() const noexcept { return _cfg.idle; }
 	uint64_t tsc_hz() const noexcept { return _tsc_hz; }
 
 	static constexpr unsigned max_stages_per_lcore = 16;
+	/** One poll is bracketed by thread-CPU clock reads per this many busy polls of an lcore. */
+	static constexpr unsigned cpu_sample_period = 64;
 
 private:
 	struct stage_slot {
@@ -87,6 +157,14 @@ private:
 		unsigned lcore = 0;
 		unsigned nb_stages = 0;
 		std::array<stage_slot, max_stages_per_lcore> stages;
+		/* written by the lcore, read by control */
+		std::atomic<int> tid{0};
+		std::atomic<bool> running{false};
+		std::atomic<uint64_t> start_ns{0}, end_ns{0}; /* CLOCK_MONOTONIC */
+		std::atomic<uint64_t> clock_read_ns{0};
+		/* the thread's /proc counters when its loop started (before `running`) */
+		std::atomic<uint64_t> base_user_ns{0}, base_sys_ns{0}, base_oncpu_ns{0},
+			base_runq_ns{0}, base_vol{0}, base_invol{0};
 	};
 
 	static int lcore_main(void *arg);
