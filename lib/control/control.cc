@@ -32,6 +32,7 @@ node::node(::dpumesh::node::instance &n, bool cfg_from_file, config_adjust adjus
 {
 	_inst = &n;
 	set_mesh(&n.registry(), &n.sidecar(), &n.emulator());
+	set_shards(n.shards());
 }
 
 std::shared_ptr<const config::node_config> node::config() const

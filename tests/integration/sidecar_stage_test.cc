@@ -234,7 +234,7 @@ TEST_F(sidecar_stage, counters_are_listed_by_name)
 		EXPECT_NE(std::string(help), "");
 		saw_requests |= std::string(name) == "net_requests";
 	});
-	EXPECT_EQ(n, 42u);
+	EXPECT_EQ(n, 45u);
 	EXPECT_TRUE(saw_requests);
 	EXPECT_EQ(stage->policy()->version(), 1u);
 }
