@@ -111,6 +111,8 @@ status cmd_show_lcores(invocation &inv)
 		appendf(inv.out, "lcore %u  worker  %-7s stages=%s busy=%.1f%%\n", l.id,
 			l.state.c_str(), st.empty() ? "none" : st.c_str(),
 			percent(l.busy_cycles, l.busy_cycles + l.idle_cycles));
+		if (l.worker >= 0) /* several workers: what this one runs to completion */
+			appendf(inv.out, "          worker %d: %s\n", l.worker, l.placement.c_str());
 	}
 	appendf(inv.out, "idle policy %s, forwarding %s\n",
 		std::string(config::to_string(inv.node.runner().idle())).c_str(),

@@ -72,6 +72,7 @@ void instance::drain() noexcept
 {
 	stop();
 	_rx_view.clear();
+	_worker_rx.clear();
 	_rx.clear(); /* reassemblers give their held mbufs back */
 	_tx_view.clear();
 	for (auto &t : _tx)
@@ -197,8 +198,10 @@ status instance::build_port_stages()
 			for (uint16_t q = 0; q < p.nb_rxq; q++)
 				if (q % nw == k)
 					ctx->queues.push_back({p.port_id, q});
+		_worker_rx.push_back(nullptr);
 		if (ctx->queues.empty() && k > 0)
 			continue; /* more workers than queues: this one serves pods only */
+		_worker_rx.back() = ctx.get();
 		_rx_view.push_back(ctx.get());
 		_rx.push_back(std::move(ctx));
 		status st = _runner->add(*l, port::rx_stage(*_rx.back()));

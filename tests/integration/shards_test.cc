@@ -234,6 +234,14 @@ TEST(Shards, Case3AcrossShardsKeepsBytesAndOrder)
 	inproc_node n("c3", shards_config(port.name));
 	ASSERT_TRUE(n.up) << n.error;
 	ASSERT_EQ(shards_of(n).size(), 2u);
+	/* `show lcores` (control::lcores): each worker lcore, its RX queue, shard, DPA thread */
+	std::vector<std::string> placed;
+	for (const control::lcore_view &l : control::lcores(n.control()))
+		if (l.worker >= 0)
+			placed.push_back(std::to_string(l.id) + " " + l.placement);
+	ASSERT_EQ(placed.size(), 2u);
+	EXPECT_EQ(placed[0], "1 rx=net:0 shard=0 dpa=0");
+	EXPECT_EQ(placed[1], "2 rx=net:1 shard=1 dpa=1");
 	/* pod ids 1.. go to DPA threads id % 2: echo 1 and the client 3 on shard 1, echo 2 on 0 */
 	auto e1 = n.pod({"echo", n.sock}, slot);
 	ASSERT_TRUE(ready(*e1)) << e1->output();

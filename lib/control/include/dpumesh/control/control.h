@@ -164,6 +164,10 @@ struct lcore_view {
 	std::string state; /**< "running", "wait" (worker) or "control" (main) */
 	std::vector<std::string> stages;
 	uint64_t busy_cycles = 0, idle_cycles = 0;
+	/** Worker k's lcore (`lcores.workers` > 1): k; else -1. */
+	int worker = -1;
+	/** What worker k runs: "rx=PORT:Q,.. shard=k dpa=T,.." (empty for -1). */
+	std::string placement;
 };
 std::vector<lcore_view> lcores(const node &n);
 

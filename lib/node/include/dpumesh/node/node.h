@@ -109,6 +109,8 @@ public:
 	const std::vector<sidecar::stage *> &shards() const noexcept { return _shard_view; }
 	/** Worker k's lcore (`lcores.workers` > 1), by worker; empty with one worker. */
 	const std::vector<unsigned> &worker_lcores() const noexcept { return _workers; }
+	/** Worker k's port RX context (nullptr: it has no RX queue), by worker. */
+	const std::vector<port::rx_ctx *> &worker_rx() const noexcept { return _worker_rx; }
 	const dpa::emulator &emulator() const noexcept { return *_emu; }
 	const rte_mempool *packet_pool() const noexcept { return _pkts.get(); }
 	const rte_mempool *message_pool() const noexcept { return _msgs.get(); }
@@ -145,6 +147,7 @@ private:
 	std::vector<std::unique_ptr<port::tx_ctx>> _tx;
 	std::vector<std::unique_ptr<port::rx_ctx>> _rx;
 	std::vector<port::rx_ctx *> _rx_view;
+	std::vector<port::rx_ctx *> _worker_rx;
 	std::vector<port::tx_ctx *> _tx_view;
 	std::unique_ptr<lcore::runner> _runner;
 	std::unique_ptr<registrar> _registrar;
