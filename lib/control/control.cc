@@ -280,13 +280,14 @@ result<std::vector<pending_view>> pending(const node &n, size_t max, uint32_t *t
 {
 	if (!n.sidecar())
 		return errorf("no sidecar in this node");
-	const pending::table &t = n.sidecar()->pending();
-	*total = t.size();
+	/* every shard's requests, with the tokens their answers carry */
+	*total = 0;
 	std::vector<pending_view> out;
-	t.for_each([&](uint32_t token, const pending::entry &e) {
-		if (out.size() < max)
+	for (const sidecar::stage *sc : n.shards()) {
+		*total += sc->pending().size();
+		for (const auto &[token, e] : sc->pending_list(max - out.size()))
 			out.push_back({token, e});
-	});
+	}
 	return out;
 }
 

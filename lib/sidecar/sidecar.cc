@@ -139,6 +139,16 @@ stage::~stage()
 }
 
 const pending::table &stage::pending() const noexcept { return _requests->table(); }
+
+std::vector<std::pair<uint32_t, pending::entry>> stage::pending_list(size_t max) const
+{
+	std::vector<std::pair<uint32_t, pending::entry>> out;
+	_requests->for_each([&](uint32_t token, const pending::entry &e, const request_ctx &) {
+		if (out.size() < max)
+			out.emplace_back(token, e);
+	});
+	return out;
+}
 uint32_t stage::nb_services() const noexcept { return _admission->nb_services(); }
 const std::string &stage::service_name(uint32_t svc) const noexcept
 {
@@ -176,7 +186,9 @@ unsigned stage::token_shard(uint32_t token) const noexcept
 /* To another shard's hand-off ring; false (counted) when it is full. */
 bool stage::hand_off(unsigned shard, const handoff_item &h) noexcept
 {
-	if (shard >= _shard.count || rte_ring_mp_enqueue_elem(_shard.handoff[shard], const_cast<handoff_item *>(&h), sizeof(h)) != 0) {
+	if (shard >= _shard.count ||
+	    rte_ring_mp_enqueue_elem(_shard.handoff[shard], const_cast<handoff_item *>(&h),
+				     sizeof(h)) != 0) {
 		_stats.handoff_full.inc();
 		return false;
 	}
@@ -224,7 +236,8 @@ void stage::deliver(const dpa_command &c) noexcept
 void stage::complete(uint64_t header, uint32_t status) noexcept
 {
 	const uint32_t src = hbuf_meta(header)->src;
-	_outbox->send(src ? _emu->owner(src) : 0, dpa_command::complete(header, status));
+	/* an hbuf the Arm made goes back through one of this shard's own threads (thread k) */
+	_outbox->send(src ? _emu->owner(src) : _shard.index, dpa_command::complete(header, status));
 }
 
 /* A command that ends here: a network body is released, the sender completed. */

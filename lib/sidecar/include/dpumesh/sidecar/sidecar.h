@@ -44,6 +44,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dpumesh/config/config.h"
@@ -204,6 +205,11 @@ public:
 	const counters &stats() const noexcept { return _stats; }
 	/** The pending requests (control path: `show pending`; read without locks). */
 	const pending::table &pending() const noexcept;
+	/**
+	 * Up to `max` pending requests with the tokens this shard handed out (the table's own
+	 * tokens carry no shard; control path, read without locks).
+	 */
+	std::vector<std::pair<uint32_t, pending::entry>> pending_list(size_t max) const;
 
 	/**
 	 * Publishes a new routing and policy version (control path): one pointer store, then
