@@ -32,6 +32,7 @@ enum opt_id {
 	opt_cmdline_file,
 	opt_wait_pods,
 	opt_stats_format,
+	opt_workers,
 };
 
 const option long_options[] = {
@@ -43,6 +44,7 @@ const option long_options[] = {
 	{"dpa-backend", required_argument, nullptr, opt_dpa_backend},
 	{"dma", required_argument, nullptr, opt_dma},
 	{"wait-pods", required_argument, nullptr, opt_wait_pods},
+	{"workers", required_argument, nullptr, opt_workers},
 	{"help", no_argument, nullptr, opt_help},
 	{"version", no_argument, nullptr, opt_version},
 	{nullptr, 0, nullptr, 0},
@@ -75,6 +77,10 @@ std::string usage(const char *prog)
 	       "      --cmdline-file FILE   run console commands from FILE at start\n"
 	       "      --wait-pods N         keep the ports stopped until N pods have registered\n"
 	       "                            (replays and benchmarks: no frame before the pods)\n"
+	       "      --workers N           N run-to-completion worker lcores, each with its own\n"
+	       "                            RX queues, sidecar shard and DPA threads (needs N\n"
+	       "                            worker lcores, e.g. --lcores 0@0,1@1,2@1 for 2);\n"
+	       "                            overrides /lcores/workers\n"
 	       "      --stats-period SEC    print statistics every SEC seconds (0: only at\n"
 	       "                            exit; default 1, or 0 with -i)\n"
 	       "      --stats-format compact|full\n"
@@ -189,6 +195,14 @@ result<options> parse_options(int argc, char **argv)
 			DPUMESH_ASSIGN_OR_RETURN(o.wait_pods, parse_uint("--wait-pods", optarg, DPUMESH_MAX_PODS));
 			break;
 		}
+		case opt_workers: {
+			uint32_t w;
+			DPUMESH_ASSIGN_OR_RETURN(w, parse_uint("--workers", optarg, 16));
+			if (w == 0)
+				return errorf("--workers: must be 1 to 16");
+			o.workers = w;
+			break;
+		}
 		case opt_stats_period: {
 			DPUMESH_ASSIGN_OR_RETURN(o.stats_period,
 						 parse_uint("--stats-period", optarg, 3600));
@@ -244,6 +258,8 @@ void apply_overrides(const options &o, config::node_config &cfg)
 {
 	if (o.dpa_backend)
 		cfg.dpa.backend = *o.dpa_backend;
+	if (o.workers)
+		cfg.lcores.workers = *o.workers;
 	if (o.dma_backend) {
 		cfg.dma.backend = *o.dma_backend;
 		if (!o.dma_device.empty())

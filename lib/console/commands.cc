@@ -111,6 +111,8 @@ status cmd_show_lcores(invocation &inv)
 		appendf(inv.out, "lcore %u  worker  %-7s stages=%s busy=%.1f%%\n", l.id,
 			l.state.c_str(), st.empty() ? "none" : st.c_str(),
 			percent(l.busy_cycles, l.busy_cycles + l.idle_cycles));
+		if (l.worker >= 0) /* several workers: what this one runs to completion */
+			appendf(inv.out, "          worker %d: %s\n", l.worker, l.placement.c_str());
 	}
 	appendf(inv.out, "idle policy %s, forwarding %s\n",
 		std::string(config::to_string(inv.node.runner().idle())).c_str(),
@@ -207,8 +209,11 @@ status cmd_show_pending(invocation &inv)
 	DPUMESH_ASSIGN_OR_RETURN(auto views, control::pending(inv.node, 32, &total));
 	const uint64_t hz = inv.node.runner().tsc_hz();
 	const uint64_t now = rte_rdtsc();
-	appendf(inv.out, "pending requests: %u (capacity %u)%s\n", total,
-		inv.node.sidecar()->pending().capacity(), total > views.size() ? ", first 32:" : "");
+	uint32_t capacity = 0;
+	for (const sidecar::stage *sc : inv.node.shards())
+		capacity += sc->pending().capacity();
+	appendf(inv.out, "pending requests: %u (capacity %u)%s\n", total, capacity,
+		total > views.size() ? ", first 32:" : "");
 	for (const control::pending_view &v : views) {
 		const pending::entry &e = v.entry;
 		double age_ms = static_cast<double>(now - e.start_tsc) * 1000.0 / static_cast<double>(hz);

@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -32,6 +33,7 @@ node::node(::dpumesh::node::instance &n, bool cfg_from_file, config_adjust adjus
 {
 	_inst = &n;
 	set_mesh(&n.registry(), &n.sidecar(), &n.emulator());
+	set_shards(n.shards());
 }
 
 std::shared_ptr<const config::node_config> node::config() const
@@ -145,6 +147,30 @@ status clear_port_stats(node &n, std::string_view which)
 
 /* ---- stages, lcores, drops ---- */
 
+namespace {
+/* Worker k of a node with several: its RX queues, its sidecar shard, its DPA threads. */
+void describe_worker(const ::dpumesh::node::instance &inst, lcore_view &v)
+{
+	const std::vector<unsigned> &w = inst.worker_lcores();
+	const auto at = std::find(w.begin(), w.end(), v.id);
+	if (at == w.end())
+		return;
+	const unsigned k = static_cast<unsigned>(at - w.begin()), nw = static_cast<unsigned>(w.size());
+	v.worker = static_cast<int>(k);
+	std::string rx;
+	if (const port::rx_ctx *c = k < inst.worker_rx().size() ? inst.worker_rx()[k] : nullptr)
+		for (const port::rx_ctx::queue &q : c->queues)
+			for (const port::port_info &p : inst.ports())
+				if (p.port_id == q.port)
+					rx += (rx.empty() ? "" : ",") + p.name + ":" + std::to_string(q.queue);
+	std::string dpa;
+	for (unsigned t = k; t < inst.emulator().nb_threads(); t += nw)
+		dpa += (dpa.empty() ? "" : ",") + std::to_string(t);
+	v.placement = "rx=" + (rx.empty() ? std::string("none") : rx) + " shard=" +
+		      std::to_string(k) + " dpa=" + dpa;
+}
+} // namespace
+
 std::vector<lcore_view> lcores(const node &n)
 {
 	std::vector<lcore::stage_view> st = n.runner().stages();
@@ -152,7 +178,7 @@ std::vector<lcore_view> lcores(const node &n)
 	unsigned id;
 	RTE_LCORE_FOREACH(id)
 	{
-		lcore_view v{id, id == rte_get_main_lcore(), "", {}, 0, 0};
+		lcore_view v{id, id == rte_get_main_lcore(), "", {}, 0, 0, -1, {}};
 		if (v.is_main)
 			v.state = "control";
 		else
@@ -163,6 +189,8 @@ std::vector<lcore_view> lcores(const node &n)
 				v.busy_cycles += s.busy_cycles;
 				v.idle_cycles += s.idle_cycles;
 			}
+		if (const ::dpumesh::node::instance *inst = n.instance())
+			describe_worker(*inst, v);
 		out.push_back(std::move(v));
 	}
 	return out;
@@ -252,13 +280,14 @@ result<std::vector<pending_view>> pending(const node &n, size_t max, uint32_t *t
 {
 	if (!n.sidecar())
 		return errorf("no sidecar in this node");
-	const pending::table &t = n.sidecar()->pending();
-	*total = t.size();
+	/* every shard's requests, with the tokens their answers carry */
+	*total = 0;
 	std::vector<pending_view> out;
-	t.for_each([&](uint32_t token, const pending::entry &e) {
-		if (out.size() < max)
+	for (const sidecar::stage *sc : n.shards()) {
+		*total += sc->pending().size();
+		for (const auto &[token, e] : sc->pending_list(max - out.size()))
 			out.push_back({token, e});
-	});
+	}
 	return out;
 }
 

@@ -104,11 +104,19 @@ status apply_config(node &n, config::node_config cfg)
 		if (!n.registry())
 			return errorf("no pod registry in this node");
 		auto cur = sc->policy();
-		auto next = sidecar::ruleset::build(cfg, *n.registry(),
-							    cur ? cur->version() + 1 : 1);
-		if (!next)
-			return next.error();
-		sc->apply(std::move(*next));
+		/* one version per shard, built before any is published (all or none) */
+		std::vector<std::unique_ptr<sidecar::ruleset>> next;
+		for (size_t i = 0; i < n.shards().size(); i++) {
+			auto v = sidecar::ruleset::build(cfg, *n.registry(),
+							 cur ? cur->version() + 1 : 1,
+							 next.empty() ? nullptr : next.front().get());
+			if (!v)
+				return v.error();
+			next.push_back(std::move(*v));
+		}
+		std::vector<sidecar::stage *> shards = n.shards();
+		for (size_t i = 0; i < shards.size(); i++)
+			shards[i]->apply(std::move(next[i]));
 	}
 	n.replace_config(std::make_shared<const config::node_config>(std::move(cfg)));
 	return status::ok();

@@ -80,23 +80,38 @@ snapshot take_snapshot(const node &n, unsigned sections)
 		for (const port::tx_ctx *t : n.instance()->tx())
 			s.tx.push_back({t->port, t->stats.frames.get(), t->stats.bytes.get(),
 					t->stats.stalls.get(), t->stats.dropped.get()});
-	if ((sections & snap::sidecar) && n.sidecar()) {
+	/* the sidecar's counters and metrics: summed over its shards (one per worker) */
+	const std::vector<sidecar::stage *> shards = n.shards();
+	if ((sections & snap::sidecar) && !shards.empty()) {
 		s.has_sidecar = true;
-		sidecar::for_each_counter(n.sidecar()->stats(),
-					  [&](const char *name, const char *help, uint64_t v) {
-						  s.sidecar.push_back({name, help, v});
-					  });
-		s.pending = n.sidecar()->pending().size();
+		for (const sidecar::stage *sc : shards) {
+			size_t i = 0;
+			sidecar::for_each_counter(sc->stats(),
+						  [&](const char *name, const char *help, uint64_t v) {
+							  if (i == s.sidecar.size())
+								  s.sidecar.push_back({name, help, 0});
+							  s.sidecar[i++].value += v;
+						  });
+			s.pending += sc->pending().size();
+		}
 	}
-	if ((sections & snap::services) && n.sidecar()) {
-		const sidecar::stage &sc = *n.sidecar();
+	if ((sections & snap::services) && !shards.empty()) {
+		const sidecar::stage &sc = *shards.front();
 		for (uint32_t i = 0; i < sc.nb_services(); i++) {
-			const sidecar::l7_metrics &m = sc.service_metrics(i);
-			service_view v{sc.service_name(i), m.requests.get(), m.refused.get(),
-				       m.mesh_generated.get(), m.retries.get(), m.timeouts.get(), {},
-				       m.latency.read()};
-			for (size_t c = 0; c < v.classes.size(); c++)
-				v.classes[c] = m.classes[c].get();
+			service_view v{sc.service_name(i), 0, 0, 0, 0, 0, {}, {}};
+			for (const sidecar::stage *sh : shards) {
+				const sidecar::l7_metrics &m = sh->service_metrics(i);
+				v.requests += m.requests.get();
+				v.refused += m.refused.get();
+				v.mesh_generated += m.mesh_generated.get();
+				v.retries += m.retries.get();
+				v.timeouts += m.timeouts.get();
+				for (size_t c = 0; c < v.classes.size(); c++)
+					v.classes[c] += m.classes[c].get();
+				const auto lat = m.latency.read();
+				for (size_t b = 0; b < lat.size(); b++)
+					v.latency[b] += lat[b];
+			}
 			s.services.push_back(std::move(v));
 		}
 	}

@@ -146,6 +146,7 @@ int fill_lcores(node &n, rte_tel_data *d)
 	DPUMESH_TEL_U64_COLUMN(c, "nb_stages", lc, r.stages.size());
 	DPUMESH_TEL_U64_COLUMN(c, "busy_cycles", lc, r.busy_cycles);
 	DPUMESH_TEL_U64_COLUMN(c, "idle_cycles", lc, r.idle_cycles);
+	DPUMESH_TEL_STR_COLUMN(c, "placement", lc, r.placement);
 	return 0;
 }
 

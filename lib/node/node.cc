@@ -2,6 +2,7 @@
 // node::create: builds a node's resources in order; ~instance tears them down in reverse.
 #include "dpumesh/node/node.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <rte_byteorder.h>
@@ -21,6 +22,8 @@ namespace {
 /** Messages handed from port RX to the sidecar, and the ring between them. */
 constexpr unsigned msg_pool_size = 4095;
 constexpr unsigned ring_size = 4096;
+/** Work handed from one sidecar shard to another (sidecar::handoff_item each). */
+constexpr unsigned handoff_size = 16384;
 
 /** The lcore a stage runs on: its mapping, or the first worker lcore. */
 result<unsigned> stage_lcore(const config::node_config &cfg, const std::string &stage)
@@ -50,6 +53,13 @@ void internal::ring_free::operator()(rte_ring *r) const noexcept { rte_ring_free
 
 instance::instance(const config::node_config &cfg, const options &opt) : _cfg(cfg), _opt(opt) {}
 
+result<unsigned> instance::lcore_of(unsigned worker, const std::string &stage) const
+{
+	if (_workers.empty())
+		return stage_lcore(_cfg, stage);
+	return _workers[worker];
+}
+
 instance::~instance()
 {
 	drain();
@@ -62,17 +72,19 @@ void instance::drain() noexcept
 {
 	stop();
 	_rx_view.clear();
+	_worker_rx.clear();
 	_rx.clear(); /* reassemblers give their held mbufs back */
 	_tx_view.clear();
 	for (auto &t : _tx)
 		if (t)
 			free_tx_ctx(t); /* zero-copy frames still queued complete into the sidecar */
 	_tx.clear();
-	_sidecar.reset();
+	_shard_view.clear();
+	_sidecars.clear(); /* each frees what waits on its hand-off ring */
 	_emu.reset();
-	if (_ingress) {
+	for (auto &r : _ingress) {
 		void *m = nullptr;
-		while (rte_ring_dequeue(_ingress.get(), &m) == 0)
+		while (r && rte_ring_dequeue(r.get(), &m) == 0)
 			port::rx_msg_free(static_cast<port::rx_msg *>(m));
 	}
 }
@@ -107,11 +119,32 @@ status instance::build()
 				       static_cast<int>(rte_socket_id()), 0));
 	if (!_msgs)
 		return errorf("mempool: message pool: %s", rte_strerror(rte_errno));
-	_ingress.reset(rte_ring_create("dpumesh_ingress", ring_size,
-				       static_cast<int>(rte_socket_id()),
-				       RING_F_SP_ENQ | RING_F_SC_DEQ));
-	if (!_ingress)
-		return errorf("ring: ingress ring: %s", rte_strerror(rte_errno));
+	const unsigned nw = _cfg.lcores.workers ? _cfg.lcores.workers : 1;
+	if (nw > 1) {
+		/* worker k runs on the k-th worker lcore: every stage of its flow, run to completion */
+		unsigned l = rte_get_next_lcore(-1, 1, 0);
+		for (unsigned k = 0; k < nw && l < RTE_MAX_LCORE; k++, l = rte_get_next_lcore(l, 1, 0))
+			_workers.push_back(l);
+		if (_workers.size() < nw)
+			return errorf("lcores: %s: %u workers need %u worker lcores, EAL has %zu (e.g. "
+				      "--lcores 0@0,1@1,2@1 puts two on core 1)",
+				      _cfg.where("/lcores/workers").c_str(), nw, nw, _workers.size());
+	}
+	for (unsigned k = 0; k < nw; k++) {
+		/* per worker: port RX -> its sidecar shard (SP/SC); one worker keeps the old name */
+		std::string name = k == 0 ? "dpumesh_ingress" : "dpumesh_ingress" + std::to_string(k);
+		_ingress.emplace_back(rte_ring_create(name.c_str(), ring_size,
+						      static_cast<int>(rte_socket_id()),
+						      RING_F_SP_ENQ | RING_F_SC_DEQ));
+		if (!_ingress.back())
+			return errorf("ring: ingress ring: %s", rte_strerror(rte_errno));
+		if (nw == 1)
+			continue;
+		name = "dpumesh_handoff" + std::to_string(k);
+		_handoff.emplace_back(sidecar::create_handoff_ring(name.c_str(), handoff_size));
+		if (!_handoff.back())
+			return errorf("ring: hand-off ring: %s", rte_strerror(rte_errno));
+	}
 	_runner = std::make_unique<lcore::runner>(_cfg.lcores);
 
 	status st = build_port_stages();
@@ -131,11 +164,16 @@ status instance::build()
 	return status::ok();
 }
 
-/** Port RX (every queue of every port, one reassembler) and one port TX per external port. */
+/**
+ * Port RX per worker (worker k polls queue q of every port where q % workers == k, with its
+ * own reassembler); port TX per external port: one TX queue and an SP ring per worker
+ * where the port has as many TX queues, else one queue fed by an MP ring (worker 0 sends).
+ */
 status instance::build_port_stages()
 {
-	if (!_ports.list.empty()) {
-		auto l = stage_lcore(_cfg, "port_rx");
+	const unsigned nw = static_cast<unsigned>(_ingress.size());
+	for (unsigned k = 0; k < nw && !_ports.list.empty(); k++) {
+		auto l = lcore_of(k, "port_rx");
 		if (!l)
 			return l.error();
 		auto ctx = std::make_unique<port::rx_ctx>();
@@ -149,15 +187,21 @@ status instance::build_port_stages()
 		}
 		ctx->max_message = wire::reasm_config{}.max_message;
 		ctx->msg_pool = _msgs.get();
-		ctx->next = _ingress.get();
-		auto reasm = wire::reassembler::create(wire::reasm_config{}, "rx_reasm0",
+		ctx->next = _ingress[k].get();
+		const std::string rname = "rx_reasm" + std::to_string(k);
+		auto reasm = wire::reassembler::create(wire::reasm_config{}, rname.c_str(),
 						       static_cast<int>(rte_socket_id()));
 		if (!reasm)
 			return reasm.error();
 		ctx->reasm = std::move(*reasm);
 		for (const port::port_info &p : _ports.list)
 			for (uint16_t q = 0; q < p.nb_rxq; q++)
-				ctx->queues.push_back({p.port_id, q});
+				if (q % nw == k)
+					ctx->queues.push_back({p.port_id, q});
+		_worker_rx.push_back(nullptr);
+		if (ctx->queues.empty() && k > 0)
+			continue; /* more workers than queues: this one serves pods only */
+		_worker_rx.back() = ctx.get();
 		_rx_view.push_back(ctx.get());
 		_rx.push_back(std::move(ctx));
 		status st = _runner->add(*l, port::rx_stage(*_rx.back()));
@@ -167,46 +211,44 @@ status instance::build_port_stages()
 	for (const port::port_info &p : _ports.list) {
 		if (p.role != config::port_role::external)
 			continue;
-		auto ctx = std::make_unique<port::tx_ctx>();
-		ctx->port = p.port_id;
-		ctx->queue = 0;
-		std::string rname = "dpumesh_tx" + std::to_string(p.port_id);
-		ctx->in = rte_ring_create(rname.c_str(), ring_size, static_cast<int>(rte_socket_id()),
-					  RING_F_SP_ENQ | RING_F_SC_DEQ);
-		if (!ctx->in)
-			return errorf("port %s: TX ring: %s", p.name.c_str(), rte_strerror(rte_errno));
-		_tx_view.push_back(ctx.get());
-		_tx.push_back(std::move(ctx));
-		auto l = stage_lcore(_cfg, "port_tx");
-		status st = l ? _runner->add(*l, port::tx_stage(*_tx.back())) : l.error();
-		if (!st.is_ok())
-			return st;
+		const bool per_worker = p.nb_txq >= nw;
+		for (unsigned k = 0; k < (per_worker ? nw : 1); k++) {
+			auto ctx = std::make_unique<port::tx_ctx>();
+			ctx->port = p.port_id;
+			ctx->queue = static_cast<uint16_t>(k);
+			std::string rname = "dpumesh_tx" + std::to_string(p.port_id);
+			if (k)
+				rname += "_" + std::to_string(k);
+			const unsigned flags = per_worker || nw == 1 ? RING_F_SP_ENQ | RING_F_SC_DEQ
+								    : RING_F_SC_DEQ;
+			ctx->in = rte_ring_create(rname.c_str(), ring_size,
+						  static_cast<int>(rte_socket_id()), flags);
+			if (!ctx->in)
+				return errorf("port %s: TX ring: %s", p.name.c_str(),
+					      rte_strerror(rte_errno));
+			_tx_view.push_back(ctx.get());
+			_tx.push_back(std::move(ctx));
+			auto l = lcore_of(k, "port_tx");
+			status st = l ? _runner->add(*l, port::tx_stage(*_tx.back())) : l.error();
+			if (!st.is_ok())
+				return st;
+		}
 	}
 	return status::ok();
 }
 
-/** Pods: the registry and its socket, the DPA runtime, the sidecar; their stages. */
+/** Pods: the registry and its socket, the DPA runtime, the sidecar shards; their stages. */
 status instance::build_mesh()
 {
-	sidecar::network net;
-	net.ingress = _ingress.get();
-	net.pkts = _pkts.get();
-	for (size_t i = 0; i < _ports.list.size(); i++) {
-		const port::port_info &p = _ports.list[i];
-		sidecar::network::port np;
-		np.port_id = p.port_id;
-		np.mtu = _cfg.ports[i].mtu;
-		np.external = p.role == config::port_role::external;
-		rte_eth_dev_info info{};
-		np.zero_copy = rte_eth_dev_info_get(p.port_id, &info) == 0 &&
-			       (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
-		for (port::tx_ctx *t : _tx_view)
-			if (t->port == p.port_id)
-				np.tx = t->in;
-		net.ports.push_back(np);
-	}
+	const unsigned nw = static_cast<unsigned>(_ingress.size());
+	/* each shard owns DPA threads t % workers == k: a multiple of the workers, at least one each */
+	unsigned nb_threads = std::max(_cfg.dpa.threads, nw);
+	nb_threads = (nb_threads + nw - 1) / nw * nw;
+	if (nb_threads > 16)
+		return errorf("%s: %u DPA threads for %u workers (at most 16)",
+			      _cfg.where("/dpa/threads").c_str(), nb_threads, nw);
 
-	_registry = std::make_unique<pod_registry>(_cfg.pools, _cfg.services, _cfg.dpa.threads + 1);
+	_registry = std::make_unique<pod_registry>(_cfg.pools, _cfg.services, nb_threads + nw);
 	if (_cfg.dma.backend == config::dma_backend::dmadev) {
 		/* pod memory must be known to DPDK for a dmadev to reach it (IOVA rule, dma.md) */
 		_registry->set_region_hook([](const region &r, bool add) {
@@ -218,28 +260,59 @@ status instance::build_mesh()
 			    .with_context(_cfg.where("/node/control_socket") + ": control socket");
 	if (!st.is_ok())
 		return st;
-	auto e = dpa::emulator::create(_cfg, *_registry, _cfg.dpa.threads);
+	auto e = dpa::emulator::create(_cfg, *_registry, nb_threads);
 	if (!e)
 		return e.error().with_context("DPA emulator");
 	_emu = std::move(*e);
-	auto s = sidecar::stage::create(_cfg, *_registry, *_emu, net);
-	if (!s)
-		return s.error();
-	_sidecar = std::move(*s);
 
-	auto l = stage_lcore(_cfg, "sidecar");
-	st = l ? _runner->add(*l, _sidecar->lcore_stage()) : l.error();
-	if (!st.is_ok())
-		return st;
-	l = stage_lcore(_cfg, "dpa");
-	if (!l)
-		return l.error();
-	for (unsigned t = 0; t < _emu->nb_threads(); t++) {
-		st = _runner->add(*l, _emu->tx_stage(t));
-		if (st.is_ok())
-			st = _runner->add(*l, _emu->rx_stage(t));
+	sidecar::shard_info shard;
+	shard.count = nw;
+	for (auto &r : _handoff)
+		shard.handoff.push_back(r.get());
+	for (unsigned k = 0; k < nw; k++) {
+		sidecar::network net;
+		net.ingress = _ingress[k].get();
+		net.pkts = _pkts.get();
+		net.shard = k;
+		net.nb_shards = nw;
+		for (size_t i = 0; i < _ports.list.size(); i++) {
+			const port::port_info &p = _ports.list[i];
+			sidecar::network::port np;
+			np.port_id = p.port_id;
+			np.mtu = _cfg.ports[i].mtu;
+			np.external = p.role == config::port_role::external;
+			rte_eth_dev_info info{};
+			np.zero_copy = rte_eth_dev_info_get(p.port_id, &info) == 0 &&
+				       (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS);
+			/* its own TX queue's ring where the port has one per worker, else the shared one */
+			for (port::tx_ctx *t : _tx_view)
+				if (t->port == p.port_id && (t->queue == k || !np.tx))
+					np.tx = t->in;
+			net.ports.push_back(np);
+		}
+		shard.index = k;
+		if (k > 0) /* one set of rate-limit buckets for the node */
+			shard.share_limits = _sidecars.front()->policy().get();
+		auto s = sidecar::stage::create(_cfg, *_registry, *_emu, net, shard);
+		if (!s)
+			return s.error();
+		_sidecars.push_back(std::move(*s));
+		_shard_view.push_back(_sidecars.back().get());
+
+		auto l = lcore_of(k, "sidecar");
+		st = l ? _runner->add(*l, _sidecars.back()->lcore_stage()) : l.error();
 		if (!st.is_ok())
 			return st;
+		l = lcore_of(k, "dpa");
+		if (!l)
+			return l.error();
+		for (unsigned t = k; t < _emu->nb_threads(); t += nw) {
+			st = _runner->add(*l, _emu->tx_stage(t));
+			if (st.is_ok())
+				st = _runner->add(*l, _emu->rx_stage(t));
+			if (!st.is_ok())
+				return st;
+		}
 	}
 	return status::ok();
 }

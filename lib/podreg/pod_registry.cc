@@ -147,7 +147,9 @@ struct pod_registry::service_state {
 	/* members[0..nb_members) are pod_ids; readers check is_active and the service */
 	std::atomic<uint32_t> members[DPUMESH_MAX_PODS] = {};
 	std::atomic<uint32_t> nb_members{0};
-	uint32_t cursor = 0; /* round robin, data path */
+	/* round robin, data path: every sidecar shard picks (relaxed: a lost step only
+	 * repeats a pick) */
+	std::atomic<uint32_t> cursor{0};
 };
 
 pod_registry::pod_registry(const config::pools_config &limits,
@@ -705,12 +707,13 @@ uint32_t pod_registry::pick_pod(uint32_t service_index) noexcept
 		return 0;
 	service_state &s = _services[service_index];
 	uint32_t n = s.nb_members.load(std::memory_order_acquire);
+	const uint32_t cur = s.cursor.load(std::memory_order_relaxed);
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t id = s.members[(s.cursor + i) % n].load(std::memory_order_relaxed) %
+		uint32_t id = s.members[(cur + i) % n].load(std::memory_order_relaxed) %
 			      DPUMESH_MAX_PODS;
 		uint32_t h = handle(id);
 		if (h != 0 && _pods[id].service == service_index) {
-			s.cursor = (s.cursor + i + 1) % n;
+			s.cursor.store((cur + i + 1) % n, std::memory_order_relaxed);
 			return h;
 		}
 	}

@@ -152,6 +152,16 @@ result<std::unique_ptr<engine>> engine::create(const schema::policy_config &cfg,
 			s.needs_jwt = true;
 		s.limits.push_back(std::move(lim));
 	}
+	if (const engine *o = opt.share_limits) {
+		for (service_policy &sp : e->_services) {
+			const service_policy *os = o->lookup(sp.name);
+			if (!os || os->limits.size() != sp.limits.size())
+				return errorf("/policy/rate_limits: service \"%s\": cannot share buckets "
+					      "with an engine of another config", sp.name.c_str());
+			for (size_t j = 0; j < sp.limits.size(); j++)
+				sp.limits[j].lim = os->limits[j].lim.share();
+		}
+	}
 	for (size_t i = 0; i < cfg.circuit_breakers.size(); i++) {
 		const auto &b = cfg.circuit_breakers[i];
 		service_policy &s = svc(b.service);

@@ -20,34 +20,50 @@ inline uint64_t mix(uint64_t x) noexcept
 
 } // namespace
 
+rate_limiter::rate_limiter(const token_bucket &b) : _bucket(b), _st(std::make_shared<state>()) {}
+
 rate_limiter::rate_limiter(const token_bucket &b, uint32_t slots, uint64_t seed)
-    : _bucket(b), _seed(seed)
+    : _bucket(b), _st(std::make_shared<state>()), _seed(seed)
 {
 	uint32_t n = probe_window;
 	while (n < slots && n < (1u << 30))
 		n <<= 1;
-	_slots = std::make_unique<slot[]>(n); /* zeroed: key 0, TAT 0 (a full bucket) */
+	_st->slots = std::make_unique<slot[]>(n); /* key 0, TAT 0 (a full bucket) */
 	_mask = n - 1;
 }
 
-uint64_t *rate_limiter::find(uint64_t key, uint64_t now_u) noexcept
+rate_limiter rate_limiter::share() const
+{
+	rate_limiter r;
+	r._bucket = _bucket;
+	r._st = _st;
+	r._mask = _mask;
+	r._seed = _seed;
+	_st->users.fetch_add(1, std::memory_order_relaxed);
+	return r;
+}
+
+std::atomic<uint64_t> *rate_limiter::find(uint64_t key, uint64_t now_u) noexcept
 {
 	const uint32_t home = static_cast<uint32_t>(mix(key ^ _seed)) & _mask;
 	slot *reusable = nullptr;
 	for (unsigned i = 0; i < probe_window; i++) {
-		slot &s = _slots[(home + i) & _mask];
-		if (s.key == key)
+		slot &s = _st->slots[(home + i) & _mask];
+		const uint64_t k = s.key.load(std::memory_order_relaxed);
+		if (k == key)
 			return &s.tat;
-		if (!reusable && s.tat <= now_u)
+		if (!reusable && s.tat.load(std::memory_order_relaxed) <= now_u)
 			reusable = &s;
 	}
 	if (reusable) {
-		/* a full bucket holds no state: taking it over is the same as a fresh bucket */
-		reusable->key = key;
+		/* a full bucket holds no state: taking it over is the same as a fresh bucket (two
+		 * shards taking one at once: for a moment two keys share a bucket, never more
+		 * than the rate passes) */
+		reusable->key.store(key, std::memory_order_relaxed);
 		return &reusable->tat;
 	}
-	_overflow++;
-	return &_single;
+	_st->overflow.fetch_add(1, std::memory_order_relaxed);
+	return &_st->single;
 }
 
 uint64_t limiter_key(const void *data, size_t len) noexcept

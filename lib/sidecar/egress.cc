@@ -30,6 +30,9 @@ result<std::unique_ptr<egress>> egress::create(const config::node_config &cfg,
 		e->_ep6 = ep;
 	}
 	e->_pkts = net.pkts;
+	/* message ids of the node's shards never meet: shard k of n sends k + n, k + 2n, ... */
+	e->_msg_id = net.shard;
+	e->_msg_id_step = net.nb_shards ? net.nb_shards : 1;
 	for (const network::port &p : net.ports)
 		e->_ports.push_back({p.port_id, p.mtu, p.external, p.zero_copy, p.external ? p.tx : nullptr});
 	e->_iova_va = rte_eal_iova_mode() == RTE_IOVA_VA;
@@ -155,11 +158,11 @@ bool egress::send(const remote &to, wire::frame_kind kind, uint64_t correlation,
 		b.iova = _iova_va ? reinterpret_cast<rte_iova_t>(body) : RTE_BAD_IOVA;
 	}
 	bool sent = false;
-	uint16_t n = wire::fragment(to.addr, kind, ++_msg_id, correlation, l7, l7_len, b, eg.mtu,
+	uint16_t n = wire::fragment(to.addr, kind, _msg_id += _msg_id_step, correlation, l7, l7_len, b, eg.mtu,
 				    _pkts, _frames.data(), static_cast<uint16_t>(_frames.size()));
 	if (n == 0) {
 		_stats.egress_no_mbuf.inc();
-	} else if (rte_ring_sp_enqueue_bulk(eg.tx, reinterpret_cast<void **>(_frames.data()), n,
+	} else if (rte_ring_enqueue_bulk(eg.tx, reinterpret_cast<void **>(_frames.data()), n,
 					    nullptr) == 0) {
 		_stats.egress_ring_full.inc();
 		rte_pktmbuf_free_bulk(_frames.data(), n);

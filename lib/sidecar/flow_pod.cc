@@ -20,6 +20,18 @@ namespace dpumesh::sidecar {
 void stage::from_pod(const sw_descriptor &d, uint64_t now) noexcept
 {
 	const pod_message m = pod_message::decode(d);
+	if (!m.request && !m.dma_error && _shard.count > 1) {
+		/* a response goes to the shard whose pending entry it answers (its token) */
+		const unsigned sh = token_shard(m.req_id);
+		if (sh != _shard.index) {
+			handoff_item h;
+			h.what = handoff_item::kind::pod_message;
+			h.desc = d;
+			if (!hand_off(sh, h))
+				complete(m.header, DPUMESH_STATUS_NO_MATCH);
+			return;
+		}
+	}
 	if (m.dma_error) {
 		_stats.header_dma_error.inc();
 		return complete(m.header, DPUMESH_STATUS_DMA_ERROR);

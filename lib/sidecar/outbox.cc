@@ -17,12 +17,29 @@ void drop_command(const dpa_command &c, rte_mempool *hbufs) noexcept
 }
 
 outbox::outbox(std::vector<dpumesh_sq *> to_dpa, rte_mempool *hbufs, uint64_t tsc_hz,
-	       counters &stats)
-	: _to_dpa(std::move(to_dpa)), _hbufs(hbufs), _tsc_hz(tsc_hz), _stats(stats),
-	  _parking(std::make_unique<parked_cmd[]>(parking_size))
+	       counters &stats, std::vector<rte_ring *> remote)
+	: _to_dpa(std::move(to_dpa)), _remote(std::move(remote)), _hbufs(hbufs), _tsc_hz(tsc_hz),
+	  _stats(stats), _parking(std::make_unique<parked_cmd[]>(parking_size))
 {
+	_remote.resize(_to_dpa.size(), nullptr);
 	for (size_t t = 0; t < _to_dpa.size(); t++)
 		_backlogs.push_back(std::make_unique<backlog>());
+}
+
+bool outbox::put(unsigned thread, const dpa_command &c) noexcept
+{
+	if (rte_ring *r = _remote[thread]) [[unlikely]] {
+		handoff_item h;
+		h.what = handoff_item::kind::command;
+		h.thread = thread;
+		h.cmd = c;
+		if (rte_ring_mp_enqueue_elem(r, &h, sizeof(h)) != 0)
+			return false;
+		_stats.handoff_out.inc();
+		return true;
+	}
+	const sw_descriptor d = c.encode();
+	return dpumesh_sq_enqueue_burst(_to_dpa[thread], &d, 1) == 1;
 }
 
 outbox::~outbox() = default;
@@ -30,11 +47,8 @@ outbox::~outbox() = default;
 void outbox::send(unsigned thread, const dpa_command &c) noexcept
 {
 	backlog &b = *_backlogs[thread];
-	if (b.count == 0) {
-		const sw_descriptor d = c.encode();
-		if (dpumesh_sq_enqueue_burst(_to_dpa[thread], &d, 1) == 1)
-			return;
-	}
+	if (b.count == 0 && put(thread, c))
+		return;
 	/* keep order behind what is already waiting; room is kept by room() */
 	if (b.count == backlog_size) [[unlikely]] {
 		_stats.backlog_overflow.inc();
@@ -53,8 +67,7 @@ void outbox::flush() noexcept
 	for (size_t t = 0; t < _backlogs.size(); t++) {
 		backlog &b = *_backlogs[t];
 		while (b.count) {
-			const sw_descriptor d = b.q[b.head].encode();
-			if (dpumesh_sq_enqueue_burst(_to_dpa[t], &d, 1) != 1)
+			if (!put(static_cast<unsigned>(t), b.q[b.head]))
 				break;
 			b.head = (b.head + 1) % backlog_size;
 			b.count--;

@@ -4,22 +4,39 @@
 
 namespace dpumesh::sidecar {
 
-request_table::request_table(uint32_t capacity, uint64_t tsc_hz)
-	: _t(capacity, tsc_hz), _ctx(std::make_unique<request_ctx[]>(_t.capacity())),
-	  _tsc_hz(tsc_hz)
+namespace {
+uint32_t shard_capacity(uint32_t capacity, unsigned nb_shards) noexcept
 {
+	const uint32_t most = 65536u >> request_table::shard_bits(nb_shards);
+	return capacity < most ? capacity : most;
+}
+} // namespace
+
+request_table::request_table(uint32_t capacity, uint64_t tsc_hz, unsigned shard, unsigned nb_shards)
+	: _t(shard_capacity(capacity, nb_shards), tsc_hz),
+	  _ctx(std::make_unique<request_ctx[]>(_t.capacity())), _tsc_hz(tsc_hz)
+{
+	const unsigned bits = shard_bits(nb_shards);
+	if (bits) {
+		_shard_base = uint32_t(shard) << (16 - bits);
+		_shard_mask = ((1u << bits) - 1) << (16 - bits);
+	}
 }
 
 uint32_t request_table::open(const pending::entry &e, const request_ctx &c) noexcept
 {
 	uint32_t token = _t.insert(e);
-	if (token != 0)
-		_ctx[token & 0xffff] = c;
-	return token;
+	if (token == 0)
+		return 0;
+	_ctx[token & 0xffff] = c;
+	return token | _shard_base;
 }
 
 request_table::ref request_table::find(uint32_t token) noexcept
 {
+	if (!ours(token))
+		return ref();
+	token = inner(token);
 	pending::entry *e = _t.find(token);
 	return e ? ref(e, &_ctx[token & 0xffff]) : ref();
 }
@@ -27,12 +44,18 @@ request_table::ref request_table::find(uint32_t token) noexcept
 request_table::ref request_table::match(uint32_t token, const pending::party &responder,
 					uint32_t step_id) noexcept
 {
+	if (!ours(token))
+		return ref();
+	token = inner(token);
 	pending::entry *e = _t.match(token, responder, step_id);
 	return e ? ref(e, &_ctx[token & 0xffff]) : ref();
 }
 
 void request_table::close(uint32_t token) noexcept
 {
+	if (!ours(token))
+		return;
+	token = inner(token);
 	if (_t.find(token))
 		_ctx[token & 0xffff] = request_ctx{};
 	_t.remove(token);
@@ -44,7 +67,7 @@ uint32_t request_table::expire(uint64_t now, expiry *out, uint32_t max) noexcept
 	_t.expire(now, [&](uint32_t token, pending::entry &e) {
 		request_ctx &c = _ctx[token & 0xffff];
 		expiry &x = out[n++];
-		x.token = token;
+		x.token = token | _shard_base;
 		x.entry = e;
 		x.ctx = c;
 		if (c.ended) { /* the DPA never reported the delivery: the table lets go */

@@ -52,13 +52,16 @@ uint64_t latency_histogram::quantile_us(const std::array<uint64_t, nb_buckets> &
 
 result<std::unique_ptr<ruleset>> ruleset::build(const config::node_config &cfg,
 							       const pod_registry &reg,
-							       uint64_t version)
+							       uint64_t version, const ruleset *share_limits)
 {
 	std::unique_ptr<ruleset> p(new ruleset());
 	p->_version = version;
 	p->_default_timeout_ms = cfg.policy.default_timeout_ms;
 	p->_cfg = cfg.policy;
-	auto eng = policy::engine::create(cfg.policy);
+	policy::engine_options eo;
+	if (share_limits)
+		eo.share_limits = &share_limits->engine();
+	auto eng = policy::engine::create(cfg.policy, eo);
 	if (!eng)
 		return eng.error();
 	p->_engine = std::move(*eng);

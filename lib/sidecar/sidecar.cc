@@ -25,12 +25,24 @@ constexpr unsigned burst = outbox::burst;
 constexpr uint32_t table_capacity = 65536;
 } // namespace
 
+rte_ring *create_handoff_ring(const char *name, unsigned size) noexcept
+{
+	return rte_ring_create_elem(name, sizeof(handoff_item), size, SOCKET_ID_ANY, RING_F_SC_DEQ);
+}
+
 stage::stage() = default;
 
 result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 						 pod_registry &reg, dpa::emulator &emu,
-						 const network &net)
+						 const network &net, const shard_info &shard)
 {
+	if (shard.count == 0 || shard.index >= shard.count ||
+	    (shard.count > 1 && shard.handoff.size() != shard.count))
+		return errorf("sidecar: shard %u of %u: bad shard description", shard.index,
+			      shard.count);
+	if (emu.nb_threads() < shard.count)
+		return errorf("sidecar: %u shards need at least as many DPA threads (have %u)",
+			      shard.count, emu.nb_threads());
 	std::unique_ptr<stage> s(new stage());
 	s->_reg = &reg;
 	s->_emu = &emu;
@@ -40,6 +52,8 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 	clock_gettime(CLOCK_REALTIME, &wall);
 	const tsc_clock clock = tsc_clock::make(s->_tsc_hz, rte_rdtsc(), wall.tv_sec);
 	s->_ingress = net.ingress;
+	s->_shard = shard;
+	s->_token_bits = request_table::shard_bits(shard.count);
 
 	const uint32_t max_msg = emu.hbuf_size() + cfg.pools.tx_body.slot_size;
 	auto eg = egress::create(cfg, net, max_msg, &reg, s->_stats);
@@ -57,23 +71,30 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 	}
 	s->_admission = std::make_unique<admission>(reg, std::move(names), clock, s->_stats);
 	s->_budgets.resize(nb_services);
-	s->_requests = std::make_unique<request_table>(table_capacity, s->_tsc_hz);
+	s->_requests = std::make_unique<request_table>(table_capacity, s->_tsc_hz, shard.index,
+						       shard.count);
 
+	/* this shard produces to its own threads' SQs; others' get its commands by hand-off */
 	std::vector<dpumesh_sq *> to_dpa;
-	for (unsigned t = 0; t < emu.nb_threads(); t++)
-		to_dpa.push_back(&emu.arm(t).to_dpa);
-	s->_outbox = std::make_unique<outbox>(std::move(to_dpa), emu.hbufs(), s->_tsc_hz, s->_stats);
+	std::vector<rte_ring *> remote;
+	for (unsigned t = 0; t < emu.nb_threads(); t++) {
+		const bool mine = shard.owns_thread(t);
+		to_dpa.push_back(mine ? &emu.arm(t).to_dpa : nullptr);
+		remote.push_back(mine ? nullptr : shard.handoff[t % shard.count]);
+	}
+	s->_outbox = std::make_unique<outbox>(std::move(to_dpa), emu.hbufs(), s->_tsc_hz, s->_stats,
+					      std::move(remote));
 	s->_net_in = std::make_unique<network_in>(emu.hbufs(), emu.hbuf_size(), *s->_egress,
 						  s->_stats);
 
-	auto rules = ruleset::build(cfg, reg, 1);
+	auto rules = ruleset::build(cfg, reg, 1, shard.share_limits);
 	if (!rules)
 		return rules.error().with_context("sidecar");
 	s->_owned = std::move(*rules);
 	s->_cur = s->_owned.get();
 	s->_published.store(s->_cur, std::memory_order_release);
 
-	s->_qsbr_id = emu.nb_threads(); /* the DPA threads use 0..n-1 */
+	s->_qsbr_id = emu.nb_threads() + shard.index; /* the DPA threads use 0..n-1 */
 	status qs = reg.dp_thread_register(s->_qsbr_id);
 	if (!qs)
 		return qs.with_context("sidecar");
@@ -94,10 +115,40 @@ stage::~stage()
 			if (c.holding && !c.in_flight)
 				drop(c.held);
 		});
+	/* what other shards handed here and nobody will take any more */
+	if (_shard.count > 1 && _outbox) {
+		handoff_item h;
+		while (rte_ring_sc_dequeue_elem(_shard.handoff[_shard.index], &h, sizeof(h)) == 0) {
+			switch (h.what) {
+			case handoff_item::kind::command:
+				drop(h.cmd);
+				break;
+			case handoff_item::kind::note:
+				drop(dpa_note::decode(h.desc).cmd);
+				break;
+			case handoff_item::kind::pod_message:
+				rte_mempool_put(_emu->hbufs(), hbuf_meta(h.desc.header_buf_addr));
+				break;
+			case handoff_item::kind::network:
+				port::rx_msg_free(static_cast<rx_msg *>(h.msg));
+				break;
+			}
+		}
+	}
 	/* the egress frees zero-copy hbufs the NIC released but nobody reaped */
 }
 
 const pending::table &stage::pending() const noexcept { return _requests->table(); }
+
+std::vector<std::pair<uint32_t, pending::entry>> stage::pending_list(size_t max) const
+{
+	std::vector<std::pair<uint32_t, pending::entry>> out;
+	_requests->for_each([&](uint32_t token, const pending::entry &e, const request_ctx &) {
+		if (out.size() < max)
+			out.emplace_back(token, e);
+	});
+	return out;
+}
 uint32_t stage::nb_services() const noexcept { return _admission->nb_services(); }
 const std::string &stage::service_name(uint32_t svc) const noexcept
 {
@@ -125,6 +176,55 @@ std::shared_ptr<ruleset> stage::policy() const
 	return _owned;
 }
 
+/* ---- shards ---- */
+
+unsigned stage::token_shard(uint32_t token) const noexcept
+{
+	return request_table::shard_of(token, _token_bits);
+}
+
+/* To another shard's hand-off ring; false (counted) when it is full. */
+bool stage::hand_off(unsigned shard, const handoff_item &h) noexcept
+{
+	if (shard >= _shard.count ||
+	    rte_ring_mp_enqueue_elem(_shard.handoff[shard], const_cast<handoff_item *>(&h),
+				     sizeof(h)) != 0) {
+		_stats.handoff_full.inc();
+		return false;
+	}
+	_stats.handoff_out.inc();
+	return true;
+}
+
+/* What other shards handed to this one: commands for its DPA threads (in their order),
+ * pods' responses, notes and network answers whose pending entries are here. */
+uint32_t stage::take_handoffs(uint64_t now) noexcept
+{
+	if (_shard.count < 2)
+		return 0;
+	handoff_item h[burst];
+	const unsigned n = rte_ring_sc_dequeue_burst_elem(_shard.handoff[_shard.index], h, sizeof(h[0]),
+							  burst, nullptr);
+	for (unsigned i = 0; i < n; i++) {
+		_stats.handoff_in.inc();
+		switch (h[i].what) {
+		case handoff_item::kind::command:
+			_outbox->send(h[i].thread, h[i].cmd);
+			break;
+		case handoff_item::kind::pod_message:
+			from_pod(h[i].desc, now);
+			break;
+		case handoff_item::kind::note:
+			note(dpa_note::decode(h[i].desc));
+			break;
+		case handoff_item::kind::network:
+			from_network(static_cast<rx_msg *>(h[i].msg), now);
+			break;
+		}
+	}
+	return n;
+}
+
 /* ---- commands: every one leaves through the outbox, to the thread owning its pod ---- */
 
 void stage::deliver(const dpa_command &c) noexcept
@@ -136,7 +236,8 @@ void stage::deliver(const dpa_command &c) noexcept
 void stage::complete(uint64_t header, uint32_t status) noexcept
 {
 	const uint32_t src = hbuf_meta(header)->src;
-	_outbox->send(src ? _emu->owner(src) : 0, dpa_command::complete(header, status));
+	/* an hbuf the Arm made goes back through one of this shard's own threads (thread k) */
+	_outbox->send(src ? _emu->owner(src) : _shard.index, dpa_command::complete(header, status));
 }
 
 /* A command that ends here: a network body is released, the sender completed. */
@@ -174,14 +275,28 @@ uint32_t stage::run() noexcept
 	work += nd;
 	/* 4. per DPA thread: what its RX kernel handed back, then pods' messages */
 	sw_descriptor in[burst];
-	for (unsigned t = 0; t < _emu->nb_threads(); t++) {
+	for (unsigned t = _shard.index; t < _emu->nb_threads(); t += _shard.count) {
 		/* notifications first: they free pending entries and hbufs, and the RX kernel
 		 * needs their queue drained to take more commands */
 		uint32_t n = 0;
 		if (_outbox->note_room()) {
 			n = dpumesh_sq_dequeue_burst(&_emu->arm(t).notify, in, burst);
-			for (uint32_t i = 0; i < n; i++)
-				note(dpa_note::decode(in[i]));
+			for (uint32_t i = 0; i < n; i++) {
+				const dpa_note nt = dpa_note::decode(in[i]);
+				/* a request's note goes where its pending entry is */
+				const unsigned sh = nt.cmd.what == dpa_command::op::deliver_request
+							    ? token_shard(nt.cmd.req_id)
+							    : _shard.index;
+				if (sh == _shard.index) {
+					note(nt);
+				} else {
+					handoff_item h;
+					h.what = handoff_item::kind::note;
+					h.desc = in[i];
+					if (!hand_off(sh, h))
+						drop(nt.cmd);
+				}
+			}
 			work += n;
 		}
 		if (!_outbox->room()) {
@@ -196,16 +311,34 @@ uint32_t stage::run() noexcept
 		}
 		work += n;
 	}
-	/* 5. whole messages from the network (Case 2 requests, Case 1 answers) */
+	/* 5. what other shards handed here */
+	if (_outbox->room())
+		work += take_handoffs(now);
+	/* 6. whole messages from the network (Case 2 requests, Case 1 answers); an answer
+	 * whose correlation (a token) is another shard's goes there whole */
 	if (_ingress && _outbox->room()) {
 		rx_msg *msgs[burst];
 		unsigned n = rte_ring_sc_dequeue_burst(_ingress, reinterpret_cast<void **>(msgs), burst,
 						       nullptr);
-		for (unsigned i = 0; i < n; i++)
-			from_network(msgs[i], now);
+		for (unsigned i = 0; i < n; i++) {
+			const wire::message &wm = msgs[i]->msg;
+			const unsigned sh = wm.kind == wire::frame_kind::response &&
+						    wm.correlation <= UINT32_MAX
+					    ? token_shard(static_cast<uint32_t>(wm.correlation))
+					    : _shard.index;
+			if (sh == _shard.index) {
+				from_network(msgs[i], now);
+				continue;
+			}
+			handoff_item h;
+			h.what = handoff_item::kind::network;
+			h.msg = msgs[i];
+			if (!hand_off(sh, h))
+				port::rx_msg_free(msgs[i]);
+		}
 		work += n;
 	}
-	/* 6. deadlines (1 ms ticks): a sweep once a tick has passed, a burst at a time while
+	/* 7. deadlines (1 ms ticks): a sweep once a tick has passed, a burst at a time while
 	 * a burst comes back (up to 8 per poll: at the rate requests come in, a peer that never
 	 * answers must not fill the table); each expiry makes one command at most */
 	if (now >= _next_sweep && _outbox->room()) {

@@ -17,8 +17,10 @@ std::string test_lcores()
 	return sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? "0-1" : "0@0,1@0";
 }
 
-eal_env::eal_env(std::string name, std::vector<std::string> vdevs, unsigned memory_mb)
-	: _name(std::move(name)), _vdevs(std::move(vdevs)), _memory_mb(memory_mb)
+eal_env::eal_env(std::string name, std::vector<std::string> vdevs, unsigned memory_mb,
+		 std::string lcores)
+	: _name(std::move(name)), _vdevs(std::move(vdevs)), _memory_mb(memory_mb),
+	  _lcores(std::move(lcores))
 {
 }
 
@@ -26,7 +28,7 @@ void eal_env::SetUp()
 {
 	std::vector<std::string> args = {
 		"dpumesh-test",
-		"--lcores=" + test_lcores(),
+		"--lcores=" + (_lcores.empty() ? test_lcores() : _lcores),
 		"--no-huge",
 		"-m",
 		std::to_string(_memory_mb),

@@ -18,7 +18,9 @@ namespace dpumesh::test {
 
 class eal_env : public ::testing::Environment {
 public:
-	eal_env(std::string name, std::vector<std::string> vdevs, unsigned memory_mb = 256);
+	/** @param lcores EAL --lcores; empty: test_lcores() */
+	eal_env(std::string name, std::vector<std::string> vdevs, unsigned memory_mb = 256,
+		std::string lcores = {});
 	void SetUp() override;
 	void TearDown() override;
 
@@ -26,6 +28,7 @@ private:
 	std::string _name;
 	std::vector<std::string> _vdevs;
 	unsigned _memory_mb;
+	std::string _lcores;
 };
 
 /** The lcores EAL should use: "0-1" (or "0,0" style when the machine has 1 CPU). */

@@ -140,6 +140,8 @@ TEST(Config, InvalidConfigsAreRejectedWithLocation)
 		{"unknown stage",
 		 with_line(12, "  \"lcores\": { \"stages\": { \"port_rxx\": 1 } }"),
 		 "t.json:12:27: /lcores/stages/port_rxx", "unknown key \"port_rxx\""},
+		{"no workers", with_line(12, "  \"lcores\": { \"workers\": 0 }"),
+		 "t.json:12:26: /lcores/workers", "0 is out of range [1, 16]"},
 		{"sq_depth not a power of two", with_line(12, "  \"pools\": { \"sq_depth\": 100 }"),
 		 "t.json:12:26: /pools/sq_depth", "not a power of two"},
 		{"dmadev without device", with_line(12, "  \"dma\": { \"backend\": \"dmadev\" }"),

@@ -42,8 +42,14 @@ TEST(Options, AllOptions)
 	EXPECT_EQ(o->dpa_backend, config::dpa_backend::emu);
 	EXPECT_EQ(o->dma_backend, config::dma_backend::dmadev);
 	EXPECT_EQ(o->dma_device, "dma_skeleton0");
-	auto c = parse({"-c", "y.json", "--dma", "cpu"});
+	EXPECT_FALSE(o->workers);
+	auto c = parse({"-c", "y.json", "--dma", "cpu", "--workers", "2"});
 	ASSERT_TRUE(c);
+	ASSERT_TRUE(c->workers);
+	EXPECT_EQ(*c->workers, 2u);
+	config::node_config cfg;
+	app::apply_overrides(*c, cfg);
+	EXPECT_EQ(cfg.lcores.workers, 2u);
 	EXPECT_EQ(c->config_path, "y.json");
 	EXPECT_EQ(c->dma_backend, config::dma_backend::cpu);
 }
@@ -63,6 +69,8 @@ TEST(Options, Errors)
 		{{"--dpa-backend", "fpga"}, "--dpa-backend: \"fpga\" is not one of: emu, doca"},
 		{{"--dma", "gpu"}, "--dma: \"gpu\" is not one of: cpu, dmadev[:NAME]"},
 		{{"extra"}, "unexpected argument \"extra\""},
+		{{"--workers", "0"}, "--workers: must be 1 to 16"},
+		{{"--workers", "17"}, "in [0, 16]"},
 	};
 	for (auto &c : cases) {
 		auto o = parse(c.args);
@@ -76,7 +84,7 @@ TEST(Options, UsageListsEveryOption)
 {
 	std::string u = app::usage("dpumesh");
 	for (const char *opt : {"--config", "--interactive", "--cmdline-file", "--stats-period",
-				"--dpa-backend", "--dma", "--help", "--version"})
+				"--dpa-backend", "--dma", "--workers", "--help", "--version"})
 		EXPECT_NE(u.find(opt), std::string::npos) << opt;
 }
 

@@ -138,6 +138,7 @@ private:
 	uint8_t _mac[6] = {};
 	std::optional<wire::endpoint> _ep4, _ep6;
 	uint32_t _msg_id = 0;
+	uint32_t _msg_id_step = 1;
 	bool _iova_va = false;
 };
 

@@ -21,6 +21,7 @@
 #include "dpumesh/ring/sq.h"
 
 #include <rte_mempool.h>
+#include <rte_ring.h>
 
 namespace dpumesh::sidecar {
 
@@ -28,6 +29,23 @@ struct counters;
 
 /** Frees what a command holds without carrying it out: its hbuf and a network body. */
 void drop_command(const dpa_command &c, rte_mempool *hbufs) noexcept;
+
+/**
+ * One element of a sidecar shard's hand-off ring (MP/SC rte_ring of these): work that
+ * another shard took but that belongs to this one. `command`: for one of this shard's DPA
+ * threads (their sidecar RX SQs have one producer: the owning shard); `pod_message`,
+ * `note`: a pod's response or an RX kernel's note about a request whose pending entry is
+ * here (the token names the shard); `network`: a network answer whose correlation (a
+ * token) is here.
+ */
+struct handoff_item {
+	enum class kind : uint32_t { command, pod_message, note, network };
+	kind what = kind::command;
+	uint32_t thread = 0;    /**< command: the DPA thread */
+	dpa_command cmd;        /**< command */
+	sw_descriptor desc{};   /**< pod_message, note: as dequeued from the DPA thread */
+	void *msg = nullptr;    /**< network: the port::rx_msg */
+};
 
 class outbox {
 public:
@@ -46,8 +64,13 @@ public:
 	 * @param to_dpa each DPA thread's sidecar RX SQ (producer side), by thread
 	 * @param hbufs where the hbufs of dropped commands go back
 	 */
+	/**
+	 * @param remote by thread: nullptr where to_dpa[thread] is this outbox's to produce
+	 *        to; else the hand-off ring of the shard that owns the thread (commands for
+	 *        it go there as handoff_item::kind::command, in order, behind the backlog)
+	 */
 	outbox(std::vector<dpumesh_sq *> to_dpa, rte_mempool *hbufs, uint64_t tsc_hz,
-	       counters &stats);
+	       counters &stats, std::vector<rte_ring *> remote = {});
 	~outbox();
 	outbox(const outbox &) = delete;
 	outbox &operator=(const outbox &) = delete;
@@ -101,7 +124,11 @@ private:
 		uint64_t give_up_at;
 	};
 
+	/** One command to its thread's SQ, or to the owning shard's hand-off ring. */
+	bool put(unsigned thread, const dpa_command &c) noexcept;
+
 	std::vector<dpumesh_sq *> _to_dpa;
+	std::vector<rte_ring *> _remote;
 	rte_mempool *_hbufs;
 	uint64_t _tsc_hz;
 	counters &_stats;

@@ -55,7 +55,27 @@ public:
 	/** How long an answered-but-in-flight request waits for the DPA's report. */
 	static constexpr uint64_t in_flight_grace_s = 10;
 
-	request_table(uint32_t capacity, uint64_t tsc_hz);
+	/**
+	 * @param shard, nb_shards this table is shard `shard` of `nb_shards` (the node's
+	 *        sidecar shards): its tokens carry the shard in the top bits of their slot
+	 *        field (shard_of()), and it holds at most 65536 / 2^shard_bits(nb_shards)
+	 *        requests. One shard: the whole 16-bit slot field, as before.
+	 */
+	request_table(uint32_t capacity, uint64_t tsc_hz, unsigned shard = 0, unsigned nb_shards = 1);
+
+	/** Bits of a token's slot field that name its shard: ceil(log2(nb_shards)). */
+	static unsigned shard_bits(unsigned nb_shards) noexcept
+	{
+		unsigned b = 0;
+		while ((1u << b) < nb_shards)
+			b++;
+		return b;
+	}
+	/** The shard whose table handed out `token` (any token: the data path routes by it). */
+	static unsigned shard_of(uint32_t token, unsigned bits) noexcept
+	{
+		return bits ? (token & 0xffff) >> (16 - bits) : 0;
+	}
 
 	class ref {
 	public:
@@ -80,7 +100,11 @@ public:
 	/** Ends a request; its token stops matching (and is never handed out again soon). */
 	void close(uint32_t token) noexcept;
 	/** Moves a live request to a new deadline. */
-	void rearm(uint32_t token, uint64_t deadline_tsc) noexcept { _t.rearm(token, deadline_tsc); }
+	void rearm(uint32_t token, uint64_t deadline_tsc) noexcept
+	{
+		if (ours(token))
+			_t.rearm(inner(token), deadline_tsc);
+	}
 
 	/**
 	 * Hands over up to `max` requests whose deadline passed (see expiry::kind); the table
@@ -93,7 +117,7 @@ public:
 	void for_each(Fn &&fn) const
 	{
 		_t.for_each([&](uint32_t token, const pending::entry &e) {
-			fn(token, e, _ctx[token & 0xffff]);
+			fn(token | _shard_base, e, _ctx[token & 0xffff]);
 		});
 	}
 
@@ -101,6 +125,11 @@ public:
 	uint32_t size() const noexcept { return _t.size(); }
 
 private:
+	bool ours(uint32_t token) const noexcept { return (token & _shard_mask) == _shard_base; }
+	uint32_t inner(uint32_t token) const noexcept { return token & ~_shard_mask; }
+
+	uint32_t _shard_base = 0; /* this shard in the slot field */
+	uint32_t _shard_mask = 0; /* the slot field's shard bits */
 	pending::table _t;
 	std::unique_ptr<request_ctx[]> _ctx; /* by slot (token & 0xffff) */
 	uint64_t _tsc_hz;

@@ -18,6 +18,7 @@ struct options {
 	bool stats_period_given = false; /**< -i defaults the period to 0 unless given */
 	bool stats_full = false; /**< --stats-format full: every counter in the periodic block */
 	std::optional<config::dpa_backend> dpa_backend;
+	std::optional<uint32_t> workers; /**< --workers N: overrides /lcores/workers */
 	std::optional<config::dma_backend> dma_backend;
 	std::string dma_device;
 	unsigned wait_pods = 0; /**< keep port stages paused until this many pods registered */

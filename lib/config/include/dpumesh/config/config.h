@@ -75,6 +75,12 @@ struct lcores_config {
 	idle_policy idle = idle_policy::adaptive;
 	uint32_t idle_polls = 256;    /**< empty polls before backing off (adaptive) */
 	uint32_t max_sleep_us = 100; /**< longest back-off sleep (adaptive) */
+	/**
+	 * Run-to-completion workers, each with its own port RX queues, reassembler, sidecar
+	 * shard and DPA threads, on the first `workers` worker lcores (docs/config.md). 1:
+	 * every stage placed by `stages` (else on the first worker lcore).
+	 */
+	uint32_t workers = 1;
 	std::map<std::string, unsigned> stages; /**< stage name -> lcore id */
 };
 

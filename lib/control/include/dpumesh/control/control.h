@@ -85,8 +85,19 @@ public:
 		_emu = emu;
 	}
 	const pod_registry *registry() const noexcept { return _reg; }
-	/** The sidecar; control may publish policy versions to it (sidecar::apply). */
+	/** The sidecar (its first shard); control may publish policy versions to it. */
 	sidecar::stage *sidecar() const noexcept { return _sidecar; }
+	/**
+	 * Every sidecar shard (one per worker lcore): counters are summed over them, a policy
+	 * version is applied to each. Just sidecar() when the node has one worker.
+	 */
+	std::vector<sidecar::stage *> shards() const
+	{
+		if (!_shards.empty())
+			return _shards;
+		return _sidecar ? std::vector<sidecar::stage *>{_sidecar} : std::vector<sidecar::stage *>{};
+	}
+	void set_shards(std::vector<sidecar::stage *> s) { _shards = std::move(s); }
 	const dpa::emulator *emulator() const noexcept { return _emu; }
 	/** The node this view was built from (null when built from parts). */
 	const ::dpumesh::node::instance *instance() const noexcept { return _inst; }
@@ -110,6 +121,7 @@ private:
 	const ::dpumesh::node::instance *_inst = nullptr;
 	const pod_registry *_reg = nullptr;
 	sidecar::stage *_sidecar = nullptr;
+	std::vector<sidecar::stage *> _shards;
 	const dpa::emulator *_emu = nullptr;
 	const std::vector<port::port_info> &_ports;
 	const std::vector<port::rx_ctx *> &_rx;
@@ -152,6 +164,10 @@ struct lcore_view {
 	std::string state; /**< "running", "wait" (worker) or "control" (main) */
 	std::vector<std::string> stages;
 	uint64_t busy_cycles = 0, idle_cycles = 0;
+	/** Worker k's lcore (`lcores.workers` > 1): k; else -1. */
+	int worker = -1;
+	/** What worker k runs: "rx=PORT:Q,.. shard=k dpa=T,.." (empty for -1). */
+	std::string placement;
 };
 std::vector<lcore_view> lcores(const node &n);
 

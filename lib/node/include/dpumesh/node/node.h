@@ -102,8 +102,15 @@ public:
 	pod_registry &registry() noexcept { return *_registry; }
 	const pod_registry &registry() const noexcept { return *_registry; }
 	const registrar &pod_socket() const noexcept { return *_registrar; }
-	sidecar::stage &sidecar() noexcept { return *_sidecar; }
-	const sidecar::stage &sidecar() const noexcept { return *_sidecar; }
+	/** The first sidecar shard (the only one with one worker). */
+	sidecar::stage &sidecar() noexcept { return *_sidecars.front(); }
+	const sidecar::stage &sidecar() const noexcept { return *_sidecars.front(); }
+	/** Every sidecar shard, by shard (one per worker; `lcores.workers`). */
+	const std::vector<sidecar::stage *> &shards() const noexcept { return _shard_view; }
+	/** Worker k's lcore (`lcores.workers` > 1), by worker; empty with one worker. */
+	const std::vector<unsigned> &worker_lcores() const noexcept { return _workers; }
+	/** Worker k's port RX context (nullptr: it has no RX queue), by worker. */
+	const std::vector<port::rx_ctx *> &worker_rx() const noexcept { return _worker_rx; }
 	const dpa::emulator &emulator() const noexcept { return *_emu; }
 	const rte_mempool *packet_pool() const noexcept { return _pkts.get(); }
 	const rte_mempool *message_pool() const noexcept { return _msgs.get(); }
@@ -117,6 +124,8 @@ private:
 	status build();
 	status build_port_stages();
 	status build_mesh();
+	/** The lcore of stage `stage` of worker k: worker k's lcore, or the config's mapping. */
+	result<unsigned> lcore_of(unsigned worker, const std::string &stage) const;
 
 	config::node_config _cfg;
 	options _opt;
@@ -126,13 +135,19 @@ private:
 	std::unique_ptr<rte_mempool, internal::mempool_free> _pkts;
 	internal::port_set _ports;
 	std::unique_ptr<rte_mempool, internal::mempool_free> _msgs;
-	std::unique_ptr<rte_ring, internal::ring_free> _ingress; /* rx_msg*: port RX -> sidecar */
+	/* rx_msg*: worker k's port RX -> its sidecar shard, by worker */
+	std::vector<std::unique_ptr<rte_ring, internal::ring_free>> _ingress;
+	/* each sidecar shard's hand-off ring (two workers or more) */
+	std::vector<std::unique_ptr<rte_ring, internal::ring_free>> _handoff;
+	std::vector<unsigned> _workers;
 	std::unique_ptr<pod_registry> _registry;
 	std::unique_ptr<dpa::emulator> _emu;
-	std::unique_ptr<sidecar::stage> _sidecar;
+	std::vector<std::unique_ptr<sidecar::stage>> _sidecars;
+	std::vector<sidecar::stage *> _shard_view;
 	std::vector<std::unique_ptr<port::tx_ctx>> _tx;
 	std::vector<std::unique_ptr<port::rx_ctx>> _rx;
 	std::vector<port::rx_ctx *> _rx_view;
+	std::vector<port::rx_ctx *> _worker_rx;
 	std::vector<port::tx_ctx *> _tx_view;
 	std::unique_ptr<lcore::runner> _runner;
 	std::unique_ptr<registrar> _registrar;

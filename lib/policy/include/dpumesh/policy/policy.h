@@ -122,6 +122,13 @@ struct engine_options {
 	uint32_t rate_divisor = 1;
 	/** Hash seed of keyed tables; 0: random. */
 	uint64_t seed = 0;
+	/**
+	 * An engine built from the same policy config whose rate-limit buckets this one
+	 * shares (the node's sidecar shards: one engine each, one set of buckets, so the node
+	 * admits the configured rate whichever shard a request lands on; docs/policy.md).
+	 * JWT caches, RBAC and breakers stay per engine. Null: buckets of its own.
+	 */
+	const class engine *share_limits = nullptr;
 };
 
 class engine {

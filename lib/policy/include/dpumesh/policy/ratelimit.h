@@ -14,14 +14,18 @@
 // even at 1e8/s; now_ns must be a monotonic clock below 2^60 ns (36 years), e.g. the TSC
 // converted to ns, never wall-clock ns since 1970.
 //
-// Single writer: a limiter belongs to the lcore that checks requests (docs/policy.md
-// explains why per-lcore state and not atomics). Checking is two-phase, so a request
-// refused by one limit takes no token from the others:
+// A limiter belongs to the lcore that checks requests; the node's sidecar shards (one per
+// worker lcore) each have an engine, and their limiters of one policy version share their
+// buckets (share()): a bucket word is then advanced with a compare-and-swap, so the node as
+// a whole admits the configured rate, not shards x rate (docs/policy.md). Unshared (one
+// worker) the commit stays a plain store. Checking is two-phase, so a request refused by
+// one limit takes no token from the others:
 //
 //   rate_limiter::ticket t;
 //   if (lim.reserve(key, now_ns, &t)) { ...all other checks pass... lim.commit(t); }
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 
@@ -81,17 +85,25 @@ public:
 	static constexpr unsigned probe_window = 8;
 
 	struct ticket {
-		uint64_t *tat = nullptr;
+		std::atomic<uint64_t> *tat = nullptr;
 		uint64_t next = 0;
+		uint64_t now_u = 0;
+		uint64_t interval = 0;
+		bool shared = false; /**< the bucket is shared: commit with a CAS */
 	};
 	struct stats {
 		uint64_t overflow = 0; /**< reservations that fell back to the overflow bucket */
 	};
 
 	/** A single bucket (per route). */
-	rate_limiter(const token_bucket &b) : _bucket(b) {}
+	rate_limiter(const token_bucket &b);
 	/** A keyed table (per source, per claim value). */
 	rate_limiter(const token_bucket &b, uint32_t slots, uint64_t seed);
+	/**
+	 * A limiter with the same buckets as this one (another sidecar shard's engine of the
+	 * same policy version): both then commit with compare-and-swap. Control path.
+	 */
+	rate_limiter share() const;
 
 	rate_limiter(rate_limiter &&) noexcept = default;
 	rate_limiter &operator=(rate_limiter &&) noexcept = default;
@@ -100,11 +112,31 @@ public:
 	bool reserve(uint64_t key, uint64_t now_ns, ticket *t) noexcept
 	{
 		const uint64_t now_u = token_bucket::units(now_ns);
-		uint64_t *tat = _mask == 0 ? &_single : find(key, now_u);
+		std::atomic<uint64_t> *tat = _mask == 0 ? &_st->single : find(key, now_u);
 		t->tat = tat;
-		return _bucket.conforms(*tat, now_u, &t->next);
+		t->now_u = now_u;
+		t->interval = _bucket.interval_units();
+		t->shared = _st->users.load(std::memory_order_relaxed) > 1;
+		return _bucket.conforms(tat->load(std::memory_order_relaxed), now_u, &t->next);
 	}
-	static void commit(const ticket &t) noexcept { *t.tat = t.next; }
+	/**
+	 * Takes the token reserved. Shared: the bucket moves on by one interval from where it
+	 * is now (another shard may have taken one since the reservation: the long-run rate
+	 * holds; a burst may pass by at most shards - 1 requests).
+	 */
+	static void commit(const ticket &t) noexcept
+	{
+		if (!t.shared) {
+			t.tat->store(t.next, std::memory_order_relaxed);
+			return;
+		}
+		uint64_t cur = t.tat->load(std::memory_order_relaxed);
+		for (;;) {
+			const uint64_t next = (cur > t.now_u ? cur : t.now_u) + t.interval;
+			if (t.tat->compare_exchange_weak(cur, next, std::memory_order_relaxed))
+				return;
+		}
+	}
 
 	/** One-phase: reserve and commit. */
 	bool admit(uint64_t key, uint64_t now_ns) noexcept
@@ -118,21 +150,28 @@ public:
 
 	bool keyed() const noexcept { return _mask != 0; }
 	uint32_t slots() const noexcept { return _mask ? _mask + 1 : 0; }
-	uint64_t overflows() const noexcept { return _overflow; }
+	uint64_t overflows() const noexcept { return _st->overflow.load(std::memory_order_relaxed); }
+	/** Limiters using these buckets (1: this one only). */
+	uint32_t users() const noexcept { return _st->users.load(std::memory_order_relaxed); }
 
 private:
 	struct slot {
-		uint64_t key;
-		uint64_t tat;
+		std::atomic<uint64_t> key{0};
+		std::atomic<uint64_t> tat{0};
 	};
-	uint64_t *find(uint64_t key, uint64_t now_u) noexcept;
+	struct state {
+		std::atomic<uint64_t> single{0};
+		std::unique_ptr<slot[]> slots;
+		std::atomic<uint64_t> overflow{0};
+		std::atomic<uint32_t> users{1};
+	};
+	rate_limiter() = default;
+	std::atomic<uint64_t> *find(uint64_t key, uint64_t now_u) noexcept;
 
 	token_bucket _bucket;
-	uint64_t _single = 0;
-	std::unique_ptr<slot[]> _slots;
+	std::shared_ptr<state> _st;
 	uint32_t _mask = 0;
 	uint64_t _seed = 0;
-	uint64_t _overflow = 0;
 };
 
 /** 64-bit hash of a claim value (or any bytes) for a keyed limiter. */

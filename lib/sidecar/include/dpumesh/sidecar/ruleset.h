@@ -101,9 +101,14 @@ public:
 	 *         (an unusable JWT key, a route to an unknown peer, a service the registry
 	 *         does not know: services cannot change at run time)
 	 */
+	/**
+	 * @param share_limits the same version built for another sidecar shard: this one's
+	 *        rate limits use its buckets (policy::engine_options::share_limits)
+	 */
 	static result<std::unique_ptr<ruleset>> build(const config::node_config &cfg,
 							     const pod_registry &reg,
-							     uint64_t version);
+							     uint64_t version,
+							     const ruleset *share_limits = nullptr);
 
 	uint64_t version() const noexcept { return _version; }
 	/** By registry service index. */

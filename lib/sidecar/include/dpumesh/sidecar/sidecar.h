@@ -48,6 +48,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dpumesh/config/config.h"
@@ -114,7 +115,10 @@ using port::rx_msg;
 	_(request_ids, "x-request-id fields added to requests that had none")            \
 	_(traceparents, "traceparent fields added to requests that had none")            \
 	_(trace_no_room, "requests with no header room for a generated trace field")     \
-	_(policy_swaps, "policy versions published")
+	_(policy_swaps, "policy versions published")                                     \
+	_(handoff_out, "messages and commands handed to another sidecar shard")          \
+	_(handoff_in, "messages and commands another sidecar shard handed here")         \
+	_(handoff_full, "messages dropped: another shard's hand-off ring full (never expected)")
 
 struct alignas(64) counters {
 #define DPUMESH_SIDECAR_FIELD(n, d) counter n;
@@ -144,6 +148,30 @@ struct network {
 	rte_ring *ingress = nullptr;   /**< rx_msg* from port RX */
 	rte_mempool *pkts = nullptr;   /**< frames are built from it */
 	std::vector<port> ports;       /**< by ethdev port id order of the config */
+	/** The sidecar shard this is for, of how many (frames' message ids stay distinct). */
+	unsigned shard = 0, nb_shards = 1;
+};
+
+/** A hand-off ring for one sidecar shard (MP/SC, `size` entries); nullptr and rte_errno. */
+rte_ring *create_handoff_ring(const char *name, unsigned size) noexcept;
+
+/**
+ * Where a stage sits among the node's sidecar shards (one per worker lcore; docs/
+ * architecture.md, "Worker lcores"). Shard k owns the DPA threads t with t % count == k
+ * (it alone produces to their sidecar RX SQs and consumes their sidecar TX SQs and
+ * notification queues), its port RX queues' ingress ring, and a partition of the pending
+ * requests: its tokens carry k. Work that must change shard goes through the owner's
+ * hand-off ring (MP/SC rte_ring of handoff_item, lib/sidecar/internal/outbox.h).
+ */
+struct shard_info {
+	unsigned index = 0;
+	unsigned count = 1;
+	/** Every shard's hand-off ring, by shard (empty with one shard). */
+	std::vector<rte_ring *> handoff;
+	/** Shard 0's first version (shards > 0): rate-limit buckets are shared with it. */
+	const ruleset *share_limits = nullptr;
+	/** Whether DPA thread t is this shard's. */
+	bool owns_thread(unsigned t) const noexcept { return t % count == index; }
 };
 
 class admission;
@@ -153,6 +181,7 @@ class egress;
 class network_in;
 struct dpa_command;
 struct dpa_note;
+struct handoff_item;
 struct pod_message;
 struct net_message;
 struct request_ctx;
@@ -171,13 +200,22 @@ public:
 	/** Builds the routing view from the config (control path). */
 	static result<std::unique_ptr<stage>> create(const config::node_config &cfg,
 						       pod_registry &reg, dpa::emulator &emu,
-						       const network &net = {});
+						       const network &net = {},
+						       const shard_info &shard = {});
 	~stage();
 
 	lcore::stage_def lcore_stage() noexcept { return {"sidecar", &poll, this, false}; }
+	/** Which shard this is, of how many. */
+	unsigned shard() const noexcept { return _shard.index; }
+	unsigned nb_shards() const noexcept { return _shard.count; }
 	const counters &stats() const noexcept { return _stats; }
 	/** The pending requests (control path: `show pending`; read without locks). */
 	const pending::table &pending() const noexcept;
+	/**
+	 * Up to `max` pending requests with the tokens this shard handed out (the table's own
+	 * tokens carry no shard; control path, read without locks).
+	 */
+	std::vector<std::pair<uint32_t, pending::entry>> pending_list(size_t max) const;
 
 	/**
 	 * Publishes a new routing and policy version (control path): one pointer store, then
@@ -223,6 +261,10 @@ private:
 	void release_held(request_ctx &c) noexcept;
 	void expired(const expiry &x, uint64_t now) noexcept;
 	uint32_t unpark(uint64_t now) noexcept;
+	/* shards: work that belongs to another shard goes to its hand-off ring */
+	unsigned token_shard(uint32_t token) const noexcept;
+	bool hand_off(unsigned shard, const handoff_item &h) noexcept;
+	uint32_t take_handoffs(uint64_t now) noexcept;
 	/* commands */
 	void deliver(const dpa_command &c) noexcept;
 	void complete(uint64_t header, uint32_t status) noexcept;
@@ -244,6 +286,8 @@ private:
 	std::vector<policy::retry_budget> _budgets; /* by service */
 	uint64_t _tsc_hz = 0;
 	rte_ring *_ingress = nullptr;
+	shard_info _shard;
+	unsigned _token_bits = 0; /* request_table::shard_bits(_shard.count) */
 	unsigned _qsbr_id = 0;
 	bool _registered = false;
 	std::string _hop;
