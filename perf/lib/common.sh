@@ -144,7 +144,7 @@ profile_window() {
   PROFILE_SUITE=$suite PROFILE_TAG=$tag
   PROFILE_DATA="$WORK/profile-$suite.data"
   ( sleep "$delay"
-    exec "$PERF_BIN" record -F "${PROFILE_FREQ:-999}" ${PROFILE_CALLGRAPH:--g} -p "$DP_PID" \
+    exec "$PERF_BIN" record -F "${PROFILE_FREQ:-999}" -g -p "$DP_PID" \
       -o "$PROFILE_DATA" -- sleep "$secs" ) > "$RAW/profile-$suite.record.log" 2>&1 &
   PROFILE_PID=$!; track "$PROFILE_PID"
 }

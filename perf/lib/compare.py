@@ -19,8 +19,8 @@ MIN_EFFECT = 0.05  # a change smaller than 5% is never called, whatever the nois
 KNOWN = {
     "pod2pod.csv": (["system", "size", "outstanding"], [
         ("rps", +1, "round trips/s"), ("p50_us", -1, "p50 µs"), ("p99_us", -1, "p99 µs"),
-        ("dp_user_us_rt+dp_sys_us_rt", -1, "dpumesh CPU µs/rt"),
-        ("pods_user_us_rt+pods_sys_us_rt", -1, "pods CPU µs/rt"),
+        ("dp_cpu_us_rt", -1, "dpumesh CPU µs/rt"), ("dp_sys_us_rt", -1, "dpumesh kernel µs/rt"),
+        ("pods_cpu_us_rt", -1, "pods CPU µs/rt"),
         ("doorbells_per_rt", -1, "doorbells/rt"), ("cycles_per_rt", -1, "TSC cycles/rt")]),
     "replay.csv": (["capture", "system"], [
         ("rx_mpps", +1, "Mpps"), ("cpu_cycles_per_frame", -1, "CPU cycles/frame"),
@@ -31,7 +31,8 @@ KNOWN = {
         ("p50_us", -1, "p50 µs"), ("p99_us", -1, "p99 µs"), ("rps", +1, "round trips/s")]),
     "scaling.csv": (["dimension", "n"], [
         ("rps", +1, "round trips/s"), ("p50_us", -1, "p50 µs"),
-        ("dp_user_us_rt+dp_sys_us_rt", -1, "dpumesh CPU µs/rt"), ("cycles_per_rt", -1, "TSC cycles/rt")]),
+        ("dp_cpu_us_rt", -1, "dpumesh CPU µs/rt"), ("pods_cpu_us_rt", -1, "pods CPU µs/rt"),
+        ("doorbells_per_rt", -1, "doorbells/rt"), ("cycles_per_rt", -1, "TSC cycles/rt")]),
     "ndr.csv": (["capture", "system"], [("ndr_pps", +1, "NDR pps"), ("pdr_pps", +1, "PDR pps")]),
     "footprint.csv": (["what"], [("rss_kb", -1, "RSS KiB"), ("pss_kb", -1, "PSS KiB")]),
     "memcpy.csv": (["size"], [("memcpy_gbps", +1, "memcpy GB/s")]),

@@ -10,12 +10,16 @@
 #                                                      background next to a client whose
 #                                                      measured window it brackets.
 #   proccpu.py snap OUT ROLE=PID...                    one snapshot appended to OUT (JSON lines);
-#   proccpu.py delta FILE [RATE]                       key=value words: CPU per role (ROLE_user_s,
-#                                                      ROLE_sys_s), per dpumesh thread
-#                                                      (thread.NAME.TID=user/sys s), and per unit
-#                                                      of work (ROLE_user_us, ROLE_sys_us: a round
-#                                                      trip, a message) when RATE (units/s over
-#                                                      the window) > 0: units = RATE x wall.
+#   proccpu.py delta FILE [RATE]                       key=value words: CPU per role (ROLE_cpu_s:
+#                                                      exact on-CPU time of every thread, from
+#                                                      schedstat; ROLE_user_s, ROLE_sys_s: that
+#                                                      time split as utime/stime's clock ticks
+#                                                      split it, absent when no tick fell), per
+#                                                      dpumesh thread (thread.NAME.TID=user/sys s
+#                                                      in ticks), and per unit of work (ROLE_cpu_us,
+#                                                      ROLE_user_us, ROLE_sys_us: a round trip, a
+#                                                      message) when RATE (units/s over the
+#                                                      window) > 0: units = RATE x wall.
 # ROLE "dpumesh" has its threads listed one by one; roles named pod* or client* are summed as
 # "pods"; any other role (testpmd) is reported under its own name. A "tel=SOCKET" argument
 # also reads dpumesh's telemetry (/dpumesh/pods, /dpumesh/dpa) at both snapshots: the delta of
@@ -70,6 +74,23 @@ def doorbells(t):
     return n
 
 
+def schedstat_ns(pid):
+    """The process's on-CPU ns, every thread (/proc/PID/task/*/schedstat: exact, where stat's
+    utime and stime are whole clock ticks, which a process using a few ms loses)."""
+    total = 0
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return None
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
 def snapshot(procs, sock=None):
     snap = {"t": time.monotonic(), "procs": []}
     if sock:
@@ -79,6 +100,7 @@ def snapshot(procs, sock=None):
         entry = {"role": role, "pid": pid, "alive": p is not None}
         if p:
             entry["comm"], entry["utime"], entry["stime"] = p
+            entry["oncpu_ns"] = schedstat_ns(pid)
         if role == "dpumesh" and p:
             threads = {}
             try:
@@ -115,7 +137,8 @@ def cmd_window(delay, duration, out, procs, sock):
 
 
 def delta(a, b):
-    """Per role: [user s, sys s] between two snapshots; dpumesh's threads by name."""
+    """Per role: [user s, sys s (clock ticks), on-CPU s (exact)] between two snapshots;
+    dpumesh's threads by name."""
     roles = {}
     threads = {}
     before = {(e["role"], e["pid"]): e for e in a["procs"]}
@@ -123,9 +146,13 @@ def delta(a, b):
         e0 = before.get((e["role"], e["pid"]))
         if not e0 or not e0.get("alive") or not e.get("alive"):
             continue
-        r = roles.setdefault(e["role"], [0.0, 0.0])
+        r = roles.setdefault(e["role"], [0.0, 0.0, 0.0])
         r[0] += (e["utime"] - e0["utime"]) / TICK
         r[1] += (e["stime"] - e0["stime"]) / TICK
+        if e.get("oncpu_ns") is not None and e0.get("oncpu_ns") is not None:
+            r[2] += (e["oncpu_ns"] - e0["oncpu_ns"]) / 1e9
+        else:
+            r[2] += (e["utime"] - e0["utime"] + e["stime"] - e0["stime"]) / TICK
         if e["role"] == "dpumesh":
             for tid, t in e.get("threads", {}).items():
                 t0 = e0.get("threads", {}).get(tid)
@@ -150,18 +177,24 @@ def summarize(path, rate=0.0):
     roles, threads = delta(d["before"], d["after"])
     wall = d["after"]["t"] - d["before"]["t"]
     units = float(rate) * wall
-    merged = {"dpumesh": roles.get("dpumesh", [0.0, 0.0]),
-              "pods": [sum(v[0] for k, v in roles.items() if is_pod(k)),
-                       sum(v[1] for k, v in roles.items() if is_pod(k))]}
+    merged = {"dpumesh": roles.get("dpumesh", [0.0, 0.0, 0.0]),
+              "pods": [sum(v[i] for k, v in roles.items() if is_pod(k)) for i in range(3)]}
     for k, v in roles.items():
         if k != "dpumesh" and not is_pod(k):
             merged[k] = v
     out = {"wall_s": wall, "units": units, "threads": {k: v for k, v in threads.items() if v[0] or v[1]}}
-    for k, (u, s) in merged.items():
-        out[k + "_user_s"], out[k + "_sys_s"] = u, s
+    for k, (u, s, t) in merged.items():
+        # the exact on-CPU time, split into user and kernel as the ticks split it (the ticks
+        # alone lose up to one per process and thread: pods that each use a few ms)
+        out[k + "_cpu_s"] = t
+        out[k + "_user_ticks_s"], out[k + "_sys_ticks_s"] = u, s
+        if u + s > 0:
+            out[k + "_user_s"], out[k + "_sys_s"] = t * u / (u + s), t * s / (u + s)
         if units > 0:
-            out[k + "_user_us"] = u * 1e6 / units
-            out[k + "_sys_us"] = s * 1e6 / units
+            out[k + "_cpu_us"] = t * 1e6 / units
+            if u + s > 0:
+                out[k + "_user_us"] = out[k + "_user_s"] * 1e6 / units
+                out[k + "_sys_us"] = out[k + "_sys_s"] * 1e6 / units
     da, db = doorbells(d["before"].get("tel", {})), doorbells(d["after"].get("tel", {}))
     if da is not None and db is not None:
         out["doorbells"] = db - da

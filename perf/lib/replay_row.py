@@ -92,12 +92,11 @@ def cpu(path, rate):
 for r, path, role, frames, secs in ((rows[0], tp_cpu_path, "testpmd", tp_rx, T),
                                     (rows[1], dm_cpu_path, "dpumesh", dm_rx, D)):
     c = cpu(path, frames / secs if secs else 0)
-    r["cpu_cycles_per_frame"] = ((c[role + "_user_us"] + c[role + "_sys_us"]) * hz / 1e6
-                                 if c and role + "_user_us" in c else "")
-    r["sys_share"] = ((c[role + "_sys_s"] / (c[role + "_user_s"] + c[role + "_sys_s"]))
-                      if c and (c[role + "_user_s"] + c[role + "_sys_s"]) else "")
+    r["cpu_cycles_per_frame"] = (c[role + "_cpu_us"] * hz / 1e6 if c and role + "_cpu_us" in c else "")
+    r["sys_share"] = (c[role + "_sys_s"] / c[role + "_cpu_s"]
+                      if c and role + "_sys_s" in c and c[role + "_cpu_s"] else "")
 c = cpu(dm_cpu_path, rows[1]["delivered_per_s"])
-rows[1]["pods_cpu_us_per_msg"] = (c["pods_user_us"] + c["pods_sys_us"]) if c and "pods_user_us" in c else ""
+rows[1]["pods_cpu_us_per_msg"] = c["pods_cpu_us"] if c and "pods_cpu_us" in c else ""
 rows[0]["pods_cpu_us_per_msg"] = ""
 rows[1]["doorbells_per_msg"] = c.get("doorbells_per_unit", "n/a") if c else "n/a"
 rows[0]["doorbells_per_msg"] = ""

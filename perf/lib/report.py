@@ -45,12 +45,25 @@ def num(x, fmt="%.3g"):
     return fmt % v
 
 
+def cpu_total(r, who):
+    """WHO's CPU µs per round trip: the exact on-CPU column, else user + sys."""
+    t = f(r.get(who + "_cpu_us_rt"))
+    if t is None:
+        u, k = f(r.get(who + "_user_us_rt")), f(r.get(who + "_sys_us_rt"))
+        t = u + k if u is not None and k is not None else None
+    return t
+
+
 def cpu_cell(r, who):
-    """'total (user+sys)' from the WHO_user_us_rt and WHO_sys_us_rt columns, — when absent."""
+    """'total (user+sys)': the exact on-CPU time per round trip, split as the clock ticks
+    split it; — when absent."""
+    t = cpu_total(r, who)
+    if t is None:
+        return "—"
     u, k = f(r.get(who + "_user_us_rt")), f(r.get(who + "_sys_us_rt"))
     if u is None or k is None:
-        return "—"
-    return "%.2f (%.2f+%.2f)" % (u + k, u, k)
+        return "%.2f (no tick)" % t
+    return "%.2f (%.2f+%.2f)" % (t, u, k)
 
 
 def doorbell_cell(r, system):
@@ -334,10 +347,7 @@ if sc:
     for r in sc:
         first.setdefault(r["dimension"], r)
         b = first[r["dimension"]]
-        def dpcpu(x):
-            u, k = f(x.get("dp_user_us_rt")), f(x.get("dp_sys_us_rt"))
-            return u + k if u is not None and k is not None else None
-        rows.append([r["dimension"], r["n"], ratio(dpcpu(r), dpcpu(b)),
+        rows.append([r["dimension"], r["n"], ratio(cpu_total(r, "dp"), cpu_total(b, "dp")),
                      ratio(r["cycles_per_rt"], b["cycles_per_rt"]),
                      ratio(r["rps"], b["rps"]), ratio(r["p50_us"], b["p50_us"]),
                      cpu_cell(r, "dp"), cpu_cell(r, "pods"), doorbell_cell(r, "dpumesh"),

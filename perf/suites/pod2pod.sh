@@ -3,7 +3,7 @@
 # "baselines" (the same sizes and outstanding requests over TCP loopback, and through two
 # HAProxy sidecars in HTTP mode). Sourced by perf/run.sh. Rows go to pod2pod.csv:
 #   system,size,outstanding,rps,p50_us,p90_us,p99_us,p999_us,ok,errors,retries,cycles_per_rt,
-#   dp_user_us_rt,dp_sys_us_rt,pods_user_us_rt,pods_sys_us_rt,doorbells_per_rt
+#   dp_cpu_us_rt,dp_user_us_rt,dp_sys_us_rt,pods_cpu_us_rt,pods_user_us_rt,pods_sys_us_rt,doorbells_per_rt
 # The CPU columns are /proc user and kernel time over the client's measured window (dpumesh:
 # every thread; pods: the echo pod and the client) per round trip; doorbells = eventfd writes
 # to pods per round trip ("n/a" when the build has no such counter).
@@ -17,7 +17,7 @@ PROFILE_AT_pod2pod=dpumesh-cpu-64-64
 
 p2p_csv() {
   [ -s "$RESULTS/pod2pod.csv" ] ||
-    echo "system,size,outstanding,rps,p50_us,p90_us,p99_us,p999_us,ok,errors,retries,cycles_per_rt,dp_user_us_rt,dp_sys_us_rt,pods_user_us_rt,pods_sys_us_rt,doorbells_per_rt" > "$RESULTS/pod2pod.csv"
+    echo "system,size,outstanding,rps,p50_us,p90_us,p99_us,p999_us,ok,errors,retries,cycles_per_rt,dp_cpu_us_rt,dp_user_us_rt,dp_sys_us_rt,pods_cpu_us_rt,pods_user_us_rt,pods_sys_us_rt,doorbells_per_rt" > "$RESULTS/pod2pod.csv"
   echo "$*" >> "$RESULTS/pod2pod.csv"
 }
 
@@ -84,7 +84,7 @@ p2p_client() {
   cyc=$(awk -v b="$busy" -v n="$ok" 'BEGIN { printf "%.0f", n ? b / n : 0 }')
   # doorbells per round trip: telemetry read with the /proc snapshots, over the same window
   db=$(kv "$cpu" doorbells_per_unit)
-  p2p_csv "$system,$size,$window,$rps,$(kv "$line" rtt_p50_us),$(kv "$line" rtt_p90_us),$(kv "$line" rtt_p99_us),$(kv "$line" rtt_p999_us),$ok,$err,$(kv "$line" again),$cyc,$(kv "$cpu" dpumesh_user_us),$(kv "$cpu" dpumesh_sys_us),$(kv "$cpu" pods_user_us),$(kv "$cpu" pods_sys_us),$db"
+  p2p_csv "$system,$size,$window,$rps,$(kv "$line" rtt_p50_us),$(kv "$line" rtt_p90_us),$(kv "$line" rtt_p99_us),$(kv "$line" rtt_p999_us),$ok,$err,$(kv "$line" again),$cyc,$(kv "$cpu" dpumesh_cpu_us),$(kv "$cpu" dpumesh_user_us),$(kv "$cpu" dpumesh_sys_us),$(kv "$cpu" pods_cpu_us),$(kv "$cpu" pods_user_us),$(kv "$cpu" pods_sys_us),$db"
 }
 
 suite_pod2pod() {
