@@ -129,21 +129,22 @@ cpu_window() {
 # cpu_words FILE RATE: key=value words from a cpu_window file, per unit at RATE units/s.
 cpu_words() { python3 "$ROOT/perf/lib/proccpu.py" delta "$1" "$2" 2>/dev/null || true; }
 
-# profile_window SUITE TAG DELAY SECONDS: when profiling is on (run.sh --profile) and SUITE
-# has no profile yet, `perf record -g` on dpumesh ($DP_PID) from DELAY s from now for
-# SECONDS s, in the background; profile_wait then reduces it to raw/profile-SUITE.* and
+# profile_window SUITE TAG DELAY SECONDS [PODS]: when profiling is on (run.sh --profile) and
+# SUITE has no profile yet, `perf record -g` on dpumesh ($DP_PID) from DELAY s from now (from
+# when PODS pods are registered) for SECONDS s, in the background; profile_wait then reduces it to raw/profile-SUITE.* and
 # profile.csv (the top symbols of each stage, perf/lib/profile.py). A suite calls it on the
 # one measured window it wants profiled (see PROFILE_AT in the suites).
 PROFILE_PID=""
 profile_window() {
-  local suite=$1 tag=$2 delay=$3 secs=$4
+  local suite=$1 tag=$2 delay=$3 secs=$4 pods=${5:-0}
   [ "${PROFILE:-0}" = 1 ] && [ -n "${PERF_BIN:-}" ] || return 0
   [ ! -e "$RAW/profile-$suite.txt.gz" ] && [ -z "$PROFILE_PID" ] || return 0
   local at="PROFILE_AT_$suite"
   [ -z "${!at:-}" ] || [ "${!at}" = "$tag" ] || return 0
   PROFILE_SUITE=$suite PROFILE_TAG=$tag
   PROFILE_DATA="$WORK/profile-$suite.data"
-  ( sleep "$delay"
+  ( [ "$pods" = 0 ] || tel wait "$DP_TEL" /dpumesh/pods pod_id "$pods" 60 > /dev/null 2>&1 || true
+    sleep "$delay"
     exec "$PERF_BIN" record -F "${PROFILE_FREQ:-999}" -g -p "$DP_PID" \
       -o "$PROFILE_DATA" -- sleep "$secs" ) > "$RAW/profile-$suite.record.log" 2>&1 &
   PROFILE_PID=$!; track "$PROFILE_PID"

@@ -139,7 +139,8 @@ out.append("")
 out.append("**new ÷ old** is the mean of the new runs over the mean of the old runs. **noise** is "
            "the spread (max − min) ÷ mean of the old runs, the same binary run %d times "
            "(— with one run: use --repeat 2 or more). A row is called **worse** or **better** only "
-           "when the change is larger than the noise and than %d%%; otherwise **=**. Lower is "
+           "when the change is larger than the noise (of the old runs and of the new runs) and "
+           "than %d%%, and every new run is beyond every old one; otherwise **=**. Lower is "
            "better for µs, cycles and KiB; higher for rates." % (N, int(MIN_EFFECT * 100)))
 out.append("")
 
@@ -193,16 +194,19 @@ for name in files:
             noise = spread(o)
             cell = "**%.3f**" % ratio if ratio is not None else "—"
             if ratio is not None and direction:
-                band = max(MIN_EFFECT, noise or 0)
+                band = max(MIN_EFFECT, noise or 0, spread(n) or 0)
                 change = (ratio - 1) * direction
+                # and the runs do not overlap: every new run beyond every old one
+                apart_worse = (max(n) < min(o)) if direction > 0 else (min(n) > max(o))
+                apart_better = (min(n) > max(o)) if direction > 0 else (max(n) < min(o))
                 if base:
                     baseline_moves.append(abs(ratio - 1))
                     cell += " (same binary)"
-                elif change < -band:
+                elif change < -band and apart_worse:
                     cell += " worse"
                     worse += 1
                     verdicts.append("%s %s: %s %.3f" % (name, "/".join(k), label, ratio))
-                elif change > band:
+                elif change > band and apart_better:
                     cell += " better"
                     better += 1
                 else:

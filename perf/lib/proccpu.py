@@ -24,7 +24,9 @@
 # "pods"; any other role (testpmd) is reported under its own name. A "tel=SOCKET" argument
 # also reads dpumesh's telemetry (/dpumesh/pods, /dpumesh/dpa) at both snapshots: the delta of
 # any value named "doorbells" (eventfd writes to pods) gives doorbells and doorbells_per_unit,
-# over the same window and while the client pod is still registered; "n/a" without it.
+# over the same window and while the client pod is still registered; "n/a" without it. With
+# "waitpods=N" the DELAY starts once N pods are registered (the client's window starts after
+# its registration, which a loaded machine delays).
 import json
 import os
 import sys
@@ -117,17 +119,33 @@ def snapshot(procs, sock=None):
 
 
 def parse_procs(args):
-    out, sock = [], None
+    out, sock, pods = [], None, 0
     for a in args:
         role, _, pid = a.partition("=")
         if role == "tel":
             sock = pid
+        elif role == "waitpods":
+            pods = int(pid)
         elif pid.isdigit():
             out.append((role, int(pid)))
-    return out, sock
+    return out, sock, pods
 
 
-def cmd_window(delay, duration, out, procs, sock):
+def wait_pods(sock, n, timeout=60.0):
+    """Until dpumesh has N pods registered (the client's registration, on a loaded machine,
+    can take longer than the warm-up: the window starts after it)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        t = tel_read(sock)
+        pods = t.get("/dpumesh/pods") or {}
+        if len(pods.get("pod_id", [])) >= n:
+            return
+        time.sleep(0.02)
+
+
+def cmd_window(delay, duration, out, procs, sock, pods=0):
+    if sock and pods:
+        wait_pods(sock, pods)
     time.sleep(float(delay))
     a = snapshot(procs, sock)
     time.sleep(float(duration))
@@ -221,8 +239,9 @@ def main(argv):
     if len(argv) >= 5 and argv[1] == "window":
         cmd_window(argv[2], argv[3], argv[4], *parse_procs(argv[5:]))
     elif len(argv) >= 3 and argv[1] == "snap":
+        procs, sock, _ = parse_procs(argv[3:])
         with open(argv[2], "a") as f:
-            f.write(json.dumps(snapshot(*parse_procs(argv[3:]))) + "\n")
+            f.write(json.dumps(snapshot(procs, sock)) + "\n")
     elif len(argv) in (3, 4) and argv[1] == "delta":
         cmd_delta(argv[2], argv[3] if len(argv) == 4 else 0)
     else:

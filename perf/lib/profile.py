@@ -19,7 +19,7 @@ import sys
 # stage entry points (demangled names as perf prints them) -> stage; the first match from
 # the root of the chain wins. Names from lib/port/rx.cc, lib/port/tx.cc,
 # lib/sidecar/sidecar.cc (stage::poll), lib/dpa/emulator.cc (pair_poll, pair_poll_rx);
-# a stage that another helper adds shows up as "lcore: other" until it is listed here.
+# a stage added later shows up under "lcore: chain broken" or its caller until listed here.
 STAGES = [
     (re.compile(r"dpumesh::port::.*\brx_poll\b"), "port_rx"),
     (re.compile(r"dpumesh::port::.*\btx_poll\b"), "port_tx"),
@@ -46,7 +46,9 @@ def stage_of(frames, comm):
     if any(RUNNER.search(s) for s, _ in frames):
         return "lcore: runner loop"  # the loop itself, the idle back-off, the clock samples
     if comm.startswith("lcore-worker") or comm.startswith("rte-worker"):
-        return "lcore: other"
+        # a leaf in a DPDK library without frame pointers (a PMD's burst, rte_hash) whose
+        # chain the unwinder could not follow: the stage is unknown, the library is listed
+        return "lcore: chain broken"
     return "thread " + re.sub(r"[-_]?\d+$", "", comm)
 
 

@@ -404,8 +404,9 @@ if prof:
     out.append("")
     out.append("Each sample goes to the stage whose entry point is the outermost stage frame of "
                "its call chain (port rx_poll, tx_poll, sidecar stage::poll, DPA pair_poll); "
-               "`lcore: runner loop` is the loop itself (idle back-off, clock samples); other "
-               "threads by name. Within a stage, the top symbols by self samples: % of the "
+               "`lcore: runner loop` is the loop itself (idle back-off, clock samples); "
+               "`lcore: chain broken`: a leaf in a DPDK library without frame pointers whose "
+               "chain was lost (stage unknown); other threads by name. Within a stage, the top symbols by self samples: % of the "
                "stage, then % of every dpumesh sample. perf.data and `perf report` text are in "
                "raw/profile-SUITE.*.gz.")
     out.append("")

@@ -55,8 +55,8 @@ p2p_client() {
     "$BIN/dpumesh-pod" client "$DP_SOCK" 2000000 "$(next_seed)" "$size" > "$WORK/p2p-client.out" 2>&1 &
   client_pid=$!; track "$client_pid"
   rm -f "$cpu_file"
-  cpu_window "$cpu_file" "$P2P_WARMUP" "$P2P_SECONDS" dpumesh="$DP_PID" "${P2P_POD_PIDS[@]}" client="$client_pid" tel="$DP_TEL"
-  profile_window "pod2pod" "$system-$size-$window" "$P2P_WARMUP" "$P2P_SECONDS"
+  cpu_window "$cpu_file" "$P2P_WARMUP" "$P2P_SECONDS" dpumesh="$DP_PID" "${P2P_POD_PIDS[@]}" client="$client_pid" tel="$DP_TEL" waitpods="2"
+  profile_window "pod2pod" "$system-$size-$window" "$P2P_WARMUP" "$P2P_SECONDS" 2
   wait "$client_pid" 2>/dev/null || true
   wait "$CPU_WIN_PID" 2>/dev/null || true
   profile_wait

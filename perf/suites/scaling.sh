@@ -30,8 +30,8 @@ scale_point() {
   client_pid=$!; track "$client_pid"
   for p in "${SCALE_PIDS[@]}"; do pods+=("pod=$p"); done
   rm -f "$cpu_file"
-  cpu_window "$cpu_file" "$P2P_WARMUP" "$P2P_SECONDS" dpumesh="$DP_PID" "${pods[@]}" client="$client_pid" tel="$DP_TEL"
-  profile_window scaling "$1-$2" "$P2P_WARMUP" "$P2P_SECONDS"
+  cpu_window "$cpu_file" "$P2P_WARMUP" "$P2P_SECONDS" dpumesh="$DP_PID" "${pods[@]}" client="$client_pid" tel="$DP_TEL" waitpods="$(( ${#SCALE_PIDS[@]} + 1 ))"
+  profile_window scaling "$1-$2" "$P2P_WARMUP" "$P2P_SECONDS" "$(( ${#SCALE_PIDS[@]} + 1 ))"
   wait "$client_pid" 2>/dev/null || true
   wait "$CPU_WIN_PID" 2>/dev/null || true
   profile_wait
