@@ -293,9 +293,10 @@ if p2p:
             table(hdr, rows)
     out.append("Absolute numbers (round trips/s; latency in µs; errors = refused, mesh error "
                "responses, bad bodies, non-2xx or failed connections; retries = try-again "
-               "(dpumesh) or resent requests (TCP); CPU µs/rt = user + kernel CPU time from /proc "
-               "over the measured window per round trip, dpumesh all threads, pods = the echo pod "
-               "and the client; doorbells = eventfd writes to pods per round trip; TSC cycles = "
+               "(dpumesh) or resent requests (TCP); CPU µs/rt = on-CPU time from /proc (schedstat, "
+               "every thread) over the measured window per round trip, split into user + kernel "
+               "as utime/stime's clock ticks split it (\"no tick\": none fell); dpumesh, and "
+               "pods = the echo pod and the client; doorbells = eventfd writes to pods per round trip; TSC cycles = "
                "dpumesh stage busy TSC cycles per round trip, descheduled time included):")
     out.append("")
     rows = []
