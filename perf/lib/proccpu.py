@@ -25,8 +25,9 @@
 # also reads dpumesh's telemetry (/dpumesh/pods, /dpumesh/dpa) at both snapshots: the delta of
 # any value named "doorbells" (eventfd writes to pods) gives doorbells and doorbells_per_unit,
 # over the same window and while the client pod is still registered; "n/a" without it. With
-# "waitpods=N" the DELAY starts once N pods are registered (the client's window starts after
-# its registration, which a loaded machine delays).
+# "waitnew=1" (started before the client) the DELAY starts once a new pod registered (the
+# client's window starts after its registration, which a loaded machine delays); a PID given
+# as @FILE is read from FILE then.
 import json
 import os
 import sys
@@ -119,33 +120,55 @@ def snapshot(procs, sock=None):
 
 
 def parse_procs(args):
-    out, sock, pods = [], None, 0
+    """ROLE=PID, ROLE=@FILE (the pid read from FILE when the window starts: a process started
+    after this one), tel=SOCKET, waitnew=1."""
+    out, sock, waitnew = [], None, False
     for a in args:
         role, _, pid = a.partition("=")
         if role == "tel":
             sock = pid
-        elif role == "waitpods":
-            pods = int(pid)
-        elif pid.isdigit():
+        elif role == "waitnew":
+            waitnew = pid == "1"
+        elif pid.isdigit() or pid.startswith("@"):
+            out.append((role, pid))
+    return out, sock, waitnew
+
+
+def resolve(procs):
+    out = []
+    for role, pid in procs:
+        if pid.startswith("@"):
+            try:
+                with open(pid[1:]) as f:
+                    pid = f.read().strip()
+            except OSError:
+                continue
+        if pid.isdigit():
             out.append((role, int(pid)))
-    return out, sock, pods
+    return out
 
 
-def wait_pods(sock, n, timeout=60.0):
-    """Until dpumesh has N pods registered (the client's registration, on a loaded machine,
-    can take longer than the warm-up: the window starts after it)."""
+def pod_ids(sock):
+    return set((tel_read(sock).get("/dpumesh/pods") or {}).get("pod_id", []))
+
+
+def wait_new_pod(sock, before, timeout=60.0):
+    """Until a pod not in BEFORE registers (the client: on a loaded machine its registration
+    can take longer than the warm-up, and its window starts after it)."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        t = tel_read(sock)
-        pods = t.get("/dpumesh/pods") or {}
-        if len(pods.get("pod_id", [])) >= n:
+        if pod_ids(sock) - before:
             return
-        time.sleep(0.02)
+        time.sleep(0.01)
 
 
-def cmd_window(delay, duration, out, procs, sock, pods=0):
-    if sock and pods:
-        wait_pods(sock, pods)
+def cmd_window(delay, duration, out, procs, sock, waitnew=False):
+    started = any(p.startswith("@") and os.path.exists(p[1:]) for _, p in procs)
+    if sock and waitnew and not started:
+        # started before the client (its pid file is not there yet): the pods registered now
+        # are not it
+        wait_new_pod(sock, pod_ids(sock), timeout=10.0)
+    procs = resolve(procs)
     time.sleep(float(delay))
     a = snapshot(procs, sock)
     time.sleep(float(duration))
@@ -200,7 +223,9 @@ def summarize(path, rate=0.0):
     for k, v in roles.items():
         if k != "dpumesh" and not is_pod(k):
             merged[k] = v
-    out = {"wall_s": wall, "units": units, "threads": {k: v for k, v in threads.items() if v[0] or v[1]}}
+    out = {"wall_s": wall, "units": units, "threads": {k: v for k, v in threads.items() if v[0] or v[1]},
+           # processes that ended inside the window: left out (their CPU is lost), counted here
+           "procs_gone": sum(1 for e in d["after"]["procs"] if not e.get("alive"))}
     for k, (u, s, t) in merged.items():
         # the exact on-CPU time, split into user and kernel as the ticks split it (the ticks
         # alone lose up to one per process and thread: pods that each use a few ms)
@@ -241,7 +266,7 @@ def main(argv):
     elif len(argv) >= 3 and argv[1] == "snap":
         procs, sock, _ = parse_procs(argv[3:])
         with open(argv[2], "a") as f:
-            f.write(json.dumps(snapshot(procs, sock)) + "\n")
+            f.write(json.dumps(snapshot(resolve(procs), sock)) + "\n")
     elif len(argv) in (3, 4) and argv[1] == "delta":
         cmd_delta(argv[2], argv[3] if len(argv) == 4 else 0)
     else:

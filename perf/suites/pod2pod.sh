@@ -47,16 +47,20 @@ PY
 # p2p_client SYSTEM SIZE WINDOW [extra env...]: one timed client run against $DP_SOCK.
 p2p_client() {
   local system=$1 size=$2 window=$3; shift 3
-  local before after line delta ok sent err cpu_file="$WORK/p2p-cpu.json" client_pid
+  local before after line delta ok sent err cpu_file="$RAW/p2p-$system-$size-$window.cpu.json" client_pid
   before=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/dpa)
+  # the /proc window first: it waits for the client's registration, then its warm-up
+  rm -f "$cpu_file" "$WORK/client.pid"
+  cpu_window "$cpu_file" "$P2P_WARMUP" "$(cpu_secs "$P2P_SECONDS" "$P2P_WARMUP")" dpumesh="$DP_PID" \
+    "${P2P_POD_PIDS[@]}" client="@$WORK/client.pid" tel="$DP_TEL" waitnew=1
+  profile_window "pod2pod" "$system-$size-$window" "$P2P_WARMUP" "$(cpu_secs "$P2P_SECONDS" "$P2P_WARMUP")"
+  sleep 0.3 # python's start-up, so that it sees the pods before the client
   env DPUMESH_TEST_BODY_SLOT=1048576 DPUMESH_POD_BODY_SLOTS=64 DPUMESH_CLIENT_FIXED=1 \
     DPUMESH_POD_NOSUM=1 DPUMESH_CLIENT_WINDOW="$window" DPUMESH_CLIENT_SECONDS="$P2P_SECONDS" \
     DPUMESH_CLIENT_WARMUP="$P2P_WARMUP" "$@" \
     "$BIN/dpumesh-pod" client "$DP_SOCK" 2000000 "$(next_seed)" "$size" > "$WORK/p2p-client.out" 2>&1 &
   client_pid=$!; track "$client_pid"
-  rm -f "$cpu_file"
-  cpu_window "$cpu_file" "$P2P_WARMUP" "$P2P_SECONDS" dpumesh="$DP_PID" "${P2P_POD_PIDS[@]}" client="$client_pid" tel="$DP_TEL" waitpods="2"
-  profile_window "pod2pod" "$system-$size-$window" "$P2P_WARMUP" "$P2P_SECONDS" 2
+  echo "$client_pid" > "$WORK/client.pid"
   wait "$client_pid" 2>/dev/null || true
   wait "$CPU_WIN_PID" 2>/dev/null || true
   profile_wait

@@ -22,16 +22,20 @@ scale_csv() {
 
 # scale_point DIMENSION N SERVICES(comma list): one client run, window 64, 64 B bodies.
 scale_point() {
-  local before after line delta p rss=0 client_pid cpu="" cpu_file="$WORK/scale-cpu.json" pods=()
+  local before after line delta p rss=0 client_pid cpu="" cpu_file="$RAW/scaling-$1-$2.cpu.json" pods=()
   before=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/dpa)
+  for p in "${SCALE_PIDS[@]}"; do pods+=("pod=$p"); done
+  # the /proc window first: it waits for the client's registration, then its warm-up
+  rm -f "$cpu_file" "$WORK/client.pid"
+  cpu_window "$cpu_file" "$P2P_WARMUP" "$(cpu_secs "$P2P_SECONDS" "$P2P_WARMUP")" dpumesh="$DP_PID" \
+    "${pods[@]}" client="@$WORK/client.pid" tel="$DP_TEL" waitnew=1
+  profile_window scaling "$1-$2" "$P2P_WARMUP" "$(cpu_secs "$P2P_SECONDS" "$P2P_WARMUP")"
+  sleep 0.3 # python's start-up, so that it sees the pods before the client
   env DPUMESH_CLIENT_SERVICE="$3" DPUMESH_CLIENT_FIXED=1 DPUMESH_POD_NOSUM=1 \
     DPUMESH_CLIENT_WINDOW=64 DPUMESH_CLIENT_SECONDS="$P2P_SECONDS" DPUMESH_CLIENT_WARMUP="$P2P_WARMUP" \
     taskset -c "$SCALE_CPU" "$BIN/dpumesh-pod" client "$DP_SOCK" 2000000 "$(next_seed)" 64 > "$WORK/scale-client.out" 2>&1 &
   client_pid=$!; track "$client_pid"
-  for p in "${SCALE_PIDS[@]}"; do pods+=("pod=$p"); done
-  rm -f "$cpu_file"
-  cpu_window "$cpu_file" "$P2P_WARMUP" "$P2P_SECONDS" dpumesh="$DP_PID" "${pods[@]}" client="$client_pid" tel="$DP_TEL" waitpods="$(( ${#SCALE_PIDS[@]} + 1 ))"
-  profile_window scaling "$1-$2" "$P2P_WARMUP" "$P2P_SECONDS" "$(( ${#SCALE_PIDS[@]} + 1 ))"
+  echo "$client_pid" > "$WORK/client.pid"
   wait "$client_pid" 2>/dev/null || true
   wait "$CPU_WIN_PID" 2>/dev/null || true
   profile_wait
