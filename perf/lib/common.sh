@@ -127,10 +127,10 @@ cpu_window() {
 }
 
 # cpu_secs SECONDS WARMUP: the /proc window next to a client that runs SECONDS and measures
-# after WARMUP: 90% of SECONDS - WARMUP, so that it ends while the client still runs (its own
+# after WARMUP: 75% of SECONDS - WARMUP, so that it ends while the client still runs (its own
 # window starts a little after the registration cpu_window waits for); the per-unit figures
 # scale by the rate, not the count.
-cpu_secs() { awk -v s="$1" -v w="$2" 'BEGIN { printf "%.3f", (s - w) * 0.9 }'; }
+cpu_secs() { awk -v s="$1" -v w="$2" 'BEGIN { printf "%.3f", (s - w) * 0.75 }'; }
 
 # cpu_words FILE RATE: key=value words from a cpu_window file, per unit at RATE units/s.
 cpu_words() { python3 "$ROOT/perf/lib/proccpu.py" delta "$1" "$2" 2>/dev/null || true; }

@@ -43,6 +43,12 @@ scale_point() {
   after=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/dpa)
   delta=$(mesh_delta "$before" "$after")
   [ ! -s "$cpu_file" ] || cpu=$(cpu_words "$cpu_file" "$(kv "$line" rps)")
+  if [ -n "$cpu" ] && [ "$(kv "$cpu" procs_gone)" != 0.000 ]; then
+    # the client ended before the window did (a loaded machine delays the snapshot): its
+    # CPU is lost, so the pods' figure is left out rather than shown too low
+    anomaly WARN "scaling $1=$2: the client ended inside the /proc window, pods CPU left out"
+    cpu=$(sed -E 's/pods_(cpu|user|sys)_us=[^ ]*//g' <<< "$cpu")
+  fi
   echo "dimension=$1 n=$2 $line $delta $cpu" >> "$RAW/scaling.txt"
   for p in "${SCALE_PIDS[@]}"; do rss=$((rss + $(rss_kb "$p"))); done
   if [ -z "$(kv "$line" ok)" ]; then
