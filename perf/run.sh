@@ -11,6 +11,7 @@
 #   perf/run.sh ndr                  # NDR/PDR searches with dpumesh-replay: testpmd vs dpumesh
 #   perf/run.sh pod2pod baselines    # some of them
 #   perf/run.sh soak --duration 600  # the soak (on demand only)
+#   perf/run.sh --baseline main --repeat 2 pod2pod   # old (main) and new build side by side
 #   perf/run.sh --help
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -27,6 +28,10 @@ REPLAY_SECONDS=3   # measured seconds per replay run
 SOAK_SECONDS=600
 out=""
 skip_build=0
+PROFILE=auto       # perf record -g per suite when perf is installed
+baseline=""
+REPEAT=1
+pass=()            # the options a --baseline run hands to each of its runs
 
 usage() {
   cat <<USAGE
@@ -39,19 +44,42 @@ Suites: ${ALL_SUITES[*]} (default: ${DEFAULT_SUITES[*]}; soak only when named)
                    lcore that runs every stage (default $LCORES; pods run on the main one)
   --out DIR        results directory (default perf/results/<date-time>)
   --no-build       use build-perf/ as it is
-Environment: DPUMESH_PERF_BUILD_DIR (default build-perf/), DPUMESH_JOBS (default 2).
+  --profile, --no-profile
+                   perf record -g on dpumesh over one measured window per suite, a top-N
+                   table per stage in the summary (default: on when perf is installed)
+  --quick          a narrower matrix: pod2pod 64 B and 4 KiB x 1 and 64 outstanding on the
+                   cpu DMA backend; replay smallest and 512B; scaling 1 and 16
+  --baseline REV   build REV (git archive into /tmp, its own build-perf) and run every
+                   suite asked for with the old and the new build alternately; summary.md
+                   has new/old ratios per row and old/old noise (docs/benchmarks.md)
+  --repeat N       with --baseline: old, new, old, new, ... N times each (default 1)
+Environment: DPUMESH_PERF_BUILD_DIR (default build-perf/), DPUMESH_JOBS (default 2),
+DPUMESH_PERF_P2P_SIZES, _P2P_WINDOWS, _P2P_BACKENDS, _REPLAY_CAPTURES, _SCALE_PODS,
+_SCALE_SERVICES (space-separated lists narrowing a suite's matrix).
 USAGE
 }
 
 suites=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --duration) SOAK_SECONDS=$2; shift 2 ;;
-    --seconds) P2P_SECONDS=$2; shift 2 ;;
-    --replay-seconds) REPLAY_SECONDS=$2; shift 2 ;;
+    --duration) SOAK_SECONDS=$2; pass+=("$1" "$2"); shift 2 ;;
+    --seconds) P2P_SECONDS=$2; pass+=("$1" "$2"); shift 2 ;;
+    --replay-seconds) REPLAY_SECONDS=$2; pass+=("$1" "$2"); shift 2 ;;
     --out) out=$2; shift 2 ;;
-    --lcores) LCORES=$2; shift 2 ;;
+    --lcores) LCORES=$2; pass+=("$1" "$2"); shift 2 ;;
     --no-build) skip_build=1; shift ;;
+    --profile) PROFILE=1; pass+=("$1"); shift ;;
+    --no-profile) PROFILE=0; pass+=("$1"); shift ;;
+    --quick)
+      pass+=("$1"); shift
+      export DPUMESH_PERF_P2P_SIZES=${DPUMESH_PERF_P2P_SIZES:-"64 4096"}
+      export DPUMESH_PERF_P2P_WINDOWS=${DPUMESH_PERF_P2P_WINDOWS:-"1 64"}
+      export DPUMESH_PERF_P2P_BACKENDS=${DPUMESH_PERF_P2P_BACKENDS:-cpu}
+      export DPUMESH_PERF_REPLAY_CAPTURES=${DPUMESH_PERF_REPLAY_CAPTURES:-"smallest 512B"}
+      export DPUMESH_PERF_SCALE_PODS=${DPUMESH_PERF_SCALE_PODS:-"1 16"}
+      export DPUMESH_PERF_SCALE_SERVICES=${DPUMESH_PERF_SCALE_SERVICES:-"1 16"} ;;
+    --baseline) baseline=$2; shift 2 ;;
+    --repeat) REPEAT=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     -*) echo "run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     *)
@@ -63,6 +91,18 @@ done
 [[ $LCORES =~ ^[0-9]+-[0-9]+$ ]] || { echo "run.sh: --lcores wants MAIN-WORKER, e.g. 0-1" >&2; exit 2; }
 MAIN_CPU=${LCORES%-*}    # control lcore; pods are pinned here where a suite pins them
 WORKER=${LCORES#*-}      # every dpumesh stage
+[[ $REPEAT =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --repeat wants a positive number" >&2; exit 2; }
+
+# perf: Debian's linux-perf installs /usr/bin/perf (a wrapper) and perf_<version>
+PERF_BIN=""
+for p in perf $(compgen -c perf_ 2>/dev/null | sort -Vr); do
+  if command -v "$p" > /dev/null 2>&1 && "$p" version > /dev/null 2>&1; then PERF_BIN=$(command -v "$p"); break; fi
+done
+if [ "$PROFILE" = auto ]; then
+  if [ -n "$PERF_BIN" ]; then PROFILE=1; else PROFILE=0; fi
+elif [ "$PROFILE" = 1 ] && [ -z "$PERF_BIN" ]; then
+  echo "run.sh: --profile needs perf (apt-get install -y linux-perf)" >&2; exit 2
+fi
 
 T0=$(date +%s)
 RESULTS=${out:-$ROOT/perf/results/$(date +%Y-%m-%d-%H%M%S)}
@@ -89,13 +129,60 @@ trap cleanup EXIT
 trap 'anomaly ERROR "interrupted"; cleanup; exit 130' INT TERM
 
 progress "perf/run.sh: suites ${suites[*]} -> ${RESULTS#"$ROOT"/}"
+
+# build_tree SRC BUILD LOG: the Release tree of the benchmarks, with frame pointers (perf
+# record -g walks them), through ccache when it is installed.
+build_tree() {
+  local src=$1 bld=$2 log=$3 launcher=()
+  if command -v ccache > /dev/null; then
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  fi
+  # CCACHE_BASEDIR=/: paths relative to the build directory, so that two source trees at the
+  # same depth (the worktree and the baseline in /tmp) share the cache
+  CCACHE_BASEDIR=/ cmake -S "$src" -B "$bld" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDPUMESH_TESTS=OFF \
+    "${launcher[@]}" -DCMAKE_C_FLAGS=-fno-omit-frame-pointer -DCMAKE_CXX_FLAGS=-fno-omit-frame-pointer \
+    > "$log" 2>&1 &&
+  CCACHE_BASEDIR=/ cmake --build "$bld" -j "${DPUMESH_JOBS:-2}" --target dpumesh dpumesh-pod dpumesh-pcapgen \
+    dpumesh-dma-bench dpumesh-http-load dpumesh-http-echo dpumesh-replay >> "$log" 2>&1 ||
+    { tail -20 "$log"; echo "run.sh: build of $src failed ($log)" >&2; return 1; }
+}
+
 if [ "$skip_build" = 0 ]; then
   progress "build: scripts/setup.sh, then Release into ${BUILD#"$ROOT"/}"
   bash "$ROOT/scripts/setup.sh" > "$RAW/setup.log" 2>&1
-  cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDPUMESH_TESTS=OFF > "$RAW/build.log" 2>&1
-  cmake --build "$BUILD" -j "${DPUMESH_JOBS:-2}" --target dpumesh dpumesh-pod dpumesh-pcapgen \
-    dpumesh-dma-bench dpumesh-http-load dpumesh-http-echo dpumesh-replay >> "$RAW/build.log" 2>&1 ||
-    { tail -20 "$RAW/build.log"; echo "run.sh: build failed (${RAW#"$ROOT"/}/build.log)" >&2; exit 1; }
+  build_tree "$ROOT" "$BUILD" "$RAW/build.log" || exit 1
+fi
+
+# --baseline REV: the same harness (this tree's perf/) runs REV's binaries and this tree's,
+# alternately, each run in a results directory of its own; compare.py writes the summary.
+if [ -n "$baseline" ]; then
+  sha=$(git -C "$ROOT" rev-parse --verify "$baseline^{commit}" 2>/dev/null) ||
+    { echo "run.sh: --baseline $baseline is not a commit" >&2; exit 2; }
+  BASE_SRC=${DPUMESH_PERF_BASELINE_SRC:-/tmp/dpumesh-baseline-${sha:0:12}}
+  if [ ! -f "$BASE_SRC/CMakeLists.txt" ]; then
+    progress "baseline: git archive ${sha:0:12} -> $BASE_SRC"
+    mkdir -p "$BASE_SRC"
+    git -C "$ROOT" archive "$sha" | tar -x -C "$BASE_SRC"
+  fi
+  progress "baseline: Release build of ${sha:0:12} in $BASE_SRC/build-perf"
+  build_tree "$BASE_SRC" "$BASE_SRC/build-perf" "$RAW/build-baseline.log" || exit 1
+  new_commit="$(git -C "$ROOT" rev-parse --short HEAD)$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo '+dirty')"
+  echo "baseline=$baseline ${sha:0:12} new=$new_commit repeat=$REPEAT suites=${suites[*]}" > "$RESULTS/compare.txt"
+  rc=0
+  for r in $(seq "$REPEAT"); do
+    for side in old new; do
+      if [ "$side" = old ]; then b="$BASE_SRC/build-perf" c="${sha:0:12} ($baseline)"; else b="$BUILD" c="$new_commit"; fi
+      progress "compare: run $r, $side build ($c)"
+      DPUMESH_PERF_BUILD_DIR=$b DPUMESH_PERF_COMMIT="$c" "$ROOT/perf/run.sh" --no-build \
+        --out "$RESULTS/$side-$r" "${pass[@]}" "${suites[@]}" > "$RAW/$side-$r.log" 2>&1 || rc=1
+    done
+  done
+  python3 "$ROOT/perf/lib/compare.py" "$RESULTS" "$REPEAT" || { echo "run.sh: compare.py failed" >&2; exit 1; }
+  cat "$RESULTS/summary.md"
+  echo
+  echo "results: ${RESULTS}"
+  [ "$rc" = 0 ] || echo "run.sh: a run saw errors (see each run's summary.md)" >&2
+  exit "$rc"
 fi
 
 # The machine, once: the summary's header.
@@ -107,10 +194,11 @@ fi
   echo "os=$(sed -n 's/^PRETTY_NAME="\(.*\)"/\1/p' /etc/os-release)"
   echo "dpdk=$(pkg-config --modversion libdpdk 2>/dev/null || echo '?')"
   echo "haproxy=$(haproxy -v 2>/dev/null | head -1 | awk '{ print $3 }')"
-  echo "commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo '+dirty')"
+  echo "commit=${DPUMESH_PERF_COMMIT:-$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo '+dirty')}"
   echo "load_start=$(cut -d' ' -f1-3 /proc/loadavg)"
   echo "suites=${suites[*]}"
   echo "p2p_seconds=$P2P_SECONDS replay_seconds=$REPLAY_SECONDS"
+  echo "profile=$PROFILE${PERF_BIN:+ ($PERF_BIN)}"
 } > "$RESULTS/machine.txt"
 lscpu > "$RAW/lscpu.txt"
 

@@ -189,6 +189,8 @@ void runner::loop(lcore_slot &slot)
 	/* thread CPU sampling: busy passes until the next sampled poll, and whose it is */
 	uint32_t until_sample = cpu_sample_period;
 	unsigned sample_stage = 0;
+	const uint64_t sample_gap = _tsc_hz / 1000000 * cpu_sample_gap_us;
+	uint64_t last_sample = 0;
 
 	const int tid = static_cast<int>(gettid());
 	const uint64_t clock_ns = clock_read_cost();
@@ -209,6 +211,8 @@ void runner::loop(lcore_slot &slot)
 		uint32_t work = 0;
 		const bool forwarding = _forwarding.load(std::memory_order_relaxed);
 		uint64_t t0 = rte_rdtsc();
+		/* the sample is due after cpu_sample_period busy passes and cpu_sample_gap_us */
+		const bool sample_due = unlikely(until_sample == 0) && t0 - last_sample >= sample_gap;
 		for (unsigned i = 0; i < slot.nb_stages; i++) {
 			stage_slot &s = slot.stages[i];
 			if (!forwarding && s.def.pausable) {
@@ -219,7 +223,7 @@ void runner::loop(lcore_slot &slot)
 			uint16_t n;
 			uint64_t t1;
 			bool sampled = false;
-			if (unlikely(until_sample == 0) && i == sample_stage) {
+			if (sample_due && i == sample_stage) {
 				/* the sampled poll: its TSC bracket inside its CPU bracket. A
 				 * first read warms the clock's kernel path, which the stages'
 				 * data evicts: the end of a cold read costs ~0.2-0.5 us more
@@ -242,6 +246,7 @@ void runner::loop(lcore_slot &slot)
 				}
 				until_sample = cpu_sample_period;
 				sample_stage = (sample_stage + 1) % slot.nb_stages;
+				last_sample = t1;
 				sampled = true;
 			} else {
 				n = s.def.poll(s.def.arg);

@@ -116,6 +116,67 @@ stages_busy() {
   python3 -c 'import json, sys; d = json.loads(sys.argv[1])["data"]["/dpumesh/stages"]; print(sum(d["busy_cycles"]))' "$1"
 }
 
+# cpu_window OUT DELAY SECONDS ROLE=PID...: snapshots of /proc CPU (user, kernel; every
+# thread) DELAY s from now and SECONDS s later, to OUT, in the background (CPU_WIN_PID), so
+# that it brackets a client's measured window. perf/lib/proccpu.py; roles: dpumesh, pod*,
+# client* (summed as the pods), or another name (testpmd).
+cpu_window() {
+  local out=$1 delay=$2 secs=$3; shift 3
+  python3 "$ROOT/perf/lib/proccpu.py" window "$delay" "$secs" "$out" "$@" &
+  CPU_WIN_PID=$!; track "$CPU_WIN_PID"
+}
+
+# cpu_secs SECONDS WARMUP: the /proc window next to a client that runs SECONDS and measures
+# after WARMUP: 75% of SECONDS - WARMUP, so that it ends while the client still runs (its own
+# window starts a little after the registration cpu_window waits for); the per-unit figures
+# scale by the rate, not the count.
+cpu_secs() { awk -v s="$1" -v w="$2" 'BEGIN { printf "%.3f", (s - w) * 0.75 }'; }
+
+# cpu_words FILE RATE: key=value words from a cpu_window file, per unit at RATE units/s.
+cpu_words() { python3 "$ROOT/perf/lib/proccpu.py" delta "$1" "$2" 2>/dev/null || true; }
+
+# profile_window SUITE TAG DELAY SECONDS [PODS]: when profiling is on (run.sh --profile) and
+# SUITE has no profile yet, `perf record -g` on dpumesh ($DP_PID) from DELAY s from now (from
+# when PODS pods are registered) for SECONDS s, in the background; profile_wait then reduces it to raw/profile-SUITE.* and
+# profile.csv (the top symbols of each stage, perf/lib/profile.py). A suite calls it on the
+# one measured window it wants profiled (see PROFILE_AT in the suites).
+PROFILE_PID=""
+profile_window() {
+  local suite=$1 tag=$2 delay=$3 secs=$4 pods=${5:-0}
+  [ "${PROFILE:-0}" = 1 ] && [ -n "${PERF_BIN:-}" ] || return 0
+  [ ! -e "$RAW/profile-$suite.txt.gz" ] && [ -z "$PROFILE_PID" ] || return 0
+  local at="PROFILE_AT_$suite"
+  [ -z "${!at:-}" ] || [ "${!at}" = "$tag" ] || return 0
+  PROFILE_SUITE=$suite PROFILE_TAG=$tag
+  PROFILE_DATA="$WORK/profile-$suite.data"
+  ( [ "$pods" = 0 ] || tel wait "$DP_TEL" /dpumesh/pods pod_id "$pods" 60 > /dev/null 2>&1 || true
+    sleep "$delay"
+    exec "$PERF_BIN" record -F "${PROFILE_FREQ:-999}" -g -p "$DP_PID" \
+      -o "$PROFILE_DATA" -- sleep "$secs" ) > "$RAW/profile-$suite.record.log" 2>&1 &
+  PROFILE_PID=$!; track "$PROFILE_PID"
+}
+
+profile_wait() {
+  [ -n "$PROFILE_PID" ] || return 0
+  wait "$PROFILE_PID" 2>/dev/null || true
+  PROFILE_PID=""
+  if [ ! -s "$PROFILE_DATA" ]; then
+    anomaly WARN "profile $PROFILE_SUITE: perf record wrote nothing (raw/profile-$PROFILE_SUITE.record.log)"
+    return 0
+  fi
+  "$PERF_BIN" script -i "$PROFILE_DATA" -F comm,tid,ip,sym,dso > "$WORK/profile.script" 2> /dev/null ||
+    anomaly WARN "profile $PROFILE_SUITE: perf script failed"
+  python3 "$ROOT/perf/lib/profile.py" "$WORK/profile.script" "$PROFILE_SUITE" "$PROFILE_TAG" \
+    "$RESULTS/profile.csv" "${PROFILE_TOP:-8}" >> "$RAW/profile-$PROFILE_SUITE.record.log" 2>&1 ||
+    anomaly WARN "profile $PROFILE_SUITE: profile.py failed (raw/profile-$PROFILE_SUITE.record.log)"
+  # what stays: perf report's text (flat, self time) and the data, compressed; the script
+  # output is rebuilt from the data when wanted
+  "$PERF_BIN" report -i "$PROFILE_DATA" --stdio --no-children -g none --percent-limit 0.2 \
+    2> /dev/null | gzip -c > "$RAW/profile-$PROFILE_SUITE.txt.gz"
+  gzip -c "$PROFILE_DATA" > "$RAW/profile-$PROFILE_SUITE.data.gz"
+  rm -f "$PROFILE_DATA" "$WORK/profile.script"
+}
+
 # rss_kb PID and pss_kb PID: resident and proportional set size in KiB.
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 pss_kb() { awk '/^Pss:/ { print $2 }' "/proc/$1/smaps_rollup" 2>/dev/null || echo 0; }

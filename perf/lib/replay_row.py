@@ -3,13 +3,21 @@
 # One capture's replay results: testpmd's and dpumesh's telemetry windows (tel.py sample)
 # -> rows of replay.csv and replay_stages.csv, and anomaly lines ("WARN ..."/"ERROR ...") on
 # stdout for run.sh.
-#   replay_row.py RESULTS CAPTURE "SUMMARY LINE" testpmd.json dpumesh.json
+#   replay_row.py RESULTS CAPTURE "SUMMARY LINE" testpmd.json dpumesh.json [testpmd.cpu.json
+#                 dpumesh.cpu.json]
+# The optional files are /proc CPU windows (proccpu.py): the process CPU (user + kernel,
+# every thread) per frame, in TSC-rate cycles, next to the TSC busy cycles.
 import csv
 import json
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import proccpu  # noqa: E402
+
 results, capture, summary, tp_path, dm_path = sys.argv[1:6]
+tp_cpu_path = sys.argv[6] if len(sys.argv) > 6 else ""
+dm_cpu_path = sys.argv[7] if len(sys.argv) > 7 else ""
 cap = dict(kv.split("=") for kv in summary.split()[1:])
 tp, dm = json.load(open(tp_path)), json.load(open(dm_path))
 
@@ -71,6 +79,28 @@ rows.append({"capture": capture, "system": "dpumesh", "frame_bytes": round(frame
 # are per-frame cycles
 rows[0]["cycles_per_frame"] = hz * T / tp_rx if tp_rx else 0
 
+
+def cpu(path, rate):
+    try:
+        return proccpu.summarize(path, rate) if path and os.path.exists(path) else None
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+# process CPU per frame (user + kernel, every thread) in TSC-rate cycles; the pods' CPU per
+# message delivered
+for r, path, role, frames, secs in ((rows[0], tp_cpu_path, "testpmd", tp_rx, T),
+                                    (rows[1], dm_cpu_path, "dpumesh", dm_rx, D)):
+    c = cpu(path, frames / secs if secs else 0)
+    r["cpu_cycles_per_frame"] = (c[role + "_cpu_us"] * hz / 1e6 if c and role + "_cpu_us" in c else "")
+    r["sys_share"] = (c[role + "_sys_s"] / c[role + "_cpu_s"]
+                      if c and role + "_sys_s" in c and c[role + "_cpu_s"] else "")
+c = cpu(dm_cpu_path, rows[1]["delivered_per_s"])
+rows[1]["pods_cpu_us_per_msg"] = c["pods_cpu_us"] if c and "pods_cpu_us" in c else ""
+rows[0]["pods_cpu_us_per_msg"] = ""
+rows[1]["doorbells_per_msg"] = c.get("doorbells_per_unit", "n/a") if c else "n/a"
+rows[0]["doorbells_per_msg"] = ""
+
 path = os.path.join(results, "replay.csv")
 new = not os.path.exists(path)
 with open(path, "a", newline="") as f:
@@ -84,10 +114,18 @@ path = os.path.join(results, "replay_stages.csv")
 new = not os.path.exists(path)
 with open(path, "a") as f:
     if new:
-        f.write("capture,stage,lcore,cycles_per_frame,busy_share\n")
-    for name, lcore, b in zip(st["name"], st["lcore"], busy):
-        f.write("%s,%s,%d,%.1f,%.3f\n" % (capture, name, lcore, b / dm_rx if dm_rx else 0,
-                                          b / (hz * D) if hz else 0))
+        f.write("capture,stage,lcore,cycles_per_frame,busy_share,cpu_cycles_per_unit,tsc_cycles_per_unit,cpu_tsc_ratio\n")
+    # the sampled thread CPU of each stage (lcore::runner) over the window; absent (empty)
+    # from a build without it
+    def col(k):
+        return [b - a for a, b in zip(st0[k], st[k])] if k in st and k in st0 else None
+    cns, cwork, ctsc, work = col("cpu_ns"), col("cpu_work"), col("cpu_tsc"), col("work")
+    for i, (name, lcore, b) in enumerate(zip(st["name"], st["lcore"], busy)):
+        cpu_u = "%.1f" % (cns[i] * hz / 1e9 / cwork[i]) if cns and cwork[i] else ""
+        tsc_u = "%.1f" % (b / work[i]) if work and work[i] else ""
+        ratio_ = "%.3f" % (cns[i] * hz / 1e9 / ctsc[i]) if cns and ctsc[i] else ""
+        f.write("%s,%s,%d,%.1f,%.3f,%s,%s,%s\n" % (capture, name, lcore, b / dm_rx if dm_rx else 0,
+                                                 b / (hz * D) if hz else 0, cpu_u, tsc_u, ratio_))
 
 # anomalies: every drop, by reason
 for k in ("imissed", "ierrors", "rx_nombuf", "oerrors"):

@@ -45,6 +45,36 @@ def num(x, fmt="%.3g"):
     return fmt % v
 
 
+def cpu_total(r, who):
+    """WHO's CPU µs per round trip: the exact on-CPU column, else user + sys."""
+    t = f(r.get(who + "_cpu_us_rt"))
+    if t is None:
+        u, k = f(r.get(who + "_user_us_rt")), f(r.get(who + "_sys_us_rt"))
+        t = u + k if u is not None and k is not None else None
+    return t
+
+
+def cpu_cell(r, who):
+    """'total (user+sys)': the exact on-CPU time per round trip, split as the clock ticks
+    split it; — when absent."""
+    t = cpu_total(r, who)
+    if t is None:
+        return "—"
+    u, k = f(r.get(who + "_user_us_rt")), f(r.get(who + "_sys_us_rt"))
+    if u is None or k is None:
+        return "%.2f (no tick)" % t
+    return "%.2f (%.2f+%.2f)" % (t, u, k)
+
+
+def doorbell_cell(r, system):
+    v = r.get("doorbells_per_rt")
+    if not system.startswith("dpumesh"):
+        return "—"
+    if v is None or v == "" or v == "n/a":
+        return "n/a"
+    return num(v)
+
+
 def size_name(s):
     s = int(s)
     for unit, n in (("MiB", 1 << 20), ("KiB", 1 << 10)):
@@ -170,11 +200,23 @@ if rep:
                      num(t["rx_mpps"]), num(d["rx_mpps"]), num(t["rx_gbps"]), num(d["rx_gbps"]),
                      num(t["cycles_per_frame"]), num(d["cycles_per_frame"]),
                      num(d["reassembled_per_s"]), num(d["delivered_per_s"]), num(d["answered_per_s"]),
-                     num(d["shed_pct"], "%.1f"), num(d["wire_drop_pct"], "%.2f")])
+                     num(d["shed_pct"], "%.1f"), num(d["wire_drop_pct"], "%.2f"),
+                     ratio(d.get("cpu_cycles_per_frame"), t.get("cpu_cycles_per_frame")),
+                     num(t.get("cpu_cycles_per_frame")), num(d.get("cpu_cycles_per_frame")),
+                     num(d.get("sys_share"), "%.2f"), num(d.get("pods_cpu_us_per_msg")),
+                     d.get("doorbells_per_msg") if d.get("doorbells_per_msg") in ("n/a", None)
+                     else num(d.get("doorbells_per_msg"))])
     table(["capture", "frame B", "**Mpps ÷ testpmd**", "**cycles/frame ÷ testpmd**",
            "testpmd Mpps", "dpumesh Mpps", "testpmd Gbps", "dpumesh Gbps", "testpmd cycles/frame",
            "dpumesh cycles/frame", "msgs reassembled/s", "delivered to pod/s", "answered/s",
-           "shed at port %", "wire drops %"], rows)
+           "shed at port %", "wire drops %", "**process CPU/frame ÷ testpmd**",
+           "testpmd process CPU cycles/frame", "dpumesh process CPU cycles/frame",
+           "dpumesh kernel share", "pods CPU µs/msg", "doorbells per msg"], rows)
+    out.append("cycles/frame: TSC busy cycles of the forwarding lcore (testpmd: all of its "
+               "cycles) per frame received. Process CPU cycles/frame: /proc user + kernel time of "
+               "every thread over the window, at the TSC rate, per frame: what descheduling does "
+               "not inflate.")
+    out.append("")
     st = read("replay_stages.csv")
     if st:
         stages = []
@@ -185,6 +227,18 @@ if rep:
         table(["capture"] + ["%s cycles/frame (lcore share)" % s for s in stages],
               [[c] + ["%s (%s)" % (num(sb[(c, s)]["cycles_per_frame"]), num(sb[(c, s)]["busy_share"], "%.2f"))
                       if (c, s) in sb else "—" for s in stages] for c in caps])
+        if any(r.get("cpu_cycles_per_unit") for r in st):
+            out.append("Per stage, thread CPU from the lcore's own clock (sampled polls, "
+                       "CLOCK_THREAD_CPUTIME_ID) per unit of the stage's work (port_rx: frames; "
+                       "sidecar, DPA: messages or descriptors), then the TSC cycles per unit of "
+                       "all its busy polls, and CPU ÷ TSC over the sampled polls (1 = on the CPU "
+                       "throughout; below 1: the lcore was descheduled or slept):")
+            out.append("")
+            table(["capture"] + ["%s CPU / TSC cycles per unit (CPU÷TSC)" % s for s in stages],
+                  [[c] + ["%s / %s (%s)" % (num(sb[(c, s)].get("cpu_cycles_per_unit")),
+                                           num(sb[(c, s)].get("tsc_cycles_per_unit")),
+                                           num(sb[(c, s)].get("cpu_tsc_ratio"), "%.2f"))
+                          if (c, s) in sb else "—" for s in stages] for c in caps])
     lat = {r["condition"]: r for r in read("replay_latency.csv")}
     if lat:
         q, l = lat.get("quiet"), lat.get("loaded")
@@ -282,7 +336,11 @@ if p2p:
             table(hdr, rows)
     out.append("Absolute numbers (round trips/s; latency in µs; errors = refused, mesh error "
                "responses, bad bodies, non-2xx or failed connections; retries = try-again "
-               "(dpumesh) or resent requests (TCP); mesh cycles = dpumesh stage busy cycles per round trip):")
+               "(dpumesh) or resent requests (TCP); CPU µs/rt = on-CPU time from /proc (schedstat, "
+               "every thread) over the measured window per round trip, split into user + kernel "
+               "as utime/stime's clock ticks split it (\"no tick\": none fell); dpumesh, and "
+               "pods = the echo pod and the client; doorbells = eventfd writes to pods per round trip; TSC cycles = "
+               "dpumesh stage busy TSC cycles per round trip, descheduled time included):")
     out.append("")
     rows = []
     for s in sizes:
@@ -292,9 +350,11 @@ if p2p:
                 if r:
                     rows.append([size_name(s), w, sy, num(r["rps"]), num(r["p50_us"]), num(r["p90_us"]),
                                  num(r["p99_us"]), num(r["p999_us"]), r["errors"], r["retries"],
-                                 num(r["cycles_per_rt"]) if r["cycles_per_rt"] else "—"])
+                                 cpu_cell(r, "dp"), cpu_cell(r, "pods"), doorbell_cell(r, sy),
+                                 num(r["cycles_per_rt"]) if r.get("cycles_per_rt") else "—"])
     table(["body", "outstanding", "system", "round trips/s", "p50", "p90", "p99", "p99.9", "errors",
-           "retries", "mesh cycles"], rows)
+           "retries", "dpumesh CPU µs/rt (user+sys)", "pods CPU µs/rt (user+sys)", "doorbells per rt",
+           "TSC cycles/rt"], rows)
     mem = {r["size"]: r for r in read("memcpy.csv")}
     if mem:
         out.append("Body bandwidth at 64 outstanding (request and response bodies, GB/s) against a "
@@ -331,14 +391,17 @@ if sc:
     for r in sc:
         first.setdefault(r["dimension"], r)
         b = first[r["dimension"]]
-        rows.append([r["dimension"], r["n"], ratio(r["cycles_per_rt"], b["cycles_per_rt"]),
+        rows.append([r["dimension"], r["n"], ratio(cpu_total(r, "dp"), cpu_total(b, "dp")),
+                     ratio(r["cycles_per_rt"], b["cycles_per_rt"]),
                      ratio(r["rps"], b["rps"]), ratio(r["p50_us"], b["p50_us"]),
+                     cpu_cell(r, "dp"), cpu_cell(r, "pods"), doorbell_cell(r, "dpumesh"),
                      num(r["cycles_per_rt"]), num(r["rps"]), num(r["p50_us"]), num(r["p99_us"]),
                      r["answering_pods"], "%.1f" % (int(r["dpumesh_rss_kb"]) / 1024),
                      "%.1f" % (int(r["pods_rss_kb"]) / 1024), r["errors"]])
-    table(["grows", "n", "**mesh cycles/rt ÷ n=1**", "**rps ÷ n=1**", "**p50 ÷ n=1**",
-           "mesh cycles/rt", "round trips/s", "p50 µs", "p99 µs", "pods answering",
-           "dpumesh RSS MiB", "pods RSS MiB (sum)", "errors"], rows)
+    table(["grows", "n", "**dpumesh CPU/rt ÷ n=1**", "**mesh TSC cycles/rt ÷ n=1**", "**rps ÷ n=1**",
+           "**p50 ÷ n=1**", "dpumesh CPU µs/rt (user+sys)", "pods CPU µs/rt (user+sys)",
+           "doorbells per rt", "mesh TSC cycles/rt", "round trips/s", "p50 µs", "p99 µs",
+           "pods answering", "dpumesh RSS MiB", "pods RSS MiB (sum)", "errors"], rows)
     plots.append(("scaling.png", "scaling"))
 
 # ---- footprint ----
@@ -377,6 +440,38 @@ if so:
     out.append("")
     table(list(so[0].keys()), [list(r.values()) for r in so])
     plots.append(("soak.png", "soak"))
+
+# ---- per-stage profiles ----
+prof = read("profile.csv")
+if prof:
+    out.append("## Per-stage profile (perf record -g on dpumesh, one measured window per suite)")
+    out.append("")
+    out.append("Each sample goes to the stage whose entry point is the outermost stage frame of "
+               "its call chain (port rx_poll, tx_poll, sidecar stage::poll, DPA pair_poll); "
+               "`lcore: runner loop` is the loop itself (idle back-off, clock samples); "
+               "`lcore: chain broken`: a leaf in a DPDK library without frame pointers whose "
+               "chain was lost (stage unknown); other threads by name. Within a stage, the top symbols by self samples: % of the "
+               "stage, then % of every dpumesh sample. perf.data and `perf report` text are in "
+               "raw/profile-SUITE.*.gz.")
+    out.append("")
+    suites_seen = []
+    for r in prof:
+        if (r["suite"], r["tag"]) not in suites_seen:
+            suites_seen.append((r["suite"], r["tag"]))
+    for suite, tag in suites_seen:
+        rows_ = [r for r in prof if r["suite"] == suite and r["tag"] == tag]
+        totals = [r for r in rows_ if r["symbol"] == "(all)"]
+        out.append("**%s** (%s, %d samples): %s" % (suite, tag, sum(int(t["samples"]) for t in totals),
+                                                  ", ".join("%s %s%%" % (t["stage"], t["pct_of_process"])
+                                                            for t in totals)))
+        out.append("")
+        tr = []
+        for t in totals:
+            syms = [r for r in rows_ if r["stage"] == t["stage"] and r["symbol"] != "(all)"]
+            for r in syms:
+                tr.append([t["stage"] if r["rank"] == "1" else "", r["rank"],
+                           "`%s`" % r["symbol"][:90], r["dso"], r["pct_of_stage"], r["pct_of_process"]])
+        table(["stage", "#", "symbol (self)", "object", "% of stage", "% of dpumesh"], tr)
 
 # ---- plots ----
 def gp(png, script):

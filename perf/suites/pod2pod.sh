@@ -2,14 +2,22 @@
 # Suites "pod2pod" (Case 3 through dpumesh, both DMA backends, memcpy alongside) and
 # "baselines" (the same sizes and outstanding requests over TCP loopback, and through two
 # HAProxy sidecars in HTTP mode). Sourced by perf/run.sh. Rows go to pod2pod.csv:
-#   system,size,outstanding,rps,p50_us,p90_us,p99_us,p999_us,ok,errors,retries,cycles_per_rt
+#   system,size,outstanding,rps,p50_us,p90_us,p99_us,p999_us,ok,errors,retries,cycles_per_rt,
+#   dp_cpu_us_rt,dp_user_us_rt,dp_sys_us_rt,pods_cpu_us_rt,pods_user_us_rt,pods_sys_us_rt,doorbells_per_rt
+# The CPU columns are /proc user and kernel time over the client's measured window (dpumesh:
+# every thread; pods: the echo pod and the client) per round trip; doorbells = eventfd writes
+# to pods per round trip ("n/a" when the build has no such counter).
 
-P2P_SIZES=(64 4096 65536 1048576)
-P2P_WINDOWS=(1 8 64)
+# the matrix; run.sh --quick (or these variables) narrows it
+read -r -a P2P_SIZES <<< "${DPUMESH_PERF_P2P_SIZES:-64 4096 65536 1048576}"
+read -r -a P2P_WINDOWS <<< "${DPUMESH_PERF_P2P_WINDOWS:-1 8 64}"
+read -r -a P2P_BACKENDS <<< "${DPUMESH_PERF_P2P_BACKENDS:-cpu dmadev:dma_skeleton}"
+# the profiled point (run.sh --profile): Case 3 of issue 15, 64 B, 64 outstanding
+PROFILE_AT_pod2pod=dpumesh-cpu-64-64
 
 p2p_csv() {
   [ -s "$RESULTS/pod2pod.csv" ] ||
-    echo "system,size,outstanding,rps,p50_us,p90_us,p99_us,p999_us,ok,errors,retries,cycles_per_rt" > "$RESULTS/pod2pod.csv"
+    echo "system,size,outstanding,rps,p50_us,p90_us,p99_us,p999_us,ok,errors,retries,cycles_per_rt,dp_cpu_us_rt,dp_user_us_rt,dp_sys_us_rt,pods_cpu_us_rt,pods_user_us_rt,pods_sys_us_rt,doorbells_per_rt" > "$RESULTS/pod2pod.csv"
   echo "$*" >> "$RESULTS/pod2pod.csv"
 }
 
@@ -39,15 +47,35 @@ PY
 # p2p_client SYSTEM SIZE WINDOW [extra env...]: one timed client run against $DP_SOCK.
 p2p_client() {
   local system=$1 size=$2 window=$3; shift 3
-  local before after line delta ok sent err
+  local before after line delta ok sent err cpu_file="$RAW/p2p-$system-$size-$window.cpu.json" client_pid
   before=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/dpa)
-  line=$(env DPUMESH_TEST_BODY_SLOT=1048576 DPUMESH_POD_BODY_SLOTS=64 DPUMESH_CLIENT_FIXED=1 \
+  # the /proc window first: it waits for the client's registration, then its warm-up
+  rm -f "$cpu_file" "$WORK/client.pid"
+  cpu_window "$cpu_file" "$P2P_WARMUP" "$(cpu_secs "$P2P_SECONDS" "$P2P_WARMUP")" dpumesh="$DP_PID" \
+    "${P2P_POD_PIDS[@]}" client="@$WORK/client.pid" tel="$DP_TEL" waitnew=1
+  profile_window "pod2pod" "$system-$size-$window" "$P2P_WARMUP" "$(cpu_secs "$P2P_SECONDS" "$P2P_WARMUP")"
+  sleep 0.3 # python's start-up, so that it sees the pods before the client
+  env DPUMESH_TEST_BODY_SLOT=1048576 DPUMESH_POD_BODY_SLOTS=64 DPUMESH_CLIENT_FIXED=1 \
     DPUMESH_POD_NOSUM=1 DPUMESH_CLIENT_WINDOW="$window" DPUMESH_CLIENT_SECONDS="$P2P_SECONDS" \
     DPUMESH_CLIENT_WARMUP="$P2P_WARMUP" "$@" \
-    "$BIN/dpumesh-pod" client "$DP_SOCK" 2000000 "$(next_seed)" "$size" 2>&1 | tr '\n' ' ') || true
+    "$BIN/dpumesh-pod" client "$DP_SOCK" 2000000 "$(next_seed)" "$size" > "$WORK/p2p-client.out" 2>&1 &
+  client_pid=$!; track "$client_pid"
+  echo "$client_pid" > "$WORK/client.pid"
+  wait "$client_pid" 2>/dev/null || true
+  wait "$CPU_WIN_PID" 2>/dev/null || true
+  profile_wait
+  line=$(tr '\n' ' ' < "$WORK/p2p-client.out")
   after=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/dpa)
   delta=$(mesh_delta "$before" "$after")
-  echo "system=$system size=$size window=$window $line $delta" >> "$RAW/pod2pod.txt"
+  local cpu=""
+  [ ! -s "$cpu_file" ] || cpu=$(cpu_words "$cpu_file" "$(kv "$line" rps)")
+  if [ -n "$cpu" ] && [ "$(kv "$cpu" procs_gone)" != 0.000 ]; then
+    # the client ended before the window did (a loaded machine delays the snapshot): its
+    # CPU is lost, so the pods' figure is left out rather than shown too low
+    anomaly WARN "$system size=$size outstanding=$window: the client ended inside the /proc window, pods CPU left out"
+    cpu=$(sed -E 's/pods_(cpu|user|sys)_us=[^ ]*//g' <<< "$cpu")
+  fi
+  echo "system=$system size=$size window=$window $line $delta $cpu" >> "$RAW/pod2pod.txt"
   ok=$(kv "$line" ok); sent=$(kv "$line" sent)
   if [ -z "$ok" ] || [ -z "$sent" ]; then
     anomaly ERROR "$system size=$size outstanding=$window: client failed: ${line:0:200}"
@@ -60,11 +88,13 @@ p2p_client() {
   [ "$(kv "$line" order_bad)" = 0 ] || anomaly ERROR "$system size=$size: $(kv "$line" order_bad) answers out of order"
   local extra=${delta#busy=* }
   [ "$extra" = "$delta" ] || anomaly WARN "$system size=$size outstanding=$window: mesh counters: $extra"
-  local busy cyc rps
+  local busy cyc rps db
   busy=$(kv "$delta" busy); rps=$(kv "$line" rps)
   # stage cycles per round trip over the whole client run (warm-up included)
   cyc=$(awk -v b="$busy" -v n="$ok" 'BEGIN { printf "%.0f", n ? b / n : 0 }')
-  p2p_csv "$system,$size,$window,$rps,$(kv "$line" rtt_p50_us),$(kv "$line" rtt_p90_us),$(kv "$line" rtt_p99_us),$(kv "$line" rtt_p999_us),$ok,$err,$(kv "$line" again),$cyc"
+  # doorbells per round trip: telemetry read with the /proc snapshots, over the same window
+  db=$(kv "$cpu" doorbells_per_unit)
+  p2p_csv "$system,$size,$window,$rps,$(kv "$line" rtt_p50_us),$(kv "$line" rtt_p90_us),$(kv "$line" rtt_p99_us),$(kv "$line" rtt_p999_us),$ok,$err,$(kv "$line" again),$cyc,$(kv "$cpu" dpumesh_cpu_us),$(kv "$cpu" dpumesh_user_us),$(kv "$cpu" dpumesh_sys_us),$(kv "$cpu" pods_cpu_us),$(kv "$cpu" pods_user_us),$(kv "$cpu" pods_sys_us),$db"
 }
 
 suite_pod2pod() {
@@ -76,10 +106,10 @@ suite_pod2pod() {
          END { for (k in s) print k "," g["memcpy," k] "," g["cpu," k] "," g["dmadev(dma_skeleton)," k] }' \
       "$RAW/dma-bench.txt" | sort -t, -k1n
   } > "$RESULTS/memcpy.csv"
-  local cfg="$WORK/p2p.json" backend system n=0 total=$(( 2 * ${#P2P_SIZES[@]} * ${#P2P_WINDOWS[@]} ))
+  local cfg="$WORK/p2p.json" backend system n=0 total=$(( ${#P2P_BACKENDS[@]} * ${#P2P_SIZES[@]} * ${#P2P_WINDOWS[@]} ))
   write_config "$cfg" --sock "$WORK/p2p.sock" --services echo:16,client:16 --idle adaptive \
     --body-slots 64 --body-size 1048576 --timeout-ms 10000
-  for backend in cpu dmadev:dma_skeleton; do
+  for backend in "${P2P_BACKENDS[@]}"; do
     system="dpumesh-${backend%%:*}"
     local eal=()
     [ "$backend" = cpu ] || eal=(--vdev "dma_skeleton,lcore=$MAIN_CPU")
@@ -87,6 +117,7 @@ suite_pod2pod() {
     pod "echo-$system" DPUMESH_TEST_BODY_SLOT=1048576 DPUMESH_POD_BODY_SLOTS=64 DPUMESH_POD_NOSUM=1 \
       -- echo "$DP_SOCK"
     local echo_pid=$POD_PID
+    P2P_POD_PIDS=("pod=$echo_pid")
     tel wait "$DP_TEL" /dpumesh/pods pod_id 1 || anomaly ERROR "$system: echo pod did not register"
     for size in "${P2P_SIZES[@]}"; do
       for window in "${P2P_WINDOWS[@]}"; do

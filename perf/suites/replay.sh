@@ -16,6 +16,9 @@ REPLAY_CAPTURES=(
   "mix|--body 0:4096 --malformed-share 0.01 --other-share 0.02 --ipv6-share 0.25"
 )
 REPLAY_WARMUP=1.5
+# the captures to run (names above; run.sh --quick narrows them), the profiled one
+read -r -a REPLAY_ONLY <<< "${DPUMESH_PERF_REPLAY_CAPTURES:-}"
+PROFILE_AT_replay=512B
 
 replay_eal() { # PREFIX CAPTURE INFINITE
   echo -l "$LCORES" --no-huge -m "$MEM" --no-pci --no-shconf --file-prefix "$1" \
@@ -46,9 +49,12 @@ replay_one() { # NAME OPTIONS
   dpdk-testpmd $(replay_eal "$tp_prefix" "$cap" 1) -- --forward-mode=5tswap --nb-cores=1 \
     --stats-period 1 < /dev/null > "$RAW/replay-$name.testpmd.log" 2>&1 &
   local tp=$!; track "$tp"
+  # /proc CPU over (about) the telemetry window: tel.py connects, then waits REPLAY_WARMUP
+  cpu_window "$RAW/replay-$name.testpmd.cpu.json" "$REPLAY_WARMUP" "$REPLAY_SECONDS" testpmd="$tp"
   tel sample "$(rtdir "$tp_prefix")/dpdk_telemetry.v2" "$REPLAY_WARMUP" "$REPLAY_SECONDS" \
     "$RAW/replay-$name.testpmd.json" /ethdev/stats,0 ||
     anomaly ERROR "replay $name: no telemetry from testpmd (raw/replay-$name.testpmd.log)"
+  wait "$CPU_WIN_PID" 2>/dev/null || true
   stop_pid "$tp" INT
   rmdir "$(rtdir "$tp_prefix")" 2>/dev/null || true
 
@@ -59,14 +65,21 @@ replay_one() { # NAME OPTIONS
   POD_CPU=$MAIN_CPU pod "replay-$name-echo" DPUMESH_POD_NOSUM=1 DPUMESH_TEST_BODY_SLOT=65536 -- echo "$DP_SOCK"
   local echo_pid=$POD_PID
   tel wait "$DP_TEL" /dpumesh/pods pod_id 1 || anomaly ERROR "replay $name: echo pod did not register"
+  cpu_window "$RAW/replay-$name.dpumesh.cpu.json" "$REPLAY_WARMUP" "$REPLAY_SECONDS" \
+    dpumesh="$DP_PID" pod="$echo_pid" tel="$DP_TEL"
+  local cpu_pid=$CPU_WIN_PID
+  profile_window replay "$name" "$REPLAY_WARMUP" "$REPLAY_SECONDS"
   tel sample "$DP_TEL" "$REPLAY_WARMUP" "$REPLAY_SECONDS" "$RAW/replay-$name.dpumesh.json" \
     /ethdev/stats,0 /dpumesh/drops /dpumesh/sidecar /dpumesh/pods /dpumesh/dpa /dpumesh/stages \
     /dpumesh/lcores || anomaly ERROR "replay $name: no telemetry from dpumesh"
+  wait "$cpu_pid" 2>/dev/null || true
+  profile_wait
   stop_pid "$echo_pid"
   dp_stop
   local a
   a=$(python3 "$ROOT/perf/lib/replay_row.py" "$RESULTS" "$name" "$summary" \
-    "$RAW/replay-$name.testpmd.json" "$RAW/replay-$name.dpumesh.json") ||
+    "$RAW/replay-$name.testpmd.json" "$RAW/replay-$name.dpumesh.json" \
+    "$RAW/replay-$name.testpmd.cpu.json" "$RAW/replay-$name.dpumesh.cpu.json") ||
     { anomaly ERROR "replay $name: analysis failed"; return; }
   while IFS= read -r line; do
     [ -z "$line" ] || anomaly "${line%% *}" "${line#* }"
@@ -104,6 +117,13 @@ replay_latency() {
 
 suite_replay() {
   local c i=0
+  if [ ${#REPLAY_ONLY[@]} -gt 0 ]; then
+    local keep=() k
+    for c in "${REPLAY_CAPTURES[@]}"; do
+      for k in "${REPLAY_ONLY[@]}"; do [ "${c%%|*}" != "$k" ] || keep+=("$c"); done
+    done
+    REPLAY_CAPTURES=("${keep[@]}")
+  fi
   for c in "${REPLAY_CAPTURES[@]}"; do
     i=$((i + 1))
     progress "replay: [$i/$(( ${#REPLAY_CAPTURES[@]} + 2 ))] capture ${c%%|*}"
@@ -113,5 +133,8 @@ suite_replay() {
   "$BIN/dpumesh-pcapgen" --out "$WORK/replay-quiet.pcap" --messages 10 --services echo > /dev/null
   replay_latency quiet "$WORK/replay-quiet.pcap" 0
   progress "replay: [$((i + 2))/$((i + 2))] latency, port under replay (mix capture, infinite_rx=1)"
+  [ -f "$WORK/replay-mix.pcap" ] || "$BIN/dpumesh-pcapgen" --out "$WORK/replay-mix.pcap" --messages 100000 \
+    --frames 8000 --services echo --body 0:4096 --malformed-share 0.01 --other-share 0.02 \
+    --ipv6-share 0.25 --seed 1 > /dev/null
   replay_latency loaded "$WORK/replay-mix.pcap" 1
 }

@@ -5,31 +5,55 @@
 # and the RSS of dpumesh and of all pods. Pods use the small geometry
 # (DPUMESH_POD_GEOMETRY=small, ~200 KiB of pools each). Every pod and the client run on the
 # main lcore's CPU, so that the worker lcore's busy cycles are the mesh's own and not time
-# the scheduler gave to 64 pods. Sourced by perf/run.sh; writes scaling.csv.
+# the scheduler gave to 64 pods. Besides, per point the /proc CPU (user + kernel) of dpumesh
+# and of every pod and the client per round trip, and doorbells (eventfd writes to pods) per
+# round trip. Sourced by perf/run.sh; writes scaling.csv.
 
-SCALE_PODS=(1 4 16 64)
-SCALE_SERVICES=(1 8 64)
+read -r -a SCALE_PODS <<< "${DPUMESH_PERF_SCALE_PODS:-1 4 16 64}"
+read -r -a SCALE_SERVICES <<< "${DPUMESH_PERF_SCALE_SERVICES:-1 8 64}"
+# the profiled point (run.sh --profile): the most pods asked for
+PROFILE_AT_scaling=pods-${SCALE_PODS[-1]}
 
 scale_csv() {
   [ -s "$RESULTS/scaling.csv" ] ||
-    echo "dimension,n,rps,p50_us,p99_us,p999_us,cycles_per_rt,answering_pods,dpumesh_rss_kb,pods_rss_kb,errors" > "$RESULTS/scaling.csv"
+    echo "dimension,n,rps,p50_us,p99_us,p999_us,cycles_per_rt,answering_pods,dpumesh_rss_kb,pods_rss_kb,errors,dp_cpu_us_rt,dp_user_us_rt,dp_sys_us_rt,pods_cpu_us_rt,pods_user_us_rt,pods_sys_us_rt,doorbells_per_rt" > "$RESULTS/scaling.csv"
   echo "$*" >> "$RESULTS/scaling.csv"
 }
 
 # scale_point DIMENSION N SERVICES(comma list): one client run, window 64, 64 B bodies.
 scale_point() {
-  local before after line delta p rss=0
+  local before after line delta p rss=0 client_pid cpu="" cpu_file="$RAW/scaling-$1-$2.cpu.json" pods=()
   before=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/dpa)
-  line=$(env DPUMESH_CLIENT_SERVICE="$3" DPUMESH_CLIENT_FIXED=1 DPUMESH_POD_NOSUM=1 \
+  for p in "${SCALE_PIDS[@]}"; do pods+=("pod=$p"); done
+  # the /proc window first: it waits for the client's registration, then its warm-up
+  rm -f "$cpu_file" "$WORK/client.pid"
+  cpu_window "$cpu_file" "$P2P_WARMUP" "$(cpu_secs "$P2P_SECONDS" "$P2P_WARMUP")" dpumesh="$DP_PID" \
+    "${pods[@]}" client="@$WORK/client.pid" tel="$DP_TEL" waitnew=1
+  profile_window scaling "$1-$2" "$P2P_WARMUP" "$(cpu_secs "$P2P_SECONDS" "$P2P_WARMUP")"
+  sleep 0.3 # python's start-up, so that it sees the pods before the client
+  env DPUMESH_CLIENT_SERVICE="$3" DPUMESH_CLIENT_FIXED=1 DPUMESH_POD_NOSUM=1 \
     DPUMESH_CLIENT_WINDOW=64 DPUMESH_CLIENT_SECONDS="$P2P_SECONDS" DPUMESH_CLIENT_WARMUP="$P2P_WARMUP" \
-    taskset -c "$SCALE_CPU" "$BIN/dpumesh-pod" client "$DP_SOCK" 2000000 "$(next_seed)" 64 2>&1 | tr '\n' ' ') || true
+    taskset -c "$SCALE_CPU" "$BIN/dpumesh-pod" client "$DP_SOCK" 2000000 "$(next_seed)" 64 > "$WORK/scale-client.out" 2>&1 &
+  client_pid=$!; track "$client_pid"
+  echo "$client_pid" > "$WORK/client.pid"
+  wait "$client_pid" 2>/dev/null || true
+  wait "$CPU_WIN_PID" 2>/dev/null || true
+  profile_wait
+  line=$(tr '\n' ' ' < "$WORK/scale-client.out")
   after=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/dpa)
   delta=$(mesh_delta "$before" "$after")
-  echo "dimension=$1 n=$2 $line $delta" >> "$RAW/scaling.txt"
+  [ ! -s "$cpu_file" ] || cpu=$(cpu_words "$cpu_file" "$(kv "$line" rps)")
+  if [ -n "$cpu" ] && [ "$(kv "$cpu" procs_gone)" != 0.000 ]; then
+    # the client ended before the window did (a loaded machine delays the snapshot): its
+    # CPU is lost, so the pods' figure is left out rather than shown too low
+    anomaly WARN "scaling $1=$2: the client ended inside the /proc window, pods CPU left out"
+    cpu=$(sed -E 's/pods_(cpu|user|sys)_us=[^ ]*//g' <<< "$cpu")
+  fi
+  echo "dimension=$1 n=$2 $line $delta $cpu" >> "$RAW/scaling.txt"
   for p in "${SCALE_PIDS[@]}"; do rss=$((rss + $(rss_kb "$p"))); done
   if [ -z "$(kv "$line" ok)" ]; then
     anomaly ERROR "scaling $1=$2: client failed: ${line:0:200}"
-    scale_csv "$1,$2,0,0,0,0,0,0,$(rss_kb "$DP_PID"),$rss,1"
+    scale_csv "$1,$2,0,0,0,0,0,0,$(rss_kb "$DP_PID"),$rss,1,,,,,,,"
     return
   fi
   local ok sent err answering
@@ -41,7 +65,9 @@ scale_point() {
   [ "$extra" = "$delta" ] || anomaly WARN "scaling $1=$2: mesh counters: $extra"
   answering=$(kv "$line" pods | tr ',' '\n' | grep -c . || true)
   [ "$answering" -ge "$2" ] || anomaly WARN "scaling $1=$2: only $answering of $2 pods answered (load balancing)"
-  scale_csv "$1,$2,$(kv "$line" rps),$(kv "$line" rtt_p50_us),$(kv "$line" rtt_p99_us),$(kv "$line" rtt_p999_us),$(awk -v b="$(kv "$delta" busy)" -v n="$ok" 'BEGIN { printf "%.0f", n ? b / n : 0 }'),$answering,$(rss_kb "$DP_PID"),$rss,$err"
+  local db
+  db=$(kv "$cpu" doorbells_per_unit)
+  scale_csv "$1,$2,$(kv "$line" rps),$(kv "$line" rtt_p50_us),$(kv "$line" rtt_p99_us),$(kv "$line" rtt_p999_us),$(awk -v b="$(kv "$delta" busy)" -v n="$ok" 'BEGIN { printf "%.0f", n ? b / n : 0 }'),$answering,$(rss_kb "$DP_PID"),$rss,$err,$(kv "$cpu" dpumesh_cpu_us),$(kv "$cpu" dpumesh_user_us),$(kv "$cpu" dpumesh_sys_us),$(kv "$cpu" pods_cpu_us),$(kv "$cpu" pods_user_us),$(kv "$cpu" pods_sys_us),$db"
 }
 
 suite_scaling() {

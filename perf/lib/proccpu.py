@@ -1,0 +1,277 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+# CPU time of processes over a benchmark's measured window, from /proc (utime and stime:
+# user and kernel, every thread), so that a suite can say what a message or a round trip
+# cost in CPU, not in TSC cycles (a TSC delta on a shared vCPU includes the time the thread
+# was descheduled). docs/benchmarks.md, "CPU per message".
+#
+#   proccpu.py window DELAY DURATION OUT ROLE=PID...   sleep DELAY s, snapshot, sleep DURATION s,
+#                                                      snapshot; both to OUT (JSON). Run in the
+#                                                      background next to a client whose
+#                                                      measured window it brackets.
+#   proccpu.py snap OUT ROLE=PID...                    one snapshot appended to OUT (JSON lines);
+#   proccpu.py delta FILE [RATE]                       key=value words: CPU per role (ROLE_cpu_s:
+#                                                      exact on-CPU time of every thread, from
+#                                                      schedstat; ROLE_user_s, ROLE_sys_s: that
+#                                                      time split as utime/stime's clock ticks
+#                                                      split it, absent when no tick fell), per
+#                                                      dpumesh thread (thread.NAME.TID=user/sys s
+#                                                      in ticks), and per unit of work (ROLE_cpu_us,
+#                                                      ROLE_user_us, ROLE_sys_us: a round trip, a
+#                                                      message) when RATE (units/s over the
+#                                                      window) > 0: units = RATE x wall.
+# ROLE "dpumesh" has its threads listed one by one; roles named pod* or client* are summed as
+# "pods"; any other role (testpmd) is reported under its own name. A "tel=SOCKET" argument
+# also reads dpumesh's telemetry (/dpumesh/pods, /dpumesh/dpa) at both snapshots: the delta of
+# any value named "doorbells" (eventfd writes to pods) gives doorbells and doorbells_per_unit,
+# over the same window and while the client pod is still registered; "n/a" without it. With
+# "waitnew=1" (started before the client) the DELAY starts once a new pod registered (the
+# client's window starts after its registration, which a loaded machine delays); a PID given
+# as @FILE is read from FILE then.
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+TEL_CMDS = ("/dpumesh/pods", "/dpumesh/dpa")
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def stat_times(path):
+    """(comm, utime, stime) in ticks from a /proc stat file, or None when it is gone."""
+    try:
+        with open(path) as f:
+            s = f.read()
+    except OSError:
+        return None
+    close = s.rindex(")")
+    comm = s[s.index("(") + 1:close]
+    f = s[close + 2:].split()
+    # f[0] is field 3 (state); utime is field 14, stime field 15
+    return comm, int(f[11]), int(f[12])
+
+
+def tel_read(sock):
+    """The telemetry families in TEL_CMDS, or {} when dpumesh does not answer."""
+    if not sock:
+        return {}
+    try:
+        import tel  # perf/lib/tel.py
+        s = tel.connect(sock, timeout=2.0)
+        out = {c: tel.query(s, c) for c in TEL_CMDS}
+        s.close()
+        return out
+    except (OSError, ValueError, SystemExit):
+        return {}
+
+
+def doorbells(t):
+    """The sum of every value named "doorbells" in a telemetry read, None when none."""
+    n = None
+    for fam in t.values():
+        v = fam.get("doorbells") if isinstance(fam, dict) else None
+        if v is not None:
+            n = (n or 0) + (sum(v) if isinstance(v, list) else v)
+    return n
+
+
+def schedstat_ns(pid):
+    """The process's on-CPU ns, every thread (/proc/PID/task/*/schedstat: exact, where stat's
+    utime and stime are whole clock ticks, which a process using a few ms loses)."""
+    total = 0
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return None
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
+def snapshot(procs, sock=None):
+    snap = {"t": time.monotonic(), "procs": []}
+    if sock:
+        snap["tel"] = tel_read(sock)
+    for role, pid in procs:
+        p = stat_times("/proc/%d/stat" % pid)
+        entry = {"role": role, "pid": pid, "alive": p is not None}
+        if p:
+            entry["comm"], entry["utime"], entry["stime"] = p
+            entry["oncpu_ns"] = schedstat_ns(pid)
+        if role == "dpumesh" and p:
+            threads = {}
+            try:
+                tids = os.listdir("/proc/%d/task" % pid)
+            except OSError:
+                tids = []
+            for tid in tids:
+                t = stat_times("/proc/%d/task/%s/stat" % (pid, tid))
+                if t:
+                    threads[tid] = {"comm": t[0], "utime": t[1], "stime": t[2]}
+            entry["threads"] = threads
+        snap["procs"].append(entry)
+    return snap
+
+
+def parse_procs(args):
+    """ROLE=PID, ROLE=@FILE (the pid read from FILE when the window starts: a process started
+    after this one), tel=SOCKET, waitnew=1."""
+    out, sock, waitnew = [], None, False
+    for a in args:
+        role, _, pid = a.partition("=")
+        if role == "tel":
+            sock = pid
+        elif role == "waitnew":
+            waitnew = pid == "1"
+        elif pid.isdigit() or pid.startswith("@"):
+            out.append((role, pid))
+    return out, sock, waitnew
+
+
+def resolve(procs):
+    out = []
+    for role, pid in procs:
+        if pid.startswith("@"):
+            try:
+                with open(pid[1:]) as f:
+                    pid = f.read().strip()
+            except OSError:
+                continue
+        if pid.isdigit():
+            out.append((role, int(pid)))
+    return out
+
+
+def pod_ids(sock):
+    return set((tel_read(sock).get("/dpumesh/pods") or {}).get("pod_id", []))
+
+
+def wait_new_pod(sock, before, timeout=60.0):
+    """Until a pod not in BEFORE registers (the client: on a loaded machine its registration
+    can take longer than the warm-up, and its window starts after it)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pod_ids(sock) - before:
+            return
+        time.sleep(0.01)
+
+
+def cmd_window(delay, duration, out, procs, sock, waitnew=False):
+    started = any(p.startswith("@") and os.path.exists(p[1:]) for _, p in procs)
+    if sock and waitnew and not started:
+        # started before the client (its pid file is not there yet): the pods registered now
+        # are not it
+        wait_new_pod(sock, pod_ids(sock), timeout=10.0)
+    procs = resolve(procs)
+    time.sleep(float(delay))
+    a = snapshot(procs, sock)
+    time.sleep(float(duration))
+    b = snapshot(procs, sock)
+    with open(out, "w") as f:
+        json.dump({"before": a, "after": b}, f)
+
+
+def delta(a, b):
+    """Per role: [user s, sys s (clock ticks), on-CPU s (exact)] between two snapshots;
+    dpumesh's threads by name."""
+    roles = {}
+    threads = {}
+    before = {(e["role"], e["pid"]): e for e in a["procs"]}
+    for e in b["procs"]:
+        e0 = before.get((e["role"], e["pid"]))
+        if not e0 or not e0.get("alive") or not e.get("alive"):
+            continue
+        r = roles.setdefault(e["role"], [0.0, 0.0, 0.0])
+        r[0] += (e["utime"] - e0["utime"]) / TICK
+        r[1] += (e["stime"] - e0["stime"]) / TICK
+        if e.get("oncpu_ns") is not None and e0.get("oncpu_ns") is not None:
+            r[2] += (e["oncpu_ns"] - e0["oncpu_ns"]) / 1e9
+        else:
+            r[2] += (e["utime"] - e0["utime"] + e["stime"] - e0["stime"]) / TICK
+        if e["role"] == "dpumesh":
+            for tid, t in e.get("threads", {}).items():
+                t0 = e0.get("threads", {}).get(tid)
+                if not t0:
+                    continue
+                name = "%s.%s" % (t["comm"].replace(" ", "_").replace("=", "_"), tid)
+                threads[name] = ((t["utime"] - t0["utime"]) / TICK,
+                                 (t["stime"] - t0["stime"]) / TICK)
+    return roles, threads
+
+
+def is_pod(role):
+    return role.startswith("pod") or role.startswith("client")
+
+
+def summarize(path, rate=0.0):
+    """A window file -> dict: wall_s, per role (dpumesh, pods = every pod/client role summed,
+    any other role by name) user_s, sys_s and, with RATE units/s, user/sys us per unit;
+    threads: dpumesh's threads with CPU, (user s, sys s)."""
+    with open(path) as f:
+        d = json.load(f)
+    roles, threads = delta(d["before"], d["after"])
+    wall = d["after"]["t"] - d["before"]["t"]
+    units = float(rate) * wall
+    merged = {"dpumesh": roles.get("dpumesh", [0.0, 0.0, 0.0]),
+              "pods": [sum(v[i] for k, v in roles.items() if is_pod(k)) for i in range(3)]}
+    for k, v in roles.items():
+        if k != "dpumesh" and not is_pod(k):
+            merged[k] = v
+    out = {"wall_s": wall, "units": units, "threads": {k: v for k, v in threads.items() if v[0] or v[1]},
+           # processes that ended inside the window: left out (their CPU is lost), counted here
+           "procs_gone": sum(1 for e in d["after"]["procs"] if not e.get("alive"))}
+    for k, (u, s, t) in merged.items():
+        # the exact on-CPU time, split into user and kernel as the ticks split it (the ticks
+        # alone lose up to one per process and thread: pods that each use a few ms)
+        out[k + "_cpu_s"] = t
+        out[k + "_user_ticks_s"], out[k + "_sys_ticks_s"] = u, s
+        if u + s > 0:
+            out[k + "_user_s"], out[k + "_sys_s"] = t * u / (u + s), t * s / (u + s)
+        if units > 0:
+            out[k + "_cpu_us"] = t * 1e6 / units
+            if u + s > 0:
+                out[k + "_user_us"] = out[k + "_user_s"] * 1e6 / units
+                out[k + "_sys_us"] = out[k + "_sys_s"] * 1e6 / units
+    da, db = doorbells(d["before"].get("tel", {})), doorbells(d["after"].get("tel", {}))
+    if da is not None and db is not None:
+        out["doorbells"] = db - da
+        if units > 0:
+            out["doorbells_per_unit"] = (db - da) / units
+    return out
+
+
+def cmd_delta(path, rate):
+    s = summarize(path, float(rate))
+    words = []
+    for k, v in s.items():
+        if k == "threads":
+            continue
+        words.append("%s=%.4g" % (k, v) if k.startswith("doorbells") else "%s=%.3f" % (k, v))
+    if "doorbells" not in s:
+        words += ["doorbells=n/a", "doorbells_per_unit=n/a"]
+    for name, (u, st) in sorted(s["threads"].items()):
+        words.append("thread.%s=%.3f/%.3f" % (name, u, st))
+    print(" ".join(words))
+
+
+def main(argv):
+    if len(argv) >= 5 and argv[1] == "window":
+        cmd_window(argv[2], argv[3], argv[4], *parse_procs(argv[5:]))
+    elif len(argv) >= 3 and argv[1] == "snap":
+        procs, sock, _ = parse_procs(argv[3:])
+        with open(argv[2], "a") as f:
+            f.write(json.dumps(snapshot(resolve(procs), sock)) + "\n")
+    elif len(argv) in (3, 4) and argv[1] == "delta":
+        cmd_delta(argv[2], argv[3] if len(argv) == 4 else 0)
+    else:
+        sys.exit(__doc__ if __doc__ else "usage: proccpu.py window|snap|delta ...")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
