@@ -290,6 +290,8 @@ struct dpumesh::dpa::emulator::pair {
 	dpa_tx_state ts{};
 	dpa_rx_state rs{};
 	dpa::thread_stats stats;
+	/* pods posted to during one poll: rung (if asleep) once each at its end */
+	pod_registry::doorbell_batch bells;
 
 	~pair()
 	{
@@ -352,6 +354,7 @@ struct dpumesh::dpa::emulator::pair {
 	/* One pass of the lcore: the DMA hardware, then each kernel if an activation is due. */
 	uint32_t poll() noexcept
 	{
+		reg->begin_doorbells(&bells);
 		hw.step();
 		uint32_t ran = 0;
 		if (tx.due(false)) {
@@ -363,6 +366,12 @@ struct dpumesh::dpa::emulator::pair {
 			rx.activate([](::dpa_dev *d, void *a) { dpa_rx_kernel(d, static_cast<dpa_rx_state *>(a)); }, &rs);
 			ran++;
 		}
+		/* before quiescence: the batch names pods */
+		const pod_registry::doorbell_counts rung = reg->end_doorbells(&bells);
+		if (rung.rung)
+			stats.doorbells.add(rung.rung);
+		if (rung.suppressed)
+			stats.doorbells_suppressed.add(rung.suppressed);
 		quiesce();
 		return ran;
 	}
