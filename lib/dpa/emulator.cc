@@ -263,7 +263,6 @@ struct hw {
 /* One emulator thread: the TX and RX kernels' DPA threads, their engine, queues, state. */
 struct dpumesh::dpa::emulator::pair {
 	static constexpr uint32_t queue_depth = 1024;  /* sidecar TX/RX SQs, notifications */
-	static constexpr uint32_t refresh_every = 128; /* activations between SQ refreshes */
 
 	dpa::emulator *emu = nullptr;
 	pod_registry *reg = nullptr;
@@ -284,7 +283,8 @@ struct dpumesh::dpa::emulator::pair {
 	};
 	owned_sq owned[DPUMESH_MAX_PODS * 16];
 	uint32_t nb_owned = 0;
-	uint32_t refresh_in = 0;
+	uint32_t membership = UINT32_MAX; /* the registry's, when owned[] was built */
+	uint32_t ready_cursor = 0;        /* where the next look for SQs with work starts */
 	bool draining = false;
 
 	dpa_tx_state ts{};
@@ -301,15 +301,16 @@ struct dpumesh::dpa::emulator::pair {
 		rte_ring_free(completions);
 	}
 
+	/* Rebuilt only when a pod came or went (the registry's membership moved). */
 	void refresh_owned() noexcept
 	{
+		membership = reg->membership();
 		nb_owned = 0;
 		for (uint32_t pid = id; pid < DPUMESH_MAX_PODS; pid += nb_threads) {
 			uint32_t n = reg->nb_tx_sqs(pid);
 			for (uint32_t q = 0; q < n; q++)
 				owned[nb_owned++] = {pid, q};
 		}
-		refresh_in = refresh_every;
 	}
 
 	bool idle() const noexcept
@@ -497,14 +498,25 @@ void dpa_thread_finish(struct dpa_dev *d)
 
 int dpa_thread_stop_requested(struct dpa_dev *d) { return d->stop; }
 
-uint32_t dpa_tx_sq_count(struct dpa_dev *d)
+/* The emulated doorbell hardware: the owned SQs whose head holds a descriptor, one
+ * acquire load each (what a hardware doorbell event says for free). */
+uint32_t dpa_tx_ready(struct dpa_dev *d, uint32_t *sqs, uint32_t max)
 {
 	auto *p = d->pair;
 	if (!p || p->draining)
 		return 0;
-	if (p->refresh_in-- == 0)
+	if (p->membership != p->reg->membership())
 		p->refresh_owned();
-	return p->nb_owned;
+	const uint32_t n = p->nb_owned;
+	uint32_t got = 0;
+	for (uint32_t k = 0; k < n && got < max; k++) {
+		uint32_t i = (p->ready_cursor + k) % n;
+		if (p->reg->tx_pending(p->owned[i].pod_id, p->owned[i].sq))
+			sqs[got++] = i;
+	}
+	if (n)
+		p->ready_cursor = (p->ready_cursor + 1) % n;
+	return got;
 }
 
 int dpa_tx_take(struct dpa_dev *d, uint32_t i, struct dpa_tx_item *out)
@@ -517,7 +529,7 @@ int dpa_tx_take(struct dpa_dev *d, uint32_t i, struct dpa_tx_item *out)
 	case take_rc::ok: break;
 	case take_rc::empty: return DPA_EMPTY;
 	case take_rc::refused: return DPA_REFUSED;
-	case take_rc::gone: p->refresh_in = 0; return DPA_GONE;
+	case take_rc::gone: return DPA_GONE;
 	}
 	out->desc = it.desc;
 	out->src = it.src;

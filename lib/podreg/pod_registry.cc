@@ -324,6 +324,7 @@ result<pod_registration> pod_registry::register_pod(const register_request &req,
 	s.nb_members.store(n + 1, std::memory_order_release);
 	s.nb_pods++;
 	_nb_pods.store(_nb_pods.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+	_membership.store(_membership.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 	_next_pod = (id + 1) % DPUMESH_MAX_PODS;
 	*code = DPUMESH_CTRL_OK;
 	DPUMESH_LOG(INFO, podchan, "pod %u registered: service %s, generation %u, mkey 0x%x, %u workers",
@@ -367,6 +368,7 @@ status pod_registry::unregister_pod(uint32_t pod_id)
 		}
 	}
 	s.nb_pods--;
+	_membership.store(_membership.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 	/* 2. Wait until every data-path thread has finished what it started before. */
 	_quiesce_waiters.fetch_add(1, std::memory_order_acq_rel);
 	dp_synchronize();
@@ -471,6 +473,17 @@ uint32_t pod_registry::nb_tx_sqs(uint32_t pod_id) const noexcept
 {
 	uint32_t h = handle(pod_id);
 	return h != 0 ? _pods[pod_id].nb_workers : 0;
+}
+
+bool pod_registry::tx_pending(uint32_t pod_id, uint32_t sq) const noexcept
+{
+	if (pod_id >= DPUMESH_MAX_PODS || handle(pod_id) == 0)
+		return false;
+	const pod_state &p = _pods[pod_id];
+	if (sq >= p.nb_workers)
+		return false;
+	const dpumesh_sq &q = p.tx_sq[sq];
+	return __atomic_load_n(&q.slots[q.pos & q.mask].valid, __ATOMIC_ACQUIRE) == DPUMESH_DESC_VALID;
 }
 
 bool pod_registry::rx_room(const pod_state &p) const noexcept

@@ -267,6 +267,14 @@ public:
 	bool handle_live(uint32_t handle) const noexcept;
 	/** TX SQs of an active pod (0 if none). */
 	uint32_t nb_tx_sqs(uint32_t pod_id) const noexcept;
+	/**
+	 * Whether TX SQ sq of an active pod has a descriptor at its head: one acquire load of
+	 * its `valid`, nothing taken (a data-path thread's cheap look at an idle SQ).
+	 */
+	bool tx_pending(uint32_t pod_id, uint32_t sq) const noexcept;
+	/** Changes on every registration and unregistration (release; read with acquire): a
+	 *  data-path thread rebuilds its list of SQs when it moves. */
+	uint32_t membership() const noexcept { return _membership.load(std::memory_order_acquire); }
 
 	/**
 	 * Dequeues one descriptor from TX SQ sq_index of pod_id and validates the copy: flags
@@ -401,6 +409,7 @@ private:
 	rte_rcu_qsbr *_qsbr = nullptr;
 	unsigned _max_dp_threads;
 	std::atomic<uint32_t> _nb_pods{0}; /* single writer: control */
+	std::atomic<uint32_t> _membership{0}; /* single writer: control */
 	std::atomic<uint32_t> _quiesce_waiters{0};
 	std::atomic<uint64_t> _zc_orphans{0};
 	std::vector<std::unique_ptr<region>> _lingering; /* kept mapped for a stalled port */
