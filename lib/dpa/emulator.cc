@@ -280,6 +280,7 @@ struct dpumesh::dpa::emulator::pair {
 	struct owned_sq {
 		uint32_t pod_id;
 		uint32_t sq;
+		const uint32_t *head; /* its head slot's valid (pod_registry::tx_head), or null */
 	};
 	owned_sq owned[DPUMESH_MAX_PODS * 16];
 	uint32_t nb_owned = 0;
@@ -309,7 +310,7 @@ struct dpumesh::dpa::emulator::pair {
 		for (uint32_t pid = id; pid < DPUMESH_MAX_PODS; pid += nb_threads) {
 			uint32_t n = reg->nb_tx_sqs(pid);
 			for (uint32_t q = 0; q < n; q++)
-				owned[nb_owned++] = {pid, q};
+				owned[nb_owned++] = {pid, q, reg->tx_head(pid, q)};
 		}
 	}
 
@@ -499,7 +500,9 @@ void dpa_thread_finish(struct dpa_dev *d)
 int dpa_thread_stop_requested(struct dpa_dev *d) { return d->stop; }
 
 /* The emulated doorbell hardware: the owned SQs whose head holds a descriptor, one
- * acquire load each (what a hardware doorbell event says for free). */
+ * acquire load each from a compact array (what a hardware doorbell event says for free).
+ * The head pointers move only on a take, and owned[] is rebuilt when a pod comes or goes
+ * (membership moves before the unregistration waits for our quiescence). */
 uint32_t dpa_tx_ready(struct dpa_dev *d, uint32_t *sqs, uint32_t max)
 {
 	auto *p = d->pair;
@@ -511,7 +514,8 @@ uint32_t dpa_tx_ready(struct dpa_dev *d, uint32_t *sqs, uint32_t max)
 	uint32_t got = 0;
 	for (uint32_t k = 0; k < n && got < max; k++) {
 		uint32_t i = (p->ready_cursor + k) % n;
-		if (p->reg->tx_pending(p->owned[i].pod_id, p->owned[i].sq))
+		const uint32_t *h = p->owned[i].head;
+		if (h && __atomic_load_n(h, __ATOMIC_ACQUIRE) == DPUMESH_DESC_VALID)
 			sqs[got++] = i;
 	}
 	if (n)
@@ -525,7 +529,10 @@ int dpa_tx_take(struct dpa_dev *d, uint32_t i, struct dpa_tx_item *out)
 	if (!p || i >= p->nb_owned)
 		return DPA_GONE;
 	tx_item it;
-	switch (p->reg->take_tx(p->owned[i].pod_id, p->owned[i].sq, &it)) {
+	auto &o = p->owned[i];
+	const take_rc rc = p->reg->take_tx(o.pod_id, o.sq, &it);
+	o.head = p->reg->tx_head(o.pod_id, o.sq); /* the head moved (null once gone) */
+	switch (rc) {
 	case take_rc::ok: break;
 	case take_rc::empty: return DPA_EMPTY;
 	case take_rc::refused: return DPA_REFUSED;

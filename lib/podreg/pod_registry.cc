@@ -475,15 +475,15 @@ uint32_t pod_registry::nb_tx_sqs(uint32_t pod_id) const noexcept
 	return h != 0 ? _pods[pod_id].nb_workers : 0;
 }
 
-bool pod_registry::tx_pending(uint32_t pod_id, uint32_t sq) const noexcept
+const uint32_t *pod_registry::tx_head(uint32_t pod_id, uint32_t sq) const noexcept
 {
 	if (pod_id >= DPUMESH_MAX_PODS || handle(pod_id) == 0)
-		return false;
+		return nullptr;
 	const pod_state &p = _pods[pod_id];
 	if (sq >= p.nb_workers)
-		return false;
+		return nullptr;
 	const dpumesh_sq &q = p.tx_sq[sq];
-	return __atomic_load_n(&q.slots[q.pos & q.mask].valid, __ATOMIC_ACQUIRE) == DPUMESH_DESC_VALID;
+	return &q.slots[q.pos & q.mask].valid;
 }
 
 bool pod_registry::rx_room(const pod_state &p) const noexcept

@@ -268,10 +268,12 @@ public:
 	/** TX SQs of an active pod (0 if none). */
 	uint32_t nb_tx_sqs(uint32_t pod_id) const noexcept;
 	/**
-	 * Whether TX SQ sq of an active pod has a descriptor at its head: one acquire load of
-	 * its `valid`, nothing taken (a data-path thread's cheap look at an idle SQ).
+	 * Where TX SQ sq's head `valid` is now (nullptr: no active pod or SQ), for a data-path
+	 * thread that watches its SQs with one load each: valid until the SQ's next take (the
+	 * head moves) and, like every pod pointer, until the thread reports quiescence after
+	 * the pod's unregistration began (membership() moves first).
 	 */
-	bool tx_pending(uint32_t pod_id, uint32_t sq) const noexcept;
+	const uint32_t *tx_head(uint32_t pod_id, uint32_t sq) const noexcept;
 	/** Changes on every registration and unregistration (release; read with acquire): a
 	 *  data-path thread rebuilds its list of SQs when it moves. */
 	uint32_t membership() const noexcept { return _membership.load(std::memory_order_acquire); }
