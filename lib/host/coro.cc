@@ -297,13 +297,10 @@ void event_loop::dispatch()
 {
 	run_pass();
 	/* the caller blocks on fd() next: arm, and make fd() readable if work is queued */
-	if (prepare_wait()) {
-		for (pod *p : _pods) {
-			uint64_t one = 1;
-			ssize_t rc = ::write(p->_h.fd(), &one, sizeof(one));
-			(void)rc;
-			break; /* one readable member makes fd() readable */
-		}
+	if (prepare_wait() && !_pods.empty()) {
+		uint64_t one = 1; /* one readable member makes fd() readable */
+		ssize_t rc = ::write(_pods.front()->_h.fd(), &one, sizeof(one));
+		(void)rc;
 	}
 }
 
