@@ -353,13 +353,18 @@ struct dpumesh::dpa::emulator::pair {
 		       rte_ring_count(completions) != 0;
 	}
 
-	/* One pass of the lcore: the DMA hardware, then each kernel if an activation is due. */
-	uint32_t poll() noexcept
+	/* One pass of the lcore: the DMA hardware, then each kernel if an activation is due
+	 * (the TX kernel only when with_tx: it notifies itself every activation, so it is
+	 * always due, and the rx stage's pass would run it a second time per lcore loop).
+	 * Returns the activations run: the polling TX kernel counts as work every pass, so an
+	 * adaptive lcore does not back off while pods are registered (see docs/benchmarks.md
+	 * "Doorbells and CPU per round trip" for what returning real work did). */
+	uint32_t poll(bool with_tx = true) noexcept
 	{
 		reg->begin_doorbells(&bells);
 		hw.step();
 		uint32_t ran = 0;
-		if (tx.due(false)) {
+		if (with_tx && tx.due(false)) {
 			tx.activate([](::dpa_dev *d, void *a) { dpa_tx_kernel(d, static_cast<dpa_tx_state *>(a)); }, &ts);
 			ran++;
 		}
@@ -698,9 +703,12 @@ uint16_t pair_poll(void *arg) noexcept
 	return static_cast<uint16_t>(p->poll());
 }
 
-/* both stages of a pair run the same poll: the first does the work, the second is a
- * no-op unless an activation became due in between (they share one lcore) */
-uint16_t pair_poll_rx(void *arg) noexcept { return pair_poll(arg); }
+/* both stages of a pair share one lcore: the second pass runs the DMA hardware and the RX
+ * kernel if it became due in between, not the always-due (polling) TX kernel again */
+uint16_t pair_poll_rx(void *arg) noexcept
+{
+	return static_cast<uint16_t>(static_cast<emulator::pair *>(arg)->poll(false));
+}
 
 result<void *> zalloc_ring(const char *what, unsigned t, uint32_t depth)
 {
