@@ -2,7 +2,7 @@
 /*
  * The DPA TX kernel: pod TX SQs -> DPU header buffer (DMA) -> sidecar TX SQ.
  *
- * Per owned SQ, round robin: take a validated descriptor (the runtime checked its flags and
+ * Per owned SQ with work (dpa_tx_ready), round robin: take a validated descriptor (the runtime checked its flags and
  * that header and body lie in the sender's own TX pools; the sender is the SQ's pod), copy
  * its header from (sender's mmap, its address) into an hbuf in the DPU mmap, and when the
  * copy is done post a descriptor to the Arm with the hbuf's header, the sender's body
@@ -11,8 +11,9 @@
  * complete the sender's TX after delivery.
  *
  * One activation: completions, then posts in order, then at most DPA_BATCH new
- * descriptors. The TX kernel polls its pods' SQs (as the public BlueField-3 prototype
- * does): it notifies itself before every reschedule until it is stopped.
+ * descriptors, one per SQ with work per round (an idle SQ is never visited, so a pass costs
+ * what the busy SQs need, not what the pods count). The TX kernel polls (as the public
+ * BlueField-3 prototype does): it notifies itself before every reschedule until stopped.
  */
 #include "kernel_util.h"
 
@@ -110,18 +111,19 @@ void dpa_tx_kernel(struct dpa_dev *d, struct dpa_tx_state *s)
 		return;
 	}
 
-	/* then take new work: one descriptor per SQ per round, at most DPA_BATCH, while
-	 * slots, hbufs and queue room last. One hbuf is taken ahead and carried from SQ to SQ
-	 * until a descriptor needs it, so a pass over idle SQs costs one allocation. */
-	uint32_t nb_sqs = stopping ? 0 : dpa_tx_sq_count(d);
+	/* then take new work from the SQs that have some: one descriptor per SQ per round,
+	 * rounds until DPA_BATCH, while slots, hbufs and queue room last; an SQ found empty
+	 * leaves the round. One hbuf is taken ahead and carried until a descriptor needs it. */
+	uint32_t nr = stopping ? 0 : dpa_tx_ready(d, s->ready, DPA_BATCH);
 	uint32_t hbuf_room = dpa_hbuf_size(d) - DPA_HBUF_META_SIZE;
 	uint64_t hbuf = 0;
 	int have_hbuf = 0;
-	uint32_t taken = 0;
-	for (uint32_t n = 0; n < nb_sqs && taken < DPA_BATCH && s->nb_inflight < DPA_MAX_INFLIGHT &&
-			     dpa_async_room(d) > 0;
-	     n++) {
-		uint32_t sq = s->next_sq++ % nb_sqs;
+	uint32_t taken = 0, k = 0;
+	while (nr > 0 && taken < DPA_BATCH && s->nb_inflight < DPA_MAX_INFLIGHT &&
+	       dpa_async_room(d) > 0) {
+		if (k >= nr)
+			k = 0; /* next round */
+		uint32_t sq = s->ready[k];
 		uint32_t slot = (s->head + s->nb_inflight) % DPA_MAX_INFLIGHT;
 		struct dpa_tx_inflight *f = &s->slot[slot];
 		if (!have_hbuf) {
@@ -131,8 +133,17 @@ void dpa_tx_kernel(struct dpa_dev *d, struct dpa_tx_state *s)
 			}
 			have_hbuf = 1;
 		}
-		if (dpa_tx_take(d, sq, &f->item) != DPA_OK)
-			continue; /* the hbuf goes on to the next SQ */
+		int rc = dpa_tx_take(d, sq, &f->item);
+		if (rc == DPA_REFUSED) {
+			k++; /* consumed and reported (a unit of work); the SQ may hold more */
+			taken++;
+			continue;
+		}
+		if (rc != DPA_OK) {
+			s->ready[k] = s->ready[--nr]; /* empty (or gone): out of the rounds */
+			continue;
+		}
+		k++;
 		have_hbuf = 0;
 		taken++;
 		if (f->item.desc.header_len > hbuf_room) {

@@ -176,10 +176,11 @@ status show_pods(invocation &inv, std::string_view which, bool detail)
 		appendf(inv.out,
 			"pod %u service=%s generation=%u handle=%#x tx_sqs=%u tx_taken=%" PRIu64
 			" tx_refused=%" PRIu64 " tx_done=%" PRIu64 " rx_delivered=%" PRIu64
-			" rx_no_slot=%" PRIu64 " rx_sq_full=%" PRIu64 "\n",
+			" rx_no_slot=%" PRIu64 " rx_sq_full=%" PRIu64 " doorbells=%" PRIu64
+			" doorbells_suppressed=%" PRIu64 "\n",
 			v.pod_id, v.service.c_str(), v.generation, v.handle, v.nb_tx_sqs, c.tx_taken,
 			c.tx_refused_total(), c.tx_done_posted, c.rx_delivered, c.rx_no_slot,
-			c.rx_sq_full);
+			c.rx_sq_full, c.doorbells, c.doorbells_suppressed);
 		if (!detail)
 			continue;
 		appendf(inv.out,
@@ -240,12 +241,14 @@ status cmd_show_dpa(invocation &inv)
 		appendf(inv.out,
 			"thread %u: tx_taken=%" PRIu64 " tx_posted=%" PRIu64 " rx_delivered=%" PRIu64
 			" rx_handed_back=%" PRIu64 " tx_completions=%" PRIu64
-			" remote_completions=%" PRIu64 "\n"
+			" remote_completions=%" PRIu64 " doorbells=%" PRIu64
+			" doorbells_suppressed=%" PRIu64 "\n"
 			"  kernels: tx_inflight=%u rx_inflight=%u tx_no_hbuf=%" PRIu64
 			" tx_dma_errors=%" PRIu64 " rx_completions=%" PRIu64 " rx_bad_commands=%" PRIu64
 			"\n",
 			t.thread, t.tx_taken, t.tx_posted, t.rx_delivered, t.rx_handed_back,
-			t.tx_completions, t.remote_completions, t.tx_inflight, t.rx_inflight,
+			t.tx_completions, t.remote_completions, t.doorbells, t.doorbells_suppressed,
+			t.tx_inflight, t.rx_inflight,
 			t.tx_no_hbuf, t.tx_dma_errors, t.rx_completions, t.rx_bad_commands);
 	return status::ok();
 }

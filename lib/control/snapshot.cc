@@ -37,6 +37,8 @@ void read_dpa(const dpa::emulator &emu, snapshot &s)
 		v.tx_completions = ts.tx_completions.get();
 		v.remote_completions = ts.remote_completions.get();
 		v.completion_ring_full = ts.completion_ring_full.get();
+		v.doorbells = ts.doorbells.get();
+		v.doorbells_suppressed = ts.doorbells_suppressed.get();
 		v.tx_inflight = k.nb_tx_inflight;
 		v.rx_inflight = k.nb_rx_inflight;
 		v.tx_no_hbuf = k.tx_no_hbuf;

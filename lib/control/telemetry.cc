@@ -279,6 +279,8 @@ int fill_dpa(node &n, rte_tel_data *d)
 	DPUMESH_TEL_U64_COLUMN(c, "tx_completions", t, r.tx_completions);
 	DPUMESH_TEL_U64_COLUMN(c, "remote_completions", t, r.remote_completions);
 	DPUMESH_TEL_U64_COLUMN(c, "completion_ring_full", t, r.completion_ring_full);
+	DPUMESH_TEL_U64_COLUMN(c, "doorbells", t, r.doorbells);
+	DPUMESH_TEL_U64_COLUMN(c, "doorbells_suppressed", t, r.doorbells_suppressed);
 	/* one pool for all threads: the same number in every row */
 	DPUMESH_TEL_U64_COLUMN(c, "hbufs_in_use", t, ((void)r, s.hbufs_in_use));
 	return 0;
@@ -316,6 +318,8 @@ int fill_pods(node &n, rte_tel_data *d)
 	DPUMESH_TEL_U64_COLUMN(c, "rx_delivered", pods, r.counters.rx_delivered);
 	DPUMESH_TEL_U64_COLUMN(c, "rx_no_slot", pods, r.counters.rx_no_slot);
 	DPUMESH_TEL_U64_COLUMN(c, "rx_sq_full", pods, r.counters.rx_sq_full);
+	DPUMESH_TEL_U64_COLUMN(c, "doorbells", pods, r.counters.doorbells);
+	DPUMESH_TEL_U64_COLUMN(c, "doorbells_suppressed", pods, r.counters.doorbells_suppressed);
 	return 0;
 }
 

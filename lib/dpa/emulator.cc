@@ -263,7 +263,6 @@ struct hw {
 /* One emulator thread: the TX and RX kernels' DPA threads, their engine, queues, state. */
 struct dpumesh::dpa::emulator::pair {
 	static constexpr uint32_t queue_depth = 1024;  /* sidecar TX/RX SQs, notifications */
-	static constexpr uint32_t refresh_every = 128; /* activations between SQ refreshes */
 
 	dpa::emulator *emu = nullptr;
 	pod_registry *reg = nullptr;
@@ -281,15 +280,19 @@ struct dpumesh::dpa::emulator::pair {
 	struct owned_sq {
 		uint32_t pod_id;
 		uint32_t sq;
+		const uint32_t *head; /* its head slot's valid (pod_registry::tx_head), or null */
 	};
 	owned_sq owned[DPUMESH_MAX_PODS * 16];
 	uint32_t nb_owned = 0;
-	uint32_t refresh_in = 0;
+	uint32_t membership = UINT32_MAX; /* the registry's, when owned[] was built */
+	uint32_t ready_cursor = 0;        /* where the next look for SQs with work starts */
 	bool draining = false;
 
 	dpa_tx_state ts{};
 	dpa_rx_state rs{};
 	dpa::thread_stats stats;
+	/* pods posted to during one poll: rung (if asleep) once each at its end */
+	pod_registry::doorbell_batch bells;
 
 	~pair()
 	{
@@ -299,15 +302,16 @@ struct dpumesh::dpa::emulator::pair {
 		rte_ring_free(completions);
 	}
 
+	/* Rebuilt only when a pod came or went (the registry's membership moved). */
 	void refresh_owned() noexcept
 	{
+		membership = reg->membership();
 		nb_owned = 0;
 		for (uint32_t pid = id; pid < DPUMESH_MAX_PODS; pid += nb_threads) {
 			uint32_t n = reg->nb_tx_sqs(pid);
 			for (uint32_t q = 0; q < n; q++)
-				owned[nb_owned++] = {pid, q};
+				owned[nb_owned++] = {pid, q, reg->tx_head(pid, q)};
 		}
-		refresh_in = refresh_every;
 	}
 
 	bool idle() const noexcept
@@ -349,12 +353,18 @@ struct dpumesh::dpa::emulator::pair {
 		       rte_ring_count(completions) != 0;
 	}
 
-	/* One pass of the lcore: the DMA hardware, then each kernel if an activation is due. */
-	uint32_t poll() noexcept
+	/* One pass of the lcore: the DMA hardware, then each kernel if an activation is due
+	 * (the TX kernel only when with_tx: it notifies itself every activation, so it is
+	 * always due, and the rx stage's pass would run it a second time per lcore loop).
+	 * Returns the activations run: the polling TX kernel counts as work every pass, so an
+	 * adaptive lcore does not back off while pods are registered (see docs/benchmarks.md
+	 * "Doorbells and CPU per round trip" for what returning real work did). */
+	uint32_t poll(bool with_tx = true) noexcept
 	{
+		reg->begin_doorbells(&bells);
 		hw.step();
 		uint32_t ran = 0;
-		if (tx.due(false)) {
+		if (with_tx && tx.due(false)) {
 			tx.activate([](::dpa_dev *d, void *a) { dpa_tx_kernel(d, static_cast<dpa_tx_state *>(a)); }, &ts);
 			ran++;
 		}
@@ -363,6 +373,12 @@ struct dpumesh::dpa::emulator::pair {
 			rx.activate([](::dpa_dev *d, void *a) { dpa_rx_kernel(d, static_cast<dpa_rx_state *>(a)); }, &rs);
 			ran++;
 		}
+		/* before quiescence: the batch names pods */
+		const pod_registry::doorbell_counts rung = reg->end_doorbells(&bells);
+		if (rung.rung)
+			stats.doorbells.add(rung.rung);
+		if (rung.suppressed)
+			stats.doorbells_suppressed.add(rung.suppressed);
 		quiesce();
 		return ran;
 	}
@@ -488,14 +504,28 @@ void dpa_thread_finish(struct dpa_dev *d)
 
 int dpa_thread_stop_requested(struct dpa_dev *d) { return d->stop; }
 
-uint32_t dpa_tx_sq_count(struct dpa_dev *d)
+/* The emulated doorbell hardware: the owned SQs whose head holds a descriptor, one
+ * acquire load each from a compact array (what a hardware doorbell event says for free).
+ * The head pointers move only on a take, and owned[] is rebuilt when a pod comes or goes
+ * (membership moves before the unregistration waits for our quiescence). */
+uint32_t dpa_tx_ready(struct dpa_dev *d, uint32_t *sqs, uint32_t max)
 {
 	auto *p = d->pair;
 	if (!p || p->draining)
 		return 0;
-	if (p->refresh_in-- == 0)
+	if (p->membership != p->reg->membership())
 		p->refresh_owned();
-	return p->nb_owned;
+	const uint32_t n = p->nb_owned;
+	uint32_t got = 0;
+	for (uint32_t k = 0; k < n && got < max; k++) {
+		uint32_t i = (p->ready_cursor + k) % n;
+		const uint32_t *h = p->owned[i].head;
+		if (h && __atomic_load_n(h, __ATOMIC_ACQUIRE) == DPUMESH_DESC_VALID)
+			sqs[got++] = i;
+	}
+	if (n)
+		p->ready_cursor = (p->ready_cursor + 1) % n;
+	return got;
 }
 
 int dpa_tx_take(struct dpa_dev *d, uint32_t i, struct dpa_tx_item *out)
@@ -504,11 +534,14 @@ int dpa_tx_take(struct dpa_dev *d, uint32_t i, struct dpa_tx_item *out)
 	if (!p || i >= p->nb_owned)
 		return DPA_GONE;
 	tx_item it;
-	switch (p->reg->take_tx(p->owned[i].pod_id, p->owned[i].sq, &it)) {
+	auto &o = p->owned[i];
+	const take_rc rc = p->reg->take_tx(o.pod_id, o.sq, &it);
+	o.head = p->reg->tx_head(o.pod_id, o.sq); /* the head moved (null once gone) */
+	switch (rc) {
 	case take_rc::ok: break;
 	case take_rc::empty: return DPA_EMPTY;
 	case take_rc::refused: return DPA_REFUSED;
-	case take_rc::gone: p->refresh_in = 0; return DPA_GONE;
+	case take_rc::gone: return DPA_GONE;
 	}
 	out->desc = it.desc;
 	out->src = it.src;
@@ -670,9 +703,12 @@ uint16_t pair_poll(void *arg) noexcept
 	return static_cast<uint16_t>(p->poll());
 }
 
-/* both stages of a pair run the same poll: the first does the work, the second is a
- * no-op unless an activation became due in between (they share one lcore) */
-uint16_t pair_poll_rx(void *arg) noexcept { return pair_poll(arg); }
+/* both stages of a pair share one lcore: the second pass runs the DMA hardware and the RX
+ * kernel if it became due in between, not the always-due (polling) TX kernel again */
+uint16_t pair_poll_rx(void *arg) noexcept
+{
+	return static_cast<uint16_t>(static_cast<emulator::pair *>(arg)->poll(false));
+}
 
 result<void *> zalloc_ring(const char *what, unsigned t, uint32_t depth)
 {

@@ -276,7 +276,7 @@ void event_loop::resume_ready()
 	}
 }
 
-void event_loop::dispatch()
+void event_loop::run_pass()
 {
 	_stats.dispatches++;
 	for (pod *p : _pods)
@@ -285,18 +285,37 @@ void event_loop::dispatch()
 	resume_ready();
 }
 
+bool event_loop::prepare_wait() noexcept
+{
+	bool work = !_ready.empty() || !_ready_raw.empty();
+	for (pod *p : _pods)
+		work |= p->_h.prepare_wait();
+	return work;
+}
+
+void event_loop::dispatch()
+{
+	run_pass();
+	/* the caller blocks on fd() next: arm, and make fd() readable if work is queued */
+	if (prepare_wait() && !_pods.empty()) {
+		uint64_t one = 1; /* one readable member makes fd() readable */
+		ssize_t rc = ::write(_pods.front()->_h.fd(), &one, sizeof(one));
+		(void)rc;
+	}
+}
+
 void event_loop::run_once(int timeout_ms)
 {
 	bool starved = false;
 	for (pod *p : _pods)
 		starved |= p->_starved;
-	if (!_ready.empty() || !_ready_raw.empty())
+	if (prepare_wait())
 		timeout_ms = 0;
 	else if (starved && (timeout_ms < 0 || timeout_ms > 1))
 		timeout_ms = 1; /* every message object held: look again soon */
 	epoll_event ev[8];
 	(void)::epoll_wait(_ep, ev, 8, timeout_ms);
-	dispatch();
+	run_pass();
 }
 
 void event_loop::run()

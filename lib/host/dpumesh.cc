@@ -154,7 +154,13 @@ struct dpumesh_pod {
 	std::vector<uint32_t> pending_header, pending_body; /* RX slots to post */
 	std::vector<dpumesh_msg> msgs;
 	std::vector<uint32_t> free_msgs;
-	counter1 tx_done, tx_errors, received, bad_rx;
+	/* need-wakeup (progress thread): our epoch word in the region, its last value, whether
+	 * it is odd (armed), and whether the application arms it itself (dpumesh_prepare_wait) */
+	uint64_t *rx_wait = nullptr;
+	uint64_t wait_epoch = 0;
+	bool armed = false;
+	bool explicit_wait = false;
+	counter1 tx_done, tx_errors, received, bad_rx, sleeps, self_rings;
 };
 
 namespace {
@@ -265,6 +271,13 @@ int dpumesh_open(const struct dpumesh_options *o, dpumesh_t **out, char *err, si
 	if (!r)
 		return set_err(err, errlen, -ENOMEM, "%s", r.error().message().c_str());
 	h->pod_region.emplace(std::move(r).value());
+	/* Born armed (asleep), before the DPU can post: a pod that blocks on dpumesh_fd()
+	 * before its first progress is rung for the first delivery. */
+	h->rx_wait = reinterpret_cast<uint64_t *>(static_cast<uint8_t *>(h->pod_region->data()) +
+						  layout.ctrl_off + offsetof(dpumesh_pod_ctrl, rx_wait));
+	h->wait_epoch = 1;
+	h->armed = true;
+	__atomic_store_n(h->rx_wait, h->wait_epoch, __ATOMIC_RELAXED);
 	if (auto st = h->pod_region->export_to(h->sock.get(), DPUMESH_REGION_TAG_POD); !st)
 		return set_err(err, errlen, -EPROTO, "%s", st.message().c_str());
 	dpumesh_ctrl_register reg = {};
@@ -370,6 +383,8 @@ void dpumesh_get_stats(const dpumesh_t *h, struct dpumesh_stats *out)
 	out->tx_errors = h->tx_errors.get();
 	out->received = h->received.get();
 	out->bad_rx = h->bad_rx.get();
+	out->sleeps = h->sleeps.get();
+	out->self_rings = h->self_rings.get();
 }
 
 int dpumesh_pool_range(const dpumesh_t *h, int which, uint64_t *base, uint64_t *len)
@@ -622,12 +637,57 @@ int dpumesh_msg_field(const struct dpumesh_msg *m, const char *name, const char 
 	return 0;
 }
 
-int dpumesh_progress(dpumesh_t *h)
+namespace {
+
+/* Whether the RX SQ has a descriptor for progress to take (and a message object for it). */
+bool rx_ready(const dpumesh_t *h)
 {
+	const sw_descriptor &head = h->rx_sq.slots[h->rx_sq.pos & h->rx_sq.mask];
+	return !h->free_msgs.empty() && __atomic_load_n(&head.valid, __ATOMIC_ACQUIRE) != 0;
+}
+
+/*
+ * Need-wakeup, the pod's half of the Dekker pair (docs/memory-model.md "Doorbells"): a new
+ * odd epoch, a full fence, then the RX SQ head. The DPU posts, fences, then loads the
+ * epoch: either we see its post here, or it sees our odd epoch and rings.
+ */
+bool arm(dpumesh_t *h)
+{
+	if (!h->armed) {
+		h->wait_epoch += 1; /* odd */
+		__atomic_store_n(h->rx_wait, h->wait_epoch, __ATOMIC_RELAXED);
+		h->armed = true;
+		h->sleeps.inc();
+	}
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return rx_ready(h);
+}
+
+/* Awake: the DPU need not ring; take what it rang (a ring for an epoch that has ended only
+ * makes a later wait return early). */
+void disarm(dpumesh_t *h)
+{
+	if (!h->armed)
+		return;
+	h->wait_epoch += 1; /* even */
+	__atomic_store_n(h->rx_wait, h->wait_epoch, __ATOMIC_RELAXED);
+	h->armed = false;
 	uint64_t cnt;
-	/* Reset the doorbell first: a delivery after the drain below rings it again. */
 	while (::read(h->doorbell.get(), &cnt, sizeof(cnt)) == static_cast<ssize_t>(sizeof(cnt))) {
 	}
+}
+
+} // namespace
+
+int dpumesh_prepare_wait(dpumesh_t *h)
+{
+	h->explicit_wait = true;
+	return arm(h) ? 1 : 0;
+}
+
+int dpumesh_progress(dpumesh_t *h)
+{
+	disarm(h);
 	int handled = 0;
 	const dpumesh_callbacks &cb = h->opts.callbacks;
 	for (;;) {
@@ -699,13 +759,22 @@ int dpumesh_progress(dpumesh_t *h)
 			dpumesh_msg_release(h, m);
 	}
 	post_refills(h);
+	/* An application that never calls dpumesh_prepare_wait() blocks on dpumesh_fd() right
+	 * after this: leave the pod armed, and the fd readable if work came in meanwhile. */
+	if (!h->explicit_wait && arm(h)) {
+		uint64_t one = 1;
+		ssize_t rc = ::write(h->doorbell.get(), &one, sizeof(one));
+		(void)rc;
+		h->self_rings.inc();
+	}
 	return handled;
 }
 
-
 int dpumesh_wait(dpumesh_t *h, int timeout_ms)
 {
-	pollfd p = {h->doorbell.get(), POLLIN, 0};
-	(void)::poll(&p, 1, timeout_ms);
+	if (dpumesh_prepare_wait(h) == 0) {
+		pollfd p = {h->doorbell.get(), POLLIN, 0};
+		(void)::poll(&p, 1, timeout_ms);
+	}
 	return dpumesh_progress(h);
 }

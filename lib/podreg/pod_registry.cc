@@ -82,6 +82,8 @@ pod_counters pod_counters_live::read() const noexcept
 	for (size_t i = 0; i < refill_refused.size(); i++)
 		c.refill_refused[i] = refill_refused[i].get();
 	c.dropped_on_unregister = dropped_on_unregister.get();
+	c.doorbells = doorbells.get();
+	c.doorbells_suppressed = doorbells_suppressed.get();
 	return c;
 }
 
@@ -97,6 +99,8 @@ void pod_counters_live::reset() noexcept
 	for (counter &c : refill_refused)
 		c.reset();
 	dropped_on_unregister.reset();
+	doorbells.reset();
+	doorbells_suppressed.reset();
 }
 
 void pod_counters::add(const pod_counters &o) noexcept
@@ -111,6 +115,8 @@ void pod_counters::add(const pod_counters &o) noexcept
 	for (size_t i = 0; i < std::size(refill_refused); i++)
 		refill_refused[i] += o.refill_refused[i];
 	dropped_on_unregister += o.dropped_on_unregister;
+	doorbells += o.doorbells;
+	doorbells_suppressed += o.doorbells_suppressed;
 }
 
 /* DPU-side state of one pod_id. Written by control before is_active is released; read by
@@ -125,6 +131,12 @@ struct pod_registry::pod_state {
 	dpumesh_geometry geometry = {};
 	dpumesh_pod_layout layout = {};
 	int doorbell = -1;
+	/* need-wakeup: the pod's epoch word (in its region; only loaded, never trusted beyond
+	 * "ring or not"), the odd epoch last rung for, and "in the current batch" (all written
+	 * by the pod's one producer thread) */
+	const uint64_t *rx_wait = nullptr;
+	uint64_t rung_epoch = 0;
+	bool marked = false;
 	dpumesh_sq tx_sq[DPUMESH_MAX_WORKERS] = {};
 	dpumesh_sq rx_sq = {};
 	dpumesh_sq refill_header = {};
@@ -282,6 +294,10 @@ result<pod_registration> pod_registry::register_pod(const register_request &req,
 	p.layout = layout;
 	p.doorbell_fd = std::move(efd);
 	p.doorbell = p.doorbell_fd.get();
+	p.rx_wait = reinterpret_cast<const uint64_t *>(local + layout.ctrl_off +
+						       offsetof(dpumesh_pod_ctrl, rx_wait));
+	p.rung_epoch = 0;
+	p.marked = false;
 	p.tx_region.emplace(std::move(txr).value());
 	uint8_t *tx_local = static_cast<uint8_t *>(p.tx_region->data());
 	for (uint32_t w = 0; w < DPUMESH_MAX_WORKERS; w++)
@@ -310,6 +326,7 @@ result<pod_registration> pod_registry::register_pod(const register_request &req,
 	s.nb_members.store(n + 1, std::memory_order_release);
 	s.nb_pods++;
 	_nb_pods.store(_nb_pods.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+	_membership.store(_membership.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 	_next_pod = (id + 1) % DPUMESH_MAX_PODS;
 	*code = DPUMESH_CTRL_OK;
 	DPUMESH_LOG(INFO, podchan, "pod %u registered: service %s, generation %u, mkey 0x%x, %u workers",
@@ -353,6 +370,7 @@ status pod_registry::unregister_pod(uint32_t pod_id)
 		}
 	}
 	s.nb_pods--;
+	_membership.store(_membership.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 	/* 2. Wait until every data-path thread has finished what it started before. */
 	_quiesce_waiters.fetch_add(1, std::memory_order_acq_rel);
 	dp_synchronize();
@@ -394,6 +412,8 @@ status pod_registry::unregister_pod(uint32_t pod_id)
 	p.tx_region.reset();
 	p.doorbell_fd.reset();
 	p.doorbell = -1;
+	p.rx_wait = nullptr;
+	p.marked = false;
 	p.spare_header.reset();
 	p.spare_body.reset();
 	p.nb_spare_header = p.nb_spare_body = 0;
@@ -457,11 +477,51 @@ uint32_t pod_registry::nb_tx_sqs(uint32_t pod_id) const noexcept
 	return h != 0 ? _pods[pod_id].nb_workers : 0;
 }
 
+const uint32_t *pod_registry::tx_head(uint32_t pod_id, uint32_t sq) const noexcept
+{
+	if (pod_id >= DPUMESH_MAX_PODS || handle(pod_id) == 0)
+		return nullptr;
+	const pod_state &p = _pods[pod_id];
+	if (sq >= p.nb_workers)
+		return nullptr;
+	const dpumesh_sq &q = p.tx_sq[sq];
+	return &q.slots[q.pos & q.mask].valid;
+}
+
 bool pod_registry::rx_room(const pod_state &p) const noexcept
 {
 	/* The producer owns its position: a free slot there stays free until we post. */
 	const sw_descriptor &slot = p.rx_sq.slots[p.rx_sq.pos & p.rx_sq.mask];
 	return __atomic_load_n(&slot.valid, __ATOMIC_ACQUIRE) == 0;
+}
+
+namespace {
+/* The batch posts on this thread go to (begin_doorbells .. end_doorbells), or none. */
+thread_local pod_registry::doorbell_batch *t_batch = nullptr;
+} // namespace
+
+/*
+ * Dekker with the pod (docs/memory-model.md "Doorbells"): we store valid = 1 (the post),
+ * full fence, load rx_wait; the pod stores an odd rx_wait, full fence, loads valid. One of
+ * the two loads sees the other side's store, so either the pod does not sleep or we ring.
+ * The fence is the caller's (once per batch).
+ */
+bool pod_registry::ring_if_asleep(pod_state &p) noexcept
+{
+	const uint64_t w = __atomic_load_n(p.rx_wait, __ATOMIC_RELAXED);
+	if ((w & 1) == 0 || w == p.rung_epoch) {
+		p.counters.doorbells_suppressed.inc();
+		return false;
+	}
+	p.rung_epoch = w;
+	/* The eventfd the pod's epoll waits on. On a BlueField-3 this is a DPA completion /
+	 * comch event the host library turns into the same fd. EAGAIN (counter at its
+	 * maximum) still leaves the fd readable, so it is ignored. */
+	uint64_t one = 1;
+	ssize_t rc = ::write(p.doorbell, &one, sizeof(one));
+	(void)rc;
+	p.counters.doorbells.inc();
+	return true;
 }
 
 bool pod_registry::post_rx(pod_state &p, const sw_descriptor &d) noexcept
@@ -470,13 +530,54 @@ bool pod_registry::post_rx(pod_state &p, const sw_descriptor &d) noexcept
 		p.counters.rx_sq_full.inc();
 		return false;
 	}
-	/* Doorbell: the eventfd the pod's epoll waits on. On a BlueField-3 this is a DPA
-	 * completion / comch event the host library turns into the same fd. EAGAIN (counter
-	 * at its maximum) still leaves the fd readable, so it is ignored. */
-	uint64_t one = 1;
-	ssize_t rc = ::write(p.doorbell, &one, sizeof(one));
-	(void)rc;
+	doorbell_batch *b = t_batch;
+	if (b != nullptr && b->reg == this) [[likely]] {
+		if (!p.marked) {
+			p.marked = true;
+			b->handles[b->nb++] = dpumesh_pod_handle(&p - _pods.get(), p.generation);
+		}
+		return true;
+	}
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	ring_if_asleep(p);
 	return true;
+}
+
+void pod_registry::begin_doorbells(doorbell_batch *b) noexcept
+{
+	b->reg = this;
+	b->nb = 0;
+	t_batch = b;
+}
+
+pod_registry::doorbell_counts pod_registry::flush_doorbells(doorbell_batch *b) noexcept
+{
+	doorbell_counts n;
+	if (b->nb == 0)
+		return n;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST); /* every post above before every load below */
+	for (uint32_t i = 0; i < b->nb; i++) {
+		/* the caller has not reported quiescence since it posted: the state and the
+		 * region are still there even if the pod is being unregistered */
+		pod_state &p = _pods[DPUMESH_HANDLE_POD_ID(b->handles[i])];
+		p.marked = false;
+		if (live_state(b->handles[i]) == nullptr)
+			continue;
+		if (ring_if_asleep(p))
+			n.rung++;
+		else
+			n.suppressed++;
+	}
+	b->nb = 0;
+	return n;
+}
+
+pod_registry::doorbell_counts pod_registry::end_doorbells(doorbell_batch *b) noexcept
+{
+	doorbell_counts n = flush_doorbells(b);
+	if (t_batch == b)
+		t_batch = nullptr;
+	return n;
 }
 
 take_rc pod_registry::take_tx(uint32_t pod_id, uint32_t sq_index, tx_item *out) noexcept

@@ -134,6 +134,7 @@ class Pod:
                                rx_slots, depth)
         self._loop = asyncio.get_running_loop()
         self._loop.add_reader(self._c.fd(), self._progress)
+        self._arm()
         self._deadline = deadline
         self._calls = {}  # slot -> (seq, future)
         self._free = list(range(max_calls - 1, -1, -1))
@@ -261,6 +262,14 @@ class Pod:
                     entry[1].set_result(Reply(None, st, reason, "mesh", status))
         if tx_done:
             self._wake_tx()
+        self._arm()
+
+    def _arm(self):
+        # Doorbells only for sleepers: asyncio has no hook right before it blocks, so the
+        # pod arms its need-wakeup flag at the end of every progress (the loop blocks later
+        # in this iteration at the earliest); work already queued runs on the next one.
+        if self._c is not None and self._c.prepare_wait():
+            self._loop.call_soon(self._progress)
 
     async def _serve_one(self, msg):
         req = Request(self, msg)

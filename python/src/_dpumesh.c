@@ -316,6 +316,16 @@ static PyObject *pod_progress(PodObject *p, PyObject *unused)
 	return list;
 }
 
+/* prepare_wait() -> bool: arms the need-wakeup flag before the loop blocks on fd(); True when
+ * work is queued already (call progress() again instead of waiting) */
+static PyObject *pod_prepare_wait(PodObject *p, PyObject *unused)
+{
+	(void)unused;
+	if (pod_check(p))
+		return NULL;
+	return PyBool_FromLong(dpumesh_prepare_wait(p->h));
+}
+
 /* fields: a sequence of (name, value) str pairs -> a C array; the caller frees it and drops
  * *keep (which owns the strings the array points into) after the send */
 static int parse_fields(PyObject *seq, struct dpumesh_field **out, uint32_t *n, PyObject **keep)
@@ -428,6 +438,8 @@ static PyObject *pod_send_response(PodObject *p, PyObject *args)
 static PyMethodDef pod_methods[] = {
 	{"fd", (PyCFunction)pod_fd, METH_NOARGS, "The doorbell fd (readable: call progress())."},
 	{"pod_id", (PyCFunction)pod_id, METH_NOARGS, "This pod's id."},
+	{"prepare_wait", (PyCFunction)pod_prepare_wait, METH_NOARGS,
+	 "Arm the doorbell before the loop blocks; True: work is queued, progress() again."},
 	{"progress", (PyCFunction)pod_progress, METH_NOARGS,
 	 "Drain the doorbell and the RX SQ; returns the events."},
 	{"send_request", (PyCFunction)pod_send_request, METH_VARARGS,

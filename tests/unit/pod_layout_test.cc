@@ -19,15 +19,16 @@ TEST(pod_layout, sections_aligned_in_order_without_overlap)
 	ASSERT_EQ(dpumesh_pod_layout_compute(&g, &l), DPUMESH_LAYOUT_OK);
 	const uint64_t offs[] = {l.tx_header_off, l.tx_body_off, l.rx_header_off, l.rx_body_off,
 				 l.rx_sq_off, l.rx_header_refill_off, l.rx_body_refill_off,
-				 l.total_size};
-	const uint64_t sizes[] = {3 * 192, 5 * 4160, 3 * 192, 5 * 4160, 16 * 64, 16 * 64, 16 * 64};
+				 l.ctrl_off, l.total_size};
+	const uint64_t sizes[] = {3 * 192, 5 * 4160, 3 * 192, 5 * 4160, 16 * 64, 16 * 64, 16 * 64,
+				  sizeof(dpumesh_pod_ctrl)};
 	EXPECT_EQ(l.tx_header_off, 0u);
-	for (size_t i = 0; i < 7; i++) {
+	for (size_t i = 0; i < 8; i++) {
 		EXPECT_EQ(offs[i] % 4096, 0u) << i;
 		EXPECT_GE(offs[i + 1], offs[i] + sizes[i]) << i;          /* no overlap */
 		EXPECT_LT(offs[i + 1], offs[i] + sizes[i] + 4096) << i;   /* no waste */
 	}
-	EXPECT_EQ(l.total_size, 4096u * (1 + 6 + 1 + 6 + 1 + 1 + 1));
+	EXPECT_EQ(l.total_size, 4096u * (1 + 6 + 1 + 6 + 1 + 1 + 1 + 1));
 	dpumesh_pod_layout l2;
 	ASSERT_EQ(dpumesh_pod_layout_compute(&g, &l2), DPUMESH_LAYOUT_OK);
 	EXPECT_EQ(l.rx_body_refill_off, l2.rx_body_refill_off); /* pure */
@@ -38,7 +39,7 @@ TEST(pod_layout, default_geometry_fits_limit)
 	dpumesh_geometry g = geom();
 	dpumesh_pod_layout l;
 	ASSERT_EQ(dpumesh_pod_layout_compute(&g, &l), DPUMESH_LAYOUT_OK);
-	EXPECT_EQ(l.total_size, 2u * (256 * 1024 + 256 * 65536) + 3 * 16384);
+	EXPECT_EQ(l.total_size, 2u * (256 * 1024 + 256 * 65536) + 3 * 16384 + 4096);
 }
 
 TEST(pod_layout, refuses_bad_geometry)

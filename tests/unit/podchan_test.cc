@@ -74,7 +74,7 @@ TEST_F(ctrl_test, malformed_register_refused)
 		return roundtrip(&r, sizeof(r));
 	};
 	EXPECT_FALSE(mutate([](auto &r) { r.hdr.magic ^= 1; }));
-	EXPECT_FALSE(mutate([](auto &r) { r.hdr.version = 2; }));
+	EXPECT_FALSE(mutate([](auto &r) { r.hdr.version = DPUMESH_CTRL_VERSION + 1; }));
 	EXPECT_FALSE(mutate([](auto &r) { r.hdr.type = 77; }));
 	EXPECT_FALSE(mutate([](auto &r) { r.hdr.length = 127; }));
 	EXPECT_FALSE(mutate([](auto &r) { r.hdr.reserved = 1; }));

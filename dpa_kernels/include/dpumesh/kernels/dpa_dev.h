@@ -29,7 +29,7 @@
  *    flight (cooperative stop: nothing stops a thread from outside).
  *
  * Queues a kernel touches (all single-producer/single-consumer):
- *   pod TX SQs it owns      -> dpa_tx_take()            (TX kernel)
+ *   pod TX SQs it owns      -> dpa_tx_ready(), dpa_tx_take()  (TX kernel)
  *   sidecar TX SQ           <- dpa_sidecar_tx_post()    (TX kernel, to the Arm: headers)
  *   sidecar RX SQ           -> dpa_sidecar_rx_take()    (RX kernel, from the Arm: commands)
  *   Arm notification queue  <- dpa_notify_arm()         (RX kernel: failures, held ones done)
@@ -158,10 +158,19 @@ struct dpa_tx_item {
 	uint32_t mmap;             /**< sender's mmap handle: desc's addresses are in it */
 };
 
-/** Number of pod TX SQs this thread owns right now (pods come and go). */
-uint32_t dpa_tx_sq_count(struct dpa_dev *d);
-/** Takes one validated descriptor from the i-th owned TX SQ. */
-int dpa_tx_take(struct dpa_dev *d, uint32_t i, struct dpa_tx_item *out);
+/**
+ * The owned pod TX SQs that have work, at most max of them, into sqs[] (ids for
+ * dpa_tx_take()), in a rotating order so no SQ is always last. A pass over TX SQs visits
+ * these only, not every owned SQ: an SQ with nothing queued costs the kernel nothing. On the
+ * emulator: one acquire load of each owned SQ's head `valid` (DPU memory); on a BlueField-3:
+ * the doorbell events of the pods that posted (docs/doca.md). Empty while the thread drains
+ * for a quiescence wait.
+ * @return how many ids were written
+ */
+uint32_t dpa_tx_ready(struct dpa_dev *d, uint32_t *sqs, uint32_t max);
+/** Takes one validated descriptor from owned TX SQ `sq` (an id from dpa_tx_ready()):
+ *  DPA_OK, DPA_EMPTY, DPA_REFUSED (one was refused, reported to the pod), DPA_GONE. */
+int dpa_tx_take(struct dpa_dev *d, uint32_t sq, struct dpa_tx_item *out);
 
 /* ---- DPU header buffers (in the DPU mmap) ---- */
 
@@ -293,7 +302,7 @@ struct dpa_rx_inflight {
  * copies of different sizes are started in between */
 struct dpa_tx_state {
 	struct dpa_tx_inflight slot[DPA_MAX_INFLIGHT];
-	uint32_t next_sq;
+	uint32_t ready[DPA_BATCH]; /**< this activation's SQs with work (dpa_tx_ready) */
 	uint32_t nb_inflight; /**< gauge */
 	uint32_t head;        /**< oldest in-flight slot (index mod DPA_MAX_INFLIGHT) */
 	uint32_t reserved;
@@ -307,8 +316,9 @@ struct dpa_rx_state {
 };
 
 /**
- * One activation of the TX kernel: takes descriptors from the owned TX SQs round-robin,
- * copies each header into an hbuf, and posts it to the sidecar TX SQ once the copy is done.
+ * One activation of the TX kernel: takes descriptors from the owned TX SQs that have work
+ * (dpa_tx_ready), one per SQ per round, rounds until DPA_BATCH, copies each header into an
+ * hbuf, and posts it to the sidecar TX SQ once the copy is done.
  * Ends with dpa_thread_reschedule() (or dpa_thread_finish() once stopped and drained).
  */
 void dpa_tx_kernel(struct dpa_dev *d, struct dpa_tx_state *s);

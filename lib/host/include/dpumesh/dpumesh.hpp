@@ -33,6 +33,8 @@ public:
 	const std::string &error() const noexcept { return _error; }
 	int fd() const noexcept { return dpumesh_fd(_h.get()); }
 	int progress() noexcept { return dpumesh_progress(_h.get()); }
+	/** dpumesh_prepare_wait(): true when work is queued (do not block). */
+	bool prepare_wait() noexcept { return dpumesh_prepare_wait(_h.get()) != 0; }
 
 private:
 	struct closer {

@@ -75,6 +75,9 @@ struct alignas(64) thread_stats {
 	counter tx_taken, tx_posted, rx_delivered, rx_handed_back, rx_completions, tx_completions;
 	counter remote_completions, completion_ring_full;
 	counter violations; /**< DOCA rules broken by either kernel (see runtime.h) */
+	/** pods' doorbell eventfds written (asleep), and pods posted to in a pass that needed
+	 *  none (awake or already rung): one or the other per pod per pass with posts */
+	counter doorbells, doorbells_suppressed;
 };
 
 /** The kernels' own counters, read with relaxed loads (a snapshot for control). */

@@ -109,8 +109,19 @@ public:
 
 	/** Readable when dispatch() has work (pod doorbells, expired deadlines). */
 	int fd() const noexcept { return _ep; }
-	/** Progress every pod, fire expired deadlines, resume ready coroutines; never blocks. */
+	/**
+	 * Progress every pod, fire expired deadlines, resume ready coroutines; never blocks.
+	 * It returns with every pod armed for a wait on fd() (dpumesh_prepare_wait), fd()
+	 * readable if work arrived meanwhile, so an outer loop may block on fd() right after.
+	 */
 	void dispatch();
+	/**
+	 * About to block on fd(): arms every pod's need-wakeup flag (the DPU rings a pod's
+	 * doorbell only while it is armed) and re-checks their RX SQs.
+	 * @return true when work is queued already (ready coroutines, RX descriptors): call
+	 *         dispatch() without blocking
+	 */
+	bool prepare_wait() noexcept;
 	/** Waits up to timeout_ms (-1: until something happens) for fd(), then dispatch(). */
 	void run_once(int timeout_ms);
 	/** run_once() until stop(). */
@@ -153,6 +164,7 @@ public:
 	void unlink_root(detail::promise_base *p) noexcept;
 
 private:
+	void run_pass();
 	void fire_timers();
 	void arm_timerfd(clock::time_point at);
 	void heap_up(uint32_t i) noexcept;

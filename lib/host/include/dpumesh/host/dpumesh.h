@@ -18,7 +18,8 @@
  *   o.geometry = dpumesh_default_geometry(); o.callbacks.on_request = on_request;
  *   dpumesh_t *h; char err[128];
  *   if (dpumesh_open(&o, &h, err, sizeof(err)) != 0) { fprintf(stderr, "%s\n", err); exit(1); }
- *   for (;;) dpumesh_wait(h, -1);   // or epoll on dpumesh_fd(h), then dpumesh_progress(h)
+ *   for (;;) dpumesh_wait(h, -1);   // or: if (!dpumesh_prepare_wait(h)) epoll on dpumesh_fd(h);
+ *                                   //     then dpumesh_progress(h)
  *
  * Threads, and no locks anywhere: worker i (0 .. nb_workers-1) owns TX SQ i and its share of
  * each TX pool (slot s belongs to worker s % nb_workers); each worker index must be used by
@@ -103,6 +104,8 @@ struct dpumesh_request {
 /** Library counters. */
 struct dpumesh_stats {
 	uint64_t sent, tx_done, tx_errors, received, try_again, bad_rx;
+	uint64_t sleeps;     /**< times the pod armed its need-wakeup flag (about to block) */
+	uint64_t self_rings; /**< progress() found work while arming and rang its own doorbell */
 };
 
 /** The node's default geometry (docs/config.md "pools"): 256 slots, 1 KiB / 64 KiB, depth 256. */
@@ -123,8 +126,25 @@ int dpumesh_open(const struct dpumesh_options *opts, dpumesh_t **out, char *err,
 /** Unregisters (UNREGISTER, then close) and frees everything; messages held become invalid. */
 void dpumesh_close(dpumesh_t *h);
 
-/** The doorbell eventfd: readable when progress has work. Owned by the handle. */
+/**
+ * The doorbell eventfd: readable when progress has work. Owned by the handle. The DPU rings
+ * it only while the pod is armed (asleep): see dpumesh_prepare_wait().
+ */
 int dpumesh_fd(const dpumesh_t *h);
+
+/**
+ * About to block on dpumesh_fd(): arms the pod's need-wakeup flag (the DPU rings the doorbell
+ * only for an armed pod), then re-checks the RX SQ. Call it on the progress thread right
+ * before every blocking wait (epoll_wait, poll, select) that includes dpumesh_fd(); the next
+ * dpumesh_progress() disarms. A pod that never calls it is armed by dpumesh_progress() itself
+ * on its way out (correct for a loop that blocks right after progress, but the DPU may then
+ * ring while the application works); once it has called it, it must call it before every
+ * block, or it may sleep through a delivery.
+ *
+ * @return 0: nothing queued, block; 1: work is queued already, call dpumesh_progress()
+ *         without blocking
+ */
+int dpumesh_prepare_wait(dpumesh_t *h);
 uint32_t dpumesh_pod_id(const dpumesh_t *h);
 uint32_t dpumesh_generation(const dpumesh_t *h);
 
@@ -137,9 +157,10 @@ uint32_t dpumesh_generation(const dpumesh_t *h);
 int dpumesh_progress(dpumesh_t *h);
 
 /**
- * The whole event loop of a simple C pod: waits up to timeout_ms (-1: no limit) for the
- * doorbell, then dpumesh_progress(). Pods with other fds watch dpumesh_fd() themselves; C++
- * pods use dpumesh::host::event_loop (dpumesh/host/coro.h).
+ * The whole event loop of a simple C pod: dpumesh_prepare_wait(), waits up to timeout_ms
+ * (-1: no limit) for the doorbell unless work is queued, then dpumesh_progress(). Pods with
+ * other fds watch dpumesh_fd() themselves (with dpumesh_prepare_wait() before each block);
+ * C++ pods use dpumesh::host::event_loop (dpumesh/host/coro.h).
  *
  * @return as dpumesh_progress
  */

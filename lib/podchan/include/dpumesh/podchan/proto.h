@@ -31,7 +31,8 @@ extern "C" {
 #endif
 
 #define DPUMESH_CTRL_MAGIC 0x43504d44u /**< "DMPC" in memory order */
-#define DPUMESH_CTRL_VERSION 1u
+/** 2: the pod region ends with the pod control block (DPUMESH_POD_LAYOUT_VERSION 2). */
+#define DPUMESH_CTRL_VERSION 2u
 /** Region export tags (region_export_header.tag) on this channel. */
 #define DPUMESH_REGION_TAG_POD 0x31444f50u   /**< "POD1": the pod's region */
 #define DPUMESH_REGION_TAG_TX_SQ 0x31515354u /**< "TSQ1": the TX SQ region */

@@ -14,8 +14,10 @@
  *
  * Region, each section starting on a 4096-byte boundary, in this order:
  *   TX header pool | TX body pool | RX header pool | RX body pool | RX SQ |
- *   RX header refill ring | RX body refill ring
+ *   RX header refill ring | RX body refill ring | pod control block
  * A pool is `slots` slots of `slot_size` bytes back to back; slot i is at off + i*slot_size.
+ * The control block (struct dpumesh_pod_ctrl) holds words the pod writes and the DPU only
+ * reads (the need-wakeup epoch, docs/memory-model.md "Doorbells").
  */
 #ifndef DPUMESH_POD_LAYOUT_H
 #define DPUMESH_POD_LAYOUT_H
@@ -29,6 +31,9 @@
 extern "C" {
 #endif
 
+/** Version of this layout; bumped with DPUMESH_CTRL_VERSION whenever a section moves or is
+ *  added (2: the pod control block). */
+#define DPUMESH_POD_LAYOUT_VERSION 2u
 /** Alignment of every section (and of the region base). */
 #define DPUMESH_LAYOUT_ALIGN 4096u
 /** Largest region a geometry may describe. */
@@ -54,12 +59,31 @@ struct dpumesh_geometry {
 };
 DPUMESH_STATIC_ASSERT(sizeof(struct dpumesh_geometry) == 40, "dpumesh_geometry: 40 bytes");
 
+/**
+ * The pod control block, the region's last section: words the pod writes and the DPU only
+ * reads (copies out, and uses as a hint). A pod that writes anything here only changes when
+ * its own doorbell is rung.
+ */
+struct dpumesh_pod_ctrl {
+	/**
+	 * Need-wakeup epoch of the RX SQ (as AF_XDP's XDP_RING_NEED_WAKEUP): the pod makes it
+	 * odd (a new value each time) before it blocks on its doorbell, then re-checks its RX
+	 * SQ; even while it is awake. The DPU rings the doorbell after posting only when it
+	 * reads an odd epoch it has not rung for yet. 64 bits, so it never wraps; accessed
+	 * atomically (single-copy atomic on x86-64, Arm64 and RISC-V 64).
+	 */
+	uint64_t rx_wait;
+	uint64_t reserved[7]; /**< zero */
+};
+DPUMESH_STATIC_ASSERT(sizeof(struct dpumesh_pod_ctrl) == 64, "dpumesh_pod_ctrl: 64 bytes");
+
 /** Byte offsets from the region base; every one a multiple of DPUMESH_LAYOUT_ALIGN. */
 struct dpumesh_pod_layout {
 	uint64_t tx_header_off, tx_body_off, rx_header_off, rx_body_off;
 	uint64_t rx_sq_off;             /**< sq_depth descriptors: DPU produces, pod consumes */
 	uint64_t rx_header_refill_off;  /**< sq_depth descriptors: pod produces, DPU consumes */
 	uint64_t rx_body_refill_off;    /**< sq_depth descriptors: pod produces, DPU consumes */
+	uint64_t ctrl_off;              /**< struct dpumesh_pod_ctrl: pod writes, DPU reads */
 	uint64_t total_size;            /**< bytes the region needs (aligned) */
 };
 
@@ -88,7 +112,7 @@ static inline int dpumesh_pool_geometry_check_(const struct dpumesh_pool_geometr
 
 /*
  * Adds an aligned section of `bytes` at *off; fails once the running total passes the limit.
- * Each section is at most 65536 * 2^32 = 2^48 bytes and there are seven, so no sum can wrap.
+ * Each section is at most 65536 * 2^32 = 2^48 bytes and there are eight, so no sum can wrap.
  */
 static inline int dpumesh_layout_add_(uint64_t *off, uint64_t bytes, uint64_t *section_off)
 {
@@ -114,6 +138,7 @@ static inline int dpumesh_pod_layout_compute(const struct dpumesh_geometry *g,
 
 	out->tx_header_off = out->tx_body_off = out->rx_header_off = out->rx_body_off = 0;
 	out->rx_sq_off = out->rx_header_refill_off = out->rx_body_refill_off = 0;
+	out->ctrl_off = 0;
 	out->total_size = 0;
 	pools[0] = &g->tx_header;
 	pools[1] = &g->tx_body;
@@ -144,9 +169,12 @@ static inline int dpumesh_pod_layout_compute(const struct dpumesh_geometry *g,
 		rc = dpumesh_layout_add_(&off, ring_bytes, &out->rx_header_refill_off);
 	if (rc == DPUMESH_LAYOUT_OK)
 		rc = dpumesh_layout_add_(&off, ring_bytes, &out->rx_body_refill_off);
+	if (rc == DPUMESH_LAYOUT_OK)
+		rc = dpumesh_layout_add_(&off, sizeof(struct dpumesh_pod_ctrl), &out->ctrl_off);
 	if (rc != DPUMESH_LAYOUT_OK) {
 		out->tx_header_off = out->tx_body_off = out->rx_header_off = out->rx_body_off = 0;
 		out->rx_sq_off = out->rx_header_refill_off = out->rx_body_refill_off = 0;
+		out->ctrl_off = 0;
 		return rc;
 	}
 	out->total_size = off;

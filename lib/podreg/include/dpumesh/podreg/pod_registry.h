@@ -97,6 +97,8 @@ struct pod_counters {
 	uint64_t rx_no_slot = 0;                                /**< take_rx_slots: ring empty */
 	uint64_t refill_refused[static_cast<size_t>(refill_refusal::count)] = {};
 	uint64_t dropped_on_unregister = 0; /**< TX work still queued at unregistration */
+	uint64_t doorbells = 0;            /**< doorbell eventfd writes (the pod was asleep) */
+	uint64_t doorbells_suppressed = 0; /**< post batches that needed no write (pod awake) */
 
 	uint64_t tx_refused_total() const noexcept;
 	uint64_t refill_refused_total() const noexcept;
@@ -117,6 +119,8 @@ struct pod_counters_live {
 	counter rx_no_slot;
 	std::array<counter, static_cast<size_t>(refill_refusal::count)> refill_refused;
 	counter dropped_on_unregister;
+	counter doorbells;
+	counter doorbells_suppressed;
 
 	pod_counters read() const noexcept;
 	void reset() noexcept;
@@ -263,6 +267,16 @@ public:
 	bool handle_live(uint32_t handle) const noexcept;
 	/** TX SQs of an active pod (0 if none). */
 	uint32_t nb_tx_sqs(uint32_t pod_id) const noexcept;
+	/**
+	 * Where TX SQ sq's head `valid` is now (nullptr: no active pod or SQ), for a data-path
+	 * thread that watches its SQs with one load each: valid until the SQ's next take (the
+	 * head moves) and, like every pod pointer, until the thread reports quiescence after
+	 * the pod's unregistration began (membership() moves first).
+	 */
+	const uint32_t *tx_head(uint32_t pod_id, uint32_t sq) const noexcept;
+	/** Changes on every registration and unregistration (release; read with acquire): a
+	 *  data-path thread rebuilds its list of SQs when it moves. */
+	uint32_t membership() const noexcept { return _membership.load(std::memory_order_acquire); }
 
 	/**
 	 * Dequeues one descriptor from TX SQ sq_index of pod_id and validates the copy: flags
@@ -310,6 +324,29 @@ public:
 	{
 		return _quiesce_waiters.load(std::memory_order_acquire) != 0;
 	}
+
+	/**
+	 * Doorbells for sleepers only (docs/memory-model.md "Doorbells"). A post to a pod's RX SQ
+	 * (deliver, complete_tx, a refusal report) rings its eventfd only when the pod's
+	 * need-wakeup epoch (dpumesh_pod_ctrl::rx_wait, in its region) is odd and not rung yet.
+	 * Inside a batch, posts only mark the pod; flush_doorbells() then rings each marked pod
+	 * at most once (one fence for all). Outside a batch, each post checks at once.
+	 */
+	struct doorbell_batch {
+		const pod_registry *reg = nullptr;
+		uint32_t nb = 0;
+		uint32_t handles[DPUMESH_MAX_PODS]; /**< pods posted to since the last flush */
+	};
+	/** Makes posts on the calling thread mark pods in b until end_doorbells(). */
+	void begin_doorbells(doorbell_batch *b) noexcept;
+	/** What a flush did: eventfd writes, and marked pods that needed none (awake). */
+	struct doorbell_counts {
+		uint32_t rung = 0, suppressed = 0;
+	};
+	/** Rings the marked pods that sleep (at most once each), empties b. Same thread. */
+	doorbell_counts flush_doorbells(doorbell_batch *b) noexcept;
+	/** flush_doorbells(), then posts on this thread check at once again. */
+	doorbell_counts end_doorbells(doorbell_batch *b) noexcept;
 
 	/** Gives back slots from take_rx_slots that were not delivered (used before anything else). */
 	void return_rx_slots(uint32_t dst_handle, const rx_slots &slots) noexcept;
@@ -361,6 +398,7 @@ private:
 	pod_state *live_state(uint32_t handle) noexcept;
 	const pod_state *live_state(uint32_t handle) const noexcept;
 	bool post_rx(pod_state &p, const sw_descriptor &d) noexcept;
+	bool ring_if_asleep(pod_state &p) noexcept;
 	bool rx_room(const pod_state &p) const noexcept;
 	uint64_t take_refill(pod_state &p, bool body) noexcept;
 
@@ -373,6 +411,7 @@ private:
 	rte_rcu_qsbr *_qsbr = nullptr;
 	unsigned _max_dp_threads;
 	std::atomic<uint32_t> _nb_pods{0}; /* single writer: control */
+	std::atomic<uint32_t> _membership{0}; /* single writer: control */
 	std::atomic<uint32_t> _quiesce_waiters{0};
 	std::atomic<uint64_t> _zc_orphans{0};
 	std::vector<std::unique_ptr<region>> _lingering; /* kept mapped for a stalled port */

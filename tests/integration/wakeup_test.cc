@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Doorbells only for sleepers, end to end: a node built in this process (lib/node: sidecar +
+// DPA emulator) and pods on libdpumesh, the echo pod on a thread and the client on the test's
+// own thread. No wake-up is lost over 10^5 rounds of bursts and idle gaps (a lost one is a
+// round past its deadline, reported by number, never a hung ctest); eventfd writes per round
+// trip stay far below one per post under steady load; and a pod that scribbles on its own
+// need-wakeup word only makes the DPU ring it more, never stalls the others.
+#include <gtest/gtest.h>
+
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "dpumesh/control/control.h"
+#include "dpumesh/host/dpumesh.h"
+#include "eal_env.h"
+#include "inproc_node.h"
+
+using namespace dpumesh;
+using namespace dpumesh::test;
+using namespace std::chrono_literals;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+std::string wakeup_config()
+{
+	return R"({
+  "node": { "name": "n1", "mac": "02:00:00:00:00:01", "ipv4": "10.0.0.1",
+            "control_socket": "@SOCK@" },
+  "lcores": { "idle": "adaptive", "max_sleep_us": 50, "stages": { "sidecar": 1, "dpa": 1 } },
+  "pools": { "tx_header": { "slots": 128, "slot_size": 1024 }, "tx_body": { "slots": 128, "slot_size": 4096 },
+             "rx_header": { "slots": 128, "slot_size": 1024 }, "rx_body": { "slots": 128, "slot_size": 4096 },
+             "sq_depth": 256 },
+  "services": [ { "name": "echo", "max_pods": 2 }, { "name": "client", "max_pods": 2 },
+                { "name": "noisy", "max_pods": 1 } ],
+  "policy": { "timeouts": [ { "service": "echo", "timeout_ms": 10000 } ] }
+})";
+}
+
+dpumesh_options pod_options(const std::string &sock, const char *service)
+{
+	dpumesh_options o{};
+	o.socket_path = sock.c_str();
+	o.service = service;
+	o.nb_workers = 1;
+	o.geometry = dpumesh_default_geometry();
+	o.geometry.tx_header.slots = o.geometry.rx_header.slots = 128;
+	o.geometry.tx_body.slots = o.geometry.rx_body.slots = 128;
+	o.geometry.tx_body.slot_size = o.geometry.rx_body.slot_size = 4096;
+	o.geometry.sq_depth = 256;
+	return o;
+}
+
+/** An echo pod on its own thread, blocking in dpumesh_wait() (the need-wakeup path) with a
+ * long timeout: a lost wake-up shows as a round that takes that long. */
+struct echo_pod {
+	std::thread thread;
+	std::atomic<bool> stop{false};
+	std::atomic<int> open_rc{1};
+	std::atomic<int> fd{-1};
+
+	static void on_request(dpumesh_t *h, dpumesh_msg *m, void *)
+	{
+		/* the client's window is within the pools: a send never finds TX full */
+		dpumesh_send_response(h, 0, m, 200, nullptr, 0, m->body, m->body_len);
+		dpumesh_msg_release(h, m);
+	}
+
+	explicit echo_pod(const std::string &sock)
+	{
+		thread = std::thread([this, sock] {
+			dpumesh_options o = pod_options(sock, "echo");
+			o.callbacks.on_request = on_request;
+			dpumesh_t *h = nullptr;
+			char err[128] = "";
+			int rc = dpumesh_open(&o, &h, err, sizeof(err));
+			if (rc == 0)
+				fd.store(dpumesh_fd(h));
+			open_rc.store(rc);
+			if (rc != 0)
+				return;
+			while (!stop.load())
+				(void)dpumesh_wait(h, 5000);
+			dpumesh_close(h);
+		});
+		while (open_rc.load() == 1)
+			std::this_thread::sleep_for(1ms);
+	}
+	~echo_pod()
+	{
+		stop.store(true);
+		uint64_t one = 1; /* wake it from its wait */
+		if (fd.load() >= 0)
+			(void)!::write(fd.load(), &one, sizeof(one));
+		thread.join();
+	}
+};
+
+/** The client: a pod on the calling thread that counts answers. */
+struct client_pod {
+	dpumesh_t *h = nullptr;
+	uint64_t answered = 0, bad = 0;
+	uint32_t next_id = 1;
+	std::string error;
+
+	static void on_response(dpumesh_t *h, dpumesh_msg *m, void *user)
+	{
+		auto *c = static_cast<client_pod *>(user);
+		if (m->http_status == 200 && m->body_len == 64)
+			c->answered++;
+		else
+			c->bad++;
+		dpumesh_msg_release(h, m);
+	}
+
+	client_pod(const std::string &sock, const char *service)
+	{
+		dpumesh_options o = pod_options(sock, service);
+		o.callbacks.on_response = on_response;
+		o.user = this;
+		char err[128] = "";
+		if (dpumesh_open(&o, &h, err, sizeof(err)) != 0)
+			error = err;
+	}
+	~client_pod()
+	{
+		if (h)
+			dpumesh_close(h);
+	}
+
+	/** Sends one 64 B request to echo; false when TX is full (progress, then retry). */
+	bool send()
+	{
+		static const uint8_t body[64] = {1, 2, 3};
+		dpumesh_request r{};
+		r.service = "echo";
+		r.method = "GET";
+		r.path = "/";
+		r.body = body;
+		r.body_len = sizeof(body);
+		r.req_id = next_id++;
+		r.deadline_ms = 10000;
+		return dpumesh_send_request(h, 0, &r) == 0;
+	}
+	/** Waits (dpumesh_wait) until `target` answers or the deadline; false on the deadline. */
+	bool wait_for(uint64_t target, steady::time_point deadline)
+	{
+		while (answered + bad < target) {
+			if (steady::now() > deadline)
+				return false;
+			(void)dpumesh_wait(h, 100);
+		}
+		return true;
+	}
+};
+
+uint64_t dpa_doorbells(const control::snapshot &s)
+{
+	uint64_t n = 0;
+	for (const control::dpa_thread_view &t : s.dpa)
+		n += t.doorbells;
+	return n;
+}
+
+/* 10^5 rounds: a burst of 1..4 requests, all answered, then a gap: none, a short spin, or a
+ * sleep long enough for both pods (and the DPA lcore) to go to sleep. A lost wake-up leaves a
+ * pod asleep with work queued: its round passes the deadline (5 s timeouts in the pods' waits
+ * make it end eventually, so the test reports which round instead of hanging). */
+TEST(Wakeup, NoLostWakeupOverBurstsAndIdleGaps)
+{
+	inproc_node n("wakeup-gaps", wakeup_config());
+	ASSERT_TRUE(n.up) << n.error;
+	echo_pod echo(n.sock);
+	ASSERT_EQ(echo.open_rc.load(), 0);
+	client_pod c(n.sock, "client");
+	ASSERT_TRUE(c.error.empty()) << c.error;
+
+	const unsigned rounds = 100000;
+	const auto round_limit = 2s;
+	std::mt19937 rng(1234);
+	const control::snapshot before = n.snapshot();
+	const auto t0 = steady::now();
+	uint64_t sent = 0;
+	unsigned slow = 0;
+	for (unsigned r = 0; r < rounds; r++) {
+		const unsigned burst = 1 + rng() % 4;
+		const auto deadline = steady::now() + round_limit;
+		for (unsigned i = 0; i < burst; i++) {
+			while (!c.send()) {
+				(void)dpumesh_progress(c.h);
+				ASSERT_LT(steady::now(), deadline) << "round " << r << ": TX stayed full";
+			}
+			sent++;
+		}
+		const auto start = steady::now();
+		ASSERT_TRUE(c.wait_for(sent, deadline))
+			<< "round " << r << " of " << rounds << ": " << (sent - c.answered - c.bad)
+			<< " answer(s) missing after " << round_limit.count()
+			<< " s: a lost wake-up (a pod asleep with work queued)";
+		if (steady::now() - start > 500ms)
+			slow++;
+		switch (rng() % 8) {
+		case 4: case 5: case 6: { /* a short gap: the pods are arming or asleep */
+			const auto until = steady::now() + std::chrono::microseconds(rng() % 30);
+			while (steady::now() < until) {
+			}
+			break;
+		}
+		case 7: /* a long one: everyone sleeps, the DPA lcore backs off */
+			std::this_thread::sleep_for(std::chrono::microseconds(100 + rng() % 200));
+			break;
+		default:
+			break;
+		}
+	}
+	const double secs = std::chrono::duration<double>(steady::now() - t0).count();
+	const control::snapshot after = n.snapshot();
+	EXPECT_EQ(c.answered, sent);
+	EXPECT_EQ(c.bad, 0u);
+	dpumesh_stats st;
+	dpumesh_get_stats(c.h, &st);
+	const uint64_t rung = dpa_doorbells(after) - dpa_doorbells(before);
+	/* the path under test was taken: the pods slept and were woken by doorbells */
+	EXPECT_GT(st.sleeps, rounds / 2) << "the client hardly ever slept";
+	EXPECT_GT(rung, rounds / 2) << "hardly any doorbell was rung";
+	std::printf("[ wakeup ] %u rounds, %llu round trips in %.1f s; client slept %llu times; "
+		    "%llu doorbells; %u rounds over 500 ms (a loaded box)\n",
+		    rounds, static_cast<unsigned long long>(sent), secs,
+		    static_cast<unsigned long long>(st.sleeps), static_cast<unsigned long long>(rung),
+		    slow);
+}
+
+/* Steady load, 64 outstanding: the DPU rings a pod once per pass at most and only while it
+ * sleeps, so eventfd writes per round trip are a fraction; one per post would be 4. */
+TEST(Wakeup, FewEventfdWritesPerRoundTripUnderLoad)
+{
+	inproc_node n("wakeup-load", wakeup_config());
+	ASSERT_TRUE(n.up) << n.error;
+	echo_pod echo(n.sock);
+	ASSERT_EQ(echo.open_rc.load(), 0);
+	client_pod c(n.sock, "client");
+	ASSERT_TRUE(c.error.empty()) << c.error;
+
+	const unsigned window = 64;
+	const uint64_t total = 100000, warmup = 5000;
+	uint64_t sent = 0;
+	control::snapshot before;
+	uint64_t at_before = 0;
+	const auto deadline = steady::now() + 60s;
+	while (c.answered + c.bad < total) {
+		ASSERT_LT(steady::now(), deadline) << c.answered << " of " << total << " answered";
+		while (sent < total && sent - c.answered - c.bad < window && c.send())
+			sent++;
+		(void)dpumesh_wait(c.h, 100);
+		if (at_before == 0 && c.answered >= warmup) {
+			before = n.snapshot();
+			at_before = c.answered;
+		}
+	}
+	const control::snapshot after = n.snapshot();
+	EXPECT_EQ(c.bad, 0u);
+	const uint64_t rts = c.answered - at_before;
+	const uint64_t rung = dpa_doorbells(after) - dpa_doorbells(before);
+	const double per_rt = static_cast<double>(rung) / static_cast<double>(rts);
+	std::printf("[ wakeup ] %llu round trips, %llu eventfd writes: %.3f per round trip\n",
+		    static_cast<unsigned long long>(rts), static_cast<unsigned long long>(rung), per_rt);
+	EXPECT_LT(per_rt, 1.0) << "a doorbell per post is 4 per round trip";
+}
+
+/* A pod that never sleeps but keeps making its need-wakeup word odd (a new value each time)
+ * gets rung once per DPU pass that posted to it: it only costs itself wake-ups. The others
+ * keep their round trips and their doorbells. */
+TEST(Wakeup, ScribblingOnTheFlagHurtsOnlyThatPod)
+{
+	inproc_node n("wakeup-noisy", wakeup_config());
+	ASSERT_TRUE(n.up) << n.error;
+	echo_pod echo(n.sock);
+	ASSERT_EQ(echo.open_rc.load(), 0);
+
+	std::atomic<bool> stop{false};
+	std::atomic<uint64_t> noisy_answers{0};
+	std::atomic<int> noisy_rc{1};
+	std::thread noisy([&] {
+		client_pod p(n.sock, "noisy");
+		noisy_rc.store(p.error.empty() ? 0 : -1);
+		if (!p.error.empty())
+			return;
+		uint64_t base = 0, len = 0;
+		dpumesh_pool_range(p.h, DPUMESH_POOL_TX_HEADER, &base, &len);
+		dpumesh_options o = pod_options(n.sock, "noisy");
+		dpumesh_pod_layout l;
+		dpumesh_pod_layout_compute(&o.geometry, &l);
+		auto *word = reinterpret_cast<uint64_t *>(base + l.ctrl_off); /* tx_header_off is 0 */
+		std::mt19937_64 rng(99);
+		uint64_t sent = 0;
+		while (!stop.load()) {
+			while (sent - p.answered - p.bad < 8 && p.send())
+				sent++;
+			__atomic_store_n(word, rng() | (rng() & 1), __ATOMIC_RELAXED);
+			(void)dpumesh_progress(p.h); /* never blocks: busy, the flag garbage */
+			noisy_answers.store(p.answered);
+		}
+	});
+	while (noisy_rc.load() == 1)
+		std::this_thread::sleep_for(1ms);
+	ASSERT_EQ(noisy_rc.load(), 0);
+
+	client_pod c(n.sock, "client");
+	ASSERT_TRUE(c.error.empty()) << c.error;
+	uint64_t sent = 0;
+	for (unsigned r = 0; r < 3000; r++) {
+		const auto deadline = steady::now() + 2s;
+		ASSERT_TRUE(c.send());
+		sent++;
+		ASSERT_TRUE(c.wait_for(sent, deadline)) << "round " << r << ": the well-behaved client stalled";
+		if (r % 16 == 0)
+			std::this_thread::sleep_for(200us);
+	}
+	EXPECT_EQ(c.answered, sent);
+	auto views = control::pods(n.control(), "all");
+	stop.store(true);
+	noisy.join();
+	ASSERT_TRUE(views) << views.error().message();
+	EXPECT_GT(noisy_answers.load(), 0u) << "the noisy pod got nothing through";
+	for (const control::pod_view &v : *views) {
+		const pod_counters &k = v.counters;
+		const uint64_t posts = k.rx_delivered + k.tx_done_posted;
+		/* at most one write per pass that posted to the pod: never more than its posts */
+		EXPECT_LE(k.doorbells, posts) << v.service;
+		std::printf("[ wakeup ] pod %s: %llu posts, %llu doorbells, %llu suppressed\n",
+			    v.service.c_str(), static_cast<unsigned long long>(posts),
+			    static_cast<unsigned long long>(k.doorbells),
+			    static_cast<unsigned long long>(k.doorbells_suppressed));
+	}
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	::testing::InitGoogleTest(&argc, argv);
+	::testing::AddGlobalTestEnvironment(new dpumesh::test::eal_env("wakeup", {}, 512));
+	return RUN_ALL_TESTS();
+}
