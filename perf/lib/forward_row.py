@@ -17,6 +17,9 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tel  # noqa: E402
+
 results, capture, variant, summary, tp_path, dm_path, c0, c1, tck = sys.argv[1:10]
 cap = dict(kv.split("=") for kv in summary.split()[1:])
 tp, dm = json.load(open(tp_path)), json.load(open(dm_path))
@@ -25,16 +28,7 @@ thr1, ticks1 = (int(x) for x in c1.split())
 tck = int(tck)
 
 
-def delta(run, cmd, key):
-    a, b = run["start"]["data"][cmd], run["end"]["data"][cmd]
-    va, vb = a.get(key, 0), b.get(key, 0)
-    if isinstance(va, list):
-        return sum(vb) - sum(va)
-    return vb - va
-
-
-def secs(run):
-    return run["end"]["t"] - run["start"]["t"]
+delta, secs = tel.window_delta, tel.window_secs
 
 
 e, sc, d = "/ethdev/stats,0", "/dpumesh/sidecar", "/dpumesh/drops"

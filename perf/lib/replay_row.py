@@ -14,6 +14,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import proccpu  # noqa: E402
+import tel  # noqa: E402
 
 results, capture, summary, tp_path, dm_path = sys.argv[1:6]
 tp_cpu_path = sys.argv[6] if len(sys.argv) > 6 else ""
@@ -22,16 +23,7 @@ cap = dict(kv.split("=") for kv in summary.split()[1:])
 tp, dm = json.load(open(tp_path)), json.load(open(dm_path))
 
 
-def delta(run, cmd, key):
-    a, b = run["start"]["data"][cmd], run["end"]["data"][cmd]
-    va, vb = a.get(key, 0), b.get(key, 0)
-    if isinstance(va, list):
-        return sum(vb) - sum(va)
-    return vb - va
-
-
-def secs(run):
-    return run["end"]["t"] - run["start"]["t"]
+delta, secs = tel.window_delta, tel.window_secs
 
 
 e = "/ethdev/stats,0"

@@ -57,6 +57,20 @@ def snapshot(s, cmds, mempools=False, pid=None):
     return {"t": time.monotonic(), "wall": time.time(), "data": data}
 
 
+def window_delta(run, cmd, key):
+    """KEY of CMD between a `tel.py sample` file's two snapshots (lists are summed)."""
+    a, b = run["start"]["data"][cmd], run["end"]["data"][cmd]
+    va, vb = a.get(key, 0), b.get(key, 0)
+    if isinstance(va, list):
+        return sum(vb) - sum(va)
+    return vb - va
+
+
+def window_secs(run):
+    """Seconds between a `tel.py sample` file's two snapshots."""
+    return run["end"]["t"] - run["start"]["t"]
+
+
 def main():
     op, path = sys.argv[1], sys.argv[2]
     if op == "get":
