@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include <rte_bus.h>
@@ -27,9 +28,39 @@ std::string devargs_name(const std::string &dev)
 }
 
 /**
+ * Whether a socket of this network namespace listens on `path` (/proc/net/unix: the
+ * __SO_ACCEPTCON flag, 0x10000, on a line whose last column is the path). Answers without
+ * connecting: a connection that closes at once can crash a live memif server (DPDK 22.11's
+ * interrupt thread panics on the fd it loses), so a live node must not be probed that way.
+ */
+bool unix_socket_listening(const std::string &path)
+{
+	FILE *f = std::fopen("/proc/net/unix", "re");
+	if (!f)
+		return false;
+	char line[4096];
+	bool listening = false;
+	while (!listening && std::fgets(line, sizeof(line), f)) {
+		unsigned long flags = 0;
+		int path_at = -1;
+		if (std::sscanf(line, "%*s %*s %*s %lx %*s %*s %*s %n", &flags, &path_at) < 1 ||
+		    path_at < 0)
+			continue;
+		std::string p(line + path_at);
+		while (!p.empty() && (p.back() == '\n' || p.back() == ' '))
+			p.pop_back();
+		listening = (flags & 0x10000) && p == path;
+	}
+	std::fclose(f);
+	return listening;
+}
+
+/**
  * A memif server's socket left behind by a node that was killed makes the probe fail with
  * "Address already in use". Nobody answering on it means it is stale: remove it. A socket
- * someone listens on belongs to another node: say so.
+ * someone listens on belongs to another node: say so. A listener in this network namespace
+ * is found without connecting to it; one in another namespace (the path is reachable across
+ * them) is found by a connection, the only way left.
  */
 status clear_stale_memif_socket(const std::string &dev)
 {
@@ -47,6 +78,9 @@ status clear_stale_memif_socket(const std::string &dev)
 	if (path.size() >= sizeof(sa.sun_path))
 		return status::ok();
 	std::memcpy(sa.sun_path, path.c_str(), path.size());
+	if (unix_socket_listening(path))
+		return errorf("memif socket %s is in use by another process (another node?)",
+			      path.c_str());
 	unique_fd fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
 	if (!fd)
 		return status::ok();
