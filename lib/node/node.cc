@@ -120,6 +120,11 @@ status instance::build()
 	if (!_msgs)
 		return errorf("mempool: message pool: %s", rte_strerror(rte_errno));
 	const unsigned nw = _cfg.lcores.workers ? _cfg.lcores.workers : 1;
+	if (nw > 1 && !_cfg.lcores.stages.empty())
+		return errorf("lcores: %s: stage placement is for one worker; with %u workers each "
+			      "runs every stage of its flow on its own lcore (remove it, or set "
+			      "/lcores/workers to 1)",
+			      _cfg.where("/lcores/stages").c_str(), nw);
 	if (nw > 1) {
 		/* worker k runs on the k-th worker lcore: every stage of its flow, run to completion */
 		unsigned l = rte_get_next_lcore(-1, 1, 0);

@@ -515,6 +515,16 @@ TEST(Shards, TooFewWorkerLcoresIsAClearError)
 	EXPECT_NE(n.error.find("3 workers need 3 worker lcores"), std::string::npos) << n.error;
 }
 
+TEST(Shards, StagePlacementWithWorkersIsAClearError)
+{
+	ring_port port("shst");
+	std::string cfg = shards_config(port.name);
+	cfg.replace(cfg.find("\"workers\": 2"), 12, "\"workers\": 2, \"stages\": {\"sidecar\": 2}");
+	inproc_node n("stg", cfg);
+	EXPECT_FALSE(n.up);
+	EXPECT_NE(n.error.find("stage placement is for one worker"), std::string::npos) << n.error;
+}
+
 int main(int argc, char **argv)
 {
 	::testing::InitGoogleTest(&argc, argv);
