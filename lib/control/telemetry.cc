@@ -227,21 +227,41 @@ rte_tel_data *metrics_dict(const sidecar::l7_metrics &m)
 }
 
 /* Request metrics by service (the sidecar's life) and by route (this policy version). */
+/* Adds a service's metrics of every sidecar shard (one per worker) into t. */
+void add_service_total(node &n, uint32_t svc, sidecar::l7_metrics &t)
+{
+	for (const sidecar::stage *sh : n.shards())
+		t.add(sh->service_metrics(svc));
+}
+
 int fill_metrics(node &n, rte_tel_data *d)
 {
 	sidecar::stage *sc = n.sidecar();
 	if (!sc)
 		return -ENODEV;
 	rte_tel_data_start_dict(d);
-	for (uint32_t i = 0; i < sc->nb_services(); i++)
-		add_container(d, tel_key(sc->service_name(i)), metrics_dict(sc->service_metrics(i)));
+	for (uint32_t i = 0; i < sc->nb_services(); i++) {
+		sidecar::l7_metrics t;
+		add_service_total(n, i, t);
+		add_container(d, tel_key(sc->service_name(i)), metrics_dict(t));
+	}
+	/* every shard runs its own copy of the version (built together): sum the copies that
+	 * are this version (a swap under way may have reached some shards only) */
 	auto pol = sc->policy();
+	std::vector<std::shared_ptr<sidecar::ruleset>> copies;
+	for (const sidecar::stage *sh : n.shards())
+		if (auto p = sh->policy(); p && p->version() == pol->version())
+			copies.push_back(std::move(p));
 	for (const sidecar::service_rules &s : pol->services())
-		for (const sidecar::route_rule &r : s.routes)
+		for (const sidecar::route_rule &r : s.routes) {
+			sidecar::l7_metrics t;
+			for (const auto &p : copies)
+				t.add(p->route_metrics(r.metrics));
 			add_container(d,
 				      tel_key("route/" + s.name + "/" +
 					      (r.configured ? r.path_prefix : std::string("default"))),
-				      metrics_dict(pol->route_metrics(r.metrics)));
+				      metrics_dict(t));
+		}
 	return 0;
 }
 
@@ -257,7 +277,9 @@ int fill_latency(node &n, rte_tel_data *d)
 		if (!a)
 			return -ENOMEM;
 		rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
-		for (const counter &b : sc->service_metrics(i).latency.buckets)
+		sidecar::l7_metrics t;
+		add_service_total(n, i, t);
+		for (const counter &b : t.latency.buckets)
 			rte_tel_data_add_array_u64(a, b.get());
 		add_container(d, tel_key(sc->service_name(i)), a);
 	}

@@ -19,6 +19,25 @@ uint64_t latency_histogram::quantile_us(double q) const noexcept
 	return quantile_us(read(), q);
 }
 
+void latency_histogram::add(const latency_histogram &o) noexcept
+{
+	for (unsigned i = 0; i < nb_buckets; i++)
+		buckets[i].add(o.buckets[i].get());
+	sum_us.add(o.sum_us.get());
+}
+
+void l7_metrics::add(const l7_metrics &o) noexcept
+{
+	requests.add(o.requests.get());
+	refused.add(o.refused.get());
+	for (size_t c = 0; c < classes.size(); c++)
+		classes[c].add(o.classes[c].get());
+	mesh_generated.add(o.mesh_generated.get());
+	retries.add(o.retries.get());
+	timeouts.add(o.timeouts.get());
+	latency.add(o.latency);
+}
+
 std::array<uint64_t, latency_histogram::nb_buckets> latency_histogram::read() const noexcept
 {
 	std::array<uint64_t, nb_buckets> snap;

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cinttypes>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "dpumesh/console/commands.h"
 #include "dpumesh/control/control.h"
@@ -55,16 +57,48 @@ const char *key_name(config::ratelimit_key k)
 	return "?";
 }
 
-/* The engine's state: version, verdicts and counters that are not zero, breakers. */
-void append_engine_state(std::string &out, const sidecar::ruleset &pol)
+/* The engine's counters, summed over the sidecar shards' copies of `pol`'s version (a swap
+ * under way may not have reached every shard yet: those are left out). The names are
+ * copied: the visitor's may be built for the call. */
+std::vector<std::pair<std::string, uint64_t>>
+counter_sums(const sidecar::ruleset &pol, const std::vector<sidecar::stage *> &shards)
+{
+	std::vector<std::pair<std::string, uint64_t>> sums;
+	policy::for_each_policy_counter(pol.engine().stats(),
+					[&](const char *name, const char *, uint64_t) {
+						sums.emplace_back(name, 0);
+					});
+	for (const sidecar::stage *sh : shards) {
+		auto copy = sh->policy();
+		if (!copy || copy->version() != pol.version())
+			continue;
+		size_t k = 0;
+		policy::for_each_policy_counter(copy->engine().stats(),
+						[&](const char *, const char *, uint64_t v) {
+							if (k < sums.size())
+								sums[k].second += v;
+							k++;
+						});
+	}
+	return sums;
+}
+
+/* The engine's state: version, counters that are not zero (over all shards), breakers (the
+ * first shard's: each shard keeps its own, docs/policy.md). */
+void append_engine_state(std::string &out, const sidecar::ruleset &pol,
+			 const std::vector<sidecar::stage *> &shards)
 {
 	const policy::engine &e = pol.engine();
-	appendf(out, "policy version %" PRIu64 " (enforced by the sidecar)\n", pol.version());
+	if (shards.size() > 1)
+		appendf(out, "policy version %" PRIu64 " (enforced by the sidecar, %zu shards)\n",
+			pol.version(), shards.size());
+	else
+		appendf(out, "policy version %" PRIu64 " (enforced by the sidecar)\n", pol.version());
+	const auto sums = counter_sums(pol, shards);
 	std::string line;
-	policy::for_each_policy_counter(e.stats(), [&](const char *name, const char *, uint64_t v) {
+	for (const auto &[name, v] : sums)
 		if (v)
-			line += " " + std::string(name) + "=" + std::to_string(v);
-	});
+			line += " " + name + "=" + std::to_string(v);
 	appendf(out, "  counters:%s\n", line.empty() ? " (none yet)" : line.c_str());
 	for (size_t i = 0; i < e.nb_services(); i++) {
 		const std::string &svc = e.service_name(static_cast<uint32_t>(i));
@@ -78,7 +112,7 @@ status cmd_show_policy(invocation &inv)
 	auto cfg = inv.node.config();
 	const config::policy_config &p = cfg->policy;
 	if (const sidecar::stage *sc = inv.node.sidecar())
-		append_engine_state(inv.out, *sc->policy());
+		append_engine_state(inv.out, *sc->policy(), inv.node.shards());
 	else
 		appendf(inv.out, "policy (no sidecar in this node: not enforced)\n");
 	appendf(inv.out, "  default_timeout_ms=%u\n", p.default_timeout_ms);
@@ -165,10 +199,8 @@ int fill_policy(control::node &n, rte_tel_data *d)
 	auto pol = n.sidecar()->policy();
 	rte_tel_data_start_dict(d);
 	rte_tel_data_add_dict_u64(d, "version", pol->version());
-	policy::for_each_policy_counter(pol->engine().stats(),
-					[&](const char *name, const char *, uint64_t v) {
-						rte_tel_data_add_dict_u64(d, name, v);
-					});
+	for (const auto &[name, v] : counter_sums(*pol, n.shards()))
+		rte_tel_data_add_dict_u64(d, name.c_str(), v);
 	for (size_t i = 0; i < pol->engine().nb_services(); i++) {
 		const std::string &svc = pol->engine().service_name(static_cast<uint32_t>(i));
 		std::string key = control::telemetry_key("breaker/" + svc);

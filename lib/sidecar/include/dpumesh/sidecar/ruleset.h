@@ -53,6 +53,8 @@ struct latency_histogram {
 	/** A copy of the buckets (control). */
 	std::array<uint64_t, nb_buckets> read() const noexcept;
 	uint64_t count() const noexcept;
+	/** Adds another histogram's reads into this one (control: a sum over shards). */
+	void add(const latency_histogram &o) noexcept;
 };
 
 /** Request metrics of a service or a route; single writer (the sidecar lcore). */
@@ -72,6 +74,8 @@ struct alignas(64) l7_metrics {
 		if (mesh)
 			mesh_generated.inc();
 	}
+	/** Adds another's reads into this one (control: the sum over sidecar shards). */
+	void add(const l7_metrics &o) noexcept;
 };
 
 /** One route of a service: the longest matching `path_prefix` wins. */
