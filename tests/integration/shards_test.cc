@@ -505,24 +505,27 @@ TEST(Shards, RateLimitIsForTheNodeNotPerWorker)
 	expect_idle(fin, n);
 }
 
+/* The shards config with its "lcores" workers entry replaced: the node must refuse it with
+ * an error that contains `want`. */
+void expect_lcores_refused(const char *tag, const char *workers_entry, const char *want)
+{
+	ring_port port(std::string("sh") + tag);
+	std::string cfg = shards_config(port.name);
+	cfg.replace(cfg.find("\"workers\": 2"), 12, workers_entry);
+	inproc_node n(tag, cfg);
+	EXPECT_FALSE(n.up);
+	EXPECT_NE(n.error.find(want), std::string::npos) << n.error;
+}
+
 TEST(Shards, TooFewWorkerLcoresIsAClearError)
 {
-	ring_port port("sherr");
-	std::string cfg = shards_config(port.name);
-	cfg.replace(cfg.find("\"workers\": 2"), 12, "\"workers\": 3");
-	inproc_node n("err", cfg);
-	EXPECT_FALSE(n.up);
-	EXPECT_NE(n.error.find("3 workers need 3 worker lcores"), std::string::npos) << n.error;
+	expect_lcores_refused("err", "\"workers\": 3", "3 workers need 3 worker lcores");
 }
 
 TEST(Shards, StagePlacementWithWorkersIsAClearError)
 {
-	ring_port port("shst");
-	std::string cfg = shards_config(port.name);
-	cfg.replace(cfg.find("\"workers\": 2"), 12, "\"workers\": 2, \"stages\": {\"sidecar\": 2}");
-	inproc_node n("stg", cfg);
-	EXPECT_FALSE(n.up);
-	EXPECT_NE(n.error.find("stage placement is for one worker"), std::string::npos) << n.error;
+	expect_lcores_refused("stg", "\"workers\": 2, \"stages\": {\"sidecar\": 2}",
+			      "stage placement is for one worker");
 }
 
 int main(int argc, char **argv)
