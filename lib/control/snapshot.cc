@@ -100,20 +100,14 @@ snapshot take_snapshot(const node &n, unsigned sections)
 	if ((sections & snap::services) && !shards.empty()) {
 		const sidecar::stage &sc = *shards.front();
 		for (uint32_t i = 0; i < sc.nb_services(); i++) {
-			service_view v{sc.service_name(i), 0, 0, 0, 0, 0, {}, {}};
-			for (const sidecar::stage *sh : shards) {
-				const sidecar::l7_metrics &m = sh->service_metrics(i);
-				v.requests += m.requests.get();
-				v.refused += m.refused.get();
-				v.mesh_generated += m.mesh_generated.get();
-				v.retries += m.retries.get();
-				v.timeouts += m.timeouts.get();
-				for (size_t c = 0; c < v.classes.size(); c++)
-					v.classes[c] += m.classes[c].get();
-				const auto lat = m.latency.read();
-				for (size_t b = 0; b < lat.size(); b++)
-					v.latency[b] += lat[b];
-			}
+			sidecar::l7_metrics t; /* the sum over the shards */
+			for (const sidecar::stage *sh : shards)
+				t.add(sh->service_metrics(i));
+			service_view v{sc.service_name(i), t.requests.get(), t.refused.get(),
+				       t.mesh_generated.get(), t.retries.get(), t.timeouts.get(),
+				       {}, t.latency.read()};
+			for (size_t c = 0; c < v.classes.size(); c++)
+				v.classes[c] = t.classes[c].get();
 			s.services.push_back(std::move(v));
 		}
 	}
