@@ -91,7 +91,7 @@ TEST(DpumeshApp, BadConfigExitsNonZeroWithLocation)
 TEST(DpumeshApp, MissingDeviceIsAClearError)
 {
 	auto args = eal_args("nodev");
-	args.insert(args.end(), {"--", "--config", src("conf/pcap.json")});
+	args.insert(args.end(), {"--", "--config", src("conf/pcap.json")}); /* fails before binding */
 	auto [rc, out] = run_command(args);
 	EXPECT_EQ(rc, 1) << out;
 	EXPECT_NE(out.find("port uplink: device \"net_pcap0\" not found"), std::string::npos) << out;
@@ -123,15 +123,7 @@ TEST(DpumeshApp, EmbeddedDefaultStartsWithoutAnyFileAndStopsOnSigint)
 TEST(DpumeshApp, StaleMemifSocketIsReplacedALiveOneRefused)
 {
 	temp_dir dir;
-	std::stringstream conf;
-	conf << std::ifstream(src("conf/default.json")).rdbuf();
-	std::string cfg = conf.str();
-	for (auto [from, to] : {std::pair<std::string, std::string>{"/tmp/dpumesh-node1.memif",
-								    dir.file("uplink.memif")},
-				{"/tmp/dpumesh-node1.sock", dir.file("ctl.sock")}})
-		for (size_t at; (at = cfg.find(from)) != std::string::npos;)
-			cfg.replace(at, from.size(), to);
-	std::ofstream(dir.file("node.json")) << cfg;
+	const std::string node_json = private_config(dir, "conf/default.json");
 	/* a socket file nobody listens on, as a SIGKILLed node leaves it */
 	sockaddr_un sa{};
 	sa.sun_family = AF_UNIX;
@@ -142,7 +134,7 @@ TEST(DpumeshApp, StaleMemifSocketIsReplacedALiveOneRefused)
 	ASSERT_EQ(access(sa.sun_path, F_OK), 0);
 
 	auto args = eal_args("stale");
-	args.insert(args.end(), {"--", "--config", dir.file("node.json"), "--stats-period", "0"});
+	args.insert(args.end(), {"--", "--config", node_json, "--stats-period", "0"});
 	subprocess p(args);
 	EXPECT_TRUE(p.wait_output(
 		[](const std::string &o) { return o.find("Ctrl-C to stop") != std::string::npos; }, 30s))
@@ -151,7 +143,9 @@ TEST(DpumeshApp, StaleMemifSocketIsReplacedALiveOneRefused)
 		  std::string::npos)
 		<< p.output();
 	/* a second node on the same memif socket while the first listens on it */
-	std::string cfg2 = cfg;
+	std::stringstream conf;
+	conf << std::ifstream(node_json).rdbuf();
+	std::string cfg2 = conf.str();
 	cfg2.replace(cfg2.find(dir.file("ctl.sock")), dir.file("ctl.sock").size(), dir.file("ctl2.sock"));
 	std::ofstream(dir.file("node2.json")) << cfg2;
 	auto args2 = eal_args("stale2");
@@ -192,7 +186,7 @@ TEST(DpumeshApp, ReplayedCaptureIsReassembledCountedAndSigintExitsZero)
 
 	auto args = eal_args("replay");
 	args.push_back("--vdev=net_pcap0,rx_pcap=" + pcap);
-	args.insert(args.end(), {"--", "--config", src("conf/pcap.json"), "--stats-period", "1",
+	args.insert(args.end(), {"--", "--config", private_config(dir, "conf/pcap.json"), "--stats-period", "1",
 				 "--stats-format", "full"});
 	subprocess p(args);
 	const std::string rx_line = "RX " + std::string(12 - std::to_string(frames).size(), ' ') +
@@ -242,7 +236,7 @@ TEST(DpumeshApp, CompactDisplayShowsRatesAnswersAndTopDrops)
 	ASSERT_GT(other, 50u);
 	auto args = eal_args("compact");
 	args.push_back("--vdev=net_pcap0,rx_pcap=" + pcap);
-	args.insert(args.end(), {"--", "--config", src("conf/pcap.json"), "--stats-period", "1"});
+	args.insert(args.end(), {"--", "--config", private_config(dir, "conf/pcap.json"), "--stats-period", "1"});
 	subprocess p(args);
 	/* the capture is read once: a later block counts every foreign and malformed frame, and
 	 * every request's refusal that a receive-only port could not send (no_egress) */

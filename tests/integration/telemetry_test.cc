@@ -70,7 +70,7 @@ TEST(Telemetry, CountersMatchTheCaptureAndTheExporterServesThem)
 	subprocess p({bin_path("dpumesh"), "-l", "0-1", "--no-huge", "-m", "256", "--no-pci",
 		      "--file-prefix=" + pfx, "--log-level=lib.eal:warning",
 		      "--vdev=net_pcap0,rx_pcap=" + dir.file("once.pcap"), "--", "--config",
-		      src("conf/pcap.json"), "--stats-period", "0"});
+		      private_config(dir, "conf/pcap.json"), "--stats-period", "0"});
 	ASSERT_TRUE(p.wait_output(
 		[](const std::string &o) { return o.find(" up: ") != std::string::npos; }, 40s))
 		<< p.output();
@@ -239,7 +239,7 @@ TEST(Capture, DumpcapWritesTheRequestedPackets)
 	else
 		args.insert(args.end(), {"--no-huge", "-m", "256"});
 	args.insert(args.end(), {"--vdev=net_pcap0,rx_pcap=" + dir.file("loop.pcap") + ",infinite_rx=1",
-				 "--", "--config", src("conf/pcap.json"), "--stats-period", "0"});
+				 "--", "--config", private_config(dir, "conf/pcap.json"), "--stats-period", "0"});
 	subprocess p(args);
 	ASSERT_TRUE(p.wait_output(
 		[](const std::string &o) { return o.find(" up: ") != std::string::npos; }, 40s))

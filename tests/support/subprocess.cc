@@ -15,6 +15,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -221,6 +223,23 @@ temp_dir::~temp_dir()
 {
 	std::error_code ec;
 	std::filesystem::remove_all(_path, ec);
+}
+
+std::string private_config(const temp_dir &dir, const std::string &rel)
+{
+	std::stringstream in;
+	in << std::ifstream(std::string(DPUMESH_SOURCE_DIR) + "/" + rel).rdbuf();
+	std::string cfg = in.str();
+	if (cfg.empty())
+		throw std::runtime_error("private_config: cannot read " + rel);
+	for (auto [from, to] :
+	     {std::pair<std::string, std::string>{"/tmp/dpumesh-node1.memif", dir.file("uplink.memif")},
+	      {"/tmp/dpumesh-node1.sock", dir.file("ctl.sock")}})
+		for (size_t at; (at = cfg.find(from)) != std::string::npos;)
+			cfg.replace(at, from.size(), to);
+	const std::string out = dir.file("node.json");
+	std::ofstream(out) << cfg;
+	return out;
 }
 
 } // namespace dpumesh::test

@@ -84,4 +84,12 @@ private:
 	std::string _path;
 };
 
+/**
+ * A copy in `dir` of the project's config file `rel` (e.g. "conf/pcap.json") whose fixed
+ * paths (the control socket /tmp/dpumesh-node1.sock and the memif socket
+ * /tmp/dpumesh-node1.memif) are moved into `dir`, so tests that run at once never share
+ * them. Returns the copy's path.
+ */
+std::string private_config(const temp_dir &dir, const std::string &rel);
+
 } // namespace dpumesh::test
