@@ -153,6 +153,20 @@ void generator::answered(slot &s, uint64_t tsc, trial_result &r) noexcept
 	}
 }
 
+generator::slot *generator::slot_of(uint64_t tag, uint8_t trial_id, trial_result &r) noexcept
+{
+	if ((tag >> 56) != tag_magic || uint8_t(tag >> 48) != trial_id) {
+		r.rx_other++;
+		return nullptr;
+	}
+	slot &s = _slots[(tag & seq_mask) & (nb_slots - 1)];
+	if (s.state == 0 || (s.seq & seq_mask) != (tag & seq_mask)) {
+		r.stale++;
+		return nullptr;
+	}
+	return &s;
+}
+
 void generator::on_rx(rte_mbuf *m, uint64_t tsc, uint8_t trial_id, trial_result &r) noexcept
 {
 	uint32_t len = rte_pktmbuf_pkt_len(m);
@@ -165,18 +179,11 @@ void generator::on_rx(rte_mbuf *m, uint64_t tsc, uint8_t trial_id, trial_result 
 			return;
 		}
 		auto *p = static_cast<const uint8_t *>(rte_pktmbuf_read(m, len - 8, 8, buf));
-		uint64_t tag = get_be64(p);
-		if ((tag >> 56) != tag_magic || uint8_t(tag >> 48) != trial_id) {
-			r.rx_other++;
+		slot *s = slot_of(get_be64(p), trial_id, r);
+		if (!s)
 			return;
-		}
-		slot &s = _slots[(tag & seq_mask) & (nb_slots - 1)];
-		if (s.state == 0 || (s.seq & seq_mask) != (tag & seq_mask)) {
-			r.stale++;
-			return;
-		}
-		s.cls = 2;
-		answered(s, tsc, r);
+		s->cls = 2;
+		answered(*s, tsc, r);
 		return;
 	}
 	uint32_t want = std::min<uint32_t>(len, sizeof(buf));
@@ -195,16 +202,10 @@ void generator::on_rx(rte_mbuf *m, uint64_t tsc, uint8_t trial_id, trial_result 
 		r.rx_other++;
 		return;
 	}
-	uint64_t tag = ff.correlation;
-	if ((tag >> 56) != tag_magic || uint8_t(tag >> 48) != trial_id) {
-		r.rx_other++;
+	slot *sp = slot_of(ff.correlation, trial_id, r);
+	if (!sp)
 		return;
-	}
-	slot &s = _slots[(tag & seq_mask) & (nb_slots - 1)];
-	if (s.state == 0 || (s.seq & seq_mask) != (tag & seq_mask)) {
-		r.stale++;
-		return;
-	}
+	slot &s = *sp;
 	if (ff.frag_offset == 0 && frag_len >= 12) {
 		const uint8_t *l7 = fh + wire::frame_hdr_size;
 		uint16_t st = internal::be16(l7 + 8), flags = internal::be16(l7 + 10);

@@ -141,6 +141,8 @@ private:
 	generator(uint16_t port_id, rte_mempool *pool, const capture &cap, match_mode match);
 	void on_rx(rte_mbuf *m, uint64_t tsc, uint8_t trial_id, trial_result &r) noexcept;
 	void answered(slot &s, uint64_t tsc, trial_result &r) noexcept;
+	/** The slot an answer's tag names in this trial, or nullptr (counted: other, stale). */
+	slot *slot_of(uint64_t tag, uint8_t trial_id, trial_result &r) noexcept;
 
 	uint16_t _port;
 	rte_mempool *_pool;
