@@ -16,6 +16,7 @@
 #include <rte_version.h>
 
 #include "dpumesh/abi/abi.h"
+#include "dpumesh/common/log.h"
 
 namespace dpumesh::app {
 
@@ -80,7 +81,8 @@ std::string usage(const char *prog)
 	       "      --workers N           N run-to-completion worker lcores, each with its own\n"
 	       "                            RX queues, sidecar shard and DPA threads (needs N\n"
 	       "                            worker lcores, e.g. --lcores 0@0,1@1,2@1 for 2);\n"
-	       "                            overrides /lcores/workers\n"
+	       "                            overrides /lcores/workers (and, N > 1, the\n"
+	       "                            /lcores/stages placement)\n"
 	       "      --stats-period SEC    print statistics every SEC seconds (0: only at\n"
 	       "                            exit; default 1, or 0 with -i)\n"
 	       "      --stats-format compact|full\n"
@@ -258,8 +260,11 @@ void apply_overrides(const options &o, config::node_config &cfg)
 {
 	if (o.dpa_backend)
 		cfg.dpa.backend = *o.dpa_backend;
-	if (o.workers)
-		cfg.lcores.workers = *o.workers;
+	if (o.workers && config::set_workers(cfg, *o.workers))
+		DPUMESH_LOG(NOTICE, config,
+			    "--workers %u: the config's /lcores/stages placement is for one worker; "
+			    "each worker runs every stage of its share",
+			    *o.workers);
 	if (o.dma_backend) {
 		cfg.dma.backend = *o.dma_backend;
 		if (!o.dma_device.empty())

@@ -379,6 +379,15 @@ std::string_view to_string(port_role r)
 {
 	return r == port_role::external ? "external" : "replay";
 }
+bool set_workers(node_config &cfg, uint32_t workers)
+{
+	cfg.lcores.workers = workers;
+	if (workers <= 1 || cfg.lcores.stages.empty())
+		return false;
+	cfg.lcores.stages.clear();
+	return true;
+}
+
 std::string_view to_string(idle_policy p) { return p == idle_policy::busy ? "busy" : "adaptive"; }
 std::string_view to_string(dpa_backend b) { return b == dpa_backend::emu ? "emu" : "doca"; }
 std::string_view to_string(dma_backend b) { return b == dma_backend::cpu ? "cpu" : "dmadev"; }

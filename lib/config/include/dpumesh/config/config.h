@@ -183,6 +183,13 @@ result<node_config> load_string(std::string_view text, const std::string &source
 /** Validates a parsed document (its source names it in errors). */
 result<node_config> load_document(json::document doc);
 
+/**
+ * Sets the number of run-to-completion workers (`--workers N`). With N > 1 it also drops
+ * the `/lcores/stages` placement, which is for one worker (each worker runs every stage of
+ * its share); returns true when it dropped one, so the caller can say so.
+ */
+bool set_workers(node_config &cfg, uint32_t workers);
+
 std::string_view to_string(port_role r);
 std::string_view to_string(idle_policy p);
 std::string_view to_string(dpa_backend b);
