@@ -83,8 +83,39 @@ counter_sums(const sidecar::ruleset &pol, const std::vector<sidecar::stage *> &s
 	return sums;
 }
 
-/* The engine's state: version, counters that are not zero (over all shards), breakers (the
- * first shard's: each shard keeps its own, docs/policy.md). */
+/* A service's breaker over the shards (each keeps its own, docs/policy.md "Breakers are per
+ * shard"): the most severe state any shard's copy of `pol`'s version is in (open, then
+ * half-open, then closed), and each shard's state in shard order ("closed,open") when there
+ * are several. */
+struct breaker_view {
+	policy::breaker_state worst = policy::breaker_state::closed;
+	std::string per_shard;
+};
+
+breaker_view breaker_over_shards(const sidecar::ruleset &pol, const std::string &svc,
+				 const std::vector<sidecar::stage *> &shards)
+{
+	auto rank = [](policy::breaker_state b) {
+		return b == policy::breaker_state::open ? 2 : b == policy::breaker_state::half_open ? 1 : 0;
+	};
+	breaker_view v;
+	v.worst = pol.engine().breaker(svc);
+	for (const sidecar::stage *sh : shards) {
+		auto copy = sh->policy();
+		if (!copy || copy->version() != pol.version())
+			continue;
+		const policy::breaker_state b = copy->engine().breaker(svc);
+		if (rank(b) > rank(v.worst))
+			v.worst = b;
+		if (shards.size() > 1)
+			v.per_shard += (v.per_shard.empty() ? "" : ",") +
+				       std::string(policy::breaker_state_name(b));
+	}
+	return v;
+}
+
+/* The engine's state: version, counters that are not zero (over all shards), breakers (over
+ * all shards: the most severe state, and each shard's when there are several). */
 void append_engine_state(std::string &out, const sidecar::ruleset &pol,
 			 const std::vector<sidecar::stage *> &shards)
 {
@@ -102,8 +133,13 @@ void append_engine_state(std::string &out, const sidecar::ruleset &pol,
 	appendf(out, "  counters:%s\n", line.empty() ? " (none yet)" : line.c_str());
 	for (size_t i = 0; i < e.nb_services(); i++) {
 		const std::string &svc = e.service_name(static_cast<uint32_t>(i));
-		appendf(out, "  service %s breaker=%s\n", svc.c_str(),
-			policy::breaker_state_name(e.breaker(svc)));
+		const breaker_view b = breaker_over_shards(pol, svc, shards);
+		if (b.per_shard.empty())
+			appendf(out, "  service %s breaker=%s\n", svc.c_str(),
+				policy::breaker_state_name(b.worst));
+		else
+			appendf(out, "  service %s breaker=%s shards=%s\n", svc.c_str(),
+				policy::breaker_state_name(b.worst), b.per_shard.c_str());
 	}
 }
 
@@ -204,8 +240,9 @@ int fill_policy(control::node &n, rte_tel_data *d)
 	for (size_t i = 0; i < pol->engine().nb_services(); i++) {
 		const std::string &svc = pol->engine().service_name(static_cast<uint32_t>(i));
 		std::string key = control::telemetry_key("breaker/" + svc);
-		rte_tel_data_add_dict_string(d, key.c_str(),
-					     policy::breaker_state_name(pol->engine().breaker(svc)));
+		rte_tel_data_add_dict_string(
+			d, key.c_str(),
+			policy::breaker_state_name(breaker_over_shards(*pol, svc, n.shards()).worst));
 	}
 	return 0;
 }
