@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "jwt_signer.h"
+#include "eal_env.h"
 #include "subprocess.h"
 
 using namespace dpumesh::test;
@@ -24,7 +25,7 @@ namespace {
 
 std::vector<std::string> eal_args(const std::string &tag)
 {
-	return {bin_path("dpumesh"), "-l", "0-1", "--no-huge", "-m", "256", "--no-pci",
+	return {bin_path("dpumesh"), node_lcores_arg(), "--no-huge", "-m", "256", "--no-pci",
 		"--file-prefix=dpumesh-console-" + tag + "-" + std::to_string(getpid()),
 		"--log-level=lib.eal:warning"};
 }
@@ -133,7 +134,7 @@ TEST(Console, InteractiveSessionOnAPty)
 	auto args = eal_args("pty");
 	args.push_back("--vdev=net_pcap0,rx_pcap=" + dir.file("once.pcap"));
 	args.push_back("--vdev=net_pcap1,rx_pcap=" + dir.file("loop.pcap") + ",infinite_rx=1");
-	args.insert(args.end(), {"--", "--config", cfg, "-i"});
+	args.insert(args.end(), {"--", node_workers_arg(), "--config", cfg, "-i"});
 	session s(args);
 	ASSERT_TRUE(s.wait_prompt(0, 40s)) << s.proc().output();
 
@@ -360,7 +361,8 @@ static std::unique_ptr<subprocess> start_with_cmdline_file(const std::string &ta
 	auto args = eal_args(tag);
 	args.push_back("--vdev=net_pcap0,rx_pcap=" + dir.file("once.pcap"));
 	args.push_back("--vdev=net_pcap1,rx_pcap=" + dir.file("once.pcap"));
-	args.insert(args.end(), {"--", "--config", dir.file("node.json"), "--cmdline-file", cmds,
+	args.insert(args.end(), {"--", node_workers_arg(),
+				 "--config", dir.file("node.json"), "--cmdline-file", cmds,
 				 "--stats-format", "full"});
 	return std::make_unique<subprocess>(args);
 }
@@ -530,7 +532,8 @@ TEST(Console, PolicyValuesOfAnyLength)
 TEST(Console, CmdlineFileThatCannotBeReadIsAStartError)
 {
 	auto args = eal_args("nofile");
-	args.insert(args.end(), {"--", "--cmdline-file", "/nonexistent/x.cmds"});
+	args.insert(args.end(), {"--", node_workers_arg(),
+				 "--cmdline-file", "/nonexistent/x.cmds"});
 	auto [rc, out] = run_command(args);
 	EXPECT_EQ(rc, 2) << out;
 	EXPECT_NE(out.find("dpumesh: --cmdline-file /nonexistent/x.cmds: No such file or directory"),

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "eal_env.h"
 #include "subprocess.h"
 
 using namespace dpumesh::test;
@@ -25,7 +26,7 @@ std::string src(const char *rel) { return std::string(DPUMESH_SOURCE_DIR) + "/" 
 
 std::vector<std::string> eal_args(const std::string &prefix)
 {
-	return {bin_path("dpumesh"), "-l",  "0-1", "--no-huge", "-m", "256", "--no-pci",
+	return {bin_path("dpumesh"), node_lcores_arg(), "--no-huge", "-m", "256", "--no-pci",
 		"--file-prefix=dpumesh-app-" + prefix + "-" + std::to_string(getpid()),
 		"--log-level=lib.eal:warning"};
 }
@@ -61,13 +62,13 @@ TEST(DpumeshApp, HelpListsEveryOption)
 TEST(DpumeshApp, BadOptionExitsNonZeroWithMessage)
 {
 	auto args = eal_args("badopt");
-	args.insert(args.end(), {"--", "--frobnicate"});
+	args.insert(args.end(), {"--", node_workers_arg(), "--frobnicate"});
 	auto [rc, out] = run_command(args);
 	EXPECT_EQ(rc, 2) << out;
 	EXPECT_NE(out.find("dpumesh: unknown option --frobnicate"), std::string::npos) << out;
 
 	args = eal_args("badval");
-	args.insert(args.end(), {"--", "--dma", "gpu"});
+	args.insert(args.end(), {"--", node_workers_arg(), "--dma", "gpu"});
 	auto [rc2, out2] = run_command(args);
 	EXPECT_EQ(rc2, 2) << out2;
 	EXPECT_NE(out2.find("--dma: \"gpu\""), std::string::npos) << out2;
@@ -79,7 +80,7 @@ TEST(DpumeshApp, BadConfigExitsNonZeroWithLocation)
 	std::ofstream(dir.file("bad.json")) << "{\n  \"node\": { \"name\": \"x\", \"mac\": "
 					       "\"zz\", \"ipv4\": \"10.0.0.1\" }\n}\n";
 	auto args = eal_args("badcfg");
-	args.insert(args.end(), {"--", "--config", dir.file("bad.json")});
+	args.insert(args.end(), {"--", node_workers_arg(), "--config", dir.file("bad.json")});
 	auto [rc, out] = run_command(args);
 	EXPECT_EQ(rc, 1) << out;
 	EXPECT_NE(out.find("dpumesh: config: " + dir.file("bad.json") +
@@ -91,7 +92,8 @@ TEST(DpumeshApp, BadConfigExitsNonZeroWithLocation)
 TEST(DpumeshApp, MissingDeviceIsAClearError)
 {
 	auto args = eal_args("nodev");
-	args.insert(args.end(), {"--", "--config", src("conf/pcap.json")}); /* fails before binding */
+	/* fails before binding */
+	args.insert(args.end(), {"--", node_workers_arg(), "--config", src("conf/pcap.json")});
 	auto [rc, out] = run_command(args);
 	EXPECT_EQ(rc, 1) << out;
 	EXPECT_NE(out.find("port uplink: device \"net_pcap0\" not found"), std::string::npos) << out;
@@ -134,7 +136,8 @@ TEST(DpumeshApp, StaleMemifSocketIsReplacedALiveOneRefused)
 	ASSERT_EQ(access(sa.sun_path, F_OK), 0);
 
 	auto args = eal_args("stale");
-	args.insert(args.end(), {"--", "--config", node_json, "--stats-period", "0"});
+	args.insert(args.end(),
+		    {"--", node_workers_arg(), "--config", node_json, "--stats-period", "0"});
 	subprocess p(args);
 	EXPECT_TRUE(p.wait_output(
 		[](const std::string &o) { return o.find("Ctrl-C to stop") != std::string::npos; }, 30s))
@@ -149,7 +152,7 @@ TEST(DpumeshApp, StaleMemifSocketIsReplacedALiveOneRefused)
 	cfg2.replace(cfg2.find(dir.file("ctl.sock")), dir.file("ctl.sock").size(), dir.file("ctl2.sock"));
 	std::ofstream(dir.file("node2.json")) << cfg2;
 	auto args2 = eal_args("stale2");
-	args2.insert(args2.end(), {"--", "--config", dir.file("node2.json")});
+	args2.insert(args2.end(), {"--", node_workers_arg(), "--config", dir.file("node2.json")});
 	auto [rc2, out2] = run_command(args2);
 	EXPECT_EQ(rc2, 1) << out2;
 	EXPECT_NE(out2.find("is in use by another process"), std::string::npos) << out2;
@@ -160,7 +163,7 @@ TEST(DpumeshApp, StaleMemifSocketIsReplacedALiveOneRefused)
 TEST(DpumeshApp, DocaBackendIsRefusedClearly)
 {
 	auto args = eal_args("doca");
-	args.insert(args.end(), {"--", "--dpa-backend", "doca"});
+	args.insert(args.end(), {"--", node_workers_arg(), "--dpa-backend", "doca"});
 	auto [rc, out] = run_command(args);
 	EXPECT_EQ(rc, 1) << out;
 	EXPECT_NE(out.find("no DOCA SDK"), std::string::npos) << out;
@@ -186,7 +189,8 @@ TEST(DpumeshApp, ReplayedCaptureIsReassembledCountedAndSigintExitsZero)
 
 	auto args = eal_args("replay");
 	args.push_back("--vdev=net_pcap0,rx_pcap=" + pcap);
-	args.insert(args.end(), {"--", "--config", private_config(dir, "conf/pcap.json"), "--stats-period", "1",
+	args.insert(args.end(), {"--", node_workers_arg(), "--config",
+				 private_config(dir, "conf/pcap.json"), "--stats-period", "1",
 				 "--stats-format", "full"});
 	subprocess p(args);
 	const std::string rx_line = "RX " + std::string(12 - std::to_string(frames).size(), ' ') +
@@ -236,7 +240,8 @@ TEST(DpumeshApp, CompactDisplayShowsRatesAnswersAndTopDrops)
 	ASSERT_GT(other, 50u);
 	auto args = eal_args("compact");
 	args.push_back("--vdev=net_pcap0,rx_pcap=" + pcap);
-	args.insert(args.end(), {"--", "--config", private_config(dir, "conf/pcap.json"), "--stats-period", "1"});
+	args.insert(args.end(), {"--", node_workers_arg(), "--config",
+				 private_config(dir, "conf/pcap.json"), "--stats-period", "1"});
 	subprocess p(args);
 	/* the capture is read once: a later block counts every foreign and malformed frame, and
 	 * every request's refusal that a receive-only port could not send (no_egress) */

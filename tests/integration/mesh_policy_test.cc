@@ -19,6 +19,7 @@
 #include "console.h"
 #include "jwt_signer.h"
 #include "output.h"
+#include "eal_env.h"
 #include "subprocess.h"
 #include "telemetry_client.h"
 
@@ -53,9 +54,10 @@ public:
 		cfg = dir.file("node.json");
 		std::ofstream(cfg) << config(rsa, "allow");
 		proc = std::make_unique<subprocess>(
-			std::vector<std::string>{bin_path("dpumesh"), "-l", "0-1", "--no-huge", "-m",
+			std::vector<std::string>{bin_path("dpumesh"), node_lcores_arg(), "--no-huge", "-m",
 						 "512", "--no-pci", "--file-prefix=" + prefix,
-						 "--log-level=lib.eal:warning", "--", "--config", cfg,
+						 "--log-level=lib.eal:warning", "--",
+						 node_workers_arg(), "--config", cfg,
 						 "--stats-period", "0", "-i"},
 			subprocess::io::pty);
 		up = proc->wait_output([](const std::string &o) {

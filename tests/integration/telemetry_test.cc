@@ -22,8 +22,9 @@
 #include <string>
 #include <thread>
 
-#include "telemetry_client.h"
+#include "eal_env.h"
 #include "subprocess.h"
+#include "telemetry_client.h"
 
 using namespace dpumesh::test;
 using namespace std::chrono_literals;
@@ -67,9 +68,10 @@ TEST(Telemetry, CountersMatchTheCaptureAndTheExporterServesThem)
 	capture_counts cap{};
 	ASSERT_NO_FATAL_FAILURE(make_capture(dir.file("once.pcap"), 1000, "0.1", &cap));
 	const std::string pfx = prefix("counters");
-	subprocess p({bin_path("dpumesh"), "-l", "0-1", "--no-huge", "-m", "256", "--no-pci",
+	subprocess p({bin_path("dpumesh"), node_lcores_arg(), "--no-huge", "-m", "256", "--no-pci",
 		      "--file-prefix=" + pfx, "--log-level=lib.eal:warning",
-		      "--vdev=net_pcap0,rx_pcap=" + dir.file("once.pcap"), "--", "--config",
+		      "--vdev=net_pcap0,rx_pcap=" + dir.file("once.pcap"), "--", node_workers_arg(),
+		      "--config",
 		      private_config(dir, "conf/pcap.json"), "--stats-period", "0"});
 	ASSERT_TRUE(p.wait_output(
 		[](const std::string &o) { return o.find(" up: ") != std::string::npos; }, 40s))
@@ -232,14 +234,15 @@ TEST(Capture, DumpcapWritesTheRequestedPackets)
 	std::string why;
 	const bool huge = hugepages_usable(&why);
 	const std::string pfx = prefix(huge ? "dumpcap" : "dumpcap-nohuge");
-	std::vector<std::string> args = {bin_path("dpumesh"), "-l", "0-1", "--no-pci",
+	std::vector<std::string> args = {bin_path("dpumesh"), node_lcores_arg(), "--no-pci",
 					 "--file-prefix=" + pfx, "--log-level=lib.eal:warning"};
 	if (huge)
 		args.insert(args.end(), {"-m", "256"});
 	else
 		args.insert(args.end(), {"--no-huge", "-m", "256"});
 	args.insert(args.end(), {"--vdev=net_pcap0,rx_pcap=" + dir.file("loop.pcap") + ",infinite_rx=1",
-				 "--", "--config", private_config(dir, "conf/pcap.json"), "--stats-period", "0"});
+				 "--", node_workers_arg(), "--config", private_config(dir, "conf/pcap.json"),
+				 "--stats-period", "0"});
 	subprocess p(args);
 	ASSERT_TRUE(p.wait_output(
 		[](const std::string &o) { return o.find(" up: ") != std::string::npos; }, 40s))

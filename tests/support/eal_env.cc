@@ -4,6 +4,9 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
+
 #include <rte_eal.h>
 #include <rte_errno.h>
 
@@ -11,11 +14,36 @@
 
 namespace dpumesh::test {
 
+unsigned test_workers()
+{
+	const char *w = getenv("DPUMESH_TEST_WORKERS");
+	if (w == nullptr || *w == '\0')
+		return 1;
+	char *end = nullptr;
+	const unsigned long n = strtoul(w, &end, 10);
+	if (*end != '\0' || n < 1 || n > 16) {
+		std::fprintf(stderr, "DPUMESH_TEST_WORKERS=%s: want 1 to 16\n", w);
+		std::abort();
+	}
+	return static_cast<unsigned>(n);
+}
+
 std::string test_lcores()
 {
-	/* Two lcores even on a 1-CPU machine: lcore 1 is then mapped onto CPU 0. */
-	return sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? "0-1" : "0@0,1@0";
+	/* lcore 0 main, lcores 1..N workers; on a 1-CPU machine every lcore maps onto CPU 0 */
+	const unsigned workers = test_workers();
+	const bool two_cpus = sysconf(_SC_NPROCESSORS_ONLN) >= 2;
+	if (workers == 1 && two_cpus)
+		return "0-1";
+	std::string l = "0@0";
+	for (unsigned w = 1; w <= workers; w++)
+		l += "," + std::to_string(w) + (two_cpus ? "@1" : "@0");
+	return l;
 }
+
+std::string node_lcores_arg() { return "--lcores=" + test_lcores(); }
+
+std::string node_workers_arg() { return "--workers=" + std::to_string(test_workers()); }
 
 eal_env::eal_env(std::string name, std::vector<std::string> vdevs, unsigned memory_mb,
 		 std::string lcores)

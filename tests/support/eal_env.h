@@ -31,7 +31,22 @@ private:
 	std::string _lcores;
 };
 
-/** The lcores EAL should use: "0-1" (or "0,0" style when the machine has 1 CPU). */
+/**
+ * The worker lcores the integration tests run their nodes with: DPUMESH_TEST_WORKERS, 1 when
+ * unset. CTest runs the tests that start nodes a second time with 2 (the `*_w2` tests).
+ */
+unsigned test_workers();
+
+/**
+ * The lcores EAL should use: the main lcore and one per test worker, "0-1" for one worker;
+ * workers share CPU 1 ("0@0,1@1,2@1"), or CPU 0 when the machine has one.
+ */
 std::string test_lcores();
+
+/** A dpumesh node's EAL lcore argument: "--lcores=" + test_lcores(). */
+std::string node_lcores_arg();
+
+/** A dpumesh node's application argument for the test workers: "--workers=N". */
+std::string node_workers_arg();
 
 } // namespace dpumesh::test

@@ -24,6 +24,7 @@
 #include "dpumesh/control/control.h"
 #include "dpumesh/control/snapshot.h"
 #include "dpumesh/node/node.h"
+#include "eal_env.h"
 #include "output.h"
 #include "subprocess.h"
 
@@ -45,6 +46,8 @@ public:
 			error = cfg.error().message();
 			return;
 		}
+		if (test_workers() > 1)
+			(void)config::set_workers(*cfg, test_workers());
 		if (dma != "cpu") {
 			cfg->dma.backend = config::dma_backend::dmadev;
 			cfg->dma.device = dma.substr(dma.find(':') + 1);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "eal_env.h"
 #include "output.h"
 #include "subprocess.h"
 
@@ -33,13 +34,14 @@ public:
 		for (size_t at; (at = config.find("@SOCK@")) != std::string::npos;)
 			config.replace(at, 6, sock);
 		std::ofstream(dir.file("node.json")) << config;
-		std::vector<std::string> args = {bin_path("dpumesh"), "-l", "0-1", "--no-huge", "-m",
+		std::vector<std::string> args = {bin_path("dpumesh"), node_lcores_arg(), "--no-huge", "-m",
 						 "512", "--no-pci", "--no-shconf",
 						 "--file-prefix=dpumesh-" + tag + "-" +
 							 std::to_string(getpid()),
 						 "--log-level=lib.eal:warning"};
 		args.insert(args.end(), eal_extra.begin(), eal_extra.end());
-		args.insert(args.end(), {"--", "--config", dir.file("node.json"), "--stats-period", "1",
+		args.insert(args.end(), {"--", node_workers_arg(),
+					 "--config", dir.file("node.json"), "--stats-period", "1",
 					 "--stats-format", "full"});
 		args.insert(args.end(), app_extra.begin(), app_extra.end());
 		proc = std::make_unique<subprocess>(args);

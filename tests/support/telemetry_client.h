@@ -75,6 +75,22 @@ inline uint64_t u64_at(json_t *obj, const char *key, size_t idx)
 	return json_is_integer(v) ? static_cast<uint64_t>(json_integer_value(v)) : UINT64_MAX;
 }
 
+/** The sum of an array-valued key over its elements (one per DPA thread, engine...). */
+inline uint64_t u64_sum(json_t *obj, const char *key)
+{
+	json_t *arr = json_object_get(obj, key);
+	if (!json_is_array(arr))
+		return u64_at(obj, key, 0);
+	uint64_t sum = 0;
+	for (size_t i = 0; i < json_array_size(arr); i++) {
+		json_t *v = json_array_get(arr, i);
+		if (!json_is_integer(v))
+			return UINT64_MAX;
+		sum += static_cast<uint64_t>(json_integer_value(v));
+	}
+	return sum;
+}
+
 inline std::string str_at(json_t *obj, const char *key, size_t idx)
 {
 	json_t *arr = json_object_get(obj, key);
