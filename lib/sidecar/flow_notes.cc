@@ -133,8 +133,8 @@ void stage::give_up(const dpa_command &c, uint32_t status) noexcept
 		return finish(c, status);
 	}
 	request_table::ref r = _requests->find(c.req_id);
-	if (!r)
-		return finish(c, status); /* answered or timed out meanwhile */
+	if (!r) /* answered or timed out meanwhile: its origin has its answer (see note()) */
+		return finish(c, DPUMESH_STATUS_OK);
 	if (!r.ctx().ended) {
 		answered(r.entry(), r.ctx(), 503, true, rte_rdtsc(), false);
 		reply_to_origin(r.entry(), r.ctx(), 503, reason_of(status));
@@ -187,14 +187,17 @@ void stage::note(const dpa_note &n) noexcept
 			return;
 		return give_up(n.cmd, status);
 	}
-	/* a request */
+	/* a request. Once its origin has had an answer (the response, or a 504/503 made here),
+	 * the sender's TX completion says OK: a refusal status there is an answer of its own
+	 * (docs/host-api.md), and the request would have two */
 	request_table::ref r = _requests->find(n.cmd.req_id);
 	if (!r)
-		return finish(n.cmd, status); /* answered or timed out meanwhile */
+		return finish(n.cmd, DPUMESH_STATUS_OK); /* answered or timed out meanwhile */
 	if (status == DPUMESH_STATUS_SRC_GONE || r.ctx().ended) {
 		/* its sender left, or it was answered 504 already: only its buffers are left */
+		const uint32_t tx_status = r.ctx().ended ? uint32_t(DPUMESH_STATUS_OK) : status;
 		_requests->close(n.cmd.req_id);
-		return finish(n.cmd, status);
+		return finish(n.cmd, tx_status);
 	}
 	pending::entry &e = r.entry();
 	if (status == DPUMESH_STATUS_DEST_FULL || status == DPUMESH_STATUS_DEST_GONE) {
