@@ -244,6 +244,8 @@ struct client_state {
 	uint32_t max;
 	uint32_t n;
 	uint32_t ok = 0, refused = 0, mesh_err = 0, bad = 0, order_bad = 0;
+	uint32_t answered = 0; /* requests with at least one answer (the window counts these) */
+	uint32_t dup = 0;      /* answers to a request that had one already (also in bad) */
 	std::vector<uint8_t> done; /* per req_id */
 	std::map<std::string, uint32_t> per_pod;    /* x-pod of each good answer */
 	std::map<std::string, uint32_t> mesh_reasons; /* :reason of mesh-made errors */
@@ -256,10 +258,14 @@ struct client_state {
 
 void finish(client_state *s, uint32_t id)
 {
-	if (id < s->n && s->done[id] == 0)
+	if (id < s->n && s->done[id] == 0) {
 		s->done[id] = 1;
-	else
+		s->answered++;
+	} else {
+		if (id < s->n)
+			s->dup++;
 		s->bad++;
+	}
 }
 
 /* Round-trip time of an answer: from the x-ts it carries back (set when the request was
@@ -400,12 +406,12 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 		std::printf("FULL sent=%u rc=%d\n", next, rc);
 		std::fflush(stdout);
 	}
-	auto finished = [&] { return st.ok + st.refused + st.mesh_err + st.bad >= next; };
+	auto finished = [&] { return st.answered >= next; };
 	const double stall_secs = env_seconds("DPUMESH_CLIENT_STALL");
 	uint32_t seen = 0;
 	uint64_t seen_at = now_ns();
 	while (next < n || !finished()) {
-		const uint32_t answered = st.ok + st.refused + st.mesh_err + st.bad;
+		const uint32_t answered = st.answered;
 		if (answered != seen || answered >= next) {
 			seen = answered;
 			seen_at = now_ns();
@@ -426,7 +432,7 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 		if (next < n && now_ns() >= stop_ns)
 			n = next; /* timed run: stop sending, wait for what is outstanding */
 		/* at most `window` requests outstanding: their responses must find RX slots */
-		while (next < n && next - (st.ok + st.refused + st.mesh_err + st.bad) < window) {
+		while (next < n && next - st.answered < window) {
 			int rc = send_one(next);
 			if (rc == -EAGAIN || rc == -ENOBUFS) {
 				again++;
@@ -463,9 +469,9 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 		pods += (pods.empty() ? "" : ",") + pod + ":" + std::to_string(count);
 	for (const auto &[why, count] : st.mesh_reasons)
 		reasons += (reasons.empty() ? "" : ",") + why + ":" + std::to_string(count);
-	std::printf("DONE sent=%u ok=%u refused=%u mesh_err=%u bad=%u again=%u order_bad=%u "
+	std::printf("DONE sent=%u ok=%u refused=%u mesh_err=%u bad=%u dup=%u again=%u order_bad=%u "
 		    "tx_done=%lu tx_errors=%lu pods=%s reasons=%s\n",
-		    next, st.ok, st.refused, st.mesh_err, st.bad, again, st.order_bad,
+		    next, st.ok, st.refused, st.mesh_err, st.bad, st.dup, again, st.order_bad,
 		    static_cast<unsigned long>(stats.tx_done), static_cast<unsigned long>(stats.tx_errors),
 		    pods.empty() ? "-" : pods.c_str(), reasons.empty() ? "-" : reasons.c_str());
 	std::fflush(stdout);
