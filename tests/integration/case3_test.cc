@@ -253,15 +253,43 @@ TEST(Case3Errors, AFullDestinationIs503DestFull)
 	ASSERT_TRUE(ready(*hog)) << hog->output();
 	/* the hog keeps its 64 RX slots: 64 requests time out there, the rest find it full */
 	std::string out = run_client(n, "200", "1", "100");
+	/* one answer each: a 504 or a 503 made by the mesh, never also a refused TX */
 	EXPECT_EQ(value_of(out, "DONE", "mesh_err"), 200) << out;
+	EXPECT_EQ(value_of(out, "DONE", "refused"), 0) << out;
 	EXPECT_EQ(value_of(out, "DONE", "bad"), 0) << out;
+	EXPECT_EQ(value_of(out, "DONE", "tx_done"), 200) << out;
 	std::string reasons = text_of(out, "DONE", "reasons");
-	EXPECT_NE(reasons.find("dest_full:"), std::string::npos) << out;
-	EXPECT_NE(reasons.find("timeout:64"), std::string::npos) << out;
+	if (test_workers() == 1) {
+		EXPECT_NE(reasons.find("dest_full:"), std::string::npos) << out;
+		EXPECT_NE(reasons.find("timeout:64"), std::string::npos) << out;
+	} else {
+		/* the parked ones give up 5 ms before their deadline to answer dest_full; with two
+		 * workers on one CPU a delivery bouncing between the shards and the hog's DPA
+		 * thread (~6 ms a hop here) may be in transit then, and its answer is the 504 */
+		long long full = 0, timeout = 0;
+		for (const char *p = reasons.c_str(); *p;) {
+			char why[32];
+			long long cnt = 0;
+			int used = 0;
+			ASSERT_EQ(std::sscanf(p, "%31[^:]:%lld%n", why, &cnt, &used), 2) << out;
+			if (std::string(why) == "dest_full")
+				full = cnt;
+			else if (std::string(why) == "timeout")
+				timeout = cnt;
+			else
+				ADD_FAILURE() << "unexpected reason " << why << ": " << out;
+			p += used + (p[used] == ',');
+		}
+		EXPECT_GE(timeout, 64) << out;
+		EXPECT_EQ(full + timeout, 200) << out;
+	}
 	hog->signal(SIGKILL);
 	hog->wait(5s);
 	auto fin = n.stop();
-	EXPECT_GT(fin.sidecar_value("park_expired"), 0u);
+	if (test_workers() == 1)
+		EXPECT_GT(fin.sidecar_value("park_expired"), 0u);
+	else
+		EXPECT_GT(fin.sidecar_value("parked"), 0u);
 	expect_idle(fin, n);
 }
 
