@@ -6,8 +6,23 @@
 #include <cstring>
 #include <vector>
 
+#include "dpa_doca.h"
+
 namespace dpumesh::doca {
 namespace {
+
+/* thread_args is the start of the device mapping's argument block */
+#define DPUMESH_SAME_OFFSET(f) \
+	static_assert(offsetof(thread_args, f) == offsetof(::dpa_dev, f), "thread_args." #f)
+DPUMESH_SAME_OFFSET(async_ops);
+DPUMESH_SAME_OFFSET(completion);
+DPUMESH_SAME_OFFSET(notification);
+DPUMESH_SAME_OFFSET(table);
+DPUMESH_SAME_OFFSET(dpu_mmap);
+DPUMESH_SAME_OFFSET(stop);
+#undef DPUMESH_SAME_OFFSET
+static_assert(sizeof(::dpa_dev) <= runtime_options{}.args_bytes,
+	      "runtime_options::args_bytes holds the mapping's struct dpa_dev");
 
 /* An error naming the call and DOCA's description of what went wrong. */
 status check(doca_error_t e, const std::string &what)

@@ -55,14 +55,14 @@ struct kernel_spec {
 struct runtime_options {
 	unsigned queue_size = 1024; /**< async-ops queue and completion context entries */
 	size_t table_bytes = 256 * 64; /**< pod_lookup_table: DPUMESH_MAX_PODS entries */
-	/** A thread's argument block: thread_args, then the cookie FIFO of the device mapping
-	 *  (dpa_kernels/doca/dpa_dev_doca.c's struct dpa_dev, about 9 KiB) */
-	size_t args_bytes = 16384;
+	/** A thread's argument block: thread_args, then the rest of the device mapping's
+	 *  struct dpa_dev (dpa_kernels/doca/dpa_doca.h, about 43 KiB; checked at build time) */
+	size_t args_bytes = 65536;
 };
 
 /**
  * What a kernel thread finds at its argument address in DPA memory: the start of the device
- * mapping's struct dpa_dev (dpa_kernels/doca/dpa_dev_doca.c, same fields in the same order),
+ * mapping's struct dpa_dev (dpa_kernels/doca/dpa_doca.h; dpa_runtime.cc checks the offsets),
  * its handles and the node's, and the stop word the host sets.
  */
 struct thread_args {
