@@ -119,6 +119,56 @@ private:
 	undo_stack _undo; /* last member: unwound first */
 };
 
+/** The PCI function a DPA process runs on, opened by its address (the PF: SFs and VFs
+ *  cannot host a DPA process). Closed on destruction. */
+class device {
+public:
+	/**
+	 * doca_devinfo_create_list; the entry whose address is `pci`
+	 * (doca_devinfo_is_equal_pci_addr); doca_dpa_cap_is_supported; doca_dev_open;
+	 * doca_devinfo_destroy_list (on every path once the list exists).
+	 * @return the device; an error naming the address when no device has it, when it
+	 *         cannot run a DPA process, or naming the DOCA call that failed
+	 */
+	static result<std::unique_ptr<device>> open(const std::string &pci);
+	doca_dev *get() const noexcept { return _dev; }
+	const std::string &pci() const noexcept { return _pci; }
+
+private:
+	device() = default;
+	doca_dev *_dev = nullptr;
+	std::string _pci;
+	undo_stack _undo;
+};
+
+/** What --dpa-backend doca starts: the device and one TX + one RX kernel per DPA pair. */
+struct backend_options {
+	std::string pci;    /**< --dpa-device / /dpa/device */
+	unsigned pairs = 1; /**< /dpa/threads: DPA thread pairs */
+	runtime_options runtime;
+};
+
+/** The DPA on DOCA as the node selects it: device by PCI address, then the runtime. */
+class dpa_backend {
+public:
+	/**
+	 * @param app the DPA program dpacc built (dpumesh_dpa)
+	 * @param tx, rx the kernels' entry points (dpumesh_dpa_tx_entry / rx_entry)
+	 * @return the backend; an error when no device is named, or from device::open or
+	 *         dpa_runtime::create (everything made before it undone)
+	 */
+	static result<std::unique_ptr<dpa_backend>> create(const backend_options &opt,
+							   doca_dpa_app *app, doca_dpa_func_t *tx,
+							   doca_dpa_func_t *rx);
+	device &dev() noexcept { return *_dev; }
+	dpa_runtime &runtime() noexcept { return *_rt; }
+
+private:
+	dpa_backend() = default;
+	std::unique_ptr<device> _dev;   /* closed last */
+	std::unique_ptr<dpa_runtime> _rt;
+};
+
 /** Host side (libdpumesh): a pod's memory exported to the DPU (doca_mmap_export_pci). */
 class pod_export {
 public:
