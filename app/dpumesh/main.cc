@@ -18,6 +18,17 @@
 #include "dpumesh/policy/cli.h"
 #include "stats.h"
 
+#if DPUMESH_DOCA_BUILT
+/* A -DDPUMESH_DOCA=ON build (never compiled on the machines this project is built on:
+ * docs/doca.md): the DPA program dpacc built and its kernels' entry points. */
+#include "dpumesh/doca/dpa_runtime.h"
+extern "C" {
+extern struct doca_dpa_app *dpumesh_dpa;
+extern doca_dpa_func_t dpumesh_dpa_tx_entry;
+extern doca_dpa_func_t dpumesh_dpa_rx_entry;
+}
+#endif
+
 #ifndef DPUMESH_VERSION
 #define DPUMESH_VERSION "0.0.0"
 #endif
@@ -97,6 +108,21 @@ int run(int argc, char **argv)
 	st = cfg ? status::ok() : cfg.error().with_context("config");
 	if (st.is_ok()) {
 		app::apply_overrides(*opts, *cfg);
+		st = app::check_dpa_backend(*cfg, DPUMESH_DOCA_BUILT != 0);
+	}
+#if DPUMESH_DOCA_BUILT
+	/* --dpa-backend doca: the device by PCI address and the DPA runtime come up first; the
+	 * node then refuses the backend until its DOCA data path is written (docs/doca.md) */
+	std::unique_ptr<doca::dpa_backend> doca_dpa;
+	if (st.is_ok() && cfg->dpa.backend == config::dpa_backend::doca) {
+		auto b = doca::dpa_backend::create({cfg->dpa.device, cfg->dpa.threads, {}}, dpumesh_dpa,
+						   &dpumesh_dpa_tx_entry, &dpumesh_dpa_rx_entry);
+		st = b ? status::ok() : b.error();
+		if (b)
+			doca_dpa = std::move(*b);
+	}
+#endif
+	if (st.is_ok()) {
 		auto r = node::create(*cfg, {opts->wait_pods, true});
 		st = r ? status::ok() : r.error();
 		if (r)

@@ -29,6 +29,7 @@ enum opt_id {
 	opt_version = 'v',
 	opt_stats_period = 256,
 	opt_dpa_backend,
+	opt_dpa_device,
 	opt_dma,
 	opt_cmdline_file,
 	opt_wait_pods,
@@ -43,6 +44,7 @@ const option long_options[] = {
 	{"stats-period", required_argument, nullptr, opt_stats_period},
 	{"stats-format", required_argument, nullptr, opt_stats_format},
 	{"dpa-backend", required_argument, nullptr, opt_dpa_backend},
+	{"dpa-device", required_argument, nullptr, opt_dpa_device},
 	{"dma", required_argument, nullptr, opt_dma},
 	{"wait-pods", required_argument, nullptr, opt_wait_pods},
 	{"workers", required_argument, nullptr, opt_workers},
@@ -90,7 +92,10 @@ std::string usage(const char *prog)
 	       "                            (default); full: every counter, for scripts\n"
 	       "      --dpa-backend emu|doca\n"
 	       "                            DPA kernels on the emulator (lcores) or on a\n"
-	       "                            BlueField-3's DPA via DOCA; overrides /dpa/backend\n"
+	       "                            BlueField-3's DPA via DOCA (a build with\n"
+	       "                            -DDPUMESH_DOCA=ON); overrides /dpa/backend\n"
+	       "      --dpa-device PCI      doca: the PCI function the DPA process runs on (the\n"
+	       "                            PF, e.g. 0000:03:00.0); overrides /dpa/device\n"
 	       "      --dma cpu|dmadev[:NAME]\n"
 	       "                            DMA engine: CPU copy or a DPDK dmadev (e.g.\n"
 	       "                            dmadev:dma_skeleton); overrides /dma\n"
@@ -225,6 +230,12 @@ result<options> parse_options(int argc, char **argv)
 			else
 				return errorf("--dpa-backend: \"%s\" is not one of: emu, doca", optarg);
 			break;
+		case opt_dpa_device:
+			if (!config::valid_pci_address(optarg))
+				return errorf("--dpa-device: \"%s\" is not a PCI address ([DDDD:]BB:DD.F, "
+					      "e.g. 0000:03:00.0)", optarg);
+			o.dpa_device = optarg;
+			break;
 		case opt_dma: {
 			std::string v = optarg;
 			if (v == "cpu") {
@@ -260,6 +271,8 @@ void apply_overrides(const options &o, config::node_config &cfg)
 {
 	if (o.dpa_backend)
 		cfg.dpa.backend = *o.dpa_backend;
+	if (!o.dpa_device.empty())
+		cfg.dpa.device = o.dpa_device;
 	if (o.workers && config::set_workers(cfg, *o.workers))
 		DPUMESH_LOG(NOTICE, config,
 			    "--workers %u: the config's /lcores/stages placement is for one worker; "
@@ -270,6 +283,20 @@ void apply_overrides(const options &o, config::node_config &cfg)
 		if (!o.dma_device.empty())
 			cfg.dma.device = o.dma_device;
 	}
+}
+
+status check_dpa_backend(const config::node_config &cfg, bool doca_built)
+{
+	if (cfg.dpa.backend != config::dpa_backend::doca)
+		return status::ok();
+	if (!doca_built)
+		return errorf("dpa backend \"doca\": this build has no DOCA SDK; build with "
+			      "-DDPUMESH_DOCA=ON where DOCA and dpacc are installed (docs/doca.md), "
+			      "or use --dpa-backend emu");
+	if (cfg.dpa.device.empty())
+		return errorf("dpa backend \"doca\" needs the PCI function the DPA process runs on: "
+			      "--dpa-device PCI or /dpa/device (the PF, e.g. 0000:03:00.0)");
+	return status::ok();
 }
 
 } // namespace dpumesh::app

@@ -6,8 +6,23 @@
 #include <cstring>
 #include <vector>
 
+#include "dpa_doca.h"
+
 namespace dpumesh::doca {
 namespace {
+
+/* thread_args is the start of the device mapping's argument block */
+#define DPUMESH_SAME_OFFSET(f) \
+	static_assert(offsetof(thread_args, f) == offsetof(::dpa_dev, f), "thread_args." #f)
+DPUMESH_SAME_OFFSET(async_ops);
+DPUMESH_SAME_OFFSET(completion);
+DPUMESH_SAME_OFFSET(notification);
+DPUMESH_SAME_OFFSET(table);
+DPUMESH_SAME_OFFSET(dpu_mmap);
+DPUMESH_SAME_OFFSET(stop);
+#undef DPUMESH_SAME_OFFSET
+static_assert(sizeof(::dpa_dev) <= runtime_options{}.args_bytes,
+	      "runtime_options::args_bytes holds the mapping's struct dpa_dev");
 
 /* An error naming the call and DOCA's description of what went wrong. */
 status check(doca_error_t e, const std::string &what)
@@ -128,6 +143,58 @@ status dpa_runtime::request_stop()
 			"DPA kernel " + k.name + ": doca_dpa_h2d_memcpy(stop)"));
 	}
 	return status::ok();
+}
+
+result<std::unique_ptr<device>> device::open(const std::string &pci)
+{
+	std::unique_ptr<device> d(new device());
+	d->_pci = pci;
+	doca_devinfo **list = nullptr;
+	uint32_t nb = 0;
+	DPUMESH_RETURN_IF_ERROR(check(doca_devinfo_create_list(&list, &nb), "doca_devinfo_create_list"));
+	undo_stack list_guard; /* the list goes on every path from here */
+	list_guard.push([list] { doca_devinfo_destroy_list(list); });
+	doca_devinfo *found = nullptr;
+	for (uint32_t i = 0; i < nb && !found; i++) {
+		uint8_t eq = 0;
+		DPUMESH_RETURN_IF_ERROR(check(doca_devinfo_is_equal_pci_addr(list[i], pci.c_str(), &eq),
+					      "doca_devinfo_is_equal_pci_addr(" + pci + ")"));
+		if (eq)
+			found = list[i];
+	}
+	if (!found)
+		return errorf("DOCA device %s: no such PCI function (%u DOCA devices found)", pci.c_str(), nb);
+	if (doca_dpa_cap_is_supported(found) != DOCA_SUCCESS)
+		return errorf("DOCA device %s cannot run a DPA process (doca_dpa_cap_is_supported: "
+			      "needs the PF, not an SF or VF)", pci.c_str());
+	DPUMESH_RETURN_IF_ERROR(check(doca_dev_open(found, &d->_dev), "doca_dev_open(" + pci + ")"));
+	d->_undo.push([dev = d->_dev] { doca_dev_close(dev); });
+	return d;
+}
+
+result<std::unique_ptr<dpa_backend>> dpa_backend::create(const backend_options &opt,
+							 doca_dpa_app *app, doca_dpa_func_t *tx,
+							 doca_dpa_func_t *rx)
+{
+	if (opt.pci.empty())
+		return errorf("dpa backend doca: no device (--dpa-device PCI or /dpa/device)");
+	if (opt.pairs == 0)
+		return errorf("dpa backend doca: no DPA threads");
+	std::unique_ptr<dpa_backend> b(new dpa_backend());
+	auto dev = device::open(opt.pci);
+	if (!dev)
+		return dev.error().with_context("dpa backend doca");
+	b->_dev = std::move(*dev);
+	std::vector<kernel_spec> kernels;
+	for (unsigned p = 0; p < opt.pairs; p++) {
+		kernels.push_back({"tx" + std::to_string(p), tx});
+		kernels.push_back({"rx" + std::to_string(p), rx});
+	}
+	auto rt = dpa_runtime::create(b->_dev->get(), app, kernels, opt.runtime);
+	if (!rt)
+		return rt.error().with_context("dpa backend doca on " + opt.pci);
+	b->_rt = std::move(*rt);
+	return b;
 }
 
 result<std::unique_ptr<pod_export>> pod_export::create(doca_dev *dev, void *addr, size_t len)

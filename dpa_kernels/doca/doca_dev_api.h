@@ -5,6 +5,8 @@
  * with DOCA installed (DPUMESH_DOCA_REAL) NVIDIA's device headers are used instead. Marked
  * UNVERIFIED: the exact prototype of get_external_ptr and the value of the successful
  * completion type were not in the reference excerpts at hand; the real build checks them.
+ * The sync event call is the pods' doorbell (docs/doca.md: which object carries it is a
+ * choice the reference leaves open).
  */
 #ifndef DPUMESH_DOCA_DEV_API_H
 #define DPUMESH_DOCA_DEV_API_H
@@ -12,6 +14,7 @@
 #ifdef DPUMESH_DOCA_REAL
 #include <doca_dpa_dev.h>
 #include <doca_dpa_dev_buf.h>
+#include <doca_dpa_dev_sync_event.h>
 #include <dpaintrin.h>
 #define DPUMESH_DOCA_COMP_OK DOCA_DPA_DEV_COMP_SUCCESS
 #else
@@ -25,6 +28,7 @@ typedef uint64_t doca_dpa_dev_completion_t;
 typedef uint64_t doca_dpa_dev_completion_element_t;
 typedef uint64_t doca_dpa_dev_notification_completion_t;
 typedef uint32_t doca_dpa_dev_mmap_t;
+typedef uint64_t doca_dpa_dev_sync_event_t;
 typedef int doca_dpa_dev_completion_type_t;
 
 #define DOCA_DPA_DEV_SUBMIT_FLAG_FLUSH (1u << 0)
@@ -47,6 +51,7 @@ doca_dpa_dev_uintptr_t doca_dpa_dev_thread_get_local_storage(void);
 /* UNVERIFIED prototype */
 int doca_dpa_dev_mmap_get_external_ptr(doca_dpa_dev_mmap_t mmap, uint64_t addr, uint64_t *ptr);
 void __dpa_thread_window_writeback(void);
+void doca_dpa_dev_sync_event_update_add(doca_dpa_dev_sync_event_t event, uint64_t value);
 
 #endif /* DPUMESH_DOCA_REAL */
 #endif /* DPUMESH_DOCA_DEV_API_H */

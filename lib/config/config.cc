@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 
@@ -271,6 +272,9 @@ void read_dpa(ctx &c, const json_t *v, node_config &cfg)
 	o.enumeration("backend", cfg.dpa.backend,
 		      {{"emu", dpa_backend::emu}, {"doca", dpa_backend::doca}});
 	o.uint("threads", cfg.dpa.threads, 1, 16);
+	if (o.str("device", cfg.dpa.device, false, 12) && !valid_pci_address(cfg.dpa.device))
+		c.fail(o.child("device"), "\"" + cfg.dpa.device +
+					    "\" is not a PCI address ([DDDD:]BB:DD.F, e.g. 0000:03:00.0)");
 	o.done();
 }
 
@@ -389,6 +393,24 @@ bool set_workers(node_config &cfg, uint32_t workers)
 }
 
 std::string_view to_string(idle_policy p) { return p == idle_policy::busy ? "busy" : "adaptive"; }
+bool valid_pci_address(std::string_view s)
+{
+	auto hex = [](std::string_view v, size_t n) {
+		return v.size() == n && std::all_of(v.begin(), v.end(), [](char ch) {
+			       return std::isxdigit(static_cast<unsigned char>(ch)) != 0;
+		       });
+	};
+	if (s.size() == 12) {
+		if (!hex(s.substr(0, 4), 4) || s[4] != ':')
+			return false;
+		s.remove_prefix(5);
+	}
+	if (s.size() != 7 || !hex(s.substr(0, 2), 2) || s[2] != ':' || !hex(s.substr(3, 2), 2) ||
+	    s[5] != '.' || s[6] < '0' || s[6] > '7')
+		return false;
+	return std::strtoul(std::string(s.substr(3, 2)).c_str(), nullptr, 16) <= 0x1f;
+}
+
 std::string_view to_string(dpa_backend b) { return b == dpa_backend::emu ? "emu" : "doca"; }
 std::string_view to_string(dma_backend b) { return b == dma_backend::cpu ? "cpu" : "dmadev"; }
 

@@ -92,8 +92,9 @@ void instance::drain() noexcept
 result<std::unique_ptr<instance>> create(const config::node_config &cfg, const options &opt)
 {
 	if (cfg.dpa.backend == config::dpa_backend::doca)
-		return errorf("dpa backend \"doca\": this build has no DOCA SDK; use --dpa-backend "
-			      "emu (see docs/deploy.md)");
+		return errorf("dpa backend \"doca\": the node's DOCA data path (the Arm side of the "
+			      "DPA device mapping) is not written yet; use --dpa-backend emu "
+			      "(docs/doca.md)");
 	if (cfg.dma.backend == config::dma_backend::dmadev && cfg.dma.device.empty())
 		return errorf("dma backend dmadev needs a device: dmadev:NAME");
 	std::unique_ptr<instance> n(new instance(cfg, opt));

@@ -15,18 +15,10 @@ namespace dpumesh {
 
 namespace {
 
-constexpr uint32_t pod_cases = (1u << (DPUMESH_CASE_LOCAL >> DPUMESH_CASE_SHIFT)) |
-			       (1u << (DPUMESH_CASE_EXTERNAL >> DPUMESH_CASE_SHIFT));
-
 const char *const tx_refusal_names[] = {
 #define DPUMESH_TX_REFUSAL_NAME(n, s, d) #n,
 	DPUMESH_FOREACH_TX_REFUSAL(DPUMESH_TX_REFUSAL_NAME)
 #undef DPUMESH_TX_REFUSAL_NAME
-};
-const uint32_t tx_refusal_statuses[] = {
-#define DPUMESH_TX_REFUSAL_STATUS(n, s, d) s,
-	DPUMESH_FOREACH_TX_REFUSAL(DPUMESH_TX_REFUSAL_STATUS)
-#undef DPUMESH_TX_REFUSAL_STATUS
 };
 const char *const refill_refusal_names[] = {
 #define DPUMESH_REFILL_REFUSAL_NAME(n, d) #n,
@@ -47,8 +39,7 @@ const char *tx_refusal_name(tx_refusal r) noexcept
 }
 uint32_t tx_refusal_status(tx_refusal r) noexcept
 {
-	return r < tx_refusal::count ? tx_refusal_statuses[static_cast<size_t>(r)]
-				     : static_cast<uint32_t>(DPUMESH_STATUS_BAD_DESCRIPTOR);
+	return dpumesh_tx_refusal_status(static_cast<int>(r));
 }
 const char *refill_refusal_name(refill_refusal r) noexcept
 {
@@ -509,11 +500,10 @@ thread_local pod_registry::doorbell_batch *t_batch = nullptr;
 bool pod_registry::ring_if_asleep(pod_state &p) noexcept
 {
 	const uint64_t w = __atomic_load_n(p.rx_wait, __ATOMIC_RELAXED);
-	if ((w & 1) == 0 || w == p.rung_epoch) {
+	if (!dpumesh_doorbell_needed(w, &p.rung_epoch)) {
 		p.counters.doorbells_suppressed.inc();
 		return false;
 	}
-	p.rung_epoch = w;
 	/* The eventfd the pod's epoll waits on. On a BlueField-3 this is a DPA completion /
 	 * comch event the host library turns into the same fd. EAGAIN (counter at its
 	 * maximum) still leaves the fd readable, so it is ignored. */
@@ -596,52 +586,29 @@ take_rc pod_registry::take_tx(uint32_t pod_id, uint32_t sq_index, tx_item *out) 
 	if (dpumesh_sq_dequeue_burst(&p.tx_sq[sq_index], &d, 1) != 1)
 		return take_rc::empty;
 
-	tx_refusal why = tx_refusal::count;
-	const uint32_t flags = d.flags;
-	const uint32_t op = flags & DPUMESH_OP_MASK;
+	/* the checks are pod_check.h's (shared with the DOCA device mapping); translating
+	 * with the pod's own mkey is the emulator's range check, as the hardware's on DOCA */
+	int why = dpumesh_tx_check_flags(&d);
 	const uint8_t *hdr = nullptr, *body = nullptr;
-	if (flags & (DPUMESH_FLAGS_RESERVED_MASK | DPUMESH_STATUS_MASK))
-		why = tx_refusal::reserved_bits;
-	else if (op != DPUMESH_OP_REQUEST && op != DPUMESH_OP_RESPONSE)
-		why = tx_refusal::bad_op;
-	else if (!(pod_cases & (1u << ((flags & DPUMESH_CASE_MASK) >> DPUMESH_CASE_SHIFT))))
-		why = tx_refusal::bad_case;
-	else if (d.header_buf_addr == 0 || d.header_len == 0)
-		why = tx_refusal::no_header;
-	else if ((d.body_buf_addr == 0) != (d.body_len == 0))
-		why = tx_refusal::body_mismatch;
-	else {
-		int64_t slot = dpumesh_pool_slot(p.base + p.layout.tx_header_off, &p.geometry.tx_header,
-						 d.header_buf_addr, d.header_len);
-		if (slot == DPUMESH_SLOT_OUTSIDE)
-			why = tx_refusal::header_outside;
-		else if (slot == DPUMESH_SLOT_UNALIGNED)
-			why = tx_refusal::header_unaligned;
-		else if (slot == DPUMESH_SLOT_TOO_LONG)
-			why = tx_refusal::header_too_long;
-		else if ((hdr = static_cast<const uint8_t *>(
-				  _mkeys.translate(p.mkey, d.header_buf_addr, d.header_len))) == nullptr)
-			why = tx_refusal::header_outside;
-		else if (d.body_len != 0) {
-			slot = dpumesh_pool_slot(p.base + p.layout.tx_body_off, &p.geometry.tx_body,
-						 d.body_buf_addr, d.body_len);
-			if (slot == DPUMESH_SLOT_OUTSIDE)
-				why = tx_refusal::body_outside;
-			else if (slot == DPUMESH_SLOT_UNALIGNED)
-				why = tx_refusal::body_unaligned;
-			else if (slot == DPUMESH_SLOT_TOO_LONG)
-				why = tx_refusal::body_too_long;
-			else if ((body = static_cast<const uint8_t *>(
-					  _mkeys.translate(p.mkey, d.body_buf_addr, d.body_len))) == nullptr)
-				why = tx_refusal::body_outside;
-		}
+	if (why == DPUMESH_TX_ACCEPT)
+		why = dpumesh_tx_check_slot(p.base + p.layout.tx_header_off, &p.geometry.tx_header,
+					    d.header_buf_addr, d.header_len, 0);
+	if (why == DPUMESH_TX_ACCEPT &&
+	    (hdr = static_cast<const uint8_t *>(
+		     _mkeys.translate(p.mkey, d.header_buf_addr, d.header_len))) == nullptr)
+		why = DPUMESH_TX_REFUSED_header_outside;
+	if (why == DPUMESH_TX_ACCEPT && d.body_len != 0) {
+		why = dpumesh_tx_check_slot(p.base + p.layout.tx_body_off, &p.geometry.tx_body,
+					    d.body_buf_addr, d.body_len, 1);
+		if (why == DPUMESH_TX_ACCEPT &&
+		    (body = static_cast<const uint8_t *>(
+			     _mkeys.translate(p.mkey, d.body_buf_addr, d.body_len))) == nullptr)
+			why = DPUMESH_TX_REFUSED_body_outside;
 	}
-	if (why != tx_refusal::count) [[unlikely]] {
+	if (why != DPUMESH_TX_ACCEPT) [[unlikely]] {
 		p.counters.tx_refused[static_cast<size_t>(why)].inc();
-		sw_descriptor e = d;
-		e.dst.pod_id = 0;
-		e.flags = DPUMESH_OP_TX_DONE | DPUMESH_OP_ERROR |
-			  (tx_refusal_status(why) << DPUMESH_STATUS_SHIFT);
+		sw_descriptor e;
+		dpumesh_tx_done_report(&d, dpumesh_tx_refusal_flags(why), &e);
 		if (post_rx(p, e)) /* room was checked above */
 			p.counters.tx_done_posted.inc();
 		return take_rc::refused;
@@ -660,9 +627,8 @@ const uint8_t *pod_registry::tx_body(uint32_t src_handle, uint64_t addr, uint32_
 	pod_state *p = live_state(src_handle);
 	if (!p || len == 0)
 		return nullptr;
-	int64_t slot = dpumesh_pool_slot(p->base + p->layout.tx_body_off, &p->geometry.tx_body,
-					 addr, len);
-	if (slot < 0)
+	if (dpumesh_tx_check_slot(p->base + p->layout.tx_body_off, &p->geometry.tx_body, addr, len,
+				  1) != DPUMESH_TX_ACCEPT)
 		return nullptr;
 	return static_cast<const uint8_t *>(_mkeys.translate(p->mkey, addr, len));
 }
@@ -703,21 +669,12 @@ uint64_t pod_registry::take_refill(pod_state &p, bool is_body) noexcept
 	for (uint32_t tries = 0; tries <= ring.mask; tries++) {
 		if (dpumesh_sq_dequeue_burst(&ring, &d, 1) != 1)
 			return 0;
-		const uint64_t addr = is_body ? d.body_buf_addr : d.header_buf_addr;
-		const uint64_t other = is_body ? d.header_buf_addr : d.body_buf_addr;
-		refill_refusal why = refill_refusal::count;
-		if (d.step_id != p.generation)
-			why = refill_refusal::stale_generation;
-		else if (d.flags != 0 || other != 0)
-			why = refill_refusal::bad_fields;
-		else {
-			int64_t slot = dpumesh_pool_slot(pool_base, &pool, addr, pool.slot_size);
-			if (slot == DPUMESH_SLOT_UNALIGNED)
-				why = refill_refusal::unaligned;
-			else if (slot < 0 || _mkeys.translate(p.mkey, addr, pool.slot_size) == nullptr)
-				why = refill_refusal::outside;
-		}
-		if (why == refill_refusal::count)
+		uint64_t addr = 0;
+		int why = dpumesh_refill_check(&d, p.generation, pool_base, &pool, is_body, &addr);
+		if (why == DPUMESH_REFILL_ACCEPT &&
+		    _mkeys.translate(p.mkey, addr, pool.slot_size) == nullptr)
+			why = DPUMESH_REFILL_REFUSED_outside;
+		if (why == DPUMESH_REFILL_ACCEPT)
 			return addr;
 		p.counters.refill_refused[static_cast<size_t>(why)].inc();
 	}
@@ -730,7 +687,7 @@ uint32_t pod_registry::take_rx_slots(uint32_t dst_handle, uint32_t header_len, u
 	pod_state *p = live_state(dst_handle);
 	if (p == nullptr)
 		return DPUMESH_STATUS_DEST_GONE;
-	if (header_len > p->geometry.rx_header.slot_size || body_len > p->geometry.rx_body.slot_size)
+	if (!dpumesh_rx_fits(&p->geometry, header_len, body_len))
 		return DPUMESH_STATUS_TOO_LARGE;
 	if (!rx_room(*p)) {
 		p->counters.rx_sq_full.inc();
@@ -791,11 +748,8 @@ uint32_t pod_registry::complete_tx(uint32_t src_handle, const sw_descriptor &des
 	pod_state *p = live_state(src_handle);
 	if (p == nullptr)
 		return DPUMESH_STATUS_DEST_GONE;
-	sw_descriptor e = desc;
-	e.dst.pod_id = 0;
-	e.flags = DPUMESH_OP_TX_DONE | (desc.flags & DPUMESH_CASE_MASK);
-	if (st != DPUMESH_STATUS_OK)
-		e.flags |= DPUMESH_OP_ERROR | ((st & 0xffffu) << DPUMESH_STATUS_SHIFT);
+	sw_descriptor e;
+	dpumesh_tx_done_report(&desc, dpumesh_tx_done_flags(desc.flags, st), &e);
 	if (!post_rx(*p, e))
 		return DPUMESH_STATUS_DEST_FULL;
 	p->counters.tx_done_posted.inc();

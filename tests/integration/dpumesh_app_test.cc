@@ -167,6 +167,7 @@ TEST(DpumeshApp, DocaBackendIsRefusedClearly)
 	auto [rc, out] = run_command(args);
 	EXPECT_EQ(rc, 1) << out;
 	EXPECT_NE(out.find("no DOCA SDK"), std::string::npos) << out;
+	EXPECT_NE(out.find("-DDPUMESH_DOCA=ON"), std::string::npos) << out; /* the build option */
 }
 
 TEST(DpumeshApp, ReplayedCaptureIsReassembledCountedAndSigintExitsZero)

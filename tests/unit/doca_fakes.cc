@@ -116,8 +116,12 @@ state &fake() { return g; }
 void reset()
 {
 	g = state{};
-	for (auto &[p, o] : objects)
-		delete reinterpret_cast<const char *>(p);
+	for (auto &[p, o] : objects) {
+		if (o.kind == "devinfo_list")
+			delete[] static_cast<doca_devinfo *const *>(p);
+		else
+			delete reinterpret_cast<const char *>(p);
+	}
 	objects.clear();
 	dpa_mem.clear();
 	exported.clear();
@@ -130,6 +134,57 @@ using namespace dpumesh::doca_fake;
 extern "C" {
 
 const char *doca_error_get_descr(doca_error_t) { return "failure injected by the fake"; }
+
+/* a devinfo is a pointer to its PCI address in the fake's device list */
+doca_error_t doca_devinfo_create_list(struct doca_devinfo ***list, uint32_t *nb)
+{
+	doca_error_t e = enter("doca_devinfo_create_list");
+	if (e != DOCA_SUCCESS)
+		return e;
+	auto **l = new doca_devinfo *[g.devices.size() + 1];
+	for (size_t i = 0; i < g.devices.size(); i++)
+		l[i] = reinterpret_cast<doca_devinfo *>(&g.devices[i]);
+	objects[l] = {"devinfo_list", false, {}};
+	g.live_objects++;
+	*list = l;
+	*nb = static_cast<uint32_t>(g.devices.size());
+	return DOCA_SUCCESS;
+}
+doca_error_t doca_devinfo_destroy_list(struct doca_devinfo **list)
+{
+	doca_error_t e = enter("doca_devinfo_destroy_list");
+	if (objects.erase(list) == 1) {
+		delete[] list;
+		g.live_objects--;
+	} else {
+		g.misuse.push_back("doca_devinfo_destroy_list: unknown list");
+	}
+	return e;
+}
+doca_error_t doca_devinfo_is_equal_pci_addr(const struct doca_devinfo *d, const char *pci, uint8_t *eq)
+{
+	doca_error_t e = enter("doca_devinfo_is_equal_pci_addr");
+	if (e != DOCA_SUCCESS)
+		return e;
+	*eq = *reinterpret_cast<const std::string *>(d) == pci;
+	return DOCA_SUCCESS;
+}
+doca_error_t doca_dpa_cap_is_supported(const struct doca_devinfo *d)
+{
+	doca_error_t e = enter("doca_dpa_cap_is_supported");
+	if (e != DOCA_SUCCESS)
+		return e;
+	const std::string &pci = *reinterpret_cast<const std::string *>(d);
+	for (const std::string &x : g.no_dpa)
+		if (x == pci)
+			return static_cast<doca_error_t>(10); /* not supported */
+	return DOCA_SUCCESS;
+}
+doca_error_t doca_dev_open(struct doca_devinfo *, struct doca_dev **dev)
+{
+	return make("doca_dev_open", "dev", dev);
+}
+doca_error_t doca_dev_close(struct doca_dev *dev) { return destroy("doca_dev_close", dev); }
 
 doca_error_t doca_dpa_create(struct doca_dev *, struct doca_dpa **dpa)
 {

@@ -16,6 +16,9 @@ struct state {
 	int started = 0;                /**< started and not stopped */
 	int allocations = 0;            /**< DPA memory allocated and not freed */
 	std::vector<std::string> misuse; /**< destroyed while started, unknown object, ... */
+	/** the PCI functions doca_devinfo_create_list finds, and those without DPA (SFs, VFs) */
+	std::vector<std::string> devices = {"0000:03:00.0", "0000:03:00.1", "0000:03:00.2"};
+	std::vector<std::string> no_dpa = {"0000:03:00.2"};
 };
 
 /** The fakes' state; reset() before each case. */

@@ -182,6 +182,84 @@ TEST(DocaSequence, ExportAndImportCallsFailingOnceLeaveNothing)
 	expect_nothing_left("import handle failing");
 }
 
+/* --dpa-backend doca: the device by PCI address, then the runtime, one TX + RX per pair */
+std::vector<std::string> expected_backend(unsigned match_index, unsigned pairs)
+{
+	std::vector<std::string> v = {"doca_devinfo_create_list"};
+	for (unsigned i = 0; i <= match_index; i++)
+		v.push_back("doca_devinfo_is_equal_pci_addr");
+	v.insert(v.end(), {"doca_dpa_cap_is_supported", "doca_dev_open", "doca_devinfo_destroy_list",
+			   "doca_dpa_create", "doca_dpa_set_app", "doca_dpa_start",
+			   "doca_dpa_mem_alloc", "doca_dpa_h2d_memcpy"});
+	for (unsigned k = 0; k < 2 * pairs; k++)
+		v.insert(v.end(), per_kernel.begin(), per_kernel.end());
+	return v;
+}
+
+TEST(DocaSequence, BackendOpensTheDeviceByPciAddressThenTheRuntime)
+{
+	fk::reset();
+	auto b = doca::dpa_backend::create({"0000:03:00.1", 2, {}}, app, &tx_entry, &rx_entry);
+	ASSERT_TRUE(b) << b.error().message();
+	EXPECT_EQ(fk::fake().calls, expected_backend(1, 2));
+	EXPECT_EQ((*b)->runtime().nb_kernels(), 4u);
+	EXPECT_EQ((*b)->dev().pci(), "0000:03:00.1");
+	EXPECT_EQ(fk::fake().live_objects, 1 + 1 + 4 * 4); /* device, DPA, 4 kernels' sets */
+	const size_t made = fk::fake().calls.size();
+	b->reset();
+	ASSERT_GT(fk::fake().calls.size(), made);
+	EXPECT_EQ(fk::fake().calls.back(), "doca_dev_close"); /* the runtime goes first */
+	expect_nothing_left("backend teardown");
+}
+
+TEST(DocaSequence, BackendRefusesAMissingUnknownOrNonDpaDevice)
+{
+	fk::reset();
+	auto none = doca::dpa_backend::create({"", 1, {}}, app, &tx_entry, &rx_entry);
+	ASSERT_FALSE(none);
+	EXPECT_NE(none.error().message().find("--dpa-device"), std::string::npos);
+	EXPECT_TRUE(fk::fake().calls.empty());
+
+	fk::reset();
+	auto unknown = doca::dpa_backend::create({"0000:04:00.0", 1, {}}, app, &tx_entry, &rx_entry);
+	ASSERT_FALSE(unknown);
+	EXPECT_NE(unknown.error().message().find("0000:04:00.0: no such PCI function (3 DOCA devices"),
+		  std::string::npos)
+		<< unknown.error().message();
+	EXPECT_EQ(fk::fake().calls.back(), "doca_devinfo_destroy_list");
+	expect_nothing_left("unknown device");
+
+	fk::reset();
+	auto vf = doca::dpa_backend::create({"0000:03:00.2", 1, {}}, app, &tx_entry, &rx_entry);
+	ASSERT_FALSE(vf);
+	EXPECT_NE(vf.error().message().find("0000:03:00.2 cannot run a DPA process"), std::string::npos)
+		<< vf.error().message();
+	expect_nothing_left("device without DPA");
+}
+
+TEST(DocaSequence, EveryBackendCallFailingOnceLeavesNothing)
+{
+	const std::vector<std::string> seq = expected_backend(0, 1);
+	for (size_t i = 0; i < seq.size(); i++) {
+		fk::reset();
+		fk::fake().fail_index = static_cast<long>(i);
+		auto b = doca::dpa_backend::create({"0000:03:00.0", 1, {}}, app, &tx_entry, &rx_entry);
+		const std::string ctx = "call " + std::to_string(i) + " (" + seq[i] + ") failing";
+		if (seq[i] == "doca_devinfo_destroy_list") {
+			/* a failed list release is not the backend's failure */
+			EXPECT_TRUE(b) << ctx;
+			b->reset();
+		} else {
+			ASSERT_FALSE(b) << ctx;
+			EXPECT_NE(b.error().message().find(seq[i]), std::string::npos)
+				<< ctx << ": " << b.error().message();
+			EXPECT_NE(b.error().message().find("dpa backend doca"), std::string::npos)
+				<< ctx << ": " << b.error().message();
+		}
+		expect_nothing_left(ctx);
+	}
+}
+
 TEST(DocaSequence, RefusesKernelsWithoutEntryPoints)
 {
 	fk::reset();

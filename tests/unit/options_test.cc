@@ -68,6 +68,12 @@ TEST(Options, Errors)
 		{{"--stats-period", "99999"}, "in [0, 3600]"},
 		{{"--dpa-backend", "fpga"}, "--dpa-backend: \"fpga\" is not one of: emu, doca"},
 		{{"--dma", "gpu"}, "--dma: \"gpu\" is not one of: cpu, dmadev[:NAME]"},
+		{{"--dpa-device", "03:00"}, "--dpa-device: \"03:00\" is not a PCI address"},
+		{{"--dpa-device", "0000:03:00.8"}, "is not a PCI address"},
+		{{"--dpa-device", "03:20.0"}, "is not a PCI address"},
+		{{"--dpa-device", "000:03:00.0"}, "is not a PCI address"},
+		{{"--dpa-device", "0000-03:00.0"}, "is not a PCI address"},
+		{{"--dpa-device"}, "--dpa-device needs an argument"},
 		{{"extra"}, "unexpected argument \"extra\""},
 		{{"--workers", "0"}, "--workers: must be 1 to 16"},
 		{{"--workers", "17"}, "in [0, 16]"},
@@ -80,11 +86,46 @@ TEST(Options, Errors)
 	}
 }
 
+TEST(Options, DpaDeviceOverridesTheConfigAndDocaIsCheckedAgainstTheBuild)
+{
+	auto o = parse({"--dpa-backend", "doca", "--dpa-device", "0000:03:00.1"});
+	ASSERT_TRUE(o) << o.error().message();
+	config::node_config cfg;
+	cfg.dpa.device = "0000:04:00.0";
+	app::apply_overrides(*o, cfg);
+	EXPECT_EQ(cfg.dpa.backend, config::dpa_backend::doca);
+	EXPECT_EQ(cfg.dpa.device, "0000:03:00.1");
+	EXPECT_TRUE(app::check_dpa_backend(cfg, true).is_ok());
+
+	/* a portable build names the build option */
+	status st = app::check_dpa_backend(cfg, false);
+	ASSERT_FALSE(st.is_ok());
+	EXPECT_NE(st.message().find("-DDPUMESH_DOCA=ON"), std::string::npos) << st.message();
+	EXPECT_NE(st.message().find("--dpa-backend emu"), std::string::npos) << st.message();
+
+	/* a DOCA build without a device says where to give one */
+	auto bare = parse({"--dpa-backend", "doca"});
+	ASSERT_TRUE(bare);
+	config::node_config cfg2;
+	app::apply_overrides(*bare, cfg2);
+	st = app::check_dpa_backend(cfg2, true);
+	ASSERT_FALSE(st.is_ok());
+	EXPECT_NE(st.message().find("--dpa-device"), std::string::npos) << st.message();
+	EXPECT_NE(st.message().find("/dpa/device"), std::string::npos) << st.message();
+
+	/* the emulator needs neither */
+	config::node_config emu;
+	EXPECT_TRUE(app::check_dpa_backend(emu, false).is_ok());
+	EXPECT_TRUE(config::valid_pci_address("03:00.0"));
+	EXPECT_TRUE(config::valid_pci_address("0000:af:1f.7"));
+	EXPECT_FALSE(config::valid_pci_address(""));
+}
+
 TEST(Options, UsageListsEveryOption)
 {
 	std::string u = app::usage("dpumesh");
 	for (const char *opt : {"--config", "--interactive", "--cmdline-file", "--stats-period",
-				"--dpa-backend", "--dma", "--workers", "--help", "--version"})
+				"--dpa-backend", "--dpa-device", "--dma", "--workers", "--help", "--version"})
 		EXPECT_NE(u.find(opt), std::string::npos) << opt;
 }
 

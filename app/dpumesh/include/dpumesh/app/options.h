@@ -18,6 +18,7 @@ struct options {
 	bool stats_period_given = false; /**< -i defaults the period to 0 unless given */
 	bool stats_full = false; /**< --stats-format full: every counter in the periodic block */
 	std::optional<config::dpa_backend> dpa_backend;
+	std::string dpa_device; /**< --dpa-device: PCI address (doca backend) */
 	std::optional<uint32_t> workers; /**< --workers N: overrides /lcores/workers */
 	std::optional<config::dma_backend> dma_backend;
 	std::string dma_device;
@@ -47,7 +48,14 @@ bool print_help_or_version(int argc, char **argv, const char *version);
 /** The usage text listing every option. */
 std::string usage(const char *prog);
 
-/** Applies --dpa-backend/--dma on top of the config. */
+/** Applies --dpa-backend/--dpa-device/--dma on top of the config. */
 void apply_overrides(const options &o, config::node_config &cfg);
+
+/**
+ * Whether this build can run the configured DPA backend: the emulator always; doca only in
+ * a build with -DDPUMESH_DOCA=ON (doca_built) and with a device (--dpa-device or
+ * /dpa/device). An error says which option is missing.
+ */
+status check_dpa_backend(const config::node_config &cfg, bool doca_built);
 
 } // namespace dpumesh::app

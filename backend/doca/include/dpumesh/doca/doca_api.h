@@ -36,6 +36,7 @@ typedef enum doca_error {
 const char *doca_error_get_descr(doca_error_t error);
 
 struct doca_dev;
+struct doca_devinfo;
 struct doca_dpa;
 struct doca_dpa_app;
 struct doca_dpa_thread;
@@ -58,6 +59,15 @@ union doca_data {
 
 /* the access flag pod memory is exported with (doca_mmap_set_permissions) */
 #define DOCA_ACCESS_FLAG_PCI_READ_WRITE (1u << 3)
+
+/* devices: the PCI function the DPA process runs on */
+doca_error_t doca_devinfo_create_list(struct doca_devinfo ***dev_list, uint32_t *nb_devs);
+doca_error_t doca_devinfo_destroy_list(struct doca_devinfo **dev_list);
+doca_error_t doca_devinfo_is_equal_pci_addr(const struct doca_devinfo *devinfo,
+					    const char *pci_addr_str, uint8_t *is_equal);
+doca_error_t doca_dpa_cap_is_supported(const struct doca_devinfo *devinfo);
+doca_error_t doca_dev_open(struct doca_devinfo *devinfo, struct doca_dev **dev);
+doca_error_t doca_dev_close(struct doca_dev *dev);
 
 /* DPA context */
 doca_error_t doca_dpa_create(struct doca_dev *dev, struct doca_dpa **dpa);

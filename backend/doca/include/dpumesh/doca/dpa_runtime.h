@@ -55,14 +55,14 @@ struct kernel_spec {
 struct runtime_options {
 	unsigned queue_size = 1024; /**< async-ops queue and completion context entries */
 	size_t table_bytes = 256 * 64; /**< pod_lookup_table: DPUMESH_MAX_PODS entries */
-	/** A thread's argument block: thread_args, then the cookie FIFO of the device mapping
-	 *  (dpa_kernels/doca/dpa_dev_doca.c's struct dpa_dev, about 9 KiB) */
-	size_t args_bytes = 16384;
+	/** A thread's argument block: thread_args, then the rest of the device mapping's
+	 *  struct dpa_dev (dpa_kernels/doca/dpa_doca.h, about 43 KiB; checked at build time) */
+	size_t args_bytes = 65536;
 };
 
 /**
  * What a kernel thread finds at its argument address in DPA memory: the start of the device
- * mapping's struct dpa_dev (dpa_kernels/doca/dpa_dev_doca.c, same fields in the same order),
+ * mapping's struct dpa_dev (dpa_kernels/doca/dpa_doca.h; dpa_runtime.cc checks the offsets),
  * its handles and the node's, and the stop word the host sets.
  */
 struct thread_args {
@@ -117,6 +117,56 @@ private:
 	size_t _table_bytes = 0;
 	std::vector<kernel_thread> _threads;
 	undo_stack _undo; /* last member: unwound first */
+};
+
+/** The PCI function a DPA process runs on, opened by its address (the PF: SFs and VFs
+ *  cannot host a DPA process). Closed on destruction. */
+class device {
+public:
+	/**
+	 * doca_devinfo_create_list; the entry whose address is `pci`
+	 * (doca_devinfo_is_equal_pci_addr); doca_dpa_cap_is_supported; doca_dev_open;
+	 * doca_devinfo_destroy_list (on every path once the list exists).
+	 * @return the device; an error naming the address when no device has it, when it
+	 *         cannot run a DPA process, or naming the DOCA call that failed
+	 */
+	static result<std::unique_ptr<device>> open(const std::string &pci);
+	doca_dev *get() const noexcept { return _dev; }
+	const std::string &pci() const noexcept { return _pci; }
+
+private:
+	device() = default;
+	doca_dev *_dev = nullptr;
+	std::string _pci;
+	undo_stack _undo;
+};
+
+/** What --dpa-backend doca starts: the device and one TX + one RX kernel per DPA pair. */
+struct backend_options {
+	std::string pci;    /**< --dpa-device / /dpa/device */
+	unsigned pairs = 1; /**< /dpa/threads: DPA thread pairs */
+	runtime_options runtime;
+};
+
+/** The DPA on DOCA as the node selects it: device by PCI address, then the runtime. */
+class dpa_backend {
+public:
+	/**
+	 * @param app the DPA program dpacc built (dpumesh_dpa)
+	 * @param tx, rx the kernels' entry points (dpumesh_dpa_tx_entry / rx_entry)
+	 * @return the backend; an error when no device is named, or from device::open or
+	 *         dpa_runtime::create (everything made before it undone)
+	 */
+	static result<std::unique_ptr<dpa_backend>> create(const backend_options &opt,
+							   doca_dpa_app *app, doca_dpa_func_t *tx,
+							   doca_dpa_func_t *rx);
+	device &dev() noexcept { return *_dev; }
+	dpa_runtime &runtime() noexcept { return *_rt; }
+
+private:
+	dpa_backend() = default;
+	std::unique_ptr<device> _dev;   /* closed last */
+	std::unique_ptr<dpa_runtime> _rt;
 };
 
 /** Host side (libdpumesh): a pod's memory exported to the DPU (doca_mmap_export_pci). */

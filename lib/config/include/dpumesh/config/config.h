@@ -137,7 +137,14 @@ struct dpa_config {
 	dpa_backend backend = dpa_backend::emu;
 	/** DPA threads; each runs the TX and RX kernels for the pods it owns (pod_id % threads) */
 	uint32_t threads = 1;
+	/** doca backend: PCI address of the function the DPA process runs on (the PF, e.g.
+	 *  "0000:03:00.0"; valid_pci_address); empty with the emulator */
+	std::string device;
 };
+
+/** Whether s is a PCI address, [DDDD:]BB:DD.F in hex (domain 4 digits, bus 2, device 2 up to
+ *  1f, function 0-7), as DOCA and DPDK write them. */
+bool valid_pci_address(std::string_view s);
 
 enum class dma_backend { cpu, dmadev };
 

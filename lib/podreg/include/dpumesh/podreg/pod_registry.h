@@ -40,6 +40,7 @@
 #include "dpumesh/config/config.h"
 #include "dpumesh/podchan/proto.h"
 #include "dpumesh/region/mkey_table.h"
+#include "dpumesh/podlayout/pod_check.h"
 #include "dpumesh/podlayout/pod_layout.h"
 #include "dpumesh/region/region.h"
 #include "dpumesh/ring/sq.h"
@@ -49,20 +50,8 @@
 
 namespace dpumesh {
 
-/** Why take_tx refused a descriptor: name, status reported to the pod, description. */
-#define DPUMESH_FOREACH_TX_REFUSAL(_)                                                    \
-	_(reserved_bits, DPUMESH_STATUS_BAD_DESCRIPTOR, "reserved or status flag bits set")   \
-	_(bad_op, DPUMESH_STATUS_BAD_DESCRIPTOR, "op is not exactly REQUEST or RESPONSE")     \
-	_(bad_case, DPUMESH_STATUS_BAD_DESCRIPTOR, "case the pod may not post")              \
-	_(no_header, DPUMESH_STATUS_BAD_DESCRIPTOR, "header address or length is 0")         \
-	_(body_mismatch, DPUMESH_STATUS_BAD_DESCRIPTOR, "body address xor body length is 0") \
-	_(header_too_long, DPUMESH_STATUS_TOO_LARGE, "header longer than a TX header slot")  \
-	_(body_too_long, DPUMESH_STATUS_TOO_LARGE, "body longer than a TX body slot")        \
-	_(header_outside, DPUMESH_STATUS_BAD_ADDRESS, "header not in the pod's TX header pool") \
-	_(header_unaligned, DPUMESH_STATUS_BAD_ADDRESS, "header not at a slot start")        \
-	_(body_outside, DPUMESH_STATUS_BAD_ADDRESS, "body not in the pod's TX body pool")    \
-	_(body_unaligned, DPUMESH_STATUS_BAD_ADDRESS, "body not at a slot start")
-
+/** Why take_tx refused a descriptor (DPUMESH_FOREACH_TX_REFUSAL, dpumesh/podlayout/pod_check.h:
+ *  the checks are shared with the DOCA device mapping). */
 enum class tx_refusal : uint8_t {
 #define DPUMESH_TX_REFUSAL_ENUM(n, s, d) n,
 	DPUMESH_FOREACH_TX_REFUSAL(DPUMESH_TX_REFUSAL_ENUM)
@@ -72,13 +61,7 @@ enum class tx_refusal : uint8_t {
 const char *tx_refusal_name(tx_refusal r) noexcept;
 uint32_t tx_refusal_status(tx_refusal r) noexcept;
 
-/** Why take_rx_slots discarded a refill descriptor the pod posted. */
-#define DPUMESH_FOREACH_REFILL_REFUSAL(_)                                                \
-	_(stale_generation, "step_id is not the pod's current generation")               \
-	_(outside, "slot address not in the pod's RX pool")                              \
-	_(unaligned, "slot address not at a slot start")                                 \
-	_(bad_fields, "flags or the other address field not zero")
-
+/** Why take_rx_slots discarded a refill descriptor the pod posted (pod_check.h). */
 enum class refill_refusal : uint8_t {
 #define DPUMESH_REFILL_REFUSAL_ENUM(n, d) n,
 	DPUMESH_FOREACH_REFILL_REFUSAL(DPUMESH_REFILL_REFUSAL_ENUM)
@@ -86,6 +69,9 @@ enum class refill_refusal : uint8_t {
 	count
 };
 const char *refill_refusal_name(refill_refusal r) noexcept;
+static_assert(static_cast<int>(tx_refusal::count) == DPUMESH_TX_ACCEPT &&
+		      static_cast<int>(refill_refusal::count) == DPUMESH_REFILL_ACCEPT,
+	      "the C++ refusal enums index the C checks' reasons");
 
 /** Per-pod counters as control reads them: a copy (pod_counters_live::read). */
 struct pod_counters {
