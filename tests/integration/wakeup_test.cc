@@ -65,11 +65,17 @@ struct echo_pod {
 	std::atomic<bool> stop{false};
 	std::atomic<int> open_rc{1};
 	std::atomic<int> fd{-1};
+	/* what a stalled round reports: requests seen, responses that could not be sent, waits
+	 * entered and the last one's length */
+	std::atomic<uint64_t> requests{0}, send_failed{0}, waits{0}, last_wait_us{0};
 
-	static void on_request(dpumesh_t *h, dpumesh_msg *m, void *)
+	static void on_request(dpumesh_t *h, dpumesh_msg *m, void *user)
 	{
+		auto *e = static_cast<echo_pod *>(user);
+		e->requests.fetch_add(1, std::memory_order_relaxed);
 		/* the client's window is within the pools: a send never finds TX full */
-		dpumesh_send_response(h, 0, m, 200, nullptr, 0, m->body, m->body_len);
+		if (dpumesh_send_response(h, 0, m, 200, nullptr, 0, m->body, m->body_len) != 0)
+			e->send_failed.fetch_add(1, std::memory_order_relaxed);
 		dpumesh_msg_release(h, m);
 	}
 
@@ -78,6 +84,7 @@ struct echo_pod {
 		thread = std::thread([this, sock] {
 			dpumesh_options o = pod_options(sock, "echo");
 			o.callbacks.on_request = on_request;
+			o.user = this;
 			dpumesh_t *h = nullptr;
 			char err[128] = "";
 			int rc = dpumesh_open(&o, &h, err, sizeof(err));
@@ -86,8 +93,15 @@ struct echo_pod {
 			open_rc.store(rc);
 			if (rc != 0)
 				return;
-			while (!stop.load())
+			while (!stop.load()) {
+				waits.fetch_add(1, std::memory_order_relaxed);
+				const auto t0 = steady::now();
 				(void)dpumesh_wait(h, 5000);
+				last_wait_us.store(std::chrono::duration_cast<std::chrono::microseconds>(
+							   steady::now() - t0)
+							   .count(),
+						   std::memory_order_relaxed);
+			}
 			dpumesh_close(h);
 		});
 		while (open_rc.load() == 1)
@@ -161,6 +175,59 @@ struct client_pod {
 	}
 };
 
+/** Where a stalled round's messages are: the node's counters and both pods' view. */
+std::string where_they_are(inproc_node &n, const echo_pod &echo, client_pod &c, uint64_t sent)
+{
+	const control::snapshot s = n.snapshot();
+	uint64_t tx_taken = 0, rx_delivered = 0, tx_completions = 0, rung = 0, suppressed = 0;
+	for (const control::dpa_thread_view &t : s.dpa) {
+		tx_taken += t.tx_taken;
+		rx_delivered += t.rx_delivered;
+		tx_completions += t.tx_completions;
+		rung += t.doorbells;
+		suppressed += t.doorbells_suppressed;
+	}
+	dpumesh_stats st;
+	dpumesh_get_stats(c.h, &st);
+	char out[512];
+	std::snprintf(out, sizeof(out),
+		      "client: sent %llu answered %llu received %llu tx_done %llu sleeps %llu; "
+		      "echo: requests %llu send_failed %llu waits %llu last wait %llu us; "
+		      "node: forwarded %llu answered %llu pending %u, dpa tx_taken %llu "
+		      "rx_delivered %llu tx_completions %llu doorbells %llu suppressed %llu",
+		      (unsigned long long)sent, (unsigned long long)c.answered,
+		      (unsigned long long)st.received, (unsigned long long)st.tx_done,
+		      (unsigned long long)st.sleeps, (unsigned long long)echo.requests.load(),
+		      (unsigned long long)echo.send_failed.load(), (unsigned long long)echo.waits.load(),
+		      (unsigned long long)echo.last_wait_us.load(),
+		      (unsigned long long)s.sidecar_value("forwarded"),
+		      (unsigned long long)s.sidecar_value("answered"), s.pending,
+		      (unsigned long long)tx_taken, (unsigned long long)rx_delivered,
+		      (unsigned long long)tx_completions, (unsigned long long)rung,
+		      (unsigned long long)suppressed);
+	std::string r = out;
+	/* is the lcore looping (stage calls) and on the CPU, over the next 200 ms? */
+	const control::snapshot a = n.snapshot();
+	std::this_thread::sleep_for(200ms);
+	const control::snapshot b = n.snapshot();
+	for (size_t i = 0; i < a.stages.size() && i < b.stages.size(); i++)
+		r += "\n  stage " + a.stages[i].name + " lcore " + std::to_string(a.stages[i].lcore) +
+		     ": +" + std::to_string(b.stages[i].calls - a.stages[i].calls) + " calls +" +
+		     std::to_string(b.stages[i].work - a.stages[i].work) + " work in 200 ms";
+	for (size_t i = 0; i < a.lcore_cpu.size() && i < b.lcore_cpu.size(); i++)
+		r += "\n  lcore " + std::to_string(a.lcore_cpu[i].lcore) + ": +" +
+		     std::to_string((b.lcore_cpu[i].oncpu_ns - a.lcore_cpu[i].oncpu_ns) / 1000) +
+		     " us on CPU, +" +
+		     std::to_string((b.lcore_cpu[i].runq_ns - a.lcore_cpu[i].runq_ns) / 1000) +
+		     " us runnable and waiting";
+	uint64_t taken = 0;
+	for (const control::dpa_thread_view &t : b.dpa)
+		taken += t.tx_taken;
+	r += "\n  dpa tx_taken now " + std::to_string(taken) + ", client answered now " +
+	     std::to_string(c.answered);
+	return r;
+}
+
 uint64_t dpa_doorbells(const control::snapshot &s)
 {
 	uint64_t n = 0;
@@ -205,7 +272,8 @@ TEST(Wakeup, NoLostWakeupOverBurstsAndIdleGaps)
 		ASSERT_TRUE(c.wait_for(sent, deadline))
 			<< "round " << r << " of " << rounds << ": " << (sent - c.answered - c.bad)
 			<< " answer(s) missing after " << round_limit.count()
-			<< " s: a lost wake-up (a pod asleep with work queued)";
+			<< " s: a lost wake-up (a pod asleep with work queued)\n"
+			<< where_they_are(n, echo, c, sent);
 		if (steady::now() - start > 500ms)
 			slow++;
 		switch (rng() % 8) {
