@@ -10,6 +10,7 @@
 #include <rte_cycles.h>
 #include <rte_mempool.h>
 #include <rte_prefetch.h>
+#include <rte_random.h>
 
 #include "internal/admission.h"
 #include "internal/command.h"
@@ -48,6 +49,7 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 	s->_emu = &emu;
 	s->_tsc_hz = rte_get_tsc_hz();
 	s->_hop = cfg.node.name + "/sidecar";
+	s->_trace_rng = policy::trace_rng(rte_rand());
 	timespec wall;
 	clock_gettime(CLOCK_REALTIME, &wall);
 	const tsc_clock clock = tsc_clock::make(s->_tsc_hz, rte_rdtsc(), wall.tv_sec);
