@@ -263,6 +263,8 @@ uint32_t stage::run() noexcept
 	uint32_t work = 0;
 	/* one routing and policy version for the whole poll (quiescent at its end) */
 	_cur = _published.load(std::memory_order_acquire);
+	/* frames of this poll take their mbufs in bulk; the rest goes back at the end */
+	_egress->begin_burst();
 
 	/* 1. commands that waited for room in the DPA threads' queues go first (per-SQ order) */
 	_outbox->flush();
@@ -356,6 +358,7 @@ uint32_t stage::run() noexcept
 			_next_sweep = now + _tsc_hz / 1000;
 		work += total;
 	}
+	_egress->end_burst();
 	_reg->dp_quiescent(_qsbr_id);
 	return work;
 }

@@ -7,6 +7,7 @@
 #include <rte_ether.h>
 #include <rte_ip.h>
 #include <rte_net.h>
+#include <rte_prefetch.h>
 #include <rte_udp.h>
 
 #include "dpumesh/wire/frame.h"
@@ -275,7 +276,7 @@ void finish_checksum(rte_mbuf *m, bool v6)
  * `dst`, or attached as indirect mbufs on the segments. Advances the cursor.
  */
 bool chain_body(rte_mbuf *m, uint8_t *dst, const rte_mbuf *&cur, uint32_t &cur_off,
-		uint32_t len, bool attach, rte_mempool *pool)
+		uint32_t len, bool attach, mbuf_stash &pool)
 {
 	while (len) {
 		while (cur && cur_off >= cur->data_len) {
@@ -289,7 +290,7 @@ bool chain_body(rte_mbuf *m, uint8_t *dst, const rte_mbuf *&cur, uint32_t &cur_o
 			std::memcpy(dst, rte_pktmbuf_mtod_offset(cur, const uint8_t *, cur_off), piece);
 			dst += piece;
 		} else {
-			rte_mbuf *seg = rte_pktmbuf_alloc(pool);
+			rte_mbuf *seg = pool.get();
 			if (!seg)
 				return false;
 			rte_pktmbuf_attach(seg, const_cast<rte_mbuf *>(cur));
@@ -309,6 +310,49 @@ bool chain_body(rte_mbuf *m, uint8_t *dst, const rte_mbuf *&cur, uint32_t &cur_o
 
 } // namespace
 
+mbuf_stash::mbuf_stash(rte_mempool *pool) noexcept
+	: _pool(pool),
+	  _data_off(static_cast<uint32_t>(sizeof(rte_mbuf)) +
+		    (pool ? rte_pktmbuf_priv_size(pool) : 0) + RTE_PKTMBUF_HEADROOM)
+{
+}
+
+void mbuf_stash::end() noexcept
+{
+	if (_i < _n)
+		rte_mempool_put_bulk(_pool, reinterpret_cast<void *const *>(_m + _i), _n - _i);
+	_i = _n = 0;
+	_bulk = false;
+}
+
+void mbuf_stash::prefetch_next() const noexcept
+{
+	/* both lines of the mbuf (the reset writes next and tx_offload in the second) and
+	 * the first line its headers go to (a direct mbuf's buffer follows it) */
+	const char *m = reinterpret_cast<const char *>(_m[_i]);
+	rte_prefetch0(m);
+	rte_prefetch0(m + RTE_CACHE_LINE_SIZE);
+	rte_prefetch0(m + _data_off);
+}
+
+rte_mbuf *mbuf_stash::get() noexcept
+{
+	if (!_bulk)
+		return rte_pktmbuf_alloc(_pool);
+	if (_i == _n) {
+		_i = 0;
+		_n = rte_mempool_get_bulk(_pool, reinterpret_cast<void **>(_m), size) == 0 ? size : 0;
+		if (_n == 0) /* fewer than a stash left: one at a time */
+			return rte_pktmbuf_alloc(_pool);
+		prefetch_next();
+	}
+	rte_mbuf *m = _m[_i++];
+	if (_i < _n)
+		prefetch_next();
+	rte_pktmbuf_reset(m);
+	return m;
+}
+
 uint32_t frames_needed(uint32_t msg_len, uint16_t mtu, bool v6) noexcept
 {
 	uint32_t per = max_payload(mtu, v6);
@@ -320,6 +364,15 @@ uint32_t frames_needed(uint32_t msg_len, uint16_t mtu, bool v6) noexcept
 uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint64_t correlation,
 		  const uint8_t *l7, uint16_t l7_len, const body_ref &body, uint16_t mtu,
 		  rte_mempool *hdr_pool, rte_mbuf **out, uint16_t max_out) noexcept
+{
+	mbuf_stash one_by_one(hdr_pool);
+	return fragment(addr, kind, msg_id, correlation, l7, l7_len, body, mtu, one_by_one, out,
+			max_out);
+}
+
+uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint64_t correlation,
+		  const uint8_t *l7, uint16_t l7_len, const body_ref &body, uint16_t mtu,
+		  mbuf_stash &mbufs, rte_mbuf **out, uint16_t max_out) noexcept
 {
 	const bool v6 = !addr.src.is_v4();
 	if (addr.dst.is_v4() == v6 || l7_len < 16)
@@ -343,7 +396,7 @@ uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint6
 	uint32_t off = 0;
 	while (off < msg_len) {
 		uint32_t chunk = std::min(per, msg_len - off);
-		rte_mbuf *m = rte_pktmbuf_alloc(hdr_pool);
+		rte_mbuf *m = mbufs.get();
 		if (!m)
 			goto fail;
 		out[n++] = m;
@@ -361,12 +414,12 @@ uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint6
 			std::memcpy(p + hdrs, l7 + off, l7_part);
 		if (body_part && body.seg) {
 			if (!chain_body(m, p + hdrs + l7_part, cur, cur_off, body_part, body.attach,
-					hdr_pool))
+					mbufs))
 				goto fail;
 		} else if (body_part && !zero_copy) {
 			std::memcpy(p + hdrs + l7_part, body.data + body_off, body_part);
 		} else if (body_part) {
-			rte_mbuf *seg = rte_pktmbuf_alloc(hdr_pool);
+			rte_mbuf *seg = mbufs.get();
 			if (!seg)
 				goto fail;
 			rte_mbuf_ext_refcnt_update(body.shinfo, 1);
