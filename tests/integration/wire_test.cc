@@ -143,6 +143,10 @@ TEST_P(WireRoundTrip, AnySizeAnyOrderIsByteExact)
 				    : rte_ipv4_udptcp_cksum_mbuf_verify(
 					      f, reinterpret_cast<const rte_ipv4_hdr *>(p + 14), l4);
 			EXPECT_EQ(ok, 0) << "bad UDP checksum";
+			if (!v6) { /* the IPv4 header's own sum: all ones over a right one */
+				EXPECT_EQ(rte_raw_cksum(p + 14, sizeof(rte_ipv4_hdr)), 0xffff)
+					<< "bad IPv4 header checksum";
+			}
 		}
 		if (size % 2 == 0)
 			std::shuffle(frames.begin(), frames.end(), rng);
