@@ -90,6 +90,17 @@ ip link set "$tag-i" netns "$ns_ing"
 ip -n "$ns_ing" link set lo up
 ip -n "$ns_ing" link set "$tag-i" up
 ip -n "$ns_ing" addr add 10.77.0.10/24 dev "$tag-i"
+# whole UDP checksums from the gateway's kernel: over a veth it would leave them partial,
+# DPDK 22.11's af_packet PMD does not say so, and dpumesh drops a wrong sum (bad_checksum).
+# ethtool -K tx off without ethtool: SIOCETHTOOL / ETHTOOL_STXCSUM through python3.
+ip netns exec "$ns_ing" python3 - "$tag-i" <<'PY'
+import ctypes, fcntl, socket, struct, sys
+SIOCETHTOOL, ETHTOOL_STXCSUM = 0x8946, 0x17
+value = ctypes.create_string_buffer(struct.pack("II", ETHTOOL_STXCSUM, 0))
+ifreq = struct.pack("16sP", sys.argv[1].encode(), ctypes.addressof(value)).ljust(40, b"\0")
+with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+    fcntl.ioctl(s.fileno(), SIOCETHTOOL, ifreq)
+PY
 # dpumesh answers mesh traffic only (no ARP): static neighbours for the nodes
 ip -n "$ns_ing" neigh add 10.77.0.1 lladdr 02:00:00:77:00:01 dev "$tag-i"
 ip -n "$ns_ing" neigh add 10.77.0.2 lladdr 02:00:00:77:00:02 dev "$tag-i"

@@ -126,6 +126,13 @@ void corrupt(std::vector<uint8_t> &f, corruption c, bool v6)
 		break;
 	case corruption::count: break;
 	}
+	/* the UDP checksum made again: the frame is dropped for what was done to it, not for a
+	 * checksum that no longer matches (receivers check it first) */
+	uint8_t *ip = f.data() + sizeof(rte_ether_hdr);
+	auto *udp = reinterpret_cast<rte_udp_hdr *>(ip + l3);
+	udp->dgram_cksum = 0;
+	udp->dgram_cksum = v6 ? rte_ipv6_udptcp_cksum(reinterpret_cast<rte_ipv6_hdr *>(ip), udp)
+			      : rte_ipv4_udptcp_cksum(reinterpret_cast<rte_ipv4_hdr *>(ip), udp);
 }
 
 std::vector<uint8_t> other_frame(std::mt19937 &rng, unsigned mesh_port)

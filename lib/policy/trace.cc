@@ -2,6 +2,7 @@
 // Trace ids of the L7 policy: x-request-id and traceparent text, added to a header in place.
 #include "dpumesh/policy/trace.h"
 
+#include <bit>
 #include <cstring>
 #include <string_view>
 
@@ -9,12 +10,31 @@ namespace dpumesh::policy {
 
 namespace {
 
-/* lowercase hex by hand: no printf machinery on the data path */
-void put_hex(char *out, uint64_t x, unsigned digits) noexcept
+/* Eight lowercase hex digits of x, most significant first, as the bytes of a word in
+ * memory order: the nibbles spread one per byte, each turned to ASCII at once (no table,
+ * no branch, no printf machinery on the data path). */
+inline uint64_t hex8(uint32_t x) noexcept
 {
-	static constexpr char hex[] = "0123456789abcdef";
-	for (unsigned i = 0; i < digits; i++)
-		out[i] = hex[(x >> (4 * (digits - 1 - i))) & 0xf];
+	uint64_t t = x;
+	t = ((t & 0xffff0000ull) << 16) | (t & 0x0000ffffull);
+	t = ((t & 0x0000ff000000ff00ull) << 8) | (t & 0x000000ff000000ffull);
+	t = ((t & 0x00f000f000f000f0ull) << 4) | (t & 0x000f000f000f000full);
+	/* t: nibble k (from the least significant) in byte k; a-f where nibble + 6 > 15 */
+	const uint64_t letters = ((t + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
+	t += 0x3030303030303030ull + letters * ('a' - '0' - 10);
+	/* byte 0 of memory must be the most significant digit */
+	if constexpr (std::endian::native == std::endian::little)
+		t = __builtin_bswap64(t);
+	return t;
+}
+
+/* 16 hex digits of x into out */
+inline void put_hex16(char *out, uint64_t x) noexcept
+{
+	const uint64_t a = hex8(static_cast<uint32_t>(x >> 32));
+	const uint64_t b = hex8(static_cast<uint32_t>(x));
+	std::memcpy(out, &a, 8);
+	std::memcpy(out + 8, &b, 8);
 }
 
 } // namespace
@@ -32,25 +52,45 @@ unsigned trace_missing(const wire::l7_view &v) noexcept
 
 void format_request_id(const trace_ids &ids, char out[36]) noexcept
 {
-	put_hex(out, ids.hi >> 32, 8);
+	/* 8-4-4 from hi with the version nibble, 4-12 from lo with the variant bits */
+	char a[16], b[16];
+	put_hex16(a, (ids.hi & 0xffffffffffff0000ull) | 0x4000 | (ids.hi & 0xfff));
+	put_hex16(b, (ids.lo & 0x3fffffffffffffffull) | 0x8000000000000000ull);
+	std::memcpy(out, a, 8);
 	out[8] = '-';
-	put_hex(out + 9, (ids.hi >> 16) & 0xffff, 4);
+	std::memcpy(out + 9, a + 8, 4);
 	out[13] = '-';
-	put_hex(out + 14, 0x4000 | (ids.hi & 0xfff), 4);
+	std::memcpy(out + 14, a + 12, 4);
 	out[18] = '-';
-	put_hex(out + 19, 0x8000 | ((ids.lo >> 48) & 0x3fff), 4);
+	std::memcpy(out + 19, b, 4);
 	out[23] = '-';
-	put_hex(out + 24, ids.lo & 0xffffffffffffULL, 12);
+	std::memcpy(out + 24, b + 4, 12);
 }
 
 void format_traceparent(const trace_ids &ids, char out[55]) noexcept
 {
 	std::memcpy(out, "00-", 3);
-	put_hex(out + 3, ids.hi, 16);
-	put_hex(out + 19, ids.lo, 16);
+	put_hex16(out + 3, ids.hi);
+	put_hex16(out + 19, ids.lo);
 	out[35] = '-';
-	put_hex(out + 36, ids.span, 16);
+	put_hex16(out + 36, ids.span);
 	std::memcpy(out + 52, "-01", 3);
+}
+
+trace_ids trace_rng::next() noexcept
+{
+	trace_ids ids;
+	ids.hi = mix(_state += step);
+	ids.lo = mix(_state += step);
+	ids.span = mix(_state += step) | 1;
+	return ids;
+}
+
+uint64_t trace_rng::mix(uint64_t z) noexcept
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
 }
 
 trace_result add_trace(uint8_t *hdr, uint32_t len, uint32_t cap, unsigned need,

@@ -35,8 +35,12 @@ uint16_t rx_poll(void *arg) noexcept
 	if (n == 0)
 		return 0;
 
+	/* rx_msgs for the burst in one go (a single-frame message per frame is the common
+	 * case); what the burst did not use goes back at the end */
 	rx_msg *done[rx_ctx::burst];
-	unsigned nb_done = 0;
+	unsigned nb_done = 0, nb_objs = 0;
+	if (rte_mempool_get_bulk(c.msg_pool, reinterpret_cast<void **>(done), n) == 0)
+		nb_objs = n;
 	uint64_t bytes = 0;
 	uint32_t accepted = 0;
 	uint32_t drops[static_cast<size_t>(rx_drop::count)] = {};
@@ -62,7 +66,9 @@ uint16_t rx_poll(void *arg) noexcept
 		if (c.reasm->input(m, pf, now, &msg) != wire::reasm_result::complete)
 			continue; /* held, or dropped and counted by the reassembler */
 		void *obj;
-		if (rte_mempool_get(c.msg_pool, &obj) != 0) [[unlikely]] {
+		if (nb_done < nb_objs) {
+			obj = done[nb_done];
+		} else if (rte_mempool_get(c.msg_pool, &obj) != 0) [[unlikely]] {
 			c.stats.msg_pool_empty.inc();
 			rte_pktmbuf_free(msg.chain);
 			continue;
@@ -74,6 +80,9 @@ uint16_t rx_poll(void *arg) noexcept
 		rm->port_id = q.port;
 		done[nb_done++] = rm;
 	}
+	if (nb_done < nb_objs)
+		rte_mempool_put_bulk(c.msg_pool, reinterpret_cast<void *const *>(done + nb_done),
+				     nb_objs - nb_done);
 	if (nb_done) {
 		unsigned sent = 0;
 		if (c.next)

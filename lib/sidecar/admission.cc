@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include <rte_hash_crc.h>
+
 #include "dpumesh/sidecar/sidecar.h"
 
 namespace dpumesh::sidecar {
@@ -31,18 +33,47 @@ uint64_t network_source(const wire::endpoint &ep) noexcept
 	return (x ^ (x >> 29)) | (uint64_t(1) << 63); /* top bit set: never a pod handle */
 }
 
+namespace {
+uint32_t name_hash(std::string_view n) noexcept
+{
+	return rte_hash_crc(n.data(), static_cast<uint32_t>(n.size()), 0x5eed);
+}
+} // namespace
+
 admission::admission(pod_registry &reg, std::vector<std::string> svc_names,
 		     const tsc_clock &clock, counters &stats)
 	: _reg(reg), _names(std::move(svc_names)),
 	  _metrics(std::make_unique<l7_metrics[]>(_names.size())), _clock(clock), _stats(stats)
 {
+	size_t cap = 4;
+	while (cap < 2 * _names.size())
+		cap <<= 1;
+	_index.assign(cap, 0);
+	for (uint32_t i = 0; i < _names.size(); i++) {
+		uint32_t h = name_hash(_names[i]) & (cap - 1);
+		while (_index[h] != 0)
+			h = (h + 1) & (cap - 1);
+		_index[h] = i + 1;
+	}
+}
+
+uint32_t admission::service_of(std::string_view name) const noexcept
+{
+	const uint32_t mask = static_cast<uint32_t>(_index.size() - 1);
+	for (uint32_t h = name_hash(name) & mask;; h = (h + 1) & mask) {
+		const uint32_t v = _index[h];
+		if (v == 0)
+			return UINT32_MAX;
+		if (_names[v - 1] == name)
+			return v - 1;
+	}
 }
 
 verdict admission::admit(ruleset &rules, const wire::l7_view &v, uint64_t source_id,
 			 source from, uint64_t now) noexcept
 {
 	verdict a;
-	a.svc = _reg.service_index(v.service);
+	a.svc = service_of(v.service);
 	if (a.svc >= nb_services()) {
 		a.svc = UINT32_MAX;
 		_stats.no_route.inc();
@@ -62,7 +93,7 @@ verdict admission::admit(ruleset &rules, const wire::l7_view &v, uint64_t source
 	}
 	if (!sr.local && from == source::pod) {
 		/* the serving node applies the policy; here only the peer's breaker */
-		if (!rules.engine().breaker_allows(v.service, _clock.ns(now))) {
+		if (!rules.engine().breaker_allows(sr.policy, _clock.ns(now))) {
 			_stats.policy_refused.inc();
 			a.status = 503;
 			a.why = refusal::circuit_open;
@@ -70,7 +101,7 @@ verdict admission::admit(ruleset &rules, const wire::l7_view &v, uint64_t source
 		return a;
 	}
 	/* served here, or a client's request relayed to the peer: the policy applies here */
-	policy::verdict vd = rules.engine().check_request(v, source_id, _clock.ns(now),
+	policy::verdict vd = rules.engine().check_request(v, sr.policy, source_id, _clock.ns(now),
 							  _clock.unix_s(now));
 	if (!vd.allowed()) {
 		_stats.policy_refused.inc();

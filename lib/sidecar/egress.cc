@@ -30,6 +30,7 @@ result<std::unique_ptr<egress>> egress::create(const config::node_config &cfg,
 		e->_ep6 = ep;
 	}
 	e->_pkts = net.pkts;
+	e->_mbufs = std::make_unique<wire::mbuf_stash>(net.pkts);
 	/* message ids of the node's shards never meet: shard k of n sends k + n, k + 2n, ... */
 	e->_msg_id = net.shard;
 	e->_msg_id_step = net.nb_shards ? net.nb_shards : 1;
@@ -159,7 +160,7 @@ bool egress::send(const remote &to, wire::frame_kind kind, uint64_t correlation,
 	}
 	bool sent = false;
 	uint16_t n = wire::fragment(to.addr, kind, _msg_id += _msg_id_step, correlation, l7, l7_len, b, eg.mtu,
-				    _pkts, _frames.data(), static_cast<uint16_t>(_frames.size()));
+				    *_mbufs, _frames.data(), static_cast<uint16_t>(_frames.size()));
 	if (n == 0) {
 		_stats.egress_no_mbuf.inc();
 	} else if (rte_ring_enqueue_bulk(eg.tx, reinterpret_cast<void **>(_frames.data()), n,
@@ -194,7 +195,7 @@ bool egress::forward(const remote &to, wire::frame_kind kind, uint64_t correlati
 		b.attach = eg.zero_copy;
 	}
 	uint16_t n = wire::fragment(to.addr, kind, ++_msg_id, correlation, l7, l7_len, b, eg.mtu,
-				    _pkts, _frames.data(), static_cast<uint16_t>(_frames.size()));
+				    *_mbufs, _frames.data(), static_cast<uint16_t>(_frames.size()));
 	if (n == 0) {
 		_stats.egress_no_mbuf.inc();
 		return false;

@@ -82,7 +82,7 @@ uint32_t stage::add_trace(uint64_t header, uint32_t len, const wire::l7_view &v)
 	const unsigned need = policy::trace_missing(v);
 	if (!need)
 		return len;
-	const policy::trace_ids ids{rte_rand(), rte_rand(), rte_rand() | 1};
+	const policy::trace_ids ids = _trace_rng.next();
 	policy::trace_result r = policy::add_trace(reinterpret_cast<uint8_t *>(header), len,
 						   _emu->hbuf_size() - DPA_HBUF_META_SIZE, need, ids);
 	if (r.no_room) {

@@ -48,7 +48,10 @@ net_message network_in::take(port::rx_msg *m) noexcept
 		return out;
 	}
 	auto *meta = static_cast<dpa_hbuf_meta *>(obj);
-	std::memset(meta, 0, sizeof(*meta));
+	/* copied from a zero object: GCC makes a constant-size memset `rep stos`, whose start-up
+	 * was 11% of this function's samples; this is eight vector stores */
+	static constexpr dpa_hbuf_meta zero_meta{};
+	std::memcpy(meta, &zero_meta, sizeof(*meta));
 	uint8_t *hdr = static_cast<uint8_t *>(obj) + DPA_HBUF_META_SIZE;
 	copy_from_chain(msg.chain, msg.l7_len, hdr);
 	wire::l7_error err = wire::l7_decode(hdr, msg.l7_len, &out.view);

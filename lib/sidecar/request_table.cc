@@ -80,8 +80,14 @@ uint32_t request_table::expire(uint64_t now, expiry *out, uint32_t max) noexcept
 		} else {
 			x.what = expiry::kind::timeout;
 		}
-		c = request_ctx{}; /* the table removes the entry after this returns */
-	}, max);
+		/* the table removes the entry after this returns; the next open() writes the
+		 * whole context, so only the flags are cleared (for_each reads live ones only) */
+		c.holding = c.in_flight = c.ended = c.policy = false;
+	}, max, [&](uint32_t slot) {
+		const char *next = reinterpret_cast<const char *>(&_ctx[slot]);
+		__builtin_prefetch(next);
+		__builtin_prefetch(next + 64);
+	});
 	return n;
 }
 

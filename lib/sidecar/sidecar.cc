@@ -10,6 +10,7 @@
 #include <rte_cycles.h>
 #include <rte_mempool.h>
 #include <rte_prefetch.h>
+#include <rte_random.h>
 
 #include "internal/admission.h"
 #include "internal/command.h"
@@ -48,6 +49,7 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 	s->_emu = &emu;
 	s->_tsc_hz = rte_get_tsc_hz();
 	s->_hop = cfg.node.name + "/sidecar";
+	s->_trace_rng = policy::trace_rng(rte_rand());
 	timespec wall;
 	clock_gettime(CLOCK_REALTIME, &wall);
 	const tsc_clock clock = tsc_clock::make(s->_tsc_hz, rte_rdtsc(), wall.tv_sec);
@@ -261,6 +263,8 @@ uint32_t stage::run() noexcept
 	uint32_t work = 0;
 	/* one routing and policy version for the whole poll (quiescent at its end) */
 	_cur = _published.load(std::memory_order_acquire);
+	/* frames of this poll take their mbufs in bulk; the rest goes back at the end */
+	_egress->begin_burst();
 
 	/* 1. commands that waited for room in the DPA threads' queues go first (per-SQ order) */
 	_outbox->flush();
@@ -354,6 +358,7 @@ uint32_t stage::run() noexcept
 			_next_sweep = now + _tsc_hz / 1000;
 		work += total;
 	}
+	_egress->end_burst();
 	_reg->dp_quiescent(_qsbr_id);
 	return work;
 }

@@ -12,6 +12,7 @@
 # forward.csv, forward_stages.csv; raw telemetry windows in raw/forward-*.json.
 #   perf/run.sh forward                    # both captures, the three variants
 #   FORWARD_CAPTURES_ONLY=131B FORWARD_VARIANTS_ONLY=routes perf/run.sh --no-build forward
+#   FORWARD_EAL_EXTRA=--mbuf-pool-ops-name=stack perf/run.sh forward   # more EAL options
 
 # name|pcapgen options (IPv4 only: one address family for testpmd and dpumesh alike)
 FORWARD_CAPTURES=(
@@ -102,7 +103,7 @@ forward_one() { # CAPTURE OPTIONS VARIANT
   forward_policy "$variant" > "$pol"
   write_config "$cfg" --sock "$WORK/forward.sock" --port net_pcap0 --services echo:4 --relay echo \
     --idle busy --mbufs "$mbufs" --timeout-ms "$FORWARD_TIMEOUT_MS" --policy "$pol"
-  dp_start "forward-$run" "$cfg" --vdev "net_pcap0,rx_pcap=$cap,infinite_rx=1" || return
+  dp_start "forward-$run" "$cfg" --vdev "net_pcap0,rx_pcap=$cap,infinite_rx=1" ${FORWARD_EAL_EXTRA:-} || return
   sleep "$FORWARD_WARMUP"
   local c0 c1
   c0=$(forward_cpu "$DP_PID" "$WORKER")

@@ -143,6 +143,10 @@ TEST_P(WireRoundTrip, AnySizeAnyOrderIsByteExact)
 				    : rte_ipv4_udptcp_cksum_mbuf_verify(
 					      f, reinterpret_cast<const rte_ipv4_hdr *>(p + 14), l4);
 			EXPECT_EQ(ok, 0) << "bad UDP checksum";
+			if (!v6) { /* the IPv4 header's own sum: all ones over a right one */
+				EXPECT_EQ(rte_raw_cksum(p + 14, sizeof(rte_ipv4_hdr)), 0xffff)
+					<< "bad IPv4 header checksum";
+			}
 		}
 		if (size % 2 == 0)
 			std::shuffle(frames.begin(), frames.end(), rng);
@@ -237,6 +241,21 @@ rte_mbuf *to_mbuf(const std::vector<uint8_t> &b)
 
 constexpr size_t fh = 14 + 20 + 8; /* fragment header offset in an IPv4 frame */
 
+/* The UDP checksum of an IPv4 frame made again after a change (its lengths consistent). */
+void resum(std::vector<uint8_t> &b)
+{
+	auto *ip = reinterpret_cast<rte_ipv4_hdr *>(b.data() + 14);
+	auto *udp = reinterpret_cast<rte_udp_hdr *>(b.data() + 14 + 20);
+	udp->dgram_cksum = 0;
+	udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip, udp);
+}
+
+wire_drop parse(rte_mbuf *m)
+{
+	parsed_frame pf;
+	return parse_frame(m, rte_cpu_to_be_16(mesh_port), 1u << 20, &pf);
+}
+
 } // namespace
 
 TEST(Wire, MalformedFramesAreDroppedByReason)
@@ -270,6 +289,9 @@ TEST(Wire, MalformedFramesAreDroppedByReason)
 		{wire_drop::bad_length, [&] { auto b = good; b[fh + 16] = 0; b[fh + 17] = 8; return b; }()},
 	};
 	for (auto &c : cases) {
+		/* reasons checked after the UDP checksum: a frame with a matching one */
+		if (c.expect > wire_drop::bad_checksum)
+			resum(c.bytes);
 		rte_mbuf *m = to_mbuf(c.bytes);
 		parsed_frame pf;
 		EXPECT_EQ(parse_frame(m, rte_cpu_to_be_16(mesh_port), 1u << 20, &pf), c.expect)
@@ -280,6 +302,70 @@ TEST(Wire, MalformedFramesAreDroppedByReason)
 	rte_mbuf *m = to_mbuf(std::vector<uint8_t>(good.begin(), good.begin() + 10));
 	parsed_frame pf;
 	EXPECT_NE(parse_frame(m, rte_cpu_to_be_16(mesh_port), 1u << 20, &pf), wire_drop::none);
+	rte_pktmbuf_free(m);
+}
+
+/* The UDP checksum: the port's verdict where it gives one, computed where it does not
+ * (single segment and a chain split at an odd offset), zero = none over IPv4 only. */
+TEST(Wire, UdpChecksumIsTheFramesOrThePorts)
+{
+	const auto good = good_frame();
+	rte_mbuf *m = to_mbuf(good);
+	EXPECT_EQ(parse(m), wire_drop::none);
+	rte_pktmbuf_free(m);
+
+	auto bad = good;
+	bad[bad.size() - 1] ^= 0x40; /* a payload byte, after the checksum was made */
+	m = to_mbuf(bad);
+	EXPECT_EQ(parse(m), wire_drop::bad_checksum);
+	m->ol_flags |= RTE_MBUF_F_RX_L4_CKSUM_GOOD; /* the port checked it: taken as it says */
+	EXPECT_EQ(parse(m), wire_drop::none);
+	m->ol_flags = (m->ol_flags & ~RTE_MBUF_F_RX_L4_CKSUM_MASK) | RTE_MBUF_F_RX_L4_CKSUM_NONE;
+	EXPECT_EQ(parse(m), wire_drop::none);
+	rte_pktmbuf_free(m);
+
+	m = to_mbuf(good);
+	m->ol_flags |= RTE_MBUF_F_RX_L4_CKSUM_BAD; /* the port's verdict wins */
+	EXPECT_EQ(parse(m), wire_drop::bad_checksum);
+	rte_pktmbuf_free(m);
+
+	auto none = bad; /* no checksum at all: taken over IPv4 */
+	none[14 + 20 + 6] = none[14 + 20 + 7] = 0;
+	m = to_mbuf(none);
+	EXPECT_EQ(parse(m), wire_drop::none);
+	rte_pktmbuf_free(m);
+
+	/* a chain whose first segment ends at an odd offset into the datagram */
+	for (size_t split : {size_t(fh + 1), size_t(fh + 33), good.size() - 1}) {
+		for (bool corrupt : {false, true}) {
+			auto b = corrupt ? bad : good;
+			rte_mbuf *head = to_mbuf(std::vector<uint8_t>(b.begin(), b.begin() + split));
+			rte_mbuf *tail = to_mbuf(std::vector<uint8_t>(b.begin() + split, b.end()));
+			ASSERT_EQ(rte_pktmbuf_chain(head, tail), 0);
+			EXPECT_EQ(parse(head), corrupt ? wire_drop::bad_checksum : wire_drop::none)
+				<< split;
+			rte_pktmbuf_free(head);
+		}
+	}
+
+	/* IPv6: zero is not "none" */
+	auto l7 = l7_request();
+	rte_mbuf *f;
+	ASSERT_EQ(fragment(addr(true), frame_kind::request, 5, 6, l7.data(),
+			   static_cast<uint16_t>(l7.size()), body_ref{nullptr, 0}, 1500, pool(), &f, 1),
+		  1);
+	auto v6 = bytes_of(f);
+	rte_pktmbuf_free(f);
+	m = to_mbuf(v6);
+	EXPECT_EQ(parse(m), wire_drop::none);
+	rte_pktmbuf_free(m);
+	v6[14 + 40 + 6] = v6[14 + 40 + 7] = 0;
+	m = to_mbuf(v6);
+	EXPECT_EQ(parse(m), wire_drop::bad_checksum);
+	rte_pktmbuf_free(m);
+	v6[v6.size() - 1] ^= 1;
+	m = to_mbuf(v6);
+	EXPECT_EQ(parse(m), wire_drop::bad_checksum);
 	rte_pktmbuf_free(m);
 }
 

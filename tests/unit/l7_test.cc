@@ -229,3 +229,34 @@ TEST(L7, LargestHeaderFits)
 	w.field("big", std::string(l7_max_value + 1, 'x'));
 	EXPECT_EQ(w.finish(), 0u);
 }
+
+/* The value check reads eight bytes a step: NUL, CR and LF are refused at every position of
+ * values of every length around the word size, and every other byte (including 0x0b, 0x0c,
+ * 0x0e, 0x8d, 0xff, which differ from them in one bit) is taken. */
+TEST(L7, ValueCheckAtEveryPositionAndLength)
+{
+	const auto good = make_request();
+	for (size_t len = 1; len <= 25; len++) {
+		for (size_t pos = 0; pos < len; pos++) {
+			for (char bad : {'\0', '\r', '\n'}) {
+				std::string v(len, 'v');
+				v[pos] = bad;
+				auto b = good;
+				append_raw(b, "x", v);
+				EXPECT_EQ(decode(b), l7_error::bad_value) << len << " " << pos << " " << int(bad);
+			}
+			for (unsigned ok : {0x01u, 0x09u, 0x0bu, 0x0cu, 0x0eu, 0x1du, 0x8du, 0x8au, 0xffu}) {
+				std::string v(len, 'v');
+				v[pos] = static_cast<char>(ok);
+				auto b = good;
+				append_raw(b, "x", v);
+				EXPECT_EQ(decode(b), l7_error::ok) << len << " " << pos << " " << ok;
+			}
+		}
+	}
+	std::vector<uint8_t> buf(256);
+	l7_writer w(buf.data(), buf.size());
+	w.request("echo", "GET", "/", 0, 0);
+	w.field("x", std::string_view("0123456789abcdef\n", 17));
+	EXPECT_EQ(w.finish(), 0u); /* the writer refuses it too */
+}

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,32 @@ TEST(trace, formats_are_uuid_v4_and_w3c_traceparent)
 	EXPECT_EQ(std::string(id, 36), "01234567-89ab-4def-bedc-ba9876543210");
 	EXPECT_EQ(std::string(tp, 55),
 		  "00-0123456789abcdeffedcba9876543210-1122334455667788-01");
+}
+
+TEST(trace, every_digit_of_the_formats)
+{
+	policy::trace_ids ids{0xffffffffffffffffull, 0, 0xa0b1c2d3e4f50617ull};
+	char id[36], tp[55];
+	policy::format_request_id(ids, id);
+	policy::format_traceparent(ids, tp);
+	EXPECT_EQ(std::string(id, 36), "ffffffff-ffff-4fff-8000-000000000000");
+	EXPECT_EQ(std::string(tp, 55),
+		  "00-ffffffffffffffff0000000000000000-a0b1c2d3e4f50617-01");
+}
+
+TEST(trace, rng_draws_distinct_ids_and_seeds_differ)
+{
+	policy::trace_rng a(42), b(42), c(43);
+	std::set<uint64_t> seen;
+	for (int i = 0; i < 10000; i++) {
+		const policy::trace_ids x = a.next(), y = b.next(), z = c.next();
+		EXPECT_EQ(x.hi, y.hi); /* the same seed, the same sequence */
+		EXPECT_NE(x.hi, z.hi);
+		EXPECT_EQ(x.span & 1, 1u); /* a span id is never zero */
+		EXPECT_TRUE(seen.insert(x.hi).second);
+		EXPECT_TRUE(seen.insert(x.lo).second);
+		EXPECT_TRUE(seen.insert(x.span).second);
+	}
 }
 
 TEST(trace, adds_only_the_missing_fields)

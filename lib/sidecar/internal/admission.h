@@ -77,10 +77,14 @@ public:
 	const std::string &name(uint32_t svc) const noexcept { return _names[svc]; }
 	l7_metrics &metrics(uint32_t svc) noexcept { return _metrics[svc]; }
 	const l7_metrics &metrics(uint32_t svc) const noexcept { return _metrics[svc]; }
+	/** The registry's index of a service name, or UINT32_MAX: a hash built once (the
+	 *  registry's service_index() compares every name). */
+	uint32_t service_of(std::string_view name) const noexcept;
 
 private:
 	pod_registry &_reg;
 	std::vector<std::string> _names;
+	std::vector<uint32_t> _index; /* open addressing: index + 1, 0 = empty */
 	std::unique_ptr<l7_metrics[]> _metrics;
 	tsc_clock _clock;
 	counters &_stats;

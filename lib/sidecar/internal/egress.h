@@ -101,6 +101,15 @@ public:
 	/** hbufs whose zero-copy frames the NIC released (their senders' TX completes now). */
 	unsigned reap(void **hbufs, unsigned max) noexcept;
 
+	/** A poll's burst of messages: frames take their mbufs from a stash filled in bulk
+	 *  (wire::mbuf_stash) until end_burst() puts back what was not used. */
+	void begin_burst() noexcept
+	{
+		if (_pkts)
+			_mbufs->begin();
+	}
+	void end_burst() noexcept { _mbufs->end(); }
+
 	bool can_send(int port) const noexcept { return port >= 0 && _ports[port].tx; }
 	bool zero_copy(int port) const noexcept { return can_send(port) && _ports[port].zero_copy; }
 	/** Whether the packet pool has room to spare (a quarter free). */
@@ -133,6 +142,7 @@ private:
 	std::vector<peer_link> _peers;
 	std::vector<port_view> _ports;
 	rte_mempool *_pkts = nullptr;
+	std::unique_ptr<wire::mbuf_stash> _mbufs; /* of _pkts */
 	rte_ring *_tx_done = nullptr;
 	std::vector<rte_mbuf *> _frames;
 	uint8_t _mac[6] = {};

@@ -93,6 +93,17 @@ public:
 	template <typename Fn>
 	uint32_t expire(uint64_t now_tsc, Fn &&fn, uint32_t max = UINT32_MAX)
 	{
+		return expire(now_tsc, fn, max, [](uint32_t) {});
+	}
+
+	/**
+	 * The same; ahead(slot) is called for the next slot of the walk while fn runs on this
+	 * one (slot = token & 0xffff), for a caller's per-slot data to be prefetched: a
+	 * bucket is a linked list over slots all over the table, each one a cache miss.
+	 */
+	template <typename Fn, typename Ahead>
+	uint32_t expire(uint64_t now_tsc, Fn &&fn, uint32_t max, Ahead &&ahead)
+	{
 		uint32_t n = 0;
 		const uint64_t tick = now_tsc / _tick_tsc;
 		for (;;) {
@@ -101,6 +112,11 @@ public:
 			while (idx != nil) {
 				slot &s = _slots[idx];
 				uint32_t next = s.next;
+				if (next != nil) {
+					__builtin_prefetch(&_slots[next]);
+					__builtin_prefetch(reinterpret_cast<const char *>(&_slots[next]) + 64);
+					ahead(next);
+				}
 				if (n == max)
 					return n; /* the rest of this tick on the next call */
 				if (s.e.deadline_tsc <= now_tsc) {

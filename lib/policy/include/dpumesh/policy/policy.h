@@ -159,6 +159,9 @@ public:
 	 */
 	verdict check_request(const wire::l7_view &req, uint64_t source_id, uint64_t now_ns,
 			      int64_t unix_s) noexcept;
+	/** The same for a service resolved once with find_service() (no name hashing). */
+	verdict check_request(const wire::l7_view &req, uint32_t service, uint64_t source_id,
+			      uint64_t now_ns, int64_t unix_s) noexcept;
 
 	/** Index of a service with any policy, or no_service (resolve once, then use it). */
 	uint32_t find_service(std::string_view name) const noexcept;

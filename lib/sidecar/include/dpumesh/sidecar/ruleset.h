@@ -94,6 +94,7 @@ struct service_rules {
 	std::string name;
 	bool local = true;
 	uint16_t peer = 0;                  /**< !local: index into the config's peers */
+	uint32_t policy = UINT32_MAX;       /**< the engine's index of it (resolved at build) */
 	std::vector<route_rule> routes;     /**< longest prefix first; the last is the default */
 };
 

@@ -62,6 +62,7 @@
 #include "dpumesh/port/rx.h"
 #include "dpumesh/sidecar/ruleset.h"
 #include "dpumesh/policy/retry.h"
+#include "dpumesh/policy/trace.h"
 
 #include <rte_mbuf.h>
 #include <rte_ring.h>
@@ -292,6 +293,7 @@ private:
 	bool _registered = false;
 	std::string _hop;
 	uint64_t _next_sweep = 0; /* TSC of the next deadline sweep */
+	policy::trace_rng _trace_rng; /* trace ids of requests without them (seeded at create) */
 	counters _stats;
 };
 

@@ -88,6 +88,39 @@ struct body_ref {
 };
 
 /**
+ * Where fragment() takes its mbufs: one rte_pktmbuf_alloc() each, or, between begin() and
+ * end() (a burst of messages on one lcore), from a stash refilled 32 at a time with
+ * rte_mempool_get_bulk() while the next mbuf's two lines and its headroom are prefetched:
+ * a fresh mbuf is a cold line or two, and its reset was the hottest store of the
+ * forwarding path. end() puts back what the burst did not use, so nothing stays taken
+ * between bursts. Not thread-safe: one per lcore.
+ */
+class mbuf_stash {
+public:
+	static constexpr unsigned size = 32;
+	explicit mbuf_stash(rte_mempool *pool) noexcept;
+	~mbuf_stash() { end(); }
+	mbuf_stash(const mbuf_stash &) = delete;
+	mbuf_stash &operator=(const mbuf_stash &) = delete;
+
+	void begin() noexcept { _bulk = true; }
+	void end() noexcept;
+	/** A reset packet mbuf (as rte_pktmbuf_alloc), or nullptr when the pool is empty. */
+	rte_mbuf *get() noexcept;
+	rte_mempool *pool() const noexcept { return _pool; }
+	unsigned held() const noexcept { return _n - _i; }
+
+private:
+	void prefetch_next() const noexcept;
+
+	rte_mempool *_pool;
+	uint32_t _data_off; /* from an mbuf's address to its headroom's end */
+	bool _bulk = false;
+	unsigned _i = 0, _n = 0;
+	rte_mbuf *_m[size];
+};
+
+/**
  * Builds the frames of one message. The L7 header is copied; the body is copied or
  * attached (body_ref::shinfo). Frames are sized to `mtu` (IP packet size).
  * @return number of frames written to out, or 0 if the pool ran dry, max_out is too small
@@ -97,6 +130,10 @@ struct body_ref {
 uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint64_t correlation,
 		  const uint8_t *l7, uint16_t l7_len, const body_ref &body, uint16_t mtu,
 		  rte_mempool *hdr_pool, rte_mbuf **out, uint16_t max_out) noexcept;
+/** The same, with mbufs from a stash (its pool's). */
+uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint64_t correlation,
+		  const uint8_t *l7, uint16_t l7_len, const body_ref &body, uint16_t mtu,
+		  mbuf_stash &mbufs, rte_mbuf **out, uint16_t max_out) noexcept;
 
 /** Frames needed for a message of msg_len bytes at this MTU and address family. */
 uint32_t frames_needed(uint32_t msg_len, uint16_t mtu, bool v6) noexcept;

@@ -47,6 +47,7 @@ static_assert(sizeof(frame_hdr) == frame_hdr_size);
 	_(other_host, "to another IP address than the node's (of that family)")         \
 	_(bad_ip, "IP header or lengths inconsistent with the frame")                    \
 	_(bad_udp, "UDP length inconsistent with the IP payload")                        \
+	_(bad_checksum, "UDP checksum wrong (the port's verdict, or computed when it has none)") \
 	_(truncated, "shorter than the fragment header")                                 \
 	_(bad_magic, "fragment magic is not DW")                                         \
 	_(bad_version, "unsupported fragment version")                                   \
