@@ -27,7 +27,8 @@
  * unread and in order, so none overtakes it. The Arm keeps them in P's queue and sends the
  * first one again marked RESUME: that one clears the hold and is tried, and its outcome
  * always comes back on the notification queue (status OK when delivered). O(1) per
- * command: the state is one handle per pod_id.
+ * command: the state is one handle per pod_id. A delivery marked NOTIFY (the last of a
+ * window the Arm sends from a queue) is an ordinary one whose outcome is reported too.
  *
  * Copies name both sides by (mmap, address): the sender's body by its mmap (from
  * pod_lookup_table, so a sender gone since is SRC_GONE) and its own address, the header by
@@ -191,12 +192,13 @@ static int rx_finish(struct dpa_dev *d, struct dpa_rx_state *s, struct dpa_rx_in
 	out.body_len = cmd->body_len;
 	out.req_id = cmd->req_id;
 	out.step_id = cmd->step_id;
-	out.flags = cmd->flags & ((DPUMESH_OP_MASK & ~(DPUMESH_OP_HOLD | DPUMESH_OP_RESUME)) |
+	out.flags = cmd->flags & ((DPUMESH_OP_MASK & ~(DPUMESH_OP_HOLD | DPUMESH_OP_RESUME |
+							 DPUMESH_OP_NOTIFY)) |
 				  DPUMESH_CASE_MASK);
 	const int hold = (cmd->flags & DPUMESH_OP_HOLD) != 0;
-	/* the Arm hears of a held delivery (it keeps the buffers) and of a resumed one (it
-	 * sends the rest of the destination's queue once it is in) */
-	const int tell = hold || (cmd->flags & DPUMESH_OP_RESUME) != 0;
+	/* the Arm hears of a held delivery (it keeps the buffers), of a resumed one and of
+	 * the last of a window (it sends more of the destination's queue once it is in) */
+	const int tell = hold || (cmd->flags & (DPUMESH_OP_RESUME | DPUMESH_OP_NOTIFY)) != 0;
 	if (tell && dpa_notify_room(d) == 0)
 		return 0; /* the Arm must hear of it: wait for room first */
 	uint32_t st = dpa_deliver(d, dst, &out);
@@ -313,7 +315,8 @@ void dpa_rx_kernel(struct dpa_dev *d, struct dpa_rx_state *s)
 	uint32_t n = want ? dpa_sidecar_rx_take(d, cmds, want) : 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct sw_descriptor *cmd = &cmds[i];
-		uint32_t op = cmd->flags & DPUMESH_OP_MASK & ~(DPUMESH_OP_HOLD | DPUMESH_OP_RESUME);
+		uint32_t op = cmd->flags & DPUMESH_OP_MASK &
+			      ~(DPUMESH_OP_HOLD | DPUMESH_OP_RESUME | DPUMESH_OP_NOTIFY);
 		if (op & DPUMESH_OP_TX_DONE) {
 			const struct dpa_hbuf_meta *meta = meta_of(d, cmd);
 			if (meta && meta->src)

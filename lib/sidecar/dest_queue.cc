@@ -27,6 +27,7 @@ uint32_t dest_queues::take(const dpa_command &c, uint64_t give_up_at) noexcept
 	_free = _pool[i].next;
 	_pool[i].cmd = c;
 	_pool[i].cmd.resume = false;
+	_pool[i].cmd.notify = false;
 	_pool[i].give_up_at = give_up_at;
 	_pool[i].next = none;
 	_used++;
@@ -61,7 +62,7 @@ void dest_queues::list(uint32_t pod_id) noexcept
 dest_queues::verdict dest_queues::admit(const dpa_command &c, uint64_t give_up_at) noexcept
 {
 	dest &d = _dest[DPUMESH_HANDLE_POD_ID(c.dst)];
-	if (d.count == 0 && d.st != state::resuming)
+	if (d.count == 0 && d.st == state::open)
 		return verdict::send;
 	/* requests stop at the destination's share and leave the reserve to responses (an
 	 * answer refused here is never answered at all) */
@@ -84,7 +85,7 @@ bool dest_queues::bounced(const dpa_command &c, uint64_t give_up_at, uint64_t no
 {
 	const uint32_t id = DPUMESH_HANDLE_POD_ID(c.dst);
 	dest &d = _dest[id];
-	if (c.resume || d.st == state::open) {
+	if (c.resume || d.st == state::open || d.st == state::probing) {
 		/* held back now: try again after 20 us, doubling per resume that found it still
 		 * full, up to 1.28 ms */
 		d.bounces = c.resume ? std::min<uint32_t>(d.bounces + 1, 6) : 0;
@@ -116,12 +117,16 @@ bool dest_queues::bounced(const dpa_command &c, uint64_t give_up_at, uint64_t no
 	return true;
 }
 
-void dest_queues::resumed(uint32_t dst) noexcept
+void dest_queues::outcome(uint32_t dst) noexcept
 {
 	dest &d = _dest[DPUMESH_HANDLE_POD_ID(dst)];
 	if (d.st == state::resuming) {
 		d.st = state::open;
 		d.bounces = 0;
+		d.window = 2;
+	} else if (d.st == state::probing) {
+		d.st = state::open;
+		d.window = std::min<uint32_t>(d.window * 2, 256);
 	}
 }
 
@@ -134,8 +139,7 @@ uint32_t dest_queues::next(uint64_t now, out *o, uint32_t max) noexcept
 		const uint32_t id = _active[_cursor];
 		dest &d = _dest[id];
 		/* what waits past its give-up time at the head is answered, not sent */
-		while (n < max && d.count && d.st != state::resuming &&
-		       now >= _pool[d.head].give_up_at) {
+		while (n < max && d.count && now >= _pool[d.head].give_up_at) {
 			o[n].cmd = _pool[pop(d)].cmd;
 			o[n].expired = true;
 			n++;
@@ -149,10 +153,21 @@ uint32_t dest_queues::next(uint64_t now, out *o, uint32_t max) noexcept
 		} else if (d.st == state::held && d.count == 0) {
 			d.st = state::open; /* every one expired: nothing is held back any more */
 		}
-		while (d.st == state::open && d.count && n < max) {
-			o[n].cmd = _pool[pop(d)].cmd;
-			o[n].expired = false;
-			n++;
+		if (d.st == state::open && d.count && n < max) {
+			/* a window, in order; its last one reports back while more wait. What
+			 * is left was not sent since: what of the window comes back goes ahead
+			 * of all of it (the kernel gave back everything sent before the resume
+			 * before it was in) */
+			for (uint32_t w = 0; w < d.window && d.count && n < max; w++) {
+				o[n].cmd = _pool[pop(d)].cmd;
+				o[n].expired = false;
+				n++;
+			}
+			d.bounced_tail = none;
+			if (d.count) {
+				o[n - 1].cmd.notify = true;
+				d.st = state::probing;
+			}
 		}
 		if (d.count == 0 && d.st == state::open) {
 			/* idle: off the list (the last one moves here and is visited next) */

@@ -262,7 +262,7 @@ void stage::turn_down(const dpa_command &c, uint32_t status) noexcept
 		if (sh != _shard.index) {
 			dpa_note n;
 			n.cmd = c;
-			n.cmd.resume = false;
+			n.cmd.resume = n.cmd.notify = false;
 			n.status = status;
 			handoff_item h;
 			h.what = handoff_item::kind::note;
@@ -306,7 +306,7 @@ void stage::note(const dpa_note &n) noexcept
 			e.dest = pod_party(alt);
 			dpa_command cmd = n.cmd;
 			cmd.dst = alt;
-			cmd.resume = false;
+			cmd.resume = cmd.notify = false;
 			deliver(cmd);
 			_stats.retries.inc();
 			return;

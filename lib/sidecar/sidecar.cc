@@ -299,8 +299,8 @@ uint32_t stage::run() noexcept
 					bounced(nt.cmd, now);
 					continue;
 				}
-				if (nt.cmd.resume) { /* the queue behind it may go */
-					_outbox->queues().resumed(nt.cmd.dst);
+				if (nt.cmd.resume || nt.cmd.notify) { /* more of its queue may go */
+					_outbox->queues().outcome(nt.cmd.dst);
 					if (nt.status == DPUMESH_STATUS_OK && !nt.cmd.hold)
 						continue; /* delivered: nothing more to do */
 				}

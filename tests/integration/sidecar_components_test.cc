@@ -478,7 +478,8 @@ dpa_command delivery(uint32_t req_id, uint32_t dst,
 	c.header = 0x1000 + req_id;
 	return c;
 }
-/* req_ids of what next() hands out, "r" after a resume-marked one, "x" after an expired */
+/* req_ids of what next() hands out, "r" after a resume-marked one, "n" after a notify-marked
+ * one, "x" after an expired one */
 std::string drain(dest_queues &q, uint64_t now)
 {
 	dest_queues::out o[64];
@@ -486,7 +487,8 @@ std::string drain(dest_queues &q, uint64_t now)
 	const uint32_t n = q.next(now, o, 64);
 	for (uint32_t i = 0; i < n; i++)
 		s += (s.empty() ? "" : ",") + std::to_string(o[i].cmd.req_id) +
-		     (o[i].cmd.resume ? "r" : "") + (o[i].expired ? "x" : "");
+		     (o[i].cmd.resume ? "r" : "") + (o[i].cmd.notify ? "n" : "") +
+		     (o[i].expired ? "x" : "");
 	return s;
 }
 constexpr uint64_t us = 1000; /* tsc_hz 1e9 below: 1000 ticks per us */
@@ -520,12 +522,16 @@ TEST(dest_queues, what_came_back_goes_ahead_of_what_waited_and_the_first_resumes
 	ASSERT_TRUE(q.bounced(again, far, t0 + 100 * us));
 	EXPECT_EQ(drain(q, t0 + 139 * us), "");
 	EXPECT_EQ(drain(q, t0 + 140 * us), "1r");
-	/* delivered: the rest in order, then the queue is gone */
-	q.resumed(P);
-	EXPECT_EQ(drain(q, t0 + 141 * us), "2,3,4");
+	/* delivered: the rest in order, in windows (2, then 4) whose last reports back */
+	q.outcome(P);
+	EXPECT_EQ(drain(q, t0 + 141 * us), "2,3n");
+	EXPECT_EQ(drain(q, t0 + 142 * us), ""); /* waits for the window */
+	EXPECT_EQ(q.admit(delivery(5, P), far), dest_queues::verdict::queued);
+	q.outcome(P);
+	EXPECT_EQ(drain(q, t0 + 143 * us), "4,5"); /* the queue is empty: nothing to report */
 	EXPECT_EQ(q.active(), 0u);
 	EXPECT_EQ(q.used(), 0u);
-	EXPECT_EQ(q.admit(delivery(5, P), far), dest_queues::verdict::send);
+	EXPECT_EQ(q.admit(delivery(6, P), far), dest_queues::verdict::send);
 }
 
 TEST(dest_queues, one_that_was_out_when_the_resume_went_goes_behind_it)
@@ -541,13 +547,48 @@ TEST(dest_queues, one_that_was_out_when_the_resume_went_goes_behind_it)
 	again.resume = true;
 	ASSERT_TRUE(q.bounced(again, far, t0 + 22 * us));
 	EXPECT_EQ(drain(q, t0 + 200 * us), "1r");
-	q.resumed(P);
+	q.outcome(P);
 	EXPECT_EQ(drain(q, t0 + 201 * us), "2,3");
 	/* a queue draining (open) that gets one back holds again: the one back goes first */
 	EXPECT_EQ(q.admit(delivery(4, P), far), dest_queues::verdict::send);
 	ASSERT_TRUE(q.bounced(delivery(3, P), far, t0 + 300 * us));
 	ASSERT_TRUE(q.bounced(delivery(4, P), far, t0 + 300 * us));
 	EXPECT_EQ(drain(q, t0 + 320 * us), "3r");
+	/* a window that finds it full again: what was sent of it comes back ahead of the rest */
+	for (uint32_t i = 5; i <= 9; i++)
+		EXPECT_EQ(q.admit(delivery(i, P), far), dest_queues::verdict::queued);
+	q.outcome(P);
+	EXPECT_EQ(drain(q, t0 + 321 * us), "4,5n");
+	dpa_command last = delivery(5, P);
+	last.notify = true;
+	ASSERT_TRUE(q.bounced(delivery(4, P), far, t0 + 322 * us));
+	ASSERT_TRUE(q.bounced(last, far, t0 + 322 * us));
+	EXPECT_EQ(drain(q, t0 + 342 * us), "4r");
+	q.outcome(P);
+	EXPECT_EQ(drain(q, t0 + 343 * us), "5,6n");
+	q.outcome(P);
+	EXPECT_EQ(drain(q, t0 + 344 * us), "7,8,9");
+	EXPECT_EQ(q.active(), 0u);
+}
+
+TEST(dest_queues, a_window_that_comes_back_goes_ahead_of_what_came_back_before_the_resume)
+{
+	dest_queues q(64, 16, 4, 1000000000);
+	const uint64_t t0 = 1000000, far = UINT64_MAX;
+	/* 1..4 came back (held), then resumed: the window (2, 3) comes back, and goes ahead
+	 * of 4, which came back long before but is younger */
+	for (uint32_t i = 1; i <= 4; i++)
+		ASSERT_TRUE(q.bounced(delivery(i, P), far, t0));
+	EXPECT_EQ(drain(q, t0 + 20 * us), "1r");
+	q.outcome(P);
+	EXPECT_EQ(drain(q, t0 + 21 * us), "2,3n");
+	dpa_command three = delivery(3, P);
+	three.notify = true;
+	ASSERT_TRUE(q.bounced(delivery(2, P), far, t0 + 22 * us));
+	ASSERT_TRUE(q.bounced(three, far, t0 + 22 * us));
+	EXPECT_EQ(drain(q, t0 + 42 * us), "2r");
+	q.outcome(P);
+	EXPECT_EQ(drain(q, t0 + 43 * us), "3,4");
 }
 
 TEST(dest_queues, a_full_share_refuses_requests_and_the_expired_are_answered)

@@ -11,8 +11,12 @@
 //   dest_queues q(4096, 1024, response_reserve, tsc_hz);
 //   switch (q.admit(cmd, give_up)) { send: to the SQ; queued: waits; refused: answer it }
 //   q.bounced(cmd, give_up, now);            // a DEST_FULL note (false: refused)
-//   q.resumed(dst);                          // a RESUME note with another outcome
-//   n = q.next(now, out, max);               // what to send (resume-marked) or give up
+//   q.outcome(dst);                          // a RESUME/NOTIFY note, not "full"
+//   n = q.next(now, out, max);               // what to send (resume/notify) or give up
+//
+// Once a resumed delivery is in, the queue goes in windows (2, 4, ... 256 deliveries) whose
+// last is marked NOTIFY; the next window goes when it is in. A pod that fills again gives
+// back at most one window, not the whole queue.
 #pragma once
 
 #include <cstdint>
@@ -50,8 +54,9 @@ public:
 	 *  sent (behind what came back before it), the destination held back and tried again
 	 *  after a back-off. false: the pool is full (answer it). */
 	bool bounced(const dpa_command &c, uint64_t give_up_at, uint64_t now) noexcept;
-	/** The RESUME delivery's outcome was not "full": the rest of the queue may go. */
-	void resumed(uint32_t dst) noexcept;
+	/** The RESUME delivery's, or a window's NOTIFY delivery's, outcome was not "full":
+	 *  more of the queue may go (a window twice as large). */
+	void outcome(uint32_t dst) noexcept;
 	/** Up to max commands that leave their queues now, destinations taken round robin. */
 	uint32_t next(uint64_t now, out *o, uint32_t max) noexcept;
 
@@ -59,7 +64,7 @@ public:
 	bool waits(uint32_t dst) const noexcept
 	{
 		const dest &d = _dest[DPUMESH_HANDLE_POD_ID(dst)];
-		return d.count != 0 || d.st == state::resuming;
+		return d.count != 0 || d.st == state::resuming || d.st == state::probing;
 	}
 	uint32_t used() const noexcept { return _used; }
 	/** Destinations with a queue or held back. */
@@ -84,6 +89,7 @@ private:
 		open,     /**< the kernel delivers to it; a queue left drains in order */
 		held,     /**< the kernel gives deliveries back: wait, then resume */
 		resuming, /**< the first was sent marked RESUME: wait for its outcome */
+		probing,  /**< a window was sent, its last marked NOTIFY: wait for its outcome */
 	};
 	struct entry {
 		dpa_command cmd;
@@ -95,6 +101,7 @@ private:
 		uint32_t bounced_tail = none; /**< last entry that came back (none: none did) */
 		uint32_t count = 0;
 		uint32_t bounces = 0; /**< resumes that found it full again, for the back-off */
+		uint32_t window = 2;  /**< deliveries the next window may send */
 		uint64_t retry_at = 0;
 		state st = state::open;
 		bool listed = false;

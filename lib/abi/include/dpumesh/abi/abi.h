@@ -95,6 +95,10 @@ DPUMESH_STATIC_ASSERT(offsetof(struct sw_descriptor, valid) == 60, "valid");
  *  kernel tries it, and reports the outcome on the notification queue in every case (with
  *  status OK when delivered); docs/ordering.md. */
 #define DPUMESH_OP_RESUME (1u << 5)
+/** DPU-internal, Arm -> RX kernel only (and back on its notes): an ordinary delivery whose
+ *  outcome the kernel reports on the notification queue in every case (status OK when
+ *  delivered): the last of a window the Arm sends from a destination's queue. */
+#define DPUMESH_OP_NOTIFY (1u << 6)
 #define DPUMESH_OP_MASK 0xffu
 
 #define DPUMESH_CASE_EXTERNAL (1u << 8) /**< Case 1: pod -> another node, through the NIC */
