@@ -81,7 +81,8 @@ dest_queues::verdict dest_queues::admit(const dpa_command &c, uint64_t give_up_a
 	return verdict::queued;
 }
 
-bool dest_queues::bounced(const dpa_command &c, uint64_t give_up_at, uint64_t now) noexcept
+bool dest_queues::bounced(const dpa_command &c, uint64_t give_up_at, uint64_t now,
+			  bool keep) noexcept
 {
 	const uint32_t id = DPUMESH_HANDLE_POD_ID(c.dst);
 	dest &d = _dest[id];
@@ -93,9 +94,11 @@ bool dest_queues::bounced(const dpa_command &c, uint64_t give_up_at, uint64_t no
 		d.retry_at = now + _tsc_us * (20u << d.bounces);
 		list(id);
 	}
-	const uint32_t i = take(c, give_up_at);
+	/* refused (the caller answers it): the rest still waits for the next resume, and a
+	 * window or resume that ends here has its outcome all the same */
+	const uint32_t i = keep ? take(c, give_up_at) : none;
 	if (i == none)
-		return false; /* refused: the rest still waits for the next resume */
+		return false;
 	/* it was sent before anything queued that was never sent: it goes behind what came
 	 * back before it and ahead of the rest. A RESUME that found no room is the oldest of
 	 * all (everything that came back since was sent behind it). */

@@ -216,11 +216,11 @@ void stage::bounced(const dpa_command &c, uint64_t now) noexcept
 	_stats.dest_full.inc();
 	/* a network request's body holds packet mbufs the port needs to keep receiving: it
 	 * waits only while a quarter of the pool is free, else its sender hears 503 dest_full
-	 * at once (load shedding rather than a port that stops receiving). The first of a
-	 * queue (resume) always waits: the queue's order starts with it. */
+	 * at once (load shedding rather than a port that stops receiving); the queue still
+	 * hears of it (a resume or a window may end with it). */
 	const bool shed = c.network_body() && c.what == dpa_command::op::deliver_request &&
-			  !c.resume && !_egress->pkts_plenty();
-	if (!shed && _outbox->queues().bounced(c, give_up_of(c, now, _tsc_hz), now)) {
+			  !_egress->pkts_plenty();
+	if (_outbox->queues().bounced(c, give_up_of(c, now, _tsc_hz), now, !shed)) {
 		_stats.parked.inc();
 		return;
 	}

@@ -589,6 +589,19 @@ TEST(dest_queues, a_window_that_comes_back_goes_ahead_of_what_came_back_before_t
 	EXPECT_EQ(drain(q, t0 + 42 * us), "2r");
 	q.outcome(P);
 	EXPECT_EQ(drain(q, t0 + 43 * us), "3,4");
+	/* one refused where it comes back (not kept) still ends its window: held back, and
+	 * the next one resumes */
+	EXPECT_EQ(q.admit(delivery(5, P), far), dest_queues::verdict::send);
+	ASSERT_TRUE(q.bounced(delivery(5, P), far, t0 + 50 * us));
+	for (uint32_t i = 6; i <= 8; i++)
+		EXPECT_EQ(q.admit(delivery(i, P), far), dest_queues::verdict::queued);
+	EXPECT_EQ(drain(q, t0 + 70 * us), "5r");
+	q.outcome(P);
+	EXPECT_EQ(drain(q, t0 + 71 * us), "6,7n");
+	dpa_command seven = delivery(7, P);
+	seven.notify = true;
+	EXPECT_FALSE(q.bounced(seven, far, t0 + 72 * us, false));
+	EXPECT_EQ(drain(q, t0 + 92 * us), "8r");
 }
 
 TEST(dest_queues, a_full_share_refuses_requests_and_the_expired_are_answered)

@@ -52,8 +52,10 @@ public:
 	verdict admit(const dpa_command &c, uint64_t give_up_at) noexcept;
 	/** A delivery the RX kernel gave back for want of room: queued ahead of what was never
 	 *  sent (behind what came back before it), the destination held back and tried again
-	 *  after a back-off. false: the pool is full (answer it). */
-	bool bounced(const dpa_command &c, uint64_t give_up_at, uint64_t now) noexcept;
+	 *  after a back-off. false: the pool is full, or `keep` is false (the caller refuses
+	 *  it): the destination is held back all the same, and answer it. */
+	bool bounced(const dpa_command &c, uint64_t give_up_at, uint64_t now,
+		     bool keep = true) noexcept;
 	/** The RESUME delivery's, or a window's NOTIFY delivery's, outcome was not "full":
 	 *  more of the queue may go (a window twice as large). */
 	void outcome(uint32_t dst) noexcept;
