@@ -493,6 +493,15 @@ std::string drain(dest_queues &q, uint64_t now)
 }
 constexpr uint64_t us = 1000; /* tsc_hz 1e9 below: 1000 ticks per us */
 constexpr uint32_t P = 0x105, Q = 0x106;
+/* a window to P (first..last, the last marked notify) comes back full at `at` */
+void window_back(dest_queues &q, uint32_t first, uint32_t last, uint64_t at)
+{
+	for (uint32_t i = first; i <= last; i++) {
+		dpa_command c = delivery(i, P);
+		c.notify = i == last;
+		ASSERT_TRUE(q.bounced(c, UINT64_MAX, at));
+	}
+}
 } // namespace
 
 TEST(dest_queues, what_came_back_goes_ahead_of_what_waited_and_the_first_resumes)
@@ -559,10 +568,7 @@ TEST(dest_queues, one_that_was_out_when_the_resume_went_goes_behind_it)
 		EXPECT_EQ(q.admit(delivery(i, P), far), dest_queues::verdict::queued);
 	q.outcome(P);
 	EXPECT_EQ(drain(q, t0 + 321 * us), "4,5n");
-	dpa_command last = delivery(5, P);
-	last.notify = true;
-	ASSERT_TRUE(q.bounced(delivery(4, P), far, t0 + 322 * us));
-	ASSERT_TRUE(q.bounced(last, far, t0 + 322 * us));
+	window_back(q, 4, 5, t0 + 322 * us);
 	EXPECT_EQ(drain(q, t0 + 342 * us), "4r");
 	q.outcome(P);
 	EXPECT_EQ(drain(q, t0 + 343 * us), "5,6n");
@@ -582,10 +588,7 @@ TEST(dest_queues, a_window_that_comes_back_goes_ahead_of_what_came_back_before_t
 	EXPECT_EQ(drain(q, t0 + 20 * us), "1r");
 	q.outcome(P);
 	EXPECT_EQ(drain(q, t0 + 21 * us), "2,3n");
-	dpa_command three = delivery(3, P);
-	three.notify = true;
-	ASSERT_TRUE(q.bounced(delivery(2, P), far, t0 + 22 * us));
-	ASSERT_TRUE(q.bounced(three, far, t0 + 22 * us));
+	window_back(q, 2, 3, t0 + 22 * us);
 	EXPECT_EQ(drain(q, t0 + 42 * us), "2r");
 	q.outcome(P);
 	EXPECT_EQ(drain(q, t0 + 43 * us), "3,4");
