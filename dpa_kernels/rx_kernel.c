@@ -22,6 +22,14 @@
  * COMPLETE (flags TX_DONE, ERROR and status when refused): complete the sender named in the
  * hbuf's metadata and free the hbuf.
  *
+ * Order under back-pressure (docs/ordering.md): once a delivery to pod P is handed back for
+ * want of room (DEST_FULL), P is held back: every later delivery to P is handed back too,
+ * unread and in order, so none overtakes it. The Arm keeps them in P's queue and sends the
+ * first one again marked RESUME: that one clears the hold and is tried, and its outcome
+ * always comes back on the notification queue (status OK when delivered). O(1) per
+ * command: the state is one handle per pod_id. A delivery marked NOTIFY (the last of a
+ * window the Arm sends from a queue) is an ordinary one whose outcome is reported too.
+ *
  * Copies name both sides by (mmap, address): the sender's body by its mmap (from
  * pod_lookup_table, so a sender gone since is SRC_GONE) and its own address, the header by
  * the DPU mmap, the destination by its mmap and its slot addresses.
@@ -184,9 +192,14 @@ static int rx_finish(struct dpa_dev *d, struct dpa_rx_state *s, struct dpa_rx_in
 	out.body_len = cmd->body_len;
 	out.req_id = cmd->req_id;
 	out.step_id = cmd->step_id;
-	out.flags = cmd->flags & ((DPUMESH_OP_MASK & ~DPUMESH_OP_HOLD) | DPUMESH_CASE_MASK);
+	out.flags = cmd->flags & ((DPUMESH_OP_MASK & ~(DPUMESH_OP_HOLD | DPUMESH_OP_RESUME |
+							 DPUMESH_OP_NOTIFY)) |
+				  DPUMESH_CASE_MASK);
 	const int hold = (cmd->flags & DPUMESH_OP_HOLD) != 0;
-	if (hold && dpa_notify_room(d) == 0)
+	/* the Arm hears of a held delivery (it keeps the buffers), of a resumed one and of
+	 * the last of a window (it sends more of the destination's queue once it is in) */
+	const int tell = hold || (cmd->flags & (DPUMESH_OP_RESUME | DPUMESH_OP_NOTIFY)) != 0;
+	if (tell && dpa_notify_room(d) == 0)
 		return 0; /* the Arm must hear of it: wait for room first */
 	uint32_t st = dpa_deliver(d, dst, &out);
 	if (st == DPUMESH_STATUS_DEST_FULL)
@@ -197,13 +210,14 @@ static int rx_finish(struct dpa_dev *d, struct dpa_rx_state *s, struct dpa_rx_in
 		release_slot(s, f);
 		return 1;
 	}
-	if (hold) {
-		/* the Arm keeps the sender's buffers for a retry: tell it the copy is done */
+	if (tell) {
+		/* the copy is done: held, the Arm keeps the sender's buffers for a retry */
 		struct sw_descriptor note;
 		desc_copy(&note, cmd);
 		note.valid = 0;
 		(void)dpa_notify_arm(d, &note); /* room checked above; only this thread adds */
-	} else {
+	}
+	if (!hold) {
 		const struct dpa_hbuf_meta *meta = meta_of(d, cmd);
 		if (meta && meta->src)
 			dpa_tx_complete(d, meta->src, &meta->orig, DPUMESH_STATUS_OK);
@@ -234,6 +248,8 @@ static void rx_start(struct dpa_dev *d, struct dpa_rx_state *s, const struct sw_
 	}
 	uint32_t st = dpa_rx_slots_take(d, dst, cmd->header_len, cmd->body_len, &f->slots);
 	if (st != DPUMESH_STATUS_OK) {
+		if (st == DPUMESH_STATUS_DEST_FULL) /* later ones wait behind this one */
+			s->held_back[DPUMESH_HANDLE_POD_ID(dst)] = dst;
 		give_back(d, s, cmd, st);
 		return;
 	}
@@ -299,7 +315,8 @@ void dpa_rx_kernel(struct dpa_dev *d, struct dpa_rx_state *s)
 	uint32_t n = want ? dpa_sidecar_rx_take(d, cmds, want) : 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct sw_descriptor *cmd = &cmds[i];
-		uint32_t op = cmd->flags & DPUMESH_OP_MASK & ~DPUMESH_OP_HOLD;
+		uint32_t op = cmd->flags & DPUMESH_OP_MASK &
+			      ~(DPUMESH_OP_HOLD | DPUMESH_OP_RESUME | DPUMESH_OP_NOTIFY);
 		if (op & DPUMESH_OP_TX_DONE) {
 			const struct dpa_hbuf_meta *meta = meta_of(d, cmd);
 			if (meta && meta->src)
@@ -311,6 +328,14 @@ void dpa_rx_kernel(struct dpa_dev *d, struct dpa_rx_state *s)
 		}
 		if (op != DPUMESH_OP_REQUEST && op != DPUMESH_OP_RESPONSE) {
 			dpa_counter_add(&s->bad_commands, 1);
+			continue;
+		}
+		uint32_t *held = &s->held_back[DPUMESH_HANDLE_POD_ID(cmd->dst.pod_id)];
+		if (cmd->flags & DPUMESH_OP_RESUME) {
+			*held = 0; /* the first of the destination's queue: tried now */
+		} else if (*held == cmd->dst.pod_id) {
+			/* an earlier delivery to it waits on the Arm: this one goes behind it */
+			give_back(d, s, cmd, DPUMESH_STATUS_DEST_FULL);
 			continue;
 		}
 		uint32_t slot = (s->head + s->nb_inflight) % DPA_MAX_INFLIGHT;

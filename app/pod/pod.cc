@@ -167,6 +167,13 @@ bool answer(dpumesh_t *h, dpumesh_msg *m, echo_state *s)
 	/* $DPUMESH_POD_NOSUM (benchmarks): no checksum, so the echo costs what a real service
 	 * that does not read its body costs */
 	static const bool nosum = std::getenv("DPUMESH_POD_NOSUM") != nullptr;
+	/* $DPUMESH_ECHO_DELAY_US: a slow service (its RX slots fill while it works) */
+	static const long delay_us = [] {
+		const char *e = std::getenv("DPUMESH_ECHO_DELAY_US");
+		return e ? std::strtol(e, nullptr, 0) : 0L;
+	}();
+	if (delay_us > 0)
+		usleep(static_cast<useconds_t>(delay_us));
 	char sum[16], pod[16];
 	if (nosum)
 		std::snprintf(sum, sizeof(sum), "-");
@@ -246,6 +253,8 @@ struct client_state {
 	uint32_t ok = 0, refused = 0, mesh_err = 0, bad = 0, order_bad = 0;
 	uint32_t answered = 0; /* requests with at least one answer (the window counts these) */
 	uint32_t dup = 0;      /* answers to a request that had one already (also in bad) */
+	uint32_t resp_order_bad = 0; /* answers from one pod not in the order it got them */
+	std::map<std::string, uint32_t> last_id; /* x-pod -> req_id of its last good answer */
 	std::vector<uint8_t> done; /* per req_id */
 	std::map<std::string, uint32_t> per_pod;    /* x-pod of each good answer */
 	std::map<std::string, uint32_t> mesh_reasons; /* :reason of mesh-made errors */
@@ -345,8 +354,16 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 				       dpumesh_msg_field(m, "x-sum", &v, &len) == 0 &&
 				       std::string(v, len) == sum;
 			}
-			if (good && dpumesh_msg_field(m, "x-pod", &v, &len) == 0)
-				s->per_pod[std::string(v, len)]++;
+			if (good && dpumesh_msg_field(m, "x-pod", &v, &len) == 0) {
+				const std::string pod(v, len);
+				s->per_pod[pod]++;
+				/* one echo pod answers in the order it got the requests (the client
+				 * sends in req_id order): its answers come back in that order */
+				auto it = s->last_id.find(pod);
+				if (it != s->last_id.end() && m->req_id <= it->second)
+					s->resp_order_bad++;
+				s->last_id[pod] = m->req_id;
+			}
 			if (good && dpumesh_msg_field(m, "x-order", &v, &len) == 0 &&
 			    std::string(v, len) == "bad")
 				s->order_bad++;
@@ -470,8 +487,9 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 	for (const auto &[why, count] : st.mesh_reasons)
 		reasons += (reasons.empty() ? "" : ",") + why + ":" + std::to_string(count);
 	std::printf("DONE sent=%u ok=%u refused=%u mesh_err=%u bad=%u dup=%u again=%u order_bad=%u "
-		    "tx_done=%lu tx_errors=%lu pods=%s reasons=%s\n",
+		    "resp_order_bad=%u tx_done=%lu tx_errors=%lu pods=%s reasons=%s\n",
 		    next, st.ok, st.refused, st.mesh_err, st.bad, st.dup, again, st.order_bad,
+		    st.resp_order_bad,
 		    static_cast<unsigned long>(stats.tx_done), static_cast<unsigned long>(stats.tx_errors),
 		    pods.empty() ? "-" : pods.c_str(), reasons.empty() ? "-" : reasons.c_str());
 	std::fflush(stdout);
@@ -597,6 +615,7 @@ const char usage_text[] =
 	"                                   outstanding: print STALL and exit 4\n"
 	"  DPUMESH_CLIENT_FIXED=1           client: every body exactly MAXBODY bytes\n"
 	"  DPUMESH_POD_NOSUM=1              no checksums (benchmarks)\n"
+	"  DPUMESH_ECHO_DELAY_US=N          echo: wait N us before each answer (a slow service)\n"
 	"  DPUMESH_POD_GEOMETRY=default|small  pools: see below\n"
 	"  DPUMESH_TEST_BODY_SLOT=BYTES     body slot size of the test geometry\n"
 	"  DPUMESH_POD_BODY_SLOTS=N         body slots of each body pool (test geometry)\n"

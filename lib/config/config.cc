@@ -185,6 +185,16 @@ void read_pools(ctx &c, const json_t *v, node_config &cfg)
 	    (cfg.pools.sq_depth & (cfg.pools.sq_depth - 1)))
 		c.fail(o.child("sq_depth"),
 		       std::to_string(cfg.pools.sq_depth) + " is not a power of two");
+	if (const json_t *q = o.get("dest_queue", false)) {
+		obj qo(c, q, o.child("dest_queue"));
+		qo.uint("entries", cfg.pools.dest_queue_entries, 1024, 1u << 20);
+		if (qo.uint("per_destination", cfg.pools.dest_queue_share, 1, 1u << 20) &&
+		    cfg.pools.dest_queue_share > cfg.pools.dest_queue_entries)
+			c.fail(qo.child("per_destination"),
+			       std::to_string(cfg.pools.dest_queue_share) + " is more than entries (" +
+				       std::to_string(cfg.pools.dest_queue_entries) + ")");
+		qo.done();
+	}
 	o.done();
 }
 

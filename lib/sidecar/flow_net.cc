@@ -73,7 +73,7 @@ void stage::net_request(net_message &m, uint64_t now) noexcept
 		_stats.held.inc();
 	}
 	_budgets[a.svc].note_request();
-	deliver(cmd);
+	deliver_new(cmd, _requests->find(token).entry());
 	_stats.forwarded.inc();
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The sidecar's flow for what comes back: RX kernels' notes (refused and held deliveries),
-// retries (decided by lib/policy's retry.h), parked deliveries and requests past deadline.
+// the queues per destination that keep order while a pod is full (docs/ordering.md),
+// retries (decided by lib/policy's retry.h), parked retries and requests past deadline.
 #include "dpumesh/sidecar/sidecar.h"
 
 #include <rte_cycles.h>
@@ -167,26 +168,125 @@ uint32_t stage::unpark(uint64_t now) noexcept
 	return total;
 }
 
+/* ---- per-destination queues: run by the shard that owns the destination's DPA thread ---- */
+
+/* How long a delivery may wait for room: its request's deadline (stamped by deliver_new),
+ * else 10 s (a response: its request is no longer pending, so one given up is never
+ * answered at all; a starved pod on a loaded node took more than a second in the soak). */
+static uint64_t give_up_of(const dpa_command &c, uint64_t now, uint64_t hz) noexcept
+{
+	const uint64_t g = scratch_of(c.header).park_give_up;
+	return g ? g : now + 10 * hz;
+}
+
+/* A request's first delivery: it may wait for room until a little before its deadline, so
+ * the origin hears "dest_full" rather than a bare timeout. */
+void stage::deliver_new(const dpa_command &c, const pending::entry &e) noexcept
+{
+	const uint64_t margin = _tsc_hz / 200; /* 5 ms */
+	hbuf_scratch &s = scratch_of(c.header);
+	s.park_give_up = e.deadline_tsc > e.start_tsc + margin ? e.deadline_tsc - margin
+							       : e.start_tsc + 1;
+	s.park_bounces = 0;
+	deliver(c);
+}
+
+/* A delivery for one of this shard's threads: at once, or behind what waits for its pod. */
+void stage::admit_delivery(unsigned thread, const dpa_command &c) noexcept
+{
+	dest_queues &q = _outbox->queues();
+	const uint64_t give_up = q.waits(c.dst) ? give_up_of(c, rte_rdtsc(), _tsc_hz) : 0;
+	switch (q.admit(c, give_up)) {
+	case dest_queues::verdict::send:
+		_outbox->send(thread, c);
+		return;
+	case dest_queues::verdict::queued:
+		_stats.parked.inc();
+		return;
+	case dest_queues::verdict::refused:
+		_stats.park_refused.inc();
+		return turn_down(c, DPUMESH_STATUS_DEST_FULL);
+	}
+}
+
+/* The RX kernel gave a delivery back for want of room (or because an earlier one to the
+ * same pod waits): it waits in the pod's queue, in order; never re-routed. */
+void stage::bounced(const dpa_command &c, uint64_t now) noexcept
+{
+	_stats.dest_full.inc();
+	/* a network request's body holds packet mbufs the port needs to keep receiving: it
+	 * waits only while a quarter of the pool is free, else its sender hears 503 dest_full
+	 * at once (load shedding rather than a port that stops receiving); the queue still
+	 * hears of it (a resume or a window may end with it). */
+	const bool shed = c.network_body() && c.what == dpa_command::op::deliver_request &&
+			  !_egress->pkts_plenty();
+	if (_outbox->queues().bounced(c, give_up_of(c, now, _tsc_hz), now, !shed)) {
+		_stats.parked.inc();
+		return;
+	}
+	_stats.park_refused.inc();
+	turn_down(c, DPUMESH_STATUS_DEST_FULL);
+}
+
+/* What leaves the queues now: the first of a held-back pod marked RESUME, the queue of a
+ * pod that has room again in order, and what waited past its give-up time (answered). */
+uint32_t stage::pump_queues(uint64_t now) noexcept
+{
+	dest_queues::out out[burst_of_unpark];
+	uint32_t total = 0, n;
+	while (_outbox->room() &&
+	       (n = _outbox->queues().next(now, out, burst_of_unpark)) != 0) {
+		for (uint32_t i = 0; i < n; i++) {
+			const dpa_command &c = out[i].cmd;
+			if (out[i].expired) {
+				_stats.park_expired.inc();
+				turn_down(c, DPUMESH_STATUS_DEST_FULL);
+				continue;
+			}
+			if (c.resume)
+				_stats.resumes.inc();
+			_outbox->send(_emu->owner(c.dst), c);
+		}
+		total += n;
+		if (n < burst_of_unpark)
+			break;
+	}
+	return total;
+}
+
+/* A delivery that will not be made: answered where its pending entry is. */
+void stage::turn_down(const dpa_command &c, uint32_t status) noexcept
+{
+	if (c.what == dpa_command::op::deliver_request && _shard.count > 1) {
+		const unsigned sh = token_shard(c.req_id);
+		if (sh != _shard.index) {
+			dpa_note n;
+			n.cmd = c;
+			n.cmd.resume = n.cmd.notify = false;
+			n.status = status;
+			handoff_item h;
+			h.what = handoff_item::kind::note;
+			h.desc = n.encode();
+			if (!hand_off(sh, h))
+				drop(c);
+			return;
+		}
+	}
+	give_up(c, status);
+}
+
 void stage::note(const dpa_note &n) noexcept
 {
 	const uint32_t status = n.status;
-	const uint64_t now = rte_rdtsc();
 	if (n.held_done())
 		return held_done(n);
-	if (status == DPUMESH_STATUS_DEST_FULL)
-		_stats.dest_full.inc();
-	else if (status == DPUMESH_STATUS_DEST_GONE)
+	if (status == DPUMESH_STATUS_DEST_GONE)
 		_stats.dest_gone.inc();
 	else if (status == DPUMESH_STATUS_SRC_GONE)
 		_stats.src_gone.inc();
-	if (n.cmd.what == dpa_command::op::deliver_response) {
-		/* the origin is busy: hold its response (it frees RX slots as it goes). Its request
-		 * is no longer pending, so a response given up here is never answered at all: wait
-		 * long (a starved pod on a loaded node took more than a second in the soak) */
-		if (status == DPUMESH_STATUS_DEST_FULL && _outbox->park(n.cmd, now, now + 10 * _tsc_hz))
-			return;
+	/* DEST_FULL here is final: the owning shard's queue refused it or it waited too long */
+	if (n.cmd.what == dpa_command::op::deliver_response)
 		return give_up(n.cmd, status);
-	}
 	/* a request. Once its origin has had an answer (the response, or a 504/503 made here),
 	 * the sender's TX completion says OK: a refusal status there is an answer of its own
 	 * (docs/host-api.md), and the request would have two */
@@ -200,29 +300,20 @@ void stage::note(const dpa_note &n) noexcept
 		return finish(n.cmd, tx_status);
 	}
 	pending::entry &e = r.entry();
-	if (status == DPUMESH_STATUS_DEST_FULL || status == DPUMESH_STATUS_DEST_GONE) {
-		/* another live pod of the service takes it at once */
+	if (status == DPUMESH_STATUS_DEST_GONE) {
+		/* the pod is gone (nothing of it to keep order with): another live pod of the
+		 * service takes it at once, ordered from now on with what that pod gets */
 		uint32_t alt = _reg->pick_pod(e.service);
 		if (alt && alt != e.dest.pod_handle && e.attempt < 2) {
 			e.attempt++;
 			e.dest = pod_party(alt);
 			dpa_command cmd = n.cmd;
 			cmd.dst = alt;
+			cmd.resume = cmd.notify = false;
 			deliver(cmd);
 			_stats.retries.inc();
 			return;
 		}
-		/* else wait for room at the same pod, up to the request's deadline; give up a
-		 * little before it, so the origin hears "dest_full" rather than a bare timeout */
-		const uint64_t margin = _tsc_hz / 200; /* 5 ms */
-		const uint64_t until = e.deadline_tsc > now + margin ? e.deadline_tsc - margin : now;
-		/* a network request's body holds packet mbufs the port needs to keep receiving:
-		 * it waits only while a quarter of the pool is free, else its sender hears 503
-		 * dest_full at once (load shedding rather than a port that stops receiving) */
-		const bool ingress = n.cmd.flow == DPUMESH_CASE_INGRESS;
-		if (status == DPUMESH_STATUS_DEST_FULL && (!ingress || _egress->pkts_plenty()) &&
-		    _outbox->park(n.cmd, now, until))
-			return;
 	}
 	give_up(n.cmd, status);
 }

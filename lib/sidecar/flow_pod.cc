@@ -144,7 +144,7 @@ void stage::pod_request(const pod_message &m, const wire::l7_view &v, uint64_t n
 		_stats.held.inc();
 	}
 	_budgets[a.svc].note_request();
-	deliver(cmd);
+	deliver_new(cmd, _requests->find(token).entry());
 	_stats.forwarded.inc();
 }
 

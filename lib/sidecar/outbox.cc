@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The outbox: per-DPA-thread backlogs in front of the sidecar RX SQs, and parking.
+// The outbox: per-DPA-thread backlogs in front of the sidecar RX SQs, per-destination
+// queues, and parking.
 #include "internal/outbox.h"
 
 #include <algorithm>
@@ -17,9 +18,11 @@ void drop_command(const dpa_command &c, rte_mempool *hbufs) noexcept
 }
 
 outbox::outbox(std::vector<dpumesh_sq *> to_dpa, rte_mempool *hbufs, uint64_t tsc_hz,
-	       counters &stats, std::vector<rte_ring *> remote)
+	       counters &stats, std::vector<rte_ring *> remote, uint32_t q_entries,
+	       uint32_t q_share)
 	: _to_dpa(std::move(to_dpa)), _remote(std::move(remote)), _hbufs(hbufs), _tsc_hz(tsc_hz),
-	  _stats(stats), _parking(std::make_unique<parked_cmd[]>(parking_size))
+	  _stats(stats), _parking(std::make_unique<parked_cmd[]>(parking_size)),
+	  _queues(q_entries, q_share, response_reserve, tsc_hz)
 {
 	_remote.resize(_to_dpa.size(), nullptr);
 	for (size_t t = 0; t < _to_dpa.size(); t++)

@@ -85,7 +85,8 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 		remote.push_back(mine ? nullptr : shard.handoff[t % shard.count]);
 	}
 	s->_outbox = std::make_unique<outbox>(std::move(to_dpa), emu.hbufs(), s->_tsc_hz, s->_stats,
-					      std::move(remote));
+					      std::move(remote), cfg.pools.dest_queue_entries,
+					      cfg.pools.dest_queue_share);
 	s->_net_in = std::make_unique<network_in>(emu.hbufs(), emu.hbuf_size(), *s->_egress,
 						  s->_stats);
 
@@ -211,7 +212,10 @@ uint32_t stage::take_handoffs(uint64_t now) noexcept
 		_stats.handoff_in.inc();
 		switch (h[i].what) {
 		case handoff_item::kind::command:
-			_outbox->send(h[i].thread, h[i].cmd);
+			if (h[i].cmd.delivers()) /* behind what waits for its pod */
+				admit_delivery(h[i].thread, h[i].cmd);
+			else
+				_outbox->send(h[i].thread, h[i].cmd);
 			break;
 		case handoff_item::kind::pod_message:
 			from_pod(h[i].desc, now);
@@ -231,7 +235,11 @@ uint32_t stage::take_handoffs(uint64_t now) noexcept
 
 void stage::deliver(const dpa_command &c) noexcept
 {
-	_outbox->send(_emu->owner(c.dst), c);
+	const unsigned t = _emu->owner(c.dst);
+	if (_shard.owns_thread(t))
+		admit_delivery(t, c);
+	else
+		_outbox->send(t, c); /* the owning shard queues it if its pod is held back */
 }
 
 /* Completes the TX of whoever sent the header in this hbuf (or frees an hbuf the Arm made). */
@@ -268,9 +276,11 @@ uint32_t stage::run() noexcept
 
 	/* 1. commands that waited for room in the DPA threads' queues go first (per-SQ order) */
 	_outbox->flush();
-	/* 2. parked deliveries whose time has come */
+	/* 2. parked retries whose time has come; queues of pods that may take more */
 	if (_outbox->parked())
 		work += unpark(now);
+	if (_outbox->queues().active())
+		work += pump_queues(now);
 	/* 3. zero-copy bodies the NIC let go of: their senders' TX completes now */
 	void *done[burst];
 	unsigned nd = _outbox->room() ? _egress->reap(done, burst) : 0;
@@ -287,6 +297,17 @@ uint32_t stage::run() noexcept
 			n = dpumesh_sq_dequeue_burst(&_emu->arm(t).notify, in, burst);
 			for (uint32_t i = 0; i < n; i++) {
 				const dpa_note nt = dpa_note::decode(in[i]);
+				/* no room at its pod: it waits in the pod's queue, kept here (this
+				 * shard owns the pod's thread, so every delivery to it passes here) */
+				if (nt.status == DPUMESH_STATUS_DEST_FULL) {
+					bounced(nt.cmd, now);
+					continue;
+				}
+				if (nt.cmd.resume || nt.cmd.notify) { /* more of its queue may go */
+					_outbox->queues().outcome(nt.cmd.dst);
+					if (nt.status == DPUMESH_STATUS_OK && !nt.cmd.hold)
+						continue; /* delivered: nothing more to do */
+				}
 				/* a request's note goes where its pending entry is */
 				const unsigned sh = nt.cmd.what == dpa_command::op::deliver_request
 							    ? token_shard(nt.cmd.req_id)

@@ -294,6 +294,62 @@ TEST(Case3Errors, AFullDestinationIs503DestFull)
 	expect_idle(fin, n);
 }
 
+/* Destinations that fill and drain again and again (slow echo pods with 6 RX body slots,
+ * a client keeping 128 requests out (10x their slots; its 64 TX slots hold what waits)
+ * and its own 64 RX slots fill with answers too): deliveries to a pod keep the order they were sent in (docs/ordering.md),
+ * and every request gets exactly one answer. $DPUMESH_ORDER_TEST_REQUESTS sets the count
+ * (1000000 by hand; see docs/ordering.md). */
+TEST(Case3Order, FullDestinationsKeepOrderAndAnswerEveryRequestOnce)
+{
+	const char *env = std::getenv("DPUMESH_ORDER_TEST_REQUESTS");
+	const std::string count = env ? env : "20000";
+	inproc_node n("order", case3_config(10000));
+	ASSERT_TRUE(n.up) << n.error;
+	const std::map<std::string, std::string> slow = {{"DPUMESH_POD_BODY_SLOTS", "6"},
+							 {"DPUMESH_ECHO_DELAY_US", "20"}};
+	auto e1 = n.pod({"echo", n.sock}, slow);
+	auto e2 = n.pod({"echo", n.sock}, slow);
+	ASSERT_TRUE(ready(*e1)) << e1->output();
+	ASSERT_TRUE(ready(*e2)) << e2->output();
+	auto c = n.pod({"client", n.sock, count, "7", "256"},
+		       {{"DPUMESH_CLIENT_WINDOW", "128"}, {"DPUMESH_CLIENT_STALL", "30"}});
+	const int rc = c->wait(std::chrono::seconds(600));
+	const std::string out = c->output();
+	EXPECT_EQ(rc, 0) << out;
+	const long long sent = value_of(out, "DONE", "sent");
+	EXPECT_EQ(sent, std::stoll(count)) << out;
+	/* exactly one answer each: the client counts a second one (or an unknown id) as bad */
+	EXPECT_EQ(value_of(out, "DONE", "ok") + value_of(out, "DONE", "refused") +
+			  value_of(out, "DONE", "mesh_err"),
+		  sent)
+		<< out;
+	EXPECT_EQ(value_of(out, "DONE", "bad"), 0) << out;
+	/* requests reached each echo pod in the order sent, answers came back in order */
+	EXPECT_EQ(value_of(out, "DONE", "order_bad"), 0) << out;
+	EXPECT_EQ(value_of(out, "DONE", "resp_order_bad"), 0) << out;
+	EXPECT_GT(value_of(out, "DONE", "ok"), sent / 2) << out;
+	if (out.rfind("DONE") != std::string::npos)
+		std::printf("%s", out.substr(out.rfind("DONE")).c_str());
+	e1->signal(SIGKILL);
+	e2->signal(SIGKILL);
+	e1->wait(5s);
+	e2->wait(5s);
+	auto fin = n.stop();
+	/* the destinations were full and drained again, many times */
+	EXPECT_GT(fin.sidecar_value("dest_full"), 100u);
+	EXPECT_GT(fin.sidecar_value("resumes"), 100u);
+	EXPECT_EQ(fin.sidecar_value("responses_lost"), 0u);
+	EXPECT_EQ(fin.sidecar_value("retries"), 0u); /* a full pod is never bypassed */
+	std::printf("node: dest_full=%lu parked=%lu resumes=%lu park_expired=%lu "
+		    "park_refused=%lu\n",
+		    (unsigned long)fin.sidecar_value("dest_full"),
+		    (unsigned long)fin.sidecar_value("parked"),
+		    (unsigned long)fin.sidecar_value("resumes"),
+		    (unsigned long)fin.sidecar_value("park_expired"),
+		    (unsigned long)fin.sidecar_value("park_refused"));
+	expect_idle(fin, n);
+}
+
 TEST(Case3Errors, AKilledDestinationDoesNotStopTheService)
 {
 	inproc_node n("kill", case3_config(500));

@@ -465,6 +465,175 @@ TEST_F(outbox_test, requests_leave_the_last_parking_slots_to_responses)
 	put_all();
 }
 
+/* ---- dest_queues: order per destination while it is full (docs/ordering.md) ---- */
+
+namespace {
+dpa_command delivery(uint32_t req_id, uint32_t dst,
+		     dpa_command::op what = dpa_command::op::deliver_request)
+{
+	dpa_command c;
+	c.what = what;
+	c.dst = dst;
+	c.req_id = req_id;
+	c.header = 0x1000 + req_id;
+	return c;
+}
+/* req_ids of what next() hands out, "r" after a resume-marked one, "n" after a notify-marked
+ * one, "x" after an expired one */
+std::string drain(dest_queues &q, uint64_t now)
+{
+	dest_queues::out o[64];
+	std::string s;
+	const uint32_t n = q.next(now, o, 64);
+	for (uint32_t i = 0; i < n; i++)
+		s += (s.empty() ? "" : ",") + std::to_string(o[i].cmd.req_id) +
+		     (o[i].cmd.resume ? "r" : "") + (o[i].cmd.notify ? "n" : "") +
+		     (o[i].expired ? "x" : "");
+	return s;
+}
+constexpr uint64_t us = 1000; /* tsc_hz 1e9 below: 1000 ticks per us */
+constexpr uint32_t P = 0x105, Q = 0x106;
+/* a window to P (first..last, the last marked notify) comes back full at `at` */
+void window_back(dest_queues &q, uint32_t first, uint32_t last, uint64_t at)
+{
+	for (uint32_t i = first; i <= last; i++) {
+		dpa_command c = delivery(i, P);
+		c.notify = i == last;
+		ASSERT_TRUE(q.bounced(c, UINT64_MAX, at));
+	}
+}
+} // namespace
+
+TEST(dest_queues, what_came_back_goes_ahead_of_what_waited_and_the_first_resumes)
+{
+	dest_queues q(64, 16, 4, 1000000000);
+	const uint64_t t0 = 1000000, far = UINT64_MAX;
+	/* nothing waits: 1 and 2 go out at once */
+	EXPECT_EQ(q.admit(delivery(1, P), far), dest_queues::verdict::send);
+	EXPECT_EQ(q.admit(delivery(2, P), far), dest_queues::verdict::send);
+	/* 1 comes back full: P is held back; 3 (sent after) waits; 2 comes back and goes
+	 * ahead of 3, behind 1 */
+	ASSERT_TRUE(q.bounced(delivery(1, P), far, t0));
+	EXPECT_EQ(q.admit(delivery(3, P), far), dest_queues::verdict::queued);
+	ASSERT_TRUE(q.bounced(delivery(2, P), far, t0));
+	/* another pod is not held back */
+	EXPECT_EQ(q.admit(delivery(100, Q), far), dest_queues::verdict::send);
+	EXPECT_EQ(q.queued(P & 0xff), 3u);
+	/* the back-off (20 us) first, then the first of the queue alone, marked resume */
+	EXPECT_EQ(drain(q, t0 + 19 * us), "");
+	EXPECT_EQ(drain(q, t0 + 20 * us), "1r");
+	EXPECT_EQ(drain(q, t0 + 100 * us), ""); /* waits for its outcome */
+	/* while it is out, new ones wait too */
+	EXPECT_EQ(q.admit(delivery(4, P), far), dest_queues::verdict::queued);
+	/* still full: back at the head, back-off doubled (40 us) */
+	dpa_command again = delivery(1, P);
+	again.resume = true;
+	ASSERT_TRUE(q.bounced(again, far, t0 + 100 * us));
+	EXPECT_EQ(drain(q, t0 + 139 * us), "");
+	EXPECT_EQ(drain(q, t0 + 140 * us), "1r");
+	/* delivered: the rest in order, in windows (2, then 4) whose last reports back */
+	q.outcome(P);
+	EXPECT_EQ(drain(q, t0 + 141 * us), "2,3n");
+	EXPECT_EQ(drain(q, t0 + 142 * us), ""); /* waits for the window */
+	EXPECT_EQ(q.admit(delivery(5, P), far), dest_queues::verdict::queued);
+	q.outcome(P);
+	EXPECT_EQ(drain(q, t0 + 143 * us), "4,5"); /* the queue is empty: nothing to report */
+	EXPECT_EQ(q.active(), 0u);
+	EXPECT_EQ(q.used(), 0u);
+	EXPECT_EQ(q.admit(delivery(6, P), far), dest_queues::verdict::send);
+}
+
+TEST(dest_queues, one_that_was_out_when_the_resume_went_goes_behind_it)
+{
+	dest_queues q(64, 16, 4, 1000000000);
+	const uint64_t t0 = 1000000, far = UINT64_MAX;
+	/* 1 and 2 were sent; 1 comes back; its resume goes before 2's note is in */
+	ASSERT_TRUE(q.bounced(delivery(1, P), far, t0));
+	EXPECT_EQ(drain(q, t0 + 20 * us), "1r");
+	ASSERT_TRUE(q.bounced(delivery(2, P), far, t0 + 21 * us)); /* older than the resume */
+	EXPECT_EQ(q.admit(delivery(3, P), far), dest_queues::verdict::queued);
+	dpa_command again = delivery(1, P);
+	again.resume = true;
+	ASSERT_TRUE(q.bounced(again, far, t0 + 22 * us));
+	EXPECT_EQ(drain(q, t0 + 200 * us), "1r");
+	q.outcome(P);
+	EXPECT_EQ(drain(q, t0 + 201 * us), "2,3");
+	/* a queue draining (open) that gets one back holds again: the one back goes first */
+	EXPECT_EQ(q.admit(delivery(4, P), far), dest_queues::verdict::send);
+	ASSERT_TRUE(q.bounced(delivery(3, P), far, t0 + 300 * us));
+	ASSERT_TRUE(q.bounced(delivery(4, P), far, t0 + 300 * us));
+	EXPECT_EQ(drain(q, t0 + 320 * us), "3r");
+	/* a window that finds it full again: what was sent of it comes back ahead of the rest */
+	for (uint32_t i = 5; i <= 9; i++)
+		EXPECT_EQ(q.admit(delivery(i, P), far), dest_queues::verdict::queued);
+	q.outcome(P);
+	EXPECT_EQ(drain(q, t0 + 321 * us), "4,5n");
+	window_back(q, 4, 5, t0 + 322 * us);
+	EXPECT_EQ(drain(q, t0 + 342 * us), "4r");
+	q.outcome(P);
+	EXPECT_EQ(drain(q, t0 + 343 * us), "5,6n");
+	q.outcome(P);
+	EXPECT_EQ(drain(q, t0 + 344 * us), "7,8,9");
+	EXPECT_EQ(q.active(), 0u);
+}
+
+TEST(dest_queues, a_window_that_comes_back_goes_ahead_of_what_came_back_before_the_resume)
+{
+	dest_queues q(64, 16, 4, 1000000000);
+	const uint64_t t0 = 1000000, far = UINT64_MAX;
+	/* 1..4 came back (held), then resumed: the window (2, 3) comes back, and goes ahead
+	 * of 4, which came back long before but is younger */
+	for (uint32_t i = 1; i <= 4; i++)
+		ASSERT_TRUE(q.bounced(delivery(i, P), far, t0));
+	EXPECT_EQ(drain(q, t0 + 20 * us), "1r");
+	q.outcome(P);
+	EXPECT_EQ(drain(q, t0 + 21 * us), "2,3n");
+	window_back(q, 2, 3, t0 + 22 * us);
+	EXPECT_EQ(drain(q, t0 + 42 * us), "2r");
+	q.outcome(P);
+	EXPECT_EQ(drain(q, t0 + 43 * us), "3,4");
+	/* one refused where it comes back (not kept) still ends its window: held back, and
+	 * the next one resumes */
+	EXPECT_EQ(q.admit(delivery(5, P), far), dest_queues::verdict::send);
+	ASSERT_TRUE(q.bounced(delivery(5, P), far, t0 + 50 * us));
+	for (uint32_t i = 6; i <= 8; i++)
+		EXPECT_EQ(q.admit(delivery(i, P), far), dest_queues::verdict::queued);
+	EXPECT_EQ(drain(q, t0 + 70 * us), "5r");
+	q.outcome(P);
+	EXPECT_EQ(drain(q, t0 + 71 * us), "6,7n");
+	dpa_command seven = delivery(7, P);
+	seven.notify = true;
+	EXPECT_FALSE(q.bounced(seven, far, t0 + 72 * us, false));
+	EXPECT_EQ(drain(q, t0 + 92 * us), "8r");
+}
+
+TEST(dest_queues, a_full_share_refuses_requests_and_the_expired_are_answered)
+{
+	dest_queues q(12, 4, 4, 1000000000);
+	const uint64_t t0 = 1000000, far = UINT64_MAX;
+	ASSERT_TRUE(q.bounced(delivery(1, P), t0 + 5 * us, t0));
+	for (uint32_t i = 2; i <= 4; i++)
+		EXPECT_EQ(q.admit(delivery(i, P), i == 3 ? t0 + 10 * us : far),
+			  dest_queues::verdict::queued);
+	/* its share (4) is taken: requests are refused, a response still waits */
+	EXPECT_EQ(q.admit(delivery(5, P), far), dest_queues::verdict::refused);
+	EXPECT_EQ(q.admit(delivery(6, P, dpa_command::op::deliver_response), far),
+		  dest_queues::verdict::queued);
+	/* the others' requests stop where the pool keeps its reserve for responses */
+	ASSERT_TRUE(q.bounced(delivery(50, Q), far, t0));
+	uint32_t queued = 0;
+	while (q.admit(delivery(51 + queued, Q), far) == dest_queues::verdict::queued)
+		queued++;
+	EXPECT_EQ(queued, 2u);
+	EXPECT_EQ(q.used(), 12u - 4u);
+	/* at give-up time the head is answered (expired), not sent; one in the middle waits
+	 * its turn (its request's deadline answers it) */
+	EXPECT_EQ(drain(q, t0 + 30 * us), "1x,2r,50r");
+	std::string left;
+	q.for_each([&](const dpa_command &c) { left += std::to_string(c.req_id) + " "; });
+	EXPECT_EQ(left, "3 4 6 51 52 ");
+}
+
 TEST_F(outbox_test, a_full_backlog_drops_and_counts_and_frees_the_hbuf)
 {
 	sq_pair q(1);

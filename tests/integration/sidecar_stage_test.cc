@@ -475,13 +475,18 @@ TEST_F(sidecar_stage, counters_are_listed_by_name)
 {
 	unsigned n = 0;
 	bool saw_requests = false;
+	unsigned queue_counters = 0;
 	sidecar::for_each_counter(stage->stats(), [&](const char *name, const char *help, uint64_t) {
 		n++;
 		EXPECT_NE(std::string(help), "");
 		saw_requests |= std::string(name) == "net_requests";
+		queue_counters += std::string(name) == "resumes" || std::string(name) == "park_refused";
 	});
-	EXPECT_EQ(n, 47u); /* 42 + relayed, relayed_answers + three hand-off counters */
+	/* 42 + relayed, relayed_answers + three hand-off counters + the destination queues'
+	 * park_refused and resumes */
+	EXPECT_EQ(n, 49u);
 	EXPECT_TRUE(saw_requests);
+	EXPECT_EQ(queue_counters, 2u);
 	EXPECT_EQ(stage->policy()->version(), 1u);
 }
 

@@ -29,7 +29,7 @@ namespace dpumesh::sidecar {
  *   req_id, step_id    what the destination sees                 0
  *   dst.pod_id         destination pod handle                    0
  *   flags              OP_REQUEST (| OP_HOLD) or OP_RESPONSE,    OP_TX_DONE
- *                      | flow                                    (| OP_ERROR | status)
+ *                      | flow (| OP_RESUME | OP_NOTIFY)         (| OP_ERROR | status)
  *
  * Bytes of dst past pod_id are always zero. complete_tx completes the TX of whoever sent
  * the header in that hbuf (dpa_hbuf_meta::src; 0: the Arm made it, only the hbuf is freed).
@@ -40,6 +40,8 @@ struct dpa_command {
 	op what = op::complete_tx;
 	uint32_t flow = DPUMESH_CASE_LOCAL; /**< DPUMESH_CASE_LOCAL (Case 3) or _INGRESS (Case 2) */
 	bool hold = false;                  /**< deliver_request: keep the sender's buffers */
+	bool resume = false; /**< deliver: the first of a held-back destination's queue */
+	bool notify = false; /**< deliver: the last of a window sent from a queue */
 	uint32_t status = DPUMESH_STATUS_OK; /**< complete_tx: what the sender hears */
 	uint32_t dst = 0;                   /**< deliver: destination pod handle */
 	uint32_t req_id = 0;
@@ -80,7 +82,8 @@ struct dpa_command {
 		d.step_id = step_id;
 		d.dst.pod_id = dst;
 		d.flags = (what == op::deliver_request ? DPUMESH_OP_REQUEST : DPUMESH_OP_RESPONSE) |
-			  flow | (hold && what == op::deliver_request ? DPUMESH_OP_HOLD : 0);
+			  flow | (hold && what == op::deliver_request ? DPUMESH_OP_HOLD : 0) |
+			  (resume ? DPUMESH_OP_RESUME : 0) | (notify ? DPUMESH_OP_NOTIFY : 0);
 		return d;
 	}
 };
@@ -95,6 +98,15 @@ struct dpa_note {
 		return status == DPUMESH_STATUS_OK && cmd.hold;
 	}
 
+	/** The same note as an RX kernel writes it (a refusal handed to another shard). */
+	sw_descriptor encode() const noexcept
+	{
+		sw_descriptor d = cmd.encode();
+		if (status != DPUMESH_STATUS_OK)
+			d.flags |= DPUMESH_OP_ERROR | (status << DPUMESH_STATUS_SHIFT);
+		return d;
+	}
+
 	static dpa_note decode(const sw_descriptor &d) noexcept
 	{
 		dpa_note n;
@@ -104,6 +116,8 @@ struct dpa_note {
 							  : dpa_command::op::deliver_request;
 		c.flow = d.flags & DPUMESH_CASE_MASK;
 		c.hold = d.flags & DPUMESH_OP_HOLD;
+		c.resume = d.flags & DPUMESH_OP_RESUME;
+		c.notify = d.flags & DPUMESH_OP_NOTIFY;
 		c.dst = d.dst.pod_id;
 		c.req_id = d.req_id;
 		c.step_id = d.step_id;

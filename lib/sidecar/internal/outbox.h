@@ -2,8 +2,9 @@
 // The outbox: commands on their way to the DPA threads' RX kernels.
 //
 // Owns one backlog per DPA thread (commands the thread's sidecar RX SQ had no room for,
-// sent first on the next flush, so per-SQ order holds) and the parking: deliveries whose
-// destination had no room, sent again after a back-off. It never decides what a failed
+// sent first on the next flush, so per-SQ order holds), the queues per destination pod of
+// its own threads (dest_queue.h: deliveries that wait for room at their pod, in order) and
+// the parking: retries that wait out their back-off. It never decides what a failed
 // delivery means: unpark() hands back what is due, marked when it has expired.
 //
 //   ob.send(thread, cmd);                       // SQ, or behind the thread's backlog
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "command.h"
+#include "dest_queue.h"
 #include "dpumesh/ring/sq.h"
 
 #include <rte_mempool.h>
@@ -53,6 +55,9 @@ public:
 	static constexpr uint32_t parking_size = 4096;
 	static constexpr uint32_t response_reserve = 512; /**< parking slots only responses take */
 	static constexpr uint32_t burst = 32;
+	/** Default pool of the per-destination queues, and one destination's share of it. */
+	static constexpr uint32_t queue_entries = 8192;
+	static constexpr uint32_t queue_share = 1024;
 
 	/** A parked delivery whose time has come. */
 	struct due {
@@ -69,8 +74,13 @@ public:
 	 *        to; else the hand-off ring of the shard that owns the thread (commands for
 	 *        it go there as handoff_item::kind::command, in order, behind the backlog)
 	 */
+	/**
+	 * @param q_entries, q_share the per-destination queues' pool, and how many new
+	 *        requests one destination's queue may hold
+	 */
 	outbox(std::vector<dpumesh_sq *> to_dpa, rte_mempool *hbufs, uint64_t tsc_hz,
-	       counters &stats, std::vector<rte_ring *> remote = {});
+	       counters &stats, std::vector<rte_ring *> remote = {},
+	       uint32_t q_entries = outbox::queue_entries, uint32_t q_share = outbox::queue_share);
 	~outbox();
 	outbox(const outbox &) = delete;
 	outbox &operator=(const outbox &) = delete;
@@ -96,6 +106,9 @@ public:
 	 */
 	bool park(const dpa_command &c, uint64_t now, uint64_t give_up_at, uint64_t retry_at = 0) noexcept;
 	uint32_t parked() const noexcept { return _park_count; }
+	/** The queues per destination pod of this outbox's own threads. */
+	dest_queues &queues() noexcept { return _queues; }
+	const dest_queues &queues() const noexcept { return _queues; }
 	/** Starts one pass over the parking: unpark() visits each parked delivery once. */
 	void begin_unpark() noexcept { _to_visit = _park_count; }
 	/** Up to max parked deliveries whose retry time has come, in parking order; those not
@@ -108,6 +121,7 @@ public:
 	{
 		for (uint32_t i = 0; i < _park_count; i++)
 			fn(_parking[(_park_head + i) % parking_size].cmd);
+		_queues.for_each(fn);
 		for (const auto &b : _backlogs)
 			for (uint32_t i = 0; i < b->count; i++)
 				fn(b->q[(b->head + i) % backlog_size]);
@@ -134,6 +148,7 @@ private:
 	counters &_stats;
 	std::vector<std::unique_ptr<backlog>> _backlogs;
 	std::unique_ptr<parked_cmd[]> _parking;
+	dest_queues _queues;
 	uint32_t _park_head = 0, _park_count = 0, _to_visit = 0;
 };
 

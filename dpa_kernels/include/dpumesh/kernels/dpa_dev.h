@@ -312,6 +312,9 @@ struct dpa_rx_state {
 	struct dpa_rx_inflight slot[DPA_MAX_INFLIGHT];
 	uint32_t nb_inflight; /**< gauge */
 	uint32_t head;
+	/** By pod_id: the handle of a destination held back (a delivery to it was given back
+	 *  for want of room; later ones are given back unread until a RESUME comes), or 0 */
+	uint32_t held_back[DPUMESH_MAX_PODS];
 	struct dpa_counter delivered, failed, completions, bad_commands, activations;
 };
 

@@ -89,6 +89,16 @@ DPUMESH_STATIC_ASSERT(offsetof(struct sw_descriptor, valid) == 60, "valid");
  *  refused): deliver, but keep the sender's TX buffers and the hbuf (and a network body)
  *  until the Arm sends a COMPLETE for them: the request may still be retried. */
 #define DPUMESH_OP_HOLD (1u << 4)
+/** DPU-internal, Arm -> RX kernel only (and back on its notes): the first command the Arm
+ *  sends again to a destination the RX kernel holds back (it gave back a delivery to it
+ *  for want of room, and gives back every later one unread until this one comes). The
+ *  kernel tries it, and reports the outcome on the notification queue in every case (with
+ *  status OK when delivered); docs/ordering.md. */
+#define DPUMESH_OP_RESUME (1u << 5)
+/** DPU-internal, Arm -> RX kernel only (and back on its notes): an ordinary delivery whose
+ *  outcome the kernel reports on the notification queue in every case (status OK when
+ *  delivered): the last of a window the Arm sends from a destination's queue. */
+#define DPUMESH_OP_NOTIFY (1u << 6)
 #define DPUMESH_OP_MASK 0xffu
 
 #define DPUMESH_CASE_EXTERNAL (1u << 8) /**< Case 1: pod -> another node, through the NIC */

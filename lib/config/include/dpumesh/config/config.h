@@ -96,6 +96,10 @@ struct pools_config {
 	pool_geometry rx_header{256, 1024};
 	pool_geometry rx_body{256, 65536};
 	uint32_t sq_depth = 256; /**< entries in each SQ and refill ring (power of two) */
+	/** Deliveries waiting for room at their pod, per sidecar shard (docs/ordering.md): the
+	 *  pool all destinations share, and how many new requests one destination may hold */
+	uint32_t dest_queue_entries = 8192;
+	uint32_t dest_queue_share = 1024;
 };
 
 struct service_config {

@@ -95,9 +95,11 @@ using port::rx_msg;
 	_(overloaded, "requests refused: pending table full (503)")                      \
 	_(timeouts, "requests not answered before their deadline (504)")                 \
 	_(retries, "deliveries retried on another pod")                                  \
-	_(dest_full, "deliveries refused: destination had no RX slot (parked and retried)") \
-	_(parked, "deliveries parked until the destination has room")                   \
+	_(dest_full, "deliveries given back: destination had no RX slot, or an earlier one waits") \
+	_(parked, "deliveries queued behind their destination until it has room")       \
 	_(park_expired, "parked deliveries that never found room (503 / response lost)") \
+	_(park_refused, "deliveries refused: destination's queue at its share (503 dest_full)") \
+	_(resumes, "held-back destinations tried again (first of their queue, RESUME)")  \
 	_(dest_gone, "deliveries refused: destination unregistered (503)")               \
 	_(src_gone, "messages whose sender unregistered before delivery")               \
 	_(no_match, "responses that match no pending request (dropped)")                 \
@@ -262,6 +264,12 @@ private:
 	void release_held(request_ctx &c) noexcept;
 	void expired(const expiry &x, uint64_t now) noexcept;
 	uint32_t unpark(uint64_t now) noexcept;
+	/* per-destination queues (flow_notes.cc): order while a pod is full */
+	void admit_delivery(unsigned thread, const dpa_command &c) noexcept;
+	void bounced(const dpa_command &c, uint64_t now) noexcept;
+	uint32_t pump_queues(uint64_t now) noexcept;
+	void turn_down(const dpa_command &c, uint32_t status) noexcept;
+	void deliver_new(const dpa_command &c, const pending::entry &e) noexcept;
 	/* shards: work that belongs to another shard goes to its hand-off ring */
 	unsigned token_shard(uint32_t token) const noexcept;
 	bool hand_off(unsigned shard, const handoff_item &h) noexcept;

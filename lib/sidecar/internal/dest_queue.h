@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Head-of-line queues per destination pod: deliveries that wait for room at their pod, in
+// the order they were sent, in one fixed pool (docs/ordering.md).
+//
+// The RX kernel holds a pod back once a delivery to it finds no room: it gives that one
+// and every later one back (DEST_FULL) until the Arm sends the first again marked RESUME.
+// These queues keep the Arm's side of that: what came back (in the order it came back,
+// ahead of what was never sent) and what was sent since (behind), and when the pod may be
+// tried again.
+//
+//   dest_queues q(4096, 1024, response_reserve, tsc_hz);
+//   switch (q.admit(cmd, give_up)) { send: to the SQ; queued: waits; refused: answer it }
+//   q.bounced(cmd, give_up, now);            // a DEST_FULL note (false: refused)
+//   q.outcome(dst);                          // a RESUME/NOTIFY note, not "full"
+//   n = q.next(now, out, max);               // what to send (resume/notify) or give up
+//
+// Once a resumed delivery is in, the queue goes in windows (2, 4, ... 256 deliveries) whose
+// last is marked NOTIFY; the next window goes when it is in. A pod that fills again gives
+// back at most one window, not the whole queue.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "command.h"
+#include "dpumesh/abi/abi.h"
+
+namespace dpumesh::sidecar {
+
+class dest_queues {
+public:
+	enum class verdict { send, queued, refused };
+
+	/** A command that leaves a queue: sent now (resume set on the first one after a hold),
+	 *  or past its give-up time (never delivered: answer it). */
+	struct out {
+		dpa_command cmd;
+		bool expired = false;
+	};
+
+	/**
+	 * @param entries the pool all queues share
+	 * @param per_destination how many new requests one destination's queue may hold
+	 * @param response_reserve entries of the pool only responses and bounced deliveries take
+	 * @param tsc_hz for the back-off before a held-back destination is tried again
+	 */
+	dest_queues(uint32_t entries, uint32_t per_destination, uint32_t response_reserve,
+		    uint64_t tsc_hz);
+
+	/** A new delivery: `send` when nothing waits for its destination, else queued behind
+	 *  (`refused` when the destination's share or the pool is used up). */
+	verdict admit(const dpa_command &c, uint64_t give_up_at) noexcept;
+	/** A delivery the RX kernel gave back for want of room: queued ahead of what was never
+	 *  sent (behind what came back before it), the destination held back and tried again
+	 *  after a back-off. false: the pool is full, or `keep` is false (the caller refuses
+	 *  it): the destination is held back all the same, and answer it. */
+	bool bounced(const dpa_command &c, uint64_t give_up_at, uint64_t now,
+		     bool keep = true) noexcept;
+	/** The RESUME delivery's, or a window's NOTIFY delivery's, outcome was not "full":
+	 *  more of the queue may go (a window twice as large). */
+	void outcome(uint32_t dst) noexcept;
+	/** Up to max commands that leave their queues now, destinations taken round robin. */
+	uint32_t next(uint64_t now, out *o, uint32_t max) noexcept;
+
+	/** Whether a new delivery to dst would wait (its give-up time is needed then). */
+	bool waits(uint32_t dst) const noexcept
+	{
+		const dest &d = _dest[DPUMESH_HANDLE_POD_ID(dst)];
+		return d.count != 0 || d.st == state::resuming || d.st == state::probing;
+	}
+	uint32_t used() const noexcept { return _used; }
+	/** Destinations with a queue or held back. */
+	uint32_t active() const noexcept { return _nb_active; }
+	uint32_t queued(uint32_t pod_id) const noexcept
+	{
+		return _dest[pod_id % DPUMESH_MAX_PODS].count;
+	}
+
+	/** Every command still queued (teardown). */
+	template <typename Fn>
+	void for_each(Fn &&fn) const
+	{
+		for (const dest &d : _dest)
+			for (uint32_t i = d.head; i != none; i = _pool[i].next)
+				fn(_pool[i].cmd);
+	}
+
+private:
+	static constexpr uint32_t none = UINT32_MAX;
+	enum class state : uint8_t {
+		open,     /**< the kernel delivers to it; a queue left drains in order */
+		held,     /**< the kernel gives deliveries back: wait, then resume */
+		resuming, /**< the first was sent marked RESUME: wait for its outcome */
+		probing,  /**< a window was sent, its last marked NOTIFY: wait for its outcome */
+	};
+	struct entry {
+		dpa_command cmd;
+		uint64_t give_up_at;
+		uint32_t next;
+	};
+	struct dest {
+		uint32_t head = none, tail = none;
+		uint32_t bounced_tail = none; /**< last entry that came back (none: none did) */
+		uint32_t count = 0;
+		uint32_t bounces = 0; /**< resumes that found it full again, for the back-off */
+		uint32_t window = 2;  /**< deliveries the next window may send */
+		uint64_t retry_at = 0;
+		state st = state::open;
+		bool listed = false;
+	};
+
+	uint32_t take(const dpa_command &c, uint64_t give_up_at) noexcept;
+	uint32_t pop(dest &d) noexcept;
+	void list(uint32_t pod_id) noexcept;
+
+	std::unique_ptr<entry[]> _pool;
+	uint32_t _free = none, _used = 0;
+	const uint32_t _entries, _share, _reserve;
+	const uint64_t _tsc_us;
+	dest _dest[DPUMESH_MAX_PODS];
+	uint8_t _active[DPUMESH_MAX_PODS];
+	uint32_t _nb_active = 0, _cursor = 0;
+};
+
+} // namespace dpumesh::sidecar
