@@ -143,8 +143,21 @@ def test_handler_errors_and_missing_answers_still_answer_once(mesh):
 
 def test_tiny_pools_wait_for_tx_room_and_answer_every_request_once(mesh):
     async def main():
-        server = dpumesh.Pod(mesh, "echo", tx_slots=2)
-        server.serve(echo_handler(server))
+        # 2 TX header slots, 8 body slots (each body pool: RX too, so 8 requests can be in)
+        server = dpumesh.Pod(mesh, "echo", tx_slots=2, body_slots=8)
+        echo = echo_handler(server)
+        gate = asyncio.Event()
+
+        async def handler(req):
+            # the first answers wait until 4 requests are in, so 4 replies meet 2 TX slots
+            # at once; left to timing, each reply may find a slot come back
+            if not gate.is_set():
+                if server.stats["requests"] >= 4:
+                    gate.set()
+                else:
+                    await gate.wait()
+            await echo(req)
+        server.serve(handler)
         client = dpumesh.Pod(mesh, "client", tx_slots=4, max_calls=48)
         bodies = [b"req-%d" % i for i in range(150)]
 
