@@ -56,7 +56,7 @@ bool stage::retry(pending::entry &e, request_ctx &c, uint64_t now) noexcept
 		_stats.retry_budget.inc();
 		return false;
 	}
-	if (c.policy && !_cur->engine().breaker_allows(_admission->name(e.service),
+	if (c.policy && !_cur->engine().breaker_allows(_cur->services()[e.service].policy,
 						       _admission->clock().ns(now)))
 		return false;
 	uint32_t alt = _reg->pick_pod(e.service);

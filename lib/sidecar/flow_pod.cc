@@ -6,7 +6,6 @@
 #include <cstring>
 
 #include <rte_mempool.h>
-#include <rte_random.h>
 
 #include "dpumesh/policy/trace.h"
 #include "internal/admission.h"
@@ -161,7 +160,7 @@ void stage::pod_response(const pod_message &m, const wire::l7_view &v, uint64_t 
 	if (policy::retryable_status(v.status) && retry(e, r.ctx(), now)) {
 		/* this answer is not passed on: another pod gets the request */
 		if (r.ctx().policy)
-			_cur->engine().on_response(_admission->name(e.service), v.status,
+			_cur->engine().on_response(_cur->services()[e.service].policy, v.status,
 						   _admission->clock().ns(now));
 		return complete(m.header, DPUMESH_STATUS_OK);
 	}
@@ -198,7 +197,7 @@ void stage::answered(const pending::entry &e, const request_ctx &c, uint16_t sta
 		rm.answer(status, mesh);
 		rm.latency.record(us);
 		if (report && c.policy)
-			_cur->engine().on_response(_admission->name(e.service), status,
+			_cur->engine().on_response(_cur->services()[e.service].policy, status,
 						   _admission->clock().ns(now));
 	}
 }
