@@ -204,8 +204,10 @@ TEST_P(Case3, RoundTripsAreByteExactFromZeroToOneMegabyte)
 	EXPECT_EQ(dpa_sum(fin, &dpa_thread_view::rx_delivered), 2 * total);
 	EXPECT_EQ(dpa_sum(fin, &dpa_thread_view::tx_completions), 2 * total);
 	EXPECT_EQ(dpa_sum(fin, &dpa_thread_view::dma_errors), 0u);
-	/* no back-pressure in this run: order is only promised while destinations have room */
-	EXPECT_EQ(fin.sidecar_value("parked"), 0u);
+	/* order_bad is 0 above whether or not a destination filled: the client's window is the
+	 * echo pods' 16 body slots, so an answer that arrives before its echo released the
+	 * request's slot can make the next request wait in the pod's queue (seen once under
+	 * ASan: parked=1), and order holds then too (docs/ordering.md) */
 	/* the bodies went through the DMA engine: more than the big run's bodies, twice */
 	EXPECT_GT(dpa_sum(fin, &dpa_thread_view::dma_bytes), 60ull << 20);
 	expect_idle(fin, n);
