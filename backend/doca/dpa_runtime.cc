@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dpa_doca.h"
+#include "internal/check.h"
 
 namespace dpumesh::doca {
 namespace {
@@ -24,8 +25,11 @@ DPUMESH_SAME_OFFSET(stop);
 static_assert(sizeof(::dpa_dev) <= runtime_options{}.args_bytes,
 	      "runtime_options::args_bytes holds the mapping's struct dpa_dev");
 
-/* An error naming the call and DOCA's description of what went wrong. */
-status check(doca_error_t e, const std::string &what)
+using internal::check;
+
+} // namespace
+
+status internal::check(doca_error_t e, const std::string &what)
 {
 	if (e == DOCA_SUCCESS)
 		return status::ok();
@@ -33,8 +37,6 @@ status check(doca_error_t e, const std::string &what)
 	return errorf("%s failed: %s (doca_error %d)", what.c_str(), d ? d : "?",
 		      static_cast<int>(e));
 }
-
-} // namespace
 
 status dpa_runtime::make_kernel(const kernel_spec &spec, const runtime_options &opt,
 				kernel_thread &k)
@@ -49,6 +51,16 @@ status dpa_runtime::make_kernel(const kernel_spec &spec, const runtime_options &
 	_undo.push([t = k.thread] { doca_dpa_thread_destroy(t); });
 	DPUMESH_RETURN_IF_ERROR(check(doca_dpa_thread_set_func_arg(k.thread, spec.entry, k.args_ptr),
 				      n + "doca_dpa_thread_set_func_arg"));
+	if (spec.local_bytes) {
+		DPUMESH_RETURN_IF_ERROR(check(doca_dpa_mem_alloc(_dpa, spec.local_bytes, &k.local_ptr),
+					      n + "doca_dpa_mem_alloc(local storage)"));
+		_undo.push([d = _dpa, p = k.local_ptr] { doca_dpa_mem_free(d, p); });
+		std::vector<uint8_t> zeros(spec.local_bytes, 0);
+		DPUMESH_RETURN_IF_ERROR(check(doca_dpa_h2d_memcpy(_dpa, k.local_ptr, zeros.data(), zeros.size()),
+					      n + "doca_dpa_h2d_memcpy(local storage)"));
+		DPUMESH_RETURN_IF_ERROR(check(doca_dpa_thread_set_local_storage(k.thread, k.local_ptr),
+					      n + "doca_dpa_thread_set_local_storage"));
+	}
 	DPUMESH_RETURN_IF_ERROR(check(doca_dpa_thread_start(k.thread), n + "doca_dpa_thread_start"));
 	/* stopped only after the kernel finished (cooperative stop, docs/doca.md) */
 	_undo.push([t = k.thread] { doca_dpa_thread_stop(t); });
@@ -145,7 +157,7 @@ status dpa_runtime::request_stop()
 	return status::ok();
 }
 
-result<std::unique_ptr<device>> device::open(const std::string &pci)
+result<std::unique_ptr<device>> device::open(const std::string &pci, bool need_dpa)
 {
 	std::unique_ptr<device> d(new device());
 	d->_pci = pci;
@@ -164,7 +176,7 @@ result<std::unique_ptr<device>> device::open(const std::string &pci)
 	}
 	if (!found)
 		return errorf("DOCA device %s: no such PCI function (%u DOCA devices found)", pci.c_str(), nb);
-	if (doca_dpa_cap_is_supported(found) != DOCA_SUCCESS)
+	if (need_dpa && doca_dpa_cap_is_supported(found) != DOCA_SUCCESS)
 		return errorf("DOCA device %s cannot run a DPA process (doca_dpa_cap_is_supported: "
 			      "needs the PF, not an SF or VF)", pci.c_str());
 	DPUMESH_RETURN_IF_ERROR(check(doca_dev_open(found, &d->_dev), "doca_dev_open(" + pci + ")"));
@@ -187,8 +199,8 @@ result<std::unique_ptr<dpa_backend>> dpa_backend::create(const backend_options &
 	b->_dev = std::move(*dev);
 	std::vector<kernel_spec> kernels;
 	for (unsigned p = 0; p < opt.pairs; p++) {
-		kernels.push_back({"tx" + std::to_string(p), tx});
-		kernels.push_back({"rx" + std::to_string(p), rx});
+		kernels.push_back({"tx" + std::to_string(p), tx, sizeof(dpa_tx_state)});
+		kernels.push_back({"rx" + std::to_string(p), rx, sizeof(dpa_rx_state)});
 	}
 	auto rt = dpa_runtime::create(b->_dev->get(), app, kernels, opt.runtime);
 	if (!rt)

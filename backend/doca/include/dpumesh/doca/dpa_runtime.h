@@ -50,6 +50,9 @@ private:
 struct kernel_spec {
 	std::string name;
 	doca_dpa_func_t *entry = nullptr;
+	/** The kernel's own state (dpa_tx_state / dpa_rx_state): DPA memory, zeroed, given as
+	 *  the thread's local storage (doca_dpa_dev_thread_get_local_storage). 0: none. */
+	size_t local_bytes = 0;
 };
 
 struct runtime_options {
@@ -78,7 +81,8 @@ class dpa_runtime {
 public:
 	/**
 	 * doca_dpa_create/set_app/start; the table (mem_alloc + h2d zeros); then per kernel, in
-	 * order: thread create/set_func_arg/start, completion create/set_thread/start/handle,
+	 * order: its argument block (mem_alloc), thread create/set_func_arg, its local storage
+	 * when it has one (mem_alloc + h2d zeros + doca_dpa_thread_set_local_storage), start, completion create/set_thread/start/handle,
 	 * async ops create/attach/start/handle, notification create/start/handle, its
 	 * arguments (mem_alloc + h2d), thread_run.
 	 * @return the runtime, or an error naming the kernel and the DOCA call that failed
@@ -98,6 +102,11 @@ public:
 
 	unsigned nb_kernels() const noexcept { return static_cast<unsigned>(_threads.size()); }
 	const thread_args &args(unsigned k) const noexcept { return _threads[k].args; }
+	/** Kernel k's argument block in DPA memory (the device mapping's struct dpa_dev). */
+	doca_dpa_dev_uintptr_t args_ptr(unsigned k) const noexcept { return _threads[k].args_ptr; }
+	/** Kernel k's local storage in DPA memory (0: none). */
+	doca_dpa_dev_uintptr_t local_ptr(unsigned k) const noexcept { return _threads[k].local_ptr; }
+	doca_dpa *dpa() const noexcept { return _dpa; }
 
 private:
 	struct kernel_thread {
@@ -107,6 +116,7 @@ private:
 		doca_dpa_async_ops *ops = nullptr;
 		doca_dpa_notification_completion *notify = nullptr;
 		doca_dpa_dev_uintptr_t args_ptr = 0;
+		doca_dpa_dev_uintptr_t local_ptr = 0;
 		thread_args args{};
 	};
 	dpa_runtime() = default;
@@ -125,12 +135,13 @@ class device {
 public:
 	/**
 	 * doca_devinfo_create_list; the entry whose address is `pci`
-	 * (doca_devinfo_is_equal_pci_addr); doca_dpa_cap_is_supported; doca_dev_open;
-	 * doca_devinfo_destroy_list (on every path once the list exists).
+	 * (doca_devinfo_is_equal_pci_addr); doca_dpa_cap_is_supported (only with `need_dpa`:
+	 * the host's view of the PF, which libdpumesh opens for export and comch, needs none);
+	 * doca_dev_open; doca_devinfo_destroy_list (on every path once the list exists).
 	 * @return the device; an error naming the address when no device has it, when it
 	 *         cannot run a DPA process, or naming the DOCA call that failed
 	 */
-	static result<std::unique_ptr<device>> open(const std::string &pci);
+	static result<std::unique_ptr<device>> open(const std::string &pci, bool need_dpa = true);
 	doca_dev *get() const noexcept { return _dev; }
 	const std::string &pci() const noexcept { return _pci; }
 
