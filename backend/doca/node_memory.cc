@@ -104,6 +104,22 @@ result<std::unique_ptr<node_memory>> node_memory::create(dpa_runtime &rt, dpu_me
 	m->_undo.push([dpa, p = m->_node_ptr] { doca_dpa_mem_free(dpa, p); });
 	DPUMESH_RETURN_IF_ERROR(m->write_node());
 	DPUMESH_RETURN_IF_ERROR(m->write_threads(opt));
+	m->_bodies = dpu.carve(sizeof(dpa_doca_body) * opt.bodies);
+	if (!m->_bodies && opt.bodies)
+		return errorf("DOCA node memory: DPU memory full (%u network bodies)", opt.bodies);
+	m->_body_cookie.assign(opt.bodies, 0);
+	m->_hbuf_size = opt.hbuf_size;
+	if (opt.arm_hbufs) {
+		uint8_t *a = dpu.carve(static_cast<size_t>(opt.hbuf_size) * opt.arm_hbufs);
+		if (!a)
+			return errorf("DOCA node memory: DPU memory full (%u Arm hbufs)", opt.arm_hbufs);
+		m->_arm_hbuf_lo = reinterpret_cast<uint64_t>(a);
+		m->_arm_hbuf_hi = m->_arm_hbuf_lo + static_cast<uint64_t>(opt.hbuf_size) * opt.arm_hbufs;
+		for (uint64_t h = m->_arm_hbuf_hi; h > m->_arm_hbuf_lo;)
+			m->_arm_hbufs.push_back(h -= opt.hbuf_size);
+	}
+	for (uint32_t i = opt.bodies; i-- > 0;)
+		m->_free_bodies.push_back(i);
 	return m;
 }
 
@@ -160,12 +176,14 @@ status node_memory::write_threads(const node_memory_options &opt)
 									  &h, sizeof(h)),
 						      n + "doca_dpa_h2d_memcpy(dpu_mmap)"));
 		}
-		for (uint32_t i = 0; i < opt.hbufs; i++) {
-			uint8_t *hb = _dpu->carve(opt.hbuf_size);
-			if (!hb)
-				return errorf("DOCA node memory: DPU memory full (hbuf %u of pair %u)", i, p);
+		uint8_t *hb = _dpu->carve(static_cast<size_t>(opt.hbuf_size) * opt.hbufs);
+		if (!hb)
+			return errorf("DOCA node memory: DPU memory full (%u hbufs of pair %u)", opt.hbufs, p);
+		r.hbuf_lo = reinterpret_cast<uint64_t>(hb);
+		r.hbuf_hi = r.hbuf_lo + static_cast<uint64_t>(opt.hbuf_size) * opt.hbufs;
+		for (uint64_t a = r.hbuf_lo; a < r.hbuf_hi; a += opt.hbuf_size) {
 			sw_descriptor d{};
-			d.header_buf_addr = reinterpret_cast<uint64_t>(hb);
+			d.header_buf_addr = a;
 			(void)dpumesh_sq_enqueue_burst(&r.hbuf_free, &d, 1); /* room: hbufs < ring_slots */
 		}
 	}
@@ -245,15 +263,92 @@ unsigned node_memory::reclaim(unsigned p) noexcept
 		while (dpumesh_sq_dequeue_burst(back, &d, 1) == 1) {
 			n++;
 			if (d.flags == DPA_DOCA_BACK_HBUF) {
-				sw_descriptor h{};
-				h.header_buf_addr = d.header_buf_addr;
-				(void)dpumesh_sq_enqueue_burst(&r.hbuf_free, &h, 1); /* never fuller than made */
-			} else {
-				_bodies_back++;
+				give_back_hbuf(d.header_buf_addr);
+				continue;
 			}
+			const uint64_t base = reinterpret_cast<uint64_t>(_bodies);
+			const uint64_t off = d.body_buf_addr - base;
+			if (d.flags != DPA_DOCA_BACK_BODY || !_bodies || d.body_buf_addr < base ||
+			    off % sizeof(dpa_doca_body) != 0 || off / sizeof(dpa_doca_body) >= _body_cookie.size()) {
+				_bad_back++;
+				continue;
+			}
+			const uint32_t i = static_cast<uint32_t>(off / sizeof(dpa_doca_body));
+			_bodies_back++;
+			_free_bodies.push_back(i);
+			if (_body_release)
+				_body_release(_body_cookie[i]);
 		}
 	}
 	return n;
+}
+
+void node_memory::give_back_hbuf(uint64_t hbuf) noexcept
+{
+	for (pair_rings &q : _pairs) {
+		if (hbuf < q.hbuf_lo || hbuf >= q.hbuf_hi || (hbuf - q.hbuf_lo) % _hbuf_size != 0)
+			continue;
+		sw_descriptor h{};
+		h.header_buf_addr = hbuf;
+		/* never fuller than it was made: each hbuf is on it at most once */
+		(void)dpumesh_sq_enqueue_burst(&q.hbuf_free, &h, 1);
+		return;
+	}
+	if (hbuf >= _arm_hbuf_lo && hbuf < _arm_hbuf_hi && (hbuf - _arm_hbuf_lo) % _hbuf_size == 0) {
+		_arm_hbufs.push_back(hbuf);
+		return;
+	}
+	_bad_back++; /* names no hbuf of this node: dropped, never put on a free list */
+}
+
+result<uint64_t> node_memory::take_hbuf()
+{
+	if (_arm_hbufs.empty())
+		return errorf("Arm hbufs: all %llu in flight",
+			      static_cast<unsigned long long>((_arm_hbuf_hi - _arm_hbuf_lo) / (_hbuf_size ? _hbuf_size : 1)));
+	const uint64_t h = _arm_hbufs.back();
+	_arm_hbufs.pop_back();
+	std::memset(reinterpret_cast<void *>(h), 0, DPA_HBUF_META_SIZE); /* src 0: nobody to complete */
+	return h + DPA_HBUF_META_SIZE;
+}
+
+result<uint64_t> node_memory::make_body(std::span<const body_piece> pieces, uint64_t cookie)
+{
+	if (pieces.empty() || pieces.size() > DPA_DOCA_BODY_PIECES)
+		return errorf("network body: %zu pieces (1..%u)", pieces.size(), DPA_DOCA_BODY_PIECES);
+	const uint64_t lo = reinterpret_cast<uint64_t>(_dpu->base()), hi = lo + _dpu->size();
+	for (const body_piece &pc : pieces)
+		if (pc.len == 0 || pc.addr < lo || pc.addr >= hi || pc.len > hi - pc.addr)
+			return errorf("network body: a piece of %u bytes at 0x%llx outside the DPU memory",
+				      pc.len, static_cast<unsigned long long>(pc.addr));
+	if (_free_bodies.empty())
+		return errorf("network body: all %zu in flight", _body_cookie.size());
+	const uint32_t i = _free_bodies.back();
+	_free_bodies.pop_back();
+	auto *b = reinterpret_cast<dpa_doca_body *>(_bodies) + i;
+	std::memset(b, 0, sizeof(*b));
+	for (size_t k = 0; k < pieces.size(); k++) {
+		b->piece[k].addr = pieces[k].addr;
+		b->piece[k].len = pieces[k].len;
+	}
+	/* the count last: the DPA reads the body only once the command naming it is posted */
+	__atomic_store_n(&b->nb_pieces, static_cast<uint32_t>(pieces.size()), __ATOMIC_RELEASE);
+	_body_cookie[i] = cookie;
+	return reinterpret_cast<uint64_t>(b);
+}
+
+result<bool> node_memory::quiescent(uint32_t m)
+{
+	for (unsigned k = 0; k < 2 * _nb_pairs; k++) {
+		uint32_t q = 0;
+		DPUMESH_RETURN_IF_ERROR(check(doca_dpa_d2h_memcpy(_rt->dpa(), &q, _rt->args_ptr(k) + offsetof(::dpa_dev, quiescent),
+								  sizeof(q)),
+					      "DOCA node memory: kernel " + std::to_string(k) + ": doca_dpa_d2h_memcpy(quiescent)"));
+		/* q = membership at the start of its last completed activation + 1 (0: none) */
+		if (q == 0 || static_cast<int32_t>(q - 1u - m) < 0)
+			return false;
+	}
+	return true;
 }
 
 } // namespace dpumesh::doca

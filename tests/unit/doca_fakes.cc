@@ -211,6 +211,17 @@ doca_error_t doca_dpa_start(struct doca_dpa *dpa) { return start("doca_dpa_start
 doca_error_t doca_dpa_stop(struct doca_dpa *dpa) { return stop("doca_dpa_stop", dpa); }
 doca_error_t doca_dpa_destroy(struct doca_dpa *dpa) { return destroy("doca_dpa_destroy", dpa); }
 
+/* [p, p+n) inside one DPA allocation, as a local pointer; else a misuse and nullptr */
+static void *dpa_range(uint64_t p, size_t n, const char *call)
+{
+	auto it = dpa_mem.upper_bound(p);
+	if (it == dpa_mem.begin() || p + n > std::prev(it)->first + std::prev(it)->second) {
+		g.misuse.push_back(std::string(call) + ": outside DPA memory");
+		return nullptr;
+	}
+	return reinterpret_cast<void *>(p);
+}
+
 /* DPA memory is host memory here (FAKE): its device address is its local address, so the
  * device mapping, run on the host, reads what the backend wrote */
 doca_error_t doca_dpa_mem_alloc(struct doca_dpa *dpa, size_t size, doca_dpa_dev_uintptr_t *p)
@@ -242,12 +253,22 @@ doca_error_t doca_dpa_h2d_memcpy(struct doca_dpa *dpa, doca_dpa_dev_uintptr_t ds
 	doca_error_t e = use("doca_dpa_h2d_memcpy", dpa);
 	if (e != DOCA_SUCCESS)
 		return e;
-	auto it = dpa_mem.upper_bound(dst);
-	if (it == dpa_mem.begin() || dst + size > std::prev(it)->first + std::prev(it)->second) {
-		g.misuse.push_back("doca_dpa_h2d_memcpy: outside DPA memory");
+	void *to = dpa_range(dst, size, "doca_dpa_h2d_memcpy");
+	if (!to)
 		return static_cast<doca_error_t>(9);
-	}
-	std::memcpy(reinterpret_cast<void *>(dst), src, size);
+	std::memcpy(to, src, size);
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_dpa_d2h_memcpy(struct doca_dpa *dpa, void *dst, doca_dpa_dev_uintptr_t src, size_t size)
+{
+	doca_error_t e = use("doca_dpa_d2h_memcpy", dpa);
+	if (e != DOCA_SUCCESS)
+		return e;
+	const void *from = dpa_range(src, size, "doca_dpa_d2h_memcpy");
+	if (!from)
+		return static_cast<doca_error_t>(9);
+	std::memcpy(dst, from, size);
 	return DOCA_SUCCESS;
 }
 

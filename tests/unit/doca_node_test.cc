@@ -275,9 +275,64 @@ TEST(DocaNode, Case3RequestsAndResponsesByteExactOnWhatTheArmWrote)
 	EXPECT_EQ(fdev::rec().bad_copies, 0u);
 	EXPECT_EQ(fdev::rec().unflushed, 0u);
 
-	/* a pod that leaves: its entry inactive, a message for its old handle is DEST_GONE */
+	/* Case 2: a network body in three pieces of DPU memory, its header in an Arm hbuf */
+	{
+		const uint32_t lens[] = {100, 3000, 7};
+		std::vector<doca::body_piece> pieces;
+		std::vector<uint8_t> want;
+		for (uint32_t len : lens) {
+			uint8_t *m = n.dpu->carve(len);
+			ASSERT_NE(m, nullptr);
+			fill(m, len, static_cast<uint8_t>(len));
+			want.insert(want.end(), m, m + len);
+			pieces.push_back({reinterpret_cast<uint64_t>(m), len});
+		}
+		std::vector<uint64_t> released;
+		n.nm->set_body_release([&](uint64_t cookie) { released.push_back(cookie); });
+		auto body = n.nm->make_body(pieces, 42);
+		ASSERT_TRUE(body) << body.error().message();
+		auto hdr = n.nm->take_hbuf();
+		ASSERT_TRUE(hdr) << hdr.error().message();
+		fill(reinterpret_cast<uint8_t *>(*hdr), 60, 5);
+		echo.refill(3);
+		sw_descriptor cmd{};
+		cmd.header_buf_addr = *hdr;
+		cmd.header_len = 60;
+		cmd.body_buf_addr = *body;
+		cmd.body_len = static_cast<uint32_t>(want.size());
+		cmd.req_id = 555;
+		cmd.dst.pod_id = echo.handle();
+		cmd.flags = DPUMESH_OP_REQUEST | DPUMESH_CASE_INGRESS;
+		ASSERT_EQ(dpumesh_sq_enqueue_burst(&n.nm->commands(0), &cmd, 1), 1u);
+		for (int i = 0; i < 3; i++)
+			n.run(1);
+		auto got = echo.take_rx();
+		ASSERT_EQ(got.size(), 1u);
+		EXPECT_EQ(got[0].req_id, 555u);
+		ASSERT_EQ(got[0].body_len, want.size());
+		EXPECT_EQ(std::memcmp(echo.at(got[0].body_buf_addr), want.data(), want.size()), 0);
+		EXPECT_EQ(std::memcmp(echo.at(got[0].header_buf_addr), reinterpret_cast<uint8_t *>(*hdr), 60), 0);
+		EXPECT_EQ(n.nm->reclaim(0), 2u); /* the body and the Arm's hbuf */
+		EXPECT_EQ(released, std::vector<uint64_t>{42});
+		EXPECT_EQ(n.nm->bodies_back(), 1u);
+		EXPECT_EQ(n.nm->bad_back(), 0u);
+		/* refused: a piece outside the DPU memory, too many pieces */
+		const doca::body_piece outside[] = {{reinterpret_cast<uint64_t>(echo.mem), 10}};
+		EXPECT_FALSE(n.nm->make_body(outside, 1));
+		std::vector<doca::body_piece> many(DPA_DOCA_BODY_PIECES + 1, pieces[0]);
+		EXPECT_FALSE(n.nm->make_body(many, 1));
+	}
+
+	/* a pod that leaves: its entry inactive, a message for its old handle is DEST_GONE; the
+	 * Arm knows when every DPA thread has let go (the quiescence report) */
 	const uint32_t gone_handle = echo.handle();
 	ASSERT_TRUE(n.nm->unregister_pod(echo.link->pod_id(), echo.link->generation()));
+	const uint32_t m = n.nm->membership();
+	auto q = n.nm->quiescent(m);
+	ASSERT_TRUE(q) << q.error().message();
+	EXPECT_FALSE(*q) << "no activation began after the change yet";
+	n.run(0);
+	EXPECT_FALSE(n.nm->quiescent(m).value()) << "the RX kernel has not run since";
 	client.refill(1);
 	sw_descriptor d{};
 	d.header_buf_addr = client.tx_header(1);
@@ -294,6 +349,8 @@ TEST(DocaNode, Case3RequestsAndResponsesByteExactOnWhatTheArmWrote)
 	for (int i = 0; i < 3; i++)
 		n.run(1);
 	EXPECT_TRUE(echo.take_rx().empty());
+	EXPECT_TRUE(n.nm->quiescent(m).value());
+	EXPECT_FALSE(n.nm->quiescent(m + 1).value());
 	sw_descriptor note;
 	ASSERT_EQ(dpumesh_sq_dequeue_burst(&n.nm->notes(0), &note, 1), 1u) << "handed back to the Arm";
 	EXPECT_EQ(dpumesh_flags_status(note.flags), uint32_t{DPUMESH_STATUS_DEST_GONE});

@@ -15,7 +15,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "dpumesh/abi/abi.h"
@@ -54,6 +56,14 @@ struct node_memory_options {
 	uint32_t ring_slots = 1024;  /**< each thread ring: a power of two */
 	uint32_t hbuf_size = 2048;   /**< a header buffer: DPA_HBUF_META_SIZE + the largest header */
 	uint32_t hbufs = 512;        /**< per pair: kept on the TX kernel's free ring */
+	uint32_t bodies = 256;       /**< network bodies (piece lists) in flight at once */
+	uint32_t arm_hbufs = 256;    /**< hbufs the Arm takes for messages it makes (Case 2) */
+};
+
+/** A piece of a network body: DPU memory (the Arm's address), not empty. */
+struct body_piece {
+	uint64_t addr = 0;
+	uint32_t len = 0;
 };
 
 /** One pod as registration decided it (the pod block's first half). */
@@ -98,11 +108,40 @@ public:
 	dpumesh_sq &notes(unsigned p) noexcept { return _pairs[p].notes; }
 	/**
 	 * Drains pair p's give-back rings: hbufs back on the TX kernel's free ring, network
-	 * bodies counted (their release belongs to the Arm's network path).
+	 * bodies back on the body free list, each one's cookie to the release hook (the Arm's
+	 * network path frees its buffers there).
 	 * @return entries taken
 	 */
 	unsigned reclaim(unsigned p) noexcept;
 	uint64_t bodies_back() const noexcept { return _bodies_back; }
+	/** Given-back entries that named no hbuf or body of this node (counted, dropped). */
+	uint64_t bad_back() const noexcept { return _bad_back; }
+
+	/**
+	 * A network body for the RX kernel (Case 2): its pieces written as a dpa_doca_body in
+	 * the DPU memory. Control path of the Arm's network stage; no DOCA call.
+	 * @return the handle for the command's body_buf_addr; an error when there are no or
+	 *         too many pieces, a piece is empty or outside the DPU memory, or every body
+	 *         is in flight
+	 */
+	result<uint64_t> make_body(std::span<const body_piece> pieces, uint64_t cookie);
+	/**
+	 * An hbuf for a message the Arm makes (Case 2): its metadata zeroed (no sender to
+	 * complete); the header goes at the returned address, which is the command's
+	 * header_buf_addr. Given back by the DPA like any hbuf; reclaim() returns it here.
+	 * @return the header address; an error when all are in flight
+	 */
+	result<uint64_t> take_hbuf();
+	/** Called by reclaim() with the cookie of each body the DPA gave back. */
+	void set_body_release(std::function<void(uint64_t cookie)> f) { _body_release = std::move(f); }
+
+	/**
+	 * The DPA threads' quiescence reports (doca_dpa_d2h_memcpy of each one's `quiescent`):
+	 * whether every thread completed an activation that began at membership `m` or later,
+	 * so none holds what the change to `m` took away. A parked thread reports at its next
+	 * activation (docs/doca.md).
+	 */
+	result<bool> quiescent(uint32_t m);
 	uint32_t membership() const noexcept { return _membership; }
 	/** DPA addresses, for the statistics reader and tests. */
 	doca_dpa_dev_uintptr_t node_ptr() const noexcept { return _node_ptr; }
@@ -111,7 +150,10 @@ public:
 private:
 	struct pair_rings {
 		dpumesh_sq sidecar_tx{}, commands{}, notes{}, hbuf_free{}, back_tx{}, back_rx{};
+		uint64_t hbuf_lo = 0, hbuf_hi = 0; /* its hbufs: [lo, hi), hbuf_size apart */
 	};
+	/** Where a given-back hbuf belongs: a pair's free ring, or the Arm's pool. */
+	void give_back_hbuf(uint64_t hbuf) noexcept;
 	node_memory() = default;
 	status write_node();
 	status write_threads(const node_memory_options &opt);
@@ -121,7 +163,14 @@ private:
 	uint32_t _nb_pairs = 0, _membership = 0;
 	doca_dpa_dev_uintptr_t _node_ptr = 0, _pods_ptr = 0, _inbox_ptr = 0;
 	std::vector<pair_rings> _pairs;
-	uint64_t _bodies_back = 0;
+	uint64_t _bodies_back = 0, _bad_back = 0;
+	uint8_t *_bodies = nullptr;             /* struct dpa_doca_body[nb], in DPU memory */
+	std::vector<uint32_t> _free_bodies;
+	std::vector<uint64_t> _body_cookie;
+	std::function<void(uint64_t)> _body_release;
+	uint32_t _hbuf_size = 0;
+	uint64_t _arm_hbuf_lo = 0, _arm_hbuf_hi = 0;
+	std::vector<uint64_t> _arm_hbufs; /* free */
 	undo_stack _undo;
 };
 
