@@ -26,8 +26,9 @@ uint64_t now_ms() noexcept
 
 unsigned comch_endpoint::progress() noexcept
 {
+	/* bounded: a peer that keeps sending cannot hold the caller's loop */
 	unsigned n = 0;
-	while (doca_pe_progress(_pe) != 0)
+	while (n < max_progress && doca_pe_progress(_pe) != 0)
 		n++;
 	return n;
 }

@@ -196,6 +196,8 @@ status node_memory::register_pod(const pod_placement &p)
 	    p.nb_workers > DPUMESH_MAX_WORKERS || p.mkey == 0)
 		return errorf("DOCA node memory: pod %u generation %u workers %u mkey %u: invalid",
 			      p.pod_id, p.generation, p.nb_workers, p.mkey);
+	if (_active[p.pod_id])
+		return errorf("DOCA node memory: pod %u is registered (its block is the DPA's now)", p.pod_id);
 	dpumesh_pod_layout l;
 	if (int rc = dpumesh_pod_layout_compute(&p.geometry, &l); rc != DPUMESH_LAYOUT_OK)
 		return errorf("DOCA node memory: pod %u: invalid geometry (layout error %d)", p.pod_id, rc);
@@ -227,6 +229,7 @@ status node_memory::register_pod(const pod_placement &p)
 	e.is_active = 1;
 	e.generation = p.generation;
 	DPUMESH_RETURN_IF_ERROR(_rt->write_table_entry(p.pod_id, &e).with_context(n));
+	_active[p.pod_id] = true;
 	_membership++;
 	return check(doca_dpa_h2d_memcpy(_rt->dpa(), _node_ptr + offsetof(dpa_doca_node, membership), &_membership,
 					 sizeof(_membership)),
@@ -241,6 +244,7 @@ status node_memory::unregister_pod(uint32_t pod_id, uint32_t generation)
 	e.generation = generation;
 	const std::string n = "DOCA node memory: pod " + std::to_string(pod_id) + ": ";
 	DPUMESH_RETURN_IF_ERROR(_rt->write_table_entry(pod_id, &e).with_context(n));
+	_active[pod_id] = false;
 	_membership++;
 	return check(doca_dpa_h2d_memcpy(_rt->dpa(), _node_ptr + offsetof(dpa_doca_node, membership), &_membership,
 					 sizeof(_membership)),

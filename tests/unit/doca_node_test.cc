@@ -247,6 +247,17 @@ TEST(DocaNode, Case3RequestsAndResponsesByteExactOnWhatTheArmWrote)
 	EXPECT_EQ(n.block(echo.link->pod_id())->base, reinterpret_cast<uint64_t>(echo.mem));
 	EXPECT_EQ(n.block(echo.link->pod_id())->generation, echo.link->generation());
 
+	/* a registered pod's block is the DPA's: writing it again is refused */
+	doca::pod_placement again;
+	again.pod_id = echo.link->pod_id();
+	again.generation = 9;
+	again.nb_workers = 1;
+	again.mkey = echo.link->mkey();
+	again.geometry = echo.reg.geometry;
+	auto st = n.nm->register_pod(again);
+	ASSERT_FALSE(st);
+	EXPECT_NE(st.message().find("is registered"), std::string::npos) << st.message();
+
 	const uint32_t sizes[] = {0, 1, 127, 128, 4096, 8191, 8192};
 	uint32_t req = 1;
 	for (uint32_t blen : sizes) {

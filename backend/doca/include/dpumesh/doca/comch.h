@@ -43,7 +43,10 @@ public:
 	/** The progress engine's notification handle: readable when progress() has work
 	 *  (after arm()). Goes into the owner's event loop (a pod's dpumesh_fd). */
 	int fd() const noexcept { return _fd; }
-	/** Runs ready events and completions (doca_pe_progress until idle). @return how many */
+	/** Most events one progress() runs. */
+	static constexpr unsigned max_progress = 1024;
+	/** Runs ready events and completions (doca_pe_progress until idle, at most
+	 *  max_progress: call again while it returns that). @return how many */
 	unsigned progress() noexcept;
 	/** Before sleeping on fd(): doca_pe_request_notification. */
 	status arm();

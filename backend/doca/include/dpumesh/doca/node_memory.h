@@ -94,8 +94,8 @@ public:
 							   const node_memory_options &opt);
 	~node_memory() { _undo.unwind(); }
 
-	/** Writes the pod's block whole (its table entry must be inactive), then its
-	 *  pod_lookup_table entry active, then moves the membership. */
+	/** Writes the pod's block whole, then its pod_lookup_table entry active, then moves
+	 *  the membership. Refused for a pod_id that is registered (its entry active). */
 	status register_pod(const pod_placement &p);
 	/** The table entry inactive (generation kept: late handles stay gone), membership. */
 	status unregister_pod(uint32_t pod_id, uint32_t generation);
@@ -161,6 +161,7 @@ private:
 	dpa_runtime *_rt = nullptr;
 	dpu_memory *_dpu = nullptr;
 	uint32_t _nb_pairs = 0, _membership = 0;
+	std::vector<bool> _active = std::vector<bool>(DPUMESH_MAX_PODS, false);
 	doca_dpa_dev_uintptr_t _node_ptr = 0, _pods_ptr = 0, _inbox_ptr = 0;
 	std::vector<pair_rings> _pairs;
 	uint64_t _bodies_back = 0, _bad_back = 0;
