@@ -27,6 +27,7 @@ extern "C" {
 extern struct doca_dpa_app *dpumesh_dpa;
 extern doca_dpa_func_t dpumesh_dpa_tx_entry;
 extern doca_dpa_func_t dpumesh_dpa_rx_entry;
+extern doca_dpa_func_t dpumesh_dpa_notify_rpc;
 }
 #endif
 
@@ -120,7 +121,8 @@ int run(int argc, char **argv)
 	std::unique_ptr<doca::node_memory> doca_mem;
 	if (st.is_ok() && cfg->dpa.backend == config::dpa_backend::doca) {
 		auto b = doca::dpa_backend::create({cfg->dpa.device, cfg->dpa.threads, {}}, dpumesh_dpa,
-						   &dpumesh_dpa_tx_entry, &dpumesh_dpa_rx_entry);
+						   &dpumesh_dpa_tx_entry, &dpumesh_dpa_rx_entry,
+						   &dpumesh_dpa_notify_rpc);
 		st = b ? status::ok() : b.error();
 		if (b)
 			doca_dpa = std::move(*b);
@@ -139,6 +141,7 @@ int run(int argc, char **argv)
 		if (m)
 			doca_mem = std::move(*m);
 	}
+
 #endif
 	if (st.is_ok()) {
 		auto r = node::create(*cfg, {opts->wait_pods, true});

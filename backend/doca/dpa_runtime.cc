@@ -122,6 +122,7 @@ result<std::unique_ptr<dpa_runtime>> dpa_runtime::create(doca_dev *dev, doca_dpa
 	DPUMESH_RETURN_IF_ERROR(check(doca_dpa_start(rt->_dpa), "doca_dpa_start"));
 	rt->_undo.push([d = rt->_dpa] { doca_dpa_stop(d); });
 
+	rt->_notify_rpc = opt.notify_rpc;
 	rt->_table_bytes = opt.table_bytes;
 	DPUMESH_RETURN_IF_ERROR(check(doca_dpa_mem_alloc(rt->_dpa, opt.table_bytes, &rt->_table),
 				      "doca_dpa_mem_alloc(pod_lookup_table)"));
@@ -144,6 +145,17 @@ status dpa_runtime::write_table_entry(uint32_t pod_id, const void *entry64)
 		return errorf("pod_lookup_table: pod_id %u outside the table", pod_id);
 	return check(doca_dpa_h2d_memcpy(_dpa, _table + pod_id * 64ull, const_cast<void *>(entry64), 64),
 		     "doca_dpa_h2d_memcpy(pod_lookup_table entry)");
+}
+
+status dpa_runtime::notify(unsigned k)
+{
+	if (k >= _threads.size())
+		return errorf("DPA runtime: no kernel %u to notify", k);
+	if (!_notify_rpc)
+		return errorf("DPA kernel %s: no notify RPC (runtime_options::notify_rpc)", _threads[k].name.c_str());
+	uint64_t ret = 0;
+	return check(doca_dpa_rpc(_dpa, _notify_rpc, &ret, static_cast<uint64_t>(_threads[k].args.notification)),
+		     "DPA kernel " + _threads[k].name + ": doca_dpa_rpc(notify)");
 }
 
 status dpa_runtime::request_stop()
@@ -186,7 +198,7 @@ result<std::unique_ptr<device>> device::open(const std::string &pci, bool need_d
 
 result<std::unique_ptr<dpa_backend>> dpa_backend::create(const backend_options &opt,
 							 doca_dpa_app *app, doca_dpa_func_t *tx,
-							 doca_dpa_func_t *rx)
+							 doca_dpa_func_t *rx, doca_dpa_func_t *notify_rpc)
 {
 	if (opt.pci.empty())
 		return errorf("dpa backend doca: no device (--dpa-device PCI or /dpa/device)");
@@ -202,7 +214,10 @@ result<std::unique_ptr<dpa_backend>> dpa_backend::create(const backend_options &
 		kernels.push_back({"tx" + std::to_string(p), tx, sizeof(dpa_tx_state)});
 		kernels.push_back({"rx" + std::to_string(p), rx, sizeof(dpa_rx_state)});
 	}
-	auto rt = dpa_runtime::create(b->_dev->get(), app, kernels, opt.runtime);
+	runtime_options ro = opt.runtime;
+	if (notify_rpc)
+		ro.notify_rpc = notify_rpc;
+	auto rt = dpa_runtime::create(b->_dev->get(), app, kernels, ro);
 	if (!rt)
 		return rt.error().with_context("dpa backend doca on " + opt.pci);
 	b->_rt = std::move(*rt);

@@ -251,6 +251,13 @@ status node_memory::unregister_pod(uint32_t pod_id, uint32_t generation)
 		     n + "doca_dpa_h2d_memcpy(membership)");
 }
 
+status node_memory::start_threads()
+{
+	for (unsigned k = 0; k < 2 * _nb_pairs; k++)
+		DPUMESH_RETURN_IF_ERROR(_rt->notify(k));
+	return status::ok();
+}
+
 status node_memory::set_drain(bool on)
 {
 	uint32_t v = on ? 1 : 0;

@@ -643,3 +643,13 @@ __dpa_global__ void dpumesh_dpa_rx_entry(uint64_t arg)
 	drain_inbox(d);
 	dpa_rx_kernel(d, (struct dpa_rx_state *)(uintptr_t)doca_dpa_dev_thread_get_local_storage());
 }
+
+/* The Arm's doorbell to a DPA thread (doca_dpa_rpc from backend/doca's dpa_runtime::notify):
+ * a thread's first activation, and the RX kernel after the Arm posted commands while it was
+ * parked. An RPC runs on the DPA outside the kernels' threads and only notifies (UNVERIFIED:
+ * docs/doca.md, the choice between this and a comch producer on the Arm). */
+__dpa_rpc__ uint64_t dpumesh_dpa_notify_rpc(uint64_t notification)
+{
+	doca_dpa_dev_thread_notify(notification);
+	return 0;
+}

@@ -3,6 +3,7 @@
 // test of the DOCA backend. Not DOCA: they only record and check how they are called.
 #include "doca_fakes.h"
 
+#include <cstdarg>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
@@ -269,6 +270,21 @@ doca_error_t doca_dpa_d2h_memcpy(struct doca_dpa *dpa, void *dst, doca_dpa_dev_u
 	if (!from)
 		return static_cast<doca_error_t>(9);
 	std::memcpy(dst, from, size);
+	return DOCA_SUCCESS;
+}
+
+/* an RPC runs here and now: the function is the device code compiled for the host */
+doca_error_t doca_dpa_rpc(struct doca_dpa *dpa, doca_dpa_func_t *func, uint64_t *retval, ...)
+{
+	doca_error_t e = use("doca_dpa_rpc", dpa);
+	if (e != DOCA_SUCCESS)
+		return e;
+	va_list ap;
+	va_start(ap, retval);
+	const uint64_t arg = va_arg(ap, uint64_t);
+	va_end(ap);
+	/* back to its real type (through void (*)(void), the generic function pointer) */
+	*retval = reinterpret_cast<uint64_t (*)(uint64_t)>(reinterpret_cast<void (*)(void)>(func))(arg);
 	return DOCA_SUCCESS;
 }
 

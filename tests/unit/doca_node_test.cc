@@ -22,6 +22,7 @@
 
 extern "C" void dpumesh_dpa_tx_entry(uint64_t arg);
 extern "C" void dpumesh_dpa_rx_entry(uint64_t arg);
+extern "C" uint64_t dpumesh_dpa_notify_rpc(uint64_t notification);
 
 using namespace dpumesh;
 namespace fk = dpumesh::doca_fake;
@@ -120,7 +121,9 @@ struct node {
 			fdev::add_mmap(h, reinterpret_cast<uint64_t>(addr), addr, len);
 		};
 		auto b = doca::dpa_backend::create({"0000:03:00.0", 1, {}}, app, &dpumesh_dpa_tx_entry,
-						   &dpumesh_dpa_rx_entry);
+						   &dpumesh_dpa_rx_entry,
+						   reinterpret_cast<doca_dpa_func_t *>(
+							   reinterpret_cast<void (*)(void)>(&dpumesh_dpa_notify_rpc)));
 		ASSERT_TRUE(b) << b.error().message();
 		backend = std::move(*b);
 		auto d = doca::dpu_memory::create(backend->dev().get(), 4 << 20);
@@ -257,6 +260,19 @@ TEST(DocaNode, Case3RequestsAndResponsesByteExactOnWhatTheArmWrote)
 	auto st = n.nm->register_pod(again);
 	ASSERT_FALSE(st);
 	EXPECT_NE(st.message().find("is registered"), std::string::npos) << st.message();
+
+	/* the Arm's doorbell to the DPA threads: the notify RPC runs on the DPA (here: the
+	 * device code against the FAKES) and notifies each kernel's own notification */
+	ASSERT_TRUE(n.nm->start_threads());
+	ASSERT_TRUE(n.nm->wake_rx(0));
+	const doca::dpa_runtime &rt = n.backend->runtime();
+	EXPECT_EQ(fdev::rec().notified, (std::vector<uint64_t>{rt.args(0).notification, rt.args(1).notification,
+								rt.args(1).notification}));
+	fk::fake().fail_index = static_cast<long>(fk::fake().calls.size());
+	auto wf = n.nm->wake_rx(0);
+	ASSERT_FALSE(wf);
+	EXPECT_NE(wf.message().find("DPA kernel rx0: doca_dpa_rpc(notify) failed"), std::string::npos) << wf.message();
+	fk::fake().fail_index = -1;
 
 	const uint32_t sizes[] = {0, 1, 127, 128, 4096, 8191, 8192};
 	uint32_t req = 1;

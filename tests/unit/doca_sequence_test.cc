@@ -264,6 +264,19 @@ TEST(DocaSequence, EveryBackendCallFailingOnceLeavesNothing)
 	}
 }
 
+TEST(DocaSequence, NotifyNeedsTheProgramsNotifyRpc)
+{
+	fk::reset();
+	auto rt = doca::dpa_runtime::create(dev, app, kernels, {});
+	ASSERT_TRUE(rt);
+	auto st = (*rt)->notify(1);
+	ASSERT_FALSE(st);
+	EXPECT_NE(st.message().find("DPA kernel rx: no notify RPC"), std::string::npos) << st.message();
+	EXPECT_FALSE((*rt)->notify(2));
+	rt->reset();
+	expect_nothing_left("notify without an RPC");
+}
+
 TEST(DocaSequence, RefusesKernelsWithoutEntryPoints)
 {
 	fk::reset();

@@ -61,6 +61,8 @@ struct runtime_options {
 	/** A thread's argument block: thread_args, then the rest of the device mapping's
 	 *  struct dpa_dev (dpa_kernels/doca/dpa_doca.h, about 43 KiB; checked at build time) */
 	size_t args_bytes = 65536;
+	/** The DPA program's notify RPC (dpumesh_dpa_notify_rpc): what notify() runs. */
+	doca_dpa_func_t *notify_rpc = nullptr;
 };
 
 /**
@@ -95,6 +97,13 @@ public:
 
 	/** Writes pod_lookup_table entry `pod_id` (64 bytes) to DPA memory. */
 	status write_table_entry(uint32_t pod_id, const void *entry64);
+	/**
+	 * Wakes kernel k (its notification completion) through the notify RPC (doca_dpa_rpc):
+	 * a thread's first activation, or the RX kernel after commands were posted while it was
+	 * parked. Control path: one RPC is a round trip to the DPA.
+	 * @return an error when the runtime has no notify RPC, or naming doca_dpa_rpc
+	 */
+	status notify(unsigned k);
 	/** Sets every thread's stop word (cooperative stop; the kernels finish once drained). */
 	status request_stop();
 	/** Tears everything down in reverse order of creation (also done by the destructor). */
@@ -123,6 +132,7 @@ private:
 	status make_kernel(const kernel_spec &spec, const runtime_options &opt, kernel_thread &k);
 
 	doca_dpa *_dpa = nullptr;
+	doca_dpa_func_t *_notify_rpc = nullptr;
 	doca_dpa_dev_uintptr_t _table = 0;
 	size_t _table_bytes = 0;
 	std::vector<kernel_thread> _threads;
@@ -165,12 +175,14 @@ public:
 	/**
 	 * @param app the DPA program dpacc built (dpumesh_dpa)
 	 * @param tx, rx the kernels' entry points (dpumesh_dpa_tx_entry / rx_entry)
+	 * @param notify_rpc the program's notify RPC (dpumesh_dpa_notify_rpc), for notify()
 	 * @return the backend; an error when no device is named, or from device::open or
 	 *         dpa_runtime::create (everything made before it undone)
 	 */
 	static result<std::unique_ptr<dpa_backend>> create(const backend_options &opt,
 							   doca_dpa_app *app, doca_dpa_func_t *tx,
-							   doca_dpa_func_t *rx);
+							   doca_dpa_func_t *rx,
+							   doca_dpa_func_t *notify_rpc = nullptr);
 	device &dev() noexcept { return *_dev; }
 	dpa_runtime &runtime() noexcept { return *_rt; }
 

@@ -99,6 +99,11 @@ public:
 	status register_pod(const pod_placement &p);
 	/** The table entry inactive (generation kept: late handles stay gone), membership. */
 	status unregister_pod(uint32_t pod_id, uint32_t generation);
+	/** Every thread's first activation (dpa_runtime::notify of each kernel): after create,
+	 *  once the node is ready for the kernels to run. */
+	status start_threads();
+	/** Wakes pair p's RX kernel: after the Arm posted commands (dpa_runtime::notify). */
+	status wake_rx(unsigned p) { return _rt->notify(2 * p + 1); }
 	/** The drain word: 1 while an unregistration waits (the kernels take no new work). */
 	status set_drain(bool on);
 
