@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dpa_doca.h"
+#include "internal/check.h"
 
 namespace dpumesh::doca {
 namespace {
@@ -24,8 +25,11 @@ DPUMESH_SAME_OFFSET(stop);
 static_assert(sizeof(::dpa_dev) <= runtime_options{}.args_bytes,
 	      "runtime_options::args_bytes holds the mapping's struct dpa_dev");
 
-/* An error naming the call and DOCA's description of what went wrong. */
-status check(doca_error_t e, const std::string &what)
+using internal::check;
+
+} // namespace
+
+status internal::check(doca_error_t e, const std::string &what)
 {
 	if (e == DOCA_SUCCESS)
 		return status::ok();
@@ -33,8 +37,6 @@ status check(doca_error_t e, const std::string &what)
 	return errorf("%s failed: %s (doca_error %d)", what.c_str(), d ? d : "?",
 		      static_cast<int>(e));
 }
-
-} // namespace
 
 status dpa_runtime::make_kernel(const kernel_spec &spec, const runtime_options &opt,
 				kernel_thread &k)
@@ -49,6 +51,16 @@ status dpa_runtime::make_kernel(const kernel_spec &spec, const runtime_options &
 	_undo.push([t = k.thread] { doca_dpa_thread_destroy(t); });
 	DPUMESH_RETURN_IF_ERROR(check(doca_dpa_thread_set_func_arg(k.thread, spec.entry, k.args_ptr),
 				      n + "doca_dpa_thread_set_func_arg"));
+	if (spec.local_bytes) {
+		DPUMESH_RETURN_IF_ERROR(check(doca_dpa_mem_alloc(_dpa, spec.local_bytes, &k.local_ptr),
+					      n + "doca_dpa_mem_alloc(local storage)"));
+		_undo.push([d = _dpa, p = k.local_ptr] { doca_dpa_mem_free(d, p); });
+		std::vector<uint8_t> zeros(spec.local_bytes, 0);
+		DPUMESH_RETURN_IF_ERROR(check(doca_dpa_h2d_memcpy(_dpa, k.local_ptr, zeros.data(), zeros.size()),
+					      n + "doca_dpa_h2d_memcpy(local storage)"));
+		DPUMESH_RETURN_IF_ERROR(check(doca_dpa_thread_set_local_storage(k.thread, k.local_ptr),
+					      n + "doca_dpa_thread_set_local_storage"));
+	}
 	DPUMESH_RETURN_IF_ERROR(check(doca_dpa_thread_start(k.thread), n + "doca_dpa_thread_start"));
 	/* stopped only after the kernel finished (cooperative stop, docs/doca.md) */
 	_undo.push([t = k.thread] { doca_dpa_thread_stop(t); });
@@ -110,6 +122,7 @@ result<std::unique_ptr<dpa_runtime>> dpa_runtime::create(doca_dev *dev, doca_dpa
 	DPUMESH_RETURN_IF_ERROR(check(doca_dpa_start(rt->_dpa), "doca_dpa_start"));
 	rt->_undo.push([d = rt->_dpa] { doca_dpa_stop(d); });
 
+	rt->_notify_rpc = opt.notify_rpc;
 	rt->_table_bytes = opt.table_bytes;
 	DPUMESH_RETURN_IF_ERROR(check(doca_dpa_mem_alloc(rt->_dpa, opt.table_bytes, &rt->_table),
 				      "doca_dpa_mem_alloc(pod_lookup_table)"));
@@ -134,6 +147,17 @@ status dpa_runtime::write_table_entry(uint32_t pod_id, const void *entry64)
 		     "doca_dpa_h2d_memcpy(pod_lookup_table entry)");
 }
 
+status dpa_runtime::notify(unsigned k)
+{
+	if (k >= _threads.size())
+		return errorf("DPA runtime: no kernel %u to notify", k);
+	if (!_notify_rpc)
+		return errorf("DPA kernel %s: no notify RPC (runtime_options::notify_rpc)", _threads[k].name.c_str());
+	uint64_t ret = 0;
+	return check(doca_dpa_rpc(_dpa, _notify_rpc, &ret, static_cast<uint64_t>(_threads[k].args.notification)),
+		     "DPA kernel " + _threads[k].name + ": doca_dpa_rpc(notify)");
+}
+
 status dpa_runtime::request_stop()
 {
 	for (kernel_thread &k : _threads) {
@@ -145,7 +169,7 @@ status dpa_runtime::request_stop()
 	return status::ok();
 }
 
-result<std::unique_ptr<device>> device::open(const std::string &pci)
+result<std::unique_ptr<device>> device::open(const std::string &pci, bool need_dpa)
 {
 	std::unique_ptr<device> d(new device());
 	d->_pci = pci;
@@ -164,7 +188,7 @@ result<std::unique_ptr<device>> device::open(const std::string &pci)
 	}
 	if (!found)
 		return errorf("DOCA device %s: no such PCI function (%u DOCA devices found)", pci.c_str(), nb);
-	if (doca_dpa_cap_is_supported(found) != DOCA_SUCCESS)
+	if (need_dpa && doca_dpa_cap_is_supported(found) != DOCA_SUCCESS)
 		return errorf("DOCA device %s cannot run a DPA process (doca_dpa_cap_is_supported: "
 			      "needs the PF, not an SF or VF)", pci.c_str());
 	DPUMESH_RETURN_IF_ERROR(check(doca_dev_open(found, &d->_dev), "doca_dev_open(" + pci + ")"));
@@ -174,7 +198,7 @@ result<std::unique_ptr<device>> device::open(const std::string &pci)
 
 result<std::unique_ptr<dpa_backend>> dpa_backend::create(const backend_options &opt,
 							 doca_dpa_app *app, doca_dpa_func_t *tx,
-							 doca_dpa_func_t *rx)
+							 doca_dpa_func_t *rx, doca_dpa_func_t *notify_rpc)
 {
 	if (opt.pci.empty())
 		return errorf("dpa backend doca: no device (--dpa-device PCI or /dpa/device)");
@@ -187,10 +211,13 @@ result<std::unique_ptr<dpa_backend>> dpa_backend::create(const backend_options &
 	b->_dev = std::move(*dev);
 	std::vector<kernel_spec> kernels;
 	for (unsigned p = 0; p < opt.pairs; p++) {
-		kernels.push_back({"tx" + std::to_string(p), tx});
-		kernels.push_back({"rx" + std::to_string(p), rx});
+		kernels.push_back({"tx" + std::to_string(p), tx, sizeof(dpa_tx_state)});
+		kernels.push_back({"rx" + std::to_string(p), rx, sizeof(dpa_rx_state)});
 	}
-	auto rt = dpa_runtime::create(b->_dev->get(), app, kernels, opt.runtime);
+	runtime_options ro = opt.runtime;
+	if (notify_rpc)
+		ro.notify_rpc = notify_rpc;
+	auto rt = dpa_runtime::create(b->_dev->get(), app, kernels, ro);
 	if (!rt)
 		return rt.error().with_context("dpa backend doca on " + opt.pci);
 	b->_rt = std::move(*rt);

@@ -35,6 +35,7 @@ typedef int doca_dpa_dev_completion_type_t;
 #define DOCA_DPA_DEV_SUBMIT_FLAG_OPTIMIZE_REPORTS (1u << 1)
 #define DPUMESH_DOCA_COMP_OK 0 /* UNVERIFIED */
 #define __dpa_global__
+#define __dpa_rpc__
 
 void doca_dpa_dev_post_memcpy(doca_dpa_dev_async_ops_t async_ops, doca_dpa_dev_mmap_t dst_mmap,
 			      uint64_t dst_addr, doca_dpa_dev_mmap_t src_mmap, uint64_t src_addr,

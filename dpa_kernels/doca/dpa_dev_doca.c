@@ -93,16 +93,23 @@ void dpa_completion_request_notification(struct dpa_dev *d)
 }
 
 void dpa_thread_notify(struct dpa_dev *d) { doca_dpa_dev_thread_notify(d->notification); }
-/* Both end the activation (neither returns on DOCA): the doorbell batch is rung first. */
+/* Both end the activation (neither returns on DOCA): the doorbell batch is rung first, then
+ * the quiescence report (release: what the activation did is visible before it). */
 static void flush_doorbells(struct dpa_dev *d);
+static void report_quiescent(struct dpa_dev *d)
+{
+	__atomic_store_n(&d->quiescent, d->entered + 1u, __ATOMIC_RELEASE);
+}
 void dpa_thread_reschedule(struct dpa_dev *d)
 {
 	flush_doorbells(d);
+	report_quiescent(d);
 	doca_dpa_dev_thread_reschedule();
 }
 void dpa_thread_finish(struct dpa_dev *d)
 {
 	flush_doorbells(d);
+	report_quiescent(d);
 	doca_dpa_dev_thread_finish();
 }
 int dpa_thread_stop_requested(struct dpa_dev *d)
@@ -625,12 +632,24 @@ uint32_t dpa_tx_complete(struct dpa_dev *d, uint32_t src, const struct sw_descri
 __dpa_global__ void dpumesh_dpa_tx_entry(uint64_t arg)
 {
 	struct dpa_dev *d = (struct dpa_dev *)(uintptr_t)arg;
+	d->entered = __atomic_load_n(&node_of(d)->membership, __ATOMIC_ACQUIRE);
 	dpa_tx_kernel(d, (struct dpa_tx_state *)(uintptr_t)doca_dpa_dev_thread_get_local_storage());
 }
 
 __dpa_global__ void dpumesh_dpa_rx_entry(uint64_t arg)
 {
 	struct dpa_dev *d = (struct dpa_dev *)(uintptr_t)arg;
+	d->entered = __atomic_load_n(&node_of(d)->membership, __ATOMIC_ACQUIRE);
 	drain_inbox(d);
 	dpa_rx_kernel(d, (struct dpa_rx_state *)(uintptr_t)doca_dpa_dev_thread_get_local_storage());
+}
+
+/* The Arm's doorbell to a DPA thread (doca_dpa_rpc from backend/doca's dpa_runtime::notify):
+ * a thread's first activation, and the RX kernel after the Arm posted commands while it was
+ * parked. An RPC runs on the DPA outside the kernels' threads and only notifies (UNVERIFIED:
+ * docs/doca.md, the choice between this and a comch producer on the Arm). */
+__dpa_rpc__ uint64_t dpumesh_dpa_notify_rpc(uint64_t notification)
+{
+	doca_dpa_dev_thread_notify(notification);
+	return 0;
 }

@@ -186,6 +186,12 @@ struct dpa_dev {
 	uint32_t nb_owned;
 	uint32_t ready_cursor;
 	uint32_t nb_marked;
+	/** the quiescence report the Arm reads (doca_dpa_d2h_memcpy): the node's membership
+	 *  when this activation began (`entered`) and, + 1, when the last completed one began
+	 *  (`quiescent`: 0 until one completed). An activation begun after membership m holds
+	 *  nothing the change to m took away. */
+	uint32_t entered;
+	uint32_t quiescent;
 	struct {
 		uint16_t pod_id, sq;
 		uint32_t generation;

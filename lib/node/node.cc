@@ -92,8 +92,9 @@ void instance::drain() noexcept
 result<std::unique_ptr<instance>> create(const config::node_config &cfg, const options &opt)
 {
 	if (cfg.dpa.backend == config::dpa_backend::doca)
-		return errorf("dpa backend \"doca\": the node's DOCA data path (the Arm side of the "
-			      "DPA device mapping) is not written yet; use --dpa-backend emu "
+		return errorf("dpa backend \"doca\": the node does not run on the DOCA data path yet "
+			      "(doca::node_memory and doca::pod_channel_server in place of the DPA "
+			      "emulator and the Unix control socket); use --dpa-backend emu "
 			      "(docs/doca.md)");
 	if (cfg.dma.backend == config::dma_backend::dmadev && cfg.dma.device.empty())
 		return errorf("dma backend dmadev needs a device: dmadev:NAME");

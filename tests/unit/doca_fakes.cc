@@ -3,7 +3,10 @@
 // test of the DOCA backend. Not DOCA: they only record and check how they are called.
 #include "doca_fakes.h"
 
+#include <cstdarg>
+#include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -17,10 +20,11 @@ struct object {
 	std::string kind;
 	bool started = false;
 	std::vector<uint8_t> desc; /* mmaps: the descriptor export_pci handed out */
+	uint8_t *addr = nullptr;   /* mmaps: the memory range (an import: its exporter's) */
+	size_t len = 0;
 };
 std::map<const void *, object> objects;
-std::set<uint64_t> dpa_mem;
-uint64_t next_mem = 0x1000;
+std::map<uint64_t, size_t> dpa_mem; /* address -> bytes */
 std::vector<std::vector<uint8_t>> exported; /* live export descriptors */
 
 doca_error_t enter(const char *name)
@@ -113,16 +117,23 @@ doca_error_t destroy(const char *call, const void *p)
 
 state &fake() { return g; }
 
+void reset_comch();
+
 void reset()
 {
 	g = state{};
+	reset_comch();
 	for (auto &[p, o] : objects) {
 		if (o.kind == "devinfo_list")
 			delete[] static_cast<doca_devinfo *const *>(p);
+		else if (o.kind == "rep_list")
+			delete[] static_cast<doca_devinfo_rep *const *>(p);
 		else
 			delete reinterpret_cast<const char *>(p);
 	}
 	objects.clear();
+	for (auto &[p, n] : dpa_mem)
+		std::free(reinterpret_cast<void *>(p));
 	dpa_mem.clear();
 	exported.clear();
 }
@@ -133,7 +144,10 @@ using namespace dpumesh::doca_fake;
 
 extern "C" {
 
-const char *doca_error_get_descr(doca_error_t) { return "failure injected by the fake"; }
+const char *doca_error_get_descr(doca_error_t e)
+{
+	return e == 7 ? "failure injected by the fake" : "refused by the fake";
+}
 
 /* a devinfo is a pointer to its PCI address in the fake's device list */
 doca_error_t doca_devinfo_create_list(struct doca_devinfo ***list, uint32_t *nb)
@@ -198,29 +212,80 @@ doca_error_t doca_dpa_start(struct doca_dpa *dpa) { return start("doca_dpa_start
 doca_error_t doca_dpa_stop(struct doca_dpa *dpa) { return stop("doca_dpa_stop", dpa); }
 doca_error_t doca_dpa_destroy(struct doca_dpa *dpa) { return destroy("doca_dpa_destroy", dpa); }
 
+/* [p, p+n) inside one DPA allocation, as a local pointer; else a misuse and nullptr */
+static void *dpa_range(uint64_t p, size_t n, const char *call)
+{
+	auto it = dpa_mem.upper_bound(p);
+	if (it == dpa_mem.begin() || p + n > std::prev(it)->first + std::prev(it)->second) {
+		g.misuse.push_back(std::string(call) + ": outside DPA memory");
+		return nullptr;
+	}
+	return reinterpret_cast<void *>(p);
+}
+
+/* DPA memory is host memory here (FAKE): its device address is its local address, so the
+ * device mapping, run on the host, reads what the backend wrote */
 doca_error_t doca_dpa_mem_alloc(struct doca_dpa *dpa, size_t size, doca_dpa_dev_uintptr_t *p)
 {
 	doca_error_t e = use("doca_dpa_mem_alloc", dpa);
 	if (e != DOCA_SUCCESS)
 		return e;
-	*p = next_mem;
-	next_mem += (size + 63) / 64 * 64;
-	dpa_mem.insert(*p);
+	const size_t len = (size + 63) / 64 * 64;
+	void *m = std::aligned_alloc(64, len);
+	std::memset(m, 0xa5, len); /* DPA memory is not zeroed: the backend must write it */
+	*p = reinterpret_cast<uintptr_t>(m);
+	dpa_mem[*p] = len;
 	g.allocations++;
 	return DOCA_SUCCESS;
 }
 doca_error_t doca_dpa_mem_free(struct doca_dpa *dpa, doca_dpa_dev_uintptr_t p)
 {
 	doca_error_t e = use("doca_dpa_mem_free", dpa);
-	if (dpa_mem.erase(p) == 1)
+	if (dpa_mem.erase(p) == 1) {
+		std::free(reinterpret_cast<void *>(p));
 		g.allocations--;
-	else
+	} else {
 		g.misuse.push_back("doca_dpa_mem_free: not allocated");
+	}
 	return e;
 }
-doca_error_t doca_dpa_h2d_memcpy(struct doca_dpa *dpa, doca_dpa_dev_uintptr_t, void *, size_t)
+doca_error_t doca_dpa_h2d_memcpy(struct doca_dpa *dpa, doca_dpa_dev_uintptr_t dst, void *src, size_t size)
 {
-	return use("doca_dpa_h2d_memcpy", dpa);
+	doca_error_t e = use("doca_dpa_h2d_memcpy", dpa);
+	if (e != DOCA_SUCCESS)
+		return e;
+	void *to = dpa_range(dst, size, "doca_dpa_h2d_memcpy");
+	if (!to)
+		return static_cast<doca_error_t>(9);
+	std::memcpy(to, src, size);
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_dpa_d2h_memcpy(struct doca_dpa *dpa, void *dst, doca_dpa_dev_uintptr_t src, size_t size)
+{
+	doca_error_t e = use("doca_dpa_d2h_memcpy", dpa);
+	if (e != DOCA_SUCCESS)
+		return e;
+	const void *from = dpa_range(src, size, "doca_dpa_d2h_memcpy");
+	if (!from)
+		return static_cast<doca_error_t>(9);
+	std::memcpy(dst, from, size);
+	return DOCA_SUCCESS;
+}
+
+/* an RPC runs here and now: the function is the device code compiled for the host */
+doca_error_t doca_dpa_rpc(struct doca_dpa *dpa, doca_dpa_func_t *func, uint64_t *retval, ...)
+{
+	doca_error_t e = use("doca_dpa_rpc", dpa);
+	if (e != DOCA_SUCCESS)
+		return e;
+	va_list ap;
+	va_start(ap, retval);
+	const uint64_t arg = va_arg(ap, uint64_t);
+	va_end(ap);
+	/* back to its real type (through void (*)(void), the generic function pointer) */
+	*retval = reinterpret_cast<uint64_t (*)(uint64_t)>(reinterpret_cast<void (*)(void)>(func))(arg);
+	return DOCA_SUCCESS;
 }
 
 doca_error_t doca_dpa_thread_create(struct doca_dpa *, struct doca_dpa_thread **t)
@@ -230,6 +295,13 @@ doca_error_t doca_dpa_thread_create(struct doca_dpa *, struct doca_dpa_thread **
 doca_error_t doca_dpa_thread_set_func_arg(struct doca_dpa_thread *t, doca_dpa_func_t *, uint64_t)
 {
 	return use("doca_dpa_thread_set_func_arg", t);
+}
+doca_error_t doca_dpa_thread_set_local_storage(struct doca_dpa_thread *t, doca_dpa_dev_uintptr_t p)
+{
+	doca_error_t e = use("doca_dpa_thread_set_local_storage", t);
+	if (!dpa_mem.count(p))
+		g.misuse.push_back("doca_dpa_thread_set_local_storage: not DPA memory");
+	return e;
 }
 doca_error_t doca_dpa_thread_start(struct doca_dpa_thread *t) { return start("doca_dpa_thread_start", t); }
 doca_error_t doca_dpa_thread_run(struct doca_dpa_thread *t) { return use("doca_dpa_thread_run", t); }
@@ -313,9 +385,13 @@ doca_error_t doca_dpa_notification_completion_destroy(struct doca_dpa_notificati
 }
 
 doca_error_t doca_mmap_create(struct doca_mmap **m) { return make("doca_mmap_create", "mmap", m); }
-doca_error_t doca_mmap_set_memrange(struct doca_mmap *m, void *, size_t)
+doca_error_t doca_mmap_set_memrange(struct doca_mmap *m, void *addr, size_t len)
 {
-	return use("doca_mmap_set_memrange", m);
+	doca_error_t e = use("doca_mmap_set_memrange", m);
+	if (e == DOCA_SUCCESS)
+		if (object *o = find(m, "doca_mmap_set_memrange"))
+			o->addr = static_cast<uint8_t *>(addr), o->len = len;
+	return e;
 }
 doca_error_t doca_mmap_add_dev(struct doca_mmap *m, struct doca_dev *) { return use("doca_mmap_add_dev", m); }
 doca_error_t doca_mmap_set_permissions(struct doca_mmap *m, uint32_t)
@@ -350,14 +426,560 @@ doca_error_t doca_mmap_create_from_export(const union doca_data *, const void *d
 		g.calls.push_back("doca_mmap_create_from_export");
 		return static_cast<doca_error_t>(9); /* never exported (or exporter gone) */
 	}
-	return make("doca_mmap_create_from_export", "mmap", m);
+	doca_error_t e = make("doca_mmap_create_from_export", "mmap", m);
+	if (e == DOCA_SUCCESS) { /* the range is the exporter's (its pointer is the descriptor) */
+		const void *src = nullptr;
+		std::memcpy(&src, d.data(), sizeof(src));
+		if (object *x = find(src, "doca_mmap_create_from_export(exporter)"))
+			objects[*m].addr = x->addr, objects[*m].len = x->len;
+	}
+	return e;
 }
 doca_error_t doca_mmap_dev_get_dpa_handle(struct doca_mmap *m, struct doca_dev *, doca_dpa_dev_mmap_t *h)
 {
-	*h = 0x400 | 1;
-	return use("doca_mmap_dev_get_dpa_handle", m);
+	doca_error_t e = use("doca_mmap_dev_get_dpa_handle", m);
+	if (e != DOCA_SUCCESS)
+		return e;
+	static uint32_t next_handle = 0x400;
+	*h = ++next_handle;
+	if (object *o = find(m, "doca_mmap_dev_get_dpa_handle"); o && g.on_dpa_handle)
+		g.on_dpa_handle(*h, o->addr, o->len);
+	return DOCA_SUCCESS;
 }
 doca_error_t doca_mmap_stop(struct doca_mmap *m) { return stop("doca_mmap_stop", m); }
 doca_error_t doca_mmap_destroy(struct doca_mmap *m) { return destroy("doca_mmap_destroy", m); }
+
+} /* extern "C" */
+
+/* ---- FAKE comch and progress engines ----
+ * A progress engine is an eventfd and a queue of events (a received message, a send
+ * completion, a connection change) that doca_pe_progress runs one at a time; the fd is
+ * written when events wait and a notification was requested, as DOCA's notification handle
+ * becomes readable. A comch client connects to the started server of its name in this
+ * process; a send task submitted on one side queues the message on the peer's engine and the
+ * completion on its own. Not DOCA: the real channel crosses PCIe between host and Arm. */
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <deque>
+#include <functional>
+#include <memory>
+
+namespace dpumesh::doca_fake {
+namespace {
+
+struct fake_pe {
+	int efd = -1;
+	bool armed = false;
+	int contexts = 0;
+	std::deque<std::function<void()>> events;
+};
+std::map<const void *, fake_pe> pes;
+
+struct fake_comch;
+struct fake_conn {
+	fake_comch *owner = nullptr;
+	fake_conn *peer = nullptr;
+};
+std::vector<std::unique_ptr<fake_conn>> conns;
+
+struct fake_comch {
+	bool server = false;
+	std::string name;
+	doca_pe *pe = nullptr;
+	union doca_data user = {};
+	doca_ctx_states state = DOCA_CTX_STATE_IDLE;
+	doca_comch_task_send_completion_cb_t sent = nullptr, failed = nullptr;
+	doca_comch_event_msg_recv_cb_t recv = nullptr;
+	doca_comch_event_connection_status_changed_cb_t connected = nullptr, disconnected = nullptr;
+	fake_conn *conn = nullptr; /* client: its connection */
+};
+std::map<const void *, fake_comch> comchs;
+
+struct fake_task {
+	fake_comch *from = nullptr;
+	fake_conn *conn = nullptr;
+	std::vector<uint8_t> bytes;
+};
+std::map<const void *, fake_task> tasks;
+
+void wake(fake_pe &p)
+{
+	if (p.armed && !p.events.empty()) {
+		uint64_t one = 1;
+		ssize_t rc = ::write(p.efd, &one, sizeof(one));
+		(void)rc;
+		p.armed = false;
+		g.pe_wakeups++;
+	}
+}
+
+void queue(doca_pe *pe, std::function<void()> ev)
+{
+	auto it = pes.find(pe);
+	if (it == pes.end()) {
+		g.misuse.push_back("event for a context with no progress engine");
+		return;
+	}
+	it->second.events.push_back(std::move(ev));
+	wake(it->second);
+}
+
+fake_comch *comch_of(const void *p, const char *call)
+{
+	auto it = comchs.find(p);
+	if (it == comchs.end()) {
+		g.misuse.push_back(std::string(call) + ": not a comch context");
+		return nullptr;
+	}
+	return &it->second;
+}
+
+/* the other side loses the connection */
+void disconnect(fake_comch &c)
+{
+	for (auto &x : conns) {
+		if (x->owner != &c || !x->peer)
+			continue;
+		fake_conn *peer = x->peer;
+		peer->peer = nullptr;
+		x->peer = nullptr;
+		fake_comch *other = peer->owner;
+		if (other->server && other->disconnected && other->pe)
+			queue(other->pe, [other, peer] { other->disconnected(nullptr, reinterpret_cast<doca_comch_connection *>(peer), 1); });
+		else if (!other->server)
+			other->state = DOCA_CTX_STATE_IDLE;
+	}
+}
+
+} // namespace
+
+void reset_comch()
+{
+	for (auto &[p, x] : pes)
+		::close(x.efd);
+	pes.clear();
+	comchs.clear();
+	conns.clear();
+	tasks.clear();
+}
+
+} // namespace dpumesh::doca_fake
+
+extern "C" {
+
+struct doca_devinfo *doca_dev_as_devinfo(const struct doca_dev *dev)
+{
+	return reinterpret_cast<doca_devinfo *>(const_cast<doca_dev *>(dev));
+}
+doca_error_t doca_comch_cap_get_max_msg_size(const struct doca_devinfo *, uint32_t *size)
+{
+	doca_error_t e = enter("doca_comch_cap_get_max_msg_size");
+	if (e == DOCA_SUCCESS)
+		*size = g.max_msg;
+	return e;
+}
+
+/* representors: like devinfos, a pointer to the PCI address in the fake's list */
+doca_error_t doca_devinfo_rep_create_list(struct doca_dev *dev, int, struct doca_devinfo_rep ***list,
+					  uint32_t *nb)
+{
+	doca_error_t e = enter("doca_devinfo_rep_create_list");
+	if (e != DOCA_SUCCESS)
+		return e;
+	find(dev, "doca_devinfo_rep_create_list(dev)");
+	auto **l = new doca_devinfo_rep *[g.reps.size() + 1];
+	for (size_t i = 0; i < g.reps.size(); i++)
+		l[i] = reinterpret_cast<doca_devinfo_rep *>(&g.reps[i]);
+	objects[l] = {"rep_list", false, {}};
+	g.live_objects++;
+	*list = l;
+	*nb = static_cast<uint32_t>(g.reps.size());
+	return DOCA_SUCCESS;
+}
+doca_error_t doca_devinfo_rep_destroy_list(struct doca_devinfo_rep **list)
+{
+	doca_error_t e = enter("doca_devinfo_rep_destroy_list");
+	if (objects.erase(list) == 1) {
+		delete[] list;
+		g.live_objects--;
+	} else {
+		g.misuse.push_back("doca_devinfo_rep_destroy_list: unknown list");
+	}
+	return e;
+}
+doca_error_t doca_devinfo_rep_is_equal_pci_addr(const struct doca_devinfo_rep *d, const char *pci, uint8_t *eq)
+{
+	doca_error_t e = enter("doca_devinfo_rep_is_equal_pci_addr");
+	if (e == DOCA_SUCCESS)
+		*eq = *reinterpret_cast<const std::string *>(d) == pci;
+	return e;
+}
+doca_error_t doca_dev_rep_open(struct doca_devinfo_rep *, struct doca_dev_rep **rep)
+{
+	return make("doca_dev_rep_open", "dev_rep", rep);
+}
+doca_error_t doca_dev_rep_close(struct doca_dev_rep *rep) { return destroy("doca_dev_rep_close", rep); }
+
+doca_error_t doca_pe_create(struct doca_pe **pe)
+{
+	doca_error_t e = make("doca_pe_create", "pe", pe);
+	if (e == DOCA_SUCCESS)
+		pes[*pe].efd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	return e;
+}
+doca_error_t doca_pe_destroy(struct doca_pe *pe)
+{
+	auto it = pes.find(pe);
+	if (it != pes.end()) {
+		if (it->second.contexts != 0)
+			g.misuse.push_back("doca_pe_destroy: a context is still connected");
+		::close(it->second.efd);
+		pes.erase(it);
+	}
+	return destroy("doca_pe_destroy", pe);
+}
+uint8_t doca_pe_progress(struct doca_pe *pe)
+{
+	auto it = pes.find(pe);
+	if (it == pes.end()) {
+		g.misuse.push_back("doca_pe_progress: unknown engine");
+		return 0;
+	}
+	/* a connecting client of this engine comes up on its first progress */
+	for (auto &[p, c] : comchs)
+		if (c.pe == pe && !c.server && c.state == DOCA_CTX_STATE_STARTING && c.conn) {
+			c.state = DOCA_CTX_STATE_RUNNING;
+			return 1;
+		}
+	if (it->second.events.empty()) {
+		for (auto &[p, c] : comchs)
+			if (c.pe == pe && c.state == DOCA_CTX_STATE_STOPPING) {
+				c.state = DOCA_CTX_STATE_IDLE;
+				return 1;
+			}
+		return 0;
+	}
+	auto ev = std::move(it->second.events.front());
+	it->second.events.pop_front();
+	g.pe_events++;
+	ev();
+	return 1;
+}
+doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx)
+{
+	doca_error_t e = use("doca_pe_connect_ctx", pe);
+	if (e != DOCA_SUCCESS)
+		return e;
+	if (fake_comch *c = comch_of(ctx, "doca_pe_connect_ctx")) {
+		c->pe = pe;
+		pes[pe].contexts++;
+	}
+	return DOCA_SUCCESS;
+}
+doca_error_t doca_pe_get_notification_handle(struct doca_pe *pe, doca_notification_handle_t *h)
+{
+	doca_error_t e = use("doca_pe_get_notification_handle", pe);
+	if (e == DOCA_SUCCESS)
+		*h = pes[pe].efd;
+	return e;
+}
+doca_error_t doca_pe_request_notification(struct doca_pe *pe)
+{
+	auto it = pes.find(pe);
+	if (it == pes.end())
+		return static_cast<doca_error_t>(9);
+	it->second.armed = true;
+	wake(it->second);
+	return DOCA_SUCCESS;
+}
+doca_error_t doca_pe_clear_notification(struct doca_pe *pe, doca_notification_handle_t)
+{
+	auto it = pes.find(pe);
+	if (it == pes.end())
+		return static_cast<doca_error_t>(9);
+	uint64_t v;
+	while (::read(it->second.efd, &v, sizeof(v)) == static_cast<ssize_t>(sizeof(v))) {
+	}
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_ctx_set_user_data(struct doca_ctx *ctx, union doca_data user)
+{
+	doca_error_t e = use("doca_ctx_set_user_data", ctx);
+	if (e == DOCA_SUCCESS)
+		if (fake_comch *c = comch_of(ctx, "doca_ctx_set_user_data"))
+			c->user = user;
+	return e;
+}
+doca_error_t doca_ctx_get_user_data(const struct doca_ctx *ctx, union doca_data *user)
+{
+	fake_comch *c = comch_of(ctx, "doca_ctx_get_user_data");
+	if (!c)
+		return static_cast<doca_error_t>(9);
+	*user = c->user;
+	return DOCA_SUCCESS;
+}
+doca_error_t doca_ctx_get_state(const struct doca_ctx *ctx, enum doca_ctx_states *st)
+{
+	fake_comch *c = comch_of(ctx, "doca_ctx_get_state");
+	if (!c)
+		return static_cast<doca_error_t>(9);
+	*st = c->state;
+	return DOCA_SUCCESS;
+}
+doca_error_t doca_ctx_start(struct doca_ctx *ctx)
+{
+	fake_comch *c = comch_of(ctx, "doca_ctx_start");
+	if (c && !c->pe) {
+		g.calls.push_back("doca_ctx_start");
+		g.misuse.push_back("doca_ctx_start: no progress engine");
+		return static_cast<doca_error_t>(9);
+	}
+	if (c && !c->server) { /* the server of its name must be running */
+		fake_comch *srv = nullptr;
+		for (auto &[p, x] : comchs)
+			if (x.server && x.name == c->name && x.state == DOCA_CTX_STATE_RUNNING)
+				srv = &x;
+		if (!srv) {
+			g.calls.push_back("doca_ctx_start");
+			return static_cast<doca_error_t>(11); /* nobody to connect to */
+		}
+		doca_error_t e = start("doca_ctx_start", ctx);
+		if (e != DOCA_SUCCESS)
+			return e;
+		conns.push_back(std::make_unique<fake_conn>());
+		fake_conn *mine = conns.back().get();
+		conns.push_back(std::make_unique<fake_conn>());
+		fake_conn *theirs = conns.back().get();
+		*mine = {c, theirs};
+		*theirs = {srv, mine};
+		c->conn = mine;
+		if (srv->connected)
+			queue(srv->pe, [srv, theirs] { srv->connected(nullptr, reinterpret_cast<doca_comch_connection *>(theirs), 1); });
+		if (g.async_connect) {
+			c->state = DOCA_CTX_STATE_STARTING;
+			return static_cast<doca_error_t>(12); /* in progress */
+		}
+		c->state = DOCA_CTX_STATE_RUNNING;
+		return DOCA_SUCCESS;
+	}
+	doca_error_t e = start("doca_ctx_start", ctx);
+	if (e == DOCA_SUCCESS && c)
+		c->state = DOCA_CTX_STATE_RUNNING;
+	return e;
+}
+doca_error_t doca_ctx_stop(struct doca_ctx *ctx)
+{
+	doca_error_t e = stop("doca_ctx_stop", ctx);
+	if (fake_comch *c = comch_of(ctx, "doca_ctx_stop")) {
+		disconnect(*c);
+		/* as DOCA's: tasks in flight complete (flushed) through the progress engine
+		 * before the context is idle and may be destroyed */
+		auto pe = pes.find(c->pe);
+		c->state = pe != pes.end() && !pe->second.events.empty() ? DOCA_CTX_STATE_STOPPING
+									   : DOCA_CTX_STATE_IDLE;
+	}
+	return e;
+}
+
+static doca_error_t comch_create(const char *call, bool server, const char *name, void **out)
+{
+	doca_error_t e = enter(call);
+	if (e != DOCA_SUCCESS)
+		return e;
+	void *o = new char(0);
+	objects[o] = {server ? "comch_server" : "comch_client", false, {}};
+	g.live_objects++;
+	comchs[o].server = server;
+	comchs[o].name = name;
+	*out = o;
+	return DOCA_SUCCESS;
+}
+static doca_error_t comch_destroy(const char *call, void *o)
+{
+	auto it = comchs.find(o);
+	if (it != comchs.end()) {
+		if (it->second.state != DOCA_CTX_STATE_IDLE)
+			g.misuse.push_back(std::string(call) + ": destroyed before its context was idle");
+		if (it->second.pe && pes.count(it->second.pe))
+			pes[it->second.pe].contexts--;
+		else if (it->second.pe)
+			g.misuse.push_back(std::string(call) + ": its progress engine was destroyed first");
+		disconnect(it->second);
+		for (auto &x : conns)
+			if (x->owner == &it->second)
+				x->owner = nullptr;
+		comchs.erase(it);
+	}
+	return destroy(call, o);
+}
+static doca_error_t task_alloc(const char *call, void *comch, struct doca_comch_connection *conn,
+			       const void *msg, uint32_t len, struct doca_comch_task_send **task)
+{
+	doca_error_t e = make(call, "send_task", task);
+	if (e != DOCA_SUCCESS)
+		return e;
+	fake_task &t = tasks[*task];
+	t.from = comch_of(comch, call);
+	t.conn = reinterpret_cast<fake_conn *>(conn);
+	t.bytes.assign(static_cast<const uint8_t *>(msg), static_cast<const uint8_t *>(msg) + len);
+	if (t.from && len > g.max_msg)
+		g.misuse.push_back(std::string(call) + ": message over the maximum size");
+	return DOCA_SUCCESS;
+}
+
+doca_error_t doca_comch_server_create(struct doca_dev *dev, struct doca_dev_rep *rep, const char *name,
+				      struct doca_comch_server **s)
+{
+	find(dev, "doca_comch_server_create(dev)");
+	find(rep, "doca_comch_server_create(rep)");
+	return comch_create("doca_comch_server_create", true, name, reinterpret_cast<void **>(s));
+}
+doca_error_t doca_comch_server_destroy(struct doca_comch_server *s)
+{
+	return comch_destroy("doca_comch_server_destroy", s);
+}
+struct doca_ctx *doca_comch_server_as_ctx(struct doca_comch_server *s) { return reinterpret_cast<doca_ctx *>(s); }
+doca_error_t doca_comch_server_task_send_set_conf(struct doca_comch_server *s,
+						  doca_comch_task_send_completion_cb_t ok,
+						  doca_comch_task_send_completion_cb_t err, uint32_t)
+{
+	doca_error_t e = use("doca_comch_server_task_send_set_conf", s);
+	if (e == DOCA_SUCCESS)
+		if (fake_comch *c = comch_of(s, "set_conf"))
+			c->sent = ok, c->failed = err;
+	return e;
+}
+doca_error_t doca_comch_server_event_msg_recv_register(struct doca_comch_server *s,
+						       doca_comch_event_msg_recv_cb_t cb)
+{
+	doca_error_t e = use("doca_comch_server_event_msg_recv_register", s);
+	if (e == DOCA_SUCCESS)
+		if (fake_comch *c = comch_of(s, "msg_recv_register"))
+			c->recv = cb;
+	return e;
+}
+doca_error_t doca_comch_server_event_connection_status_changed_register(
+	struct doca_comch_server *s, doca_comch_event_connection_status_changed_cb_t up,
+	doca_comch_event_connection_status_changed_cb_t down)
+{
+	doca_error_t e = use("doca_comch_server_event_connection_status_changed_register", s);
+	if (e == DOCA_SUCCESS)
+		if (fake_comch *c = comch_of(s, "connection_status_changed_register"))
+			c->connected = up, c->disconnected = down;
+	return e;
+}
+doca_error_t doca_comch_server_task_send_alloc_init(struct doca_comch_server *s, struct doca_comch_connection *conn,
+						    const void *msg, uint32_t len, struct doca_comch_task_send **t)
+{
+	return task_alloc("doca_comch_server_task_send_alloc_init", s, conn, msg, len, t);
+}
+struct doca_comch_server *doca_comch_server_get_server_ctx(const struct doca_comch_connection *conn)
+{
+	auto *c = reinterpret_cast<const fake_conn *>(conn);
+	for (auto &[p, x] : comchs)
+		if (&x == c->owner && x.server)
+			return static_cast<doca_comch_server *>(const_cast<void *>(p));
+	return nullptr;
+}
+
+doca_error_t doca_comch_client_create(struct doca_dev *dev, const char *name, struct doca_comch_client **c)
+{
+	find(dev, "doca_comch_client_create(dev)");
+	return comch_create("doca_comch_client_create", false, name, reinterpret_cast<void **>(c));
+}
+doca_error_t doca_comch_client_destroy(struct doca_comch_client *c)
+{
+	return comch_destroy("doca_comch_client_destroy", c);
+}
+struct doca_ctx *doca_comch_client_as_ctx(struct doca_comch_client *c) { return reinterpret_cast<doca_ctx *>(c); }
+doca_error_t doca_comch_client_task_send_set_conf(struct doca_comch_client *c,
+						  doca_comch_task_send_completion_cb_t ok,
+						  doca_comch_task_send_completion_cb_t err, uint32_t)
+{
+	doca_error_t e = use("doca_comch_client_task_send_set_conf", c);
+	if (e == DOCA_SUCCESS)
+		if (fake_comch *x = comch_of(c, "set_conf"))
+			x->sent = ok, x->failed = err;
+	return e;
+}
+doca_error_t doca_comch_client_event_msg_recv_register(struct doca_comch_client *c,
+						       doca_comch_event_msg_recv_cb_t cb)
+{
+	doca_error_t e = use("doca_comch_client_event_msg_recv_register", c);
+	if (e == DOCA_SUCCESS)
+		if (fake_comch *x = comch_of(c, "msg_recv_register"))
+			x->recv = cb;
+	return e;
+}
+doca_error_t doca_comch_client_get_connection(const struct doca_comch_client *c, struct doca_comch_connection **conn)
+{
+	doca_error_t e = use("doca_comch_client_get_connection", c);
+	if (e != DOCA_SUCCESS)
+		return e;
+	fake_comch *x = comch_of(c, "doca_comch_client_get_connection");
+	if (!x || !x->conn || x->state != DOCA_CTX_STATE_RUNNING)
+		return static_cast<doca_error_t>(9);
+	*conn = reinterpret_cast<doca_comch_connection *>(x->conn);
+	return DOCA_SUCCESS;
+}
+doca_error_t doca_comch_client_task_send_alloc_init(struct doca_comch_client *c, struct doca_comch_connection *conn,
+						    const void *msg, uint32_t len, struct doca_comch_task_send **t)
+{
+	return task_alloc("doca_comch_client_task_send_alloc_init", c, conn, msg, len, t);
+}
+struct doca_comch_client *doca_comch_client_get_client_ctx(const struct doca_comch_connection *conn)
+{
+	auto *c = reinterpret_cast<const fake_conn *>(conn);
+	for (auto &[p, x] : comchs)
+		if (&x == c->owner && !x.server)
+			return static_cast<doca_comch_client *>(const_cast<void *>(p));
+	return nullptr;
+}
+struct doca_task *doca_comch_task_send_as_task(struct doca_comch_task_send *t)
+{
+	return reinterpret_cast<doca_task *>(t);
+}
+
+doca_error_t doca_task_submit(struct doca_task *task)
+{
+	doca_error_t e = use("doca_task_submit", task);
+	if (e != DOCA_SUCCESS)
+		return e;
+	auto it = tasks.find(task);
+	if (it == tasks.end())
+		return static_cast<doca_error_t>(9);
+	fake_task &t = it->second;
+	fake_comch *from = t.from;
+	auto *st = reinterpret_cast<doca_comch_task_send *>(task);
+	if (!from || !from->pe)
+		return static_cast<doca_error_t>(9);
+	fake_conn *peer = t.conn ? t.conn->peer : nullptr;
+	if (peer && peer->owner && peer->owner->pe && peer->owner->recv) {
+		fake_comch *to = peer->owner;
+		std::vector<uint8_t> bytes = t.bytes;
+		queue(to->pe, [to, peer, bytes]() mutable {
+			to->recv(nullptr, bytes.data(), static_cast<uint32_t>(bytes.size()),
+				 reinterpret_cast<doca_comch_connection *>(peer));
+		});
+		if (from->sent)
+			queue(from->pe, [from, st] { from->sent(st, {}, from->user); });
+	} else if (from->failed) {
+		queue(from->pe, [from, st] { from->failed(st, {}, from->user); });
+	}
+	return DOCA_SUCCESS;
+}
+void doca_task_free(struct doca_task *task)
+{
+	/* void in DOCA: cannot fail, not counted in the sequences */
+	tasks.erase(task);
+	if (objects.erase(task) == 1) {
+		delete reinterpret_cast<char *>(task);
+		g.live_objects--;
+	} else {
+		g.misuse.push_back("doca_task_free: unknown task");
+	}
+}
 
 } /* extern "C" */

@@ -3,7 +3,9 @@
 // call sequence, track what is created, started and allocated, and fail one chosen call.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,9 +21,20 @@ struct state {
 	/** the PCI functions doca_devinfo_create_list finds, and those without DPA (SFs, VFs) */
 	std::vector<std::string> devices = {"0000:03:00.0", "0000:03:00.1", "0000:03:00.2"};
 	std::vector<std::string> no_dpa = {"0000:03:00.2"};
+	/** the representors doca_devinfo_rep_create_list finds (the host PF seen from the Arm) */
+	std::vector<std::string> reps = {"0000:3b:00.0"};
+	uint32_t max_msg = 4080; /**< doca_comch_cap_get_max_msg_size */
+	/** comch clients connect as DOCA's do: doca_ctx_start says "in progress", the context
+	 *  runs after the client's next doca_pe_progress */
+	bool async_connect = true;
+	/** events run by doca_pe_progress, and notification fds written (FAKE progress engines) */
+	uint64_t pe_events = 0, pe_wakeups = 0;
+	/** called with each DPA handle doca_mmap_dev_get_dpa_handle gives out and the mmap's
+	 *  memory (an import: its exporter's), so a test can hand it to the device FAKES */
+	std::function<void(uint32_t handle, void *addr, size_t len)> on_dpa_handle;
 };
 
-/** The fakes' state; reset() before each case. */
+/** The fakes' state; reset() before each case (nothing may be left open across it). */
 state &fake();
 void reset();
 

@@ -191,8 +191,12 @@ std::vector<std::string> expected_backend(unsigned match_index, unsigned pairs)
 	v.insert(v.end(), {"doca_dpa_cap_is_supported", "doca_dev_open", "doca_devinfo_destroy_list",
 			   "doca_dpa_create", "doca_dpa_set_app", "doca_dpa_start",
 			   "doca_dpa_mem_alloc", "doca_dpa_h2d_memcpy"});
+	/* the backend's kernels have local storage (dpa_tx_state / dpa_rx_state) */
+	std::vector<std::string> with_local = per_kernel;
+	with_local.insert(with_local.begin() + 3, {"doca_dpa_mem_alloc", "doca_dpa_h2d_memcpy",
+						   "doca_dpa_thread_set_local_storage"});
 	for (unsigned k = 0; k < 2 * pairs; k++)
-		v.insert(v.end(), per_kernel.begin(), per_kernel.end());
+		v.insert(v.end(), with_local.begin(), with_local.end());
 	return v;
 }
 
@@ -258,6 +262,19 @@ TEST(DocaSequence, EveryBackendCallFailingOnceLeavesNothing)
 		}
 		expect_nothing_left(ctx);
 	}
+}
+
+TEST(DocaSequence, NotifyNeedsTheProgramsNotifyRpc)
+{
+	fk::reset();
+	auto rt = doca::dpa_runtime::create(dev, app, kernels, {});
+	ASSERT_TRUE(rt);
+	auto st = (*rt)->notify(1);
+	ASSERT_FALSE(st);
+	EXPECT_NE(st.message().find("DPA kernel rx: no notify RPC"), std::string::npos) << st.message();
+	EXPECT_FALSE((*rt)->notify(2));
+	rt->reset();
+	expect_nothing_left("notify without an RPC");
 }
 
 TEST(DocaSequence, RefusesKernelsWithoutEntryPoints)

@@ -20,6 +20,9 @@
 #include <doca_dpa.h>
 #include <doca_error.h>
 #include <doca_mmap.h>
+#include <doca_pe.h>
+#include <doca_ctx.h>
+#include <doca_comch.h>
 #else
 
 #include <stddef.h>
@@ -57,7 +60,9 @@ union doca_data {
 	uint64_t u64;
 };
 
-/* the access flag pod memory is exported with (doca_mmap_set_permissions) */
+/* access flags (doca_mmap_set_permissions): pod memory is exported PCI read-write; the
+ * Arm's memory the DPA reaches is local read-write */
+#define DOCA_ACCESS_FLAG_LOCAL_READ_WRITE (1u << 0)
 #define DOCA_ACCESS_FLAG_PCI_READ_WRITE (1u << 3)
 
 /* devices: the PCI function the DPA process runs on */
@@ -81,11 +86,18 @@ doca_error_t doca_dpa_mem_alloc(struct doca_dpa *dpa, size_t size, doca_dpa_dev_
 doca_error_t doca_dpa_mem_free(struct doca_dpa *dpa, doca_dpa_dev_uintptr_t dev_ptr);
 doca_error_t doca_dpa_h2d_memcpy(struct doca_dpa *dpa, doca_dpa_dev_uintptr_t dst_ptr,
 				 void *src_ptr, size_t size);
+doca_error_t doca_dpa_d2h_memcpy(struct doca_dpa *dpa, void *dst_ptr,
+				 doca_dpa_dev_uintptr_t src_ptr, size_t size);
+
+/* remote procedure calls: run a __dpa_rpc__ function on the DPA, wait for its result */
+doca_error_t doca_dpa_rpc(struct doca_dpa *dpa, doca_dpa_func_t *func, uint64_t *retval, ...);
 
 /* threads */
 doca_error_t doca_dpa_thread_create(struct doca_dpa *dpa, struct doca_dpa_thread **thread);
 doca_error_t doca_dpa_thread_set_func_arg(struct doca_dpa_thread *thread, doca_dpa_func_t *func,
 					  uint64_t arg);
+doca_error_t doca_dpa_thread_set_local_storage(struct doca_dpa_thread *thread,
+					       doca_dpa_dev_uintptr_t dev_ptr);
 doca_error_t doca_dpa_thread_start(struct doca_dpa_thread *thread);
 doca_error_t doca_dpa_thread_run(struct doca_dpa_thread *thread);
 doca_error_t doca_dpa_thread_stop(struct doca_dpa_thread *thread);
@@ -138,6 +150,122 @@ doca_error_t doca_mmap_dev_get_dpa_handle(struct doca_mmap *mmap, struct doca_de
 					  doca_dpa_dev_mmap_t *handle);
 doca_error_t doca_mmap_stop(struct doca_mmap *mmap);
 doca_error_t doca_mmap_destroy(struct doca_mmap *mmap);
+
+/* ---- the comch control channel (host client, Arm server) and the progress engine whose
+ * notification handle is a pod's doorbell fd (backend/doca comch.h). Written from the DOCA
+ * Core (doca_pe.h, doca_ctx.h, doca_dev.h) and DOCA Comch (doca_comch.h) API references.
+ * ---- */
+struct doca_pe;
+struct doca_ctx;
+struct doca_task;
+struct doca_dev_rep;
+struct doca_devinfo_rep;
+struct doca_comch_server;
+struct doca_comch_client;
+struct doca_comch_connection;
+struct doca_comch_task_send;
+struct doca_comch_event_msg_recv;
+struct doca_comch_event_connection_status_changed;
+
+/** On Linux a notification handle is a file descriptor the caller may poll. */
+typedef int doca_notification_handle_t;
+
+/** Representor filter: the network functions (the host PF/VFs seen from the Arm). */
+enum doca_devinfo_rep_filter {
+	DOCA_DEVINFO_REP_FILTER_ALL = 0,
+	DOCA_DEVINFO_REP_FILTER_NET = 1 << 1,
+};
+
+/** A context's states (doca_ctx_get_state); only the names are relied on. */
+enum doca_ctx_states {
+	DOCA_CTX_STATE_IDLE = 0,
+	DOCA_CTX_STATE_STARTING = 1,
+	DOCA_CTX_STATE_RUNNING = 2,
+	DOCA_CTX_STATE_STOPPING = 3,
+};
+
+typedef void (*doca_comch_task_send_completion_cb_t)(struct doca_comch_task_send *task,
+						     union doca_data task_user_data,
+						     union doca_data ctx_user_data);
+typedef void (*doca_comch_event_msg_recv_cb_t)(struct doca_comch_event_msg_recv *event,
+					       uint8_t *recv_buffer, uint32_t msg_len,
+					       struct doca_comch_connection *comch_connection);
+typedef void (*doca_comch_event_connection_status_changed_cb_t)(
+	struct doca_comch_event_connection_status_changed *event,
+	struct doca_comch_connection *comch_connection, uint8_t change_successful);
+
+/* representors: the Arm names the host PF its comch server serves */
+doca_error_t doca_devinfo_rep_create_list(struct doca_dev *dev, int filter,
+					  struct doca_devinfo_rep ***dev_list_rep,
+					  uint32_t *nb_devs_rep);
+doca_error_t doca_devinfo_rep_destroy_list(struct doca_devinfo_rep **dev_list_rep);
+doca_error_t doca_devinfo_rep_is_equal_pci_addr(const struct doca_devinfo_rep *devinfo_rep,
+						const char *pci_addr_str, uint8_t *is_equal);
+doca_error_t doca_dev_rep_open(struct doca_devinfo_rep *devinfo, struct doca_dev_rep **dev_rep);
+doca_error_t doca_dev_rep_close(struct doca_dev_rep *dev);
+struct doca_devinfo *doca_dev_as_devinfo(const struct doca_dev *dev);
+
+/* progress engine */
+doca_error_t doca_pe_create(struct doca_pe **pe);
+doca_error_t doca_pe_destroy(struct doca_pe *pe);
+uint8_t doca_pe_progress(struct doca_pe *pe);
+doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx);
+doca_error_t doca_pe_get_notification_handle(struct doca_pe *pe, doca_notification_handle_t *handle);
+doca_error_t doca_pe_request_notification(struct doca_pe *pe);
+doca_error_t doca_pe_clear_notification(struct doca_pe *pe, doca_notification_handle_t handle);
+
+/* contexts and tasks */
+doca_error_t doca_ctx_start(struct doca_ctx *ctx);
+doca_error_t doca_ctx_stop(struct doca_ctx *ctx);
+doca_error_t doca_ctx_get_state(const struct doca_ctx *ctx, enum doca_ctx_states *state);
+doca_error_t doca_ctx_set_user_data(struct doca_ctx *ctx, union doca_data user_data);
+doca_error_t doca_ctx_get_user_data(const struct doca_ctx *ctx, union doca_data *user_data);
+doca_error_t doca_task_submit(struct doca_task *task);
+void doca_task_free(struct doca_task *task);
+
+/* comch: capabilities */
+doca_error_t doca_comch_cap_get_max_msg_size(const struct doca_devinfo *devinfo, uint32_t *size);
+
+/* comch server (Arm) */
+doca_error_t doca_comch_server_create(struct doca_dev *dev, struct doca_dev_rep *repr,
+				      const char *name, struct doca_comch_server **comch_server);
+doca_error_t doca_comch_server_destroy(struct doca_comch_server *comch_server);
+struct doca_ctx *doca_comch_server_as_ctx(struct doca_comch_server *comch_server);
+doca_error_t doca_comch_server_task_send_set_conf(struct doca_comch_server *comch_server,
+						  doca_comch_task_send_completion_cb_t task_completion_cb,
+						  doca_comch_task_send_completion_cb_t task_error_cb,
+						  uint32_t num_send_tasks);
+doca_error_t doca_comch_server_event_msg_recv_register(struct doca_comch_server *comch_server,
+						       doca_comch_event_msg_recv_cb_t recv_event_cb);
+doca_error_t doca_comch_server_event_connection_status_changed_register(
+	struct doca_comch_server *comch_server,
+	doca_comch_event_connection_status_changed_cb_t connect_event_cb,
+	doca_comch_event_connection_status_changed_cb_t disconnect_event_cb);
+doca_error_t doca_comch_server_task_send_alloc_init(struct doca_comch_server *comch_server,
+						    struct doca_comch_connection *peer,
+						    const void *msg, uint32_t len,
+						    struct doca_comch_task_send **task);
+struct doca_comch_server *doca_comch_server_get_server_ctx(const struct doca_comch_connection *connection);
+
+/* comch client (host) */
+doca_error_t doca_comch_client_create(struct doca_dev *dev, const char *name,
+				      struct doca_comch_client **comch_client);
+doca_error_t doca_comch_client_destroy(struct doca_comch_client *comch_client);
+struct doca_ctx *doca_comch_client_as_ctx(struct doca_comch_client *comch_client);
+doca_error_t doca_comch_client_task_send_set_conf(struct doca_comch_client *comch_client,
+						  doca_comch_task_send_completion_cb_t task_completion_cb,
+						  doca_comch_task_send_completion_cb_t task_error_cb,
+						  uint32_t num_send_tasks);
+doca_error_t doca_comch_client_event_msg_recv_register(struct doca_comch_client *comch_client,
+						       doca_comch_event_msg_recv_cb_t recv_event_cb);
+doca_error_t doca_comch_client_get_connection(const struct doca_comch_client *comch_client,
+					      struct doca_comch_connection **connection);
+doca_error_t doca_comch_client_task_send_alloc_init(struct doca_comch_client *comch_client,
+						    struct doca_comch_connection *peer,
+						    const void *msg, uint32_t len,
+						    struct doca_comch_task_send **task);
+struct doca_comch_client *doca_comch_client_get_client_ctx(const struct doca_comch_connection *connection);
+struct doca_task *doca_comch_task_send_as_task(struct doca_comch_task_send *task);
 
 #ifdef __cplusplus
 }

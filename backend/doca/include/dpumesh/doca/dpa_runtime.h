@@ -50,6 +50,9 @@ private:
 struct kernel_spec {
 	std::string name;
 	doca_dpa_func_t *entry = nullptr;
+	/** The kernel's own state (dpa_tx_state / dpa_rx_state): DPA memory, zeroed, given as
+	 *  the thread's local storage (doca_dpa_dev_thread_get_local_storage). 0: none. */
+	size_t local_bytes = 0;
 };
 
 struct runtime_options {
@@ -58,6 +61,8 @@ struct runtime_options {
 	/** A thread's argument block: thread_args, then the rest of the device mapping's
 	 *  struct dpa_dev (dpa_kernels/doca/dpa_doca.h, about 43 KiB; checked at build time) */
 	size_t args_bytes = 65536;
+	/** The DPA program's notify RPC (dpumesh_dpa_notify_rpc): what notify() runs. */
+	doca_dpa_func_t *notify_rpc = nullptr;
 };
 
 /**
@@ -78,7 +83,8 @@ class dpa_runtime {
 public:
 	/**
 	 * doca_dpa_create/set_app/start; the table (mem_alloc + h2d zeros); then per kernel, in
-	 * order: thread create/set_func_arg/start, completion create/set_thread/start/handle,
+	 * order: its argument block (mem_alloc), thread create/set_func_arg, its local storage
+	 * when it has one (mem_alloc + h2d zeros + doca_dpa_thread_set_local_storage), start, completion create/set_thread/start/handle,
 	 * async ops create/attach/start/handle, notification create/start/handle, its
 	 * arguments (mem_alloc + h2d), thread_run.
 	 * @return the runtime, or an error naming the kernel and the DOCA call that failed
@@ -91,6 +97,13 @@ public:
 
 	/** Writes pod_lookup_table entry `pod_id` (64 bytes) to DPA memory. */
 	status write_table_entry(uint32_t pod_id, const void *entry64);
+	/**
+	 * Wakes kernel k (its notification completion) through the notify RPC (doca_dpa_rpc):
+	 * a thread's first activation, or the RX kernel after commands were posted while it was
+	 * parked. Control path: one RPC is a round trip to the DPA.
+	 * @return an error when the runtime has no notify RPC, or naming doca_dpa_rpc
+	 */
+	status notify(unsigned k);
 	/** Sets every thread's stop word (cooperative stop; the kernels finish once drained). */
 	status request_stop();
 	/** Tears everything down in reverse order of creation (also done by the destructor). */
@@ -98,6 +111,11 @@ public:
 
 	unsigned nb_kernels() const noexcept { return static_cast<unsigned>(_threads.size()); }
 	const thread_args &args(unsigned k) const noexcept { return _threads[k].args; }
+	/** Kernel k's argument block in DPA memory (the device mapping's struct dpa_dev). */
+	doca_dpa_dev_uintptr_t args_ptr(unsigned k) const noexcept { return _threads[k].args_ptr; }
+	/** Kernel k's local storage in DPA memory (0: none). */
+	doca_dpa_dev_uintptr_t local_ptr(unsigned k) const noexcept { return _threads[k].local_ptr; }
+	doca_dpa *dpa() const noexcept { return _dpa; }
 
 private:
 	struct kernel_thread {
@@ -107,12 +125,14 @@ private:
 		doca_dpa_async_ops *ops = nullptr;
 		doca_dpa_notification_completion *notify = nullptr;
 		doca_dpa_dev_uintptr_t args_ptr = 0;
+		doca_dpa_dev_uintptr_t local_ptr = 0;
 		thread_args args{};
 	};
 	dpa_runtime() = default;
 	status make_kernel(const kernel_spec &spec, const runtime_options &opt, kernel_thread &k);
 
 	doca_dpa *_dpa = nullptr;
+	doca_dpa_func_t *_notify_rpc = nullptr;
 	doca_dpa_dev_uintptr_t _table = 0;
 	size_t _table_bytes = 0;
 	std::vector<kernel_thread> _threads;
@@ -125,12 +145,13 @@ class device {
 public:
 	/**
 	 * doca_devinfo_create_list; the entry whose address is `pci`
-	 * (doca_devinfo_is_equal_pci_addr); doca_dpa_cap_is_supported; doca_dev_open;
-	 * doca_devinfo_destroy_list (on every path once the list exists).
+	 * (doca_devinfo_is_equal_pci_addr); doca_dpa_cap_is_supported (only with `need_dpa`:
+	 * the host's view of the PF, which libdpumesh opens for export and comch, needs none);
+	 * doca_dev_open; doca_devinfo_destroy_list (on every path once the list exists).
 	 * @return the device; an error naming the address when no device has it, when it
 	 *         cannot run a DPA process, or naming the DOCA call that failed
 	 */
-	static result<std::unique_ptr<device>> open(const std::string &pci);
+	static result<std::unique_ptr<device>> open(const std::string &pci, bool need_dpa = true);
 	doca_dev *get() const noexcept { return _dev; }
 	const std::string &pci() const noexcept { return _pci; }
 
@@ -154,12 +175,14 @@ public:
 	/**
 	 * @param app the DPA program dpacc built (dpumesh_dpa)
 	 * @param tx, rx the kernels' entry points (dpumesh_dpa_tx_entry / rx_entry)
+	 * @param notify_rpc the program's notify RPC (dpumesh_dpa_notify_rpc), for notify()
 	 * @return the backend; an error when no device is named, or from device::open or
 	 *         dpa_runtime::create (everything made before it undone)
 	 */
 	static result<std::unique_ptr<dpa_backend>> create(const backend_options &opt,
 							   doca_dpa_app *app, doca_dpa_func_t *tx,
-							   doca_dpa_func_t *rx);
+							   doca_dpa_func_t *rx,
+							   doca_dpa_func_t *notify_rpc = nullptr);
 	device &dev() noexcept { return *_dev; }
 	dpa_runtime &runtime() noexcept { return *_rt; }
 

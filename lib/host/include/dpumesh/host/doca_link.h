@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// libdpumesh's DOCA path (DOCA builds only; the portable path is the Unix socket): the pod's
+// memory exported with doca::pod_export, its descriptor sent over comch in a REGISTER, and
+// the doorbell as the comch progress engine's notification fd in the pod's event loop.
+//
+// Never run on hardware (docs/doca.md); tested against FAKES (tests/unit/doca_link_test.cc).
+//
+//   auto l = host::doca_link::open({"0000:3b:00.0"}, mem, len, reg);  // REGISTERED or error
+//   poll((*l)->fd()) ... ; (*l)->progress();  // counts the doorbells; then prepare_wait()
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "dpumesh/common/status.h"
+#include "dpumesh/doca/comch.h"
+#include "dpumesh/doca/dpa_runtime.h"
+#include "dpumesh/podchan/proto.h"
+
+namespace dpumesh::host {
+
+struct doca_link_options {
+	std::string pci;               /**< the BlueField PF as the host sees it */
+	std::string server = "dpumesh"; /**< the node's comch server name */
+	int timeout_ms = 5000;         /**< connect, and wait for REGISTERED */
+};
+
+/** One pod's registration with a DOCA node. Teardown: comch, the export, the device. */
+class doca_link {
+public:
+	/**
+	 * doca::device::open(pci, no DPA needed); doca::pod_export::create over [mem, mem+len);
+	 * doca::comch_client::create (connected); send REGISTER (reg + the descriptor). The
+	 * answer comes through registered() (for an event loop that also runs other work).
+	 * @return the link waiting for REGISTERED; an error naming the step and DOCA call
+	 */
+	static result<std::unique_ptr<doca_link>> start(const doca_link_options &opt, void *mem,
+							size_t len, const dpumesh_ctrl_register &reg);
+	/** start(), then progress until REGISTERED (at most timeout_ms), sleeping on fd(). */
+	static result<std::unique_ptr<doca_link>> open(const doca_link_options &opt, void *mem,
+						       size_t len, const dpumesh_ctrl_register &reg);
+	/**
+	 * Runs the channel's events and says whether the node answered.
+	 * @return true once registered; false while waiting; an error when the node refused
+	 *         (its result name and reason) or answered something that does not match
+	 */
+	result<bool> registered();
+	~doca_link();
+
+	/** The doorbell fd: readable after prepare_wait() once the node rings or answers. */
+	int fd() const noexcept { return _client->fd(); }
+	/** Before sleeping on fd() (doca_pe_request_notification). */
+	status prepare_wait() { return _client->arm(); }
+	/** After waking: doca_pe_clear_notification, then every event. @return doorbells seen */
+	unsigned progress();
+
+	uint32_t pod_id() const noexcept { return _reply.pod_id; }
+	uint32_t generation() const noexcept { return _reply.generation; }
+	uint32_t mkey() const noexcept { return _reply.mkey; }
+	uint64_t doorbells() const noexcept { return _doorbells; }
+	/** Messages from the node that were neither a doorbell nor an expected reply. */
+	uint64_t bad_messages() const noexcept { return _bad; }
+
+private:
+	doca_link() = default;
+	void on_message(std::span<const uint8_t> msg);
+
+	dpumesh_ctrl_registered _reply{};
+	bool _replied = false;
+	uint32_t _nb_workers = 0, _sq_depth = 0; /* asked for: the answer must match */
+	uint64_t _doorbells = 0, _bad = 0;
+	std::unique_ptr<doca::device> _dev;        /* closed last */
+	std::unique_ptr<doca::pod_export> _export; /* withdrawn after the channel is down */
+	std::unique_ptr<doca::comch_client> _client;
+};
+
+} // namespace dpumesh::host
