@@ -76,12 +76,7 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 	s->_budgets.resize(nb_services);
 	s->_requests = std::make_unique<request_table>(table_capacity, s->_tsc_hz, shard.index,
 						       shard.count);
-	const config::pools_config::quota_config &qc = cfg.pools.quota;
-	s->_quota = std::make_unique<quota>(quota_limits{qc.requests_per_pod,
-							 qc.requests_per_source,
-							 qc.answers_per_pod, qc.answer_wait_ms,
-							 qc.rx_stall_ms},
-					    s->_tsc_hz);
+	s->_quota = std::make_unique<quota>(cfg.pools.quota, s->_tsc_hz);
 	s->_requests->set_quota(s->_quota.get());
 
 	/* this shard produces to its own threads' SQs; others' get its commands by hand-off */

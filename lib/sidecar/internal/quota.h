@@ -36,13 +36,7 @@ namespace dpumesh::sidecar {
 struct request_ctx;
 
 /** The limits (config: /pools/quota, docs/config.md). */
-struct quota_limits {
-	uint32_t requests_per_pod = 512;
-	uint32_t requests_per_source = 4096;
-	uint32_t answers_per_pod = 256;
-	uint32_t answer_wait_ms = 5000;
-	uint32_t rx_stall_ms = 500;
-};
+using quota_limits = config::pools_config::quota_config;
 
 class quota {
 public:
