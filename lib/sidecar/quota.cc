@@ -87,7 +87,11 @@ void quota::release(const pending::entry &e, const request_ctx &c) noexcept
 
 void quota::answer_refused(uint32_t handle) noexcept
 {
-	pod_of(handle).answers_refused.inc();
+	/* the requester asked first, so its generation is the one counted here; a former
+	 * generation's late answer is not counted against the pod id's new one */
+	pod_tenant &t = _pods[DPUMESH_HANDLE_POD_ID(handle)];
+	if (t.handle.load(std::memory_order_relaxed) == handle)
+		t.answers_refused.inc();
 }
 
 quota_usage quota::pod(uint32_t handle) const noexcept
