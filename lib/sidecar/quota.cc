@@ -20,8 +20,14 @@ uint32_t quota::bucket_of(const wire::endpoint &ep) noexcept
 	uint64_t a, b;
 	std::memcpy(&a, ep.ip, 8);
 	std::memcpy(&b, ep.ip + 8, 8);
-	const uint64_t x = a * 0x9e3779b97f4a7c15ull ^ b * 0xc2b2ae3d27d4eb4full;
-	return static_cast<uint32_t>((x ^ (x >> 31)) % nb_sources);
+	/* splitmix64's finalizer over both halves: every address bit reaches the bucket (an
+	 * IPv4 address sits in the top bytes of b, which a plain product leaves out of the
+	 * low bits) */
+	uint64_t x = a ^ (b * 0x9e3779b97f4a7c15ull);
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return static_cast<uint32_t>(x % nb_sources);
 }
 
 void quota::source_tenant::note(const wire::endpoint &ep) noexcept
