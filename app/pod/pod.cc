@@ -8,6 +8,11 @@
 //   evil   SOCK VICTIM_TXH VICTIM_RXB  post malicious descriptors, report the refusals
 //   sink   SOCK                      register as "echo", take requests, never answer
 //   hog    SOCK                      as sink, and never release them (RX slots run out)
+//   flood  SOCK                      a hostile client: posts requests to echo without limit,
+//                                    all from one TX header slot (raw descriptors), drains
+//                                    its TX completions, never releases what it receives
+//   nodrain SOCK                     a client that sends as fast as the API lets it and never
+//                                    releases its answers (its RX slots run out)
 // Prints "READY pod=<id> gen=<g>" once registered and "DONE ..." at the end.
 // $DPUMESH_POD_SERVICE: the service echo registers as; $DPUMESH_CLIENT_SERVICE: the service
 // client calls (both "echo" by default; a comma list: requests go round robin).
@@ -39,6 +44,7 @@
 
 #include "dpumesh/host/dpumesh.h"
 #include "dpumesh/common/fnv.h"
+#include "dpumesh/wire/l7.h"
 
 namespace {
 
@@ -497,6 +503,75 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 	return st.bad == 0 ? 0 : 1;
 }
 
+/* ---- flood / nodrain: tenants that take more than their share (isolation tests) ---- */
+struct greedy_state {
+	uint64_t posted = 0, tx_ok = 0, tx_quota = 0, tx_other = 0, answers = 0;
+	std::vector<dpumesh_msg *> kept; /* never released */
+};
+
+/* Runs until killed; prints "STAT posted= tx_ok= tx_quota= tx_other= answers=" each second.
+ * tx_quota: TX completions with status POLICY (refused: over its quota). */
+int run_greedy(const char *sock, bool raw)
+{
+	static greedy_state st;
+	dpumesh_callbacks cb = {};
+	cb.on_tx_done = [](dpumesh_t *, uint32_t, uint32_t, uint32_t status, void *) {
+		if (status == 0)
+			st.tx_ok++;
+		else if (status == DPUMESH_STATUS_POLICY)
+			st.tx_quota++;
+		else
+			st.tx_other++;
+	};
+	cb.on_response = [](dpumesh_t *, dpumesh_msg *m, void *) {
+		st.answers++;
+		st.kept.push_back(m);
+	};
+	dpumesh_t *h = open_pod(sock, "client", cb, nullptr);
+	const std::string svc = service_name("DPUMESH_CLIENT_SERVICE");
+	/* flood: one request header, written once into the first TX header slot and posted
+	 * again and again (the DPA copies it each time) */
+	uint64_t txh = 0, len = 0;
+	dpumesh_pool_range(h, DPUMESH_POOL_TX_HEADER, &txh, &len);
+	dpumesh::wire::l7_writer w(reinterpret_cast<uint8_t *>(txh), 1024);
+	w.request(svc, "POST", "/echo");
+	const uint32_t hlen = static_cast<uint32_t>(w.finish());
+	uint64_t next_stat = now_ns() + 1000000000ull;
+	for (uint32_t id = 0;; id++) {
+		int rc;
+		if (raw) {
+			sw_descriptor d = {};
+			d.header_buf_addr = txh;
+			d.header_len = hlen;
+			d.req_id = id;
+			d.step_id = 1;
+			d.flags = DPUMESH_OP_REQUEST | DPUMESH_CASE_LOCAL;
+			rc = dpumesh_post_raw(h, 0, &d);
+		} else {
+			dpumesh_request r = {};
+			r.service = svc.c_str();
+			r.method = "POST";
+			r.path = "/echo";
+			r.body = "greedy";
+			r.body_len = 6;
+			r.req_id = id;
+			r.step_id = 1;
+			rc = dpumesh_send_request(h, 0, &r);
+		}
+		if (rc == 0)
+			st.posted++;
+		else
+			(void)dpumesh_wait(h, 1); /* TX completions free room */
+		if (now_ns() >= next_stat) {
+			next_stat += 1000000000ull;
+			std::printf("STAT posted=%" PRIu64 " tx_ok=%" PRIu64 " tx_quota=%" PRIu64
+				    " tx_other=%" PRIu64 " answers=%" PRIu64 "\n",
+				    st.posted, st.tx_ok, st.tx_quota, st.tx_other, st.answers);
+			std::fflush(stdout);
+		}
+	}
+}
+
 /* ---- evil ---- */
 struct evil_state {
 	std::vector<uint32_t> statuses; /* TX_DONE status per req_id */
@@ -604,6 +679,10 @@ const char usage_text[] =
 	"  evil SOCK VICTIM_TXH VICTIM_RXB  post malicious descriptors, report the refusals\n"
 	"  sink SOCK                        register as \"echo\", take requests, never answer\n"
 	"  hog SOCK                         as sink, and never release them (RX slots run out)\n"
+	"  flood SOCK                       post requests without limit from one TX header slot,\n"
+	"                                   drain TX completions, never release what comes in\n"
+	"  nodrain SOCK                     send requests as fast as the API lets, never release\n"
+	"                                   the answers; both print STAT lines each second\n"
 	"\n"
 	"Environment:\n"
 	"  DPUMESH_POD_SERVICE=NAME         the service echo registers as (default echo)\n"
@@ -656,6 +735,8 @@ int main(int argc, char **argv)
 				  static_cast<uint32_t>(std::atoi(argv[5])),
 				  argc >= 7 && std::strcmp(argv[6], "flood") == 0,
 				  argc >= 8 ? static_cast<uint32_t>(std::atoi(argv[7])) : 64);
+	if (argc >= 3 && (std::strcmp(argv[1], "flood") == 0 || std::strcmp(argv[1], "nodrain") == 0))
+		return run_greedy(argv[2], std::strcmp(argv[1], "flood") == 0);
 	if (argc >= 5 && std::strcmp(argv[1], "evil") == 0)
 		return run_evil(argv[2], std::strtoull(argv[3], nullptr, 0),
 				std::strtoull(argv[4], nullptr, 0));

@@ -195,6 +195,15 @@ void read_pools(ctx &c, const json_t *v, node_config &cfg)
 				       std::to_string(cfg.pools.dest_queue_entries) + ")");
 		qo.done();
 	}
+	if (const json_t *q = o.get("quota", false)) {
+		obj qo(c, q, o.child("quota"));
+		qo.uint("requests_per_pod", cfg.pools.quota.requests_per_pod, 1, 65536);
+		qo.uint("requests_per_source", cfg.pools.quota.requests_per_source, 1, 65536);
+		qo.uint("answers_per_pod", cfg.pools.quota.answers_per_pod, 1, 1u << 20);
+		qo.uint("answer_wait_ms", cfg.pools.quota.answer_wait_ms, 1, 600000);
+		qo.uint("rx_stall_ms", cfg.pools.quota.rx_stall_ms, 1, 600000);
+		qo.done();
+	}
 	o.done();
 }
 

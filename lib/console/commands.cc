@@ -177,10 +177,12 @@ status show_pods(invocation &inv, std::string_view which, bool detail)
 			"pod %u service=%s generation=%u handle=%#x tx_sqs=%u tx_taken=%" PRIu64
 			" tx_refused=%" PRIu64 " tx_done=%" PRIu64 " rx_delivered=%" PRIu64
 			" rx_no_slot=%" PRIu64 " rx_sq_full=%" PRIu64 " doorbells=%" PRIu64
-			" doorbells_suppressed=%" PRIu64 "\n",
+			" doorbells_suppressed=%" PRIu64 " in_flight=%" PRIu64
+			" quota_refused=%" PRIu64 " answers_refused=%" PRIu64 "\n",
 			v.pod_id, v.service.c_str(), v.generation, v.handle, v.nb_tx_sqs, c.tx_taken,
 			c.tx_refused_total(), c.tx_done_posted, c.rx_delivered, c.rx_no_slot,
-			c.rx_sq_full, c.doorbells, c.doorbells_suppressed);
+			c.rx_sq_full, c.doorbells, c.doorbells_suppressed, v.quota.in_flight,
+			v.quota.refused, v.quota.answers_refused);
 		if (!detail)
 			continue;
 		appendf(inv.out,
@@ -202,6 +204,29 @@ status show_pods(invocation &inv, std::string_view which, bool detail)
 }
 
 status cmd_show_pods(invocation &inv) { return show_pods(inv, "all", false); }
+
+/* Quotas: the limits, then every pod and network address holding or refused anything. */
+status cmd_show_quota(invocation &inv)
+{
+	auto cfg = inv.node.config();
+	const config::pools_config::quota_config &q = cfg->pools.quota;
+	appendf(inv.out,
+		"limits: requests_per_pod=%u requests_per_source=%u answers_per_pod=%u "
+		"answer_wait_ms=%u\n",
+		q.requests_per_pod, q.requests_per_source, q.answers_per_pod, q.answer_wait_ms);
+	DPUMESH_ASSIGN_OR_RETURN(auto pods, control::pods(inv.node, "all"));
+	for (const control::pod_view &v : pods)
+		appendf(inv.out,
+			"pod %u service=%s in_flight=%" PRIu64 " peak=%" PRIu64 " refused=%" PRIu64
+			" answers_refused=%" PRIu64 "\n",
+			v.pod_id, v.service.c_str(), v.quota.in_flight, v.quota.peak, v.quota.refused,
+			v.quota.answers_refused);
+	for (const control::source_quota_view &s : control::source_quotas(inv.node))
+		appendf(inv.out,
+			"source %s in_flight=%" PRIu64 " peak=%" PRIu64 " refused=%" PRIu64 "\n",
+			s.address.c_str(), s.usage.in_flight, s.usage.peak, s.usage.refused);
+	return status::ok();
+}
 status cmd_show_pod(invocation &inv) { return show_pods(inv, inv.words[2], true); }
 
 status cmd_show_pending(invocation &inv)
@@ -530,6 +555,7 @@ const command_spec command_table[] = {
 	{"show pods", "registered pods: service, generation, queue and refusal counters", &cmd_show_pods},
 	{"show pod <id>", "one pod: its pod_lookup_table entry and counters by reason", &cmd_show_pod},
 	{"show pending", "requests waiting for their response (pending table)", &cmd_show_pending},
+	{"show quota", "quotas: limits, and what each pod and network address holds and was refused", &cmd_show_quota},
 	{"show sidecar", "sidecar counters: requests, responses, mesh errors by reason", &cmd_show_sidecar},
 	{"show dpa", "DPA emulator threads and kernel state", &cmd_show_dpa},
 	{"show dma", "DMA engines of the DPA threads", &cmd_show_dma},

@@ -247,10 +247,39 @@ result<std::vector<pod_view>> pods(const node &n, std::string_view which)
 		v.service = std::string(reg->pod_service(id));
 		v.entry = reg->table()[id];
 		v.counters = reg->counters(id);
+		for (const sidecar::stage *sc : n.shards()) {
+			sidecar::quota_usage u;
+			sc->pod_quota(h, &u);
+			v.quota.add(u);
+		}
 		out.push_back(v);
 	}
 	if (only != UINT32_MAX && out.empty())
 		return errorf("pod %u is not registered", only);
+	return out;
+}
+
+std::vector<source_quota_view> source_quotas(const node &n)
+{
+	std::vector<source_quota_view> out;
+	for (const sidecar::stage *sc : n.shards())
+		for (const auto &[ep, u] : sc->source_quotas()) {
+			char buf[INET6_ADDRSTRLEN] = "?";
+			if (ep.is_v4())
+				inet_ntop(AF_INET, ep.ip + 12, buf, sizeof(buf));
+			else
+				inet_ntop(AF_INET6, ep.ip, buf, sizeof(buf));
+			auto it = std::find_if(out.begin(), out.end(), [&](const source_quota_view &v) {
+				return v.address == buf;
+			});
+			if (it == out.end())
+				out.push_back({buf, u});
+			else
+				it->usage.add(u);
+		}
+	std::sort(out.begin(), out.end(), [](const source_quota_view &a, const source_quota_view &b) {
+		return a.usage.in_flight + a.usage.refused > b.usage.in_flight + b.usage.refused;
+	});
 	return out;
 }
 

@@ -95,6 +95,7 @@ snapshot take_snapshot(const node &n, unsigned sections)
 							  s.sidecar[i++].value += v;
 						  });
 			s.pending += sc->pending().size();
+			s.waiting += sc->waiting();
 		}
 	}
 	if ((sections & snap::services) && !shards.empty()) {

@@ -342,6 +342,21 @@ int fill_pods(node &n, rte_tel_data *d)
 	DPUMESH_TEL_U64_COLUMN(c, "rx_sq_full", pods, r.counters.rx_sq_full);
 	DPUMESH_TEL_U64_COLUMN(c, "doorbells", pods, r.counters.doorbells);
 	DPUMESH_TEL_U64_COLUMN(c, "doorbells_suppressed", pods, r.counters.doorbells_suppressed);
+	DPUMESH_TEL_U64_COLUMN(c, "in_flight", pods, r.quota.in_flight);
+	DPUMESH_TEL_U64_COLUMN(c, "quota_refused", pods, r.quota.refused);
+	DPUMESH_TEL_U64_COLUMN(c, "answers_refused", pods, r.quota.answers_refused);
+	return 0;
+}
+
+/* Network addresses holding pending requests or refused over their quota. */
+int fill_sources(node &n, rte_tel_data *d)
+{
+	auto src = source_quotas(n);
+	columns c(d);
+	DPUMESH_TEL_STR_COLUMN(c, "address", src, r.address);
+	DPUMESH_TEL_U64_COLUMN(c, "in_flight", src, r.usage.in_flight);
+	DPUMESH_TEL_U64_COLUMN(c, "peak", src, r.usage.peak);
+	DPUMESH_TEL_U64_COLUMN(c, "quota_refused", src, r.usage.refused);
 	return 0;
 }
 
@@ -415,7 +430,8 @@ int fill_config(node &n, rte_tel_data *d)
 	_(routes, "Routes: service -> local or a peer name")                                 \
 	_(peers, "Peers: name, mac, ipv4, ipv6, mesh_port (columns)")                        \
 	_(config, "Config summary: node, source, counts, idle policy, forwarding, stats_period") \
-	_(pods, "Registered pods: id, service, generation, TX/RX counters (columns)")      \
+	_(pods, "Registered pods: id, service, generation, TX/RX counters, quota (columns)") \
+	_(sources, "Network addresses holding pending requests or refused (quota, columns)") \
 	_(sidecar, "Sidecar counters: requests, responses, mesh errors by reason")            \
 	_(metrics, "Requests by service and route: answers by class, retries, latency quantiles") \
 	_(latency, "Latency histograms by service: log2 microsecond buckets")                 \

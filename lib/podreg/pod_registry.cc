@@ -136,6 +136,10 @@ struct pod_registry::pod_state {
 	std::unique_ptr<uint64_t[]> spare_header, spare_body;
 	uint32_t nb_spare_header = 0, nb_spare_body = 0;
 	pod_counters_live counters;
+	/* descriptors taken from its TX SQs and not completed yet (the owner DPA thread):
+	 * never more than its TX header slots, so a pod that posts one slot again and again
+	 * holds no more of the node (hbufs, the sidecar's queues) than an honest one can */
+	uint32_t tx_outstanding = 0;
 	std::atomic<uint32_t> zc_holds{0}; /* zero-copy TX bodies the NIC may still read */
 	/* control only */
 	bool in_use = false;
@@ -303,6 +307,7 @@ result<pod_registration> pod_registry::register_pod(const register_request &req,
 	p.spare_body.reset(new uint64_t[g.rx_body.slots]);
 	p.nb_spare_header = p.nb_spare_body = 0;
 	p.counters.reset();
+	p.tx_outstanding = 0;
 	p.in_use = true;
 
 	pod_registry_entry &e = _table[id];
@@ -582,6 +587,8 @@ take_rc pod_registry::take_tx(uint32_t pod_id, uint32_t sq_index, tx_item *out) 
 		return take_rc::gone;
 	if (!rx_room(p))
 		return take_rc::empty; /* no room to report a refusal: leave it queued */
+	if (p.tx_outstanding >= p.geometry.tx_header.slots) [[unlikely]]
+		return take_rc::empty; /* its share is in flight: left queued (docs/quota.md) */
 	sw_descriptor d;
 	if (dpumesh_sq_dequeue_burst(&p.tx_sq[sq_index], &d, 1) != 1)
 		return take_rc::empty;
@@ -614,6 +621,7 @@ take_rc pod_registry::take_tx(uint32_t pod_id, uint32_t sq_index, tx_item *out) 
 		return take_rc::refused;
 	}
 	p.counters.tx_taken.inc();
+	p.tx_outstanding++;
 	out->desc = d;
 	out->src = h;
 	out->header = hdr;
@@ -753,6 +761,8 @@ uint32_t pod_registry::complete_tx(uint32_t src_handle, const sw_descriptor &des
 	if (!post_rx(*p, e))
 		return DPUMESH_STATUS_DEST_FULL;
 	p->counters.tx_done_posted.inc();
+	if (p->tx_outstanding)
+		p->tx_outstanding--;
 	return DPUMESH_STATUS_OK;
 }
 

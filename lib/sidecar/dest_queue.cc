@@ -44,6 +44,8 @@ uint32_t dest_queues::pop(dest &d) noexcept
 	if (d.bounced_tail == i)
 		d.bounced_tail = none;
 	d.count--;
+	if (_pool[i].cmd.what == dpa_command::op::deliver_response)
+		d.answers--;
 	_pool[i].next = _free;
 	_free = i;
 	_used--;
@@ -78,6 +80,8 @@ dest_queues::verdict dest_queues::admit(const dpa_command &c, uint64_t give_up_a
 		_pool[d.tail].next = i;
 	d.tail = i;
 	d.count++;
+	if (c.what == dpa_command::op::deliver_response)
+		d.answers++;
 	return verdict::queued;
 }
 
@@ -86,6 +90,8 @@ bool dest_queues::bounced(const dpa_command &c, uint64_t give_up_at, uint64_t no
 {
 	const uint32_t id = DPUMESH_HANDLE_POD_ID(c.dst);
 	dest &d = _dest[id];
+	if (!d.suspect && (d.st == state::open || d.st == state::probing))
+		d.stalled_since = now; /* it took deliveries until now */
 	if (c.resume || d.st == state::open || d.st == state::probing) {
 		/* held back now: try again after 20 us, doubling per resume that found it still
 		 * full, up to 1.28 ms */
@@ -117,12 +123,26 @@ bool dest_queues::bounced(const dpa_command &c, uint64_t give_up_at, uint64_t no
 		d.bounced_tail = i;
 	}
 	d.count++;
+	if (c.what == dpa_command::op::deliver_response)
+		d.answers++;
+	return true;
+}
+
+bool dest_queues::probe(uint32_t dst) noexcept
+{
+	const uint32_t id = DPUMESH_HANDLE_POD_ID(dst);
+	dest &d = _dest[id];
+	if (!d.suspect || d.st != state::open)
+		return false;
+	d.st = state::probing;
+	list(id);
 	return true;
 }
 
 void dest_queues::outcome(uint32_t dst) noexcept
 {
 	dest &d = _dest[DPUMESH_HANDLE_POD_ID(dst)];
+	d.suspect = false; /* a delivery got in */
 	if (d.st == state::resuming) {
 		d.st = state::open;
 		d.bounces = 0;
@@ -133,7 +153,7 @@ void dest_queues::outcome(uint32_t dst) noexcept
 	}
 }
 
-uint32_t dest_queues::next(uint64_t now, out *o, uint32_t max) noexcept
+uint32_t dest_queues::next(uint64_t now, out *o, uint32_t max, uint64_t answer_stall) noexcept
 {
 	uint32_t n = 0;
 	for (uint32_t visited = 0; visited < _nb_active && n < max;) {
@@ -141,8 +161,13 @@ uint32_t dest_queues::next(uint64_t now, out *o, uint32_t max) noexcept
 			_cursor = 0;
 		const uint32_t id = _active[_cursor];
 		dest &d = _dest[id];
-		/* what waits past its give-up time at the head is answered, not sent */
-		while (n < max && d.count && now >= _pool[d.head].give_up_at) {
+		/* what waits past its give-up time at the head is answered, not sent; so are
+		 * the answers at the head of a pod that has taken nothing for answer_stall */
+		const bool stalled = (d.st == state::held || d.st == state::resuming) &&
+				     now > d.stalled_since && now - d.stalled_since >= answer_stall;
+		while (n < max && d.count &&
+		       (now >= _pool[d.head].give_up_at ||
+			(stalled && _pool[d.head].cmd.what == dpa_command::op::deliver_response))) {
 			o[n].cmd = _pool[pop(d)].cmd;
 			o[n].expired = true;
 			n++;
@@ -154,7 +179,10 @@ uint32_t dest_queues::next(uint64_t now, out *o, uint32_t max) noexcept
 			n++;
 			d.st = state::resuming;
 		} else if (d.st == state::held && d.count == 0) {
-			d.st = state::open; /* every one expired: nothing is held back any more */
+			/* every one expired: nothing is held back any more, but nothing got in
+			 * either: the next delivery probes (probe()) */
+			d.st = state::open;
+			d.suspect = true;
 		}
 		if (d.st == state::open && d.count && n < max) {
 			/* a window, in order; its last one reports back while more wait. What

@@ -10,6 +10,7 @@
 #include "internal/command.h"
 #include "internal/egress.h"
 #include "internal/outbox.h"
+#include "internal/quota.h"
 #include "internal/request_table.h"
 
 namespace dpumesh::sidecar {
@@ -106,6 +107,11 @@ void stage::expired(const expiry &x, uint64_t now) noexcept
 		return;
 	}
 	const pending::entry &e = x.entry;
+	if (x.ctx.answer_failed) { /* its answer found no room on the way out: 502 now */
+		answered(e, x.ctx, 502, true, now, false);
+		reply_to_origin(e, x.ctx, 502, "egress_failed");
+		return;
+	}
 	_stats.timeouts.inc();
 	_admission->metrics(e.service).timeouts.inc();
 	if (e.version == _cur->version())
@@ -128,6 +134,14 @@ void stage::give_up(const dpa_command &c, uint32_t status) noexcept
 			reply_error(c.dst, c.req_id, c.step_id, 502,
 				    status == DPUMESH_STATUS_SRC_GONE ? "responder_gone"
 								      : reason_of(status));
+		} else if (status == DPUMESH_STATUS_DEST_FULL) {
+			/* its requester's RX had no room in time, or too many answers wait for
+			 * it: refused, counted against the requester (quota), and the responder's
+			 * buffers go back (its TX completion says DEST_FULL) */
+			_stats.answers_refused.inc();
+			_quota->answer_refused(c.dst);
+		} else if (status == DPUMESH_STATUS_DEST_GONE) {
+			_stats.answers_orphaned.inc(); /* the requester is gone: nobody to answer */
 		} else {
 			_stats.responses_lost.inc();
 		}
@@ -171,12 +185,24 @@ uint32_t stage::unpark(uint64_t now) noexcept
 /* ---- per-destination queues: run by the shard that owns the destination's DPA thread ---- */
 
 /* How long a delivery may wait for room: its request's deadline (stamped by deliver_new),
- * else 10 s (a response: its request is no longer pending, so one given up is never
- * answered at all; a starved pod on a loaded node took more than a second in the soak). */
-static uint64_t give_up_of(const dpa_command &c, uint64_t now, uint64_t hz) noexcept
+ * else (a response: its request is no longer pending) the quota's answer_wait_ms: an answer
+ * holds its responder's TX buffers while it waits, so a requester that does not drain its RX
+ * gets its answers refused after that rather than holding the responder (docs/quota.md) */
+static uint64_t give_up_of(const dpa_command &c, uint64_t now, const quota &q) noexcept
 {
 	const uint64_t g = scratch_of(c.header).park_give_up;
-	return g ? g : now + 10 * hz;
+	return g ? g : q.answer_give_up(now);
+}
+
+/* Whether one more answer may wait for its requester's RX room: not beyond answers_per_pod,
+ * nor once the requester has taken nothing for rx_stall_ms (it does not drain its RX: its
+ * answers are refused at once, the responder's buffers go back). quota.h. */
+static bool answer_may_wait(const dpa_command &c, const dest_queues &q, const quota &qt,
+			    uint64_t now) noexcept
+{
+	return c.what != dpa_command::op::deliver_response ||
+	       (q.answers(DPUMESH_HANDLE_POD_ID(c.dst)) < qt.limits().answers_per_pod &&
+		!qt.stalled(q.stalled_for(c.dst, now)));
 }
 
 /* A request's first delivery: it may wait for room until a little before its deadline, so
@@ -195,9 +221,21 @@ void stage::deliver_new(const dpa_command &c, const pending::entry &e) noexcept
 void stage::admit_delivery(unsigned thread, const dpa_command &c) noexcept
 {
 	dest_queues &q = _outbox->queues();
-	const uint64_t give_up = q.waits(c.dst) ? give_up_of(c, rte_rdtsc(), _tsc_hz) : 0;
+	const bool waits = q.waits(c.dst);
+	const uint64_t now = waits ? rte_rdtsc() : 0;
+	if (waits && !answer_may_wait(c, q, *_quota, now)) {
+		_stats.park_refused.inc();
+		return turn_down(c, DPUMESH_STATUS_DEST_FULL);
+	}
+	const uint64_t give_up = waits ? give_up_of(c, now, *_quota) : 0;
 	switch (q.admit(c, give_up)) {
 	case dest_queues::verdict::send:
+		if (q.probe(c.dst)) [[unlikely]] { /* a pod that took nothing lately */
+			dpa_command p = c;
+			p.notify = true;
+			_outbox->send(thread, p);
+			return;
+		}
 		_outbox->send(thread, c);
 		return;
 	case dest_queues::verdict::queued:
@@ -218,9 +256,10 @@ void stage::bounced(const dpa_command &c, uint64_t now) noexcept
 	 * waits only while a quarter of the pool is free, else its sender hears 503 dest_full
 	 * at once (load shedding rather than a port that stops receiving); the queue still
 	 * hears of it (a resume or a window may end with it). */
-	const bool shed = c.network_body() && c.what == dpa_command::op::deliver_request &&
-			  !_egress->pkts_plenty();
-	if (_outbox->queues().bounced(c, give_up_of(c, now, _tsc_hz), now, !shed)) {
+	const bool shed = (c.network_body() && c.what == dpa_command::op::deliver_request &&
+			   !_egress->pkts_plenty()) ||
+			  !answer_may_wait(c, _outbox->queues(), *_quota, now);
+	if (_outbox->queues().bounced(c, give_up_of(c, now, *_quota), now, !shed)) {
 		_stats.parked.inc();
 		return;
 	}
@@ -235,7 +274,7 @@ uint32_t stage::pump_queues(uint64_t now) noexcept
 	dest_queues::out out[burst_of_unpark];
 	uint32_t total = 0, n;
 	while (_outbox->room() &&
-	       (n = _outbox->queues().next(now, out, burst_of_unpark)) != 0) {
+	       (n = _outbox->queues().next(now, out, burst_of_unpark, _quota->rx_stall_tsc())) != 0) {
 		for (uint32_t i = 0; i < n; i++) {
 			const dpa_command &c = out[i].cmd;
 			if (out[i].expired) {

@@ -12,6 +12,7 @@
 #include "internal/command.h"
 #include "internal/egress.h"
 #include "internal/outbox.h"
+#include "internal/quota.h"
 #include "internal/request_table.h"
 
 namespace dpumesh::sidecar {
@@ -72,6 +73,13 @@ uint32_t stage::open_request(const pending::entry &base, const verdict &a,
 	request_ctx c = ctx;
 	c.holding = c.in_flight = hold;
 	c.policy = a.policy;
+	/* a network address over its quota: the caller answers 503 overloaded (pods are
+	 * checked before admission, pod_request) */
+	if (base.origin.type == pending::party::kind::peer &&
+	    !_quota->source_may_ask(ctx.reply_to.addr.dst)) {
+		_stats.quota_refused.inc();
+		return 0;
+	}
 	return _requests->open(e, c);
 }
 
@@ -98,6 +106,16 @@ uint32_t stage::add_trace(uint64_t header, uint32_t len, const wire::l7_view &v)
 void stage::pod_request(const pod_message &m, const wire::l7_view &v, uint64_t now) noexcept
 {
 	_stats.requests.inc();
+	/* a pod over its quota (pending requests plus answers waiting for its RX room, or an RX
+	 * that took nothing for rx_stall_ms) is
+	 * refused before anything else is spent on it, by its TX completion status alone: no
+	 * hbuf and no RX slot, which a flooding pod may have none of (docs/quota.md) */
+	const dest_queues &q = _outbox->queues();
+	if (!_quota->pod_may_ask(m.src, q.answers(DPUMESH_HANDLE_POD_ID(m.src)),
+				 q.stalled_for(m.src, now))) [[unlikely]] {
+		_stats.quota_refused.inc();
+		return complete(m.header, DPUMESH_STATUS_POLICY);
+	}
 	verdict a = _admission->admit(*_cur, v, m.src, source::pod, now);
 	if (a.refused()) {
 		_admission->count_refusal(*_cur, a);
@@ -164,18 +182,28 @@ void stage::pod_response(const pod_message &m, const wire::l7_view &v, uint64_t 
 						   _admission->clock().ns(now));
 		return complete(m.header, DPUMESH_STATUS_OK);
 	}
-	answered(e, r.ctx(), v.status, mesh, now, true);
 	release_held(r.ctx());
 	if (e.origin.type != pending::party::kind::pod) { /* Case 1: back to the network */
 		const remote to = r.ctx().reply_to;
 		const uint64_t corr = e.origin_correlation;
-		_requests->close(m.req_id);
 		egress::outcome o = _egress->send_pod_message(to, wire::frame_kind::response, corr, m);
 		if (o.complete)
 			complete(m.header, o.status);
-		(o.sent ? _stats.to_network : _stats.responses_lost).inc();
+		if (!o.sent) [[unlikely]] {
+			/* no mbuf or a full port TX ring: the requester hears 502 egress_failed
+			 * from the deadline sweep in a moment (when the port has room again)
+			 * rather than nothing; the responder's buffers went back above */
+			_stats.answers_deferred.inc();
+			r.ctx().answer_failed = true;
+			_requests->rearm(m.req_id, now + _tsc_hz / 1000);
+			return;
+		}
+		answered(e, r.ctx(), v.status, mesh, now, true);
+		_requests->close(m.req_id);
+		_stats.to_network.inc();
 		return;
 	}
+	answered(e, r.ctx(), v.status, mesh, now, true);
 	const dpa_command cmd = m.deliver(dpa_command::op::deliver_response, e.origin.pod_handle,
 					  e.origin_req_id, m.step_id);
 	_requests->close(m.req_id);

@@ -2,6 +2,8 @@
 // The request table: pending entries with the sidecar's typed context, and their expiry.
 #include "internal/request_table.h"
 
+#include "internal/quota.h"
+
 namespace dpumesh::sidecar {
 
 namespace {
@@ -29,6 +31,8 @@ uint32_t request_table::open(const pending::entry &e, const request_ctx &c) noex
 	if (token == 0)
 		return 0;
 	_ctx[token & 0xffff] = c;
+	if (_quota)
+		_quota->charge(e, c);
 	return token | _shard_base;
 }
 
@@ -56,8 +60,11 @@ void request_table::close(uint32_t token) noexcept
 	if (!ours(token))
 		return;
 	token = inner(token);
-	if (_t.find(token))
+	if (const pending::entry *e = _t.find(token)) {
+		if (_quota)
+			_quota->release(*e, _ctx[token & 0xffff]);
 		_ctx[token & 0xffff] = request_ctx{};
+	}
 	_t.remove(token);
 }
 
@@ -80,9 +87,11 @@ uint32_t request_table::expire(uint64_t now, expiry *out, uint32_t max) noexcept
 		} else {
 			x.what = expiry::kind::timeout;
 		}
+		if (_quota)
+			_quota->release(e, c);
 		/* the table removes the entry after this returns; the next open() writes the
 		 * whole context, so only the flags are cleared (for_each reads live ones only) */
-		c.holding = c.in_flight = c.ended = c.policy = false;
+		c.holding = c.in_flight = c.ended = c.policy = c.answer_failed = false;
 	}, max, [&](uint32_t slot) {
 		const char *next = reinterpret_cast<const char *>(&_ctx[slot]);
 		__builtin_prefetch(next);

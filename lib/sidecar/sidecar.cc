@@ -17,6 +17,7 @@
 #include "internal/egress.h"
 #include "internal/network_in.h"
 #include "internal/outbox.h"
+#include "internal/quota.h"
 #include "internal/request_table.h"
 
 namespace dpumesh::sidecar {
@@ -75,6 +76,8 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 	s->_budgets.resize(nb_services);
 	s->_requests = std::make_unique<request_table>(table_capacity, s->_tsc_hz, shard.index,
 						       shard.count);
+	s->_quota = std::make_unique<quota>(cfg.pools.quota, s->_tsc_hz);
+	s->_requests->set_quota(s->_quota.get());
 
 	/* this shard produces to its own threads' SQs; others' get its commands by hand-off */
 	std::vector<dpumesh_sq *> to_dpa;
@@ -160,6 +163,28 @@ const std::string &stage::service_name(uint32_t svc) const noexcept
 const l7_metrics &stage::service_metrics(uint32_t svc) const noexcept
 {
 	return _admission->metrics(svc);
+}
+
+uint32_t stage::waiting() const noexcept
+{
+	return _outbox->queues().used() + _outbox->parked();
+}
+
+void stage::pod_quota(uint32_t handle, quota_usage *out) const noexcept
+{
+	*out = _quota->pod(handle);
+}
+
+std::vector<std::pair<wire::endpoint, quota_usage>> stage::source_quotas() const
+{
+	std::vector<std::pair<wire::endpoint, quota_usage>> out;
+	for (uint32_t b = 0; b < quota::nb_sources; b++) {
+		wire::endpoint ep;
+		const quota_usage u = _quota->source(b, &ep);
+		if (u.in_flight || u.refused || u.peak)
+			out.emplace_back(ep, u);
+	}
+	return out;
 }
 
 void stage::apply(std::shared_ptr<ruleset> next)

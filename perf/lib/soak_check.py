@@ -3,7 +3,7 @@
 # The soak's verdict: telemetry samples over time (tel.py watch), the client runs and the
 # final snapshot -> soak.csv (one row per watched quantity), soak_series.csv (for the plot)
 # and anomaly lines on stdout.
-#   soak_check.py RESULTS telemetry.jsonl clients.txt final.json soak.final HELD_MBUFS
+#   soak_check.py RESULTS telemetry.jsonl clients.txt final.json soak.final HELD_MBUFS [tenants.txt]
 # HELD_MBUFS: mbufs net_pcap still holds at exit (infinite_rx keeps the capture in mbufs of
 # dpumesh's pool until the port closes, after the final lines).
 # DPDK 22.11's /mempool/info has no in-use count: buffers in use come from /dpumesh/dpa
@@ -15,6 +15,7 @@ import sys
 
 R, series_path, clients_path, final_path, exit_path = sys.argv[1:6]
 held = int(sys.argv[6]) if len(sys.argv) > 6 else 0
+tenants_path = sys.argv[7] if len(sys.argv) > 7 else ""
 samples = [json.loads(l) for l in open(series_path) if l.strip()]
 out = []
 if len(samples) < 8:
@@ -56,14 +57,15 @@ for k in sorted(last["/dpumesh/sidecar"]):
     if d and k in never:
         out.append("ERROR soak: sidecar %s grew by %d" % (k, d))
     elif d and k in ("timeouts", "park_expired", "no_match", "dest_gone", "src_gone",
-                     "responses_failed", "policy_refused", "retry_budget", "trace_no_room"):
+                     "responses_failed", "policy_refused", "retry_budget", "trace_no_room",
+                     "answers_deferred", "hbuf_empty"):
         out.append("WARN soak: sidecar %s +%d" % (k, d))
 dma = last.get("/dpumesh/dma") or {}
 if sum(dma.get("errors", [0])):
     out.append("ERROR soak: DMA errors %d" % sum(dma["errors"]))
 
 # client runs
-runs = ok = sent = mesh_err = refused = bad = hung = failed = 0
+runs = ok = sent = mesh_err = refused = bad = hung = failed = dup = unaccounted = 0
 stalls = []
 for line in open(clients_path) if os.path.exists(clients_path) else []:
     kv = dict(w.split("=", 1) for w in line.split() if "=" in w)
@@ -78,7 +80,11 @@ for line in open(clients_path) if os.path.exists(clients_path) else []:
         failed += 1
         continue
     ok += int(kv["ok"]); sent += int(kv["sent"]); mesh_err += int(kv["mesh_err"])
-    refused += int(kv["refused"]); bad += int(kv["bad"])
+    refused += int(kv["refused"]); bad += int(kv["bad"]); dup += int(kv.get("dup", 0))
+    # exactly one answer each: sent = ok + refused + mesh errors (a bad or second answer
+    # is counted in bad, reported below)
+    if int(kv["bad"]) == 0 and int(kv["sent"]) != int(kv["ok"]) + int(kv["refused"]) + int(kv["mesh_err"]):
+        unaccounted += 1
 rows.append(["client runs", "", runs, "", "", "%d answered, %d mesh errors, %d refused of %d sent" % (ok, mesh_err, refused, sent)])
 if runs == 0:
     out.append("ERROR soak: no client run finished")
@@ -89,6 +95,20 @@ if failed:
     out.append("ERROR soak: %d client run(s) failed to start or register" % failed)
 if bad:
     out.append("ERROR soak: %d answers with a wrong body or status" % bad)
+if dup:
+    out.append("ERROR soak: %d requests answered twice" % dup)
+if unaccounted:
+    out.append("ERROR soak: %d client run(s) whose sent != ok + refused + mesh_err" % unaccounted)
+
+# greedy tenants (docs/quota.md): what they were refused; they never stall the clients above
+if tenants_path and os.path.exists(tenants_path):
+    tl = [l.split() for l in open(tenants_path) if l.strip()]
+    kvs = [dict(w.split("=", 1) for w in t if "=" in w) for t in tl]
+    rows.append(["greedy tenant runs", "", len(tl), "", "",
+                 "posted %d, refused by quota %d, answers %d" % (
+                     sum(int(k.get("posted", 0)) for k in kvs),
+                     sum(int(k.get("tx_quota", 0)) for k in kvs),
+                     sum(int(k.get("answers", 0)) for k in kvs))])
 if mesh_err or refused:
     out.append("WARN soak: %d mesh error responses and %d refusals during pod restarts (%.3f%% of %d requests)"
                % (mesh_err, refused, 100.0 * (mesh_err + refused) / max(sent, 1), sent))

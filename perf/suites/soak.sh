@@ -5,14 +5,19 @@
 #   Case 3: two client pods in a loop (random bodies up to 64 KiB, every byte checked, 8
 #           outstanding) to service "svc" (two echo pods)
 #   restarts: every ~15 s one "svc" echo pod is stopped (SIGTERM, or SIGKILL every third
-#           time: a crash) and a new one started
+#           time: a crash) and a new one started; every ~40 s one of the Case 2 echo pods
+#           (the replay offers them far more than they answer: Case 2 overload)
+#   tenants: beside the clients, a pod that takes more than its share of the node
+#           (docs/quota.md): `dpumesh-pod nodrain` and `dpumesh-pod flood` in turn, each
+#           for ~20 s then killed, calling "svc" like the clients
 # Fails (ERROR) when anything grows without bound (dpumesh RSS, the DPA's header buffers or
 # messages in reassembly), when a buffer is not back in its pool at exit, when stale pods
 # stay registered, when a client run loses an answer
-# (hangs), gets a corrupted body, or when a never-expected counter moves. Writes soak.csv,
+# (hangs), gets an answer twice or a corrupted body, or when a never-expected counter moves
+# (responses_lost among them). Writes soak.csv,
 # soak_series.csv and raw/soak-telemetry.jsonl. Diagnostic knobs (environment):
 # DPUMESH_SOAK_REPLAY=0 plays the capture once instead of looping it (no Case 2 load),
-# DPUMESH_SOAK_RESTARTS=0 restarts no pod.
+# DPUMESH_SOAK_RESTARTS=0 restarts no pod, DPUMESH_SOAK_TENANTS=0 starts no greedy tenant.
 
 soak_client_loop() { # NAME: runs clients until $WORK/soak.stop exists; one line per run
   local name=$1 i=0 line rc
@@ -43,6 +48,39 @@ soak_restarter() { # restarts one svc echo pod every ~15 s
   for victim in "${pids[@]}"; do wait "$victim" 2>/dev/null || true; done
 }
 
+soak_replay_restarter() { # restarts one Case 2 echo pod every ~40 s
+  local k=0 victim pids=("$@")
+  while [ ! -e "$WORK/soak.stop" ]; do
+    sleep 40
+    [ ! -e "$WORK/soak.stop" ] || break
+    k=$((k + 1))
+    victim=${pids[$((k % ${#pids[@]}))]}
+    kill -TERM "$victim" 2>/dev/null || true
+    wait "$victim" 2>/dev/null || true
+    DPUMESH_POD_NOSUM=1 "$BIN/dpumesh-pod" echo "$DP_SOCK" >> "$RAW/soak-echo-pods.log" 2>&1 &
+    pids[$((k % ${#pids[@]}))]=$!
+    echo "$(date +%s) case2 restart $k: $victim -> $!" >> "$RAW/soak-restarts.txt"
+  done
+  for victim in "${pids[@]}"; do kill "$victim" 2>/dev/null || true; done
+  for victim in "${pids[@]}"; do wait "$victim" 2>/dev/null || true; done
+}
+
+soak_tenants() { # a greedy tenant (nodrain, then flood, ...) for ~20 s of every ~30 s
+  local k=0 mode pid
+  while [ ! -e "$WORK/soak.stop" ]; do
+    k=$((k + 1))
+    mode=nodrain; [ $((k % 2)) -eq 0 ] && mode=flood
+    DPUMESH_CLIENT_SERVICE=svc "$BIN/dpumesh-pod" "$mode" "$DP_SOCK" > "$RAW/soak-tenant-$k.log" 2>&1 &
+    pid=$!
+    sleep 20
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    echo "$(date +%s) tenant $k $mode $(grep STAT "$RAW/soak-tenant-$k.log" | tail -1)" >> "$RAW/soak-tenants.txt"
+    [ ! -e "$WORK/soak.stop" ] || break
+    sleep 10
+  done
+}
+
 suite_soak() {
   local cap="$WORK/soak.pcap" cfg="$WORK/soak.json"
   "$BIN/dpumesh-pcapgen" --out "$cap" --messages 100000 --frames 8000 --services echo --body 0:4096 \
@@ -56,7 +94,8 @@ suite_soak() {
   dp_start soak "$cfg" --vdev "net_pcap0,rx_pcap=$cap,infinite_rx=${DPUMESH_SOAK_REPLAY:-1}" -- --wait-pods 4 || return
   local p replay_pods=() svc_pods=()
   for p in 1 2; do
-    pod "soak-echo$p" DPUMESH_POD_NOSUM=1 -- echo "$DP_SOCK"; replay_pods+=("$POD_PID")
+    DPUMESH_POD_NOSUM=1 "$BIN/dpumesh-pod" echo "$DP_SOCK" >> "$RAW/soak-echo-pods.log" 2>&1 &
+    replay_pods+=($!)
   done
   for p in 1 2; do
     DPUMESH_POD_SERVICE=svc DPUMESH_TEST_BODY_SLOT=65536 "$BIN/dpumesh-pod" echo "$DP_SOCK" >> "$RAW/soak-svc-pods.log" 2>&1 &
@@ -71,10 +110,18 @@ suite_soak() {
   soak_client_loop b & local c2=$!; track "$c2"
   if [ "${DPUMESH_SOAK_RESTARTS:-1}" = 0 ]; then
     (while [ ! -e "$WORK/soak.stop" ]; do sleep 1; done; kill "${svc_pods[@]}"; wait) & 
+    local rs=$!; track "$rs"
+    (while [ ! -e "$WORK/soak.stop" ]; do sleep 1; done; kill "${replay_pods[@]}"; wait) &
   else
     soak_restarter "${svc_pods[@]}" &
+    local rs=$!; track "$rs"
+    soak_replay_restarter "${replay_pods[@]}" &
   fi
-  local rs=$!; track "$rs"
+  local rr=$!; track "$rr"
+  local tn=""
+  if [ "${DPUMESH_SOAK_TENANTS:-1}" != 0 ]; then
+    soak_tenants & tn=$!; track "$tn"
+  fi
   local t0 left
   t0=$(date +%s)
   while :; do
@@ -85,8 +132,7 @@ suite_soak() {
   done
   touch "$WORK/soak.stop"
   progress "soak: stopping traffic (clients finish their runs)"
-  wait "$c1" "$c2" "$rs" 2>/dev/null || true
-  for p in "${replay_pods[@]}"; do stop_pid "$p"; done
+  wait "$c1" "$c2" "$rs" "$rr" $tn 2>/dev/null || true
   # the port keeps replaying, but with no pod for its messages they are refused at once;
   # let the last pending requests time out, then take the final samples
   sleep 12
@@ -95,7 +141,7 @@ suite_soak() {
   dp_stop
   local a
   a=$(python3 "$ROOT/perf/lib/soak_check.py" "$RESULTS" "$RAW/soak-telemetry.jsonl" "$RAW/soak-clients.txt" \
-    "$RAW/soak-final.json" "$RAW/soak.final" "$held") || anomaly ERROR "soak: analysis failed"
+    "$RAW/soak-final.json" "$RAW/soak.final" "$held" "$RAW/soak-tenants.txt") || anomaly ERROR "soak: analysis failed"
   while IFS= read -r line; do
     [ -z "$line" ] || anomaly "${line%% *}" "${line#* }"
   done <<< "$a"

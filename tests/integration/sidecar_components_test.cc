@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The sidecar's components in-process, each on its error paths (real EAL, mempools, rings
 // and SQs; no dpumesh process, no console): admission refusals by reason, request-table
-// expiry and token reuse, outbox order, parking order and expiry, egress framing with and
-// without zero-copy, network-in with malformed L7 headers.
+// expiry and token reuse, quotas per pod and per address, outbox order, parking order and
+// expiry, a stalled pod's answers, egress framing with and without zero-copy, network-in
+// with malformed L7 headers.
 #include <gtest/gtest.h>
+
+#include <arpa/inet.h>
 
 #include <cstring>
 #include <memory>
@@ -26,6 +29,7 @@
 #include "internal/egress.h"
 #include "internal/network_in.h"
 #include "internal/outbox.h"
+#include "internal/quota.h"
 #include "internal/request_table.h"
 
 using namespace dpumesh;
@@ -223,6 +227,68 @@ TEST(request_table, tokens_match_only_their_responder_and_are_not_reused)
 	EXPECT_FALSE(t.find(again).ctx().policy); /* a fresh context */
 	t.close(tok); /* closing a dead token leaves the live one alone */
 	EXPECT_TRUE(t.find(again));
+}
+
+TEST(quota, pods_and_addresses_over_their_share_are_refused_and_every_entry_is_released)
+{
+	quota_limits l;
+	l.requests_per_pod = 3;
+	l.requests_per_source = 2;
+	l.rx_stall_ms = 10;
+	quota q(l, hz);
+	request_table t(16, hz);
+	t.set_quota(&q);
+	const uint32_t A = 0x10001, B = 0x20002;
+	std::vector<uint32_t> toks;
+	for (int i = 0; i < 3; i++) {
+		ASSERT_TRUE(q.pod_may_ask(A, 0, 0));
+		toks.push_back(t.open(entry_for(A, B, 1000), request_ctx{}));
+	}
+	EXPECT_FALSE(q.pod_may_ask(A, 0, 0));
+	EXPECT_TRUE(q.pod_may_ask(B, 0, 0)); /* another pod has a share of its own */
+	t.close(toks[0]);
+	EXPECT_TRUE(q.pod_may_ask(A, 0, 0));
+	EXPECT_FALSE(q.pod_may_ask(A, 1, 0)); /* an answer waiting for its RX room counts */
+	EXPECT_TRUE(q.pod_may_ask(B, 0, 10 * 1000 - 1));
+	EXPECT_FALSE(q.pod_may_ask(B, 0, 10 * 1000)); /* its RX took nothing for rx_stall_ms */
+	quota_usage u = q.pod(A);
+	EXPECT_EQ(u.in_flight, 2u);
+	EXPECT_EQ(u.peak, 3u);
+	EXPECT_EQ(u.refused, 2u);
+	/* the deadline releases what is left */
+	expiry x[4];
+	EXPECT_EQ(t.expire(2000, x, 4), 2u);
+	EXPECT_EQ(q.pod(A).in_flight, 0u);
+	/* a new generation of the pod id starts its counters again; the old one's late
+	 * refusals are not counted against it */
+	q.answer_refused(A);
+	EXPECT_EQ(q.pod(A).answers_refused, 1u);
+	const uint32_t A2 = A + (1u << DPUMESH_POD_ID_BITS);
+	EXPECT_TRUE(q.pod_may_ask(A2, 0, 0));
+	q.answer_refused(A);
+	EXPECT_EQ(q.pod(A2).refused, 0u);
+	EXPECT_EQ(q.pod(A2).answers_refused, 0u);
+	EXPECT_EQ(q.pod(A).refused, 0u); /* A's view: a former generation */
+	/* a network address is one tenant whatever its ports */
+	request_ctx c;
+	c.reply_to.addr.dst = wire::endpoint::from_v4(htonl(0x0a000005), 1000);
+	pending::entry e = entry_for(0, B, 1000000);
+	e.origin = {pending::party::kind::peer, 0, UINT16_MAX};
+	ASSERT_TRUE(q.source_may_ask(c.reply_to.addr.dst));
+	const uint32_t n1 = t.open(e, c);
+	c.reply_to.addr.dst.port = 2000;
+	ASSERT_TRUE(q.source_may_ask(c.reply_to.addr.dst));
+	const uint32_t n2 = t.open(e, c);
+	EXPECT_FALSE(q.source_may_ask(c.reply_to.addr.dst));
+	EXPECT_TRUE(q.source_may_ask(wire::endpoint::from_v4(htonl(0x0a000006), 1000)));
+	t.close(n1);
+	t.close(n2);
+	wire::endpoint seen;
+	const quota_usage s = q.source(quota::bucket_of(c.reply_to.addr.dst), &seen);
+	EXPECT_EQ(s.in_flight, 0u);
+	EXPECT_EQ(s.peak, 2u);
+	EXPECT_EQ(s.refused, 1u);
+	EXPECT_EQ(std::memcmp(seen.ip, c.reply_to.addr.dst.ip, 16), 0);
 }
 
 TEST(request_table, full_table_refuses)
@@ -491,6 +557,17 @@ std::string drain(dest_queues &q, uint64_t now)
 		     (o[i].expired ? "x" : "");
 	return s;
 }
+/* as drain(), with a stall limit for answers (dest_queues::next's answer_stall) */
+std::string drain_stalled(dest_queues &q, uint64_t now, uint64_t stall)
+{
+	dest_queues::out o[64];
+	std::string s;
+	const uint32_t n = q.next(now, o, 64, stall);
+	for (uint32_t i = 0; i < n; i++)
+		s += (s.empty() ? "" : ",") + std::to_string(o[i].cmd.req_id) +
+		     (o[i].cmd.resume ? "r" : "") + (o[i].expired ? "x" : "");
+	return s;
+}
 constexpr uint64_t us = 1000; /* tsc_hz 1e9 below: 1000 ticks per us */
 constexpr uint32_t P = 0x105, Q = 0x106;
 /* a window to P (first..last, the last marked notify) comes back full at `at` */
@@ -605,6 +682,48 @@ TEST(dest_queues, a_window_that_comes_back_goes_ahead_of_what_came_back_before_t
 	seven.notify = true;
 	EXPECT_FALSE(q.bounced(seven, far, t0 + 72 * us, false));
 	EXPECT_EQ(drain(q, t0 + 92 * us), "8r");
+}
+
+TEST(dest_queues, a_pod_that_takes_nothing_has_its_answers_given_up_and_probes)
+{
+	dest_queues q(64, 16, 4, 1000000000);
+	const uint64_t t0 = 1000000, far = UINT64_MAX, ms = 1000 * us;
+	const auto answer = [](uint32_t id) {
+		return delivery(id, P, dpa_command::op::deliver_response);
+	};
+	EXPECT_EQ(q.admit(answer(1), far), dest_queues::verdict::send);
+	ASSERT_TRUE(q.bounced(answer(1), far, t0)); /* P's RX is full from t0 */
+	EXPECT_EQ(q.admit(answer(2), far), dest_queues::verdict::queued);
+	EXPECT_EQ(q.answers(P & 0xff), 2u);
+	EXPECT_EQ(q.stalled_for(P, t0 + 500 * us), 500 * us);
+	EXPECT_EQ(drain_stalled(q, t0 + 20 * us, ms), "1r");
+	dpa_command again = answer(1);
+	again.resume = true;
+	ASSERT_TRUE(q.bounced(again, far, t0 + 30 * us)); /* still full: the clock runs on */
+	EXPECT_EQ(q.stalled_for(P, t0 + 900 * us), 900 * us);
+	/* taken nothing for 1 ms: its answers are given up at once (not at their give-up) */
+	EXPECT_EQ(drain_stalled(q, t0 + ms, ms), "1x,2x");
+	EXPECT_EQ(q.answers(P & 0xff), 0u);
+	/* nothing waits; the next delivery probes, what follows waits for its outcome */
+	EXPECT_EQ(q.admit(answer(3), far), dest_queues::verdict::send);
+	EXPECT_TRUE(q.probe(P));
+	EXPECT_EQ(q.admit(answer(4), far), dest_queues::verdict::queued);
+	dpa_command probe = answer(3);
+	probe.notify = true;
+	ASSERT_TRUE(q.bounced(probe, far, t0 + 2 * ms)); /* still full: stalled since t0 */
+	EXPECT_EQ(q.stalled_for(P, t0 + 2 * ms), 2 * ms);
+	EXPECT_EQ(drain_stalled(q, t0 + 2 * ms, ms), "3x,4x");
+	/* a probe that gets in ends it */
+	EXPECT_EQ(q.admit(answer(5), far), dest_queues::verdict::send);
+	EXPECT_TRUE(q.probe(P));
+	q.outcome(P);
+	EXPECT_EQ(drain_stalled(q, t0 + 3 * ms, ms), "");
+	EXPECT_EQ(q.admit(answer(6), far), dest_queues::verdict::send);
+	EXPECT_FALSE(q.probe(P));
+	EXPECT_EQ(q.stalled_for(P, t0 + 4 * ms), 0u);
+	ASSERT_TRUE(q.bounced(answer(6), far, t0 + 4 * ms)); /* a new stall starts now */
+	EXPECT_EQ(q.stalled_for(P, t0 + 4 * ms + 10 * us), 10 * us);
+	EXPECT_EQ(q.active(), 1u);
 }
 
 TEST(dest_queues, a_full_share_refuses_requests_and_the_expired_are_answered)

@@ -67,6 +67,28 @@ TEST(Config, BaseIsValid)
 	EXPECT_EQ(c->where("/ports/0/mtu"), "t.json:8:57");
 }
 
+TEST(Config, QuotasHaveDefaultsAndAreRead)
+{
+	auto d = config::load_string(with_line(0, ""), "t.json");
+	ASSERT_TRUE(d) << d.error().message();
+	EXPECT_EQ(d->pools.quota.requests_per_pod, 512u);
+	EXPECT_EQ(d->pools.quota.requests_per_source, 4096u);
+	EXPECT_EQ(d->pools.quota.answers_per_pod, 256u);
+	EXPECT_EQ(d->pools.quota.answer_wait_ms, 5000u);
+	EXPECT_EQ(d->pools.quota.rx_stall_ms, 500u);
+	auto c = config::load_string(
+		with_line(12, "  \"pools\": { \"quota\": { \"requests_per_pod\": 8, "
+			      "\"requests_per_source\": 9, \"answers_per_pod\": 10, "
+			      "\"answer_wait_ms\": 11, \"rx_stall_ms\": 12 } }"),
+		"t.json");
+	ASSERT_TRUE(c) << c.error().message();
+	EXPECT_EQ(c->pools.quota.requests_per_pod, 8u);
+	EXPECT_EQ(c->pools.quota.requests_per_source, 9u);
+	EXPECT_EQ(c->pools.quota.answers_per_pod, 10u);
+	EXPECT_EQ(c->pools.quota.answer_wait_ms, 11u);
+	EXPECT_EQ(c->pools.quota.rx_stall_ms, 12u);
+}
+
 TEST(Config, ShippedConfigsLoad)
 {
 	for (const char *f : {"conf/default.json", "conf/pcap.json", "conf/two-node/node1.json",
@@ -150,6 +172,12 @@ TEST(Config, InvalidConfigsAreRejectedWithLocation)
 		{"dest_queue too small",
 		 with_line(12, "  \"pools\": { \"dest_queue\": { \"entries\": 16 } }"),
 		 "t.json:12:41: /pools/dest_queue/entries", "16 is out of range [1024, 1048576]"},
+		{"quota of zero",
+		 with_line(12, "  \"pools\": { \"quota\": { \"requests_per_pod\": 0 } }"),
+		 "t.json:12:45: /pools/quota/requests_per_pod", "0 is out of range [1, 65536]"},
+		{"quota unknown key",
+		 with_line(12, "  \"pools\": { \"quota\": { \"hbufs\": 3 } }"),
+		 "t.json:12:25: /pools/quota/hbufs", "unknown key \"hbufs\""},
 		{"dmadev without device", with_line(12, "  \"dma\": { \"backend\": \"dmadev\" }"),
 		 "t.json:12:10: /dma", "needs \"device\""},
 		{"enum value", with_line(12, "  \"dpa\": { \"backend\": \"fpga\" }"),

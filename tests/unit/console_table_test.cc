@@ -89,7 +89,7 @@ TEST(ConsoleTable, EveryFamilyIsThere)
 	      "show lcores", "show stages", "show config", "show services", "show routes",
 	      "show peers", "show policy", "show metrics", "show drops", "start", "stop",
 	      "show log", "set stats-period <seconds>", "reload config", "quit", "show pods",
-	      "show pod <id>", "show pending", "show sidecar", "show dpa", "show dma",
+	      "show pod <id>", "show pending", "show quota", "show sidecar", "show dpa", "show dma",
 	      "set route <service> <to>", "set ratelimit <service> <path_prefix> <key> <rate> <burst>",
 	      "set timeout <service> <path_prefix> <timeout_ms> <retries>",
 	      "set policy <pointer> <json...>"})

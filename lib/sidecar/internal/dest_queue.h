@@ -12,7 +12,7 @@
 //   switch (q.admit(cmd, give_up)) { send: to the SQ; queued: waits; refused: answer it }
 //   q.bounced(cmd, give_up, now);            // a DEST_FULL note (false: refused)
 //   q.outcome(dst);                          // a RESUME/NOTIFY note, not "full"
-//   n = q.next(now, out, max);               // what to send (resume/notify) or give up
+//   n = q.next(now, out, max, stall);        // what to send (resume/notify) or give up
 //
 // Once a resumed delivery is in, the queue goes in windows (2, 4, ... 256 deliveries) whose
 // last is marked NOTIFY; the next window goes when it is in. A pod that fills again gives
@@ -59,9 +59,18 @@ public:
 	/** The RESUME delivery's, or a window's NOTIFY delivery's, outcome was not "full":
 	 *  more of the queue may go (a window twice as large). */
 	void outcome(uint32_t dst) noexcept;
-	/** Up to max commands that leave their queues now, destinations taken round robin. */
-	uint32_t next(uint64_t now, out *o, uint32_t max) noexcept;
+	/** Up to max commands that leave their queues now, destinations taken round robin.
+	 *  A pod that has taken nothing for `answer_stall` (stalled_for) has the answers at
+	 *  the head of its queue given up (expired) at once: it does not drain its RX. */
+	uint32_t next(uint64_t now, out *o, uint32_t max, uint64_t answer_stall = UINT64_MAX) noexcept;
 
+	/**
+	 * A delivery admit() said `send` for: true when it must go marked NOTIFY, as a probe. A
+	 * pod whose whole queue was given up (it took nothing) is suspect: its next delivery
+	 * reports back, and what follows waits for that outcome; until a delivery gets in, its
+	 * stall clock (stalled_for) keeps running across the probes.
+	 */
+	bool probe(uint32_t dst) noexcept;
 	/** Whether a new delivery to dst would wait (its give-up time is needed then). */
 	bool waits(uint32_t dst) const noexcept
 	{
@@ -74,6 +83,20 @@ public:
 	uint32_t queued(uint32_t pod_id) const noexcept
 	{
 		return _dest[pod_id % DPUMESH_MAX_PODS].count;
+	}
+	/** How long the pod has taken nothing: since a delivery to it first found no room, while
+	 *  every resume since found none either (0 when it takes deliveries). quota.h. */
+	uint64_t stalled_for(uint32_t dst, uint64_t now) const noexcept
+	{
+		const dest &d = _dest[DPUMESH_HANDLE_POD_ID(dst)];
+		return (d.st == state::held || d.st == state::resuming) && now > d.stalled_since
+			       ? now - d.stalled_since
+			       : 0;
+	}
+	/** Of those, answers (responses) waiting for the pod's RX room (quota.h). */
+	uint32_t answers(uint32_t pod_id) const noexcept
+	{
+		return _dest[pod_id % DPUMESH_MAX_PODS].answers;
 	}
 
 	/** Every command still queued (teardown). */
@@ -102,9 +125,12 @@ private:
 		uint32_t head = none, tail = none;
 		uint32_t bounced_tail = none; /**< last entry that came back (none: none did) */
 		uint32_t count = 0;
+		uint32_t answers = 0; /**< responses among count */
 		uint32_t bounces = 0; /**< resumes that found it full again, for the back-off */
 		uint32_t window = 2;  /**< deliveries the next window may send */
 		uint64_t retry_at = 0;
+		uint64_t stalled_since = 0; /**< when it was last held back after taking one */
+		bool suspect = false; /**< its queue was given up: no delivery got in since */
 		state st = state::open;
 		bool listed = false;
 	};

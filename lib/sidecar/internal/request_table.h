@@ -21,6 +21,8 @@
 
 namespace dpumesh::sidecar {
 
+class quota;
+
 /** A local pod as a party of a request. */
 inline pending::party pod_party(uint32_t handle) noexcept
 {
@@ -35,6 +37,7 @@ struct request_ctx {
 	bool in_flight = false; /**< a held delivery the DPA has not reported done yet */
 	bool ended = false;    /**< answered while in flight: ends when the DPA reports */
 	bool policy = false;   /**< admitted by the L7 policy engine: report its outcome */
+	bool answer_failed = false; /**< its answer could not be sent: 502 at the deadline */
 };
 
 /** A request whose deadline passed, as expire() hands it over. */
@@ -121,6 +124,10 @@ public:
 		});
 	}
 
+	/** Every entry opened from now on is charged to its origin there, and released when
+	 *  it ends (closed or expired): the quota's in-flight counts are this table's. */
+	void set_quota(quota *q) noexcept { _quota = q; }
+
 	const pending::table &table() const noexcept { return _t; }
 	uint32_t size() const noexcept { return _t.size(); }
 
@@ -133,6 +140,7 @@ private:
 	pending::table _t;
 	std::unique_ptr<request_ctx[]> _ctx; /* by slot (token & 0xffff) */
 	uint64_t _tsc_hz;
+	quota *_quota = nullptr;
 };
 
 } // namespace dpumesh::sidecar

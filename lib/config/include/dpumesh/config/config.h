@@ -100,6 +100,17 @@ struct pools_config {
 	 *  pool all destinations share, and how many new requests one destination may hold */
 	uint32_t dest_queue_entries = 8192;
 	uint32_t dest_queue_share = 1024;
+	/** What one tenant may hold of the node's shared resources (docs/quota.md): pending
+	 *  requests a pod asked plus answers waiting for it; pending requests of one network
+	 *  address (per sidecar shard); answers waiting for one pod's RX room, and how long;
+	 *  how long a pod's RX may take nothing before its answers and requests are refused */
+	struct quota_config {
+		uint32_t requests_per_pod = 512;
+		uint32_t requests_per_source = 4096;
+		uint32_t answers_per_pod = 256;
+		uint32_t answer_wait_ms = 5000;
+		uint32_t rx_stall_ms = 500;
+	} quota;
 };
 
 struct service_config {

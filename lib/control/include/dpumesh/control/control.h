@@ -44,6 +44,7 @@ struct pod_view {
 	std::string service;
 	pod_registry_entry entry; /**< pod_lookup_table[pod_id] as the DPA reads it */
 	pod_counters counters;
+	sidecar::quota_usage quota; /**< its share of the node's resources, over the shards */
 };
 
 /** Longest statistics period, seconds (as --stats-period). */
@@ -205,6 +206,14 @@ struct pending_view {
 };
 /** In-flight requests (at most `max`), and how many there are. */
 result<std::vector<pending_view>> pending(const node &n, size_t max, uint32_t *total);
+
+/** A network address that holds pending requests or was refused (quota, per shard). */
+struct source_quota_view {
+	std::string address;
+	sidecar::quota_usage usage;
+};
+/** Network addresses with pending requests or refusals, the busiest first. */
+std::vector<source_quota_view> source_quotas(const node &n);
 
 /* ---- actions ---- */
 

@@ -78,6 +78,7 @@ struct snapshot {
 	std::vector<counter_row> sidecar; /**< every sidecar counter, in X-macro order */
 	std::vector<service_view> services;
 	uint32_t pending = 0;             /**< requests in flight in the sidecar */
+	uint32_t waiting = 0;             /**< deliveries in destination queues and parking */
 	bool has_dpa = false;
 	std::vector<dpa_thread_view> dpa;
 	uint32_t hbufs_in_use = 0, hbufs_total = 0, hbuf_size = 0;

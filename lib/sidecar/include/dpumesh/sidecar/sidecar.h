@@ -92,7 +92,8 @@ using port::rx_msg;
 	_(egress_ring_full, "messages not sent: port TX ring full")                      \
 	_(net_header_too_large, "network messages whose L7 header exceeds an hbuf")      \
 	_(no_live_pod, "requests to a service with no live pod (503)")                   \
-	_(overloaded, "requests refused: pending table full (503)")                      \
+	_(overloaded, "requests refused: pending table full, or a network source over its quota (503)") \
+	_(quota_refused, "requests refused: their origin (pod, network address) over its quota") \
 	_(timeouts, "requests not answered before their deadline (504)")                 \
 	_(retries, "deliveries retried on another pod")                                  \
 	_(dest_full, "deliveries given back: destination had no RX slot, or an earlier one waits") \
@@ -104,6 +105,9 @@ using port::rx_msg;
 	_(src_gone, "messages whose sender unregistered before delivery")               \
 	_(no_match, "responses that match no pending request (dropped)")                 \
 	_(responses_lost, "responses whose origin could not receive them")               \
+	_(answers_refused, "answers given up: the requester's RX had no room in time (its quota)") \
+	_(answers_orphaned, "answers not delivered: the requester unregistered")          \
+	_(answers_deferred, "answers to the network not sent (no mbuf, TX ring full): 502 soon") \
 	_(responses_failed, "responses not deliverable (responder gone, too large): 502 sent instead") \
 	_(bad_header, "messages with an invalid L7 header")                              \
 	_(header_dma_error, "headers whose copy into an hbuf failed")                    \
@@ -128,6 +132,21 @@ struct alignas(64) counters {
 	DPUMESH_FOREACH_SIDECAR_COUNTER(DPUMESH_SIDECAR_FIELD)
 #undef DPUMESH_SIDECAR_FIELD
 	std::array<counter, static_cast<size_t>(wire::l7_error::count)> l7_errors;
+};
+
+/** One tenant's use of the node's shared resources and its refusals (docs/quota.md). */
+struct quota_usage {
+	uint64_t in_flight = 0;       /**< pending requests it asked (now) */
+	uint64_t refused = 0;         /**< requests refused: over its quota */
+	uint64_t answers_refused = 0; /**< answers to it given up: its RX had no room */
+	uint64_t peak = 0;            /**< most requests it had pending at once */
+	void add(const quota_usage &o) noexcept
+	{
+		in_flight += o.in_flight;
+		refused += o.refused;
+		answers_refused += o.answers_refused;
+		peak = peak > o.peak ? peak : o.peak;
+	}
 };
 
 /** Visits every sidecar counter: fn(name, help, value). */
@@ -182,6 +201,7 @@ class request_table;
 class outbox;
 class egress;
 class network_in;
+class quota;
 struct dpa_command;
 struct dpa_note;
 struct handoff_item;
@@ -232,6 +252,13 @@ public:
 	uint32_t nb_services() const noexcept;
 	const std::string &service_name(uint32_t svc) const noexcept;
 	const l7_metrics &service_metrics(uint32_t svc) const noexcept;
+	/** Deliveries waiting here now: in destination queues and parked retries (control
+	 *  path, read without locks). */
+	uint32_t waiting() const noexcept;
+	/** What the pod `handle` holds and was refused here (quota, docs/quota.md). */
+	void pod_quota(uint32_t handle, quota_usage *out) const noexcept;
+	/** Network addresses that hold or were refused anything here (control path). */
+	std::vector<std::pair<wire::endpoint, quota_usage>> source_quotas() const;
 
 private:
 	stage();
@@ -287,6 +314,7 @@ private:
 	std::unique_ptr<outbox> _outbox;
 	std::unique_ptr<egress> _egress;
 	std::unique_ptr<network_in> _net_in;
+	std::unique_ptr<quota> _quota;
 	/* routing and policy: published by control, loaded once per poll into _cur */
 	std::atomic<ruleset *> _published{nullptr};
 	ruleset *_cur = nullptr;

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Quotas per pod and per network address on the node's shared resources (internal/quota.h).
+#include "internal/quota.h"
+
+#include <cstring>
+
+#include "internal/request_table.h"
+
+namespace dpumesh::sidecar {
+
+quota::quota(const quota_limits &l, uint64_t tsc_hz) noexcept
+	: _limits(l), _answer_wait(uint64_t(l.answer_wait_ms) * tsc_hz / 1000),
+	  _rx_stall(uint64_t(l.rx_stall_ms) * tsc_hz / 1000)
+{
+}
+
+uint32_t quota::bucket_of(const wire::endpoint &ep) noexcept
+{
+	/* the address only: one host's many ports are one tenant */
+	uint64_t a, b;
+	std::memcpy(&a, ep.ip, 8);
+	std::memcpy(&b, ep.ip + 8, 8);
+	/* splitmix64's finalizer over both halves: every address bit reaches the bucket (an
+	 * IPv4 address sits in the top bytes of b, which a plain product leaves out of the
+	 * low bits) */
+	uint64_t x = a ^ (b * 0x9e3779b97f4a7c15ull);
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return static_cast<uint32_t>(x % nb_sources);
+}
+
+void quota::source_tenant::note(const wire::endpoint &ep) noexcept
+{
+	uint64_t lo, hi;
+	std::memcpy(&lo, ep.ip, 8);
+	std::memcpy(&hi, ep.ip + 8, 8);
+	last_lo.store(lo, std::memory_order_relaxed);
+	last_hi.store(hi, std::memory_order_relaxed);
+}
+
+/* A pod's entry; a new generation of the pod id starts its refusal counters again (what
+ * the old one still has pending stays counted until it ends). */
+quota::pod_tenant &quota::pod_of(uint32_t handle) noexcept
+{
+	pod_tenant &t = _pods[DPUMESH_HANDLE_POD_ID(handle)];
+	if (t.handle.load(std::memory_order_relaxed) != handle) {
+		t.refused.reset();
+		t.answers_refused.reset();
+		t.peak.store(t.held(), std::memory_order_relaxed);
+		t.handle.store(handle, std::memory_order_relaxed);
+	}
+	return t;
+}
+
+bool quota::pod_may_ask(uint32_t handle, uint32_t waiting, uint64_t stalled_tsc) noexcept
+{
+	pod_tenant &t = pod_of(handle);
+	if (t.held() + waiting < _limits.requests_per_pod && !stalled(stalled_tsc)) [[likely]]
+		return true;
+	t.refused.inc();
+	return false;
+}
+
+bool quota::source_may_ask(const wire::endpoint &ep) noexcept
+{
+	source_tenant &t = _sources[bucket_of(ep)];
+	if (t.held() < _limits.requests_per_source) [[likely]]
+		return true;
+	t.note(ep);
+	t.refused.inc();
+	return false;
+}
+
+void quota::charge(const pending::entry &e, const request_ctx &c) noexcept
+{
+	if (e.origin.type == pending::party::kind::pod) {
+		pod_of(e.origin.pod_handle).charge();
+	} else if (e.origin.type == pending::party::kind::peer) {
+		source_tenant &t = _sources[bucket_of(c.reply_to.addr.dst)];
+		t.note(c.reply_to.addr.dst);
+		t.charge();
+	}
+}
+
+void quota::release(const pending::entry &e, const request_ctx &c) noexcept
+{
+	if (e.origin.type == pending::party::kind::pod)
+		_pods[DPUMESH_HANDLE_POD_ID(e.origin.pod_handle)].release();
+	else if (e.origin.type == pending::party::kind::peer)
+		_sources[bucket_of(c.reply_to.addr.dst)].release();
+}
+
+void quota::answer_refused(uint32_t handle) noexcept
+{
+	/* the requester asked first, so its generation is the one counted here; a former
+	 * generation's late answer is not counted against the pod id's new one */
+	pod_tenant &t = _pods[DPUMESH_HANDLE_POD_ID(handle)];
+	if (t.handle.load(std::memory_order_relaxed) == handle)
+		t.answers_refused.inc();
+}
+
+quota_usage quota::pod(uint32_t handle) const noexcept
+{
+	const pod_tenant &t = _pods[DPUMESH_HANDLE_POD_ID(handle)];
+	quota_usage u = t.read();
+	if (t.handle.load(std::memory_order_relaxed) != handle)
+		u.refused = u.answers_refused = u.peak = 0; /* a former generation's */
+	return u;
+}
+
+quota_usage quota::source(uint32_t b, wire::endpoint *ep) const noexcept
+{
+	const source_tenant &t = _sources[b % nb_sources];
+	if (ep) {
+		const uint64_t lo = t.last_lo.load(std::memory_order_relaxed);
+		const uint64_t hi = t.last_hi.load(std::memory_order_relaxed);
+		*ep = wire::endpoint{};
+		std::memcpy(ep->ip, &lo, 8);
+		std::memcpy(ep->ip + 8, &hi, 8);
+	}
+	return t.read();
+}
+
+} // namespace dpumesh::sidecar
