@@ -28,7 +28,14 @@ uint32_t request_table::open(const pending::entry &e, const request_ctx &c) noex
 	uint32_t token = _t.insert(e);
 	if (token == 0)
 		return 0;
-	_ctx[token & 0xffff] = c;
+	request_ctx &x = _ctx[token & 0xffff];
+	x = c;
+	x.load_pod = request_ctx::no_load;
+	if (e.dest.type == pending::party::kind::pod) {
+		const uint32_t id = DPUMESH_HANDLE_POD_ID(e.dest.pod_handle) % DPUMESH_MAX_PODS;
+		_load[id]++;
+		x.load_pod = static_cast<uint16_t>(id);
+	}
 	return token | _shard_base;
 }
 
@@ -56,8 +63,10 @@ void request_table::close(uint32_t token) noexcept
 	if (!ours(token))
 		return;
 	token = inner(token);
-	if (_t.find(token))
+	if (_t.find(token)) {
+		unload(_ctx[token & 0xffff]);
 		_ctx[token & 0xffff] = request_ctx{};
+	}
 	_t.remove(token);
 }
 
@@ -82,6 +91,7 @@ uint32_t request_table::expire(uint64_t now, expiry *out, uint32_t max) noexcept
 		}
 		/* the table removes the entry after this returns; the next open() writes the
 		 * whole context, so only the flags are cleared (for_each reads live ones only) */
+		unload(c);
 		c.holding = c.in_flight = c.ended = c.policy = false;
 	}, max, [&](uint32_t slot) {
 		const char *next = reinterpret_cast<const char *>(&_ctx[slot]);

@@ -75,6 +75,8 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 	s->_budgets.resize(nb_services);
 	s->_requests = std::make_unique<request_table>(table_capacity, s->_tsc_hz, shard.index,
 						       shard.count);
+	/* the first look: a pod takes its RX slots plus a queue in flight (docs/overload.md) */
+	s->_admission->set_load(s->_requests->loads(), cfg.pools.admit_queue());
 
 	/* this shard produces to its own threads' SQs; others' get its commands by hand-off */
 	std::vector<dpumesh_sq *> to_dpa;

@@ -483,8 +483,8 @@ TEST_F(sidecar_stage, counters_are_listed_by_name)
 		queue_counters += std::string(name) == "resumes" || std::string(name) == "park_refused";
 	});
 	/* 42 + relayed, relayed_answers + three hand-off counters + the destination queues'
-	 * park_refused and resumes */
-	EXPECT_EQ(n, 49u);
+	 * park_refused and resumes + admission's saturated */
+	EXPECT_EQ(n, 50u);
 	EXPECT_TRUE(saw_requests);
 	EXPECT_EQ(queue_counters, 2u);
 	EXPECT_EQ(stage->policy()->version(), 1u);

@@ -93,6 +93,7 @@ using port::rx_msg;
 	_(net_header_too_large, "network messages whose L7 header exceeds an hbuf")      \
 	_(no_live_pod, "requests to a service with no live pod (503)")                   \
 	_(overloaded, "requests refused: pending table full (503)")                      \
+	_(saturated, "requests refused at the first look: every pod of the service full (503)") \
 	_(timeouts, "requests not answered before their deadline (504)")                 \
 	_(retries, "deliveries retried on another pod")                                  \
 	_(dest_full, "deliveries given back: destination had no RX slot, or an earlier one waits") \
