@@ -12,9 +12,9 @@
 #   quiet     64 B round trips to "quiet", one outstanding: p50/p99 on a quiet node;
 #   delivered that rate (OVL_FACTOR x capacity) to "quiet", which answers them all: the
 #             sidecar's CPU per delivered request (request and answer);
-#   refused   that rate to "full", whose one pod takes requests and never answers nor
-#             releases them (hog): once its slots and queue are taken every request is
-#             refused at the first look: the sidecar's CPU per refused request;
+#   refused   that rate to "full", whose one pod takes requests and never answers (sink):
+#             once its slots and queue's worth are in flight every request is refused at
+#             the first look: the sidecar's CPU per refused request;
 #   flood     a client paced at that rate to "echo" (window 256): goodput (ok/s) and the
 #             p99 of admitted (200) requests;
 #   isolation the flood again, and the "quiet" client beside it: its p50/p99 under flood.
@@ -32,6 +32,8 @@ OVL_SLOTS=${DPUMESH_PERF_OVL_SLOTS:-4}
 OVL_DELAY_US=${DPUMESH_PERF_OVL_DELAY_US:-1000}
 OVL_FACTOR=${DPUMESH_PERF_OVL_FACTOR:-10}
 OVL_WARMUP=0.5
+# the profiled window (run.sh --profile): the refused phase, the cost the issue bounds
+PROFILE_AT_overload=refused
 # the pods' binary: the tree's own even in a --baseline run (the pods are the load
 # generator; only the node is compared)
 OVL_POD_BIN=${DPUMESH_PERF_POD_BIN:-$BIN/dpumesh-pod}
@@ -119,7 +121,7 @@ suite_overload() {
   done
   POD_CPU=$MAIN_CPU pod ovl-quiet DPUMESH_POD_SERVICE=quiet DPUMESH_POD_NOSUM=1 -- echo "$DP_SOCK"
   pids+=("$POD_PID")
-  POD_CPU=$MAIN_CPU pod ovl-full DPUMESH_POD_SERVICE=full -- hog "$DP_SOCK"
+  POD_CPU=$MAIN_CPU pod ovl-full DPUMESH_POD_SERVICE=full -- sink "$DP_SOCK"
   pids+=("$POD_PID")
   tel wait "$DP_TEL" /dpumesh/pods pod_id $(( OVL_ECHO_PODS + 2 )) 60 ||
     { anomaly ERROR "overload: pods did not register"; dp_stop; return; }
@@ -157,13 +159,16 @@ suite_overload() {
   OVL_SECS_SENT=$secs ovl_row delivered "$line" "$busy" || true
   cyc_del=$OVL_cyc_ok tsc_del=$OVL_tsc_ok
 
-  # the sidecar's cost of a refused request: the same rate to "full", whose one pod never
-  # answers nor releases what it gets (hog): once its slots and queue are taken, every
-  # request is refused at the first look
+  # the sidecar's cost of a refused request: the same rate to "full", whose one pod takes
+  # requests and never answers (sink: it releases them, so nothing waits for RX slots):
+  # once its slots and queue's worth are in flight, every request is refused at the first
+  # look until they time out
   progress "overload: [4/6] refused: $rate requests/s to \"full\" (a pod that never answers)"
   before=$(tel get "$DP_TEL" /dpumesh/stages)
+  profile_window overload refused "$OVL_WARMUP" "$(cpu_secs "$secs" "$OVL_WARMUP")"
   ovl_client "$WORK/ovl-ref.out" "$secs" 256 "$rate" full
   wait "$OVL_CLIENT_PID" 2>/dev/null || true
+  profile_wait
   after=$(tel get "$DP_TEL" /dpumesh/stages)
   busy=$(sidecar_cost "$before" "$after")
   line=$(tr '\n' ' ' < "$WORK/ovl-ref.out")
