@@ -101,27 +101,25 @@ ovl_target() {
 suite_overload() {
   local cfg="$WORK/overload.json" secs=${P2P_SECONDS} i before after busy line bound
   [ "$(awk -v s="$secs" 'BEGIN { print (s < 3) }')" = 0 ] || secs=3
-  # the bound on what waits for a pod: at the first look where the build has it, else (an
-  # older build in a --baseline run) the same number as its destination queue's share,
-  # which it refuses only after the DPA gave the delivery back
+  # the bound on what waits for a pod, at the first look, where the build has it; an older
+  # build (a --baseline run) runs as it ships: its destination queues' default share
+  bound=()
   if grep -q -a admit_beyond_slots "$BIN/dpumesh"; then
     bound=(--admit-beyond-slots "$OVL_SLOTS")
-  else
-    bound=(--dest-queue-share "$OVL_SLOTS")
   fi
-  echo "bound=${bound[*]}" >> "$RAW/overload.txt"
+  echo "bound=${bound[*]:-default}" >> "$RAW/overload.txt"
   write_config "$cfg" --sock "$WORK/overload.sock" --services echo:16,quiet:4,full:1,client:16 \
     --idle adaptive --header-slots 256 --timeout-ms 5000 "${bound[@]}"
   dp_start overload "$cfg" || return
   local pids=()
   for i in $(seq "$OVL_ECHO_PODS"); do
-    POD_CPU=$MAIN_CPU pod "ovl-echo$i" DPUMESH_POD_BODY_SLOTS="$OVL_SLOTS" \
+    POD_BIN=$OVL_POD_BIN POD_CPU=$MAIN_CPU pod "ovl-echo$i" DPUMESH_POD_BODY_SLOTS="$OVL_SLOTS" \
       DPUMESH_ECHO_DELAY_US="$OVL_DELAY_US" DPUMESH_POD_NOSUM=1 -- echo "$DP_SOCK"
     pids+=("$POD_PID")
   done
-  POD_CPU=$MAIN_CPU pod ovl-quiet DPUMESH_POD_SERVICE=quiet DPUMESH_POD_NOSUM=1 -- echo "$DP_SOCK"
+  POD_BIN=$OVL_POD_BIN POD_CPU=$MAIN_CPU pod ovl-quiet DPUMESH_POD_SERVICE=quiet DPUMESH_POD_NOSUM=1 -- echo "$DP_SOCK"
   pids+=("$POD_PID")
-  POD_CPU=$MAIN_CPU pod ovl-full DPUMESH_POD_SERVICE=full -- sink "$DP_SOCK"
+  POD_BIN=$OVL_POD_BIN POD_CPU=$MAIN_CPU pod ovl-full DPUMESH_POD_SERVICE=full -- sink "$DP_SOCK"
   pids+=("$POD_PID")
   tel wait "$DP_TEL" /dpumesh/pods pod_id $(( OVL_ECHO_PODS + 2 )) 60 ||
     { anomaly ERROR "overload: pods did not register"; dp_stop; return; }
