@@ -6,9 +6,10 @@
 # baselines from the same run, ratios first) and PNG plots; prints the summary at the end.
 # Exits 1 when any benchmark saw errors (they are listed in the summary), 2 on bad usage.
 #
-#   perf/run.sh                      # the default suites: replay forward pod2pod baselines scaling footprint ndr
+#   perf/run.sh                      # the default suites: replay forward pod2pod baselines scaling footprint ndr overload
 #   perf/run.sh forward              # the Arm network path alone (relay to a peer) vs testpmd 5tswap
 #   perf/run.sh ndr                  # NDR/PDR searches with dpumesh-replay: testpmd vs dpumesh
+#   perf/run.sh overload             # one service offered 10x its capacity (issue 16)
 #   perf/run.sh pod2pod baselines    # some of them
 #   perf/run.sh soak --duration 600  # the soak (on demand only)
 #   perf/run.sh --baseline main --repeat 2 pod2pod   # old (main) and new build side by side
@@ -17,8 +18,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${DPUMESH_PERF_BUILD_DIR:-$ROOT/build-perf}
 BIN=$BUILD/bin
-DEFAULT_SUITES=(replay forward pod2pod baselines scaling footprint ndr)
-ALL_SUITES=(replay forward pod2pod baselines scaling footprint soak ndr)
+DEFAULT_SUITES=(replay forward pod2pod baselines scaling footprint ndr overload)
+ALL_SUITES=(replay forward pod2pod baselines scaling footprint soak ndr overload)
 
 LCORES=0-1         # EAL -l of every dpumesh: main lcore + one worker lcore for all stages
 MEM=1024           # EAL -m (MB, --no-huge)
@@ -173,6 +174,8 @@ if [ -n "$baseline" ]; then
     for side in old new; do
       if [ "$side" = old ]; then b="$BASE_SRC/build-perf" c="${sha:0:12} ($baseline)"; else b="$BUILD" c="$new_commit"; fi
       progress "compare: run $r, $side build ($c)"
+      # the overload suite's pods are always this tree's (the load generator, not the node)
+      DPUMESH_PERF_POD_BIN=$BUILD/bin/dpumesh-pod \
       DPUMESH_PERF_BUILD_DIR=$b DPUMESH_PERF_COMMIT="$c" "$ROOT/perf/run.sh" --no-build \
         --out "$RESULTS/$side-$r" "${pass[@]}" "${suites[@]}" > "$RAW/$side-$r.log" 2>&1 || rc=1
     done

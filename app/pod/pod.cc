@@ -24,6 +24,8 @@
 //   DPUMESH_CLIENT_WARMUP=S          client: answers in the first S seconds are not measured
 //   DPUMESH_CLIENT_STALL=S           client: no answer for S seconds with requests outstanding:
 //                                    print "STALL ..." (which requests) and exit 4
+//   DPUMESH_CLIENT_RATE=R            client: send at most R requests a second (an offered
+//                                    load, paced from the start; the window still applies)
 // Every request carries x-ts (the client's send time, ns, CLOCK_MONOTONIC) and echo returns
 // it: the client's round-trip times come from the answer itself.
 #include <signal.h>
@@ -246,7 +248,7 @@ int run_sink(const char *sock, bool hog)
 		else
 			dpumesh_msg_release(h, m);
 	};
-	dpumesh_t *h = open_pod(sock, "echo", cb, nullptr);
+	dpumesh_t *h = open_pod(sock, service_name("DPUMESH_POD_SERVICE"), cb, nullptr);
 	for (;;)
 		(void)dpumesh_wait(h, -1);
 }
@@ -266,6 +268,7 @@ struct client_state {
 	std::map<std::string, uint32_t> mesh_reasons; /* :reason of mesh-made errors */
 	std::vector<std::chrono::steady_clock::time_point> sent_at; /* per req_id */
 	std::vector<double> rtt_us;                                 /* answered ones, measured */
+	std::vector<double> ok_rtt_us; /* the good (200) answers among them: admitted requests */
 	uint64_t measure_from_ns = 0; /* answers before this (warm-up) are not measured */
 	uint32_t measured_ok = 0;     /* good answers in the measured window */
 	uint64_t last_answer_ns = 0;
@@ -328,6 +331,9 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 		window = static_cast<uint32_t>(std::strtoul(e, nullptr, 0));
 	const double run_secs = env_seconds("DPUMESH_CLIENT_SECONDS");
 	const double warmup_secs = env_seconds("DPUMESH_CLIENT_WARMUP");
+	double rate = 0; /* requests a second; 0: as fast as the window allows */
+	if (const char *e = std::getenv("DPUMESH_CLIENT_RATE"))
+		rate = std::strtod(e, nullptr);
 	const std::vector<std::string> services = client_services();
 	client_state st;
 	st.seed = seed;
@@ -382,6 +388,8 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 			double rtt = rtt_of(s, m, now);
 			if (rtt >= 0)
 				s->rtt_us.push_back(rtt);
+			if (rtt >= 0 && good)
+				s->ok_rtt_us.push_back(rtt);
 			if (good)
 				s->measured_ok++;
 			s->last_answer_ns = now;
@@ -400,6 +408,7 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 	uint32_t next = 0, again = 0;
 	st.sent_at.resize(n);
 	st.rtt_us.reserve(std::min<uint32_t>(n, 1u << 22));
+	st.ok_rtt_us.reserve(std::min<uint32_t>(n, 1u << 22));
 	const auto t_start = std::chrono::steady_clock::now();
 	const uint64_t start_ns = now_ns();
 	st.measure_from_ns = start_ns + static_cast<uint64_t>(warmup_secs * 1e9);
@@ -455,7 +464,12 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 		if (next < n && now_ns() >= stop_ns)
 			n = next; /* timed run: stop sending, wait for what is outstanding */
 		/* at most `window` requests outstanding: their responses must find RX slots */
-		while (next < n && next - st.answered < window) {
+		/* a paced client: no more than `rate` a second since the start */
+		const uint32_t allowed =
+			rate > 0 ? static_cast<uint32_t>(std::min<double>(
+					   n, static_cast<double>(now_ns() - start_ns) * rate / 1e9 + 1))
+				 : n;
+		while (next < n && next < allowed && next - st.answered < window) {
 			int rc = send_one(next);
 			if (rc == -EAGAIN || rc == -ENOBUFS) {
 				again++;
@@ -467,7 +481,7 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 			}
 			next++;
 		}
-		(void)dpumesh_wait(h, 1000);
+		(void)dpumesh_wait(h, rate > 0 ? 1 : 1000);
 	}
 	dpumesh_stats stats;
 	dpumesh_get_stats(h, &stats);
@@ -477,16 +491,19 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 				     ? static_cast<double>(st.last_answer_ns - st.measure_from_ns) / 1e9
 				     : secs;
 	std::sort(st.rtt_us.begin(), st.rtt_us.end());
-	auto pct = [&](double q) {
-		return st.rtt_us.empty() ? 0.0
-					 : st.rtt_us[std::min(st.rtt_us.size() - 1,
-							      static_cast<size_t>(q * st.rtt_us.size()))];
+	std::sort(st.ok_rtt_us.begin(), st.ok_rtt_us.end());
+	auto pct_of = [](const std::vector<double> &v, double q) {
+		return v.empty() ? 0.0 : v[std::min(v.size() - 1, static_cast<size_t>(q * v.size()))];
 	};
+	auto pct = [&](double q) { return pct_of(st.rtt_us, q); };
 	uint32_t counted = warmup_secs > 0 ? st.measured_ok : st.ok;
 	std::printf("PERF rps=%.0f rtt_p50_us=%.1f rtt_p90_us=%.1f rtt_p99_us=%.1f rtt_p999_us=%.1f "
-		    "rtt_max_us=%.1f samples=%zu secs=%.3f\n",
+		    "rtt_max_us=%.1f samples=%zu secs=%.3f ok_p50_us=%.1f ok_p99_us=%.1f "
+		    "answers_per_s=%.0f\n",
 		    window_secs > 0 ? counted / window_secs : 0.0, pct(0.50), pct(0.90), pct(0.99),
-		    pct(0.999), st.rtt_us.empty() ? 0.0 : st.rtt_us.back(), st.rtt_us.size(), window_secs);
+		    pct(0.999), st.rtt_us.empty() ? 0.0 : st.rtt_us.back(), st.rtt_us.size(), window_secs,
+		    pct_of(st.ok_rtt_us, 0.50), pct_of(st.ok_rtt_us, 0.99),
+		    window_secs > 0 ? static_cast<double>(st.rtt_us.size()) / window_secs : 0.0);
 	std::string pods, reasons;
 	for (const auto &[pod, count] : st.per_pod)
 		pods += (pods.empty() ? "" : ",") + pod + ":" + std::to_string(count);
@@ -677,7 +694,8 @@ const char usage_text[] =
 	"                                   echo; flood: first send without progressing until\n"
 	"                                   try-again; TXSLOTS: TX header slots (default 64)\n"
 	"  evil SOCK VICTIM_TXH VICTIM_RXB  post malicious descriptors, report the refusals\n"
-	"  sink SOCK                        register as \"echo\", take requests, never answer\n"
+	"  sink SOCK                        register as \"echo\" (or $DPUMESH_POD_SERVICE), take\n"
+	"                                   requests, never answer\n"
 	"  hog SOCK                         as sink, and never release them (RX slots run out)\n"
 	"  flood SOCK                       post requests without limit from one TX header slot,\n"
 	"                                   drain TX completions, never release what comes in\n"
@@ -692,6 +710,7 @@ const char usage_text[] =
 	"  DPUMESH_CLIENT_WARMUP=S          client: answers in the first S seconds not measured\n"
 	"  DPUMESH_CLIENT_STALL=S           client: nothing back for S seconds with requests\n"
 	"                                   outstanding: print STALL and exit 4\n"
+	"  DPUMESH_CLIENT_RATE=R            client: send at most R requests a second\n"
 	"  DPUMESH_CLIENT_FIXED=1           client: every body exactly MAXBODY bytes\n"
 	"  DPUMESH_POD_NOSUM=1              no checksums (benchmarks)\n"
 	"  DPUMESH_ECHO_DELAY_US=N          echo: wait N us before each answer (a slow service)\n"

@@ -193,6 +193,7 @@ void read_pools(ctx &c, const json_t *v, node_config &cfg)
 			c.fail(qo.child("per_destination"),
 			       std::to_string(cfg.pools.dest_queue_share) + " is more than entries (" +
 				       std::to_string(cfg.pools.dest_queue_entries) + ")");
+		qo.uint("admit_beyond_slots", cfg.pools.admit_beyond_slots, 0, 1u << 20);
 		qo.done();
 	}
 	if (const json_t *q = o.get("quota", false)) {

@@ -5,6 +5,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -783,6 +784,14 @@ uint32_t pod_registry::pick_pod(uint32_t service_index) noexcept
 		}
 	}
 	return 0;
+}
+
+uint32_t pod_registry::rx_capacity(uint32_t h) const noexcept
+{
+	const pod_state *p = live_state(h);
+	if (p == nullptr)
+		return 0;
+	return std::min(p->geometry.rx_header.slots, p->geometry.rx_body.slots);
 }
 
 uint32_t pod_registry::nb_live(uint32_t service_index) const noexcept

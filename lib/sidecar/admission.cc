@@ -2,6 +2,7 @@
 // Admission: service, route, L7 policy verdict and a live pod for one request.
 #include "internal/admission.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <rte_hash_crc.h>
@@ -20,6 +21,7 @@ const char *verdict::reason() const noexcept
 	case refusal::policy: return policy_reason ? policy_reason : "policy";
 	case refusal::no_live_pod: return "no_live_pod";
 	case refusal::overloaded: return "overloaded";
+	case refusal::saturated: return "saturated";
 	}
 	return "refused";
 }
@@ -31,6 +33,12 @@ uint64_t network_source(const wire::endpoint &ep) noexcept
 	std::memcpy(&b, ep.ip + 8, 8);
 	uint64_t x = a * 0x9e3779b97f4a7c15ull ^ (b + ep.port) * 0xc2b2ae3d27d4eb4full;
 	return (x ^ (x >> 29)) | (uint64_t(1) << 63); /* top bit set: never a pod handle */
+}
+
+bool admission::has_room(uint32_t handle) const noexcept
+{
+	return _loads[DPUMESH_HANDLE_POD_ID(handle) % DPUMESH_MAX_PODS] <
+	       _reg.rx_capacity(handle) + _queue;
 }
 
 namespace {
@@ -100,6 +108,16 @@ verdict admission::admit(ruleset &rules, const wire::l7_view &v, uint64_t source
 		}
 		return a;
 	}
+	/* the first look: a local service none of whose pods has room is refused before the
+	 * policy engine is asked (no token or breaker state spent on what cannot be carried) */
+	uint32_t dst = 0;
+	if (sr.local && _loads != nullptr && (dst = _reg.pick_pod(a.svc)) != 0 && !has_room(dst) &&
+	    (dst = pick_with_room(a.svc)) == 0) {
+		_stats.saturated.inc();
+		a.status = 503;
+		a.why = refusal::saturated;
+		return a;
+	}
 	/* served here, or a client's request relayed to the peer: the policy applies here */
 	policy::verdict vd = rules.engine().check_request(v, sr.policy, source_id, _clock.ns(now),
 							  _clock.unix_s(now));
@@ -113,12 +131,27 @@ verdict admission::admit(ruleset &rules, const wire::l7_view &v, uint64_t source
 	a.policy = true;
 	if (!sr.local)
 		return a; /* relayed: dst 0 */
-	if ((a.dst = _reg.pick_pod(a.svc)) == 0) {
+	if ((a.dst = dst ? dst : _reg.pick_pod(a.svc)) == 0) {
 		_stats.no_live_pod.inc();
 		a.status = 503;
 		a.why = refusal::no_live_pod;
 	}
 	return a;
+}
+
+/* Round robin over the service's pods, at most max_tries picks, for one below its bound;
+ * 0 when none is. pick_pod advances the service's cursor, so a saturated pod is passed
+ * over, not asked again next time. */
+uint32_t admission::pick_with_room(uint32_t svc) noexcept
+{
+	constexpr uint32_t max_tries = 8;
+	const uint32_t n = std::min(_reg.nb_live(svc), max_tries);
+	for (uint32_t i = 0; i < n; i++) {
+		const uint32_t h = _reg.pick_pod(svc);
+		if (h != 0 && has_room(h))
+			return h;
+	}
+	return 0;
 }
 
 void admission::overloaded(verdict &v) noexcept

@@ -117,6 +117,12 @@ void stage::pod_request(const pod_message &m, const wire::l7_view &v, uint64_t n
 		return complete(m.header, DPUMESH_STATUS_POLICY);
 	}
 	verdict a = _admission->admit(*_cur, v, m.src, source::pod, now);
+	if (a.why == refusal::saturated) {
+		/* the cheapest refusal: the sender's TX completion carries it (503 dest_full to
+		 * the pod, docs/overload.md), no error message is made */
+		_admission->count_refusal(*_cur, a);
+		return complete(m.header, DPUMESH_STATUS_DEST_FULL);
+	}
 	if (a.refused()) {
 		_admission->count_refusal(*_cur, a);
 		reply_error(m.src, m.req_id, m.step_id, a.status, a.reason());

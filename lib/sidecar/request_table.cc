@@ -30,7 +30,14 @@ uint32_t request_table::open(const pending::entry &e, const request_ctx &c) noex
 	uint32_t token = _t.insert(e);
 	if (token == 0)
 		return 0;
-	_ctx[token & 0xffff] = c;
+	request_ctx &x = _ctx[token & 0xffff];
+	x = c;
+	x.load_pod = request_ctx::no_load;
+	if (e.dest.type == pending::party::kind::pod) {
+		const uint32_t id = DPUMESH_HANDLE_POD_ID(e.dest.pod_handle) % DPUMESH_MAX_PODS;
+		_load[id]++;
+		x.load_pod = static_cast<uint16_t>(id);
+	}
 	if (_quota)
 		_quota->charge(e, c);
 	return token | _shard_base;
@@ -63,6 +70,7 @@ void request_table::close(uint32_t token) noexcept
 	if (const pending::entry *e = _t.find(token)) {
 		if (_quota)
 			_quota->release(*e, _ctx[token & 0xffff]);
+		unload(_ctx[token & 0xffff]);
 		_ctx[token & 0xffff] = request_ctx{};
 	}
 	_t.remove(token);
@@ -91,6 +99,7 @@ uint32_t request_table::expire(uint64_t now, expiry *out, uint32_t max) noexcept
 			_quota->release(e, c);
 		/* the table removes the entry after this returns; the next open() writes the
 		 * whole context, so only the flags are cleared (for_each reads live ones only) */
+		unload(c);
 		c.holding = c.in_flight = c.ended = c.policy = c.answer_failed = false;
 	}, max, [&](uint32_t slot) {
 		const char *next = reinterpret_cast<const char *>(&_ctx[slot]);

@@ -78,6 +78,8 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 						       shard.count);
 	s->_quota = std::make_unique<quota>(cfg.pools.quota, s->_tsc_hz);
 	s->_requests->set_quota(s->_quota.get());
+	/* the first look: a pod takes its RX slots plus a queue in flight (docs/overload.md) */
+	s->_admission->set_load(s->_requests->loads(), cfg.pools.admit_queue());
 
 	/* this shard produces to its own threads' SQs; others' get its commands by hand-off */
 	std::vector<dpumesh_sq *> to_dpa;

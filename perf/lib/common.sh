@@ -99,7 +99,8 @@ dp_stop() {
 }
 
 # pod NAME [VAR=value...] -- MODE ARGS...: starts dpumesh-pod in the background (output in
-# raw/pod-NAME.log); POD_PID is its pid. POD_CPU pins it with taskset when set.
+# raw/pod-NAME.log); POD_PID is its pid. POD_CPU pins it with taskset when set; POD_BIN
+# names another dpumesh-pod (the overload suite's: the tree's own in a --baseline run).
 pod() {
   local name=$1; shift
   local envs=()
@@ -107,7 +108,7 @@ pod() {
   shift
   local pin=()
   [ -z "${POD_CPU:-}" ] || pin=(taskset -c "$POD_CPU")
-  env "${envs[@]}" "${pin[@]}" "$BIN/dpumesh-pod" "$@" > "$RAW/pod-$name.log" 2>&1 &
+  env "${envs[@]}" "${pin[@]}" "${POD_BIN:-$BIN/dpumesh-pod}" "$@" > "$RAW/pod-$name.log" 2>&1 &
   POD_PID=$!; track "$POD_PID"
 }
 

@@ -4,7 +4,8 @@
 #   config.py --sock PATH [--port DEV] [--services echo:16,client:4] [--idle busy|adaptive]
 #             [--worker LCORE] [--mbufs N] [--body-slots N] [--body-size B]
 #             [--timeout-ms MS] [--from conf/default.json] [--relay SVC,...]
-#             [--policy FILE]
+#             [--policy FILE] [--admit-beyond-slots N]
+#             [--dest-queue-share N]
 # Every service gets a local route, except those named by --relay: they are served by the
 # peer "p2" (192.168.50.3), so requests for them from the network are relayed there (the
 # forward suite). --policy merges a JSON object into /policy (JWT, RBAC, rate limits). --from starts from an existing config (footprint: the
@@ -26,6 +27,11 @@ p.add_argument("--timeout-ms", type=int, default=5000)
 p.add_argument("--from", dest="base")
 p.add_argument("--relay", default="")
 p.add_argument("--policy")
+p.add_argument("--dest-queue-share", type=int,
+               help="pools.dest_queue.per_destination (a build without admit_beyond_slots)")
+p.add_argument("--admit-beyond-slots", type=int,
+               help="pools.dest_queue.admit_beyond_slots: requests a pod may have in "
+                    "flight beyond its RX slots (the overload suite)")
 a = p.parse_args()
 
 if a.base:
@@ -67,6 +73,10 @@ cfg = {
     "dpa": {"backend": "emu", "threads": 1},
     "dma": {"backend": "cpu"},  # dpumesh --dma picks the engine
 }
+if a.admit_beyond_slots is not None:
+    cfg["pools"].setdefault("dest_queue", {})["admit_beyond_slots"] = a.admit_beyond_slots
+if a.dest_queue_share is not None:
+    cfg["pools"].setdefault("dest_queue", {})["per_destination"] = a.dest_queue_share
 if relay:
     cfg["peers"] = [{"name": "p2", "mac": "02:00:00:00:00:03", "ipv4": "192.168.50.3",
                      "ipv6": "fd00:50::3", "mesh_port": 7000}]

@@ -352,6 +352,57 @@ TEST(Case3Order, FullDestinationsKeepOrderAndAnswerEveryRequestOnce)
 	expect_idle(fin, n);
 }
 
+/* Admission at the first look (docs/overload.md): a service whose pods each have their RX
+ * slots plus two requests in flight refuses the rest at once (the sender's TX completion,
+ * DEST_FULL), before anything is delivered or queued; what it admits stays in order and every
+ * request gets exactly one answer. */
+TEST(Case3Overload, ASaturatedServiceIsRefusedAtTheFirstLook)
+{
+	std::string cfg = case3_config(10000);
+	const std::string rx = R"("rx_body": { "slots": 64, "slot_size": 1048576 })";
+	ASSERT_NE(cfg.find(rx), std::string::npos);
+	cfg.replace(cfg.find(rx), rx.size(), rx + R"(, "dest_queue": { "admit_beyond_slots": 2 })");
+	inproc_node n("saturated", cfg);
+	ASSERT_TRUE(n.up) << n.error;
+	const std::map<std::string, std::string> slow = {{"DPUMESH_POD_BODY_SLOTS", "4"},
+							 {"DPUMESH_ECHO_DELAY_US", "300"}};
+	auto e1 = n.pod({"echo", n.sock}, slow);
+	auto e2 = n.pod({"echo", n.sock}, slow);
+	ASSERT_TRUE(ready(*e1)) << e1->output();
+	ASSERT_TRUE(ready(*e2)) << e2->output();
+	auto c = n.pod({"client", n.sock, "6000", "11", "256"},
+		       {{"DPUMESH_CLIENT_WINDOW", "128"}, {"DPUMESH_CLIENT_STALL", "30"}});
+	const int rc = c->wait(std::chrono::seconds(300));
+	const std::string out = c->output();
+	EXPECT_EQ(rc, 0) << out;
+	const long long sent = value_of(out, "DONE", "sent");
+	EXPECT_EQ(sent, 6000) << out;
+	EXPECT_EQ(value_of(out, "DONE", "ok") + value_of(out, "DONE", "refused") +
+			  value_of(out, "DONE", "mesh_err"),
+		  sent)
+		<< out;
+	EXPECT_EQ(value_of(out, "DONE", "bad"), 0) << out;
+	EXPECT_EQ(value_of(out, "DONE", "order_bad"), 0) << out;
+	EXPECT_EQ(value_of(out, "DONE", "resp_order_bad"), 0) << out;
+	EXPECT_GT(value_of(out, "DONE", "ok"), 0) << out;
+	/* 128 outstanding against 2 x (4 + 2): most are refused, as TX completions */
+	EXPECT_GT(value_of(out, "DONE", "refused"), sent / 4) << out;
+	EXPECT_EQ(value_of(out, "DONE", "mesh_err"), 0) << out; /* no 503/504 messages */
+	if (out.rfind("DONE") != std::string::npos)
+		std::printf("%s", out.substr(out.rfind("DONE")).c_str());
+	e1->signal(SIGKILL);
+	e2->signal(SIGKILL);
+	e1->wait(5s);
+	e2->wait(5s);
+	auto fin = n.stop();
+	EXPECT_EQ(fin.sidecar_value("saturated"), static_cast<uint64_t>(value_of(out, "DONE", "refused")));
+	EXPECT_EQ(fin.sidecar_value("park_refused"), 0u); /* no queue ever reached its share */
+	EXPECT_EQ(fin.sidecar_value("timeouts"), 0u);
+	EXPECT_EQ(fin.sidecar_value("responses_lost"), 0u);
+	EXPECT_EQ(fin.sidecar_value("retries"), 0u);
+	expect_idle(fin, n);
+}
+
 TEST(Case3Errors, AKilledDestinationDoesNotStopTheService)
 {
 	inproc_node n("kill", case3_config(500));

@@ -342,6 +342,50 @@ TEST(request_table, expiry_hands_over_timeouts_and_keeps_in_flight_ones_for_the_
 	EXPECT_EQ(t.size(), 1u); /* `later` is not due */
 }
 
+TEST(request_table, counts_requests_in_flight_per_destination_pod_until_they_end)
+{
+	request_table t(16, hz);
+	const uint32_t pod_a = dpumesh_pod_handle(3, 7), pod_b = dpumesh_pod_handle(4, 9);
+	request_ctx held;
+	held.holding = held.in_flight = true;
+	const uint32_t a1 = t.open(entry_for(1, pod_a, 5000), request_ctx{});
+	const uint32_t a2 = t.open(entry_for(1, pod_a, 5000), held);
+	const uint32_t b1 = t.open(entry_for(1, pod_b, 50000000), request_ctx{});
+	pending::entry to_peer = entry_for(1, 0, 50000000);
+	to_peer.dest = {pending::party::kind::peer, 0, 0};
+	const uint32_t p1 = t.open(to_peer, request_ctx{});
+	ASSERT_TRUE(a1 && a2 && b1 && p1);
+	EXPECT_EQ(t.in_flight(3), 2u);
+	EXPECT_EQ(t.in_flight(4), 1u);
+	EXPECT_EQ(t.loads()[3], 2u);
+	uint32_t others = 0; /* a peer is no pod: counted nowhere */
+	for (uint32_t i = 0; i < DPUMESH_MAX_PODS; i++)
+		others += i == 3 || i == 4 ? 0 : t.in_flight(i);
+	EXPECT_EQ(others, 0u);
+	/* a re-routed request stays counted against the pod it was opened for */
+	t.find(b1)->dest = pending::party{pending::party::kind::pod, pod_a, 0};
+	t.close(b1);
+	EXPECT_EQ(t.in_flight(4), 0u);
+	EXPECT_EQ(t.in_flight(3), 2u);
+	t.close(b1); /* twice: nothing more */
+	EXPECT_EQ(t.in_flight(4), 0u);
+	/* a timeout ends it; one in flight counts until the DPA's report or its grace ends */
+	expiry out[4];
+	ASSERT_EQ(t.expire(10000, out, 4), 2u);
+	EXPECT_EQ(t.in_flight(3), 1u);
+	ASSERT_EQ(t.expire(10000 + request_table::in_flight_grace_s * hz + 1000, out, 4), 1u);
+	EXPECT_EQ(out[0].what, expiry::kind::lost);
+	EXPECT_EQ(t.in_flight(3), 0u);
+	/* a slot used again counts its new destination only */
+	const uint32_t a3 = t.open(entry_for(1, pod_b, 50000000), request_ctx{});
+	EXPECT_EQ(t.in_flight(4), 1u);
+	EXPECT_EQ(t.in_flight(3), 0u);
+	t.close(a3);
+	t.close(p1);
+	EXPECT_EQ(t.in_flight(4), 0u);
+	EXPECT_EQ(t.size(), 0u);
+}
+
 TEST(request_table, expiry_hands_over_at_most_max)
 {
 	request_table t(16, hz);

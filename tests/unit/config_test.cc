@@ -89,6 +89,26 @@ TEST(Config, QuotasHaveDefaultsAndAreRead)
 	EXPECT_EQ(c->pools.quota.rx_stall_ms, 12u);
 }
 
+TEST(Config, AdmissionQueueBeyondSlots)
+{
+	auto c = config::load_string(with_line(0, ""), "t.json");
+	ASSERT_TRUE(c) << c.error().message();
+	/* not given: what the destination queue takes per destination */
+	EXPECT_EQ(c->pools.admit_queue(), c->pools.dest_queue_share);
+	c = config::load_string(
+		with_line(12, "  \"pools\": { \"dest_queue\": { \"per_destination\": 64, \"admit_beyond_slots\": 0 } }"),
+		"t.json");
+	ASSERT_TRUE(c) << c.error().message();
+	EXPECT_EQ(c->pools.dest_queue_share, 64u);
+	EXPECT_EQ(c->pools.admit_queue(), 0u);
+	c = config::load_string(
+		with_line(12, "  \"pools\": { \"dest_queue\": { \"admit_beyond_slots\": 2000000 } }"),
+		"t.json");
+	ASSERT_FALSE(c);
+	EXPECT_EQ(c.error().message().rfind("t.json:12:52: /pools/dest_queue/admit_beyond_slots", 0), 0u)
+		<< c.error().message();
+}
+
 TEST(Config, ShippedConfigsLoad)
 {
 	for (const char *f : {"conf/default.json", "conf/pcap.json", "conf/two-node/node1.json",

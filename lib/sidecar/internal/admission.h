@@ -7,6 +7,9 @@
 // back with its reason and status; the caller answers it. The component owns the
 // per-service metrics (for the sidecar's whole life) and counts what it refuses.
 //
+// With set_load() it also looks at each pod's requests in flight and refuses (503
+// `saturated`) what no pod of the service has room for, before anything is copied or parked.
+//
 //   verdict v = adm.admit(rules, view, source_id, source::client, now);
 //   if (v.refused()) { adm.count_refusal(rules, v); answer v.status, v.reason(); }
 #pragma once
@@ -35,6 +38,8 @@ enum class refusal : uint8_t {
 	policy,      /**< 401/403/429/503: the L7 policy engine (the verdict's reason) */
 	no_live_pod, /**< 503: the service has no live pod */
 	overloaded,  /**< 503: the request table is full (set by the caller) */
+	saturated,   /**< 503: every live pod of the service has as many requests in flight as
+		      *  it has RX slots plus its queue (refused at the first look) */
 };
 
 /** Who sent a request: the route and the policy depend on it. */
@@ -67,6 +72,17 @@ public:
 	/** Routing and policy for one request under `rules` (the poll's version). */
 	verdict admit(ruleset &rules, const wire::l7_view &v, uint64_t source_id, source from,
 		      uint64_t now) noexcept;
+	/**
+	 * The first look: admit() picks only a pod with `loads[pod_id]` (requests in flight to
+	 * it, the request table's count) below its RX slots plus `queue`, trying the service's
+	 * pods round robin, and refuses the request (`saturated`, 503) when none has room.
+	 * Without it (nullptr), any live pod is picked.
+	 */
+	void set_load(const uint32_t *loads, uint32_t queue) noexcept
+	{
+		_loads = loads;
+		_queue = queue;
+	}
 	/** Marks an admitted request refused after all (the request table was full). */
 	void overloaded(verdict &v) noexcept;
 	/** A refusal made here, in the service's and route's metrics. */
@@ -88,6 +104,11 @@ private:
 	std::unique_ptr<l7_metrics[]> _metrics;
 	tsc_clock _clock;
 	counters &_stats;
+	const uint32_t *_loads = nullptr;
+	uint32_t _queue = 0;
+
+	uint32_t pick_with_room(uint32_t svc) noexcept;
+	bool has_room(uint32_t handle) const noexcept;
 };
 
 /**

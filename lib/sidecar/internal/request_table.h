@@ -17,6 +17,7 @@
 
 #include "command.h"
 #include "egress.h"
+#include "dpumesh/abi/abi.h"
 #include "dpumesh/pending/table.h"
 
 namespace dpumesh::sidecar {
@@ -38,6 +39,8 @@ struct request_ctx {
 	bool ended = false;    /**< answered while in flight: ends when the DPA reports */
 	bool policy = false;   /**< admitted by the L7 policy engine: report its outcome */
 	bool answer_failed = false; /**< its answer could not be sent: 502 at the deadline */
+	uint16_t load_pod = no_load; /**< the pod_id counted in in_flight() (no_load: none) */
+	static constexpr uint16_t no_load = UINT16_MAX;
 };
 
 /** A request whose deadline passed, as expire() hands it over. */
@@ -130,6 +133,15 @@ public:
 
 	const pending::table &table() const noexcept { return _t; }
 	uint32_t size() const noexcept { return _t.size(); }
+	/**
+	 * Requests of this table whose destination (when opened) is local pod `pod_id`, from
+	 * open() until close() or expiry; a 504 in flight counts until the DPA reports it. A
+	 * re-routed request stays counted against the pod it was opened for. Admission reads
+	 * it at the first look (docs/overload.md).
+	 */
+	uint32_t in_flight(uint32_t pod_id) const noexcept { return _load[pod_id % DPUMESH_MAX_PODS]; }
+	/** The whole array, by pod_id (admission holds it). */
+	const uint32_t *loads() const noexcept { return _load; }
 
 private:
 	bool ours(uint32_t token) const noexcept { return (token & _shard_mask) == _shard_base; }
@@ -141,6 +153,14 @@ private:
 	std::unique_ptr<request_ctx[]> _ctx; /* by slot (token & 0xffff) */
 	uint64_t _tsc_hz;
 	quota *_quota = nullptr;
+	uint32_t _load[DPUMESH_MAX_PODS] = {}; /* in_flight() by pod_id */
+
+	void unload(request_ctx &c) noexcept
+	{
+		if (c.load_pod != request_ctx::no_load)
+			_load[c.load_pod]--;
+		c.load_pod = request_ctx::no_load;
+	}
 };
 
 } // namespace dpumesh::sidecar

@@ -100,6 +100,13 @@ struct pools_config {
 	 *  pool all destinations share, and how many new requests one destination may hold */
 	uint32_t dest_queue_entries = 8192;
 	uint32_t dest_queue_share = 1024;
+	/** Admission at the first look (docs/overload.md): requests one pod may have in flight
+	 *  beyond its RX slots; more are refused 503 `saturated`. UINT32_MAX: per_destination */
+	uint32_t admit_beyond_slots = UINT32_MAX;
+	uint32_t admit_queue() const noexcept
+	{
+		return admit_beyond_slots == UINT32_MAX ? dest_queue_share : admit_beyond_slots;
+	}
 	/** What one tenant may hold of the node's shared resources (docs/quota.md): pending
 	 *  requests a pod asked plus answers waiting for it; pending requests of one network
 	 *  address (per sidecar shard); answers waiting for one pod's RX room, and how long;

@@ -376,6 +376,13 @@ public:
 	uint32_t pick_pod(uint32_t service_index) noexcept;
 	/** Active pods of a service. */
 	uint32_t nb_live(uint32_t service_index) const noexcept;
+	/**
+	 * Requests a live pod can hold at once: the smaller of its RX header and RX body slot
+	 * counts (its geometry); what the sidecar admits to it at the first look is bounded by
+	 * this plus a queue (docs/overload.md).
+	 * @return the slot count; 0 when the handle is not live
+	 */
+	uint32_t rx_capacity(uint32_t handle) const noexcept;
 
 private:
 	struct pod_state;

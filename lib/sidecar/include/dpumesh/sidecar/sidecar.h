@@ -94,6 +94,7 @@ using port::rx_msg;
 	_(no_live_pod, "requests to a service with no live pod (503)")                   \
 	_(overloaded, "requests refused: pending table full, or a network source over its quota (503)") \
 	_(quota_refused, "requests refused: their origin (pod, network address) over its quota") \
+	_(saturated, "requests refused at the first look: every pod of the service full (503)") \
 	_(timeouts, "requests not answered before their deadline (504)")                 \
 	_(retries, "deliveries retried on another pod")                                  \
 	_(dest_full, "deliveries given back: destination had no RX slot, or an earlier one waits") \
