@@ -43,6 +43,13 @@ struct stage_def {
 	/** Paused by set_forwarding(false) (port traffic). The DPA threads and the sidecar
 	 * keep running: pods keep talking, and unregistration needs their quiescent reports. */
 	bool pausable = true;
+	/** Optional (adaptive idle): called when the lcore is about to sleep; the stage arms
+	 *  whatever wakes it (wait_fd) and returns false if work is there or came in (the lcore
+	 *  then polls on instead of sleeping). */
+	bool (*prepare_sleep)(void *arg) noexcept = nullptr;
+	/** Optional: an fd that turns readable when work comes in for a stage that prepared
+	 *  to sleep; the lcore's back-off sleep ends early when it does (ppoll). -1: none. */
+	int wait_fd = -1;
 };
 
 struct alignas(64) stage_stats {
@@ -170,8 +177,14 @@ private:
 			base_runq_ns{0}, base_vol{0}, base_invol{0};
 	};
 
+	/** Timer slack of lcore threads (PR_SET_TIMERSLACK): back-off sleeps end within this. */
+	static constexpr unsigned long timer_slack_ns = 1000;
+
 	static int lcore_main(void *arg);
 	void loop(lcore_slot &slot);
+	/** Before an adaptive sleep: every stage's prepare_sleep (all are called, so each arms
+	 *  its wake-up); false when one found work. */
+	static bool prepare_sleep(lcore_slot &slot, bool forwarding) noexcept;
 
 	config::lcores_config _cfg;
 	uint64_t _tsc_hz;
