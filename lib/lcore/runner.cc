@@ -199,6 +199,8 @@ void runner::loop(lcore_slot &slot)
 	const uint32_t max_sleep_us = _cfg.max_sleep_us;
 	uint32_t empty = 0;
 	uint32_t sleep_us = 1;
+	const uint64_t sleep_after = _tsc_hz / 1000000 * sleep_after_us;
+	uint64_t last_work = 0;
 	/* thread CPU sampling: busy passes until the next sampled poll, and whose it is */
 	uint32_t until_sample = cpu_sample_period;
 	unsigned sample_stage = 0;
@@ -233,6 +235,7 @@ void runner::loop(lcore_slot &slot)
 		uint32_t work = 0;
 		const bool forwarding = _forwarding.load(std::memory_order_relaxed);
 		uint64_t t0 = rte_rdtsc();
+		const uint64_t pass_start = t0;
 		/* the sample is due after cpu_sample_period busy passes and cpu_sample_gap_us */
 		const bool sample_due = unlikely(until_sample == 0) && t0 - last_sample >= sample_gap;
 		for (unsigned i = 0; i < slot.nb_stages; i++) {
@@ -289,12 +292,13 @@ void runner::loop(lcore_slot &slot)
 		if (work || !adaptive) {
 			empty = 0;
 			sleep_us = 1;
+			last_work = pass_start;
 			continue;
 		}
 		/* adaptive: pause first, then sleep with exponential back-off; stages that can be
 		 * woken arm their wake-up first (a stage that finds work cancels the sleep), and
 		 * the sleep ends early when one of their fds turns readable */
-		if (++empty < idle_polls) {
+		if (++empty < idle_polls || pass_start - last_work < sleep_after) {
 			rte_pause();
 			continue;
 		}

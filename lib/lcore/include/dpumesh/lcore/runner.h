@@ -177,6 +177,12 @@ private:
 			base_runq_ns{0}, base_vol{0}, base_invol{0};
 	};
 
+	/** Adaptive idle: the lcore sleeps only after this long without work (and idle_polls
+	 *  empty passes). A thread that sleeps loses its scheduler weight on a shared CPU (with
+	 *  autogroups a process's weight there follows its load there) and then waited seconds
+	 *  to run again behind other processes' spinners on this box; while traffic flows, with
+	 *  gaps shorter than this, the lcore stays on its CPU (docs/architecture.md). */
+	static constexpr unsigned sleep_after_us = 1000;
 	/** Timer slack of lcore threads (PR_SET_TIMERSLACK): back-off sleeps end within this. */
 	static constexpr unsigned long timer_slack_ns = 1000;
 
