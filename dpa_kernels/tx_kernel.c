@@ -12,8 +12,10 @@
  *
  * One activation: completions, then posts in order, then at most DPA_BATCH new
  * descriptors, one per SQ with work per round (an idle SQ is never visited, so a pass costs
- * what the busy SQs need, not what the pods count). The TX kernel polls (as the public
- * BlueField-3 prototype does): it notifies itself before every reschedule until stopped.
+ * what the busy SQs need, not what the pods count). Where the runtime has TX doorbells
+ * (dpa_tx_doorbells) the kernel does not poll: it is activated by a pod's doorbell, or by
+ * itself while headers are in flight or after a full batch, which may have left work
+ * behind. Without them it notifies itself every activation (polls).
  */
 #include "kernel_util.h"
 
@@ -165,8 +167,11 @@ void dpa_tx_kernel(struct dpa_dev *d, struct dpa_tx_state *s)
 		dpa_hbuf_free(d, hbuf);
 
 	if (s->nb_inflight)
-		dpa_completion_request_notification(d);
-	/* polls its SQs: runs again at once (and drains in-flight copies when stopping) */
-	dpa_thread_notify(d);
+		dpa_completion_request_notification(d); /* copies in flight wake it */
+	/* a full batch may have left work behind, and a header waiting for queue room (DMA or
+	 * the sidecar TX SQ) has no completion to wake it: run again at once. Otherwise the
+	 * next activation comes from a pod's doorbell (it does not poll its SQs). */
+	if (taken >= DPA_BATCH || s->nb_inflight || !dpa_tx_doorbells(d))
+		dpa_thread_notify(d);
 	dpa_thread_reschedule(d);
 }

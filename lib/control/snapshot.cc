@@ -39,6 +39,9 @@ void read_dpa(const dpa::emulator &emu, snapshot &s)
 		v.completion_ring_full = ts.completion_ring_full.get();
 		v.doorbells = ts.doorbells.get();
 		v.doorbells_suppressed = ts.doorbells_suppressed.get();
+		v.tx_parks = ts.tx_parks.get();
+		v.tx_rings = ts.tx_rings.get();
+		v.tx_ring_checks = ts.tx_ring_checks.get();
 		v.tx_inflight = k.nb_tx_inflight;
 		v.rx_inflight = k.nb_rx_inflight;
 		v.tx_no_hbuf = k.tx_no_hbuf;

@@ -3,9 +3,14 @@
 #include "dpumesh/dpa/emulator.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+#include <sys/epoll.h>
+#include <unistd.h>
 
 #include <rte_cycles.h>
 #include <rte_errno.h>
@@ -263,6 +268,11 @@ struct hw {
 /* One emulator thread: the TX and RX kernels' DPA threads, their engine, queues, state. */
 struct dpumesh::dpa::emulator::pair {
 	static constexpr uint32_t queue_depth = 1024;  /* sidecar TX/RX SQs, notifications */
+	/* A watched pod whose SQs stayed empty this long is parked (it rings from then on);
+	 * while awake, the doorbells are looked at (one epoll_wait) at most every ring_gap_us.
+	 * docs/memory-model.md "Doorbells, pod to DPU" for the trade. */
+	static constexpr uint64_t park_after_us = 200;
+	static constexpr uint64_t ring_gap_us = 5;
 
 	dpa::emulator *emu = nullptr;
 	pod_registry *reg = nullptr;
@@ -288,6 +298,28 @@ struct dpumesh::dpa::emulator::pair {
 	uint32_t ready_cursor = 0;        /* where the next look for SQs with work starts */
 	bool draining = false;
 
+	/* Pod -> DPA doorbells (docs/memory-model.md "Doorbells, pod to DPU"). A pod owned by
+	 * this thread is watched (its SQ heads loaded every TX pass: on the active list) or
+	 * parked (not looked at until its TX doorbell rings). By pod_id; DPU memory only. */
+	struct pod_watch {
+		uint32_t handle = 0;        /* 0: no pod of ours */
+		uint32_t first = 0, n = 0;  /* its SQs: owned[first, first + n) */
+		uint64_t *tx_wait = nullptr; /* its need-wakeup word (we write, never read) */
+		int fd = -1;                /* its TX doorbell, in our epoll set (-1: not) */
+		uint64_t epoch = 0;         /* what we last stored in tx_wait: odd = parked */
+		uint64_t last_work = 0;     /* TSC of the last pass that found work in its SQs */
+		uint32_t act_pos = 0;       /* index in active[] while watched */
+	};
+	pod_watch watch[DPUMESH_MAX_PODS];
+	uint32_t active[DPUMESH_MAX_PODS]; /* pod_ids watched: dpa_tx_ready looks at these */
+	uint32_t nb_active = 0, nb_parked = 0;
+	int epfd = -1;                  /* the TX doorbells of our pods (edge-triggered) */
+	uint64_t park_cycles = 0;       /* idle this long -> parked */
+	uint64_t ring_gap_cycles = 0;   /* doorbell looks while awake: at most this often */
+	uint64_t next_ring_check = 0, next_park_check = 0;
+	bool look_now = false;          /* the lcore slept: look at the doorbells at once */
+	uint32_t pass_work = 0;         /* units of work in this poll (descriptors, rings) */
+
 	dpa_tx_state ts{};
 	dpa_rx_state rs{};
 	dpa::thread_stats stats;
@@ -296,22 +328,165 @@ struct dpumesh::dpa::emulator::pair {
 
 	~pair()
 	{
+		if (epfd >= 0)
+			::close(epfd);
 		rte_free(mem_tx);
 		rte_free(mem_rx);
 		rte_free(mem_notify);
 		rte_ring_free(completions);
 	}
 
-	/* Rebuilt only when a pod came or went (the registry's membership moved). */
+	/* Rebuilt only when a pod came or went (the registry's membership moved): before this
+	 * thread reports quiescence, so a leaving pod's TX doorbell is still open to remove. A
+	 * new pod starts watched; a pod that stays keeps its state. epoll_ctl here is control
+	 * rate (a registration), not per message. */
 	void refresh_owned() noexcept
 	{
 		membership = reg->membership();
 		nb_owned = 0;
+		nb_active = 0;
+		nb_parked = 0;
+		const uint64_t now = rte_rdtsc();
 		for (uint32_t pid = id; pid < DPUMESH_MAX_PODS; pid += nb_threads) {
-			uint32_t n = reg->nb_tx_sqs(pid);
+			pod_watch &w = watch[pid];
+			const uint32_t h = reg->handle(pid);
+			if (w.handle != h) {
+				if (w.fd >= 0)
+					(void)epoll_ctl(epfd, EPOLL_CTL_DEL, w.fd, nullptr);
+				w = pod_watch{};
+				w.handle = h;
+				if (h != 0) {
+					w.tx_wait = reg->tx_wait(pid);
+					w.last_work = now;
+					const int fd = reg->tx_doorbell(pid);
+					epoll_event ev{};
+					ev.events = EPOLLIN | EPOLLET;
+					ev.data.u32 = pid;
+					if (fd >= 0 && epfd >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) == 0)
+						w.fd = fd;
+					/* else: never parked (nothing would wake it), polled as before */
+				}
+			}
+			if (h == 0)
+				continue;
+			const uint32_t n = reg->nb_tx_sqs(pid);
+			w.first = nb_owned;
+			w.n = n;
 			for (uint32_t q = 0; q < n; q++)
 				owned[nb_owned++] = {pid, q, reg->tx_head(pid, q)};
+			if (w.epoch & 1) {
+				nb_parked++;
+			} else {
+				w.act_pos = nb_active;
+				active[nb_active++] = pid;
+			}
 		}
+	}
+
+	bool head_has_work(const pod_watch &w) const noexcept
+	{
+		for (uint32_t q = 0; q < w.n; q++) {
+			const uint32_t *h = owned[w.first + q].head;
+			if (h && __atomic_load_n(h, __ATOMIC_ACQUIRE) == DPUMESH_DESC_VALID)
+				return true;
+		}
+		return false;
+	}
+
+	void unwatch(uint32_t pid) noexcept
+	{
+		const uint32_t pos = watch[pid].act_pos;
+		const uint32_t last = active[--nb_active];
+		active[pos] = last;
+		watch[last].act_pos = pos;
+	}
+
+	/* Watched again: an even epoch (the pod stops ringing), back on the active list. */
+	void wake(uint32_t pid, uint64_t now) noexcept
+	{
+		pod_watch &w = watch[pid];
+		w.epoch++;
+		__atomic_store_n(w.tx_wait, w.epoch, __ATOMIC_RELAXED);
+		w.last_work = now;
+		w.act_pos = nb_active;
+		active[nb_active++] = pid;
+		nb_parked--;
+	}
+
+	/*
+	 * Parks watched pods idle for park_cycles (all of them when `all`: the lcore is about
+	 * to sleep): a new odd epoch in each one's tx_wait, one full fence, then its SQ heads
+	 * again; a pod whose post slipped in stays watched. The Dekker pair with the pod's
+	 * "post, full fence, load tx_wait" (docs/memory-model.md). Returns whether any slipped.
+	 */
+	bool park_idle(uint64_t now, bool all) noexcept
+	{
+		uint32_t parked[DPUMESH_MAX_PODS];
+		uint32_t np = 0;
+		for (uint32_t k = nb_active; k-- > 0;) {
+			const uint32_t pid = active[k];
+			pod_watch &w = watch[pid];
+			if (w.fd < 0 || (!all && now - w.last_work < park_cycles))
+				continue;
+			w.epoch++;
+			__atomic_store_n(w.tx_wait, w.epoch, __ATOMIC_RELAXED);
+			unwatch(pid);
+			nb_parked++;
+			parked[np++] = pid;
+		}
+		if (np == 0)
+			return false;
+		std::atomic_thread_fence(std::memory_order_seq_cst);
+		bool slipped = false;
+		for (uint32_t i = 0; i < np; i++) {
+			if (head_has_work(watch[parked[i]])) {
+				wake(parked[i], now);
+				slipped = true;
+			} else {
+				stats.tx_parks.inc();
+			}
+		}
+		return slipped;
+	}
+
+	/* The TX doorbells that rang since the last look: their pods are watched again. One
+	 * epoll_wait, only while some pod is parked; edge-triggered, so nothing to read. A
+	 * ring for a pod already watched (it rang for an epoch we took back) is dropped. */
+	uint32_t take_rings(uint64_t now) noexcept
+	{
+		if (nb_parked == 0 || epfd < 0)
+			return 0;
+		next_ring_check = now + ring_gap_cycles;
+		look_now = false;
+		stats.tx_ring_checks.inc();
+		epoll_event ev[64];
+		const int n = epoll_wait(epfd, ev, 64, 0);
+		uint32_t woke = 0;
+		for (int i = 0; i < n; i++) {
+			const uint32_t pid = ev[i].data.u32;
+			if (pid >= DPUMESH_MAX_PODS || watch[pid].handle == 0 ||
+			    (watch[pid].epoch & 1) == 0)
+				continue;
+			wake(pid, now);
+			woke++;
+		}
+		if (woke)
+			stats.tx_rings.add(woke);
+		return woke;
+	}
+
+	/* The lcore is about to sleep (runner's prepare_sleep): park every watched pod; false
+	 * when work is there or slipped in (do not sleep). Then the lcore may block on epfd: a
+	 * ring wakes it, and one that came before (not taken yet) leaves it readable. */
+	bool prepare_sleep() noexcept
+	{
+		if (membership != reg->membership())
+			refresh_owned();
+		const uint64_t now = rte_rdtsc();
+		if (park_idle(now, true) || !idle() || rx_doorbell())
+			return false;
+		look_now = true;
+		return true;
 	}
 
 	bool idle() const noexcept
@@ -340,6 +515,7 @@ struct dpumesh::dpa::emulator::pair {
 					stats.completion_ring_full.inc();
 			} else {
 				stats.tx_completions.inc();
+				pass_work++;
 			}
 		}
 	}
@@ -353,26 +529,34 @@ struct dpumesh::dpa::emulator::pair {
 		       rte_ring_count(completions) != 0;
 	}
 
-	/* One pass of the lcore: the DMA hardware, then each kernel if an activation is due
-	 * (the TX kernel only when with_tx: it notifies itself every activation, so it is
-	 * always due, and the rx stage's pass would run it a second time per lcore loop).
-	 * Returns the activations run: the polling TX kernel counts as work every pass, so an
-	 * adaptive lcore does not back off while pods are registered (see docs/benchmarks.md
-	 * "Doorbells and CPU per round trip" for what returning real work did). */
+	/* One pass of the lcore: the pods' TX doorbells (with_tx), the DMA hardware, then each
+	 * kernel if an activation is due. The TX kernel's doorbell is "a watched pod may have
+	 * work" (the emulator loads only watched pods' SQ heads); parked pods come back by
+	 * ringing. Returns the work done (descriptors taken, posted, delivered, completed,
+	 * doorbells taken, and 1 while copies are in flight), so an adaptive lcore backs off
+	 * when nothing moves. */
 	uint32_t poll(bool with_tx = true) noexcept
 	{
 		reg->begin_doorbells(&bells);
+		pass_work = 0;
+		if (with_tx) {
+			if (membership != reg->membership())
+				refresh_owned();
+			const uint64_t now = rte_rdtsc();
+			if (nb_parked != 0 && (look_now || now >= next_ring_check))
+				pass_work += take_rings(now);
+			if (now >= next_park_check) {
+				next_park_check = now + park_cycles / 4;
+				(void)park_idle(now, false);
+			}
+		}
 		hw.step();
-		uint32_t ran = 0;
-		if (with_tx && tx.due(false)) {
+		if (with_tx && tx.due(nb_active != 0))
 			tx.activate([](::dpa_dev *d, void *a) { dpa_tx_kernel(d, static_cast<dpa_tx_state *>(a)); }, &ts);
-			ran++;
-		}
 		drain_completions();
-		if (rx.due(rx_doorbell())) {
+		if (rx.due(rx_doorbell()))
 			rx.activate([](::dpa_dev *d, void *a) { dpa_rx_kernel(d, static_cast<dpa_rx_state *>(a)); }, &rs);
-			ran++;
-		}
+		uint32_t ran = pass_work + (idle() ? 0 : 1);
 		/* before quiescence: the batch names pods */
 		const pod_registry::doorbell_counts rung = reg->end_doorbells(&bells);
 		if (rung.rung)
@@ -504,10 +688,11 @@ void dpa_thread_finish(struct dpa_dev *d)
 
 int dpa_thread_stop_requested(struct dpa_dev *d) { return d->stop; }
 
-/* The emulated doorbell hardware: the owned SQs whose head holds a descriptor, one
- * acquire load each from a compact array (what a hardware doorbell event says for free).
- * The head pointers move only on a take, and owned[] is rebuilt when a pod comes or goes
- * (membership moves before the unregistration waits for our quiescence). */
+/* The emulated doorbell hardware: the SQs of watched pods whose head holds a descriptor,
+ * one acquire load each (what a hardware doorbell event says for free); parked pods are not
+ * looked at (they ring). The head pointers move only on a take, and owned[] is rebuilt when
+ * a pod comes or goes (membership moves before the unregistration waits for our
+ * quiescence). A pod found with work stays watched. */
 uint32_t dpa_tx_ready(struct dpa_dev *d, uint32_t *sqs, uint32_t max)
 {
 	auto *p = d->pair;
@@ -515,18 +700,28 @@ uint32_t dpa_tx_ready(struct dpa_dev *d, uint32_t *sqs, uint32_t max)
 		return 0;
 	if (p->membership != p->reg->membership())
 		p->refresh_owned();
-	const uint32_t n = p->nb_owned;
+	const uint32_t n = p->nb_active;
+	if (n == 0)
+		return 0;
+	const uint64_t now = rte_rdtsc();
 	uint32_t got = 0;
 	for (uint32_t k = 0; k < n && got < max; k++) {
-		uint32_t i = (p->ready_cursor + k) % n;
-		const uint32_t *h = p->owned[i].head;
-		if (h && __atomic_load_n(h, __ATOMIC_ACQUIRE) == DPUMESH_DESC_VALID)
-			sqs[got++] = i;
+		auto &w = p->watch[p->active[(p->ready_cursor + k) % n]];
+		const uint32_t before = got;
+		for (uint32_t q = 0; q < w.n && got < max; q++) {
+			const uint32_t i = w.first + q;
+			const uint32_t *h = p->owned[i].head;
+			if (h && __atomic_load_n(h, __ATOMIC_ACQUIRE) == DPUMESH_DESC_VALID)
+				sqs[got++] = i;
+		}
+		if (got != before)
+			w.last_work = now;
 	}
-	if (n)
-		p->ready_cursor = (p->ready_cursor + 1) % n;
+	p->ready_cursor = (p->ready_cursor + 1) % n;
 	return got;
 }
+
+int dpa_tx_doorbells(struct dpa_dev *d) { return d->pair != nullptr; }
 
 int dpa_tx_take(struct dpa_dev *d, uint32_t i, struct dpa_tx_item *out)
 {
@@ -540,13 +735,14 @@ int dpa_tx_take(struct dpa_dev *d, uint32_t i, struct dpa_tx_item *out)
 	switch (rc) {
 	case take_rc::ok: break;
 	case take_rc::empty: return DPA_EMPTY;
-	case take_rc::refused: return DPA_REFUSED;
+	case take_rc::refused: p->pass_work++; return DPA_REFUSED;
 	case take_rc::gone: return DPA_GONE;
 	}
 	out->desc = it.desc;
 	out->src = it.src;
 	out->mmap = it.mkey;
 	p->stats.tx_taken.inc();
+	p->pass_work++;
 	return DPA_OK;
 }
 
@@ -573,6 +769,7 @@ int dpa_sidecar_tx_post(struct dpa_dev *d, const struct sw_descriptor *desc)
 	if (!p || dpumesh_sq_enqueue_burst(&p->tx_prod, desc, 1) != 1)
 		return DPA_FULL;
 	p->stats.tx_posted.inc();
+	p->pass_work++;
 	return DPA_OK;
 }
 
@@ -581,7 +778,9 @@ uint32_t dpa_sidecar_rx_take(struct dpa_dev *d, struct sw_descriptor *out, uint3
 	auto *p = d->pair;
 	if (!p || p->draining)
 		return 0;
-	return dpumesh_sq_dequeue_burst(&p->rx_cons, out, max);
+	const uint32_t n = dpumesh_sq_dequeue_burst(&p->rx_cons, out, max);
+	p->pass_work += n;
+	return n;
 }
 
 int dpa_notify_arm(struct dpa_dev *d, const struct sw_descriptor *note)
@@ -590,6 +789,7 @@ int dpa_notify_arm(struct dpa_dev *d, const struct sw_descriptor *note)
 	if (!p || dpumesh_sq_enqueue_burst(&p->notify_prod, note, 1) != 1)
 		return DPA_FULL;
 	p->stats.rx_handed_back.inc();
+	p->pass_work++;
 	return DPA_OK;
 }
 
@@ -632,6 +832,7 @@ uint32_t dpa_deliver(struct dpa_dev *d, uint32_t dst, const struct sw_descriptor
 	uint32_t st = d->pair->reg->deliver(dst, *desc);
 	if (st == DPUMESH_STATUS_OK)
 		d->pair->stats.rx_delivered.inc();
+	d->pair->pass_work++;
 	return st;
 }
 
@@ -645,6 +846,7 @@ uint32_t dpa_tx_complete(struct dpa_dev *d, uint32_t src, const struct sw_descri
 	unsigned owner = p->emu->owner(src);
 	if (owner == p->id) {
 		uint32_t st = p->reg->complete_tx(src, *orig, status);
+		p->pass_work++;
 		if (st != DPUMESH_STATUS_DEST_FULL) {
 			p->stats.tx_completions.inc();
 			return st;
@@ -703,6 +905,12 @@ uint16_t pair_poll(void *arg) noexcept
 	return static_cast<uint16_t>(p->poll());
 }
 
+/* the lcore is about to sleep: park every pod; its doorbells (epfd) wake the lcore */
+bool pair_prepare_sleep(void *arg) noexcept
+{
+	return static_cast<emulator::pair *>(arg)->prepare_sleep();
+}
+
 /* both stages of a pair share one lcore: the second pass runs the DMA hardware and the RX
  * kernel if it became due in between, not the always-due (polling) TX kernel again */
 uint16_t pair_poll_rx(void *arg) noexcept
@@ -740,6 +948,12 @@ result<std::unique_ptr<emulator>> emulator::create(const config::node_config &cf
 		auto p = std::make_unique<pair>();
 		p->emu = e.get();
 		p->reg = &reg;
+		p->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (p->epfd < 0)
+			return errorf("DPA thread %u: epoll_create1 for the pods' TX doorbells: %s", t,
+				      std::strerror(errno));
+		p->park_cycles = rte_get_tsc_hz() / 1000000 * pair::park_after_us;
+		p->ring_gap_cycles = rte_get_tsc_hz() / 1000000 * pair::ring_gap_us;
 		p->id = t;
 		p->nb_threads = nb_threads;
 		auto eng = dma::create(cfg.dma, t);
@@ -817,7 +1031,10 @@ status emulator::stop(unsigned timeout_ms)
 
 lcore::stage_def emulator::tx_stage(unsigned t) noexcept
 {
-	return {"dpa_tx", &pair_poll, _threads[t].get(), false};
+	lcore::stage_def s{"dpa_tx", &pair_poll, _threads[t].get(), false};
+	s.prepare_sleep = &pair_prepare_sleep;
+	s.wait_fd = _threads[t]->epfd;
+	return s;
 }
 lcore::stage_def emulator::rx_stage(unsigned t) noexcept
 {

@@ -120,6 +120,7 @@ struct alignas(64) tx_worker {
 	std::vector<uint32_t> free_header, free_body;
 	return_ring back_header, back_body;
 	counter1 sent, try_again;
+	uint64_t tx_rung = 0; /* the odd tx_wait epoch this worker last rang the DPU for */
 };
 
 int set_err(char *err, size_t len, int rc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -141,6 +142,8 @@ struct dpumesh_pod {
 	std::string service;
 	unique_fd sock;
 	unique_fd doorbell;
+	unique_fd tx_doorbell; /* rung while the DPU has parked our TX SQs (tx_wait odd) */
+	const uint64_t *tx_wait = nullptr;
 	std::optional<region> pod_region;
 	std::optional<region> tx_region;
 	dpumesh_pod_layout layout = {};
@@ -317,6 +320,10 @@ int dpumesh_open(const struct dpumesh_options *o, dpumesh_t **out, char *err, si
 	h->pod_id = rep.pod_id;
 	h->generation = rep.generation;
 	h->doorbell = std::move(m.fds[0]);
+	h->tx_doorbell = std::move(m.fds[1]);
+	h->tx_wait = reinterpret_cast<const uint64_t *>(
+		static_cast<uint8_t *>(h->pod_region->data()) + layout.ctrl_off +
+		offsetof(dpumesh_pod_ctrl, tx_wait));
 	auto txr = region::import_from(h->sock.get());
 	if (!txr)
 		return set_err(err, errlen, -EPROTO, "%s", txr.error().message().c_str());
@@ -447,6 +454,25 @@ void free_tx(dpumesh_t *h, uint64_t header_addr, uint64_t body_addr)
 		h->workers[static_cast<uint32_t>(i) % nw].back_body.push(static_cast<uint32_t>(i));
 }
 
+/*
+ * After a post: ring the DPU's TX doorbell if it has parked our SQs (tx_wait odd) and this
+ * worker has not rung for that epoch yet. The Dekker pair with the DPU's parking
+ * (docs/memory-model.md "Doorbells, pod to DPU"): the DPU stores an odd tx_wait, full fence,
+ * loads our SQ heads; we store the descriptor (release, in the enqueue), full fence, load
+ * tx_wait. One of the two sees the other's store, so a post is never left unseen.
+ */
+void ring_tx_if_parked(dpumesh_t *h, tx_worker &t)
+{
+	std::atomic_thread_fence(std::memory_order_seq_cst);
+	const uint64_t e = __atomic_load_n(h->tx_wait, __ATOMIC_RELAXED);
+	if ((e & 1) == 0 || e == t.tx_rung)
+		return;
+	t.tx_rung = e;
+	const uint64_t one = 1;
+	/* EAGAIN only when the counter is saturated: the DPU has a wake-up pending anyway */
+	(void)!::write(h->tx_doorbell.get(), &one, sizeof(one));
+}
+
 /* Common send path, on worker `worker`'s thread and without locks: header written by
  * `write_header` into a slot from the worker's own free stack; body copied into another, or
  * used in place (a dpumesh_tx_buf() buffer). */
@@ -525,6 +551,7 @@ int send_common(dpumesh_t *h, uint32_t worker, uint32_t flags, uint32_t req_id, 
 		return -EAGAIN;
 	}
 	t.sent.inc();
+	ring_tx_if_parked(h, t);
 	return 0;
 }
 
@@ -595,7 +622,10 @@ int dpumesh_post_raw(dpumesh_t *h, uint32_t worker, const struct sw_descriptor *
 {
 	if (worker >= h->opts.nb_workers || d == nullptr)
 		return -EINVAL;
-	return dpumesh_sq_enqueue_burst(&h->tx_sq[worker], d, 1) == 1 ? 0 : -EAGAIN;
+	if (dpumesh_sq_enqueue_burst(&h->tx_sq[worker], d, 1) != 1)
+		return -EAGAIN;
+	ring_tx_if_parked(h, h->workers[worker]);
+	return 0;
 }
 
 void dpumesh_msg_release(dpumesh_t *h, struct dpumesh_msg *m)

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <ctime>
 
+#include <poll.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <rte_branch_prediction.h>
@@ -172,6 +174,17 @@ void runner::stop()
 	_launched = false;
 }
 
+bool runner::prepare_sleep(lcore_slot &slot, bool forwarding) noexcept
+{
+	bool ok = true;
+	for (unsigned i = 0; i < slot.nb_stages; i++) {
+		const stage_def &d = slot.stages[i].def;
+		if (d.prepare_sleep && (forwarding || !d.pausable) && !d.prepare_sleep(d.arg))
+			ok = false;
+	}
+	return ok;
+}
+
 int runner::lcore_main(void *arg)
 {
 	auto *slot = static_cast<lcore_slot *>(arg);
@@ -186,11 +199,22 @@ void runner::loop(lcore_slot &slot)
 	const uint32_t max_sleep_us = _cfg.max_sleep_us;
 	uint32_t empty = 0;
 	uint32_t sleep_us = 1;
+	const uint64_t sleep_after = _tsc_hz / 1000000 * sleep_after_us;
+	uint64_t last_work = 0;
 	/* thread CPU sampling: busy passes until the next sampled poll, and whose it is */
 	uint32_t until_sample = cpu_sample_period;
 	unsigned sample_stage = 0;
 	const uint64_t sample_gap = _tsc_hz / 1000000 * cpu_sample_gap_us;
 	uint64_t last_sample = 0;
+
+	/* the back-off sleeps are 1..max_sleep_us: with the default 50 us timer slack a 1 us
+	 * sleep lasts ~55 us, so a short idle spell cost a long one (finer back-off) */
+	(void)prctl(PR_SET_TIMERSLACK, timer_slack_ns, 0, 0, 0);
+	pollfd wait_fds[max_stages_per_lcore];
+	nfds_t nb_wait_fds = 0;
+	for (unsigned i = 0; i < slot.nb_stages; i++)
+		if (slot.stages[i].def.wait_fd >= 0)
+			wait_fds[nb_wait_fds++] = {slot.stages[i].def.wait_fd, POLLIN, 0};
 
 	const int tid = static_cast<int>(gettid());
 	const uint64_t clock_ns = clock_read_cost();
@@ -211,6 +235,7 @@ void runner::loop(lcore_slot &slot)
 		uint32_t work = 0;
 		const bool forwarding = _forwarding.load(std::memory_order_relaxed);
 		uint64_t t0 = rte_rdtsc();
+		const uint64_t pass_start = t0;
 		/* the sample is due after cpu_sample_period busy passes and cpu_sample_gap_us */
 		const bool sample_due = unlikely(until_sample == 0) && t0 - last_sample >= sample_gap;
 		for (unsigned i = 0; i < slot.nb_stages; i++) {
@@ -267,14 +292,27 @@ void runner::loop(lcore_slot &slot)
 		if (work || !adaptive) {
 			empty = 0;
 			sleep_us = 1;
+			last_work = pass_start;
 			continue;
 		}
-		/* adaptive: pause first, then sleep with exponential back-off */
-		if (++empty < idle_polls) {
+		/* adaptive: pause first, then sleep with exponential back-off; stages that can be
+		 * woken arm their wake-up first (a stage that finds work cancels the sleep), and
+		 * the sleep ends early when one of their fds turns readable */
+		if (++empty < idle_polls || pass_start - last_work < sleep_after) {
 			rte_pause();
 			continue;
 		}
-		rte_delay_us_sleep(sleep_us);
+		if (!prepare_sleep(slot, forwarding)) {
+			empty = 0;
+			sleep_us = 1;
+			continue;
+		}
+		if (nb_wait_fds != 0) {
+			const timespec ts{0, static_cast<long>(sleep_us) * 1000};
+			(void)ppoll(wait_fds, nb_wait_fds, &ts, nullptr);
+		} else {
+			rte_delay_us_sleep(sleep_us);
+		}
 		if (sleep_us < max_sleep_us)
 			sleep_us = std::min(sleep_us * 2, max_sleep_us);
 	}

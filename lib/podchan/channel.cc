@@ -181,7 +181,7 @@ size_t expected_fds(const message &m) noexcept
 {
 	if (m.len >= sizeof(dpumesh_ctrl_registered) && m.hdr().type == DPUMESH_CTRL_REGISTERED &&
 	    m.as<dpumesh_ctrl_registered>().result == DPUMESH_CTRL_OK)
-		return 1;
+		return 2;
 	return 0;
 }
 

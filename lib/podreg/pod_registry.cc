@@ -129,6 +129,10 @@ struct pod_registry::pod_state {
 	const uint64_t *rx_wait = nullptr;
 	uint64_t rung_epoch = 0;
 	bool marked = false;
+	/* the TX need-wakeup word (in its region; written by the owning DPA thread only) and
+	 * the eventfd the pod rings while that word is odd */
+	uint64_t *tx_wait = nullptr;
+	int tx_doorbell = -1;
 	dpumesh_sq tx_sq[DPUMESH_MAX_WORKERS] = {};
 	dpumesh_sq rx_sq = {};
 	dpumesh_sq refill_header = {};
@@ -145,6 +149,7 @@ struct pod_registry::pod_state {
 	/* control only */
 	bool in_use = false;
 	unique_fd doorbell_fd;
+	unique_fd tx_doorbell_fd;
 	std::optional<region> tx_region;
 };
 
@@ -259,6 +264,10 @@ result<pod_registration> pod_registry::register_pod(const register_request &req,
 	unique_fd efd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 	if (!efd)
 		return fail(DPUMESH_CTRL_ERR_INTERNAL, errorf("eventfd: %s", std::strerror(errno)));
+	unique_fd tx_efd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+	if (!tx_efd)
+		return fail(DPUMESH_CTRL_ERR_INTERNAL,
+			    errorf("TX doorbell eventfd: %s", std::strerror(errno)));
 	char name[48];
 	std::snprintf(name, sizeof(name), "dpumesh-txsq-pod%u", id);
 	auto txr = region::create(name, dpumesh_tx_region_size(g.sq_depth, req.nb_workers), false);
@@ -294,6 +303,11 @@ result<pod_registration> pod_registry::register_pod(const register_request &req,
 						       offsetof(dpumesh_pod_ctrl, rx_wait));
 	p.rung_epoch = 0;
 	p.marked = false;
+	p.tx_wait = reinterpret_cast<uint64_t *>(local + layout.ctrl_off +
+						 offsetof(dpumesh_pod_ctrl, tx_wait));
+	__atomic_store_n(p.tx_wait, 0, __ATOMIC_RELAXED); /* watched (even) until parked */
+	p.tx_doorbell_fd = std::move(tx_efd);
+	p.tx_doorbell = p.tx_doorbell_fd.get();
 	p.tx_region.emplace(std::move(txr).value());
 	uint8_t *tx_local = static_cast<uint8_t *>(p.tx_region->data());
 	for (uint32_t w = 0; w < DPUMESH_MAX_WORKERS; w++)
@@ -344,6 +358,7 @@ result<pod_registration> pod_registry::registration(uint32_t pod_id) const
 	reg.nb_workers = p.nb_workers;
 	reg.sq_depth = p.geometry.sq_depth;
 	reg.doorbell_fd = p.doorbell_fd.get();
+	reg.tx_doorbell_fd = p.tx_doorbell_fd.get();
 	reg.tx_region = &*p.tx_region;
 	return reg;
 }
@@ -410,6 +425,9 @@ status pod_registry::unregister_pod(uint32_t pod_id)
 	p.doorbell_fd.reset();
 	p.doorbell = -1;
 	p.rx_wait = nullptr;
+	p.tx_doorbell_fd.reset();
+	p.tx_doorbell = -1;
+	p.tx_wait = nullptr;
 	p.marked = false;
 	p.spare_header.reset();
 	p.spare_body.reset();
@@ -483,6 +501,20 @@ const uint32_t *pod_registry::tx_head(uint32_t pod_id, uint32_t sq) const noexce
 		return nullptr;
 	const dpumesh_sq &q = p.tx_sq[sq];
 	return &q.slots[q.pos & q.mask].valid;
+}
+
+int pod_registry::tx_doorbell(uint32_t pod_id) const noexcept
+{
+	if (pod_id >= DPUMESH_MAX_PODS || handle(pod_id) == 0)
+		return -1;
+	return _pods[pod_id].tx_doorbell;
+}
+
+uint64_t *pod_registry::tx_wait(uint32_t pod_id) noexcept
+{
+	if (pod_id >= DPUMESH_MAX_PODS || handle(pod_id) == 0)
+		return nullptr;
+	return _pods[pod_id].tx_wait;
 }
 
 bool pod_registry::rx_room(const pod_state &p) const noexcept

@@ -180,8 +180,8 @@ bool registrar::reply_registered(connection &c, uint32_t code, const std::string
 	r.mkey = reg->mkey;
 	r.nb_workers = reg->nb_workers;
 	r.sq_depth = reg->sq_depth;
-	int fd = reg->doorbell_fd;
-	if (!podchan::send(c.fd.get(), &r, sizeof(r), &fd, 1))
+	const int fds[2] = {reg->doorbell_fd, reg->tx_doorbell_fd};
+	if (!podchan::send(c.fd.get(), &r, sizeof(r), fds, 2))
 		return false;
 	return reg->tx_region->export_to(c.fd.get(), DPUMESH_REGION_TAG_TX_SQ).is_ok();
 }

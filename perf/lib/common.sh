@@ -69,7 +69,12 @@ dp_start() {
   DP_SOCK=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["node"]["control_socket"])' "$cfg")
   DP_TEL="$(rtdir "$DP_PREFIX")/dpdk_telemetry.v2"
   rm -f "$DP_SOCK"
-  "$BIN/dpumesh" -l "$LCORES" --no-huge -m "$MEM" --no-pci --no-shconf --file-prefix "$DP_PREFIX" \
+  # a session of its own (setsid execs in place: $! stays dpumesh's pid): with autogroups,
+  # a process's weight on a CPU follows its load there, so a dpumesh sharing the pods'
+  # group, whose load is on the pods' CPU, got a tiny weight on its worker's CPU and waited
+  # seconds behind other spinners whenever its lcore had slept (docs/benchmarks.md). A
+  # deployment runs dpumesh apart from the pods too.
+  setsid "$BIN/dpumesh" -l "$LCORES" --no-huge -m "$MEM" --no-pci --no-shconf --file-prefix "$DP_PREFIX" \
     "${eal[@]}" -- --config "$cfg" --stats-period 0 "${opts[@]}" > "$DP_LOG" 2>&1 &
   DP_PID=$!; track "$DP_PID"
 

@@ -214,12 +214,24 @@ std::string where_they_are(inproc_node &n, const echo_pod &echo, client_pod &c, 
 		r += "\n  stage " + a.stages[i].name + " lcore " + std::to_string(a.stages[i].lcore) +
 		     ": +" + std::to_string(b.stages[i].calls - a.stages[i].calls) + " calls +" +
 		     std::to_string(b.stages[i].work - a.stages[i].work) + " work in 200 ms";
-	for (size_t i = 0; i < a.lcore_cpu.size() && i < b.lcore_cpu.size(); i++)
+	for (size_t i = 0; i < a.lcore_cpu.size() && i < b.lcore_cpu.size(); i++) {
 		r += "\n  lcore " + std::to_string(a.lcore_cpu[i].lcore) + ": +" +
 		     std::to_string((b.lcore_cpu[i].oncpu_ns - a.lcore_cpu[i].oncpu_ns) / 1000) +
 		     " us on CPU, +" +
 		     std::to_string((b.lcore_cpu[i].runq_ns - a.lcore_cpu[i].runq_ns) / 1000) +
 		     " us runnable and waiting";
+		/* and if it is blocked, where: its state, kernel wait channel and syscall */
+		const std::string task = "/proc/self/task/" + std::to_string(b.lcore_cpu[i].tid);
+		for (const char *f : {"/wchan", "/syscall"}) {
+			char buf[256] = "";
+			if (FILE *fp = std::fopen((task + f).c_str(), "re")) {
+				size_t got = std::fread(buf, 1, sizeof(buf) - 1, fp);
+				buf[got] = '\0';
+				std::fclose(fp);
+			}
+			r += std::string(" ") + (f + 1) + "=" + buf;
+		}
+	}
 	uint64_t taken = 0;
 	for (const control::dpa_thread_view &t : b.dpa)
 		taken += t.tx_taken;
@@ -234,6 +246,33 @@ uint64_t dpa_doorbells(const control::snapshot &s)
 	for (const control::dpa_thread_view &t : s.dpa)
 		n += t.doorbells;
 	return n;
+}
+
+/** Pod -> DPA: pods parked and parked pods woken by their TX doorbell, over DPA threads. */
+uint64_t dpa_tx_parks(const control::snapshot &s)
+{
+	uint64_t n = 0;
+	for (const control::dpa_thread_view &t : s.dpa)
+		n += t.tx_parks;
+	return n;
+}
+uint64_t dpa_tx_rings(const control::snapshot &s)
+{
+	uint64_t n = 0;
+	for (const control::dpa_thread_view &t : s.dpa)
+		n += t.tx_rings;
+	return n;
+}
+
+/** Where a pod's TX need-wakeup word is (its region starts with the TX header pool). */
+uint64_t *tx_wait_word(dpumesh_t *h, const std::string &sock, const char *service)
+{
+	uint64_t base = 0, len = 0;
+	dpumesh_pool_range(h, DPUMESH_POOL_TX_HEADER, &base, &len);
+	dpumesh_options o = pod_options(sock, service);
+	dpumesh_pod_layout l;
+	dpumesh_pod_layout_compute(&o.geometry, &l);
+	return reinterpret_cast<uint64_t *>(base + l.ctrl_off + offsetof(dpumesh_pod_ctrl, tx_wait));
 }
 
 /* 10^5 rounds: a burst of 1..4 requests, all answered, then a gap: none, a short spin, or a
@@ -297,13 +336,20 @@ TEST(Wakeup, NoLostWakeupOverBurstsAndIdleGaps)
 	dpumesh_stats st;
 	dpumesh_get_stats(c.h, &st);
 	const uint64_t rung = dpa_doorbells(after) - dpa_doorbells(before);
-	/* the path under test was taken: the pods slept and were woken by doorbells */
+	/* the path under test was taken: the pods slept and were woken by doorbells, and the
+	 * DPA parked the pods in the idle gaps and was woken by their TX doorbells */
 	EXPECT_GT(st.sleeps, rounds / 2) << "the client hardly ever slept";
 	EXPECT_GT(rung, rounds / 2) << "hardly any doorbell was rung";
+	const uint64_t parks = dpa_tx_parks(after) - dpa_tx_parks(before);
+	const uint64_t tx_rings = dpa_tx_rings(after) - dpa_tx_rings(before);
+	EXPECT_GT(parks, rounds / 50) << "the DPA hardly ever parked a pod";
+	EXPECT_GT(tx_rings, rounds / 50) << "hardly any pod rang the DPA";
 	std::printf("[ wakeup ] %u rounds, %llu round trips in %.1f s; client slept %llu times; "
-		    "%llu doorbells; %u rounds over 500 ms (a loaded box)\n",
+		    "%llu doorbells; DPA parked pods %llu times, woken by %llu TX doorbells; "
+		    "%u rounds over 500 ms (a loaded box)\n",
 		    rounds, static_cast<unsigned long long>(sent), secs,
 		    static_cast<unsigned long long>(st.sleeps), static_cast<unsigned long long>(rung),
+		    static_cast<unsigned long long>(parks), static_cast<unsigned long long>(tx_rings),
 		    slow);
 }
 
@@ -409,6 +455,100 @@ TEST(Wakeup, ScribblingOnTheFlagHurtsOnlyThatPod)
 			    static_cast<unsigned long long>(k.doorbells),
 			    static_cast<unsigned long long>(k.doorbells_suppressed));
 	}
+}
+
+/* Pods registered and idle: the DPA parks them and the lcore backs off (before, the TX
+ * kernel polled every pod's SQ and the lcore never had an empty pass: 100% of a CPU). Then
+ * one request still gets through at once, woken by the client's TX doorbell. */
+TEST(Wakeup, AnIdleNodeSleepsWithPodsRegistered)
+{
+	inproc_node n("wakeup-idle", wakeup_config());
+	ASSERT_TRUE(n.up) << n.error;
+	echo_pod echo(n.sock);
+	ASSERT_EQ(echo.open_rc.load(), 0);
+	client_pod c(n.sock, "client");
+	ASSERT_TRUE(c.error.empty()) << c.error;
+	ASSERT_TRUE(c.send());
+	ASSERT_TRUE(c.wait_for(1, steady::now() + 2s));
+
+	std::this_thread::sleep_for(100ms); /* past the parking delay */
+	const control::snapshot a = n.snapshot();
+	std::this_thread::sleep_for(1s);
+	const control::snapshot b = n.snapshot();
+	ASSERT_FALSE(a.lcore_cpu.empty());
+	uint64_t oncpu = 0, wall = 0;
+	for (size_t i = 0; i < a.lcore_cpu.size() && i < b.lcore_cpu.size(); i++) {
+		oncpu += b.lcore_cpu[i].oncpu_ns - a.lcore_cpu[i].oncpu_ns;
+		wall += b.lcore_cpu[i].wall_ns - a.lcore_cpu[i].wall_ns;
+	}
+	const double share = static_cast<double>(oncpu) / static_cast<double>(wall);
+	std::printf("[ wakeup ] idle second: data-path lcores on CPU %.1f%% of the time; "
+		    "%llu pods parked\n",
+		    100.0 * share, static_cast<unsigned long long>(dpa_tx_parks(b)));
+	EXPECT_GT(dpa_tx_parks(b), 0u) << "no pod was parked";
+	EXPECT_LT(share, 0.5) << "the lcore kept polling an idle node";
+
+	const uint64_t rings = dpa_tx_rings(b);
+	const auto t0 = steady::now();
+	ASSERT_TRUE(c.send());
+	ASSERT_TRUE(c.wait_for(2, steady::now() + 2s)) << "the parked client's request was lost";
+	const double us = std::chrono::duration<double, std::micro>(steady::now() - t0).count();
+	std::printf("[ wakeup ] one round trip after the idle second: %.0f us\n", us);
+	EXPECT_GT(dpa_tx_rings(n.snapshot()), rings) << "the request came in without a TX doorbell";
+}
+
+/* A pod that scribbles on its own TX need-wakeup word (random values: sometimes it rings
+ * for nothing, sometimes never when it should) only delays itself: the well-behaved client,
+ * parked and woken across idle gaps, gets every answer in time. */
+TEST(Wakeup, ScribblingOnTheTxFlagHurtsOnlyThatPod)
+{
+	inproc_node n("wakeup-txnoisy", wakeup_config());
+	ASSERT_TRUE(n.up) << n.error;
+	echo_pod echo(n.sock);
+	ASSERT_EQ(echo.open_rc.load(), 0);
+
+	std::atomic<bool> stop{false};
+	std::atomic<int> noisy_rc{1};
+	std::thread noisy([&] {
+		client_pod p(n.sock, "noisy");
+		noisy_rc.store(p.error.empty() ? 0 : -1);
+		if (!p.error.empty())
+			return;
+		uint64_t *word = tx_wait_word(p.h, n.sock, "noisy");
+		std::mt19937_64 rng(7);
+		uint64_t sent = 0;
+		while (!stop.load()) {
+			__atomic_store_n(word, rng(), __ATOMIC_RELAXED);
+			while (sent - p.answered - p.bad < 4 && p.send())
+				sent++;
+			(void)dpumesh_wait(p.h, 1); /* may stall itself: never more than 1 ms */
+		}
+	});
+	while (noisy_rc.load() == 1)
+		std::this_thread::sleep_for(1ms);
+	ASSERT_EQ(noisy_rc.load(), 0);
+
+	client_pod c(n.sock, "client");
+	ASSERT_TRUE(c.error.empty()) << c.error;
+	const control::snapshot before = n.snapshot();
+	uint64_t sent = 0;
+	for (unsigned r = 0; r < 2000; r++) {
+		const auto deadline = steady::now() + 2s;
+		ASSERT_TRUE(c.send());
+		sent++;
+		ASSERT_TRUE(c.wait_for(sent, deadline))
+			<< "round " << r << ": the well-behaved client stalled";
+		if (r % 8 == 0)
+			std::this_thread::sleep_for(500us); /* long enough to be parked */
+	}
+	const control::snapshot after = n.snapshot();
+	stop.store(true);
+	noisy.join();
+	EXPECT_EQ(c.answered, sent);
+	std::printf("[ wakeup ] with a TX-flag scribbler: %llu parks, %llu TX doorbells taken\n",
+		    static_cast<unsigned long long>(dpa_tx_parks(after) - dpa_tx_parks(before)),
+		    static_cast<unsigned long long>(dpa_tx_rings(after) - dpa_tx_rings(before)));
+	EXPECT_GT(dpa_tx_rings(after), dpa_tx_rings(before)) << "the client was never parked";
 }
 
 } // namespace

@@ -78,6 +78,9 @@ struct alignas(64) thread_stats {
 	/** pods' doorbell eventfds written (asleep), and pods posted to in a pass that needed
 	 *  none (awake or already rung): one or the other per pod per pass with posts */
 	counter doorbells, doorbells_suppressed;
+	/** pod -> DPA: pods whose TX SQs this thread stopped watching after an idle spell
+	 *  (parked), pods woken by their TX doorbell (rings), and doorbell looks (epoll_wait) */
+	counter tx_parks, tx_rings, tx_ring_checks;
 };
 
 /** The kernels' own counters, read with relaxed loads (a snapshot for control). */

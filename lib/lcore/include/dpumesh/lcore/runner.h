@@ -43,6 +43,13 @@ struct stage_def {
 	/** Paused by set_forwarding(false) (port traffic). The DPA threads and the sidecar
 	 * keep running: pods keep talking, and unregistration needs their quiescent reports. */
 	bool pausable = true;
+	/** Optional (adaptive idle): called when the lcore is about to sleep; the stage arms
+	 *  whatever wakes it (wait_fd) and returns false if work is there or came in (the lcore
+	 *  then polls on instead of sleeping). */
+	bool (*prepare_sleep)(void *arg) noexcept = nullptr;
+	/** Optional: an fd that turns readable when work comes in for a stage that prepared
+	 *  to sleep; the lcore's back-off sleep ends early when it does (ppoll). -1: none. */
+	int wait_fd = -1;
 };
 
 struct alignas(64) stage_stats {
@@ -170,8 +177,20 @@ private:
 			base_runq_ns{0}, base_vol{0}, base_invol{0};
 	};
 
+	/** Adaptive idle: the lcore sleeps only after this long without work (and idle_polls
+	 *  empty passes). A thread that sleeps loses its scheduler weight on a shared CPU (with
+	 *  autogroups a process's weight there follows its load there) and then waited seconds
+	 *  to run again behind other processes' spinners on this box; while traffic flows, with
+	 *  gaps shorter than this, the lcore stays on its CPU (docs/architecture.md). */
+	static constexpr unsigned sleep_after_us = 1000;
+	/** Timer slack of lcore threads (PR_SET_TIMERSLACK): back-off sleeps end within this. */
+	static constexpr unsigned long timer_slack_ns = 1000;
+
 	static int lcore_main(void *arg);
 	void loop(lcore_slot &slot);
+	/** Before an adaptive sleep: every stage's prepare_sleep (all are called, so each arms
+	 *  its wake-up); false when one found work. */
+	static bool prepare_sleep(lcore_slot &slot, bool forwarding) noexcept;
 
 	config::lcores_config _cfg;
 	uint64_t _tsc_hz;

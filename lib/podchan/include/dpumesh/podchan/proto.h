@@ -11,7 +11,7 @@
  *   pod                                        DPU
  *   region export (tag DPUMESH_REGION_TAG_POD) ->
  *   REGISTER                                   ->
- *                                              <- REGISTERED (+ doorbell eventfd when ok)
+ *                                              <- REGISTERED (+ RX and TX doorbell eventfds when ok)
  *                                              <- region export (tag DPUMESH_REGION_TAG_TX_SQ),
  *                                                 only when ok
  *   UNREGISTER                                 ->
@@ -31,8 +31,10 @@ extern "C" {
 #endif
 
 #define DPUMESH_CTRL_MAGIC 0x43504d44u /**< "DMPC" in memory order */
-/** 2: the pod region ends with the pod control block (DPUMESH_POD_LAYOUT_VERSION 2). */
-#define DPUMESH_CTRL_VERSION 2u
+/** 2: the pod region ends with the pod control block (DPUMESH_POD_LAYOUT_VERSION 2).
+ *  3: REGISTERED carries a second fd, the TX doorbell the pod rings while the DPU has
+ *     parked its TX SQs (dpumesh_pod_ctrl::tx_wait); a pod that did not ring would stall. */
+#define DPUMESH_CTRL_VERSION 3u
 /** Region export tags (region_export_header.tag) on this channel. */
 #define DPUMESH_REGION_TAG_POD 0x31444f50u   /**< "POD1": the pod's region */
 #define DPUMESH_REGION_TAG_TX_SQ 0x31515354u /**< "TSQ1": the TX SQ region */
@@ -81,7 +83,8 @@ struct dpumesh_ctrl_register {
 };
 DPUMESH_STATIC_ASSERT(sizeof(struct dpumesh_ctrl_register) == 128, "REGISTER: 128 bytes");
 
-/** REGISTERED: with result OK exactly one fd, the doorbell eventfd; otherwise none. */
+/** REGISTERED: with result OK exactly two fds, the doorbell eventfd (DPU rings, pod waits)
+ *  and the TX doorbell eventfd (pod rings, DPU waits); otherwise none. */
 struct dpumesh_ctrl_registered {
 	struct dpumesh_ctrl_hdr hdr;
 	uint32_t result;     /**< enum dpumesh_ctrl_result */

@@ -60,9 +60,10 @@ struct dpumesh_geometry {
 DPUMESH_STATIC_ASSERT(sizeof(struct dpumesh_geometry) == 40, "dpumesh_geometry: 40 bytes");
 
 /**
- * The pod control block, the region's last section: words the pod writes and the DPU only
- * reads (copies out, and uses as a hint). A pod that writes anything here only changes when
- * its own doorbell is rung.
+ * The pod control block, the region's last section: one word the pod writes and the DPU only
+ * reads (rx_wait), one the DPU writes and the pod only reads (tx_wait). Neither side trusts
+ * the other's word beyond "ring or not": a pod that writes anything here only changes when
+ * its own doorbells are rung (docs/memory-model.md "Doorbells").
  */
 struct dpumesh_pod_ctrl {
 	/**
@@ -73,7 +74,15 @@ struct dpumesh_pod_ctrl {
 	 * atomically (single-copy atomic on x86-64, Arm64 and RISC-V 64).
 	 */
 	uint64_t rx_wait;
-	uint64_t reserved[7]; /**< zero */
+	/**
+	 * Need-wakeup epoch of the pod's TX SQs, the mirror of rx_wait: the DPU makes it odd (a
+	 * new value each time) when it stops watching this pod's TX SQs ("parks" them), then
+	 * re-checks them; even while it watches them. After posting, the pod rings its TX
+	 * doorbell when it reads an odd epoch it has not rung for yet. Written by the DPU only
+	 * (the DPU keeps its own copy and never reads this word back); zero at registration.
+	 */
+	uint64_t tx_wait;
+	uint64_t reserved[6]; /**< zero */
 };
 DPUMESH_STATIC_ASSERT(sizeof(struct dpumesh_pod_ctrl) == 64, "dpumesh_pod_ctrl: 64 bytes");
 

@@ -153,6 +153,7 @@ struct pod_registration {
 	uint32_t nb_workers = 0;
 	uint32_t sq_depth = 0;
 	int doorbell_fd = -1;               /**< send to the pod (SCM_RIGHTS duplicates it) */
+	int tx_doorbell_fd = -1;            /**< the pod rings it (TX need-wakeup); send too */
 	const region *tx_region = nullptr;  /**< export to the pod */
 };
 
@@ -260,6 +261,17 @@ public:
 	 * the pod's unregistration began (membership() moves first).
 	 */
 	const uint32_t *tx_head(uint32_t pod_id, uint32_t sq) const noexcept;
+	/**
+	 * The TX doorbell of an active pod (-1: none): an eventfd the pod writes after posting
+	 * while its TX need-wakeup word is odd. The owning data-path thread watches it (epoll);
+	 * it stays open until that thread reported quiescence after the pod's unregistration
+	 * began, so it can still be removed from an epoll set then.
+	 */
+	int tx_doorbell(uint32_t pod_id) const noexcept;
+	/** The pod's TX need-wakeup word (dpumesh_pod_ctrl::tx_wait, in its region; nullptr: no
+	 *  active pod): written by the owning data-path thread only, never read back. Valid as
+	 *  long as tx_head(). */
+	uint64_t *tx_wait(uint32_t pod_id) noexcept;
 	/** Changes on every registration and unregistration (release; read with acquire): a
 	 *  data-path thread rebuilds its list of SQs when it moves. */
 	uint32_t membership() const noexcept { return _membership.load(std::memory_order_acquire); }
