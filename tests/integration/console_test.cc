@@ -37,7 +37,8 @@ std::string two_port_config(unsigned max_pods_echo, const char *loop_dev = "net_
 	c << R"({
   "version": 1,
   "node": { "name": "cons1", "mac": "02:00:00:00:00:01", "ipv4": "192.168.50.1",
-            "mesh_port": 7000, "control_socket": "/tmp/dpumesh-console-test.sock" },
+            "mesh_port": 7000, "control_socket": "/tmp/dpumesh-console-test-)"
+	  << getpid() << R"(.sock" },
   "ports": [
     { "name": "uplink", "dev": "net_pcap0", "role": "replay" },
     { "name": "loop", "dev": ")"
