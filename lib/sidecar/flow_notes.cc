@@ -52,8 +52,12 @@ bool stage::retry(pending::entry &e, request_ctx &c, uint64_t now) noexcept
 		for (const route_rule &x : _cur->services()[e.service].routes)
 			if (x.metrics == e.route)
 				r = &x;
+	/* the service's budget, and the origin's own: a flooding origin's failures cannot
+	 * spend the retries of the others that call the same service (docs/quota.md) */
+	const uint32_t percent = r ? r->retry_budget_percent : 20;
 	policy::retry_budget &budget = _budgets[e.service];
-	if (!budget.allows(now, _tsc_hz, r ? r->retry_budget_percent : 20)) {
+	policy::retry_budget *mine = _quota->origin_budget(e, c);
+	if (!budget.allows(now, _tsc_hz, percent) || (mine && !mine->allows(now, _tsc_hz, percent))) {
 		_stats.retry_budget.inc();
 		return false;
 	}
@@ -66,6 +70,8 @@ bool stage::retry(pending::entry &e, request_ctx &c, uint64_t now) noexcept
 	if (alt == 0)
 		return false;
 	budget.spend();
+	if (mine)
+		mine->spend();
 	e.retries_left--;
 	e.attempt++;
 	e.dest = pod_party(alt);

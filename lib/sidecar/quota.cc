@@ -91,6 +91,15 @@ void quota::release(const pending::entry &e, const request_ctx &c) noexcept
 		_sources[bucket_of(c.reply_to.addr.dst)].release();
 }
 
+policy::retry_budget *quota::origin_budget(const pending::entry &e, const request_ctx &c) noexcept
+{
+	if (e.origin.type == pending::party::kind::pod)
+		return &_pods[DPUMESH_HANDLE_POD_ID(e.origin.pod_handle)].retries;
+	if (e.origin.type == pending::party::kind::peer)
+		return &_sources[bucket_of(c.reply_to.addr.dst)].retries;
+	return nullptr;
+}
+
 void quota::answer_refused(uint32_t handle) noexcept
 {
 	/* the requester asked first, so its generation is the one counted here; a former

@@ -291,6 +291,45 @@ TEST(quota, pods_and_addresses_over_their_share_are_refused_and_every_entry_is_r
 	EXPECT_EQ(std::memcmp(seen.ip, c.reply_to.addr.dst.ip, 16), 0);
 }
 
+TEST(quota, each_origin_retries_out_of_its_own_requests)
+{
+	quota_limits l;
+	quota q(l, hz);
+	request_table t(64, hz);
+	t.set_quota(&q);
+	const uint32_t A = 0x10001, B = 0x20002, C = 0x30003;
+	request_ctx none;
+	for (int i = 0; i < 20; i++)
+		ASSERT_NE(t.open(entry_for(A, C, 1000), none), 0u);
+	ASSERT_NE(t.open(entry_for(B, C, 1000), none), 0u);
+	policy::retry_budget *a = q.origin_budget(entry_for(A, C, 1000), none);
+	policy::retry_budget *b = q.origin_budget(entry_for(B, C, 1000), none);
+	ASSERT_NE(a, nullptr);
+	ASSERT_NE(b, nullptr);
+	ASSERT_NE(a, b);
+	EXPECT_EQ(a->requests(), 20u);
+	/* 20% of A's 20 requests plus the floor of 3: A's failures spend A's retries only */
+	int taken = 0;
+	while (a->allows(1, hz, 20) && taken < 100) {
+		a->spend();
+		taken++;
+	}
+	EXPECT_EQ(taken, 7);
+	EXPECT_TRUE(b->allows(1, hz, 20)); /* B (one request) keeps its floor of 3 */
+	/* a network address is one origin whatever its ports; the node itself has none */
+	request_ctx c;
+	c.reply_to.addr.dst = wire::endpoint::from_v4(htonl(0x0a000005), 1000);
+	pending::entry e = entry_for(0, C, 1000);
+	e.origin = {pending::party::kind::peer, 0, UINT16_MAX};
+	ASSERT_NE(t.open(e, c), 0u);
+	policy::retry_budget *n1 = q.origin_budget(e, c);
+	c.reply_to.addr.dst.port = 2000;
+	EXPECT_EQ(q.origin_budget(e, c), n1);
+	EXPECT_EQ(n1->requests(), 1u);
+	e.origin = {};
+	EXPECT_EQ(q.origin_budget(e, c), nullptr);
+}
+
 TEST(request_table, full_table_refuses)
 {
 	request_table t(4, hz);

@@ -28,6 +28,7 @@
 #include "dpumesh/abi/abi.h"
 #include "dpumesh/common/counter.h"
 #include "dpumesh/pending/table.h"
+#include "dpumesh/policy/retry.h"
 #include "dpumesh/sidecar/sidecar.h"
 #include "dpumesh/wire/frame_hdr.h"
 
@@ -60,6 +61,13 @@ public:
 	/** A request opened / ended (the request table calls these for every entry). */
 	void charge(const pending::entry &e, const request_ctx &c) noexcept;
 	void release(const pending::entry &e, const request_ctx &c) noexcept;
+	/**
+	 * The retry budget of the request's origin (its pod, or its network address's bucket):
+	 * every request it opens counts there, so one origin's retries come out of its own
+	 * requests, not out of what other origins asked of the same service. nullptr: an
+	 * origin without a budget of its own (the node itself). docs/quota.md.
+	 */
+	policy::retry_budget *origin_budget(const pending::entry &e, const request_ctx &c) noexcept;
 	/** An answer to pod `handle` was given up: no RX room in time. */
 	void answer_refused(uint32_t handle) noexcept;
 	/** The TSC by which an answer must have found room at its requester. */
@@ -80,8 +88,10 @@ private:
 		/* single writer (relaxed load + store), as dpumesh::counter */
 		std::atomic<uint32_t> in_flight{0}, peak{0};
 		counter refused, answers_refused;
+		policy::retry_budget retries; /* the data path's only */
 		void charge() noexcept
 		{
+			retries.note_request();
 			const uint32_t n = in_flight.load(std::memory_order_relaxed) + 1;
 			in_flight.store(n, std::memory_order_relaxed);
 			if (n > peak.load(std::memory_order_relaxed))

@@ -118,7 +118,7 @@ using port::rx_msg;
 	_(policy_refused, "requests refused by the L7 policy (401/403/429/503)")        \
 	_(held, "requests delivered with the sender's buffers kept for a retry")        \
 	_(held_done, "held deliveries the DPA reported done")                            \
-	_(retry_budget, "retries not taken: the route's retry budget was spent")         \
+	_(retry_budget, "retries not taken: the route's or the origin's retry budget was spent") \
 	_(held_lost, "held requests whose delivery was never reported (never expected)") \
 	_(request_ids, "x-request-id fields added to requests that had none")            \
 	_(traceparents, "traceparent fields added to requests that had none")            \
