@@ -47,19 +47,33 @@ cleanup() {
 }
 trap cleanup INT TERM EXIT
 
-rm -f "$memif"
+# a socket file left by a node that did not stop cleanly would pass the readiness check
+# below before this node listens, and the pods would fail to connect
+rm -f "$memif" "$sock"
 "$build/bin/dpumesh" -l 0-1 --no-huge -m 512 --no-pci --no-shconf \
   --file-prefix "dpumesh-run-$$" -- --stats-period 1 "$@" &
 dp=$!
 for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
 [ -S "$sock" ] || { echo "run.sh: dpumesh did not open $sock" >&2; exit 1; }
 
-# sample pods: two echo pods, and a client that keeps calling service echo
-"$build/bin/dpumesh-pod" echo "$sock" > /dev/null & pids+=($!)
-"$build/bin/dpumesh-pod" echo "$sock" > /dev/null & pids+=($!)
+# sample pods: two echo pods, and a client that keeps calling service echo; a pod that
+# cannot register says why (its "OPEN FAILED" line) and stops the job
+podlog=$(mktemp -t dpumesh-run-pods.XXXXXX)
+"$build/bin/dpumesh-pod" echo "$sock" >> "$podlog" & pids+=($!)
+"$build/bin/dpumesh-pod" echo "$sock" >> "$podlog" & pids+=($!)
+for _ in $(seq 100); do [ "$(grep -c '^READY' "$podlog")" -ge 2 ] && break; sleep 0.1; done
+if [ "$(grep -c '^READY' "$podlog")" -lt 2 ]; then
+  echo "run.sh: the echo pods did not register:" >&2
+  cat "$podlog" >&2
+  rm -f "$podlog"
+  exit 1
+fi
+rm -f "$podlog"
 ( trap 'exit 0' INT TERM
   i=0; while true; do
-    "$build/bin/dpumesh-pod" client "$sock" 20000 "$i" 4096 | grep DONE || exit 0
+    line=$("$build/bin/dpumesh-pod" client "$sock" 20000 "$i" 4096 | grep -E '^(DONE|OPEN FAILED)') || exit 0
+    echo "$line"
+    case $line in DONE*) ;; *) exit 0 ;; esac
     i=$((i + 1))
   done ) & pids+=($!)
 
