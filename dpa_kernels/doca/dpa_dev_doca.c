@@ -276,15 +276,19 @@ static void ring_pod(struct dpa_doca_pod *p)
 static int post_rx(struct dpa_dev *d, struct dpa_doca_pod *p, uint32_t handle,
 		   const struct sw_descriptor *desc)
 {
-	if (!ring_put(&p->rx_sq, desc)) {
+	const int ok = ring_put(&p->rx_sq, desc);
+	if (!ok)
 		count(p, DPA_DOCA_RX_SQ_FULL);
-		return 0;
-	}
-	if (!p->marked && d->nb_marked < DPUMESH_MAX_PODS) {
-		p->marked = 1;
+	/* a successful TX completion rings only a pod that asked for them; a full RX SQ
+	 * always wakes a sleeping pod, so that it drains */
+	const uint32_t mark = 1u | (!ok || dpumesh_post_urgent(desc->flags) ? 2u : 0u);
+	if (p->marked) {
+		p->marked |= mark;
+	} else if (d->nb_marked < DPUMESH_MAX_PODS) {
+		p->marked = mark;
 		d->marked[d->nb_marked++] = handle;
 	}
-	return 1;
+	return ok;
 }
 
 /* Doorbells for sleepers only, once per pod per activation (docs/memory-model.md
@@ -296,12 +300,14 @@ static void flush_doorbells(struct dpa_dev *d)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	for (uint32_t i = 0; i < d->nb_marked; i++) {
 		struct dpa_doca_pod *p = pod_block(d, DPUMESH_HANDLE_POD_ID(d->marked[i]));
+		const int urgent = (p->marked & 2u) != 0;
 		p->marked = 0;
 		if (!live_pod(d, d->marked[i]))
 			continue;
 		const uint64_t *w = (const uint64_t *)window(
 			p->mmap, p->base + p->layout.ctrl_off + offsetof(struct dpumesh_pod_ctrl, rx_wait));
-		if (w && dpumesh_doorbell_needed(__atomic_load_n(w, __ATOMIC_RELAXED), &p->rung_epoch)) {
+		if (w && dpumesh_doorbell_needed(__atomic_load_n(w, __ATOMIC_RELAXED), urgent,
+						 &p->rung_epoch)) {
 			ring_pod(p);
 			count(p, DPA_DOCA_DOORBELLS);
 		} else {

@@ -86,7 +86,7 @@ struct dpa_doca_pod {
 	struct dpa_doca_ring rx_sq, refill_header, refill_body; /**< addr set by the Arm too */
 	uint64_t rung_epoch;
 	uint32_t nb_spare_header, nb_spare_body;
-	uint32_t marked; /**< posted to in this activation (the doorbell batch) */
+	uint32_t marked; /**< posted to in this activation (the doorbell batch): 1, | 2 urgent */
 	uint32_t reserved2;
 	uint64_t spare_header[DPA_DOCA_SPARES], spare_body[DPA_DOCA_SPARES];
 	struct dpa_counter counters[DPA_DOCA_POD_COUNTERS];

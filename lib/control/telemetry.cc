@@ -345,6 +345,7 @@ int fill_pods(node &n, rte_tel_data *d)
 	DPUMESH_TEL_U64_COLUMN(c, "rx_sq_full", pods, r.counters.rx_sq_full);
 	DPUMESH_TEL_U64_COLUMN(c, "doorbells", pods, r.counters.doorbells);
 	DPUMESH_TEL_U64_COLUMN(c, "doorbells_suppressed", pods, r.counters.doorbells_suppressed);
+	DPUMESH_TEL_U64_COLUMN(c, "doorbells_deferred", pods, r.counters.doorbells_deferred);
 	DPUMESH_TEL_U64_COLUMN(c, "in_flight", pods, r.quota.in_flight);
 	DPUMESH_TEL_U64_COLUMN(c, "quota_refused", pods, r.quota.refused);
 	DPUMESH_TEL_U64_COLUMN(c, "answers_refused", pods, r.quota.answers_refused);

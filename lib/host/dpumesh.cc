@@ -157,16 +157,37 @@ struct dpumesh_pod {
 	std::vector<uint32_t> pending_header, pending_body; /* RX slots to post */
 	std::vector<dpumesh_msg> msgs;
 	std::vector<uint32_t> free_msgs;
-	/* need-wakeup (progress thread): our epoch word in the region, its last value, whether
-	 * it is odd (armed), and whether the application arms it itself (dpumesh_prepare_wait) */
+	/* need-wakeup: our word in the region (epoch and ASLEEP: the progress thread's, by
+	 * atomic adds; TX_DONE: set by any sender that finds no TX room, cleared by the
+	 * progress thread after completions), whether we are armed (ASLEEP set), and whether
+	 * the application arms it itself (dpumesh_prepare_wait) */
 	uint64_t *rx_wait = nullptr;
-	uint64_t wait_epoch = 0;
 	bool armed = false;
 	bool explicit_wait = false;
 	counter1 tx_done, tx_errors, received, bad_rx, sleeps, self_rings;
 };
 
 namespace {
+
+/*
+ * A sender found no TX room (a TX pool or its TX SQ full): from now on the DPU rings us for
+ * successful TX completions too (DPUMESH_RX_WAIT_TX_DONE), until the progress thread has
+ * taken some. Any thread; once per shortage (the bit stays set until then). Completions
+ * posted before the DPU could see the bit did not ring: if the progress thread is armed,
+ * our own doorbell makes its wait return, so it takes them (the RMW is a full barrier, the
+ * Dekker pair with the DPU's post, fence, load of the word; docs/memory-model.md
+ * "Doorbells").
+ */
+void want_tx_done(dpumesh_t *h)
+{
+	const uint64_t old = __atomic_fetch_or(h->rx_wait, uint64_t(DPUMESH_RX_WAIT_TX_DONE),
+					       __ATOMIC_SEQ_CST);
+	if ((old & DPUMESH_RX_WAIT_TX_DONE) != 0 || (old & DPUMESH_RX_WAIT_ASLEEP) == 0)
+		return;
+	uint64_t one = 1;
+	ssize_t rc = ::write(h->doorbell.get(), &one, sizeof(one));
+	(void)rc;
+}
 
 void post_refills(dpumesh_t *h)
 {
@@ -278,9 +299,10 @@ int dpumesh_open(const struct dpumesh_options *o, dpumesh_t **out, char *err, si
 	 * before its first progress is rung for the first delivery. */
 	h->rx_wait = reinterpret_cast<uint64_t *>(static_cast<uint8_t *>(h->pod_region->data()) +
 						  layout.ctrl_off + offsetof(dpumesh_pod_ctrl, rx_wait));
-	h->wait_epoch = 1;
 	h->armed = true;
-	__atomic_store_n(h->rx_wait, h->wait_epoch, __ATOMIC_RELAXED);
+	__atomic_store_n(h->rx_wait,
+			 (uint64_t(1) << DPUMESH_RX_WAIT_EPOCH_SHIFT) | DPUMESH_RX_WAIT_ASLEEP,
+			 __ATOMIC_RELAXED);
 	if (auto st = h->pod_region->export_to(h->sock.get(), DPUMESH_REGION_TAG_POD); !st)
 		return set_err(err, errlen, -EPROTO, "%s", st.message().c_str());
 	dpumesh_ctrl_register reg = {};
@@ -417,8 +439,10 @@ int dpumesh_tx_buf(dpumesh_t *h, int kind, void **buf, uint32_t *cap)
 	std::vector<uint32_t> &free = kind == DPUMESH_BUF_HEADER ? t.free_header : t.free_body;
 	if (free.empty())
 		reclaim(h, t);
-	if (free.empty())
+	if (free.empty()) {
+		want_tx_done(h);
 		return -ENOBUFS;
+	}
 	uint32_t i = free.back();
 	free.pop_back();
 	p.state[i].store(slot_app, std::memory_order_relaxed);
@@ -500,6 +524,7 @@ int send_common(dpumesh_t *h, uint32_t worker, uint32_t flags, uint32_t req_id, 
 		reclaim(h, t);
 	if (t.free_header.empty() || (need_body && t.free_body.empty())) {
 		t.try_again.inc();
+		want_tx_done(h);
 		return -ENOBUFS;
 	}
 	const uint32_t hi = t.free_header.back();
@@ -548,6 +573,7 @@ int send_common(dpumesh_t *h, uint32_t worker, uint32_t flags, uint32_t req_id, 
 	if (dpumesh_sq_enqueue_burst(&h->tx_sq[worker], &d, 1) != 1) {
 		undo();
 		t.try_again.inc();
+		want_tx_done(h);
 		return -EAGAIN;
 	}
 	t.sent.inc();
@@ -622,8 +648,10 @@ int dpumesh_post_raw(dpumesh_t *h, uint32_t worker, const struct sw_descriptor *
 {
 	if (worker >= h->opts.nb_workers || d == nullptr)
 		return -EINVAL;
-	if (dpumesh_sq_enqueue_burst(&h->tx_sq[worker], d, 1) != 1)
+	if (dpumesh_sq_enqueue_burst(&h->tx_sq[worker], d, 1) != 1) {
+		want_tx_done(h);
 		return -EAGAIN;
+	}
 	ring_tx_if_parked(h, h->workers[worker]);
 	return 0;
 }
@@ -669,6 +697,9 @@ int dpumesh_msg_field(const struct dpumesh_msg *m, const char *name, const char 
 
 namespace {
 
+/* One epoch in the need-wakeup word (below it: ASLEEP and TX_DONE). */
+constexpr uint64_t epoch_step = uint64_t(1) << DPUMESH_RX_WAIT_EPOCH_SHIFT;
+
 /* Whether the RX SQ has a descriptor for progress to take (and a message object for it). */
 bool rx_ready(const dpumesh_t *h)
 {
@@ -684,8 +715,9 @@ bool rx_ready(const dpumesh_t *h)
 bool arm(dpumesh_t *h)
 {
 	if (!h->armed) {
-		h->wait_epoch += 1; /* odd */
-		__atomic_store_n(h->rx_wait, h->wait_epoch, __ATOMIC_RELAXED);
+		/* a new epoch, ASLEEP set (it was clear: no carry); TX_DONE kept (atomic: senders
+		 * may set it meanwhile) */
+		__atomic_fetch_add(h->rx_wait, epoch_step + DPUMESH_RX_WAIT_ASLEEP, __ATOMIC_RELAXED);
 		h->armed = true;
 		h->sleeps.inc();
 	}
@@ -699,8 +731,8 @@ void disarm(dpumesh_t *h)
 {
 	if (!h->armed)
 		return;
-	h->wait_epoch += 1; /* even */
-	__atomic_store_n(h->rx_wait, h->wait_epoch, __ATOMIC_RELAXED);
+	/* a new epoch, ASLEEP cleared (it was set: no borrow), TX_DONE kept */
+	__atomic_fetch_add(h->rx_wait, epoch_step - DPUMESH_RX_WAIT_ASLEEP, __ATOMIC_RELAXED);
 	h->armed = false;
 	uint64_t cnt;
 	while (::read(h->doorbell.get(), &cnt, sizeof(cnt)) == static_cast<ssize_t>(sizeof(cnt))) {
@@ -719,6 +751,7 @@ int dpumesh_progress(dpumesh_t *h)
 {
 	disarm(h);
 	int handled = 0;
+	bool took_tx_done = false;
 	const dpumesh_callbacks &cb = h->opts.callbacks;
 	for (;;) {
 		if (h->free_msgs.empty()) {
@@ -735,6 +768,7 @@ int dpumesh_progress(dpumesh_t *h)
 		const uint32_t st = dpumesh_flags_status(d.flags);
 		if (op & DPUMESH_OP_TX_DONE) {
 			free_tx(h, d.header_buf_addr, d.body_buf_addr);
+			took_tx_done = true;
 			h->tx_done.inc();
 			if (op & DPUMESH_OP_ERROR)
 				h->tx_errors.inc();
@@ -789,6 +823,9 @@ int dpumesh_progress(dpumesh_t *h)
 			dpumesh_msg_release(h, m);
 	}
 	post_refills(h);
+	/* TX room came back: senders short of it try again, and ask again if still short */
+	if (took_tx_done && (__atomic_load_n(h->rx_wait, __ATOMIC_RELAXED) & DPUMESH_RX_WAIT_TX_DONE))
+		__atomic_fetch_and(h->rx_wait, ~uint64_t(DPUMESH_RX_WAIT_TX_DONE), __ATOMIC_RELAXED);
 	/* An application that never calls dpumesh_prepare_wait() blocks on dpumesh_fd() right
 	 * after this: leave the pod armed, and the fd readable if work came in meanwhile. */
 	if (!h->explicit_wait && arm(h)) {

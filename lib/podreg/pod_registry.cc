@@ -76,6 +76,7 @@ pod_counters pod_counters_live::read() const noexcept
 	c.dropped_on_unregister = dropped_on_unregister.get();
 	c.doorbells = doorbells.get();
 	c.doorbells_suppressed = doorbells_suppressed.get();
+	c.doorbells_deferred = doorbells_deferred.get();
 	return c;
 }
 
@@ -93,6 +94,7 @@ void pod_counters_live::reset() noexcept
 	dropped_on_unregister.reset();
 	doorbells.reset();
 	doorbells_suppressed.reset();
+	doorbells_deferred.reset();
 }
 
 void pod_counters::add(const pod_counters &o) noexcept
@@ -109,6 +111,7 @@ void pod_counters::add(const pod_counters &o) noexcept
 	dropped_on_unregister += o.dropped_on_unregister;
 	doorbells += o.doorbells;
 	doorbells_suppressed += o.doorbells_suppressed;
+	doorbells_deferred += o.doorbells_deferred;
 }
 
 /* DPU-side state of one pod_id. Written by control before is_active is released; read by
@@ -128,7 +131,7 @@ struct pod_registry::pod_state {
 	 * by the pod's one producer thread) */
 	const uint64_t *rx_wait = nullptr;
 	uint64_t rung_epoch = 0;
-	bool marked = false;
+	uint8_t marked = 0; /* marked_* below */
 	/* the TX need-wakeup word (in its region; written by the owning DPA thread only) and
 	 * the eventfd the pod rings while that word is odd */
 	uint64_t *tx_wait = nullptr;
@@ -302,7 +305,7 @@ result<pod_registration> pod_registry::register_pod(const register_request &req,
 	p.rx_wait = reinterpret_cast<const uint64_t *>(local + layout.ctrl_off +
 						       offsetof(dpumesh_pod_ctrl, rx_wait));
 	p.rung_epoch = 0;
-	p.marked = false;
+	p.marked = 0;
 	p.tx_wait = reinterpret_cast<uint64_t *>(local + layout.ctrl_off +
 						 offsetof(dpumesh_pod_ctrl, tx_wait));
 	__atomic_store_n(p.tx_wait, 0, __ATOMIC_RELAXED); /* watched (even) until parked */
@@ -428,7 +431,7 @@ status pod_registry::unregister_pod(uint32_t pod_id)
 	p.tx_doorbell_fd.reset();
 	p.tx_doorbell = -1;
 	p.tx_wait = nullptr;
-	p.marked = false;
+	p.marked = 0;
 	p.spare_header.reset();
 	p.spare_body.reset();
 	p.nb_spare_header = p.nb_spare_body = 0;
@@ -527,19 +530,25 @@ bool pod_registry::rx_room(const pod_state &p) const noexcept
 namespace {
 /* The batch posts on this thread go to (begin_doorbells .. end_doorbells), or none. */
 thread_local pod_registry::doorbell_batch *t_batch = nullptr;
+/* pod_state::marked: in the current batch; one of its posts must wake the pod */
+constexpr uint8_t marked_in_batch = 1;
+constexpr uint8_t marked_urgent = 2;
 } // namespace
 
 /*
  * Dekker with the pod (docs/memory-model.md "Doorbells"): we store valid = 1 (the post),
- * full fence, load rx_wait; the pod stores an odd rx_wait, full fence, loads valid. One of
+ * full fence, load rx_wait; the pod stores rx_wait (asleep), full fence, loads valid. One of
  * the two loads sees the other side's store, so either the pod does not sleep or we ring.
- * The fence is the caller's (once per batch).
+ * The fence is the caller's (once per batch). A batch of successful TX completions only
+ * rings a pod that asked for them (DPUMESH_RX_WAIT_TX_DONE).
  */
-bool pod_registry::ring_if_asleep(pod_state &p) noexcept
+bool pod_registry::ring_if_asleep(pod_state &p, bool urgent) noexcept
 {
 	const uint64_t w = __atomic_load_n(p.rx_wait, __ATOMIC_RELAXED);
-	if (!dpumesh_doorbell_needed(w, &p.rung_epoch)) {
+	if (!dpumesh_doorbell_needed(w, urgent ? 1 : 0, &p.rung_epoch)) {
 		p.counters.doorbells_suppressed.inc();
+		if (!urgent && (w & DPUMESH_RX_WAIT_ASLEEP) != 0 && w != p.rung_epoch)
+			p.counters.doorbells_deferred.inc();
 		return false;
 	}
 	/* The eventfd the pod's epoll waits on. On a BlueField-3 this is a DPA completion /
@@ -552,22 +561,28 @@ bool pod_registry::ring_if_asleep(pod_state &p) noexcept
 	return true;
 }
 
+void pod_registry::note_post(pod_state &p, bool urgent) noexcept
+{
+	doorbell_batch *b = t_batch;
+	if (b != nullptr && b->reg == this) [[likely]] {
+		if (p.marked == 0)
+			b->handles[b->nb++] = dpumesh_pod_handle(&p - _pods.get(), p.generation);
+		p.marked |= marked_in_batch | (urgent ? marked_urgent : 0);
+		return;
+	}
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	ring_if_asleep(p, urgent);
+}
+
 bool pod_registry::post_rx(pod_state &p, const sw_descriptor &d) noexcept
 {
 	if (dpumesh_sq_enqueue_burst(&p.rx_sq, &d, 1) != 1) {
 		p.counters.rx_sq_full.inc();
+		/* whatever fills it (completions that did not ring), a sleeping pod must drain */
+		note_post(p, true);
 		return false;
 	}
-	doorbell_batch *b = t_batch;
-	if (b != nullptr && b->reg == this) [[likely]] {
-		if (!p.marked) {
-			p.marked = true;
-			b->handles[b->nb++] = dpumesh_pod_handle(&p - _pods.get(), p.generation);
-		}
-		return true;
-	}
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	ring_if_asleep(p);
+	note_post(p, dpumesh_post_urgent(d.flags) != 0);
 	return true;
 }
 
@@ -588,10 +603,11 @@ pod_registry::doorbell_counts pod_registry::flush_doorbells(doorbell_batch *b) n
 		/* the caller has not reported quiescence since it posted: the state and the
 		 * region are still there even if the pod is being unregistered */
 		pod_state &p = _pods[DPUMESH_HANDLE_POD_ID(b->handles[i])];
-		p.marked = false;
+		const bool urgent = (p.marked & marked_urgent) != 0;
+		p.marked = 0;
 		if (live_state(b->handles[i]) == nullptr)
 			continue;
-		if (ring_if_asleep(p))
+		if (ring_if_asleep(p, urgent))
 			n.rung++;
 		else
 			n.suppressed++;

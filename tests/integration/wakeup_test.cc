@@ -62,6 +62,7 @@ dpumesh_options pod_options(const std::string &sock, const char *service)
  * long timeout: a lost wake-up shows as a round that takes that long. */
 struct echo_pod {
 	std::thread thread;
+	bool sink = false; /* release every request without answering */
 	std::atomic<bool> stop{false};
 	std::atomic<int> open_rc{1};
 	std::atomic<int> fd{-1};
@@ -74,15 +75,17 @@ struct echo_pod {
 		auto *e = static_cast<echo_pod *>(user);
 		e->requests.fetch_add(1, std::memory_order_relaxed);
 		/* the client's window is within the pools: a send never finds TX full */
-		if (dpumesh_send_response(h, 0, m, 200, nullptr, 0, m->body, m->body_len) != 0)
+		if (!e->sink &&
+		    dpumesh_send_response(h, 0, m, 200, nullptr, 0, m->body, m->body_len) != 0)
 			e->send_failed.fetch_add(1, std::memory_order_relaxed);
 		dpumesh_msg_release(h, m);
 	}
 
-	explicit echo_pod(const std::string &sock)
+	explicit echo_pod(const std::string &sock, const char *service = "echo", bool sink_ = false)
+	    : sink(sink_)
 	{
-		thread = std::thread([this, sock] {
-			dpumesh_options o = pod_options(sock, "echo");
+		thread = std::thread([this, sock, service] {
+			dpumesh_options o = pod_options(sock, service);
 			o.callbacks.on_request = on_request;
 			o.user = this;
 			dpumesh_t *h = nullptr;
@@ -134,9 +137,13 @@ struct client_pod {
 		dpumesh_msg_release(h, m);
 	}
 
-	client_pod(const std::string &sock, const char *service)
+	const char *to_service = "echo";
+
+	client_pod(const std::string &sock, const char *service, uint32_t tx_slots = 0)
 	{
 		dpumesh_options o = pod_options(sock, service);
+		if (tx_slots != 0)
+			o.geometry.tx_header.slots = o.geometry.tx_body.slots = tx_slots;
 		o.callbacks.on_response = on_response;
 		o.user = this;
 		char err[128] = "";
@@ -154,7 +161,7 @@ struct client_pod {
 	{
 		static const uint8_t body[64] = {1, 2, 3};
 		dpumesh_request r{};
-		r.service = "echo";
+		r.service = to_service;
 		r.method = "GET";
 		r.path = "/";
 		r.body = body;
@@ -388,6 +395,90 @@ TEST(Wakeup, FewEventfdWritesPerRoundTripUnderLoad)
 	std::printf("[ wakeup ] %llu round trips, %llu eventfd writes: %.3f per round trip\n",
 		    static_cast<unsigned long long>(rts), static_cast<unsigned long long>(rung), per_rt);
 	EXPECT_LT(per_rt, 1.0) << "a doorbell per post is 4 per round trip";
+}
+
+/** The per-pod view of the pod registered under `service`. */
+pod_counters pod_of(inproc_node &n, const std::string &service)
+{
+	auto views = control::pods(n.control(), "all");
+	if (views)
+		for (const control::pod_view &v : *views)
+			if (v.service == service)
+				return v.counters;
+	return {};
+}
+
+/* One request at a time: the echo pod sleeps between requests and the client between
+ * answers. Each is woken by what it waits for (a request, an answer), not by the successful
+ * TX completion of what it just sent, which waits in its RX SQ for that wake-up. */
+TEST(Wakeup, ASuccessfulTxCompletionDoesNotWakeASleeper)
+{
+	inproc_node n("wakeup-txdone", wakeup_config());
+	ASSERT_TRUE(n.up) << n.error;
+	echo_pod echo(n.sock);
+	ASSERT_EQ(echo.open_rc.load(), 0);
+	client_pod c(n.sock, "client");
+	ASSERT_TRUE(c.error.empty()) << c.error;
+	const unsigned rounds = 2000;
+	for (unsigned r = 0; r < rounds; r++) {
+		ASSERT_TRUE(c.send());
+		ASSERT_TRUE(c.wait_for(r + 1, steady::now() + 2s)) << "round " << r << " stalled";
+	}
+	EXPECT_EQ(c.answered, rounds);
+	dpumesh_stats st;
+	dpumesh_get_stats(c.h, &st);
+	const pod_counters e = pod_of(n, "echo"), k = pod_of(n, "client");
+	std::printf("[ wakeup ] %u round trips one at a time: echo %llu doorbells %llu deferred, "
+		    "client %llu doorbells %llu deferred, client tx_done %llu\n",
+		    rounds, (unsigned long long)e.doorbells, (unsigned long long)e.doorbells_deferred,
+		    (unsigned long long)k.doorbells, (unsigned long long)k.doorbells_deferred,
+		    (unsigned long long)st.tx_done);
+	/* every completion still reaches its pod (at its next wake-up): none is lost */
+	EXPECT_GE(st.tx_done + 1, uint64_t(rounds));
+	/* a pod is rung at most once per request or answer it receives (plus a few for
+	 * passes that overlapped two epochs), not once more per message it sent */
+	EXPECT_LE(e.doorbells, rounds + rounds / 8) << "the echo pod was woken for its completions";
+	EXPECT_LE(k.doorbells, rounds + rounds / 8) << "the client was woken for its completions";
+	EXPECT_GT(e.doorbells_deferred + k.doorbells_deferred, uint64_t(rounds / 4))
+		<< "completions to sleeping pods should wait for their next wake-up";
+}
+
+/* A client with 4 TX slots sends 96 requests (fewer than the pod's RX slots: admission takes
+ * them all) to a pod that takes them and never answers (deadline 10 s): its sends run out of
+ * TX room every 4, and only the TX completions of the delivered requests give it room back.
+ * It must be woken by them (it asked: its send found no room), not left asleep until the
+ * 5 s wait runs out. */
+TEST(Wakeup, ASenderShortOfTxRoomIsWokenByItsCompletions)
+{
+	inproc_node n("wakeup-short", wakeup_config());
+	ASSERT_TRUE(n.up) << n.error;
+	echo_pod sink(n.sock, "noisy", true);
+	ASSERT_EQ(sink.open_rc.load(), 0);
+	client_pod c(n.sock, "client", 4);
+	ASSERT_TRUE(c.error.empty()) << c.error;
+	c.to_service = "noisy";
+	uint64_t sent = 0, waits = 0, longest_us = 0;
+	const auto deadline = steady::now() + 30s;
+	while (sent < 96) {
+		ASSERT_LT(steady::now(), deadline) << sent << " sent";
+		if (c.send()) {
+			sent++;
+			continue;
+		}
+		const auto t0 = steady::now();
+		(void)dpumesh_wait(c.h, 5000);
+		waits++;
+		longest_us = std::max<uint64_t>(
+			longest_us,
+			std::chrono::duration_cast<std::chrono::microseconds>(steady::now() - t0).count());
+	}
+	std::printf("[ wakeup ] 96 sent with 4 TX slots: %llu waits, the longest %llu us\n",
+		    (unsigned long long)waits, (unsigned long long)longest_us);
+	EXPECT_GT(waits, 0u) << "the sender never ran short: the test does not test";
+	EXPECT_LT(longest_us, 4000000u) << "a wait ran to its timeout: a completion did not wake it";
+	while (sink.requests.load() < 96 && steady::now() < deadline)
+		std::this_thread::sleep_for(1ms);
+	EXPECT_EQ(sink.requests.load(), 96u);
 }
 
 /* A pod that never sleeps but keeps making its need-wakeup word odd (a new value each time)

@@ -33,8 +33,10 @@ extern "C" {
 #define DPUMESH_CTRL_MAGIC 0x43504d44u /**< "DMPC" in memory order */
 /** 2: the pod region ends with the pod control block (DPUMESH_POD_LAYOUT_VERSION 2).
  *  3: REGISTERED carries a second fd, the TX doorbell the pod rings while the DPU has
- *     parked its TX SQs (dpumesh_pod_ctrl::tx_wait); a pod that did not ring would stall. */
-#define DPUMESH_CTRL_VERSION 3u
+ *     parked its TX SQs (dpumesh_pod_ctrl::tx_wait); a pod that did not ring would stall.
+ *  4: dpumesh_pod_ctrl::rx_wait's flags (DPUMESH_RX_WAIT_*): a successful TX completion
+ *     rings only a pod that asked for it; an older pod would wait for one forever. */
+#define DPUMESH_CTRL_VERSION 4u
 /** Region export tags (region_export_header.tag) on this channel. */
 #define DPUMESH_REGION_TAG_POD 0x31444f50u   /**< "POD1": the pod's region */
 #define DPUMESH_REGION_TAG_TX_SQ 0x31515354u /**< "TSQ1": the TX SQ region */

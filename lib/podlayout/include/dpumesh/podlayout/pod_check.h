@@ -186,14 +186,24 @@ static inline void dpumesh_tx_done_report(const struct sw_descriptor *d, uint32_
 	out->flags = flags;
 }
 
+/** Whether a post to a pod's RX SQ must wake it: all but a successful TX completion,
+ *  which may wait for the pod's next wake-up (DPUMESH_RX_WAIT_TX_DONE). */
+static inline int dpumesh_post_urgent(uint32_t flags)
+{
+	return (flags & (DPUMESH_OP_TX_DONE | DPUMESH_OP_ERROR)) != DPUMESH_OP_TX_DONE;
+}
+
 /**
  * Doorbells for sleepers only (docs/memory-model.md "Doorbells"): given the pod's
- * need-wakeup epoch (loaded after a full fence that follows the posts), whether to ring. An
- * odd epoch not rung for yet is remembered in *rung_epoch.
+ * need-wakeup word (loaded after a full fence that follows the posts) and whether any of
+ * the posts is urgent (dpumesh_post_urgent, or a post refused for a full RX SQ), whether to
+ * ring. A word rung for is remembered in *rung_epoch.
  */
-static inline int dpumesh_doorbell_needed(uint64_t rx_wait, uint64_t *rung_epoch)
+static inline int dpumesh_doorbell_needed(uint64_t rx_wait, int urgent, uint64_t *rung_epoch)
 {
-	if ((rx_wait & 1) == 0 || rx_wait == *rung_epoch)
+	if ((rx_wait & DPUMESH_RX_WAIT_ASLEEP) == 0 || rx_wait == *rung_epoch)
+		return 0;
+	if (!urgent && (rx_wait & DPUMESH_RX_WAIT_TX_DONE) == 0)
 		return 0;
 	*rung_epoch = rx_wait;
 	return 1;

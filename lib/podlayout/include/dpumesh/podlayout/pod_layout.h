@@ -59,6 +59,13 @@ struct dpumesh_geometry {
 };
 DPUMESH_STATIC_ASSERT(sizeof(struct dpumesh_geometry) == 40, "dpumesh_geometry: 40 bytes");
 
+/** dpumesh_pod_ctrl::rx_wait: the pod blocks (or is about to) on its doorbell. */
+#define DPUMESH_RX_WAIT_ASLEEP 1u
+/** dpumesh_pod_ctrl::rx_wait: ring for successful TX completions too. */
+#define DPUMESH_RX_WAIT_TX_DONE 2u
+/** dpumesh_pod_ctrl::rx_wait: where the epoch starts. */
+#define DPUMESH_RX_WAIT_EPOCH_SHIFT 2
+
 /**
  * The pod control block, the region's last section: one word the pod writes and the DPU only
  * reads (rx_wait), one the DPU writes and the pod only reads (tx_wait). Neither side trusts
@@ -67,11 +74,15 @@ DPUMESH_STATIC_ASSERT(sizeof(struct dpumesh_geometry) == 40, "dpumesh_geometry: 
  */
 struct dpumesh_pod_ctrl {
 	/**
-	 * Need-wakeup epoch of the RX SQ (as AF_XDP's XDP_RING_NEED_WAKEUP): the pod makes it
-	 * odd (a new value each time) before it blocks on its doorbell, then re-checks its RX
-	 * SQ; even while it is awake. The DPU rings the doorbell after posting only when it
-	 * reads an odd epoch it has not rung for yet. 64 bits, so it never wraps; accessed
-	 * atomically (single-copy atomic on x86-64, Arm64 and RISC-V 64).
+	 * Need-wakeup word of the RX SQ (as AF_XDP's XDP_RING_NEED_WAKEUP): an epoch in the
+	 * bits from DPUMESH_RX_WAIT_EPOCH_SHIFT up, a new one each time the pod arms, and two
+	 * flags. DPUMESH_RX_WAIT_ASLEEP: set before the pod blocks on its doorbell (then it
+	 * re-checks its RX SQ), clear while it is awake. DPUMESH_RX_WAIT_TX_DONE: wake it for
+	 * plain TX completions too (it waits for TX buffers); without it a successful TX
+	 * completion waits in the RX SQ for the pod's next wake-up, while requests, responses
+	 * and refusals always ring. The DPU rings after posting only when the word is asleep,
+	 * the post needs it, and the word is not one it has rung for yet. 64 bits, so it never
+	 * wraps; accessed atomically (single-copy atomic on x86-64, Arm64 and RISC-V 64).
 	 */
 	uint64_t rx_wait;
 	/**

@@ -85,6 +85,7 @@ struct pod_counters {
 	uint64_t dropped_on_unregister = 0; /**< TX work still queued at unregistration */
 	uint64_t doorbells = 0;            /**< doorbell eventfd writes (the pod was asleep) */
 	uint64_t doorbells_suppressed = 0; /**< post batches that needed no write (pod awake) */
+	uint64_t doorbells_deferred = 0;   /**< of those: only TX completions, pod asleep */
 
 	uint64_t tx_refused_total() const noexcept;
 	uint64_t refill_refused_total() const noexcept;
@@ -107,6 +108,7 @@ struct pod_counters_live {
 	counter dropped_on_unregister;
 	counter doorbells;
 	counter doorbells_suppressed;
+	counter doorbells_deferred;
 
 	pod_counters read() const noexcept;
 	void reset() noexcept;
@@ -326,9 +328,12 @@ public:
 	/**
 	 * Doorbells for sleepers only (docs/memory-model.md "Doorbells"). A post to a pod's RX SQ
 	 * (deliver, complete_tx, a refusal report) rings its eventfd only when the pod's
-	 * need-wakeup epoch (dpumesh_pod_ctrl::rx_wait, in its region) is odd and not rung yet.
-	 * Inside a batch, posts only mark the pod; flush_doorbells() then rings each marked pod
-	 * at most once (one fence for all). Outside a batch, each post checks at once.
+	 * need-wakeup word (dpumesh_pod_ctrl::rx_wait, in its region) says it sleeps, has not
+	 * been rung for, and wants this kind of post (a successful TX completion only if it
+	 * asked: dpumesh_doorbell_needed). Inside a batch, posts only mark the pod;
+	 * flush_doorbells() then rings each marked pod at most once (one fence for all).
+	 * Outside a batch, each post checks at once. A post refused for a full RX SQ marks the
+	 * pod too (urgent): a sleeping pod must drain.
 	 */
 	struct doorbell_batch {
 		const pod_registry *reg = nullptr;
@@ -403,7 +408,9 @@ private:
 	pod_state *live_state(uint32_t handle) noexcept;
 	const pod_state *live_state(uint32_t handle) const noexcept;
 	bool post_rx(pod_state &p, const sw_descriptor &d) noexcept;
-	bool ring_if_asleep(pod_state &p) noexcept;
+	bool ring_if_asleep(pod_state &p, bool urgent) noexcept;
+	/* marks p in the current batch (urgent: a post that must wake it), or checks at once */
+	void note_post(pod_state &p, bool urgent) noexcept;
 	bool rx_room(const pod_state &p) const noexcept;
 	uint64_t take_refill(pod_state &p, bool body) noexcept;
 
