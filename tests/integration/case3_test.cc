@@ -286,6 +286,23 @@ TEST(Case3Errors, AFullDestinationIs503DestFull)
 		EXPECT_GE(timeout, 64) << out;
 		EXPECT_EQ(full + timeout, 200) << out;
 	}
+	/* the refusals are counted against the destination that had no room, and for the
+	 * service by reason (show pods, show metrics, telemetry) */
+	const long long hog_id = value_of(hog->output(), "READY", "pod");
+	auto pods = dpumesh::control::pods(n.control(), std::to_string(hog_id));
+	ASSERT_TRUE(pods);
+	ASSERT_EQ(pods->size(), 1u);
+	const std::string why = text_of(out, "DONE", "reasons");
+	const size_t at = why.find("dest_full:");
+	const uint64_t full = at == std::string::npos ? 0 : std::strtoull(why.c_str() + at + 10, nullptr, 10);
+	EXPECT_EQ((*pods)[0].quota.dest_refused, full) << out;
+	EXPECT_EQ((*pods)[0].tx_outstanding, 0u); /* the hog sends nothing */
+	const dpumesh::control::snapshot mid = n.snapshot();
+	for (const dpumesh::control::service_view &sv : mid.services)
+		if (sv.name == "echo") {
+			EXPECT_EQ(sv.refused_for(dpumesh::sidecar::refusal_reason::dest_full),
+				  full);
+		}
 	hog->signal(SIGKILL);
 	hog->wait(5s);
 	auto fin = n.stop();
@@ -396,6 +413,14 @@ TEST(Case3Overload, ASaturatedServiceIsRefusedAtTheFirstLook)
 	e2->wait(5s);
 	auto fin = n.stop();
 	EXPECT_EQ(fin.sidecar_value("saturated"), static_cast<uint64_t>(value_of(out, "DONE", "refused")));
+	bool echo_seen = false; /* counted for the service, by reason */
+	for (const dpumesh::control::service_view &sv : fin.services)
+		if (sv.name == "echo") {
+			echo_seen = true;
+			EXPECT_EQ(sv.refused_for(dpumesh::sidecar::refusal_reason::saturated),
+				  fin.sidecar_value("saturated"));
+		}
+	EXPECT_TRUE(echo_seen);
 	EXPECT_EQ(fin.sidecar_value("park_refused"), 0u); /* no queue ever reached its share */
 	EXPECT_EQ(fin.sidecar_value("timeouts"), 0u);
 	EXPECT_EQ(fin.sidecar_value("responses_lost"), 0u);

@@ -143,11 +143,13 @@ struct quota_usage {
 	uint64_t refused = 0;         /**< requests refused: over its quota */
 	uint64_t answers_refused = 0; /**< answers to it given up: its RX had no room */
 	uint64_t peak = 0;            /**< most requests it had pending at once */
+	uint64_t dest_refused = 0;    /**< requests to it (a destination) refused: no room */
 	void add(const quota_usage &o) noexcept
 	{
 		in_flight += o.in_flight;
 		refused += o.refused;
 		answers_refused += o.answers_refused;
+		dest_refused += o.dest_refused;
 		peak = peak > o.peak ? peak : o.peak;
 	}
 };
