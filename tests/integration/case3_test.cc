@@ -469,6 +469,9 @@ TEST(Case3Console, PodCommandsShowTheLiveMesh)
 	EXPECT_NE(pods.find("service=echo"), std::string::npos) << pods;
 	EXPECT_EQ(value_of(pods, "pod ", "rx_delivered"), 500) << pods;
 	EXPECT_EQ(value_of(pods, "pod ", "tx_done"), 500) << pods;
+	/* nothing in flight once the traffic is over, nothing refused to it */
+	EXPECT_EQ(value_of(pods, "pod ", "tx_outstanding"), 0) << pods;
+	EXPECT_EQ(value_of(pods, "pod ", "dest_refused"), 0) << pods;
 	unsigned id = 0;
 	ASSERT_EQ(std::sscanf(pods.substr(pods.find("pod ")).c_str(), "pod %u", &id), 1) << pods;
 	std::string pod = console_cmd(*n.proc, "show pod " + std::to_string(id));
@@ -497,6 +500,8 @@ TEST(Case3Console, PodCommandsShowTheLiveMesh)
 	std::free(dump);
 	EXPECT_EQ(u64_at(pods_tel.get(), "pod_id", 0), id);
 	EXPECT_EQ(u64_at(pods_tel.get(), "rx_delivered", 0), 500u);
+	EXPECT_EQ(u64_at(pods_tel.get(), "tx_outstanding", 0), 0u);
+	EXPECT_EQ(u64_at(pods_tel.get(), "dest_refused", 0), 0u);
 	json_ptr sidecar = t.query("/dpumesh/sidecar");
 	ASSERT_TRUE(sidecar);
 	EXPECT_EQ(u64_at(sidecar.get(), "forwarded", 0), 500u);
