@@ -283,10 +283,12 @@ bool stage::make_error(uint32_t origin, uint32_t req_id, uint32_t step_id, uint1
 void stage::reply_net(const remote &to, uint64_t correlation, uint16_t status,
 		      const char *reason, uint64_t now) noexcept
 {
+	if (!_egress->can_send(to.port)) {
+		_stats.no_egress.inc(); /* nothing to wait for: it can never be sent */
+		return;
+	}
 	if (_owed->net.empty() && _egress->reply(to, correlation, status, reason, _hop))
 		return;
-	if (!_egress->can_send(to.port))
-		return; /* counted no_egress */
 	owed_answer a;
 	a.to = to;
 	a.correlation = correlation;
