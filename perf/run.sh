@@ -12,6 +12,7 @@
 #   perf/run.sh overload             # one service offered 10x its capacity (issue 16)
 #   perf/run.sh pod2pod baselines    # some of them
 #   perf/run.sh soak --duration 600  # the soak (on demand only)
+#   perf/run.sh filldrain            # 1 M requests through destinations that fill and drain (on demand)
 #   perf/run.sh --baseline main --repeat 2 pod2pod   # old (main) and new build side by side
 #   perf/run.sh --help
 set -euo pipefail
@@ -19,7 +20,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${DPUMESH_PERF_BUILD_DIR:-$ROOT/build-perf}
 BIN=$BUILD/bin
 DEFAULT_SUITES=(replay forward pod2pod baselines scaling footprint ndr overload)
-ALL_SUITES=(replay forward pod2pod baselines scaling footprint soak ndr overload)
+ALL_SUITES=(replay forward pod2pod baselines scaling footprint soak ndr overload filldrain)
 
 LCORES=0-1         # EAL -l of every dpumesh: main lcore + one worker lcore for all stages
 MEM=1024           # EAL -m (MB, --no-huge)
@@ -37,7 +38,7 @@ pass=()            # the options a --baseline run hands to each of its runs
 usage() {
   cat <<USAGE
 Usage: perf/run.sh [options] [suite...]
-Suites: ${ALL_SUITES[*]} (default: ${DEFAULT_SUITES[*]}; soak only when named)
+Suites: ${ALL_SUITES[*]} (default: ${DEFAULT_SUITES[*]}; soak and filldrain only when named)
   --duration S     soak length in seconds (default $SOAK_SECONDS)
   --seconds S      measured seconds per pod2pod/baselines/scaling point (default $P2P_SECONDS)
   --replay-seconds S  measured seconds per replay run (default $REPLAY_SECONDS)

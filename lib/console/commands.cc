@@ -177,12 +177,14 @@ status show_pods(invocation &inv, std::string_view which, bool detail)
 			"pod %u service=%s generation=%u handle=%#x tx_sqs=%u tx_taken=%" PRIu64
 			" tx_refused=%" PRIu64 " tx_done=%" PRIu64 " rx_delivered=%" PRIu64
 			" rx_no_slot=%" PRIu64 " rx_sq_full=%" PRIu64 " doorbells=%" PRIu64
-			" doorbells_suppressed=%" PRIu64 " in_flight=%" PRIu64
-			" quota_refused=%" PRIu64 " answers_refused=%" PRIu64 "\n",
+			" doorbells_suppressed=%" PRIu64 " tx_outstanding=%u in_flight=%" PRIu64
+			" quota_refused=%" PRIu64 " answers_refused=%" PRIu64 " dest_refused=%" PRIu64
+			"\n",
 			v.pod_id, v.service.c_str(), v.generation, v.handle, v.nb_tx_sqs, c.tx_taken,
 			c.tx_refused_total(), c.tx_done_posted, c.rx_delivered, c.rx_no_slot,
-			c.rx_sq_full, c.doorbells, c.doorbells_suppressed, v.quota.in_flight,
-			v.quota.refused, v.quota.answers_refused);
+			c.rx_sq_full, c.doorbells, c.doorbells_suppressed, v.tx_outstanding,
+			v.quota.in_flight, v.quota.refused, v.quota.answers_refused,
+			v.quota.dest_refused);
 		if (!detail)
 			continue;
 		appendf(inv.out,
@@ -397,6 +399,14 @@ void append_metrics(std::string &out, const char *label, const sidecar::l7_metri
 		m.mesh_generated.get(), m.retries.get(), m.timeouts.get(),
 		m.latency.quantile_us(0.5), m.latency.quantile_us(0.99),
 		m.latency.quantile_us(0.999));
+	/* refusals by reason, those that happened (docs/overload.md, "Counted") */
+	std::string by;
+	for (size_t r = 0; r < m.refused_by.size(); r++)
+		if (const uint64_t n = m.refused_by[r].get())
+			appendf(by, "%s%s=%" PRIu64, by.empty() ? "" : " ",
+				sidecar::refusal_reason_name(static_cast<sidecar::refusal_reason>(r)), n);
+	if (!by.empty())
+		appendf(out, "  %-28s refused by reason: %s\n", "", by.c_str());
 }
 
 status cmd_show_metrics(invocation &inv)

@@ -247,6 +247,7 @@ result<std::vector<pod_view>> pods(const node &n, std::string_view which)
 		v.service = std::string(reg->pod_service(id));
 		v.entry = reg->table()[id];
 		v.counters = reg->counters(id);
+		v.tx_outstanding = reg->tx_outstanding(id);
 		for (const sidecar::stage *sc : n.shards()) {
 			sidecar::quota_usage u;
 			sc->pod_quota(h, &u);

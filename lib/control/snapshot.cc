@@ -112,6 +112,8 @@ snapshot take_snapshot(const node &n, unsigned sections)
 				       {}, t.latency.read()};
 			for (size_t c = 0; c < v.classes.size(); c++)
 				v.classes[c] = t.classes[c].get();
+			for (size_t r = 0; r < v.refused_by.size(); r++)
+				v.refused_by[r] = t.refused_by[r].get();
 			s.services.push_back(std::move(v));
 		}
 	}

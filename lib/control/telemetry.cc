@@ -211,6 +211,15 @@ rte_tel_data *metrics_dict(const sidecar::l7_metrics &m)
 	rte_tel_data_start_dict(c);
 	rte_tel_data_add_dict_u64(c, "requests", m.requests.get());
 	rte_tel_data_add_dict_u64(c, "refused", m.refused.get());
+	/* refusals by reason: those that happened (a reply stays within telemetry's 16 KiB) */
+	for (size_t r = 0; r < m.refused_by.size(); r++) {
+		const uint64_t n = m.refused_by[r].get();
+		if (n == 0)
+			continue;
+		const std::string key = std::string("refused_") +
+					sidecar::refusal_reason_name(static_cast<sidecar::refusal_reason>(r));
+		rte_tel_data_add_dict_u64(c, key.c_str(), n);
+	}
 	static const char *const classes[] = {"1xx", "2xx", "3xx", "4xx", "5xx"};
 	for (size_t k = 0; k < m.classes.size(); k++)
 		rte_tel_data_add_dict_u64(c, classes[k], m.classes[k].get());
@@ -349,6 +358,8 @@ int fill_pods(node &n, rte_tel_data *d)
 	DPUMESH_TEL_U64_COLUMN(c, "in_flight", pods, r.quota.in_flight);
 	DPUMESH_TEL_U64_COLUMN(c, "quota_refused", pods, r.quota.refused);
 	DPUMESH_TEL_U64_COLUMN(c, "answers_refused", pods, r.quota.answers_refused);
+	DPUMESH_TEL_U64_COLUMN(c, "dest_refused", pods, r.quota.dest_refused);
+	DPUMESH_TEL_U64_COLUMN(c, "tx_outstanding", pods, r.tx_outstanding);
 	return 0;
 }
 

@@ -147,7 +147,7 @@ struct pod_registry::pod_state {
 	/* descriptors taken from its TX SQs and not completed yet (the owner DPA thread):
 	 * never more than its TX header slots, so a pod that posts one slot again and again
 	 * holds no more of the node (hbufs, the sidecar's queues) than an honest one can */
-	uint32_t tx_outstanding = 0;
+	std::atomic<uint32_t> tx_outstanding{0}; /* one writer: relaxed load + store */
 	std::atomic<uint32_t> zc_holds{0}; /* zero-copy TX bodies the NIC may still read */
 	/* control only */
 	bool in_use = false;
@@ -208,6 +208,13 @@ std::string_view pod_registry::pod_service(uint32_t pod_id) const noexcept
 	if (pod_id >= DPUMESH_MAX_PODS || !_pods[pod_id].in_use)
 		return {};
 	return _services[_pods[pod_id].service].name;
+}
+
+uint32_t pod_registry::tx_outstanding(uint32_t pod_id) const noexcept
+{
+	if (pod_id >= DPUMESH_MAX_PODS || !_pods[pod_id].in_use)
+		return 0;
+	return _pods[pod_id].tx_outstanding.load(std::memory_order_relaxed);
 }
 
 pod_counters pod_registry::counters(uint32_t pod_id) const noexcept
@@ -325,7 +332,7 @@ result<pod_registration> pod_registry::register_pod(const register_request &req,
 	p.spare_body.reset(new uint64_t[g.rx_body.slots]);
 	p.nb_spare_header = p.nb_spare_body = 0;
 	p.counters.reset();
-	p.tx_outstanding = 0;
+	p.tx_outstanding.store(0, std::memory_order_relaxed);
 	p.in_use = true;
 
 	pod_registry_entry &e = _table[id];
@@ -636,7 +643,8 @@ take_rc pod_registry::take_tx(uint32_t pod_id, uint32_t sq_index, tx_item *out) 
 		return take_rc::gone;
 	if (!rx_room(p))
 		return take_rc::empty; /* no room to report a refusal: leave it queued */
-	if (p.tx_outstanding >= p.geometry.tx_header.slots) [[unlikely]]
+	const uint32_t outstanding = p.tx_outstanding.load(std::memory_order_relaxed);
+	if (outstanding >= p.geometry.tx_header.slots) [[unlikely]]
 		return take_rc::empty; /* its share is in flight: left queued (docs/quota.md) */
 	sw_descriptor d;
 	if (dpumesh_sq_dequeue_burst(&p.tx_sq[sq_index], &d, 1) != 1)
@@ -670,7 +678,7 @@ take_rc pod_registry::take_tx(uint32_t pod_id, uint32_t sq_index, tx_item *out) 
 		return take_rc::refused;
 	}
 	p.counters.tx_taken.inc();
-	p.tx_outstanding++;
+	p.tx_outstanding.store(outstanding + 1, std::memory_order_relaxed);
 	out->desc = d;
 	out->src = h;
 	out->header = hdr;
@@ -810,8 +818,8 @@ uint32_t pod_registry::complete_tx(uint32_t src_handle, const sw_descriptor &des
 	if (!post_rx(*p, e))
 		return DPUMESH_STATUS_DEST_FULL;
 	p->counters.tx_done_posted.inc();
-	if (p->tx_outstanding)
-		p->tx_outstanding--;
+	if (const uint32_t n = p->tx_outstanding.load(std::memory_order_relaxed))
+		p->tx_outstanding.store(n - 1, std::memory_order_relaxed);
 	return DPUMESH_STATUS_OK;
 }
 

@@ -161,12 +161,29 @@ void admission::overloaded(verdict &v) noexcept
 	v.why = refusal::overloaded;
 }
 
+namespace {
+/* The per-service reason of an admission refusal (no_route has no service). */
+refusal_reason reason_of(refusal r) noexcept
+{
+	switch (r) {
+	case refusal::misrouted: return refusal_reason::misrouted;
+	case refusal::circuit_open: return refusal_reason::circuit_open;
+	case refusal::no_live_pod: return refusal_reason::no_live_pod;
+	case refusal::overloaded: return refusal_reason::overloaded;
+	case refusal::saturated: return refusal_reason::saturated;
+	default: return refusal_reason::policy;
+	}
+}
+} // namespace
+
 void admission::count_refusal(ruleset &rules, const verdict &v) noexcept
 {
 	if (v.svc == UINT32_MAX)
 		return;
+	const size_t why = static_cast<size_t>(reason_of(v.why));
 	for (l7_metrics *m : {&_metrics[v.svc], &rules.route_metrics(v.route->metrics)}) {
 		m->refused.inc();
+		m->refused_by[why].inc();
 		m->answer(v.status, true);
 	}
 }

@@ -135,7 +135,19 @@ void stage::net_response(net_message &m, uint64_t now) noexcept
 						   reinterpret_cast<const dpa::local_body *>(m.cmd.body),
 						   m.cmd.body_len);
 		drop(m.cmd);
-		(sent ? _stats.relayed_answers : _stats.responses_lost).inc();
+		if (sent) {
+			_stats.relayed_answers.inc();
+			return;
+		}
+		/* no mbuf or no room on the port's TX ring: the client hears 502 egress_failed,
+		 * now or as soon as the port takes a frame (owed), never nothing; the answer's
+		 * body was in the received mbufs, which the port needs back */
+		if (_egress->can_send(to.port)) {
+			_stats.answers_deferred.inc();
+			reply_net(to, corr, 502, "egress_failed", now);
+		} else {
+			_stats.responses_lost.inc(); /* the client's port may not send: nothing can */
+		}
 		return;
 	}
 	dpa_command cmd = m.cmd;

@@ -157,8 +157,21 @@ void stage::give_up(const dpa_command &c, uint32_t status) noexcept
 	if (!r) /* answered or timed out meanwhile: its origin has its answer (see note()) */
 		return finish(c, DPUMESH_STATUS_OK);
 	if (!r.ctx().ended) {
-		answered(r.entry(), r.ctx(), 503, true, rte_rdtsc(), false);
-		reply_to_origin(r.entry(), r.ctx(), 503, reason_of(status));
+		const pending::entry &e = r.entry();
+		answered(e, r.ctx(), 503, true, rte_rdtsc(), false);
+		/* refused by its destination, counted for its service and route, and for the pod
+		 * that had no room (docs/overload.md, "Counted") */
+		const refusal_reason why = status == DPUMESH_STATUS_DEST_FULL ? refusal_reason::dest_full
+					   : status == DPUMESH_STATUS_DEST_GONE ? refusal_reason::dest_gone
+										 : refusal_reason::count;
+		if (why != refusal_reason::count) {
+			_admission->metrics(e.service).refused_by[size_t(why)].inc();
+			if (e.version == _cur->version())
+				_cur->route_metrics(e.route).refused_by[size_t(why)].inc();
+			if (why == refusal_reason::dest_full)
+				_quota->dest_refused(c.dst);
+		}
+		reply_to_origin(e, r.ctx(), 503, reason_of(status));
 	}
 	_requests->close(c.req_id); /* c is the held command itself, if any */
 	finish(c, DPUMESH_STATUS_OK);

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include <rte_cycles.h>
 #include <rte_mempool.h>
 
 #include "dpumesh/policy/trace.h"
@@ -12,6 +13,7 @@
 #include "internal/command.h"
 #include "internal/egress.h"
 #include "internal/outbox.h"
+#include "internal/owed.h"
 #include "internal/quota.h"
 #include "internal/request_table.h"
 
@@ -236,15 +238,29 @@ void stage::answered(const pending::entry &e, const request_ctx &c, uint16_t sta
 	}
 }
 
-/* An error response made here, delivered to a pod. */
+/* An error response made here, delivered to a pod: now, or when an hbuf returns (owed,
+ * behind the answers owed before it; internal/owed.h). */
 void stage::reply_error(uint32_t origin, uint32_t req_id, uint32_t step_id, uint16_t status,
 			const char *reason) noexcept
 {
-	void *obj;
-	if (rte_mempool_get(_emu->hbufs(), &obj) != 0) {
-		_stats.hbuf_empty.inc();
+	if (_owed->pods.empty() && make_error(origin, req_id, step_id, status, reason))
 		return;
-	}
+	owed_answer a;
+	a.pod = origin;
+	a.req_id = req_id;
+	a.step_id = step_id;
+	a.status = status;
+	a.reason = reason;
+	(_owed->pods.push(a) ? _stats.answers_owed : _stats.answers_unsent).inc();
+}
+
+/* The error response in an hbuf, delivered; false when no hbuf is free. */
+bool stage::make_error(uint32_t origin, uint32_t req_id, uint32_t step_id, uint16_t status,
+		       const char *reason) noexcept
+{
+	void *obj;
+	if (rte_mempool_get(_emu->hbufs(), &obj) != 0)
+		return false;
 	auto *meta = static_cast<dpa_hbuf_meta *>(obj);
 	std::memset(meta, 0, sizeof(*meta));
 	uint8_t *hdr = static_cast<uint8_t *>(obj) + DPA_HBUF_META_SIZE;
@@ -259,6 +275,55 @@ void stage::reply_error(uint32_t origin, uint32_t req_id, uint32_t step_id, uint
 	c.step_id = step_id;
 	c.dst = origin;
 	deliver(c);
+	return true;
+}
+
+/* An error response made here, to a requester on the network: now, or owed until the port
+ * has an mbuf and TX ring room for it (a port that may not send: nothing to wait for). */
+void stage::reply_net(const remote &to, uint64_t correlation, uint16_t status,
+		      const char *reason, uint64_t now) noexcept
+{
+	if (!_egress->can_send(to.port)) {
+		_stats.no_egress.inc(); /* nothing to wait for: it can never be sent */
+		return;
+	}
+	if (_owed->net.empty() && _egress->reply(to, correlation, status, reason, _hop))
+		return;
+	owed_answer a;
+	a.to = to;
+	a.correlation = correlation;
+	a.status = status;
+	a.reason = reason;
+	if (_owed->net.empty())
+		_owed->next_net_try = now + _tsc_hz / 10000;
+	(_owed->net.push(a) ? _stats.answers_owed : _stats.answers_unsent).inc();
+}
+
+/* What is owed, oldest first, as far as buffers allow: answers to pods while hbufs come, to
+ * the network while the port takes frames (tried again 100 us after a failure, so an empty
+ * pool is not hammered and its counters count messages, not polls). */
+uint32_t stage::pay_owed(uint64_t now) noexcept
+{
+	uint32_t n = 0;
+	while (!_owed->pods.empty() && _outbox->room()) {
+		const owed_answer &a = _owed->pods.front();
+		if (!make_error(a.pod, a.req_id, a.step_id, a.status, a.reason))
+			break;
+		_owed->pods.pop();
+		n++;
+	}
+	if (!_owed->net.empty() && now >= _owed->next_net_try) {
+		while (!_owed->net.empty()) {
+			const owed_answer &a = _owed->net.front();
+			if (!_egress->reply(a.to, a.correlation, a.status, a.reason, _hop)) {
+				_owed->next_net_try = now + _tsc_hz / 10000;
+				break;
+			}
+			_owed->net.pop();
+			n++;
+		}
+	}
+	return n;
 }
 
 /* An error response to whoever asked for a pending request. */
@@ -268,7 +333,7 @@ void stage::reply_to_origin(const pending::entry &e, const request_ctx &c, uint1
 	if (e.origin.type == pending::party::kind::pod)
 		reply_error(e.origin.pod_handle, e.origin_req_id, e.step_id, status, reason);
 	else
-		_egress->reply(c.reply_to, e.origin_correlation, status, reason, _hop);
+		reply_net(c.reply_to, e.origin_correlation, status, reason, rte_rdtsc());
 }
 
 } // namespace dpumesh::sidecar

@@ -47,6 +47,7 @@ quota::pod_tenant &quota::pod_of(uint32_t handle) noexcept
 	if (t.handle.load(std::memory_order_relaxed) != handle) {
 		t.refused.reset();
 		t.answers_refused.reset();
+		t.dest_refused.reset();
 		t.peak.store(t.held(), std::memory_order_relaxed);
 		t.handle.store(handle, std::memory_order_relaxed);
 	}
@@ -109,12 +110,18 @@ void quota::answer_refused(uint32_t handle) noexcept
 		t.answers_refused.inc();
 }
 
+void quota::dest_refused(uint32_t handle) noexcept
+{
+	pod_of(handle).dest_refused.inc();
+}
+
 quota_usage quota::pod(uint32_t handle) const noexcept
 {
 	const pod_tenant &t = _pods[DPUMESH_HANDLE_POD_ID(handle)];
 	quota_usage u = t.read();
+	u.dest_refused = t.dest_refused.get();
 	if (t.handle.load(std::memory_order_relaxed) != handle)
-		u.refused = u.answers_refused = u.peak = 0; /* a former generation's */
+		u.refused = u.answers_refused = u.peak = u.dest_refused = 0; /* a former generation's */
 	return u;
 }
 

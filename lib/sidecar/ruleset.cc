@@ -26,10 +26,26 @@ void latency_histogram::add(const latency_histogram &o) noexcept
 	sum_us.add(o.sum_us.get());
 }
 
+const char *refusal_reason_name(refusal_reason r) noexcept
+{
+	switch (r) {
+#define DPUMESH_REFUSAL_NAME(n)                                                                  \
+	case refusal_reason::n:                                                                  \
+		return #n;
+		DPUMESH_FOREACH_REFUSAL_REASON(DPUMESH_REFUSAL_NAME)
+#undef DPUMESH_REFUSAL_NAME
+	case refusal_reason::count:
+		break;
+	}
+	return "refused";
+}
+
 void l7_metrics::add(const l7_metrics &o) noexcept
 {
 	requests.add(o.requests.get());
 	refused.add(o.refused.get());
+	for (size_t r = 0; r < refused_by.size(); r++)
+		refused_by[r].add(o.refused_by[r].get());
 	for (size_t c = 0; c < classes.size(); c++)
 		classes[c].add(o.classes[c].get());
 	mesh_generated.add(o.mesh_generated.get());

@@ -17,6 +17,7 @@
 #include "internal/egress.h"
 #include "internal/network_in.h"
 #include "internal/outbox.h"
+#include "internal/owed.h"
 #include "internal/quota.h"
 #include "internal/request_table.h"
 
@@ -78,6 +79,7 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 						       shard.count);
 	s->_quota = std::make_unique<quota>(cfg.pools.quota, s->_tsc_hz);
 	s->_requests->set_quota(s->_quota.get());
+	s->_owed = std::make_unique<owed>();
 	/* the first look: a pod takes its RX slots plus a queue in flight (docs/overload.md) */
 	s->_admission->set_load(s->_requests->loads(), cfg.pools.admit_queue());
 
@@ -303,6 +305,9 @@ uint32_t stage::run() noexcept
 
 	/* 1. commands that waited for room in the DPA threads' queues go first (per-SQ order) */
 	_outbox->flush();
+	/* error answers that waited for a buffer go before new input can take what came back */
+	if (!_owed->empty()) [[unlikely]]
+		work += pay_owed(now);
 	/* 2. parked retries whose time has come; queues of pods that may take more */
 	if (_outbox->parked())
 		work += unpark(now);

@@ -95,6 +95,11 @@ dp_stop() {
     anomaly ERROR "$DP_NAME: dpumesh exited with status $STOP_RC (raw/$DP_NAME.dpumesh.log)"
   fi
   grep -a '^final ' "$DP_LOG" > "$RAW/$DP_NAME.final" || true
+  # every request gets one answer (docs/quota.md): a response the mesh dropped is a WARN in
+  # every suite's summary
+  local lost
+  lost=$(num "$(grep -a '^final stage=sidecar' "$RAW/$DP_NAME.final" | tail -1)" responses_lost)
+  [ "$lost" = 0 ] || anomaly WARN "$DP_NAME: sidecar responses_lost=$lost (raw/$DP_NAME.final)"
   # errors logged by dpumesh itself
   local errs
   errs=$(grep -a -v '^final ' "$DP_LOG" | grep -a -c -i -w -E 'error|failed|panic' || true)

@@ -441,6 +441,13 @@ if so:
     table(list(so[0].keys()), [list(r.values()) for r in so])
     plots.append(("soak.png", "soak"))
 
+# ---- fill and drain ----
+fd = read("filldrain.csv")
+if fd:
+    out.append("## Fill and drain (1 M requests, destinations full again and again)")
+    out.append("")
+    table(list(fd[0].keys()), [list(r.values()) for r in fd])
+
 # ---- per-stage profiles ----
 prof = read("profile.csv")
 if prof:

@@ -3,9 +3,12 @@
 # The soak's verdict: telemetry samples over time (tel.py watch), the client runs and the
 # final snapshot -> soak.csv (one row per watched quantity), soak_series.csv (for the plot)
 # and anomaly lines on stdout.
-#   soak_check.py RESULTS telemetry.jsonl clients.txt final.json soak.final HELD_MBUFS [tenants.txt]
+#   soak_check.py RESULTS telemetry.jsonl clients.txt final.json soak.final HELD_MBUFS [tenants.txt
+#                 [replay-summary.json]]
 # HELD_MBUFS: mbufs net_pcap still holds at exit (infinite_rx keeps the capture in mbufs of
 # dpumesh's pool until the port closes, after the final lines).
+# replay-summary.json: the Case 2 generator's (dpumesh-replay --out): every request it sent
+# must have had exactly one answer (lost 0, duplicates 0).
 # DPDK 22.11's /mempool/info has no in-use count: buffers in use come from /dpumesh/dpa
 # (hbufs_in_use) and /dpumesh/drops (in_reassembly) over time, and from dpumesh's own
 # "final mempool" line at exit (every mbuf and message object must be back).
@@ -16,6 +19,7 @@ import sys
 R, series_path, clients_path, final_path, exit_path = sys.argv[1:6]
 held = int(sys.argv[6]) if len(sys.argv) > 6 else 0
 tenants_path = sys.argv[7] if len(sys.argv) > 7 else ""
+replay_path = sys.argv[8] if len(sys.argv) > 8 else ""
 samples = [json.loads(l) for l in open(series_path) if l.strip()]
 out = []
 if len(samples) < 8:
@@ -99,6 +103,38 @@ if dup:
     out.append("ERROR soak: %d requests answered twice" % dup)
 if unaccounted:
     out.append("ERROR soak: %d client run(s) whose sent != ok + refused + mesh_err" % unaccounted)
+
+# the Case 2 client (dpumesh-replay): the network's requests, each answered exactly once
+if replay_path:
+    try:
+        t = json.load(open(replay_path))["fixed"]
+        rows.append(["Case 2 requests (network client)", "", t["expected"], "", "",
+                     "%d answered (2xx %d, 4xx %d, 5xx %d, mesh errors %d), %d lost, %d duplicates, "
+                     "%d stale, %.0f frames/s" % (t["answered"], t["answers"]["2xx"], t["answers"]["4xx"],
+                                                  t["answers"]["5xx"], t["answers"]["mesh_error"], t["lost"],
+                                                  t["duplicates"], t["stale"], t["tx_pps"])])
+        if t["expected"] == 0:
+            out.append("ERROR soak: the Case 2 generator sent no request")
+        if t["lost"]:
+            # where the node let them go without an answer (its final counters)
+            why = []
+            try:
+                for line in open(exit_path):
+                    w = dict(x.split("=", 1) for x in line.split() if "=" in x)
+                    if line.startswith("final stage=port_rx"):
+                        why += ["port RX msg_pool_empty %s" % w.get("msg_pool_empty", "?"),
+                                "msg_ring_full %s" % w.get("msg_ring_full", "?")]
+                    elif line.startswith("final stage=port_tx"):
+                        why.append("port TX dropped %s frames" % w.get("dropped", "?"))
+            except OSError:
+                pass
+            out.append("ERROR soak: %d of %d Case 2 requests never answered (no answer, refusal or "
+                       "timeout; %d frames matched nothing; node: %s; raw/soak-replay/)"
+                       % (t["lost"], t["expected"], t["rx_other"], ", ".join(why) or "?"))
+        if t["duplicates"]:
+            out.append("ERROR soak: %d Case 2 requests answered twice" % t["duplicates"])
+    except (OSError, ValueError, KeyError) as e:
+        out.append("ERROR soak: no Case 2 generator summary (%s)" % e)
 
 # greedy tenants (docs/quota.md): what they were refused; they never stall the clients above
 if tenants_path and os.path.exists(tenants_path):

@@ -31,6 +31,9 @@ OVL_ECHO_PODS=${DPUMESH_PERF_OVL_ECHO_PODS:-2}
 OVL_SLOTS=${DPUMESH_PERF_OVL_SLOTS:-4}
 OVL_DELAY_US=${DPUMESH_PERF_OVL_DELAY_US:-1000}
 OVL_FACTOR=${DPUMESH_PERF_OVL_FACTOR:-10}
+# requests that may wait for a pod beyond its RX slots (pools.dest_queue.admit_beyond_slots):
+# none (docs/overload.md "Decisions": 0 against 4 side by side)
+OVL_BEYOND=${DPUMESH_PERF_OVL_BEYOND:-0}
 OVL_WARMUP=0.5
 # the profiled window (run.sh --profile): the refused phase, the cost the issue bounds
 PROFILE_AT_overload=refused
@@ -105,7 +108,7 @@ suite_overload() {
   # build (a --baseline run) runs as it ships: its destination queues' default share
   bound=()
   if grep -q -a admit_beyond_slots "$BIN/dpumesh"; then
-    bound=(--admit-beyond-slots "$OVL_SLOTS")
+    bound=(--admit-beyond-slots "$OVL_BEYOND")
   fi
   echo "bound=${bound[*]:-default}" >> "$RAW/overload.txt"
   write_config "$cfg" --sock "$WORK/overload.sock" --services echo:16,quiet:4,full:1,client:16 \

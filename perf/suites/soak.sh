@@ -1,7 +1,11 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Suite "soak" (on demand: perf/run.sh soak --duration 600): mixed traffic for a long time,
 # with pods restarting now and then, sampled every few seconds through the telemetry socket.
-#   Case 2: the mix capture replays through net_pcap (infinite_rx=1) into two echo pods
+#   Case 2: dpumesh-replay (its own process, a net_memif client of the node's port) replays
+#           the mix capture at DPUMESH_SOAK_PPS frames/s (default 30000: far more than the
+#           two echo pods answer on this class of machine) into two echo pods and matches
+#           every answer: each request it sent must get exactly one (an answer, a refusal or
+#           a timeout), as the Case 3 clients check theirs
 #   Case 3: two client pods in a loop (random bodies up to 64 KiB, every byte checked, 8
 #           outstanding) to service "svc" (two echo pods)
 #   restarts: every ~15 s one "svc" echo pod is stopped (SIGTERM, or SIGKILL every third
@@ -16,7 +20,7 @@
 # (hangs), gets an answer twice or a corrupted body, or when a never-expected counter moves
 # (responses_lost among them). Writes soak.csv,
 # soak_series.csv and raw/soak-telemetry.jsonl. Diagnostic knobs (environment):
-# DPUMESH_SOAK_REPLAY=0 plays the capture once instead of looping it (no Case 2 load),
+# DPUMESH_SOAK_REPLAY=0 starts no Case 2 generator (no Case 2 load),
 # DPUMESH_SOAK_RESTARTS=0 restarts no pod, DPUMESH_SOAK_TENANTS=0 starts no greedy tenant.
 
 soak_client_loop() { # NAME: runs clients until $WORK/soak.stop exists; one line per run
@@ -82,16 +86,18 @@ soak_tenants() { # a greedy tenant (nodrain, then flood, ...) for ~20 s of every
 }
 
 suite_soak() {
-  local cap="$WORK/soak.pcap" cfg="$WORK/soak.json"
+  local cap="$WORK/soak.pcap" cfg="$WORK/soak.json" memif="$WORK/soak.memif"
+  # every mesh request in it expects an answer (no malformed frames: the generator could not
+  # tell a frame the node rightly dropped from a lost answer); 2% foreign frames stay
   "$BIN/dpumesh-pcapgen" --out "$cap" --messages 100000 --frames 8000 --services echo --body 0:4096 \
-    --malformed-share 0.01 --other-share 0.02 --ipv6-share 0.25 > "$RAW/soak-pcapgen.txt"
-  # net_pcap keeps a looped capture in mbufs until the port closes
+    --malformed-share 0 --other-share 0.02 --ipv6-share 0.25 --seed 7 > "$RAW/soak-pcapgen.txt"
   local held=0
-  [ "${DPUMESH_SOAK_REPLAY:-1}" = 0 ] || held=$(kv "$(tail -1 "$RAW/soak-pcapgen.txt")" frames)
-  write_config "$cfg" --sock "$WORK/soak.sock" --port net_pcap0 --services echo:4,svc:8,client:8 \
+  rm -f "$memif"
+  write_config "$cfg" --sock "$WORK/soak.sock" \
+    --port "net_memif0,role=server,socket=$memif,socket-abstract=no" --services echo:4,svc:8,client:8 \
     --idle adaptive --mbufs 65535 --timeout-ms 2000
   progress "soak: ${SOAK_SECONDS} s of replay + pod-to-pod traffic with pod restarts"
-  dp_start soak "$cfg" --vdev "net_pcap0,rx_pcap=$cap,infinite_rx=${DPUMESH_SOAK_REPLAY:-1}" -- --wait-pods 4 || return
+  dp_start soak "$cfg" -- --wait-pods 4 || return
   local p replay_pods=() svc_pods=()
   for p in 1 2; do
     DPUMESH_POD_NOSUM=1 "$BIN/dpumesh-pod" echo "$DP_SOCK" >> "$RAW/soak-echo-pods.log" 2>&1 &
@@ -122,6 +128,19 @@ suite_soak() {
   if [ "${DPUMESH_SOAK_TENANTS:-1}" != 0 ]; then
     soak_tenants & tn=$!; track "$tn"
   fi
+  # the network's client: sends for the whole soak, then waits 5 s for the last answers
+  # (past the requests' 2 s deadline: every one has its answer, refusal or 504 by then)
+  local gen="" replay_sum=""
+  if [ "${DPUMESH_SOAK_REPLAY:-1}" != 0 ]; then
+    "$BIN/dpumesh-replay" -l "$MAIN_CPU" --no-huge -m 512 --no-pci --no-shconf \
+      --file-prefix "perf-soak-gen-$$" \
+      --vdev "net_memif0,role=client,socket=$memif,socket-abstract=no" -- \
+      --pcap "$cap" --match mesh --dut-ip 192.168.50.1,fd00:50::1 --pps "${DPUMESH_SOAK_PPS:-30000}" \
+      --duration "$SOAK_SECONDS" --drain 5 --idle-sleep 50 --wait-link 30 --progress 10 \
+      --label soak-case2 --out "$RAW/soak-replay" > "$RAW/soak-replay.log" 2>&1 < /dev/null &
+    gen=$!; track "$gen"
+    replay_sum="$RAW/soak-replay/summary.json"
+  fi
   local t0 left
   t0=$(date +%s)
   while :; do
@@ -133,7 +152,11 @@ suite_soak() {
   touch "$WORK/soak.stop"
   progress "soak: stopping traffic (clients finish their runs)"
   wait "$c1" "$c2" "$rs" "$rr" $tn 2>/dev/null || true
-  # the port keeps replaying, but with no pod for its messages they are refused at once;
+  if [ -n "$gen" ]; then
+    progress "soak: waiting for the Case 2 generator's last answers"
+    wait "$gen" 2>/dev/null || true
+    rmdir "$(rtdir "perf-soak-gen-$$")" 2>/dev/null || true
+  fi
   # let the last pending requests time out, then take the final samples
   sleep 12
   stop_pid "$watcher"
@@ -141,7 +164,7 @@ suite_soak() {
   dp_stop
   local a
   a=$(python3 "$ROOT/perf/lib/soak_check.py" "$RESULTS" "$RAW/soak-telemetry.jsonl" "$RAW/soak-clients.txt" \
-    "$RAW/soak-final.json" "$RAW/soak.final" "$held" "$RAW/soak-tenants.txt") || anomaly ERROR "soak: analysis failed"
+    "$RAW/soak-final.json" "$RAW/soak.final" "$held" "$RAW/soak-tenants.txt" $replay_sum) || anomaly ERROR "soak: analysis failed"
   while IFS= read -r line; do
     [ -z "$line" ] || anomaly "${line%% *}" "${line#* }"
   done <<< "$a"

@@ -286,6 +286,23 @@ TEST(Case3Errors, AFullDestinationIs503DestFull)
 		EXPECT_GE(timeout, 64) << out;
 		EXPECT_EQ(full + timeout, 200) << out;
 	}
+	/* the refusals are counted against the destination that had no room, and for the
+	 * service by reason (show pods, show metrics, telemetry) */
+	const long long hog_id = value_of(hog->output(), "READY", "pod");
+	auto pods = dpumesh::control::pods(n.control(), std::to_string(hog_id));
+	ASSERT_TRUE(pods);
+	ASSERT_EQ(pods->size(), 1u);
+	const std::string why = text_of(out, "DONE", "reasons");
+	const size_t at = why.find("dest_full:");
+	const uint64_t full = at == std::string::npos ? 0 : std::strtoull(why.c_str() + at + 10, nullptr, 10);
+	EXPECT_EQ((*pods)[0].quota.dest_refused, full) << out;
+	EXPECT_EQ((*pods)[0].tx_outstanding, 0u); /* the hog sends nothing */
+	const dpumesh::control::snapshot mid = n.snapshot();
+	for (const dpumesh::control::service_view &sv : mid.services)
+		if (sv.name == "echo") {
+			EXPECT_EQ(sv.refused_for(dpumesh::sidecar::refusal_reason::dest_full),
+				  full);
+		}
 	hog->signal(SIGKILL);
 	hog->wait(5s);
 	auto fin = n.stop();
@@ -396,6 +413,14 @@ TEST(Case3Overload, ASaturatedServiceIsRefusedAtTheFirstLook)
 	e2->wait(5s);
 	auto fin = n.stop();
 	EXPECT_EQ(fin.sidecar_value("saturated"), static_cast<uint64_t>(value_of(out, "DONE", "refused")));
+	bool echo_seen = false; /* counted for the service, by reason */
+	for (const dpumesh::control::service_view &sv : fin.services)
+		if (sv.name == "echo") {
+			echo_seen = true;
+			EXPECT_EQ(sv.refused_for(dpumesh::sidecar::refusal_reason::saturated),
+				  fin.sidecar_value("saturated"));
+		}
+	EXPECT_TRUE(echo_seen);
 	EXPECT_EQ(fin.sidecar_value("park_refused"), 0u); /* no queue ever reached its share */
 	EXPECT_EQ(fin.sidecar_value("timeouts"), 0u);
 	EXPECT_EQ(fin.sidecar_value("responses_lost"), 0u);
@@ -444,6 +469,9 @@ TEST(Case3Console, PodCommandsShowTheLiveMesh)
 	EXPECT_NE(pods.find("service=echo"), std::string::npos) << pods;
 	EXPECT_EQ(value_of(pods, "pod ", "rx_delivered"), 500) << pods;
 	EXPECT_EQ(value_of(pods, "pod ", "tx_done"), 500) << pods;
+	/* nothing in flight once the traffic is over, nothing refused to it */
+	EXPECT_EQ(value_of(pods, "pod ", "tx_outstanding"), 0) << pods;
+	EXPECT_EQ(value_of(pods, "pod ", "dest_refused"), 0) << pods;
 	unsigned id = 0;
 	ASSERT_EQ(std::sscanf(pods.substr(pods.find("pod ")).c_str(), "pod %u", &id), 1) << pods;
 	std::string pod = console_cmd(*n.proc, "show pod " + std::to_string(id));
@@ -472,6 +500,8 @@ TEST(Case3Console, PodCommandsShowTheLiveMesh)
 	std::free(dump);
 	EXPECT_EQ(u64_at(pods_tel.get(), "pod_id", 0), id);
 	EXPECT_EQ(u64_at(pods_tel.get(), "rx_delivered", 0), 500u);
+	EXPECT_EQ(u64_at(pods_tel.get(), "tx_outstanding", 0), 0u);
+	EXPECT_EQ(u64_at(pods_tel.get(), "dest_refused", 0), 0u);
 	json_ptr sidecar = t.query("/dpumesh/sidecar");
 	ASSERT_TRUE(sidecar);
 	EXPECT_EQ(u64_at(sidecar.get(), "forwarded", 0), 500u);

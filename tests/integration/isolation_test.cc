@@ -16,6 +16,9 @@
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <vector>
+
+#include <rte_mempool.h>
 
 #include "eal_env.h"
 #include "inproc_node.h"
@@ -161,11 +164,78 @@ void run_beside(const char *mode)
 	EXPECT_EQ(n.msgs_in_use, 0u);
 }
 
+/* Error answers (503 no_live_pod: the service has no pod) while the test holds every DPU
+ * header buffer but one: an answer that finds no hbuf is owed, not dropped, and goes out
+ * when an hbuf returns. The client must get exactly one answer per request (DONE: sent =
+ * mesh errors + refused; a lost answer is a STALL, exit 4). */
+void error_answers_wait_for_hbufs()
+{
+	inproc_node n("iso-owed", isolation_config());
+	ASSERT_TRUE(n.up) << n.error;
+	rte_mempool *hbufs = rte_mempool_lookup("dpumesh_hbufs");
+	ASSERT_NE(hbufs, nullptr);
+	std::vector<void *> held;
+	held.reserve(rte_mempool_avail_count(hbufs) + 64);
+	auto take_all = [&] {
+		void *obj;
+		while (rte_mempool_get(hbufs, &obj) == 0)
+			held.push_back(obj);
+	};
+	take_all();
+	/* one hbuf left to the node: a request's header takes it, so its error answer finds
+	 * none; it comes back with the request's TX completion, and the answer goes then */
+	ASSERT_FALSE(held.empty());
+	/* puts bypass this lcore's mempool cache (the test runs on the main lcore): the
+	 * node's worker takes from the pool itself */
+	rte_mempool_generic_put(hbufs, &held.back(), 1, nullptr);
+	held.pop_back();
+	/* no echo pod: every request is answered 503 no_live_pod by the sidecar, each answer in
+	 * an hbuf of its own, 256 requests outstanding */
+	auto c = n.pod({"client", n.sock, "20000", "3", "64"},
+		       {{"DPUMESH_CLIENT_SERVICE", "echo"}, {"DPUMESH_CLIENT_WINDOW", "256"},
+			{"DPUMESH_CLIENT_STALL", "20"}});
+	const auto until = std::chrono::steady_clock::now() + 60s;
+	uint64_t owed = 0;
+	while (std::chrono::steady_clock::now() < until &&
+	       c->output().find("DONE") == std::string::npos) {
+		owed = n.snapshot().sidecar_value("answers_owed");
+		if (owed > 100)
+			break;
+		std::this_thread::sleep_for(1ms);
+	}
+	const uint64_t owed_mid = n.snapshot().sidecar_value("answers_owed");
+	/* then every hbuf back: the rest of the requests go at full speed */
+	rte_mempool_generic_put(hbufs, held.data(), static_cast<unsigned>(held.size()), nullptr);
+	held.clear();
+	ASSERT_GT(owed, 0u) << "no error answer had to wait for an hbuf; output: " << c->output();
+	const int rc = c->wait(120s);
+	const std::string out = c->output();
+	EXPECT_EQ(rc, 0) << out;
+	const long long sent = value_of(out, "DONE", "sent");
+	EXPECT_EQ(sent, 20000) << out;
+	EXPECT_EQ(value_of(out, "DONE", "ok"), 0) << out;
+	EXPECT_EQ(value_of(out, "DONE", "mesh_err") + value_of(out, "DONE", "refused"), sent) << out;
+	EXPECT_EQ(value_of(out, "DONE", "dup"), 0) << out;
+	auto fin = n.stop();
+	std::printf("owed: answers_owed=%lu (while held %lu) answers_unsent=%lu hbuf_empty=%lu "
+		    "no_live_pod=%lu\n",
+		    (unsigned long)fin.sidecar_value("answers_owed"), (unsigned long)owed_mid,
+		    (unsigned long)fin.sidecar_value("answers_unsent"),
+		    (unsigned long)fin.sidecar_value("hbuf_empty"),
+		    (unsigned long)fin.sidecar_value("no_live_pod"));
+	EXPECT_EQ(fin.sidecar_value("answers_unsent"), 0u);
+	EXPECT_EQ(fin.sidecar_value("responses_lost"), 0u);
+	EXPECT_EQ(fin.hbufs_in_use, 0u);
+	EXPECT_EQ(fin.pending, 0u);
+}
+
 } // namespace
 
 TEST(Isolation, APodFloodingRequestsDoesNotStallAnother) { run_beside("flood"); }
 
 TEST(Isolation, APodThatNeverDrainsItsRxDoesNotStallAnother) { run_beside("nodrain"); }
+
+TEST(Isolation, AnErrorAnswerThatFindsNoHbufWaitsForOne) { error_answers_wait_for_hbufs(); }
 
 int main(int argc, char **argv)
 {

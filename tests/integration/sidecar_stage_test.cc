@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -69,7 +70,7 @@ struct answer {
 };
 
 class sidecar_stage : public ::testing::Test {
-protected:
+public:
 	static void SetUpTestSuite()
 	{
 		auto c = config::load_string(node_json, "sidecar_stage_test");
@@ -387,6 +388,141 @@ TEST_F(sidecar_stage, a_clients_request_for_a_peers_service_is_relayed_and_answe
 	EXPECT_EQ(st.no_match.get(), no_match + 2);
 }
 
+/* A relayed request up to the peer, and the peer's answer handed in: what the client then
+ * gets is read off tx2 by the caller. Returns the token the peer answered. */
+static uint64_t relay_and_answer(uint64_t corr, const std::vector<uint8_t> &rbody,
+				 const std::function<void()> &before_answer)
+{
+	std::vector<uint8_t> req(256);
+	{
+		wire::l7_writer w(req.data(), req.size());
+		w.request("billing", "POST", "/pay", 0, 0);
+		req.resize(w.finish());
+	}
+	sidecar_stage::from_host(sidecar_stage::client_ip, 1, req, {}, true, corr);
+	sidecar_stage::run_polls();
+	std::vector<frame_out> out = sidecar_stage::frames(sidecar_stage::tx);
+	EXPECT_EQ(out.size(), 1u);
+	const uint64_t token = out.empty() ? 0 : out[0].pf.correlation;
+	sidecar_stage::from_host(sidecar_stage::peer_ip, 0, sidecar_stage::response(200), rbody,
+				 false, token);
+	before_answer();
+	sidecar_stage::run_polls();
+	return token;
+}
+
+/* Polls until something is on tx2 (the owed answer is tried again 100 us after a failure). */
+static std::vector<frame_out> client_frames_soon()
+{
+	std::vector<frame_out> got;
+	for (int i = 0; i < 200 && got.empty(); i++) {
+		usleep(1000);
+		sidecar_stage::run_polls();
+		got = sidecar_stage::frames(sidecar_stage::tx2);
+	}
+	return got;
+}
+
+TEST_F(sidecar_stage, a_relayed_answer_that_finds_the_tx_ring_full_becomes_one_502)
+{
+	const sidecar::counters &st = stage->stats();
+	const uint64_t lost = st.responses_lost.get(), deferred = st.answers_deferred.get(),
+		       owed = st.answers_owed.get(), ring_full = st.egress_ring_full.get();
+	/* the client's port TX ring full when the peer's answer comes */
+	std::vector<void *> filler;
+	relay_and_answer(4242, bytes(300, 5), [&] {
+		static int dummy;
+		while (rte_ring_enqueue(tx2, &dummy) == 0)
+			filler.push_back(&dummy);
+	});
+	EXPECT_GE(st.egress_ring_full.get(), ring_full + 1);
+	EXPECT_EQ(st.answers_deferred.get(), deferred + 1);
+	EXPECT_EQ(st.answers_owed.get(), owed + 1);
+	EXPECT_EQ(st.responses_lost.get(), lost);
+	run_polls(16); /* still full: it stays owed */
+	EXPECT_EQ(rte_ring_count(tx2), filler.size());
+	/* the port drains: exactly one answer, 502 egress_failed, with the client's correlation */
+	void *obj;
+	while (rte_ring_dequeue(tx2, &obj) == 0) {
+	}
+	std::vector<frame_out> got = client_frames_soon();
+	ASSERT_EQ(got.size(), 1u);
+	EXPECT_EQ(got[0].kind, wire::frame_kind::response);
+	EXPECT_EQ(got[0].pf.correlation, 4242u);
+	EXPECT_EQ(got[0].status, 502);
+	EXPECT_EQ(got[0].reason, "egress_failed");
+	usleep(2000);
+	run_polls(16);
+	EXPECT_TRUE(frames(tx2).empty()); /* one answer, not two */
+	EXPECT_TRUE(frames(tx).empty());
+	EXPECT_EQ(st.responses_lost.get(), lost);
+	EXPECT_EQ(stage->pending().size(), 0u);
+}
+
+TEST_F(sidecar_stage, a_relayed_answer_that_finds_no_mbuf_becomes_one_502)
+{
+	const sidecar::counters &st = stage->stats();
+	const uint64_t lost = st.responses_lost.get(), deferred = st.answers_deferred.get(),
+		       no_mbuf = st.egress_no_mbuf.get();
+	/* every packet mbuf taken when the peer's answer comes (its own are allocated); the
+	 * 502 goes out as soon as mbufs are back: here, those of the answer it replaces */
+	std::vector<rte_mbuf *> taken;
+	relay_and_answer(4343, bytes(900, 7), [&] {
+		while (rte_mbuf *m = rte_pktmbuf_alloc(pkts))
+			taken.push_back(m);
+	});
+	EXPECT_GE(st.egress_no_mbuf.get(), no_mbuf + 1);
+	EXPECT_EQ(st.answers_deferred.get(), deferred + 1);
+	EXPECT_EQ(st.responses_lost.get(), lost);
+	for (rte_mbuf *m : taken)
+		rte_pktmbuf_free(m);
+	std::vector<frame_out> got = client_frames_soon();
+	ASSERT_EQ(got.size(), 1u);
+	EXPECT_EQ(got[0].pf.correlation, 4343u);
+	EXPECT_EQ(got[0].status, 502);
+	EXPECT_EQ(got[0].reason, "egress_failed");
+	usleep(2000);
+	run_polls(16);
+	EXPECT_TRUE(frames(tx2).empty()); /* one answer, not two */
+	EXPECT_EQ(st.responses_lost.get(), lost);
+}
+
+TEST_F(sidecar_stage, a_timeout_that_finds_no_mbuf_is_owed_until_mbufs_return)
+{
+	const sidecar::counters &st = stage->stats();
+	const uint64_t owed = st.answers_owed.get(), timeouts = st.timeouts.get(),
+		       unsent = st.answers_unsent.get();
+	from_host(client_ip, 1, request("slow"), bytes(40, 1), true, 902);
+	run_polls();
+	std::vector<frame_out> to_peer = frames(tx);
+	ASSERT_EQ(to_peer.size(), 1u);
+	/* no packet mbuf left when its deadline (20 ms) passes: the 504 cannot be made */
+	std::vector<rte_mbuf *> taken;
+	while (rte_mbuf *m = rte_pktmbuf_alloc(pkts))
+		taken.push_back(m);
+	for (int i = 0; i < 200 && st.timeouts.get() == timeouts; i++) {
+		usleep(1000);
+		run_polls(8);
+	}
+	ASSERT_EQ(st.timeouts.get(), timeouts + 1);
+	EXPECT_EQ(st.answers_owed.get(), owed + 1);
+	usleep(1000);
+	run_polls(16);
+	EXPECT_TRUE(frames(tx2).empty()); /* still owed */
+	EXPECT_EQ(stage->pending().size(), 0u); /* the request itself ended */
+	for (rte_mbuf *m : taken)
+		rte_pktmbuf_free(m);
+	std::vector<frame_out> got = client_frames_soon();
+	ASSERT_EQ(got.size(), 1u);
+	EXPECT_EQ(got[0].pf.correlation, 902u);
+	EXPECT_EQ(got[0].status, 504);
+	EXPECT_EQ(got[0].reason, "timeout");
+	usleep(2000);
+	run_polls(16);
+	EXPECT_TRUE(frames(tx2).empty());
+	EXPECT_EQ(st.answers_unsent.get(), unsent);
+}
+
 TEST_F(sidecar_stage, the_policy_applies_to_relayed_requests_and_peers_get_no_relay)
 {
 	const sidecar::counters &st = stage->stats();
@@ -484,8 +620,9 @@ TEST_F(sidecar_stage, counters_are_listed_by_name)
 	});
 	/* 42 + relayed, relayed_answers + three hand-off counters + the destination queues'
 	 * park_refused and resumes + the quotas' quota_refused, answers_refused,
-	 * answers_orphaned and answers_deferred + admission's saturated */
-	EXPECT_EQ(n, 54u);
+	 * answers_orphaned and answers_deferred + admission's saturated + the owed answers'
+	 * answers_owed and answers_unsent */
+	EXPECT_EQ(n, 56u);
 	EXPECT_TRUE(saw_requests);
 	EXPECT_EQ(queue_counters, 2u);
 	EXPECT_EQ(stage->policy()->version(), 1u);

@@ -70,6 +70,9 @@ public:
 	policy::retry_budget *origin_budget(const pending::entry &e, const request_ctx &c) noexcept;
 	/** An answer to pod `handle` was given up: no RX room in time. */
 	void answer_refused(uint32_t handle) noexcept;
+	/** A request to pod `handle` was refused for want of room there (dest_full: its queue
+	 *  at its share, or it waited past its give-up time): counted against the destination. */
+	void dest_refused(uint32_t handle) noexcept;
 	/** The TSC by which an answer must have found room at its requester. */
 	uint64_t answer_give_up(uint64_t now) const noexcept { return now + _answer_wait; }
 
@@ -111,6 +114,7 @@ private:
 	};
 	struct pod_tenant : tenant {
 		std::atomic<uint32_t> handle{0}; /**< generation the refusal counters are for */
+		counter dest_refused;            /**< requests to it refused: no room (dest_full) */
 	};
 	struct source_tenant : tenant {
 		/* the last address counted here (its 16 bytes; control may see the halves of

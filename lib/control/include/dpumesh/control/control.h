@@ -45,6 +45,7 @@ struct pod_view {
 	pod_registry_entry entry; /**< pod_lookup_table[pod_id] as the DPA reads it */
 	pod_counters counters;
 	sidecar::quota_usage quota; /**< its share of the node's resources, over the shards */
+	uint32_t tx_outstanding;    /**< TX descriptors taken and not completed (now) */
 };
 
 /** Longest statistics period, seconds (as --stats-period). */

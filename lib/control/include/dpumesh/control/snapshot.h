@@ -65,6 +65,12 @@ struct service_view {
 	uint64_t requests, refused, mesh_generated, retries, timeouts;
 	std::array<uint64_t, 5> classes; /**< answers to the origin by status class 1xx..5xx */
 	std::array<uint64_t, sidecar::latency_histogram::nb_buckets> latency;
+	/** refusals by reason (sidecar::refusal_reason) */
+	std::array<uint64_t, static_cast<size_t>(sidecar::refusal_reason::count)> refused_by{};
+	uint64_t refused_for(sidecar::refusal_reason r) const noexcept
+	{
+		return refused_by[static_cast<size_t>(r)];
+	}
 };
 
 struct snapshot {

@@ -218,6 +218,9 @@ public:
 	/** Registered pods; any thread (control writes it, telemetry reads it). */
 	uint32_t nb_pods() const noexcept { return _nb_pods.load(std::memory_order_relaxed); }
 	const mkey_table &mkeys() const noexcept { return _mkeys; }
+	/** TX descriptors of an active pod taken and not completed yet (now; at most its TX
+	 *  header slots: what it has in flight in the node), 0 for a free pod_id. */
+	uint32_t tx_outstanding(uint32_t pod_id) const noexcept;
 	/** Counters of an active pod (zeroed for a free pod_id). */
 	pod_counters counters(uint32_t pod_id) const noexcept;
 	/** Counters of every pod unregistered so far, summed. */

@@ -57,10 +57,28 @@ struct latency_histogram {
 	void add(const latency_histogram &o) noexcept;
 };
 
+/** Why the mesh refused a request, as counted per service and route (l7_metrics::
+ *  refused_by; docs/overload.md "Counted"): at the first look, by the policy, or after a
+ *  delivery was tried (dest_full: the destination's queue refused it or it waited past its
+ *  give-up time; dest_gone: the destination unregistered). */
+#define DPUMESH_FOREACH_REFUSAL_REASON(_)                                                \
+	_(misrouted) _(circuit_open) _(policy) _(no_live_pod) _(overloaded) _(saturated)  \
+	_(dest_full) _(dest_gone)
+enum class refusal_reason : uint8_t {
+#define DPUMESH_REFUSAL_ENUM(n) n,
+	DPUMESH_FOREACH_REFUSAL_REASON(DPUMESH_REFUSAL_ENUM)
+#undef DPUMESH_REFUSAL_ENUM
+	count
+};
+/** The reason's name ("saturated", ...). */
+const char *refusal_reason_name(refusal_reason r) noexcept;
+
 /** Request metrics of a service or a route; single writer (the sidecar lcore). */
 struct alignas(64) l7_metrics {
 	counter requests;               /**< requests the sidecar took for it */
 	counter refused;                /**< refused by the mesh here (policy or routing) */
+	/** refusals of its requests by reason (admission's and the destinations') */
+	std::array<counter, static_cast<size_t>(refusal_reason::count)> refused_by;
 	std::array<counter, 5> classes; /**< answers to the origin by status class 1xx..5xx */
 	counter mesh_generated;         /**< answers the mesh made (errors), any node */
 	counter retries;                /**< attempts after the first */

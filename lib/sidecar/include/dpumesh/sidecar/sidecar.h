@@ -112,7 +112,9 @@ using port::rx_msg;
 	_(responses_failed, "responses not deliverable (responder gone, too large): 502 sent instead") \
 	_(bad_header, "messages with an invalid L7 header")                              \
 	_(header_dma_error, "headers whose copy into an hbuf failed")                    \
-	_(hbuf_empty, "error responses not sent: no header buffer")                      \
+	_(hbuf_empty, "network messages not taken: no header buffer")                    \
+	_(answers_owed, "error answers that waited for a buffer (hbuf, mbuf, TX ring room), sent later") \
+	_(answers_unsent, "error answers not sent: the owed answers' queue full (never expected)") \
 	_(backlog_stalls, "polls that stopped taking input: RX kernel queues full")      \
 	_(backlog_overflow, "commands dropped: RX kernel backlog full (never expected)")  \
 	_(policy_refused, "requests refused by the L7 policy (401/403/429/503)")        \
@@ -141,11 +143,13 @@ struct quota_usage {
 	uint64_t refused = 0;         /**< requests refused: over its quota */
 	uint64_t answers_refused = 0; /**< answers to it given up: its RX had no room */
 	uint64_t peak = 0;            /**< most requests it had pending at once */
+	uint64_t dest_refused = 0;    /**< requests to it (a destination) refused: no room */
 	void add(const quota_usage &o) noexcept
 	{
 		in_flight += o.in_flight;
 		refused += o.refused;
 		answers_refused += o.answers_refused;
+		dest_refused += o.dest_refused;
 		peak = peak > o.peak ? peak : o.peak;
 	}
 };
@@ -201,8 +205,10 @@ class admission;
 class request_table;
 class outbox;
 class egress;
+struct remote;
 class network_in;
 class quota;
+struct owed;
 struct dpa_command;
 struct dpa_note;
 struct handoff_item;
@@ -279,6 +285,11 @@ private:
 			 const char *reason) noexcept;
 	void reply_to_origin(const pending::entry &e, const request_ctx &c, uint16_t status,
 			     const char *reason) noexcept;
+	bool make_error(uint32_t origin, uint32_t req_id, uint32_t step_id, uint16_t status,
+			const char *reason) noexcept;
+	void reply_net(const remote &to, uint64_t correlation, uint16_t status,
+		       const char *reason, uint64_t now) noexcept;
+	uint32_t pay_owed(uint64_t now) noexcept;
 	/* network (flow_net.cc) */
 	void from_network(port::rx_msg *m, uint64_t now) noexcept;
 	void net_request(net_message &m, uint64_t now) noexcept;
@@ -316,6 +327,7 @@ private:
 	std::unique_ptr<egress> _egress;
 	std::unique_ptr<network_in> _net_in;
 	std::unique_ptr<quota> _quota;
+	std::unique_ptr<owed> _owed; /* error answers waiting for a buffer (internal/owed.h) */
 	/* routing and policy: published by control, loaded once per poll into _cur */
 	std::atomic<ruleset *> _published{nullptr};
 	ruleset *_cur = nullptr;
