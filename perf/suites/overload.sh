@@ -44,6 +44,7 @@ OVL_DELAY_US=${DPUMESH_PERF_OVL_DELAY_US:-1000}
 OVL_FACTOR=${DPUMESH_PERF_OVL_FACTOR:-10}
 OVL_NET_FACTOR=${DPUMESH_PERF_OVL_NET_FACTOR:-$OVL_FACTOR}
 OVL_NET=${DPUMESH_PERF_OVL_NET:-1}   # 0: no port, no network phases (the six above only)
+OVL_NET_RATE=${DPUMESH_PERF_OVL_NET_RATE:-}  # frames/s of the network phases, instead of a factor of C
 OVL_WARMUP=0.5
 # the profiled window (run.sh --profile): the refused phase, the cost the issue bounds
 PROFILE_AT_overload=refused
@@ -298,7 +299,7 @@ suite_overload() {
   # window is the generator's whole run (the node is idle before and after it)
   local nrate ngen nsecs=$secs cost ncost_del nwhere nref_ns=0 nref_cyc=0 n50=0 n99=0
   if [ "$OVL_NET" != 0 ]; then
-  nrate=$(awk -v c="$cap" -v f="$OVL_NET_FACTOR" 'BEGIN { printf "%.0f", c * f }')
+  nrate=${OVL_NET_RATE:-$(awk -v c="$cap" -v f="$OVL_NET_FACTOR" 'BEGIN { printf "%.0f", c * f }')}
   for i in quiet echo; do
     "$OVL_GEN_DIR/dpumesh-pcapgen" --out "$WORK/ovl-net-$i.pcap" --messages 4000 --frames 4000 \
       --services "$i" --frame-size 64 --ipv6-share 0 --seed 1 > /dev/null ||
@@ -319,7 +320,7 @@ rx = lambda d: sum(v for n, v in zip(d["name"], d["work"]) if n.startswith("port
 n = rx(b) - rx(a)
 print("%.0f %.0f" % (float(sys.argv[3]) / n, float(sys.argv[4]) / n) if n else "0 0")' "$before" "$after" "${cost%% *}" "${cost#* }")
 
-  progress "overload: [8/9] net-flood: $nrate requests/s to \"echo\" from the network (${OVL_NET_FACTOR}x $cap)"
+  progress "overload: [8/9] net-flood: $nrate requests/s to \"echo\" from the network (capacity $cap)"
   before=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/drops)
   ovl_gen net-flood "$WORK/ovl-net-echo.pcap" "$nrate" "$nsecs"
   wait "$OVL_GEN_PID" 2>/dev/null || true
