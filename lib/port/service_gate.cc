@@ -2,14 +2,28 @@
 // The service gate: a service name index and the per-service saturation flags (service_gate.h).
 #include "dpumesh/port/service_gate.h"
 
+#include <cstring>
+
 #include <rte_hash_crc.h>
 
 namespace dpumesh::port {
 
 namespace {
+/* CRC32-C of the name, four bytes at a time through memcpy: port RX hashes names in place
+ * in a frame, at any alignment (rte_hash_crc loads them as uint32_t, which UBSan refuses) */
 uint32_t name_hash(std::string_view n) noexcept
 {
-	return rte_hash_crc(n.data(), static_cast<uint32_t>(n.size()), 0x5eed);
+	const char *p = n.data();
+	uint32_t h = 0x5eed;
+	size_t i = 0;
+	for (; i + 4 <= n.size(); i += 4) {
+		uint32_t w;
+		std::memcpy(&w, p + i, 4);
+		h = rte_hash_crc_4byte(w, h);
+	}
+	for (; i < n.size(); i++)
+		h = rte_hash_crc_1byte(static_cast<uint8_t>(p[i]), h);
+	return h;
 }
 } // namespace
 
