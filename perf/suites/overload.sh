@@ -347,7 +347,9 @@ print("%.0f %.0f" % (max(ns - admitted * dns, 0) / refused, max(cyc - admitted *
 
   progress "overload: [9/9] net-isolation: the network flood again, 64 B round trips to \"quiet\" beside it"
   local gsecs
-  gsecs=$(awk -v s="$secs" 'BEGIN { print s + 4 }')
+  # long enough for the round trips to start (the generator's link, a loaded box) and end
+  # inside the flood
+  gsecs=$(awk -v s="$secs" 'BEGIN { print s + 8 }')
   ovl_gen net-isolation "$WORK/ovl-net-echo.pcap" "$nrate" "$gsecs"
   ngen=$OVL_GEN_PID
   ovl_wait_rx
