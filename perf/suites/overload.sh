@@ -46,8 +46,9 @@ OVL_NET_FACTOR=${DPUMESH_PERF_OVL_NET_FACTOR:-$OVL_FACTOR}
 OVL_NET=${DPUMESH_PERF_OVL_NET:-1}   # 0: no port, no network phases (the six above only)
 OVL_NET_RATE=${DPUMESH_PERF_OVL_NET_RATE:-}  # frames/s of the network phases, instead of a factor of C
 OVL_WARMUP=0.5
-# the profiled window (run.sh --profile): the refused phase, the cost the issue bounds
-PROFILE_AT_overload=refused
+# the profiled window (run.sh --profile): the refused phase, the cost the issue bounds, or
+# DPUMESH_PERF_OVL_PROFILE_AT=net-flood: the network flood's generator run
+PROFILE_AT_overload=${DPUMESH_PERF_OVL_PROFILE_AT:-refused}
 # the pods' binary: the tree's own even in a --baseline run (the pods are the load
 # generator; only the node is compared)
 OVL_POD_BIN=${DPUMESH_PERF_POD_BIN:-$BIN/dpumesh-pod}
@@ -323,7 +324,9 @@ print("%.0f %.0f" % (float(sys.argv[3]) / n, float(sys.argv[4]) / n) if n else "
   progress "overload: [8/9] net-flood: $nrate requests/s to \"echo\" from the network (capacity $cap)"
   before=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/drops)
   ovl_gen net-flood "$WORK/ovl-net-echo.pcap" "$nrate" "$nsecs"
+  profile_window overload net-flood 1 "$(cpu_secs "$nsecs" 1)"
   wait "$OVL_GEN_PID" 2>/dev/null || true
+  profile_wait
   after=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/drops)
   cost=$(lcore_cost "$before" "$after")
   nwhere=$(ovl_counters "$before" "$after")
