@@ -334,6 +334,7 @@ private:
 	bool _registered = false;
 	std::string _hop;
 	uint64_t _next_sweep = 0; /* TSC of the next deadline sweep */
+	uint64_t _next_gate = 0;  /* TSC of the next look at saturated services (refresh_gate) */
 	policy::trace_rng _trace_rng; /* trace ids of requests without them (seeded at create) */
 	counters _stats;
 };
