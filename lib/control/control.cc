@@ -208,6 +208,7 @@ drop_totals drops(const node &n)
 		t.no_consumer += rx->stats.no_consumer.get();
 		t.ring_full += rx->stats.ring_full.get();
 		t.msg_pool_empty += rx->stats.msg_pool_empty.get();
+		t.refused_saturated += rx->stats.refused_saturated.get();
 		t.duplicates += rx->reasm->stats().duplicates.get();
 		for (size_t d = 0; d < t.drops.size(); d++)
 			t.drops[d] += rx->stats.drops[d].get() + rx->reasm->stats().drops[d].get();

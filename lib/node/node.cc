@@ -305,6 +305,9 @@ status instance::build_mesh()
 			return s.error();
 		_sidecars.push_back(std::move(*s));
 		_shard_view.push_back(_sidecars.back().get());
+		/* worker k's port RX refuses what shard k marks saturated (docs/overload.md) */
+		if (k < _worker_rx.size() && _worker_rx[k])
+			_worker_rx[k]->gate = &_sidecars.back()->gate();
 
 		auto l = lcore_of(k, "sidecar");
 		st = l ? _runner->add(*l, _sidecars.back()->lcore_stage()) : l.error();

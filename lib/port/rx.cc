@@ -7,7 +7,44 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
+#include "dpumesh/wire/l7.h"
+
 namespace dpumesh::port {
+
+namespace {
+
+/* The gate's index of a single-frame request's service when the gate says it is saturated,
+ * else UINT32_MAX. The L7 header is read in place from the first segment (bounds-checked
+ * against it and against the message); anything unusual goes on to the sidecar as usual. */
+uint32_t gated_service(const service_gate &gate, const rte_mbuf *m,
+		       const wire::parsed_frame &pf) noexcept
+{
+	if (pf.l7_len > pf.msg_len || uint32_t(pf.payload_off) + pf.l7_len > m->data_len)
+		return UINT32_MAX;
+	std::string_view name;
+	if (wire::l7_peek_service(rte_pktmbuf_mtod_offset(m, const uint8_t *, pf.payload_off),
+				  pf.l7_len, &name) != wire::l7_error::ok)
+		return UINT32_MAX;
+	const uint32_t svc = gate.find(name);
+	return gate.saturated(svc) ? svc : UINT32_MAX;
+}
+
+/* What the sidecar needs to answer a refused request: the message's addresses and ids. */
+void refusal_of(const wire::parsed_frame &pf, rx_msg *rm) noexcept
+{
+	rm->body = {};
+	rm->msg = {};
+	rm->msg.src = pf.src;
+	std::memcpy(rm->msg.src_mac, pf.src_mac, sizeof(rm->msg.src_mac));
+	rm->msg.kind = pf.kind;
+	rm->msg.msg_id = pf.msg_id;
+	rm->msg.msg_len = pf.msg_len;
+	rm->msg.l7_len = pf.l7_len;
+	rm->msg.correlation = pf.correlation;
+	rm->refusal = rx_refusal::saturated;
+}
+
+} // namespace
 
 void rx_msg_free(rx_msg *m) noexcept
 {
@@ -42,7 +79,7 @@ uint16_t rx_poll(void *arg) noexcept
 	if (rte_mempool_get_bulk(c.msg_pool, reinterpret_cast<void **>(done), n) == 0)
 		nb_objs = n;
 	uint64_t bytes = 0;
-	uint32_t accepted = 0;
+	uint32_t accepted = 0, refused = 0;
 	uint32_t drops[static_cast<size_t>(rx_drop::count)] = {};
 	for (uint16_t i = 0; i < n; i++) {
 		if (i + 2 < n)
@@ -62,6 +99,28 @@ uint16_t rx_poll(void *arg) noexcept
 			continue;
 		}
 		accepted++;
+		uint32_t svc;
+		if (c.gate && pf.kind == wire::frame_kind::request && pf.frag_offset == 0 &&
+		    pf.frag_len == pf.msg_len && (svc = gated_service(*c.gate, m, pf)) != UINT32_MAX) {
+			/* refused before reassembly: the sidecar answers from the frame's addresses */
+			void *obj;
+			if (nb_done < nb_objs) {
+				obj = done[nb_done];
+			} else if (rte_mempool_get(c.msg_pool, &obj) != 0) [[unlikely]] {
+				c.stats.msg_pool_empty.inc();
+				rte_pktmbuf_free(m);
+				continue;
+			}
+			auto *rm = static_cast<rx_msg *>(obj);
+			refusal_of(pf, rm);
+			rte_pktmbuf_free(m);
+			rm->rx_tsc = now;
+			rm->port_id = q.port;
+			rm->svc = svc;
+			refused++;
+			done[nb_done++] = rm;
+			continue;
+		}
 		wire::message msg;
 		if (c.reasm->input(m, pf, now, &msg) != wire::reasm_result::complete)
 			continue; /* held, or dropped and counted by the reassembler */
@@ -78,6 +137,7 @@ uint16_t rx_poll(void *arg) noexcept
 		rm->msg = msg;
 		rm->rx_tsc = now;
 		rm->port_id = q.port;
+		rm->refusal = rx_refusal::none;
 		done[nb_done++] = rm;
 	}
 	if (nb_done < nb_objs)
@@ -98,6 +158,8 @@ uint16_t rx_poll(void *arg) noexcept
 	c.stats.frames.add(n);
 	c.stats.bytes.add(bytes);
 	c.stats.accepted.add(accepted);
+	if (refused)
+		c.stats.refused_saturated.add(refused);
 	for (size_t d = 0; d < static_cast<size_t>(rx_drop::count); d++)
 		if (drops[d])
 			c.stats.drops[d].add(drops[d]);

@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include <rte_hash_crc.h>
-
 #include "dpumesh/sidecar/sidecar.h"
 
 namespace dpumesh::sidecar {
@@ -41,40 +39,13 @@ bool admission::has_room(uint32_t handle) const noexcept
 	       _reg.rx_capacity(handle) + _queue;
 }
 
-namespace {
-uint32_t name_hash(std::string_view n) noexcept
-{
-	return rte_hash_crc(n.data(), static_cast<uint32_t>(n.size()), 0x5eed);
-}
-} // namespace
-
 admission::admission(pod_registry &reg, std::vector<std::string> svc_names,
 		     const tsc_clock &clock, counters &stats)
-	: _reg(reg), _names(std::move(svc_names)),
-	  _metrics(std::make_unique<l7_metrics[]>(_names.size())), _clock(clock), _stats(stats)
+	: _reg(reg), _gate(std::move(svc_names)),
+	  _is_raised(_gate.nb_services(), 0),
+	  _metrics(std::make_unique<l7_metrics[]>(_gate.nb_services())), _clock(clock), _stats(stats)
 {
-	size_t cap = 4;
-	while (cap < 2 * _names.size())
-		cap <<= 1;
-	_index.assign(cap, 0);
-	for (uint32_t i = 0; i < _names.size(); i++) {
-		uint32_t h = name_hash(_names[i]) & (cap - 1);
-		while (_index[h] != 0)
-			h = (h + 1) & (cap - 1);
-		_index[h] = i + 1;
-	}
-}
-
-uint32_t admission::service_of(std::string_view name) const noexcept
-{
-	const uint32_t mask = static_cast<uint32_t>(_index.size() - 1);
-	for (uint32_t h = name_hash(name) & mask;; h = (h + 1) & mask) {
-		const uint32_t v = _index[h];
-		if (v == 0)
-			return UINT32_MAX;
-		if (_names[v - 1] == name)
-			return v - 1;
-	}
+	_raised.reserve(_gate.nb_services());
 }
 
 verdict admission::admit(ruleset &rules, const wire::l7_view &v, uint64_t source_id,
@@ -114,6 +85,11 @@ verdict admission::admit(ruleset &rules, const wire::l7_view &v, uint64_t source
 	if (sr.local && _loads != nullptr && (dst = _reg.pick_pod(a.svc)) != 0 && !has_room(dst) &&
 	    (dst = pick_with_room(a.svc)) == 0) {
 		_stats.saturated.inc();
+		if (!_is_raised[a.svc]) { /* port RX refuses its network requests from now */
+			_is_raised[a.svc] = 1;
+			_raised.push_back(a.svc);
+			_gate.set_saturated(a.svc, true);
+		}
 		a.status = 503;
 		a.why = refusal::saturated;
 		return a;
@@ -152,6 +128,30 @@ uint32_t admission::pick_with_room(uint32_t svc) noexcept
 			return h;
 	}
 	return 0;
+}
+
+void admission::refresh_gate() noexcept
+{
+	for (size_t i = 0; i < _raised.size();) {
+		const uint32_t svc = _raised[i];
+		if (_reg.nb_live(svc) != 0 && pick_with_room(svc) == 0) {
+			i++;
+			continue;
+		}
+		_gate.set_saturated(svc, false);
+		_is_raised[svc] = 0;
+		_raised[i] = _raised.back();
+		_raised.pop_back();
+	}
+}
+
+void admission::count_refused_at_rx(uint32_t svc) noexcept
+{
+	if (svc >= nb_services())
+		return;
+	_metrics[svc].requests.inc();
+	_metrics[svc].refused.inc();
+	_metrics[svc].answer(503, true);
 }
 
 void admission::overloaded(verdict &v) noexcept

@@ -168,6 +168,7 @@ const l7_metrics &stage::service_metrics(uint32_t svc) const noexcept
 {
 	return _admission->metrics(svc);
 }
+const port::service_gate &stage::gate() const noexcept { return _admission->gate(); }
 
 uint32_t stage::waiting() const noexcept
 {
@@ -378,6 +379,10 @@ uint32_t stage::run() noexcept
 		unsigned n = rte_ring_sc_dequeue_burst(_ingress, reinterpret_cast<void **>(msgs), burst,
 						       nullptr);
 		for (unsigned i = 0; i < n; i++) {
+			if (msgs[i]->refusal != port::rx_refusal::none) {
+				refused_at_rx(msgs[i]);
+				continue;
+			}
 			const wire::message &wm = msgs[i]->msg;
 			const unsigned sh = wm.kind == wire::frame_kind::response &&
 						    wm.correlation <= UINT32_MAX
@@ -411,9 +416,26 @@ uint32_t stage::run() noexcept
 			_next_sweep = now + _tsc_hz / 1000;
 		work += total;
 	}
+	/* 8. saturated services whose pods have room again: port RX lets their requests in.
+	 * Every 10 us, not every poll: looking at each raised service's pods took a tenth of
+	 * the lcore under a network flood (perf record), and a pod's slot lasts far longer */
+	if (now >= _next_gate) {
+		_admission->refresh_gate();
+		_next_gate = now + _tsc_hz / 100000;
+	}
 	_egress->end_burst();
 	_reg->dp_quiescent(_qsbr_id);
 	return work;
+}
+
+/* A request port RX refused at its first frame (its service was saturated here): the 503
+ * frame from the addresses port RX kept; no hbuf, no decode, no admission. */
+void stage::refused_at_rx(rx_msg *m) noexcept
+{
+	_admission->count_refused_at_rx(m->svc);
+	_egress->reply(_egress->remote_of(*m), m->msg.correlation, 503,
+		       "saturated", _hop);
+	port::rx_msg_free(m);
 }
 
 uint16_t stage::poll(void *arg) noexcept

@@ -223,6 +223,46 @@ l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
 	return l7_error::ok;
 }
 
+l7_error l7_peek_service(const uint8_t *buf, size_t len, std::string_view *service) noexcept
+{
+	if (len < l7_fixed_size)
+		return l7_error::truncated;
+	if (buf[0] != l7_magic0 || buf[1] != l7_magic1)
+		return l7_error::bad_magic;
+	if (buf[2] != l7_version)
+		return l7_error::bad_version;
+	if (buf[3] != static_cast<uint8_t>(l7_kind::request))
+		return l7_error::bad_kind;
+	if (get16(buf + 4) != len)
+		return l7_error::bad_length;
+	if (get16(buf + 8) != 0)
+		return l7_error::bad_status;
+	const uint16_t nb = get16(buf + 6);
+	if (nb > l7_max_fields)
+		return l7_error::too_many_fields;
+	const uint8_t *p = buf + l7_fixed_size;
+	const uint8_t *end = buf + len;
+	for (uint16_t i = 0; i < nb; i++) {
+		if (end - p < 4 || p[1] != 0)
+			return l7_error::bad_field;
+		const uint8_t nl = p[0];
+		const uint16_t vl = get16(p + 2);
+		if (static_cast<size_t>(end - p - 4) < size_t(nl) + vl)
+			return l7_error::bad_field;
+		std::string_view name(reinterpret_cast<const char *>(p + 4), nl);
+		if (name.empty() || name[0] != ':')
+			break; /* the pseudo-fields are over */
+		if (name == ":service") {
+			if (vl == 0)
+				return l7_error::missing_pseudo;
+			*service = std::string_view(reinterpret_cast<const char *>(p + 4 + nl), vl);
+			return l7_error::ok;
+		}
+		p += 4 + nl + vl;
+	}
+	return l7_error::missing_pseudo;
+}
+
 bool l7_view::find(std::string_view name, std::string_view *value) const noexcept
 {
 	const uint8_t *p = fields;

@@ -18,6 +18,17 @@
 #   flood     a client paced at that rate to "echo" (window 256): goodput (ok/s) and the
 #             p99 of admitted (200) requests;
 #   isolation the flood again, and the "quiet" client beside it: its p50/p99 under flood.
+# Then the same from the network (Case 2), through the node's port (net_memif, a server; the
+# generator dpumesh-replay is its client, in its own process on the pods' CPU), single-frame
+# requests (131 B frames) paced at OVL_NET_FACTOR x capacity:
+#   net-delivered that rate to "quiet" from the network, every request answered: the worker
+#             lcore's CPU per delivered network request;
+#   net-flood that rate to "echo": admitted (200) and refused (503) counts, where they were
+#             refused (port RX or sidecar), the lcore CPU per refused network request;
+#   net-isolation the network flood again, and the "quiet" client (pod to pod) beside it.
+# Every flooded request must get exactly one answer (the generator matches them: lost and
+# duplicates are ERRORs). The net- rows' CPU columns are the worker lcore's, every stage
+# (port RX, sidecar, DPA, port TX): a network message costs port RX and port TX too.
 # Rows go to overload.csv (phase,...); the targets are computed into overload.csv's
 # "target" rows: goodput >= 0.9 x capacity, refused/delivered CPU <= 0.25, admitted p99
 # <= 3 x capacity p99, isolation p50 <= 2 x quiet and p99 <= 3 x quiet.
@@ -34,12 +45,18 @@ OVL_FACTOR=${DPUMESH_PERF_OVL_FACTOR:-10}
 # requests that may wait for a pod beyond its RX slots (pools.dest_queue.admit_beyond_slots):
 # none (docs/overload.md "Decisions": 0 against 4 side by side)
 OVL_BEYOND=${DPUMESH_PERF_OVL_BEYOND:-0}
+OVL_NET_FACTOR=${DPUMESH_PERF_OVL_NET_FACTOR:-$OVL_FACTOR}
+OVL_NET=${DPUMESH_PERF_OVL_NET:-1}   # 0: no port, no network phases (the six above only)
+OVL_NET_RATE=${DPUMESH_PERF_OVL_NET_RATE:-}  # frames/s of the network phases, instead of a factor of C
 OVL_WARMUP=0.5
-# the profiled window (run.sh --profile): the refused phase, the cost the issue bounds
-PROFILE_AT_overload=refused
+# the profiled window (run.sh --profile): the refused phase, the cost the issue bounds, or
+# DPUMESH_PERF_OVL_PROFILE_AT=net-flood: the network flood's generator run
+PROFILE_AT_overload=${DPUMESH_PERF_OVL_PROFILE_AT:-refused}
 # the pods' binary: the tree's own even in a --baseline run (the pods are the load
 # generator; only the node is compared)
 OVL_POD_BIN=${DPUMESH_PERF_POD_BIN:-$BIN/dpumesh-pod}
+# the network flood's generator and captures: the tree's too (beside its dpumesh-pod)
+OVL_GEN_DIR=$(dirname "$OVL_POD_BIN")
 
 ovl_csv() {
   [ -s "$RESULTS/overload.csv" ] ||
@@ -57,6 +74,80 @@ a, b = (json.loads(x)["data"]["/dpumesh/stages"] for x in sys.argv[1:3])
 def tot(d, k): return sum(v for n, v in zip(d["name"], d[k]) if n.startswith("sidecar"))
 ns, units, work, busy = (tot(b, k) - tot(a, k) for k in ("cpu_ns", "cpu_work", "work", "busy_cycles"))
 print("%.0f %d" % (ns / units * work if units else 0, busy))' "$1" "$2"
+}
+
+# lcore_cost BEFORE AFTER: as sidecar_cost, over every stage (the worker lcore's whole work:
+# port RX, sidecar, DPA, port TX): "thread_ns busy_cycles".
+lcore_cost() {
+  python3 -c 'import json, sys
+a, b = (json.loads(x)["data"]["/dpumesh/stages"] for x in sys.argv[1:3])
+ns = busy = 0
+for i, n in enumerate(b["name"]):
+    j = a["name"].index(n)
+    units = b["cpu_work"][i] - a["cpu_work"][j]
+    if units:
+        ns += (b["cpu_ns"][i] - a["cpu_ns"][j]) / units * (b["work"][i] - a["work"][j])
+    busy += b["busy_cycles"][i] - a["busy_cycles"][j]
+print("%.0f %d" % (ns, busy))' "$1" "$2"
+}
+
+# ovl_gen NAME CAPTURE RATE SECONDS: dpumesh-replay in the background (OVL_GEN_PID), the
+# capture paced at RATE frames/s out of the memif client, every answer matched; its
+# summary in $WORK/ovl-gen-NAME/summary.json. On the pods' CPU, sleeping when idle.
+ovl_gen() {
+  local name=$1 cap=$2 rate=$3 secs=$4 dir="$WORK/ovl-gen-$1"
+  mkdir -p "$dir"
+  "$OVL_GEN_DIR/dpumesh-replay" -l "$MAIN_CPU" --no-huge -m 256 --no-pci --no-shconf \
+    --file-prefix "perf-ovl-gen-$$" \
+    --vdev "net_memif0,role=client,socket=$OVL_MEMIF,socket-abstract=no,rsize=12" -- \
+    --pcap "$cap" --match mesh --mode fixed --pps "$rate" --duration "$secs" --drain 1 \
+    --idle-sleep 20 --wait-link 30 --label "$name" --out "$dir" > "$dir/replay.log" 2>&1 < /dev/null &
+  OVL_GEN_PID=$!; track "$OVL_GEN_PID"
+}
+
+# ovl_wait_rx: until the port receives (the generator's memif link is up and it sends), at
+# most 15 s.
+ovl_wait_rx() {
+  local f0 f i
+  f0=$(tel get "$DP_TEL" /dpumesh/drops | python3 -c 'import json, sys; print(json.load(sys.stdin)["data"]["/dpumesh/drops"]["frames"])')
+  for i in $(seq 150); do
+    sleep 0.1
+    f=$(tel get "$DP_TEL" /dpumesh/drops | python3 -c 'import json, sys; print(json.load(sys.stdin)["data"]["/dpumesh/drops"]["frames"])')
+    [ "$f" = "$f0" ] || return 0
+  done
+  anomaly WARN "overload: the port received nothing from the generator in 15 s"
+}
+
+# ovl_gen_row PHASE NAME COST SECONDS: a row from a generator's summary (sent = tx frames,
+# ok = 2xx, refused = every other answer); sets OVL_ok OVL_refused OVL_sent OVL_ok_rps.
+# A request without exactly one answer (lost, duplicate) is an ERROR.
+ovl_gen_row() {
+  local phase=$1 dir="$WORK/ovl-gen-$2" cost=$3 secs=$4 f
+  cp "$dir/replay.log" "$RAW/overload-gen-$2.log" 2>/dev/null || true
+  cp "$dir/summary.json" "$RAW/overload-gen-$2.json" 2>/dev/null || true
+  [ -s "$dir/summary.json" ] ||
+    { anomaly ERROR "overload $phase: no generator summary (raw/overload-gen-$2.log: $(tail -1 "$dir/replay.log"))"; return 1; }
+  read -r -a f <<< "$(python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))["fixed"]
+a = t["answers"]
+print(t["tx_frames"], a["2xx"], a["4xx"] + a["5xx"] + a["mesh_error"] + a["other"], t["lost"],
+      t["duplicates"], t["latency_us"]["p50"], t["latency_us"]["p99"])' "$dir/summary.json")"
+  OVL_sent=${f[0]} OVL_ok=${f[1]} OVL_refused=${f[2]}
+  echo "phase=$phase sent=${f[0]} ok=${f[1]} refused=${f[2]} lost=${f[3]} dup=${f[4]} p50_us=${f[5]} p99_us=${f[6]} cost=$cost" >> "$RAW/overload.txt"
+  [ "${f[3]}" = 0 ] && [ "${f[4]}" = 0 ] ||
+    anomaly ERROR "overload $phase: sent=${f[0]}, lost=${f[3]} dup=${f[4]} (a network request without exactly one answer)"
+  local ns=${cost%% *} cyc=${cost#* }
+  OVL_ok_rps=$(awk -v n="${f[1]}" -v s="$secs" 'BEGIN { printf "%.0f", n / s }')
+  ovl_csv "$phase,$(awk -v n="${f[0]}" -v s="$secs" 'BEGIN { printf "%.0f", n / s }'),$OVL_ok_rps,$(awk -v n="$(( f[1] + f[2] ))" -v s="$secs" 'BEGIN { printf "%.0f", n / s }'),,,${f[5]},${f[6]},${f[0]},${f[1]},${f[2]},$ns,$(awk -v b="$ns" -v n="${f[1]}" 'BEGIN { printf "%.0f", n ? b / n : 0 }'),,$cyc,$(awk -v b="$cyc" -v n="${f[1]}" 'BEGIN { printf "%.0f", n ? b / n : 0 }'),,,,"
+}
+
+# ovl_counters BEFORE AFTER: where network requests were refused: port RX's refusals and
+# the sidecar's saturated/overloaded refusals in the window ("rx=N sidecar=N").
+ovl_counters() {
+  python3 -c 'import json, sys
+a, b = (json.loads(x)["data"] for x in sys.argv[1:3])
+d = lambda e, k: b[e].get(k, 0) - a[e].get(k, 0)
+print("rx=%d sidecar=%d" % (d("/dpumesh/drops", "refused_saturated"), d("/dpumesh/sidecar", "saturated")))' "$1" "$2"
 }
 
 # ovl_client OUT SECONDS WINDOW RATE SERVICE: one dpumesh-pod client in the background
@@ -111,8 +202,13 @@ suite_overload() {
     bound=(--admit-beyond-slots "$OVL_BEYOND")
   fi
   echo "bound=${bound[*]:-default}" >> "$RAW/overload.txt"
+  # the node's network port: a memif server the network flood's generator connects to
+  OVL_MEMIF="$WORK/overload.memif"
+  rm -f "$OVL_MEMIF"
+  local port=()
+  [ "$OVL_NET" = 0 ] || port=(--port "net_memif0,role=server,socket=$OVL_MEMIF,socket-abstract=no,rsize=12" --mbufs 32767)
   write_config "$cfg" --sock "$WORK/overload.sock" --services echo:16,quiet:4,full:1,client:16 \
-    --idle adaptive --header-slots 256 --timeout-ms 5000 "${bound[@]}"
+    "${port[@]}" --idle adaptive --header-slots 256 --timeout-ms 5000 "${bound[@]}"
   dp_start overload "$cfg" || return
   local pids=()
   for i in $(seq "$OVL_ECHO_PODS"); do
@@ -128,7 +224,7 @@ suite_overload() {
     { anomaly ERROR "overload: pods did not register"; dp_stop; return; }
 
   # capacity: enough outstanding to keep every slot busy, never more than twice that
-  progress "overload: [1/6] capacity ($OVL_ECHO_PODS pods x $OVL_SLOTS slots, ${OVL_DELAY_US} us each)"
+  progress "overload: [1/9] capacity ($OVL_ECHO_PODS pods x $OVL_SLOTS slots, ${OVL_DELAY_US} us each)"
   before=$(tel get "$DP_TEL" /dpumesh/stages)
   ovl_client "$WORK/ovl-cap.out" "$secs" $(( 2 * OVL_ECHO_PODS * OVL_SLOTS )) 0 echo
   wait "$OVL_CLIENT_PID" 2>/dev/null || true
@@ -141,7 +237,7 @@ suite_overload() {
   local rate
   rate=$(awk -v c="$cap" -v f="$OVL_FACTOR" 'BEGIN { printf "%.0f", c * f }')
 
-  progress "overload: [2/6] quiet: 64 B round trips to another pod, one outstanding"
+  progress "overload: [2/9] quiet: 64 B round trips to another pod, one outstanding"
   ovl_client "$WORK/ovl-quiet.out" "$secs" 1 0 quiet
   wait "$OVL_CLIENT_PID" 2>/dev/null || true
   line=$(tr '\n' ' ' < "$WORK/ovl-quiet.out")
@@ -150,7 +246,7 @@ suite_overload() {
 
   # the sidecar's cost of a delivered request at the flood's rate (the same batching): the
   # flood's rate offered to "quiet", which answers them all
-  progress "overload: [3/6] delivered: $rate requests/s to \"quiet\" (all answered)"
+  progress "overload: [3/9] delivered: $rate requests/s to \"quiet\" (all answered)"
   before=$(tel get "$DP_TEL" /dpumesh/stages)
   ovl_client "$WORK/ovl-del.out" "$secs" 256 "$rate" quiet
   wait "$OVL_CLIENT_PID" 2>/dev/null || true
@@ -164,7 +260,7 @@ suite_overload() {
   # requests and never answers (sink: it releases them, so nothing waits for RX slots):
   # once its slots and queue's worth are in flight, every request is refused at the first
   # look until they time out
-  progress "overload: [4/6] refused: $rate requests/s to \"full\" (a pod that never answers)"
+  progress "overload: [4/9] refused: $rate requests/s to \"full\" (a pod that never answers)"
   before=$(tel get "$DP_TEL" /dpumesh/stages)
   profile_window overload refused "$OVL_WARMUP" "$(cpu_secs "$secs" "$OVL_WARMUP")"
   ovl_client "$WORK/ovl-ref.out" "$secs" 256 "$rate" full
@@ -176,7 +272,7 @@ suite_overload() {
   OVL_SECS_SENT=$secs ovl_row refused "$line" "$busy" || true
   local ref_cpu=${busy%% *} ref_cyc=${busy#* } ref_n=$OVL_refused
 
-  progress "overload: [5/6] flood: $rate requests/s offered (${OVL_FACTOR}x $cap)"
+  progress "overload: [5/9] flood: $rate requests/s offered (${OVL_FACTOR}x $cap)"
   before=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar)
   ovl_client "$WORK/ovl-flood.out" "$secs" 256 "$rate" echo
   wait "$OVL_CLIENT_PID" 2>/dev/null || true
@@ -190,7 +286,7 @@ suite_overload() {
   tsc_ref=$(awk -v b="$ref_cyc" -v r="$ref_n" 'BEGIN { printf "%.0f", r ? b / r : 0 }')
   ovl_csv "per-message,,,,,,,,,,,,$cyc_del,$cyc_ref,,$tsc_del,$tsc_ref,,,"
 
-  progress "overload: [6/6] isolation: the flood again, 64 B round trips to \"quiet\" beside it"
+  progress "overload: [6/9] isolation: the flood again, 64 B round trips to \"quiet\" beside it"
   ovl_client "$WORK/ovl-flood2.out" "$(awk -v s="$secs" 'BEGIN { print s + 1 }')" 256 "$rate" echo
   local flood_pid=$OVL_CLIENT_PID
   sleep 0.5
@@ -203,12 +299,88 @@ suite_overload() {
   line=$(tr '\n' ' ' < "$WORK/ovl-flood2.out")
   OVL_SECS_SENT=$(awk -v s="$secs" 'BEGIN { print s + 1 }') ovl_row isolation-flood "$line" 0 || true
 
+  # Case 2: the same rate from the network (net_memif), single-frame requests; each
+  # window is the generator's whole run (the node is idle before and after it)
+  local nrate ngen nsecs=$secs cost ncost_del nwhere nref_ns=0 nref_cyc=0 n50=0 n99=0
+  if [ "$OVL_NET" != 0 ]; then
+  nrate=${OVL_NET_RATE:-$(awk -v c="$cap" -v f="$OVL_NET_FACTOR" 'BEGIN { printf "%.0f", c * f }')}
+  for i in quiet echo; do
+    "$OVL_GEN_DIR/dpumesh-pcapgen" --out "$WORK/ovl-net-$i.pcap" --messages 4000 --frames 4000 \
+      --services "$i" --frame-size 64 --ipv6-share 0 --seed 1 > /dev/null ||
+      { anomaly ERROR "overload: dpumesh-pcapgen failed"; break; }
+  done
+  progress "overload: [7/9] net-delivered: $nrate requests/s to \"quiet\" from the network"
+  before=$(tel get "$DP_TEL" /dpumesh/stages)
+  ovl_gen net-delivered "$WORK/ovl-net-quiet.pcap" "$nrate" "$nsecs"
+  wait "$OVL_GEN_PID" 2>/dev/null || true
+  after=$(tel get "$DP_TEL" /dpumesh/stages)
+  cost=$(lcore_cost "$before" "$after")
+  ovl_gen_row net-delivered net-delivered "$cost" "$nsecs" || true
+  # per delivered network request (request in, answer out): the window's cost over the
+  # messages port RX took in it
+  ncost_del=$(python3 -c 'import json, sys
+a, b = (json.loads(x)["data"]["/dpumesh/stages"] for x in sys.argv[1:3])
+rx = lambda d: sum(v for n, v in zip(d["name"], d["work"]) if n.startswith("port_rx"))
+n = rx(b) - rx(a)
+print("%.0f %.0f" % (float(sys.argv[3]) / n, float(sys.argv[4]) / n) if n else "0 0")' "$before" "$after" "${cost%% *}" "${cost#* }")
+
+  progress "overload: [8/9] net-flood: $nrate requests/s to \"echo\" from the network (capacity $cap)"
+  before=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/drops)
+  ovl_gen net-flood "$WORK/ovl-net-echo.pcap" "$nrate" "$nsecs"
+  profile_window overload net-flood 1 "$(cpu_secs "$nsecs" 1)"
+  wait "$OVL_GEN_PID" 2>/dev/null || true
+  profile_wait
+  after=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/drops)
+  cost=$(lcore_cost "$before" "$after")
+  nwhere=$(ovl_counters "$before" "$after")
+  echo "net-flood refused at: $nwhere" >> "$RAW/overload.txt"
+  ovl_gen_row net-flood net-flood "$cost" "$nsecs" || true
+  # per refused: what the window cost beyond its admitted requests' share (each costs
+  # what a delivered one does), over its refusals (port RX's and the sidecar's)
+  read -r nref_ns nref_cyc <<< "$(python3 -c 'import json, sys
+a, b = (json.loads(x)["data"] for x in sys.argv[1:3])
+d = lambda e, k: b[e].get(k, 0) - a[e].get(k, 0)
+rx = lambda x: sum(v for n, v in zip(x["/dpumesh/stages"]["name"], x["/dpumesh/stages"]["work"]) if n.startswith("port_rx"))
+refused = d("/dpumesh/drops", "refused_saturated") + d("/dpumesh/sidecar", "saturated")
+admitted = max(rx(b) - rx(a) - refused, 0)
+ns, cyc = (float(v) for v in sys.argv[3].split())
+dns, dcyc = (float(v) for v in sys.argv[4].split())
+print("%.0f %.0f" % (max(ns - admitted * dns, 0) / refused, max(cyc - admitted * dcyc, 0) / refused) if refused else "0 0")' \
+    "$before" "$after" "$cost" "$ncost_del")"
+  ovl_csv "net-per-message,,,,,,,,,,,,${ncost_del%% *},$nref_ns,,${ncost_del#* },$nref_cyc,,,"
+  ovl_csv "info:net_refused_at_port_rx,,,,,,,,,,,,,,,,,$(kv "$nwhere" rx),,"
+  ovl_csv "info:net_refused_in_sidecar,,,,,,,,,,,,,,,,,$(kv "$nwhere" sidecar),,"
+
+  progress "overload: [9/9] net-isolation: the network flood again, 64 B round trips to \"quiet\" beside it"
+  local gsecs
+  # long enough for the round trips to start (the generator's link, a loaded box) and end
+  # inside the flood
+  gsecs=$(awk -v s="$secs" 'BEGIN { print s + 8 }')
+  ovl_gen net-isolation "$WORK/ovl-net-echo.pcap" "$nrate" "$gsecs"
+  ngen=$OVL_GEN_PID
+  ovl_wait_rx
+  ovl_client "$WORK/ovl-niso.out" "$secs" 1 0 quiet
+  wait "$OVL_CLIENT_PID" 2>/dev/null || true
+  kill -0 "$ngen" 2>/dev/null || anomaly WARN "overload net-isolation: the flood ended before the round trips did"
+  wait "$ngen" 2>/dev/null || true
+  line=$(tr '\n' ' ' < "$WORK/ovl-niso.out")
+  ovl_row net-isolation "$line" 0 || true
+  n50=$OVL_p50 n99=$OVL_p99
+  ovl_gen_row net-isolation-flood net-isolation "0 0" "$gsecs" || true
+  fi
+
   ovl_target goodput_over_capacity "$(awk -v g="$good" -v c="$cap" 'BEGIN { printf "%.3f", g / c }')" ">=" 0.9
   ovl_target refused_over_delivered_cpu "$(awk -v r="$cyc_ref" -v d="$cyc_del" 'BEGIN { printf "%.3f", d ? r / d : 0 }')" "<=" 0.25
   ovl_csv "info:refused_over_delivered_cycles,,,,,,,,,,,,,,,,,$(awk -v r="$tsc_ref" -v d="$tsc_del" 'BEGIN { printf "%.3f", d ? r / d : 0 }'),,"
   ovl_target admitted_p99_over_capacity_p99 "$(awk -v a="$p99" -v b="$cap_p99" 'BEGIN { printf "%.2f", b ? a / b : 0 }')" "<=" 3
   ovl_target isolation_p50_over_quiet "$(awk -v a="$i50" -v b="$q50" 'BEGIN { printf "%.2f", b ? a / b : 0 }')" "<=" 2
   ovl_target isolation_p99_over_quiet "$(awk -v a="$i99" -v b="$q99" 'BEGIN { printf "%.2f", b ? a / b : 0 }')" "<=" 3
+  [ "$OVL_NET" = 0 ] || {
+  ovl_target net_refused_over_delivered_cpu "$(awk -v r="$nref_ns" -v d="${ncost_del%% *}" 'BEGIN { printf "%.3f", d ? r / d : 0 }')" "<=" 0.25
+  ovl_csv "info:net_refused_over_delivered_cycles,,,,,,,,,,,,,,,,,$(awk -v r="$nref_cyc" -v d="${ncost_del#* }" 'BEGIN { printf "%.3f", d ? r / d : 0 }'),,"
+  ovl_target net_isolation_p50_over_quiet "$(awk -v a="$n50" -v b="$q50" 'BEGIN { printf "%.2f", b ? a / b : 0 }')" "<=" 2
+  ovl_target net_isolation_p99_over_quiet "$(awk -v a="$n99" -v b="$q99" 'BEGIN { printf "%.2f", b ? a / b : 0 }')" "<=" 3
+  }
 
   for i in "${pids[@]}"; do stop_pid "$i"; done
   dp_stop

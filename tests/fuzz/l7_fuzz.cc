@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target: the L7 header decoder. Whatever it accepts must re-encode with the
 // writer and decode again to the same fields (round trip); nothing may crash or read past
-// the buffer (ASan).
+// the buffer (ASan). Port RX's l7_peek_service() runs on the same bytes: it must find the
+// service of every request the decoder accepts.
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -16,9 +17,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* a private copy, so ASan sees reads past the end of exactly `size` bytes */
 	std::vector<uint8_t> in(data, data + size);
+	std::string_view peeked;
+	const l7_error peek = l7_peek_service(in.data(), in.size(), &peeked);
+	if (peek == l7_error::ok &&
+	    (peeked.empty() || peeked.data() < reinterpret_cast<const char *>(in.data()) ||
+	     peeked.data() + peeked.size() > reinterpret_cast<const char *>(in.data() + in.size())))
+		std::abort(); /* a view outside the buffer */
 	l7_view v;
 	if (l7_decode(in.data(), in.size(), &v) != l7_error::ok)
 		return 0;
+	if (v.kind == l7_kind::request && (peek != l7_error::ok || peeked != v.service))
+		std::abort(); /* port RX would misread a request the sidecar accepts */
 	std::vector<uint8_t> out(l7_max_size);
 	l7_writer w(out.data(), out.size());
 	if (v.kind == l7_kind::request)

@@ -260,3 +260,53 @@ TEST(L7, ValueCheckAtEveryPositionAndLength)
 	w.field("x", std::string_view("0123456789abcdef\n", 17));
 	EXPECT_EQ(w.finish(), 0u); /* the writer refuses it too */
 }
+
+/* Port RX's look at a request's service (l7_peek_service): the decoder's service when the
+ * decoder accepts it; a reason, never a read past the buffer, when the header is cut. */
+TEST(L7, PeekServiceFindsTheDecodersServiceAndStaysInBounds)
+{
+	std::vector<uint8_t> b = make_request();
+	std::string_view svc;
+	ASSERT_EQ(l7_peek_service(b.data(), b.size(), &svc), l7_error::ok);
+	EXPECT_EQ(svc, "echo");
+
+	/* :service after :method and :path: still found */
+	std::vector<uint8_t> r(l7_fixed_size);
+	r[0] = l7_magic0, r[1] = l7_magic1, r[2] = l7_version,
+	r[3] = static_cast<uint8_t>(l7_kind::request);
+	append_raw(r, ":method", "GET");
+	append_raw(r, ":path", "/");
+	append_raw(r, ":service", "quiet");
+	l7_view v;
+	ASSERT_EQ(l7_decode(r.data(), r.size(), &v), l7_error::ok);
+	ASSERT_EQ(l7_peek_service(r.data(), r.size(), &svc), l7_error::ok);
+	EXPECT_EQ(svc, v.service);
+
+	/* every cut of a valid header is refused (the declared length no longer matches),
+	 * each in a buffer of exactly that size so ASan sees any read past it */
+	for (size_t n = 0; n < b.size(); n++) {
+		std::vector<uint8_t> cut(b.begin(), b.begin() + static_cast<long>(n));
+		EXPECT_NE(l7_peek_service(cut.data(), cut.size(), &svc), l7_error::ok) << n;
+	}
+	/* a field that claims more than there is */
+	std::vector<uint8_t> bad = r;
+	bad[l7_fixed_size + 3] = 0xff; /* :method's value length */
+	EXPECT_EQ(l7_peek_service(bad.data(), bad.size(), &svc), l7_error::bad_field);
+	/* a response, and a request without :service before its regular fields */
+	std::vector<uint8_t> resp(512);
+	l7_writer w(resp.data(), resp.size());
+	w.response(200);
+	resp.resize(w.finish());
+	EXPECT_EQ(l7_peek_service(resp.data(), resp.size(), &svc), l7_error::bad_kind);
+	std::vector<uint8_t> nosvc(r.begin(), r.begin() + l7_fixed_size);
+	nosvc[6] = nosvc[7] = 0;
+	append_raw(nosvc, ":method", "GET");
+	append_raw(nosvc, "x-a", "1");
+	append_raw(nosvc, ":service", "late");
+	EXPECT_EQ(l7_peek_service(nosvc.data(), nosvc.size(), &svc), l7_error::missing_pseudo);
+	/* an empty service name */
+	std::vector<uint8_t> empty(r.begin(), r.begin() + l7_fixed_size);
+	empty[6] = empty[7] = 0;
+	append_raw(empty, ":service", "");
+	EXPECT_EQ(l7_peek_service(empty.data(), empty.size(), &svc), l7_error::missing_pseudo);
+}

@@ -9,6 +9,9 @@
 //
 // With set_load() it also looks at each pod's requests in flight and refuses (503
 // `saturated`) what no pod of the service has room for, before anything is copied or parked.
+// It publishes that in its service gate (port::service_gate) for its shard's port RX, which
+// then refuses the service's network requests at their first frame; refresh_gate() lowers
+// a service's flag once one of its pods has room again (or none is live).
 //
 //   verdict v = adm.admit(rules, view, source_id, source::client, now);
 //   if (v.refused()) { adm.count_refusal(rules, v); answer v.status, v.reason(); }
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include "clock.h"
+#include "dpumesh/port/service_gate.h"
 #include "dpumesh/sidecar/ruleset.h"
 #include "dpumesh/wire/frame_hdr.h"
 #include "dpumesh/wire/l7.h"
@@ -89,18 +93,27 @@ public:
 	void count_refusal(ruleset &rules, const verdict &v) noexcept;
 
 	const tsc_clock &clock() const noexcept { return _clock; }
-	uint32_t nb_services() const noexcept { return static_cast<uint32_t>(_names.size()); }
-	const std::string &name(uint32_t svc) const noexcept { return _names[svc]; }
+	uint32_t nb_services() const noexcept { return _gate.nb_services(); }
+	const std::string &name(uint32_t svc) const noexcept { return _gate.name(svc); }
 	l7_metrics &metrics(uint32_t svc) noexcept { return _metrics[svc]; }
 	const l7_metrics &metrics(uint32_t svc) const noexcept { return _metrics[svc]; }
 	/** The registry's index of a service name, or UINT32_MAX: a hash built once (the
 	 *  registry's service_index() compares every name). */
-	uint32_t service_of(std::string_view name) const noexcept;
+	uint32_t service_of(std::string_view name) const noexcept { return _gate.find(name); }
+
+	/** The saturation flags this shard publishes for its port RX. */
+	const port::service_gate &gate() const noexcept { return _gate; }
+	/** Lowers the flag of every saturated service that has a pod with room again, or no
+	 *  live pod (then the sidecar answers no_live_pod); cheap when none is raised. */
+	void refresh_gate() noexcept;
+	/** A request port RX refused (service gate): in the service's metrics. */
+	void count_refused_at_rx(uint32_t svc) noexcept;
 
 private:
 	pod_registry &_reg;
-	std::vector<std::string> _names;
-	std::vector<uint32_t> _index; /* open addressing: index + 1, 0 = empty */
+	port::service_gate _gate;           /* the names' index and the saturation flags */
+	std::vector<uint32_t> _raised;      /* services whose flag is up */
+	std::vector<uint8_t> _is_raised;    /* per service: in _raised */
 	std::unique_ptr<l7_metrics[]> _metrics;
 	tsc_clock _clock;
 	counters &_stats;

@@ -178,6 +178,7 @@ struct drop_totals {
 	/** frames (parser) and messages (reassembler) dropped, by wire reason */
 	std::array<uint64_t, static_cast<size_t>(port::rx_drop::count)> drops{};
 	uint64_t no_consumer = 0, ring_full = 0, msg_pool_empty = 0, duplicates = 0;
+	uint64_t refused_saturated = 0;
 
 	/** Calls fn(name, help, value) for every drop counter, wire reasons first. */
 	template <typename Fn>
@@ -192,6 +193,9 @@ struct drop_totals {
 		fn("msg_pool_empty", "whole messages dropped for want of a message buffer",
 		   msg_pool_empty);
 		fn("duplicates", "repeated fragments ignored", duplicates);
+		fn("refused_saturated",
+		   "requests refused at their first frame: their service was saturated (503)",
+		   refused_saturated);
 	}
 };
 drop_totals drops(const node &n);

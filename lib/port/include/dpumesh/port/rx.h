@@ -7,6 +7,12 @@
 // stage's ring (the sidecar). Every frame that is not a valid mesh fragment is freed and
 // counted under its wire::wire_drop reason; messages that cannot be handed on are counted
 // as no_consumer / ring_full / msg_pool_empty. Reassembly timeouts run every few polls.
+//
+// With a service gate (service_gate.h, its sidecar shard's), a request whose whole message
+// is in one frame is looked at before reassembly: its service is read from the L7 header
+// (wire::l7_peek_service) and, when the shard has marked that service saturated, the frame
+// is freed and a refusal (an rx_msg without a chain, `refusal` set) goes to the sidecar,
+// which answers it 503 `saturated` without decoding anything (docs/overload.md).
 #pragma once
 
 #include <array>
@@ -22,6 +28,7 @@
 #include "dpumesh/common/counter.h"
 #include "dpumesh/dpa/emulator.h"
 #include "dpumesh/lcore/runner.h"
+#include "dpumesh/port/service_gate.h"
 #include "dpumesh/wire/frame.h"
 
 namespace dpumesh::port {
@@ -36,22 +43,31 @@ inline const char *rx_drop_help(rx_drop d) { return wire::wire_drop_help(d); }
  * DPA for delivery (Case 2), `body` takes over the chain (msg.chain becomes nullptr) and
  * the DPA releases the whole object with dpa::release_local_body().
  */
+/** A request port RX refused at its first frame, for the sidecar to answer. */
+enum class rx_refusal : uint8_t {
+	none,      /**< a whole message */
+	saturated, /**< its service is saturated (service_gate): msg has no chain */
+};
+
 struct rx_msg {
 	dpa::local_body body; /**< first: the DPA's body handle is this object's address */
 	wire::message msg;
 	uint64_t rx_tsc;  /**< when its last fragment arrived */
 	uint16_t port_id; /**< where it arrived */
+	rx_refusal refusal; /**< none, or why port RX refused it (then msg.chain is nullptr) */
+	uint32_t svc;       /**< refusal: the gate's service index */
 };
 
 struct alignas(64) rx_stats {
 	counter frames;   /**< received */
 	counter bytes;    /**< received, L2 */
 	counter accepted; /**< frames that were valid mesh fragments */
-	counter messages; /**< complete messages handed on */
+	counter messages; /**< complete messages (and refusals, refused_saturated) handed on */
 	std::array<counter, static_cast<size_t>(rx_drop::count)> drops; /**< frames, by reason */
 	counter no_consumer;    /**< messages with no next stage attached */
 	counter ring_full;      /**< messages refused by the next stage's ring */
 	counter msg_pool_empty; /**< messages dropped for want of an rx_msg */
+	counter refused_saturated; /**< requests refused at their first frame (service gate) */
 };
 
 /** One instance per lcore that runs port RX; owns its reassembler. */
@@ -71,6 +87,9 @@ struct rx_ctx {
 	std::unique_ptr<wire::reassembler> reasm;
 	rte_mempool *msg_pool = nullptr; /**< of rx_msg */
 	rte_ring *next = nullptr;        /**< rx_msg* go here; nullptr: count and free */
+	/** The sidecar shard's saturation flags (nullptr: no refusal at RX). Set before the
+	 *  lcores start. */
+	const service_gate *gate = nullptr;
 	rx_stats stats;
 	unsigned next_queue = 0;
 	unsigned polls = 0;

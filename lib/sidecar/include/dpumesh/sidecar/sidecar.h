@@ -266,6 +266,9 @@ public:
 	void pod_quota(uint32_t handle, quota_usage *out) const noexcept;
 	/** Network addresses that hold or were refused anything here (control path). */
 	std::vector<std::pair<wire::endpoint, quota_usage>> source_quotas() const;
+	/** The saturation flags this shard publishes; its port RX reads them (set before
+	 *  the lcores start; docs/overload.md). */
+	const port::service_gate &gate() const noexcept;
 
 private:
 	stage();
@@ -295,6 +298,7 @@ private:
 	void net_request(net_message &m, uint64_t now) noexcept;
 	void net_response(net_message &m, uint64_t now) noexcept;
 	void relay(net_message &m, const verdict &a, uint64_t now) noexcept;
+	void refused_at_rx(port::rx_msg *m) noexcept;
 	/* what the DPA hands back, retries, parking, deadlines (flow_notes.cc) */
 	void note(const dpa_note &n) noexcept;
 	void held_done(const dpa_note &n) noexcept;
@@ -342,6 +346,7 @@ private:
 	bool _registered = false;
 	std::string _hop;
 	uint64_t _next_sweep = 0; /* TSC of the next deadline sweep */
+	uint64_t _next_gate = 0;  /* TSC of the next look at saturated services (refresh_gate) */
 	policy::trace_rng _trace_rng; /* trace ids of requests without them (seeded at create) */
 	counters _stats;
 };

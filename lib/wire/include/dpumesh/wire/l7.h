@@ -104,6 +104,17 @@ struct l7_view {
 /** Validates and decodes `len` bytes. On ok, *out refers into buf. */
 l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept;
 
+/**
+ * The service a request is for, without decoding the rest: port RX reads it from the first
+ * frame to refuse a saturated service's requests before reassembly (docs/overload.md).
+ * Checks the fixed part (magic, version, kind request, declared length == len, no status)
+ * and walks the leading pseudo-fields, bounds-checked, up to ':service'. Fields after it
+ * are not looked at: ok here does not mean l7_decode() accepts the header, but whatever
+ * l7_decode() accepts as a request, this finds the same service in.
+ * @return ok with *service viewing into buf; else why not (the caller decodes as usual)
+ */
+l7_error l7_peek_service(const uint8_t *buf, size_t len, std::string_view *service) noexcept;
+
 /** Writes a header into a caller's buffer; never allocates. */
 class l7_writer {
 public:

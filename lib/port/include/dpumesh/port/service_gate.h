@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The service gate: services by name, and a saturation flag per service that a sidecar shard
+// publishes and its port RX reads, to refuse a saturated service's requests at the first frame.
+//
+// One gate per sidecar shard (each shard counts its own requests in flight, so saturation is
+// a shard's view); worker k's port RX hands its messages to shard k and reads shard k's
+// gate. The shard is the only writer of its flags and its port RX the only reader, on the
+// same lcore or on another: relaxed atomic bytes suffice, since a flag is a hint either way
+// (a stale "saturated" refuses a request a pod just got room for, with the same 503 the
+// sidecar gives; a stale "room" sends a request on to the sidecar, which refuses it there).
+//
+//   port::service_gate g({"echo", "quiet"});
+//   uint32_t svc = g.find("echo");            // UINT32_MAX: not a service here
+//   g.set_saturated(svc, true);               // the sidecar, when no pod has room
+//   if (g.saturated(svc)) refuse_at_rx();     // port RX
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dpumesh::port {
+
+class service_gate {
+public:
+	explicit service_gate(std::vector<std::string> names);
+	service_gate(const service_gate &) = delete;
+	service_gate &operator=(const service_gate &) = delete;
+
+	uint32_t nb_services() const noexcept { return static_cast<uint32_t>(_names.size()); }
+	const std::string &name(uint32_t svc) const noexcept { return _names[svc]; }
+	/** The index of a service name (a hash built once), or UINT32_MAX. */
+	uint32_t find(std::string_view name) const noexcept;
+
+	/** Port RX: whether the owning shard has said no pod of `svc` has room. */
+	bool saturated(uint32_t svc) const noexcept
+	{
+		return svc < _names.size() && _flags[svc].load(std::memory_order_relaxed) != 0;
+	}
+	/** The owning shard only. */
+	void set_saturated(uint32_t svc, bool on) noexcept
+	{
+		_flags[svc].store(on ? 1 : 0, std::memory_order_relaxed);
+	}
+
+private:
+	std::vector<std::string> _names;
+	std::vector<uint32_t> _index; /* open addressing: index + 1, 0 = empty */
+	std::unique_ptr<std::atomic<uint8_t>[]> _flags;
+};
+
+} // namespace dpumesh::port
