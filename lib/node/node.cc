@@ -300,7 +300,7 @@ status instance::build_mesh()
 		shard.index = k;
 		if (k > 0) /* one set of rate-limit buckets for the node */
 			shard.share_limits = _sidecars.front()->policy().get();
-		auto s = sidecar::stage::create(_cfg, *_registry, *_emu, net, shard);
+		auto s = sidecar::stage::create(_cfg, *_registry, _emu->side(), net, shard);
 		if (!s)
 			return s.error();
 		_sidecars.push_back(std::move(*s));
