@@ -189,6 +189,24 @@ TEST_F(doca_node_run, Case3ThroughTheRealNodeByteExactThenUnregisterAndOrderlySt
 	EXPECT_EQ(n->registry().nb_pods(), 2u);
 	EXPECT_EQ(n->doca()->nb_pods(), 2u);
 	EXPECT_EQ(n->doca()->memory().membership(), 2u);
+	{
+		/* refused by the registry (register_remote): the reason reaches the pod */
+		pod stranger(test::pod_reg("nosuch", 8192, 2, 512));
+		auto l = host::doca_link::start({"0000:03:00.1"}, stranger.mem, stranger.len, stranger.reg);
+		ASSERT_TRUE(l) << l.error().message();
+		std::string why;
+		for (int i = 0; i < 1000 && why.empty(); i++) {
+			n->poll_control();
+			auto r = (*l)->registered();
+			if (!r)
+				why = r.error().message();
+			else
+				std::this_thread::sleep_for(1ms);
+		}
+		EXPECT_NE(why.find("unknown service \"nosuch\""), std::string::npos) << why;
+		EXPECT_EQ(n->registry().nb_pods(), 2u);
+		EXPECT_EQ(n->doca()->memory().membership(), 2u);
+	}
 
 	const uint32_t sizes[] = {0, 1, 127, 4096, 8192, 65535, 256 * 1024, mib - 1, mib};
 	uint32_t req = 10;
