@@ -40,6 +40,7 @@ std::deque<post> g_posts;       /* posted, not flushed */
 /* completion types, oldest first, by kernel (its local storage: one completion context each) */
 std::map<void *, std::deque<int>> g_completions;
 bool g_run_err = false;         /* an unreported copy failed since the last report */
+std::map<uint64_t, uint64_t> g_notify_count; /* notification handle -> times notified */
 void *g_local = nullptr;
 record g_rec;
 
@@ -68,6 +69,7 @@ void reset()
 	g_mmaps.clear();
 	g_posts.clear();
 	g_completions.clear();
+	g_notify_count.clear();
 	g_run_err = false;
 	g_local = nullptr;
 	g_rec = {};
@@ -91,7 +93,8 @@ record rec_copy()
 }
 
 scheduler::scheduler(std::vector<kernel> kernels)
-	: _kernels(std::move(kernels)), _done(_kernels.size(), false), _thread([this] { run(); })
+	: _kernels(std::move(kernels)), _done(_kernels.size(), false), _seen(_kernels.size(), 0),
+	  _thread([this] { run(); })
 {
 }
 
@@ -109,6 +112,13 @@ void scheduler::run()
 			if (_done[k])
 				continue;
 			DEV_LOCK;
+			if (const uint64_t h = _kernels[k].notification) {
+				const uint64_t n = g_notify_count[h];
+				const auto c = g_completions.find(_kernels[k].local);
+				if (n == _seen[k] && (c == g_completions.end() || c->second.empty()))
+					continue; /* parked: nothing woke it */
+				_seen[k] = n; /* notifications during this activation wake the next */
+			}
 			const uint64_t before = g_rec.finishes;
 			g_local = _kernels[k].local;
 			_kernels[k].entry(_kernels[k].arg);
@@ -177,6 +187,7 @@ void doca_dpa_dev_thread_notify(doca_dpa_dev_notification_completion_t nc)
 {
 	DEV_LOCK;
 	fk::g_rec.notified.push_back(nc);
+	fk::g_notify_count[nc]++;
 }
 void doca_dpa_dev_thread_reschedule(void)
 {

@@ -36,18 +36,23 @@ record &rec();
 /** A copy of rec() taken under the FAKES' lock (while a scheduler runs). */
 record rec_copy();
 
-/** A kernel as the FAKE scheduler activates it: entry, argument block, local storage. */
+/** A kernel as the FAKE scheduler activates it: entry, argument block, local storage, and
+ *  its notification handle (0: activated on every round, polled). */
 struct kernel {
 	void (*entry)(uint64_t arg) = nullptr;
 	uint64_t arg = 0;
 	void *local = nullptr;
+	uint64_t notification = 0;
 };
 
 /**
- * FAKE DPA threads: one host thread activates each kernel in turn, again and again, until
- * the kernel calls doca_dpa_dev_thread_finish (as the emulator polls its kernels on lcores;
- * DOCA's hardware would run one only on a completion or notification). Each activation runs
- * under the FAKES' lock, so notify RPCs from other threads see whole activations.
+ * FAKE DPA threads: one host thread activates the kernels in turn until each calls
+ * doca_dpa_dev_thread_finish. A kernel with a notification handle runs as DOCA runs a
+ * thread: only when it was notified since its last activation (doca_dpa_dev_thread_notify
+ * of its handle, by itself, another kernel or the Arm's notify RPC) or a completion waits
+ * for it; one without is activated every round (polled, as the emulator's lcores run
+ * kernels). Each activation runs under the FAKES' lock, so notify RPCs from other threads
+ * see whole activations.
  */
 class scheduler {
 public:
@@ -63,6 +68,7 @@ private:
 	void run();
 	std::vector<kernel> _kernels;
 	std::vector<bool> _done;
+	std::vector<uint64_t> _seen; /* notifications of each kernel's handle seen so far */
 	std::atomic<bool> _stop{false};
 	std::atomic<size_t> _finished{0};
 	std::atomic<uint64_t> _activations{0};

@@ -68,14 +68,17 @@ node::options doca_options()
 	return o;
 }
 
-/* The FAKE DPA threads over the node's runtime: every kernel, its argument block and state */
+/* The FAKE DPA threads over the node's runtime: every kernel, its argument block and state.
+ * RX kernels run as DOCA threads do, on a notification (the Arm's wake_rx, the TX kernel's,
+ * their own) or a completion; TX kernels are polled: the pod -> DPA doorbell is not mapped
+ * (docs/doca.md), so nothing would wake a parked one when a pod posts. */
 std::unique_ptr<fdev::scheduler> dpa_threads(node::instance &n)
 {
 	doca::dpa_runtime &rt = n.doca()->runtime();
 	std::vector<fdev::kernel> ks;
 	for (unsigned k = 0; k < rt.nb_kernels(); k++)
 		ks.push_back({k % 2 == 0 ? &dpumesh_dpa_tx_entry : &dpumesh_dpa_rx_entry, rt.args_ptr(k),
-			      reinterpret_cast<void *>(rt.local_ptr(k))});
+			      reinterpret_cast<void *>(rt.local_ptr(k)), k % 2 == 0 ? 0 : rt.args(k).notification});
 	return std::make_unique<fdev::scheduler>(std::move(ks));
 }
 
