@@ -176,6 +176,10 @@ TEST_F(doca_node_run, Case3ThroughTheRealNodeByteExactThenUnregisterAndOrderlySt
 {
 	auto cfg = config::load_string(config_json(1), "doca_node_run");
 	ASSERT_TRUE(cfg) << cfg.error().message();
+	/* declared in this order so that a failed assertion unwinds safely: the links close and
+	 * the node stops while the FAKE DPA threads run, the threads stop, the node frees its
+	 * memory, and only then the pods' memory goes */
+	pod client(test::pod_reg("client", mib, 4, 512)), echo(test::pod_reg("echo", mib, 4, 512));
 	auto made = node::create(*cfg, doca_options());
 	ASSERT_TRUE(made) << made.error().message();
 	std::unique_ptr<node::instance> n = std::move(*made);
@@ -184,8 +188,18 @@ TEST_F(doca_node_run, Case3ThroughTheRealNodeByteExactThenUnregisterAndOrderlySt
 	ASSERT_NE(n->doca(), nullptr);
 	ASSERT_TRUE(n->start()) << "start";
 	auto dpa = dpa_threads(*n);
+	struct stop_first {
+		std::unique_ptr<node::instance> &n;
+		pod &a, &b;
+		~stop_first()
+		{
+			a.link.reset();
+			b.link.reset();
+			if (n)
+				n->stop();
+		}
+	} unwind{n, client, echo};
 
-	pod client(test::pod_reg("client", mib, 4, 512)), echo(test::pod_reg("echo", mib, 4, 512));
 	join(*n, client);
 	join(*n, echo);
 	ASSERT_TRUE(client.link && echo.link);
@@ -235,7 +249,8 @@ TEST_F(doca_node_run, Case3ThroughTheRealNodeByteExactThenUnregisterAndOrderlySt
 		EXPECT_EQ(rv.service, "echo");
 		EXPECT_EQ(rv.path, "/run");
 		/* echo answers with the body it got, from its own TX slot */
-		std::memcpy(echo.at(echo.tx_body(slot)), echo.at(in[0].body_buf_addr), blen);
+		if (blen)
+			std::memcpy(echo.at(echo.tx_body(slot)), echo.at(in[0].body_buf_addr), blen);
 		const uint32_t token = in[0].req_id, step = in[0].step_id;
 		{
 			wire::l7_writer w(echo.at(echo.tx_header(slot)), 512);
