@@ -22,7 +22,6 @@
 /* A -DDPUMESH_DOCA=ON build (never compiled on the machines this project is built on:
  * docs/doca.md): the DPA program dpacc built and its kernels' entry points. */
 #include "dpumesh/doca/dpa_runtime.h"
-#include "dpumesh/doca/node_memory.h"
 extern "C" {
 extern struct doca_dpa_app *dpumesh_dpa;
 extern doca_dpa_func_t dpumesh_dpa_tx_entry;
@@ -112,39 +111,16 @@ int run(int argc, char **argv)
 		app::apply_overrides(*opts, *cfg);
 		st = app::check_dpa_backend(*cfg, DPUMESH_DOCA_BUILT != 0);
 	}
-#if DPUMESH_DOCA_BUILT
-	/* --dpa-backend doca: the device by PCI address, the DPA runtime, the DPU memory and the
-	 * device mapping's node memory come up first; the node then refuses the backend until
-	 * lib/node runs on them in place of the emulator (docs/doca.md) */
-	std::unique_ptr<doca::dpa_backend> doca_dpa;
-	std::unique_ptr<doca::dpu_memory> doca_dpu;
-	std::unique_ptr<doca::node_memory> doca_mem;
-	if (st.is_ok() && cfg->dpa.backend == config::dpa_backend::doca) {
-		auto b = doca::dpa_backend::create({cfg->dpa.device, cfg->dpa.threads, {}}, dpumesh_dpa,
-						   &dpumesh_dpa_tx_entry, &dpumesh_dpa_rx_entry,
-						   &dpumesh_dpa_notify_rpc);
-		st = b ? status::ok() : b.error();
-		if (b)
-			doca_dpa = std::move(*b);
-	}
-	if (st.is_ok() && doca_dpa) {
-		auto d = doca::dpu_memory::create(doca_dpa->dev().get(), size_t{64} << 20);
-		st = d ? status::ok() : d.error().with_context("dpa backend doca");
-		if (d)
-			doca_dpu = std::move(*d);
-	}
-	if (st.is_ok() && doca_dpu) {
-		doca::node_memory_options mo;
-		mo.pairs = cfg->dpa.threads;
-		auto m = doca::node_memory::create(doca_dpa->runtime(), *doca_dpu, mo);
-		st = m ? status::ok() : m.error().with_context("dpa backend doca");
-		if (m)
-			doca_mem = std::move(*m);
-	}
-
-#endif
 	if (st.is_ok()) {
-		auto r = node::create(*cfg, {opts->wait_pods, true});
+		node::options nopt;
+		nopt.wait_pods = opts->wait_pods;
+		nopt.pdump = true;
+#if DPUMESH_DOCA_BUILT
+		/* --dpa-backend doca: the node runs the DPA program dpacc built (docs/doca.md) */
+		nopt.doca = {dpumesh_dpa, &dpumesh_dpa_tx_entry, &dpumesh_dpa_rx_entry,
+			     &dpumesh_dpa_notify_rpc};
+#endif
+		auto r = node::create(*cfg, nopt);
 		st = r ? status::ok() : r.error();
 		if (r)
 			n = std::move(*r);

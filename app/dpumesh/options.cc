@@ -296,6 +296,10 @@ status check_dpa_backend(const config::node_config &cfg, bool doca_built)
 	if (cfg.dpa.device.empty())
 		return errorf("dpa backend \"doca\" needs the PCI function the DPA process runs on: "
 			      "--dpa-device PCI or /dpa/device (the PF, e.g. 0000:03:00.0)");
+	if (cfg.dpa.host_device.empty())
+		return errorf("dpa backend \"doca\" needs the host PF its pods register from: "
+			      "/dpa/host_device (its representor's PCI address on the Arm, e.g. "
+			      "0000:3b:00.0)");
 	return status::ok();
 }
 

@@ -312,14 +312,22 @@ void node_memory::give_back_hbuf(uint64_t hbuf) noexcept
 	_bad_back++; /* names no hbuf of this node: dropped, never put on a free list */
 }
 
-result<uint64_t> node_memory::take_hbuf()
+uint64_t node_memory::try_take_hbuf() noexcept
 {
 	if (_arm_hbufs.empty())
-		return errorf("Arm hbufs: all %llu in flight",
-			      static_cast<unsigned long long>((_arm_hbuf_hi - _arm_hbuf_lo) / (_hbuf_size ? _hbuf_size : 1)));
+		return 0;
 	const uint64_t h = _arm_hbufs.back();
 	_arm_hbufs.pop_back();
 	std::memset(reinterpret_cast<void *>(h), 0, DPA_HBUF_META_SIZE); /* src 0: nobody to complete */
+	return h;
+}
+
+result<uint64_t> node_memory::take_hbuf()
+{
+	const uint64_t h = try_take_hbuf();
+	if (h == 0)
+		return errorf("Arm hbufs: all %llu in flight",
+			      static_cast<unsigned long long>((_arm_hbuf_hi - _arm_hbuf_lo) / (_hbuf_size ? _hbuf_size : 1)));
 	return h + DPA_HBUF_META_SIZE;
 }
 
@@ -357,6 +365,19 @@ result<bool> node_memory::quiescent(uint32_t m)
 					      "DOCA node memory: kernel " + std::to_string(k) + ": doca_dpa_d2h_memcpy(quiescent)"));
 		/* q = membership at the start of its last completed activation + 1 (0: none) */
 		if (q == 0 || static_cast<int32_t>(q - 1u - m) < 0)
+			return false;
+	}
+	return true;
+}
+
+result<bool> node_memory::finished()
+{
+	for (unsigned k = 0; k < 2 * _nb_pairs; k++) {
+		uint32_t f = 0;
+		DPUMESH_RETURN_IF_ERROR(check(doca_dpa_d2h_memcpy(_rt->dpa(), &f, _rt->args_ptr(k) + offsetof(::dpa_dev, finished),
+								  sizeof(f)),
+					      "DOCA node memory: kernel " + std::to_string(k) + ": doca_dpa_d2h_memcpy(finished)"));
+		if (f == 0)
 			return false;
 	}
 	return true;

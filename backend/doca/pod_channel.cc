@@ -104,10 +104,12 @@ void pod_channel_server::drop(doca_comch_connection *conn)
 	for (auto it = _pods.begin(); it != _pods.end(); ++it) {
 		if (it->conn != conn)
 			continue;
-		const uint32_t id = it->pod_id;
-		_pods.erase(it); /* the import goes: the DPA handle (mkey) is dead from here */
+		/* the node first takes the pod out of the DPA's tables and waits until no DPA
+		 * thread holds it (the gone hook), then the import goes: the DPA handle (mkey)
+		 * is dead from here */
 		if (_hooks.gone)
-			_hooks.gone(id);
+			_hooks.gone(it->pod_id);
+		_pods.erase(it);
 		return;
 	}
 }

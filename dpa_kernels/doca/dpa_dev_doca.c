@@ -110,6 +110,7 @@ void dpa_thread_finish(struct dpa_dev *d)
 {
 	flush_doorbells(d);
 	report_quiescent(d);
+	__atomic_store_n(&d->finished, 1u, __ATOMIC_RELEASE);
 	doca_dpa_dev_thread_finish();
 }
 int dpa_thread_stop_requested(struct dpa_dev *d)

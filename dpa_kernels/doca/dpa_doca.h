@@ -192,6 +192,9 @@ struct dpa_dev {
 	 *  nothing the change to m took away. */
 	uint32_t entered;
 	uint32_t quiescent;
+	/** 1 once the thread called doca_dpa_dev_thread_finish (the cooperative stop): the
+	 *  Arm frees nothing the thread runs on before every thread set it */
+	uint32_t finished;
 	struct {
 		uint16_t pod_id, sq;
 		uint32_t generation;

@@ -295,6 +295,10 @@ void read_dpa(ctx &c, const json_t *v, node_config &cfg)
 	if (o.str("device", cfg.dpa.device, false, 12) && !valid_pci_address(cfg.dpa.device))
 		c.fail(o.child("device"), "\"" + cfg.dpa.device +
 					    "\" is not a PCI address ([DDDD:]BB:DD.F, e.g. 0000:03:00.0)");
+	if (o.str("host_device", cfg.dpa.host_device, false, 12) &&
+	    !valid_pci_address(cfg.dpa.host_device))
+		c.fail(o.child("host_device"), "\"" + cfg.dpa.host_device +
+						 "\" is not a PCI address ([DDDD:]BB:DD.F, e.g. 0000:3b:00.0)");
 	o.done();
 }
 

@@ -32,7 +32,7 @@ node::node(::dpumesh::node::instance &n, bool cfg_from_file, config_adjust adjus
 	: node(n.ports(), n.rx(), n.runner(), n.config(), cfg_from_file, std::move(adjust))
 {
 	_inst = &n;
-	set_mesh(&n.registry(), &n.sidecar(), &n.emulator());
+	set_mesh(&n.registry(), &n.sidecar(), n.emulator());
 	set_shards(n.shards());
 }
 
@@ -164,7 +164,7 @@ void describe_worker(const ::dpumesh::node::instance &inst, lcore_view &v)
 				if (p.port_id == q.port)
 					rx += (rx.empty() ? "" : ",") + p.name + ":" + std::to_string(q.queue);
 	std::string dpa;
-	for (unsigned t = k; t < inst.emulator().nb_threads(); t += nw)
+	for (unsigned t = k; t < inst.nb_dpa_threads(); t += nw)
 		dpa += (dpa.empty() ? "" : ",") + std::to_string(t);
 	v.placement = "rx=" + (rx.empty() ? std::string("none") : rx) + " shard=" +
 		      std::to_string(k) + " dpa=" + dpa;

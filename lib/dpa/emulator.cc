@@ -1041,6 +1041,16 @@ lcore::stage_def emulator::rx_stage(unsigned t) noexcept
 	return {"dpa_rx", &pair_poll_rx, _threads[t].get(), false};
 }
 arm_queues &emulator::arm(unsigned t) noexcept { return _threads[t]->arm; }
+
+arm_side emulator::side() noexcept
+{
+	arm_side s;
+	for (auto &p : _threads)
+		s.threads.push_back({&p->arm.from_dpa, &p->arm.to_dpa, &p->arm.notify});
+	s.hbuf_size = _hbuf_size;
+	s.hbuf_pool = _hbufs; /* the kernels poll: no service call */
+	return s;
+}
 const thread_stats &emulator::stats(unsigned t) const noexcept { return _threads[t]->stats; }
 const dma::engine &emulator::dma(unsigned t) const noexcept { return *_threads[t]->dma; }
 

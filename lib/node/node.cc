@@ -14,6 +14,9 @@
 #include "dpumesh/common/log.h"
 #include "dpumesh/region/region.h"
 #include "dpumesh/wire/frame.h"
+#if DPUMESH_NODE_DOCA
+#include "internal/doca_side.h"
+#endif
 
 namespace dpumesh::node {
 
@@ -82,6 +85,9 @@ void instance::drain() noexcept
 	_shard_view.clear();
 	_sidecars.clear(); /* each frees what waits on its hand-off ring */
 	_emu.reset();
+#if DPUMESH_NODE_DOCA
+	_doca.reset(); /* after the sidecars: their dropped commands' hbufs went back to it */
+#endif
 	for (auto &r : _ingress) {
 		void *m = nullptr;
 		while (r && rte_ring_dequeue(r.get(), &m) == 0)
@@ -91,11 +97,23 @@ void instance::drain() noexcept
 
 result<std::unique_ptr<instance>> create(const config::node_config &cfg, const options &opt)
 {
-	if (cfg.dpa.backend == config::dpa_backend::doca)
-		return errorf("dpa backend \"doca\": the node does not run on the DOCA data path yet "
-			      "(doca::node_memory and doca::pod_channel_server in place of the DPA "
-			      "emulator and the Unix control socket); use --dpa-backend emu "
-			      "(docs/doca.md)");
+	if (cfg.dpa.backend == config::dpa_backend::doca) {
+#if DPUMESH_NODE_DOCA
+		/* what the DOCA node does not carry yet (docs/doca.md, "Not written yet") */
+		if (!cfg.ports.empty())
+			return errorf("dpa backend \"doca\": ports (Case 1 and 2) need the Arm-side DMA "
+				      "and network buffers in the DPU memory, not written yet; a DOCA "
+				      "node serves pods on this node only (docs/doca.md)");
+		if (cfg.lcores.workers > 1)
+			return errorf("dpa backend \"doca\": one worker lcore (the Arm's hbufs and "
+				      "give-back rings have one consumer); %s is %u",
+				      cfg.where("/lcores/workers").c_str(), cfg.lcores.workers);
+#else
+		return errorf("dpa backend \"doca\": this build has no DOCA backend (configure with "
+			      "-DDPUMESH_DOCA=ON where DOCA is installed, docs/doca.md); use "
+			      "--dpa-backend emu");
+#endif
+	}
 	if (cfg.dma.backend == config::dma_backend::dmadev && cfg.dma.device.empty())
 		return errorf("dma backend dmadev needs a device: dmadev:NAME");
 	std::unique_ptr<instance> n(new instance(cfg, opt));
@@ -262,15 +280,30 @@ status instance::build_mesh()
 			return add ? dpdk_register_region(r, nullptr) : dpdk_unregister_region(r, nullptr);
 		});
 	}
-	_registrar = std::make_unique<registrar>(*_registry);
-	status st = _registrar->listen(_cfg.node.control_socket)
-			    .with_context(_cfg.where("/node/control_socket") + ": control socket");
-	if (!st.is_ok())
-		return st;
-	auto e = dpa::emulator::create(_cfg, *_registry, nb_threads);
-	if (!e)
-		return e.error().with_context("DPA emulator");
-	_emu = std::move(*e);
+	_nb_dpa_threads = nb_threads;
+	status st = status::ok();
+	dpa::arm_side side;
+	if (_cfg.dpa.backend == config::dpa_backend::doca) {
+#if DPUMESH_NODE_DOCA
+		/* pods register over DOCA comch and their memory is the DPA's to reach */
+		auto d = internal::doca_side::create(_cfg, _opt.doca, *_registry, nb_threads);
+		if (!d)
+			return d.error().with_context("DPA on DOCA");
+		_doca = std::move(*d);
+		side = _doca->side();
+#endif
+	} else {
+		_registrar = std::make_unique<registrar>(*_registry);
+		st = _registrar->listen(_cfg.node.control_socket)
+			     .with_context(_cfg.where("/node/control_socket") + ": control socket");
+		if (!st.is_ok())
+			return st;
+		auto e = dpa::emulator::create(_cfg, *_registry, nb_threads);
+		if (!e)
+			return e.error().with_context("DPA emulator");
+		_emu = std::move(*e);
+		side = _emu->side();
+	}
 
 	sidecar::shard_info shard;
 	shard.count = nw;
@@ -300,7 +333,7 @@ status instance::build_mesh()
 		shard.index = k;
 		if (k > 0) /* one set of rate-limit buckets for the node */
 			shard.share_limits = _sidecars.front()->policy().get();
-		auto s = sidecar::stage::create(_cfg, *_registry, *_emu, net, shard);
+		auto s = sidecar::stage::create(_cfg, *_registry, side, net, shard);
 		if (!s)
 			return s.error();
 		_sidecars.push_back(std::move(*s));
@@ -313,6 +346,8 @@ status instance::build_mesh()
 		st = l ? _runner->add(*l, _sidecars.back()->lcore_stage()) : l.error();
 		if (!st.is_ok())
 			return st;
+		if (!_emu)
+			continue; /* DOCA: the DPA runs its own threads */
 		l = lcore_of(k, "dpa");
 		if (!l)
 			return l.error();
@@ -330,7 +365,13 @@ status instance::build_mesh()
 status instance::start()
 {
 	status st = _runner->launch();
-	return st.is_ok() ? st : st.with_context("lcores");
+	if (!st.is_ok())
+		return st.with_context("lcores");
+#if DPUMESH_NODE_DOCA
+	if (_doca) /* the kernels' first activations, the sidecar polling */
+		st = _doca->start_threads().with_context("DPA on DOCA");
+#endif
+	return st;
 }
 
 void instance::stop() noexcept
@@ -340,8 +381,19 @@ void instance::stop() noexcept
 	_stopped = true;
 	/* pods go first, while the DPA threads still run and can report quiescence */
 	_registrar.reset();
+#if DPUMESH_NODE_DOCA
+	if (_doca)
+		_doca->close_pods();
+#endif
 	if (_runner)
 		_runner->stop();
+#if DPUMESH_NODE_DOCA
+	if (_doca) { /* the kernels finish; their memory is freed only after (drain) */
+		status st = _doca->stop();
+		if (!st.is_ok())
+			DPUMESH_LOG(ERR, dpa, "%s", st.message().c_str());
+	}
+#endif
 	if (_emu) { /* the kernels finish what they started, as DOCA threads do */
 		status st = _emu->stop();
 		if (!st.is_ok())
@@ -351,9 +403,15 @@ void instance::stop() noexcept
 
 unsigned instance::poll_control() noexcept
 {
-	if (!_registrar)
+	unsigned n = 0;
+	if (_registrar)
+		n = _registrar->poll(); /* pod registrations, unregistrations, crashes */
+#if DPUMESH_NODE_DOCA
+	else if (_doca && !_stopped)
+		n = _doca->poll(); /* the same over DOCA comch */
+#endif
+	else
 		return 0;
-	unsigned n = _registrar->poll(); /* pod registrations, unregistrations, crashes */
 	if (_opt.wait_pods && _registry->nb_pods() >= _opt.wait_pods) {
 		std::printf("dpumesh: %u pod(s) registered: ports started\n", _registry->nb_pods());
 		std::fflush(stdout);

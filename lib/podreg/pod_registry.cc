@@ -151,6 +151,7 @@ struct pod_registry::pod_state {
 	std::atomic<uint32_t> zc_holds{0}; /* zero-copy TX bodies the NIC may still read */
 	/* control only */
 	bool in_use = false;
+	bool remote = false; /* register_remote: the DPA side holds its memory and queues */
 	unique_fd doorbell_fd;
 	unique_fd tx_doorbell_fd;
 	std::optional<region> tx_region;
@@ -224,13 +225,15 @@ pod_counters pod_registry::counters(uint32_t pod_id) const noexcept
 	return _pods[pod_id].counters.read();
 }
 
-result<pod_registration> pod_registry::register_pod(const register_request &req,
-						     region &&pod_region, uint32_t *code)
+/* The checks both registrations make, and a free pod_id: the id, or UINT32_MAX with *code
+ * and *why set. */
+uint32_t pod_registry::admit(const register_request &req, dpumesh_pod_layout *layout,
+			     uint32_t *code, status *why) const
 {
-	region r = std::move(pod_region); /* destroyed on every error path */
-	auto fail = [code](uint32_t c, status st) {
+	auto fail = [code, why](uint32_t c, status st) {
 		*code = c;
-		return st;
+		*why = std::move(st);
+		return UINT32_MAX;
 	};
 	uint32_t svc = service_index(req.service);
 	if (svc == UINT32_MAX)
@@ -239,8 +242,7 @@ result<pod_registration> pod_registry::register_pod(const register_request &req,
 	if (req.nb_workers == 0 || req.nb_workers > DPUMESH_MAX_WORKERS)
 		return fail(DPUMESH_CTRL_ERR_GEOMETRY,
 			    errorf("%u workers (1..%u)", req.nb_workers, DPUMESH_MAX_WORKERS));
-	dpumesh_pod_layout layout;
-	int lrc = dpumesh_pod_layout_compute(&req.geometry, &layout);
+	int lrc = dpumesh_pod_layout_compute(&req.geometry, layout);
 	if (lrc != DPUMESH_LAYOUT_OK)
 		return fail(DPUMESH_CTRL_ERR_GEOMETRY, errorf("invalid geometry (layout error %d)", lrc));
 	const dpumesh_geometry &g = req.geometry;
@@ -250,26 +252,77 @@ result<pod_registration> pod_registry::register_pod(const register_request &req,
 		return fail(DPUMESH_CTRL_ERR_LIMITS,
 			    errorf("geometry over the node's pools limits (slots/slot_size per pool, "
 				   "sq_depth %u)", _limits.sq_depth));
+	const service_state &s = _services[svc];
+	if (s.nb_pods >= s.max_pods)
+		return fail(DPUMESH_CTRL_ERR_SERVICE_FULL,
+			    errorf("service \"%s\" has its %u pods", s.name.c_str(), s.max_pods));
+	for (uint32_t i = 0; i < DPUMESH_MAX_PODS; i++) {
+		uint32_t c = (_next_pod + i) % DPUMESH_MAX_PODS;
+		if (!_pods[c].in_use)
+			return c;
+	}
+	return fail(DPUMESH_CTRL_ERR_TABLE_FULL, errorf("pod table full (%u pods)", DPUMESH_MAX_PODS));
+}
+
+/* A checked pod's state filled by the caller: its generation, table entry (is_active
+ * released last) and service membership. */
+result<pod_registration> pod_registry::publish(uint32_t id, const register_request &req,
+					       const dpumesh_pod_layout &layout, uint32_t *code)
+{
+	pod_state &p = _pods[id];
+	const uint32_t svc = service_index(req.service);
+	service_state &s = _services[svc];
+	p.generation = _next_generation;
+	_next_generation = _next_generation == DPUMESH_GENERATION_MAX ? 1 : _next_generation + 1;
+	p.service = svc;
+	p.nb_workers = req.nb_workers;
+	p.geometry = req.geometry;
+	p.layout = layout;
+	p.counters.reset();
+	p.tx_outstanding.store(0, std::memory_order_relaxed);
+	p.in_use = true;
+
+	pod_registry_entry &e = _table[id];
+	e.rx_header_mkey = p.mkey;
+	e.rx_body_mkey = p.mkey;
+	e.rx_sq_doorbell = id;
+	e.generation = p.generation;
+	__atomic_store_n(&e.is_active, 1u, __ATOMIC_RELEASE);
+
+	uint32_t n = s.nb_members.load(std::memory_order_relaxed);
+	s.members[n].store(id, std::memory_order_relaxed);
+	s.nb_members.store(n + 1, std::memory_order_release);
+	s.nb_pods++;
+	_nb_pods.store(_nb_pods.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+	_membership.store(_membership.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+	_next_pod = (id + 1) % DPUMESH_MAX_PODS;
+	*code = DPUMESH_CTRL_OK;
+	DPUMESH_LOG(INFO, podchan, "pod %u registered%s: service %s, generation %u, mkey 0x%x, %u workers",
+		    id, p.remote ? " (memory on the DPA's side)" : "", s.name.c_str(), p.generation,
+		    p.mkey, p.nb_workers);
+	return registration(id);
+}
+
+result<pod_registration> pod_registry::register_pod(const register_request &req,
+						     region &&pod_region, uint32_t *code)
+{
+	region r = std::move(pod_region); /* destroyed on every error path */
+	auto fail = [code](uint32_t c, status st) {
+		*code = c;
+		return st;
+	};
+	dpumesh_pod_layout layout;
+	status why;
+	const uint32_t id = admit(req, &layout, code, &why);
+	if (id == UINT32_MAX)
+		return why;
+	const dpumesh_geometry &g = req.geometry;
 	if (r.data() == nullptr || r.size() < layout.total_size)
 		return fail(DPUMESH_CTRL_ERR_GEOMETRY,
 			    errorf("region of %zu bytes is smaller than the layout's %llu", r.size(),
 				   static_cast<unsigned long long>(layout.total_size)));
 	if (r.remote_base() % DPUMESH_LAYOUT_ALIGN != 0)
 		return fail(DPUMESH_CTRL_ERR_GEOMETRY, errorf("region base is not 4096-aligned"));
-	service_state &s = _services[svc];
-	if (s.nb_pods >= s.max_pods)
-		return fail(DPUMESH_CTRL_ERR_SERVICE_FULL,
-			    errorf("service \"%s\" has its %u pods", s.name.c_str(), s.max_pods));
-	uint32_t id = UINT32_MAX;
-	for (uint32_t i = 0; i < DPUMESH_MAX_PODS; i++) {
-		uint32_t c = (_next_pod + i) % DPUMESH_MAX_PODS;
-		if (!_pods[c].in_use) {
-			id = c;
-			break;
-		}
-	}
-	if (id == UINT32_MAX)
-		return fail(DPUMESH_CTRL_ERR_TABLE_FULL, errorf("pod table full (%u pods)", DPUMESH_MAX_PODS));
 
 	unique_fd efd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 	if (!efd)
@@ -299,14 +352,9 @@ result<pod_registration> pod_registry::register_pod(const register_request &req,
 	}
 
 	pod_state &p = _pods[id];
-	p.generation = _next_generation;
-	_next_generation = _next_generation == DPUMESH_GENERATION_MAX ? 1 : _next_generation + 1;
+	p.remote = false;
 	p.mkey = *mk;
-	p.service = svc;
-	p.nb_workers = req.nb_workers;
 	p.base = base;
-	p.geometry = g;
-	p.layout = layout;
 	p.doorbell_fd = std::move(efd);
 	p.doorbell = p.doorbell_fd.get();
 	p.rx_wait = reinterpret_cast<const uint64_t *>(local + layout.ctrl_off +
@@ -331,28 +379,28 @@ result<pod_registration> pod_registry::register_pod(const register_request &req,
 	p.spare_header.reset(new uint64_t[g.rx_header.slots]);
 	p.spare_body.reset(new uint64_t[g.rx_body.slots]);
 	p.nb_spare_header = p.nb_spare_body = 0;
-	p.counters.reset();
-	p.tx_outstanding.store(0, std::memory_order_relaxed);
-	p.in_use = true;
+	return publish(id, req, layout, code);
+}
 
-	pod_registry_entry &e = _table[id];
-	e.rx_header_mkey = p.mkey;
-	e.rx_body_mkey = p.mkey;
-	e.rx_sq_doorbell = id;
-	e.generation = p.generation;
-	__atomic_store_n(&e.is_active, 1u, __ATOMIC_RELEASE);
-
-	uint32_t n = s.nb_members.load(std::memory_order_relaxed);
-	s.members[n].store(id, std::memory_order_relaxed);
-	s.nb_members.store(n + 1, std::memory_order_release);
-	s.nb_pods++;
-	_nb_pods.store(_nb_pods.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-	_membership.store(_membership.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-	_next_pod = (id + 1) % DPUMESH_MAX_PODS;
-	*code = DPUMESH_CTRL_OK;
-	DPUMESH_LOG(INFO, podchan, "pod %u registered: service %s, generation %u, mkey 0x%x, %u workers",
-		    id, s.name.c_str(), p.generation, p.mkey, p.nb_workers);
-	return registration(id);
+result<pod_registration> pod_registry::register_remote(const register_request &req, uint32_t mkey,
+						       uint64_t base, uint32_t *code)
+{
+	dpumesh_pod_layout layout;
+	status why;
+	const uint32_t id = admit(req, &layout, code, &why);
+	if (id == UINT32_MAX)
+		return why;
+	if (base % DPUMESH_LAYOUT_ALIGN != 0) {
+		*code = DPUMESH_CTRL_ERR_GEOMETRY;
+		return errorf("region base is not 4096-aligned");
+	}
+	pod_state &p = _pods[id];
+	p.remote = true; /* no region, doorbells, SQs or spare slots here: all stay empty */
+	p.mkey = mkey;
+	p.base = base;
+	for (uint32_t w = 0; w < DPUMESH_MAX_WORKERS; w++)
+		p.tx_sq[w] = {};
+	return publish(id, req, layout, code);
 }
 
 result<pod_registration> pod_registry::registration(uint32_t pod_id) const
@@ -369,7 +417,7 @@ result<pod_registration> pod_registry::registration(uint32_t pod_id) const
 	reg.sq_depth = p.geometry.sq_depth;
 	reg.doorbell_fd = p.doorbell_fd.get();
 	reg.tx_doorbell_fd = p.tx_doorbell_fd.get();
-	reg.tx_region = &*p.tx_region;
+	reg.tx_region = p.tx_region ? &*p.tx_region : nullptr; /* none: register_remote */
 	return reg;
 }
 
@@ -412,20 +460,23 @@ status pod_registry::unregister_pod(uint32_t pod_id)
 	}
 	/* 3. Drop queued work, counted. */
 	sw_descriptor d;
-	for (uint32_t w = 0; w < p.nb_workers; w++)
+	for (uint32_t w = 0; w < p.nb_workers && !p.remote; w++)
 		while (dpumesh_sq_dequeue_burst(&p.tx_sq[w], &d, 1) == 1)
 			p.counters.dropped_on_unregister.inc();
-	/* 4. Tear down: mkey (unmaps the region), TX SQ region, doorbell, pod_id. */
-	auto r = _mkeys.unregister_region(p.mkey);
-	if (!r) {
-		DPUMESH_LOG(ERR, podchan, "pod %u: %s", pod_id, r.error().message().c_str());
-	} else if (keep_mapped) {
-		_lingering.push_back(std::make_unique<region>(std::move(*r)));
-		p.zc_holds.store(0, std::memory_order_release);
-	} else if (_region_hook) {
-		status hs = _region_hook(*r, false); /* before the region is unmapped */
-		if (!hs)
-			DPUMESH_LOG(ERR, podchan, "pod %u: %s", pod_id, hs.message().c_str());
+	/* 4. Tear down: mkey (unmaps the region), TX SQ region, doorbell, pod_id. A remote
+	 * pod's memory is the DPA side's: its backend releases the import. */
+	if (!p.remote) {
+		auto r = _mkeys.unregister_region(p.mkey);
+		if (!r) {
+			DPUMESH_LOG(ERR, podchan, "pod %u: %s", pod_id, r.error().message().c_str());
+		} else if (keep_mapped) {
+			_lingering.push_back(std::make_unique<region>(std::move(*r)));
+			p.zc_holds.store(0, std::memory_order_release);
+		} else if (_region_hook) {
+			status hs = _region_hook(*r, false); /* before the region is unmapped */
+			if (!hs)
+				DPUMESH_LOG(ERR, podchan, "pod %u: %s", pod_id, hs.message().c_str());
+		}
 	}
 	e = pod_registry_entry{};
 	_retired.add(p.counters.read());
@@ -444,6 +495,7 @@ status pod_registry::unregister_pod(uint32_t pod_id)
 	p.nb_spare_header = p.nb_spare_body = 0;
 	p.counters.reset();
 	p.mkey = 0;
+	p.remote = false;
 	p.in_use = false;
 	_nb_pods.store(_nb_pods.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
 	return status::ok();
@@ -499,7 +551,7 @@ bool pod_registry::handle_live(uint32_t h) const noexcept { return live_state(h)
 uint32_t pod_registry::nb_tx_sqs(uint32_t pod_id) const noexcept
 {
 	uint32_t h = handle(pod_id);
-	return h != 0 ? _pods[pod_id].nb_workers : 0;
+	return h != 0 && !_pods[pod_id].remote ? _pods[pod_id].nb_workers : 0;
 }
 
 const uint32_t *pod_registry::tx_head(uint32_t pod_id, uint32_t sq) const noexcept

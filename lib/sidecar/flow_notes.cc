@@ -303,7 +303,7 @@ uint32_t stage::pump_queues(uint64_t now) noexcept
 			}
 			if (c.resume)
 				_stats.resumes.inc();
-			_outbox->send(_emu->owner(c.dst), c);
+			_outbox->send(_dpa.owner(c.dst), c);
 		}
 		total += n;
 		if (n < burst_of_unpark)

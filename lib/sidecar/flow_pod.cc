@@ -93,7 +93,7 @@ uint32_t stage::add_trace(uint64_t header, uint32_t len, const wire::l7_view &v)
 		return len;
 	const policy::trace_ids ids = _trace_rng.next();
 	policy::trace_result r = policy::add_trace(reinterpret_cast<uint8_t *>(header), len,
-						   _emu->hbuf_size() - DPA_HBUF_META_SIZE, need, ids);
+						   _dpa.hbuf_size - DPA_HBUF_META_SIZE, need, ids);
 	if (r.no_room) {
 		_stats.trace_no_room.inc();
 		return len;
@@ -258,13 +258,13 @@ void stage::reply_error(uint32_t origin, uint32_t req_id, uint32_t step_id, uint
 bool stage::make_error(uint32_t origin, uint32_t req_id, uint32_t step_id, uint16_t status,
 		       const char *reason) noexcept
 {
-	void *obj;
-	if (rte_mempool_get(_emu->hbufs(), &obj) != 0)
+	void *obj = _dpa.take_hbuf();
+	if (obj == nullptr)
 		return false;
 	auto *meta = static_cast<dpa_hbuf_meta *>(obj);
 	std::memset(meta, 0, sizeof(*meta));
 	uint8_t *hdr = static_cast<uint8_t *>(obj) + DPA_HBUF_META_SIZE;
-	wire::l7_writer w(hdr, _emu->hbuf_size() - DPA_HBUF_META_SIZE);
+	wire::l7_writer w(hdr, _dpa.hbuf_size - DPA_HBUF_META_SIZE);
 	w.response(status, wire::l7_flag_mesh_generated, reason, _hop);
 	dpa_command c;
 	c.what = dpa_command::op::deliver_response;

@@ -10,17 +10,17 @@
 
 namespace dpumesh::sidecar {
 
-void drop_command(const dpa_command &c, rte_mempool *hbufs) noexcept
+void drop_command(const dpa_command &c, const dpa::arm_side &dpa) noexcept
 {
 	if (c.network_body())
 		dpa::release_local_body(c.body);
-	rte_mempool_put(hbufs, hbuf_meta(c.header));
+	dpa.give_hbuf(hbuf_meta(c.header));
 }
 
-outbox::outbox(std::vector<dpumesh_sq *> to_dpa, rte_mempool *hbufs, uint64_t tsc_hz,
+outbox::outbox(std::vector<dpumesh_sq *> to_dpa, const dpa::arm_side *dpa, uint64_t tsc_hz,
 	       counters &stats, std::vector<rte_ring *> remote, uint32_t q_entries,
 	       uint32_t q_share)
-	: _to_dpa(std::move(to_dpa)), _remote(std::move(remote)), _hbufs(hbufs), _tsc_hz(tsc_hz),
+	: _to_dpa(std::move(to_dpa)), _remote(std::move(remote)), _dpa(dpa), _tsc_hz(tsc_hz),
 	  _stats(stats), _parking(std::make_unique<parked_cmd[]>(parking_size)),
 	  _queues(q_entries, q_share, response_reserve, tsc_hz)
 {
@@ -42,7 +42,10 @@ bool outbox::put(unsigned thread, const dpa_command &c) noexcept
 		return true;
 	}
 	const sw_descriptor d = c.encode();
-	return dpumesh_sq_enqueue_burst(_to_dpa[thread], &d, 1) == 1;
+	if (dpumesh_sq_enqueue_burst(_to_dpa[thread], &d, 1) != 1)
+		return false;
+	_posted |= 1u << thread;
+	return true;
 }
 
 outbox::~outbox() = default;
@@ -56,9 +59,9 @@ void outbox::send(unsigned thread, const dpa_command &c) noexcept
 	if (b.count == backlog_size) [[unlikely]] {
 		_stats.backlog_overflow.inc();
 		if (c.delivers())
-			drop_command(c, _hbufs);
+			drop_command(c, *_dpa);
 		else
-			rte_mempool_put(_hbufs, hbuf_meta(c.header));
+			_dpa->give_hbuf(hbuf_meta(c.header));
 		return;
 	}
 	b.q[(b.head + b.count) % backlog_size] = c;

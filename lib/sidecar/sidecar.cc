@@ -36,19 +36,19 @@ rte_ring *create_handoff_ring(const char *name, unsigned size) noexcept
 stage::stage() = default;
 
 result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
-						 pod_registry &reg, dpa::emulator &emu,
+						 pod_registry &reg, const dpa::arm_side &dpa,
 						 const network &net, const shard_info &shard)
 {
 	if (shard.count == 0 || shard.index >= shard.count ||
 	    (shard.count > 1 && shard.handoff.size() != shard.count))
 		return errorf("sidecar: shard %u of %u: bad shard description", shard.index,
 			      shard.count);
-	if (emu.nb_threads() < shard.count)
-		return errorf("sidecar: %u shards need at least as many DPA threads (have %u)",
-			      shard.count, emu.nb_threads());
+	if (dpa.nb_threads() < shard.count || dpa.nb_threads() > 32)
+		return errorf("sidecar: %u shards need at least as many DPA threads, and at most 32 "
+			      "(have %u)", shard.count, dpa.nb_threads());
 	std::unique_ptr<stage> s(new stage());
 	s->_reg = &reg;
-	s->_emu = &emu;
+	s->_dpa = dpa;
 	s->_tsc_hz = rte_get_tsc_hz();
 	s->_hop = cfg.node.name + "/sidecar";
 	s->_trace_rng = policy::trace_rng(rte_rand());
@@ -59,7 +59,7 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 	s->_shard = shard;
 	s->_token_bits = request_table::shard_bits(shard.count);
 
-	const uint32_t max_msg = emu.hbuf_size() + cfg.pools.tx_body.slot_size;
+	const uint32_t max_msg = dpa.hbuf_size + cfg.pools.tx_body.slot_size;
 	auto eg = egress::create(cfg, net, max_msg, &reg, s->_stats);
 	if (!eg)
 		return eg.error();
@@ -86,15 +86,15 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 	/* this shard produces to its own threads' SQs; others' get its commands by hand-off */
 	std::vector<dpumesh_sq *> to_dpa;
 	std::vector<rte_ring *> remote;
-	for (unsigned t = 0; t < emu.nb_threads(); t++) {
+	for (unsigned t = 0; t < dpa.nb_threads(); t++) {
 		const bool mine = shard.owns_thread(t);
-		to_dpa.push_back(mine ? &emu.arm(t).to_dpa : nullptr);
+		to_dpa.push_back(mine ? dpa.threads[t].to_dpa : nullptr);
 		remote.push_back(mine ? nullptr : shard.handoff[t % shard.count]);
 	}
-	s->_outbox = std::make_unique<outbox>(std::move(to_dpa), emu.hbufs(), s->_tsc_hz, s->_stats,
+	s->_outbox = std::make_unique<outbox>(std::move(to_dpa), &s->_dpa, s->_tsc_hz, s->_stats,
 					      std::move(remote), cfg.pools.dest_queue_entries,
 					      cfg.pools.dest_queue_share);
-	s->_net_in = std::make_unique<network_in>(emu.hbufs(), emu.hbuf_size(), *s->_egress,
+	s->_net_in = std::make_unique<network_in>(dpa.hbuf_pool, dpa.hbuf_size, *s->_egress,
 						  s->_stats);
 
 	auto rules = ruleset::build(cfg, reg, 1, shard.share_limits);
@@ -104,7 +104,7 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 	s->_cur = s->_owned.get();
 	s->_published.store(s->_cur, std::memory_order_release);
 
-	s->_qsbr_id = emu.nb_threads() + shard.index; /* the DPA threads use 0..n-1 */
+	s->_qsbr_id = dpa.nb_threads() + shard.index; /* the DPA threads use 0..n-1 */
 	status qs = reg.dp_thread_register(s->_qsbr_id);
 	if (!qs)
 		return qs.with_context("sidecar");
@@ -137,7 +137,7 @@ stage::~stage()
 				drop(dpa_note::decode(h.desc).cmd);
 				break;
 			case handoff_item::kind::pod_message:
-				rte_mempool_put(_emu->hbufs(), hbuf_meta(h.desc.header_buf_addr));
+				_dpa.give_hbuf(hbuf_meta(h.desc.header_buf_addr));
 				break;
 			case handoff_item::kind::network:
 				port::rx_msg_free(static_cast<rx_msg *>(h.msg));
@@ -265,7 +265,7 @@ uint32_t stage::take_handoffs(uint64_t now) noexcept
 
 void stage::deliver(const dpa_command &c) noexcept
 {
-	const unsigned t = _emu->owner(c.dst);
+	const unsigned t = _dpa.owner(c.dst);
 	if (_shard.owns_thread(t))
 		admit_delivery(t, c);
 	else
@@ -277,7 +277,7 @@ void stage::complete(uint64_t header, uint32_t status) noexcept
 {
 	const uint32_t src = hbuf_meta(header)->src;
 	/* an hbuf the Arm made goes back through one of this shard's own threads (thread k) */
-	_outbox->send(src ? _emu->owner(src) : _shard.index, dpa_command::complete(header, status));
+	_outbox->send(src ? _dpa.owner(src) : _shard.index, dpa_command::complete(header, status));
 }
 
 /* A command that ends here: a network body is released, the sender completed. */
@@ -290,7 +290,7 @@ void stage::finish(const dpa_command &c, uint32_t status) noexcept
 
 void stage::drop(const dpa_command &c) noexcept
 {
-	drop_command(c, _emu->hbufs());
+	drop_command(c, _dpa);
 }
 
 /* ---- the poll ---- */
@@ -322,12 +322,12 @@ uint32_t stage::run() noexcept
 	work += nd;
 	/* 4. per DPA thread: what its RX kernel handed back, then pods' messages */
 	sw_descriptor in[burst];
-	for (unsigned t = _shard.index; t < _emu->nb_threads(); t += _shard.count) {
+	for (unsigned t = _shard.index; t < _dpa.nb_threads(); t += _shard.count) {
 		/* notifications first: they free pending entries and hbufs, and the RX kernel
 		 * needs their queue drained to take more commands */
 		uint32_t n = 0;
 		if (_outbox->note_room()) {
-			n = dpumesh_sq_dequeue_burst(&_emu->arm(t).notify, in, burst);
+			n = dpumesh_sq_dequeue_burst(_dpa.threads[t].notify, in, burst);
 			for (uint32_t i = 0; i < n; i++) {
 				const dpa_note nt = dpa_note::decode(in[i]);
 				/* no room at its pod: it waits in the pod's queue, kept here (this
@@ -361,7 +361,7 @@ uint32_t stage::run() noexcept
 			_stats.backlog_stalls.inc();
 			continue;
 		}
-		n = dpumesh_sq_dequeue_burst(&_emu->arm(t).from_dpa, in, burst);
+		n = dpumesh_sq_dequeue_burst(_dpa.threads[t].from_dpa, in, burst);
 		for (uint32_t i = 0; i < n; i++) {
 			if (i + 1 < n)
 				rte_prefetch0(reinterpret_cast<const void *>(in[i + 1].header_buf_addr));
@@ -424,6 +424,11 @@ uint32_t stage::run() noexcept
 		_next_gate = now + _tsc_hz / 100000;
 	}
 	_egress->end_burst();
+	/* the backend's per-poll work (DOCA: wake RX kernels that got commands, take back) */
+	const uint32_t posted = _outbox->take_posted();
+	if (_dpa.ops.service) [[unlikely]]
+		for (unsigned t = _shard.index; t < _dpa.nb_threads(); t += _shard.count)
+			_dpa.ops.service(_dpa.ctx, t, posted >> t & 1u);
 	_reg->dp_quiescent(_qsbr_id);
 	return work;
 }

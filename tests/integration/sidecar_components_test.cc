@@ -451,6 +451,8 @@ protected:
 		hbufs = rte_mempool_create(("t_hbufs" + tag).c_str(), 511, hbuf_size, 0, 0, nullptr,
 					   nullptr, nullptr, nullptr, SOCKET_ID_ANY, 0);
 		ASSERT_NE(hbufs, nullptr);
+		side.hbuf_pool = hbufs; /* the emulator's seam: hbufs back to the pool */
+		side.hbuf_size = hbuf_size;
 		pkts = rte_pktmbuf_pool_create(("t_pkts" + tag).c_str(), 1023, 0, 0,
 					       RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
 		ASSERT_NE(pkts, nullptr);
@@ -487,6 +489,7 @@ protected:
 	}
 
 	rte_mempool *hbufs = nullptr, *pkts = nullptr, *msgs = nullptr;
+	dpa::arm_side side;
 	std::vector<dpa_command> taken;
 	counters stats;
 };
@@ -507,7 +510,7 @@ using outbox_test = pools;
 TEST_F(outbox_test, a_full_sq_backlogs_in_order_and_flush_keeps_it)
 {
 	sq_pair q(4);
-	outbox ob({&q.prod}, hbufs, hz, stats);
+	outbox ob({&q.prod}, &side, hz, stats);
 	for (uint32_t i = 1; i <= 10; i++)
 		ob.send(0, cmd(dpa_command::op::deliver_request, i));
 	EXPECT_EQ(ob.free(), outbox::backlog_size - 6);
@@ -536,7 +539,7 @@ TEST_F(outbox_test, a_full_sq_backlogs_in_order_and_flush_keeps_it)
 TEST_F(outbox_test, parking_returns_due_deliveries_in_order_and_rotates_the_rest)
 {
 	sq_pair q(16);
-	outbox ob({&q.prod}, hbufs, hz, stats);
+	outbox ob({&q.prod}, &side, hz, stats);
 	const uint64_t now = 1000000;
 	ASSERT_TRUE(ob.park(cmd(dpa_command::op::deliver_request, 1), now, now + 100000, now + 10));
 	ASSERT_TRUE(ob.park(cmd(dpa_command::op::deliver_request, 2), now, now + 100000, now + 500));
@@ -565,7 +568,7 @@ TEST_F(outbox_test, parking_returns_due_deliveries_in_order_and_rotates_the_rest
 TEST_F(outbox_test, parked_deliveries_expire_by_their_first_give_up_time)
 {
 	sq_pair q(16);
-	outbox ob({&q.prod}, hbufs, hz, stats);
+	outbox ob({&q.prod}, &side, hz, stats);
 	const uint64_t now = 1000000;
 	dpa_command c = cmd(dpa_command::op::deliver_request, 5);
 	ASSERT_TRUE(ob.park(c, now, now + 1000));
@@ -600,7 +603,7 @@ TEST_F(outbox_test, parked_deliveries_expire_by_their_first_give_up_time)
 TEST_F(outbox_test, requests_leave_the_last_parking_slots_to_responses)
 {
 	sq_pair q(16);
-	outbox ob({&q.prod}, hbufs, hz, stats);
+	outbox ob({&q.prod}, &side, hz, stats);
 	const dpa_command req = cmd(dpa_command::op::deliver_request, 1);
 	const dpa_command resp = cmd(dpa_command::op::deliver_response, 2);
 	uint32_t parked = 0;
@@ -839,7 +842,7 @@ TEST(dest_queues, a_full_share_refuses_requests_and_the_expired_are_answered)
 TEST_F(outbox_test, a_full_backlog_drops_and_counts_and_frees_the_hbuf)
 {
 	sq_pair q(1);
-	outbox ob({&q.prod}, hbufs, hz, stats);
+	outbox ob({&q.prod}, &side, hz, stats);
 	const unsigned before = rte_mempool_avail_count(hbufs);
 	std::vector<dpa_command> sent;
 	for (uint32_t i = 0; i < outbox::backlog_size + 2; i++) {
@@ -1087,7 +1090,7 @@ TEST_F(network_in_test, a_good_request_keeps_its_body_in_the_received_mbufs)
 	EXPECT_EQ(r.reply_to.addr.dst.port, 7000);
 	EXPECT_EQ(eg->peer_of(r.from), 0);
 	/* dropping it (what the sidecar does with a refused one) gives everything back */
-	drop_command(r.cmd, hbufs);
+	drop_command(r.cmd, side);
 	expect_all_back();
 }
 

@@ -95,7 +95,7 @@ public:
 		ASSERT_TRUE(tx2);
 		net.ports.push_back({0, 1500, true, true, tx});
 		net.ports.push_back({1, 1500, true, false, tx2});
-		auto s = sidecar::stage::create(*cfg, *reg, *emu, net);
+		auto s = sidecar::stage::create(*cfg, *reg, emu->side(), net);
 		ASSERT_TRUE(s) << s.error().message();
 		stage = s->release();
 	}

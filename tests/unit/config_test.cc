@@ -204,6 +204,8 @@ TEST(Config, InvalidConfigsAreRejectedWithLocation)
 		 "t.json:12:23: /dpa/backend", "\"fpga\" is not one of: emu, doca"},
 		{"dpa device", with_line(12, "  \"dpa\": { \"device\": \"pci0\" }"),
 		 "t.json:12:22: /dpa/device", "\"pci0\" is not a PCI address"},
+		{"dpa host device", with_line(12, "  \"dpa\": { \"host_device\": \"3b:00\" }"),
+		 "t.json:12:27: /dpa/host_device", "\"3b:00\" is not a PCI address"},
 		{"rbac on missing service",
 		 with_line(12, "  \"policy\": { \"rbac\": [ { \"service\": \"zz\", \"require_jwt\": false } ] }"),
 		 "t.json:12:38: /policy/rbac/0/service", "unknown service \"zz\""},

@@ -8,11 +8,23 @@
 #include <cstring>
 #include <iterator>
 #include <map>
+#include <mutex>
 #include <set>
 
 #include "dpumesh/doca/doca_api.h"
 
+/* Every FAKE call holds one lock: the node calls DOCA from its control thread and its
+ * sidecar lcore, and a test's pods from the test's thread (the state below is shared). */
+#define FAKE_LOCK std::lock_guard<std::recursive_mutex> fake_lock_(dpumesh::doca_fake::fake_mutex())
+
 namespace dpumesh::doca_fake {
+
+std::recursive_mutex &fake_mutex()
+{
+	static std::recursive_mutex m;
+	return m;
+}
+
 namespace {
 
 state g;
@@ -121,6 +133,7 @@ void reset_comch();
 
 void reset()
 {
+	FAKE_LOCK;
 	g = state{};
 	reset_comch();
 	for (auto &[p, o] : objects) {
@@ -146,12 +159,14 @@ extern "C" {
 
 const char *doca_error_get_descr(doca_error_t e)
 {
+	FAKE_LOCK;
 	return e == 7 ? "failure injected by the fake" : "refused by the fake";
 }
 
 /* a devinfo is a pointer to its PCI address in the fake's device list */
 doca_error_t doca_devinfo_create_list(struct doca_devinfo ***list, uint32_t *nb)
 {
+	FAKE_LOCK;
 	doca_error_t e = enter("doca_devinfo_create_list");
 	if (e != DOCA_SUCCESS)
 		return e;
@@ -166,6 +181,7 @@ doca_error_t doca_devinfo_create_list(struct doca_devinfo ***list, uint32_t *nb)
 }
 doca_error_t doca_devinfo_destroy_list(struct doca_devinfo **list)
 {
+	FAKE_LOCK;
 	doca_error_t e = enter("doca_devinfo_destroy_list");
 	if (objects.erase(list) == 1) {
 		delete[] list;
@@ -177,6 +193,7 @@ doca_error_t doca_devinfo_destroy_list(struct doca_devinfo **list)
 }
 doca_error_t doca_devinfo_is_equal_pci_addr(const struct doca_devinfo *d, const char *pci, uint8_t *eq)
 {
+	FAKE_LOCK;
 	doca_error_t e = enter("doca_devinfo_is_equal_pci_addr");
 	if (e != DOCA_SUCCESS)
 		return e;
@@ -185,6 +202,7 @@ doca_error_t doca_devinfo_is_equal_pci_addr(const struct doca_devinfo *d, const 
 }
 doca_error_t doca_dpa_cap_is_supported(const struct doca_devinfo *d)
 {
+	FAKE_LOCK;
 	doca_error_t e = enter("doca_dpa_cap_is_supported");
 	if (e != DOCA_SUCCESS)
 		return e;
@@ -196,21 +214,24 @@ doca_error_t doca_dpa_cap_is_supported(const struct doca_devinfo *d)
 }
 doca_error_t doca_dev_open(struct doca_devinfo *, struct doca_dev **dev)
 {
+	FAKE_LOCK;
 	return make("doca_dev_open", "dev", dev);
 }
-doca_error_t doca_dev_close(struct doca_dev *dev) { return destroy("doca_dev_close", dev); }
+doca_error_t doca_dev_close(struct doca_dev *dev) { FAKE_LOCK; return destroy("doca_dev_close", dev); }
 
 doca_error_t doca_dpa_create(struct doca_dev *, struct doca_dpa **dpa)
 {
+	FAKE_LOCK;
 	return make("doca_dpa_create", "dpa", dpa);
 }
 doca_error_t doca_dpa_set_app(struct doca_dpa *dpa, struct doca_dpa_app *)
 {
+	FAKE_LOCK;
 	return use("doca_dpa_set_app", dpa);
 }
-doca_error_t doca_dpa_start(struct doca_dpa *dpa) { return start("doca_dpa_start", dpa); }
-doca_error_t doca_dpa_stop(struct doca_dpa *dpa) { return stop("doca_dpa_stop", dpa); }
-doca_error_t doca_dpa_destroy(struct doca_dpa *dpa) { return destroy("doca_dpa_destroy", dpa); }
+doca_error_t doca_dpa_start(struct doca_dpa *dpa) { FAKE_LOCK; return start("doca_dpa_start", dpa); }
+doca_error_t doca_dpa_stop(struct doca_dpa *dpa) { FAKE_LOCK; return stop("doca_dpa_stop", dpa); }
+doca_error_t doca_dpa_destroy(struct doca_dpa *dpa) { FAKE_LOCK; return destroy("doca_dpa_destroy", dpa); }
 
 /* [p, p+n) inside one DPA allocation, as a local pointer; else a misuse and nullptr */
 static void *dpa_range(uint64_t p, size_t n, const char *call)
@@ -227,6 +248,7 @@ static void *dpa_range(uint64_t p, size_t n, const char *call)
  * device mapping, run on the host, reads what the backend wrote */
 doca_error_t doca_dpa_mem_alloc(struct doca_dpa *dpa, size_t size, doca_dpa_dev_uintptr_t *p)
 {
+	FAKE_LOCK;
 	doca_error_t e = use("doca_dpa_mem_alloc", dpa);
 	if (e != DOCA_SUCCESS)
 		return e;
@@ -240,6 +262,7 @@ doca_error_t doca_dpa_mem_alloc(struct doca_dpa *dpa, size_t size, doca_dpa_dev_
 }
 doca_error_t doca_dpa_mem_free(struct doca_dpa *dpa, doca_dpa_dev_uintptr_t p)
 {
+	FAKE_LOCK;
 	doca_error_t e = use("doca_dpa_mem_free", dpa);
 	if (dpa_mem.erase(p) == 1) {
 		std::free(reinterpret_cast<void *>(p));
@@ -251,6 +274,7 @@ doca_error_t doca_dpa_mem_free(struct doca_dpa *dpa, doca_dpa_dev_uintptr_t p)
 }
 doca_error_t doca_dpa_h2d_memcpy(struct doca_dpa *dpa, doca_dpa_dev_uintptr_t dst, void *src, size_t size)
 {
+	FAKE_LOCK;
 	doca_error_t e = use("doca_dpa_h2d_memcpy", dpa);
 	if (e != DOCA_SUCCESS)
 		return e;
@@ -263,6 +287,7 @@ doca_error_t doca_dpa_h2d_memcpy(struct doca_dpa *dpa, doca_dpa_dev_uintptr_t ds
 
 doca_error_t doca_dpa_d2h_memcpy(struct doca_dpa *dpa, void *dst, doca_dpa_dev_uintptr_t src, size_t size)
 {
+	FAKE_LOCK;
 	doca_error_t e = use("doca_dpa_d2h_memcpy", dpa);
 	if (e != DOCA_SUCCESS)
 		return e;
@@ -276,6 +301,7 @@ doca_error_t doca_dpa_d2h_memcpy(struct doca_dpa *dpa, void *dst, doca_dpa_dev_u
 /* an RPC runs here and now: the function is the device code compiled for the host */
 doca_error_t doca_dpa_rpc(struct doca_dpa *dpa, doca_dpa_func_t *func, uint64_t *retval, ...)
 {
+	FAKE_LOCK;
 	doca_error_t e = use("doca_dpa_rpc", dpa);
 	if (e != DOCA_SUCCESS)
 		return e;
@@ -290,118 +316,139 @@ doca_error_t doca_dpa_rpc(struct doca_dpa *dpa, doca_dpa_func_t *func, uint64_t 
 
 doca_error_t doca_dpa_thread_create(struct doca_dpa *, struct doca_dpa_thread **t)
 {
+	FAKE_LOCK;
 	return make("doca_dpa_thread_create", "thread", t);
 }
 doca_error_t doca_dpa_thread_set_func_arg(struct doca_dpa_thread *t, doca_dpa_func_t *, uint64_t)
 {
+	FAKE_LOCK;
 	return use("doca_dpa_thread_set_func_arg", t);
 }
 doca_error_t doca_dpa_thread_set_local_storage(struct doca_dpa_thread *t, doca_dpa_dev_uintptr_t p)
 {
+	FAKE_LOCK;
 	doca_error_t e = use("doca_dpa_thread_set_local_storage", t);
 	if (!dpa_mem.count(p))
 		g.misuse.push_back("doca_dpa_thread_set_local_storage: not DPA memory");
 	return e;
 }
-doca_error_t doca_dpa_thread_start(struct doca_dpa_thread *t) { return start("doca_dpa_thread_start", t); }
-doca_error_t doca_dpa_thread_run(struct doca_dpa_thread *t) { return use("doca_dpa_thread_run", t); }
-doca_error_t doca_dpa_thread_stop(struct doca_dpa_thread *t) { return stop("doca_dpa_thread_stop", t); }
+doca_error_t doca_dpa_thread_start(struct doca_dpa_thread *t) { FAKE_LOCK; return start("doca_dpa_thread_start", t); }
+doca_error_t doca_dpa_thread_run(struct doca_dpa_thread *t) { FAKE_LOCK; return use("doca_dpa_thread_run", t); }
+doca_error_t doca_dpa_thread_stop(struct doca_dpa_thread *t) { FAKE_LOCK; return stop("doca_dpa_thread_stop", t); }
 doca_error_t doca_dpa_thread_destroy(struct doca_dpa_thread *t)
 {
+	FAKE_LOCK;
 	return destroy("doca_dpa_thread_destroy", t);
 }
 
 doca_error_t doca_dpa_completion_create(struct doca_dpa *, unsigned int, struct doca_dpa_completion **c)
 {
+	FAKE_LOCK;
 	return make("doca_dpa_completion_create", "completion", c);
 }
 doca_error_t doca_dpa_completion_set_thread(struct doca_dpa_completion *c, struct doca_dpa_thread *t)
 {
+	FAKE_LOCK;
 	doca_error_t e = use("doca_dpa_completion_set_thread", c);
 	find(t, "doca_dpa_completion_set_thread(thread)");
 	return e;
 }
 doca_error_t doca_dpa_completion_start(struct doca_dpa_completion *c)
 {
+	FAKE_LOCK;
 	return start("doca_dpa_completion_start", c);
 }
 doca_error_t doca_dpa_completion_get_dpa_handle(struct doca_dpa_completion *c, doca_dpa_dev_completion_t *h)
 {
+	FAKE_LOCK;
 	*h = reinterpret_cast<uintptr_t>(c);
 	return use("doca_dpa_completion_get_dpa_handle", c);
 }
-doca_error_t doca_dpa_completion_stop(struct doca_dpa_completion *c) { return stop("doca_dpa_completion_stop", c); }
+doca_error_t doca_dpa_completion_stop(struct doca_dpa_completion *c) { FAKE_LOCK; return stop("doca_dpa_completion_stop", c); }
 doca_error_t doca_dpa_completion_destroy(struct doca_dpa_completion *c)
 {
+	FAKE_LOCK;
 	return destroy("doca_dpa_completion_destroy", c);
 }
 
 doca_error_t doca_dpa_async_ops_create(struct doca_dpa *, unsigned int, uint64_t, struct doca_dpa_async_ops **o)
 {
+	FAKE_LOCK;
 	return make("doca_dpa_async_ops_create", "async_ops", o);
 }
 doca_error_t doca_dpa_async_ops_attach(struct doca_dpa_async_ops *o, struct doca_dpa_completion *c)
 {
+	FAKE_LOCK;
 	doca_error_t e = use("doca_dpa_async_ops_attach", o);
 	find(c, "doca_dpa_async_ops_attach(completion)");
 	return e;
 }
-doca_error_t doca_dpa_async_ops_start(struct doca_dpa_async_ops *o) { return start("doca_dpa_async_ops_start", o); }
+doca_error_t doca_dpa_async_ops_start(struct doca_dpa_async_ops *o) { FAKE_LOCK; return start("doca_dpa_async_ops_start", o); }
 doca_error_t doca_dpa_async_ops_get_dpa_handle(struct doca_dpa_async_ops *o, doca_dpa_dev_async_ops_t *h)
 {
+	FAKE_LOCK;
 	*h = reinterpret_cast<uintptr_t>(o);
 	return use("doca_dpa_async_ops_get_dpa_handle", o);
 }
-doca_error_t doca_dpa_async_ops_stop(struct doca_dpa_async_ops *o) { return stop("doca_dpa_async_ops_stop", o); }
+doca_error_t doca_dpa_async_ops_stop(struct doca_dpa_async_ops *o) { FAKE_LOCK; return stop("doca_dpa_async_ops_stop", o); }
 doca_error_t doca_dpa_async_ops_destroy(struct doca_dpa_async_ops *o)
 {
+	FAKE_LOCK;
 	return destroy("doca_dpa_async_ops_destroy", o);
 }
 
 doca_error_t doca_dpa_notification_completion_create(struct doca_dpa *, struct doca_dpa_thread *t,
 						     struct doca_dpa_notification_completion **n)
 {
+	FAKE_LOCK;
 	doca_error_t e = make("doca_dpa_notification_completion_create", "notification", n);
 	find(t, "doca_dpa_notification_completion_create(thread)");
 	return e;
 }
 doca_error_t doca_dpa_notification_completion_start(struct doca_dpa_notification_completion *n)
 {
+	FAKE_LOCK;
 	return start("doca_dpa_notification_completion_start", n);
 }
 doca_error_t doca_dpa_notification_completion_get_dpa_handle(struct doca_dpa_notification_completion *n,
 							     doca_dpa_dev_notification_completion_t *h)
 {
+	FAKE_LOCK;
 	*h = reinterpret_cast<uintptr_t>(n);
 	return use("doca_dpa_notification_completion_get_dpa_handle", n);
 }
 doca_error_t doca_dpa_notification_completion_stop(struct doca_dpa_notification_completion *n)
 {
+	FAKE_LOCK;
 	return stop("doca_dpa_notification_completion_stop", n);
 }
 doca_error_t doca_dpa_notification_completion_destroy(struct doca_dpa_notification_completion *n)
 {
+	FAKE_LOCK;
 	return destroy("doca_dpa_notification_completion_destroy", n);
 }
 
-doca_error_t doca_mmap_create(struct doca_mmap **m) { return make("doca_mmap_create", "mmap", m); }
+doca_error_t doca_mmap_create(struct doca_mmap **m) { FAKE_LOCK; return make("doca_mmap_create", "mmap", m); }
 doca_error_t doca_mmap_set_memrange(struct doca_mmap *m, void *addr, size_t len)
 {
+	FAKE_LOCK;
 	doca_error_t e = use("doca_mmap_set_memrange", m);
 	if (e == DOCA_SUCCESS)
 		if (object *o = find(m, "doca_mmap_set_memrange"))
 			o->addr = static_cast<uint8_t *>(addr), o->len = len;
 	return e;
 }
-doca_error_t doca_mmap_add_dev(struct doca_mmap *m, struct doca_dev *) { return use("doca_mmap_add_dev", m); }
+doca_error_t doca_mmap_add_dev(struct doca_mmap *m, struct doca_dev *) { FAKE_LOCK; return use("doca_mmap_add_dev", m); }
 doca_error_t doca_mmap_set_permissions(struct doca_mmap *m, uint32_t)
 {
+	FAKE_LOCK;
 	return use("doca_mmap_set_permissions", m);
 }
-doca_error_t doca_mmap_start(struct doca_mmap *m) { return start("doca_mmap_start", m); }
+doca_error_t doca_mmap_start(struct doca_mmap *m) { FAKE_LOCK; return start("doca_mmap_start", m); }
 doca_error_t doca_mmap_export_pci(struct doca_mmap *m, const struct doca_dev *, const void **desc,
 				  size_t *len)
 {
+	FAKE_LOCK;
 	doca_error_t e = use("doca_mmap_export_pci", m);
 	if (e != DOCA_SUCCESS)
 		return e;
@@ -418,6 +465,7 @@ doca_error_t doca_mmap_export_pci(struct doca_mmap *m, const struct doca_dev *, 
 doca_error_t doca_mmap_create_from_export(const union doca_data *, const void *desc, size_t len,
 					  struct doca_dev *, struct doca_mmap **m)
 {
+	FAKE_LOCK;
 	std::vector<uint8_t> d(static_cast<const uint8_t *>(desc), static_cast<const uint8_t *>(desc) + len);
 	bool known = false;
 	for (const auto &x : exported)
@@ -437,6 +485,7 @@ doca_error_t doca_mmap_create_from_export(const union doca_data *, const void *d
 }
 doca_error_t doca_mmap_dev_get_dpa_handle(struct doca_mmap *m, struct doca_dev *, doca_dpa_dev_mmap_t *h)
 {
+	FAKE_LOCK;
 	doca_error_t e = use("doca_mmap_dev_get_dpa_handle", m);
 	if (e != DOCA_SUCCESS)
 		return e;
@@ -446,8 +495,8 @@ doca_error_t doca_mmap_dev_get_dpa_handle(struct doca_mmap *m, struct doca_dev *
 		g.on_dpa_handle(*h, o->addr, o->len);
 	return DOCA_SUCCESS;
 }
-doca_error_t doca_mmap_stop(struct doca_mmap *m) { return stop("doca_mmap_stop", m); }
-doca_error_t doca_mmap_destroy(struct doca_mmap *m) { return destroy("doca_mmap_destroy", m); }
+doca_error_t doca_mmap_stop(struct doca_mmap *m) { FAKE_LOCK; return stop("doca_mmap_stop", m); }
+doca_error_t doca_mmap_destroy(struct doca_mmap *m) { FAKE_LOCK; return destroy("doca_mmap_destroy", m); }
 
 } /* extern "C" */
 
@@ -570,10 +619,12 @@ extern "C" {
 
 struct doca_devinfo *doca_dev_as_devinfo(const struct doca_dev *dev)
 {
+	FAKE_LOCK;
 	return reinterpret_cast<doca_devinfo *>(const_cast<doca_dev *>(dev));
 }
 doca_error_t doca_comch_cap_get_max_msg_size(const struct doca_devinfo *, uint32_t *size)
 {
+	FAKE_LOCK;
 	doca_error_t e = enter("doca_comch_cap_get_max_msg_size");
 	if (e == DOCA_SUCCESS)
 		*size = g.max_msg;
@@ -584,6 +635,7 @@ doca_error_t doca_comch_cap_get_max_msg_size(const struct doca_devinfo *, uint32
 doca_error_t doca_devinfo_rep_create_list(struct doca_dev *dev, int, struct doca_devinfo_rep ***list,
 					  uint32_t *nb)
 {
+	FAKE_LOCK;
 	doca_error_t e = enter("doca_devinfo_rep_create_list");
 	if (e != DOCA_SUCCESS)
 		return e;
@@ -599,6 +651,7 @@ doca_error_t doca_devinfo_rep_create_list(struct doca_dev *dev, int, struct doca
 }
 doca_error_t doca_devinfo_rep_destroy_list(struct doca_devinfo_rep **list)
 {
+	FAKE_LOCK;
 	doca_error_t e = enter("doca_devinfo_rep_destroy_list");
 	if (objects.erase(list) == 1) {
 		delete[] list;
@@ -610,6 +663,7 @@ doca_error_t doca_devinfo_rep_destroy_list(struct doca_devinfo_rep **list)
 }
 doca_error_t doca_devinfo_rep_is_equal_pci_addr(const struct doca_devinfo_rep *d, const char *pci, uint8_t *eq)
 {
+	FAKE_LOCK;
 	doca_error_t e = enter("doca_devinfo_rep_is_equal_pci_addr");
 	if (e == DOCA_SUCCESS)
 		*eq = *reinterpret_cast<const std::string *>(d) == pci;
@@ -617,12 +671,14 @@ doca_error_t doca_devinfo_rep_is_equal_pci_addr(const struct doca_devinfo_rep *d
 }
 doca_error_t doca_dev_rep_open(struct doca_devinfo_rep *, struct doca_dev_rep **rep)
 {
+	FAKE_LOCK;
 	return make("doca_dev_rep_open", "dev_rep", rep);
 }
-doca_error_t doca_dev_rep_close(struct doca_dev_rep *rep) { return destroy("doca_dev_rep_close", rep); }
+doca_error_t doca_dev_rep_close(struct doca_dev_rep *rep) { FAKE_LOCK; return destroy("doca_dev_rep_close", rep); }
 
 doca_error_t doca_pe_create(struct doca_pe **pe)
 {
+	FAKE_LOCK;
 	doca_error_t e = make("doca_pe_create", "pe", pe);
 	if (e == DOCA_SUCCESS)
 		pes[*pe].efd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -630,6 +686,7 @@ doca_error_t doca_pe_create(struct doca_pe **pe)
 }
 doca_error_t doca_pe_destroy(struct doca_pe *pe)
 {
+	FAKE_LOCK;
 	auto it = pes.find(pe);
 	if (it != pes.end()) {
 		if (it->second.contexts != 0)
@@ -641,6 +698,7 @@ doca_error_t doca_pe_destroy(struct doca_pe *pe)
 }
 uint8_t doca_pe_progress(struct doca_pe *pe)
 {
+	FAKE_LOCK;
 	auto it = pes.find(pe);
 	if (it == pes.end()) {
 		g.misuse.push_back("doca_pe_progress: unknown engine");
@@ -668,6 +726,7 @@ uint8_t doca_pe_progress(struct doca_pe *pe)
 }
 doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx)
 {
+	FAKE_LOCK;
 	doca_error_t e = use("doca_pe_connect_ctx", pe);
 	if (e != DOCA_SUCCESS)
 		return e;
@@ -679,6 +738,7 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx)
 }
 doca_error_t doca_pe_get_notification_handle(struct doca_pe *pe, doca_notification_handle_t *h)
 {
+	FAKE_LOCK;
 	doca_error_t e = use("doca_pe_get_notification_handle", pe);
 	if (e == DOCA_SUCCESS)
 		*h = pes[pe].efd;
@@ -686,6 +746,7 @@ doca_error_t doca_pe_get_notification_handle(struct doca_pe *pe, doca_notificati
 }
 doca_error_t doca_pe_request_notification(struct doca_pe *pe)
 {
+	FAKE_LOCK;
 	auto it = pes.find(pe);
 	if (it == pes.end())
 		return static_cast<doca_error_t>(9);
@@ -695,6 +756,7 @@ doca_error_t doca_pe_request_notification(struct doca_pe *pe)
 }
 doca_error_t doca_pe_clear_notification(struct doca_pe *pe, doca_notification_handle_t)
 {
+	FAKE_LOCK;
 	auto it = pes.find(pe);
 	if (it == pes.end())
 		return static_cast<doca_error_t>(9);
@@ -706,6 +768,7 @@ doca_error_t doca_pe_clear_notification(struct doca_pe *pe, doca_notification_ha
 
 doca_error_t doca_ctx_set_user_data(struct doca_ctx *ctx, union doca_data user)
 {
+	FAKE_LOCK;
 	doca_error_t e = use("doca_ctx_set_user_data", ctx);
 	if (e == DOCA_SUCCESS)
 		if (fake_comch *c = comch_of(ctx, "doca_ctx_set_user_data"))
@@ -714,6 +777,7 @@ doca_error_t doca_ctx_set_user_data(struct doca_ctx *ctx, union doca_data user)
 }
 doca_error_t doca_ctx_get_user_data(const struct doca_ctx *ctx, union doca_data *user)
 {
+	FAKE_LOCK;
 	fake_comch *c = comch_of(ctx, "doca_ctx_get_user_data");
 	if (!c)
 		return static_cast<doca_error_t>(9);
@@ -722,6 +786,7 @@ doca_error_t doca_ctx_get_user_data(const struct doca_ctx *ctx, union doca_data 
 }
 doca_error_t doca_ctx_get_state(const struct doca_ctx *ctx, enum doca_ctx_states *st)
 {
+	FAKE_LOCK;
 	fake_comch *c = comch_of(ctx, "doca_ctx_get_state");
 	if (!c)
 		return static_cast<doca_error_t>(9);
@@ -730,6 +795,7 @@ doca_error_t doca_ctx_get_state(const struct doca_ctx *ctx, enum doca_ctx_states
 }
 doca_error_t doca_ctx_start(struct doca_ctx *ctx)
 {
+	FAKE_LOCK;
 	fake_comch *c = comch_of(ctx, "doca_ctx_start");
 	if (c && !c->pe) {
 		g.calls.push_back("doca_ctx_start");
@@ -771,6 +837,7 @@ doca_error_t doca_ctx_start(struct doca_ctx *ctx)
 }
 doca_error_t doca_ctx_stop(struct doca_ctx *ctx)
 {
+	FAKE_LOCK;
 	doca_error_t e = stop("doca_ctx_stop", ctx);
 	if (fake_comch *c = comch_of(ctx, "doca_ctx_stop")) {
 		disconnect(*c);
@@ -832,19 +899,22 @@ static doca_error_t task_alloc(const char *call, void *comch, struct doca_comch_
 doca_error_t doca_comch_server_create(struct doca_dev *dev, struct doca_dev_rep *rep, const char *name,
 				      struct doca_comch_server **s)
 {
+	FAKE_LOCK;
 	find(dev, "doca_comch_server_create(dev)");
 	find(rep, "doca_comch_server_create(rep)");
 	return comch_create("doca_comch_server_create", true, name, reinterpret_cast<void **>(s));
 }
 doca_error_t doca_comch_server_destroy(struct doca_comch_server *s)
 {
+	FAKE_LOCK;
 	return comch_destroy("doca_comch_server_destroy", s);
 }
-struct doca_ctx *doca_comch_server_as_ctx(struct doca_comch_server *s) { return reinterpret_cast<doca_ctx *>(s); }
+struct doca_ctx *doca_comch_server_as_ctx(struct doca_comch_server *s) { FAKE_LOCK; return reinterpret_cast<doca_ctx *>(s); }
 doca_error_t doca_comch_server_task_send_set_conf(struct doca_comch_server *s,
 						  doca_comch_task_send_completion_cb_t ok,
 						  doca_comch_task_send_completion_cb_t err, uint32_t)
 {
+	FAKE_LOCK;
 	doca_error_t e = use("doca_comch_server_task_send_set_conf", s);
 	if (e == DOCA_SUCCESS)
 		if (fake_comch *c = comch_of(s, "set_conf"))
@@ -854,6 +924,7 @@ doca_error_t doca_comch_server_task_send_set_conf(struct doca_comch_server *s,
 doca_error_t doca_comch_server_event_msg_recv_register(struct doca_comch_server *s,
 						       doca_comch_event_msg_recv_cb_t cb)
 {
+	FAKE_LOCK;
 	doca_error_t e = use("doca_comch_server_event_msg_recv_register", s);
 	if (e == DOCA_SUCCESS)
 		if (fake_comch *c = comch_of(s, "msg_recv_register"))
@@ -864,6 +935,7 @@ doca_error_t doca_comch_server_event_connection_status_changed_register(
 	struct doca_comch_server *s, doca_comch_event_connection_status_changed_cb_t up,
 	doca_comch_event_connection_status_changed_cb_t down)
 {
+	FAKE_LOCK;
 	doca_error_t e = use("doca_comch_server_event_connection_status_changed_register", s);
 	if (e == DOCA_SUCCESS)
 		if (fake_comch *c = comch_of(s, "connection_status_changed_register"))
@@ -873,10 +945,12 @@ doca_error_t doca_comch_server_event_connection_status_changed_register(
 doca_error_t doca_comch_server_task_send_alloc_init(struct doca_comch_server *s, struct doca_comch_connection *conn,
 						    const void *msg, uint32_t len, struct doca_comch_task_send **t)
 {
+	FAKE_LOCK;
 	return task_alloc("doca_comch_server_task_send_alloc_init", s, conn, msg, len, t);
 }
 struct doca_comch_server *doca_comch_server_get_server_ctx(const struct doca_comch_connection *conn)
 {
+	FAKE_LOCK;
 	auto *c = reinterpret_cast<const fake_conn *>(conn);
 	for (auto &[p, x] : comchs)
 		if (&x == c->owner && x.server)
@@ -886,18 +960,21 @@ struct doca_comch_server *doca_comch_server_get_server_ctx(const struct doca_com
 
 doca_error_t doca_comch_client_create(struct doca_dev *dev, const char *name, struct doca_comch_client **c)
 {
+	FAKE_LOCK;
 	find(dev, "doca_comch_client_create(dev)");
 	return comch_create("doca_comch_client_create", false, name, reinterpret_cast<void **>(c));
 }
 doca_error_t doca_comch_client_destroy(struct doca_comch_client *c)
 {
+	FAKE_LOCK;
 	return comch_destroy("doca_comch_client_destroy", c);
 }
-struct doca_ctx *doca_comch_client_as_ctx(struct doca_comch_client *c) { return reinterpret_cast<doca_ctx *>(c); }
+struct doca_ctx *doca_comch_client_as_ctx(struct doca_comch_client *c) { FAKE_LOCK; return reinterpret_cast<doca_ctx *>(c); }
 doca_error_t doca_comch_client_task_send_set_conf(struct doca_comch_client *c,
 						  doca_comch_task_send_completion_cb_t ok,
 						  doca_comch_task_send_completion_cb_t err, uint32_t)
 {
+	FAKE_LOCK;
 	doca_error_t e = use("doca_comch_client_task_send_set_conf", c);
 	if (e == DOCA_SUCCESS)
 		if (fake_comch *x = comch_of(c, "set_conf"))
@@ -907,6 +984,7 @@ doca_error_t doca_comch_client_task_send_set_conf(struct doca_comch_client *c,
 doca_error_t doca_comch_client_event_msg_recv_register(struct doca_comch_client *c,
 						       doca_comch_event_msg_recv_cb_t cb)
 {
+	FAKE_LOCK;
 	doca_error_t e = use("doca_comch_client_event_msg_recv_register", c);
 	if (e == DOCA_SUCCESS)
 		if (fake_comch *x = comch_of(c, "msg_recv_register"))
@@ -915,6 +993,7 @@ doca_error_t doca_comch_client_event_msg_recv_register(struct doca_comch_client 
 }
 doca_error_t doca_comch_client_get_connection(const struct doca_comch_client *c, struct doca_comch_connection **conn)
 {
+	FAKE_LOCK;
 	doca_error_t e = use("doca_comch_client_get_connection", c);
 	if (e != DOCA_SUCCESS)
 		return e;
@@ -927,10 +1006,12 @@ doca_error_t doca_comch_client_get_connection(const struct doca_comch_client *c,
 doca_error_t doca_comch_client_task_send_alloc_init(struct doca_comch_client *c, struct doca_comch_connection *conn,
 						    const void *msg, uint32_t len, struct doca_comch_task_send **t)
 {
+	FAKE_LOCK;
 	return task_alloc("doca_comch_client_task_send_alloc_init", c, conn, msg, len, t);
 }
 struct doca_comch_client *doca_comch_client_get_client_ctx(const struct doca_comch_connection *conn)
 {
+	FAKE_LOCK;
 	auto *c = reinterpret_cast<const fake_conn *>(conn);
 	for (auto &[p, x] : comchs)
 		if (&x == c->owner && !x.server)
@@ -939,11 +1020,13 @@ struct doca_comch_client *doca_comch_client_get_client_ctx(const struct doca_com
 }
 struct doca_task *doca_comch_task_send_as_task(struct doca_comch_task_send *t)
 {
+	FAKE_LOCK;
 	return reinterpret_cast<doca_task *>(t);
 }
 
 doca_error_t doca_task_submit(struct doca_task *task)
 {
+	FAKE_LOCK;
 	doca_error_t e = use("doca_task_submit", task);
 	if (e != DOCA_SUCCESS)
 		return e;
@@ -972,6 +1055,7 @@ doca_error_t doca_task_submit(struct doca_task *task)
 }
 void doca_task_free(struct doca_task *task)
 {
+	FAKE_LOCK;
 	/* void in DOCA: cannot fail, not counted in the sequences */
 	tasks.erase(task);
 	if (objects.erase(task) == 1) {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,9 @@ struct state {
 	 *  memory (an import: its exporter's), so a test can hand it to the device FAKES */
 	std::function<void(uint32_t handle, void *addr, size_t len)> on_dpa_handle;
 };
+
+/** Held by every FAKE call; a test that reads state() while other threads call DOCA holds it. */
+std::recursive_mutex &fake_mutex();
 
 /** The fakes' state; reset() before each case (nothing may be left open across it). */
 state &fake();

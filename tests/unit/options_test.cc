@@ -95,6 +95,11 @@ TEST(Options, DpaDeviceOverridesTheConfigAndDocaIsCheckedAgainstTheBuild)
 	app::apply_overrides(*o, cfg);
 	EXPECT_EQ(cfg.dpa.backend, config::dpa_backend::doca);
 	EXPECT_EQ(cfg.dpa.device, "0000:03:00.1");
+	/* the host PF whose pods register over comch is the config's (no option) */
+	status host = app::check_dpa_backend(cfg, true);
+	ASSERT_FALSE(host.is_ok());
+	EXPECT_NE(host.message().find("/dpa/host_device"), std::string::npos) << host.message();
+	cfg.dpa.host_device = "0000:3b:00.0";
 	EXPECT_TRUE(app::check_dpa_backend(cfg, true).is_ok());
 
 	/* a portable build names the build option */

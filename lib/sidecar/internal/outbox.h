@@ -20,6 +20,7 @@
 
 #include "command.h"
 #include "dest_queue.h"
+#include "dpumesh/dpa/arm_side.h"
 #include "dpumesh/ring/sq.h"
 
 #include <rte_mempool.h>
@@ -30,7 +31,7 @@ namespace dpumesh::sidecar {
 struct counters;
 
 /** Frees what a command holds without carrying it out: its hbuf and a network body. */
-void drop_command(const dpa_command &c, rte_mempool *hbufs) noexcept;
+void drop_command(const dpa_command &c, const dpa::arm_side &dpa) noexcept;
 
 /**
  * One element of a sidecar shard's hand-off ring (MP/SC rte_ring of these): work that
@@ -67,7 +68,7 @@ public:
 
 	/**
 	 * @param to_dpa each DPA thread's sidecar RX SQ (producer side), by thread
-	 * @param hbufs where the hbufs of dropped commands go back
+	 * @param dpa the backend seam: where the hbufs of dropped commands go back
 	 */
 	/**
 	 * @param remote by thread: nullptr where to_dpa[thread] is this outbox's to produce
@@ -78,7 +79,7 @@ public:
 	 * @param q_entries, q_share the per-destination queues' pool, and how many new
 	 *        requests one destination's queue may hold
 	 */
-	outbox(std::vector<dpumesh_sq *> to_dpa, rte_mempool *hbufs, uint64_t tsc_hz,
+	outbox(std::vector<dpumesh_sq *> to_dpa, const dpa::arm_side *dpa, uint64_t tsc_hz,
 	       counters &stats, std::vector<rte_ring *> remote = {},
 	       uint32_t q_entries = outbox::queue_entries, uint32_t q_share = outbox::queue_share);
 	~outbox();
@@ -92,6 +93,14 @@ public:
 	void flush() noexcept;
 	/** Free entries in the fullest backlog. */
 	uint32_t free() const noexcept;
+	/** The threads commands were put on since the last call, a bit each (then cleared):
+	 *  the backend wakes those RX kernels once per poll (arm_side_ops::service). */
+	uint32_t take_posted() noexcept
+	{
+		const uint32_t p = _posted;
+		_posted = 0;
+		return p;
+	}
 	/** Room for a burst of input that makes new work (each input makes at most 3 commands,
 	 *  and notifications keep a reserve). */
 	bool room() const noexcept { return free() >= 6 * burst; }
@@ -143,7 +152,8 @@ private:
 
 	std::vector<dpumesh_sq *> _to_dpa;
 	std::vector<rte_ring *> _remote;
-	rte_mempool *_hbufs;
+	const dpa::arm_side *_dpa; /* where the hbufs of dropped commands go back */
+	uint32_t _posted = 0;      /* threads put() posted to since take_posted(), a bit each */
 	uint64_t _tsc_hz;
 	counters &_stats;
 	std::vector<std::unique_ptr<backlog>> _backlogs;

@@ -137,6 +137,13 @@ public:
 	 * @return the header address; an error when all are in flight
 	 */
 	result<uint64_t> take_hbuf();
+	/** take_hbuf for the Arm's data path (no allocation): the hbuf's metadata address
+	 *  (zeroed), or 0 when all are in flight. */
+	uint64_t try_take_hbuf() noexcept;
+	/** An hbuf (its metadata address) back where it belongs without the DPA carrying it:
+	 *  a pair's free ring or the Arm's own; one naming no hbuf is counted in bad_back(). */
+	void release_hbuf(uint64_t hbuf) noexcept { give_back_hbuf(hbuf); }
+	uint32_t hbuf_size() const noexcept { return _hbuf_size; }
 	/** Called by reclaim() with the cookie of each body the DPA gave back. */
 	void set_body_release(std::function<void(uint64_t cookie)> f) { _body_release = std::move(f); }
 
@@ -147,6 +154,9 @@ public:
 	 * activation (docs/doca.md).
 	 */
 	result<bool> quiescent(uint32_t m);
+	/** Whether every DPA thread has finished (its `finished` report, doca_dpa_d2h_memcpy):
+	 *  after dpa_runtime::request_stop, the memory may be freed only then. */
+	result<bool> finished();
 	uint32_t membership() const noexcept { return _membership; }
 	/** DPA addresses, for the statistics reader and tests. */
 	doca_dpa_dev_uintptr_t node_ptr() const noexcept { return _node_ptr; }

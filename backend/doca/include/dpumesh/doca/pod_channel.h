@@ -37,7 +37,8 @@ struct pod_admission {
 struct pod_channel_hooks {
 	/** A valid REGISTER whose memory imported (mkey: its DPA handle): the node decides. */
 	std::function<pod_admission(const comch_register_view &, doca_dpa_dev_mmap_t mkey)> admit;
-	/** An admitted pod unregistered or its connection went away. */
+	/** An admitted pod unregistered or its connection went away: called while its memory
+	 *  is still imported (the node waits for the DPA's quiescence here); released after. */
 	std::function<void(uint32_t pod_id)> gone;
 };
 

@@ -162,6 +162,10 @@ struct dpa_config {
 	/** doca backend: PCI address of the function the DPA process runs on (the PF, e.g.
 	 *  "0000:03:00.0"; valid_pci_address); empty with the emulator */
 	std::string device;
+	/** doca backend: the host PF the pods' control channel (DOCA comch server) serves, as
+	 *  the Arm sees it (its representor's PCI address, e.g. "0000:3b:00.0"); empty with the
+	 *  emulator */
+	std::string host_device;
 };
 
 /** Whether s is a PCI address, [DDDD:]BB:DD.F in hex (domain 4 digits, bus 2, device 2 up to

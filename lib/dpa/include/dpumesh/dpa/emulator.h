@@ -16,7 +16,7 @@
 //
 //   auto emu = dpa::emulator::create(cfg, registry, n); // control: queues, hbufs, engines
 //   runner.add(lcore, emu->tx_stage(i)); runner.add(lcore, emu->rx_stage(i));
-//   sidecar::stage::create(cfg, registry, *emu, ...);   // the Arm side of the queues
+//   sidecar::stage::create(cfg, registry, emu->side(), ...); // the Arm side of the queues
 //   ... runner.stop(); emu->stop();                     // cooperative finish of the kernels
 #pragma once
 
@@ -28,6 +28,7 @@
 #include <rte_ring.h>
 
 #include "dpumesh/config/config.h"
+#include "dpumesh/dpa/arm_side.h"
 #include "dpumesh/common/counter.h"
 #include "dpumesh/dma/dma.h"
 #include "dpumesh/dpa/runtime.h"
@@ -113,6 +114,8 @@ public:
 	lcore::stage_def rx_stage(unsigned thread) noexcept;
 	/** The sidecar's side of thread t's queues. */
 	arm_queues &arm(unsigned t) noexcept;
+	/** The backend seam for the sidecar (arm_side.h): every thread's queues, the hbuf pool. */
+	arm_side side() noexcept;
 
 	rte_mempool *hbufs() const noexcept { return _hbufs; }
 	uint32_t hbuf_size() const noexcept { return _hbuf_size; }

@@ -38,14 +38,40 @@
 #include "dpumesh/port/rx.h"
 #include "dpumesh/port/tx.h"
 #include "dpumesh/sidecar/sidecar.h"
+#if DPUMESH_NODE_DOCA
+#include "dpumesh/doca/doca_api.h"
+#endif
 
 namespace dpumesh::node {
+
+#if DPUMESH_NODE_DOCA
+/**
+ * The DPA program --dpa-backend doca runs (DOCA and DOCA_CHECK builds): the dpacc-built
+ * application (dpumesh_dpa) and its entry points. The node does not name them itself: on a
+ * DPU they come from the program dpacc built (app/dpumesh); in tests, the kernels built for
+ * the host against the FAKES.
+ */
+struct doca_program {
+	doca_dpa_app *app = nullptr;
+	doca_dpa_func_t *tx = nullptr;         /**< dpumesh_dpa_tx_entry */
+	doca_dpa_func_t *rx = nullptr;         /**< dpumesh_dpa_rx_entry */
+	doca_dpa_func_t *notify_rpc = nullptr; /**< dpumesh_dpa_notify_rpc */
+};
+#endif
+
+namespace internal {
+class doca_side;
+}
 
 struct options {
 	/** Start with forwarding off until this many pods registered (0: forward at once). */
 	unsigned wait_pods = 0;
 	/** Serve dpdk-dumpcap/dpdk-pdump (rte_pdump_init); off for in-process tests. */
 	bool pdump = false;
+#if DPUMESH_NODE_DOCA
+	/** --dpa-backend doca: the DPA program to run. */
+	doca_program doca;
+#endif
 };
 
 namespace internal {
@@ -101,7 +127,8 @@ public:
 	const lcore::runner &runner() const noexcept { return *_runner; }
 	pod_registry &registry() noexcept { return *_registry; }
 	const pod_registry &registry() const noexcept { return *_registry; }
-	const registrar &pod_socket() const noexcept { return *_registrar; }
+	/** The Unix registration socket (nullptr on DOCA: pods register over comch). */
+	const registrar *pod_socket() const noexcept { return _registrar.get(); }
 	/** The first sidecar shard (the only one with one worker). */
 	sidecar::stage &sidecar() noexcept { return *_sidecars.front(); }
 	const sidecar::stage &sidecar() const noexcept { return *_sidecars.front(); }
@@ -111,7 +138,14 @@ public:
 	const std::vector<unsigned> &worker_lcores() const noexcept { return _workers; }
 	/** Worker k's port RX context (nullptr: it has no RX queue), by worker. */
 	const std::vector<port::rx_ctx *> &worker_rx() const noexcept { return _worker_rx; }
-	const dpa::emulator &emulator() const noexcept { return *_emu; }
+	/** The DPA emulator (nullptr with --dpa-backend doca). */
+	const dpa::emulator *emulator() const noexcept { return _emu.get(); }
+	/** DPA threads (TX + RX kernel pairs), on either backend. */
+	unsigned nb_dpa_threads() const noexcept { return _nb_dpa_threads; }
+#if DPUMESH_NODE_DOCA
+	/** The DOCA side (nullptr with the emulator): lib/node/internal/doca_side.h. */
+	internal::doca_side *doca() noexcept { return _doca.get(); }
+#endif
 	const rte_mempool *packet_pool() const noexcept { return _pkts.get(); }
 	const rte_mempool *message_pool() const noexcept { return _msgs.get(); }
 	/** Whether rte_pdump_init succeeded (options::pdump). */
@@ -131,6 +165,7 @@ private:
 	options _opt;
 	bool _pdump = false;
 	bool _stopped = false;
+	unsigned _nb_dpa_threads = 0;
 	/* construction order; destruction runs it backwards */
 	std::unique_ptr<rte_mempool, internal::mempool_free> _pkts;
 	internal::port_set _ports;
@@ -142,6 +177,9 @@ private:
 	std::vector<unsigned> _workers;
 	std::unique_ptr<pod_registry> _registry;
 	std::unique_ptr<dpa::emulator> _emu;
+#if DPUMESH_NODE_DOCA
+	std::unique_ptr<internal::doca_side> _doca; /* --dpa-backend doca, in _emu's place */
+#endif
 	std::vector<std::unique_ptr<sidecar::stage>> _sidecars;
 	std::vector<sidecar::stage *> _shard_view;
 	std::vector<std::unique_ptr<port::tx_ctx>> _tx;

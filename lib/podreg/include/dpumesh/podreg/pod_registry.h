@@ -192,6 +192,22 @@ public:
 					      uint32_t *code);
 
 	/**
+	 * Registers a pod whose memory and queues live on the DPA's side (the DOCA backend: its
+	 * memory an imported doca_mmap whose DPA handle is `mkey`, its TX SQs in that memory,
+	 * its doorbell a DPA signal): the checks of register_pod (but the region's size, which
+	 * the import bounds) and the same pod_id, generation, pod_lookup_table entry and
+	 * service membership, but no region, eventfds, TX SQs or refill state here. The routing
+	 * calls (pick_pod, handle_live, rx_capacity, nb_live) and unregister_pod serve it; the
+	 * emulator's security core finds no SQ (nb_tx_sqs() is 0). The registration's fds are
+	 * -1 and its tx_region nullptr.
+	 *
+	 * @param base the pod's address of its memory's byte 0 (4096-aligned)
+	 * @return as register_pod
+	 */
+	result<pod_registration> register_remote(const register_request &req, uint32_t mkey,
+						 uint64_t base, uint32_t *code);
+
+	/**
 	 * Unregisters: is_active = 0 (release), drop from its service, wait for every data-path
 	 * thread to pass a quiescent state (rte_rcu_qsbr_check), drain and count queued TX work,
 	 * unregister the mkey (unmaps the region), destroy the TX SQ region, close the doorbell,
@@ -408,6 +424,10 @@ private:
 	struct pod_state;
 	struct service_state;
 
+	uint32_t admit(const register_request &req, dpumesh_pod_layout *layout, uint32_t *code,
+		       status *why) const;
+	result<pod_registration> publish(uint32_t id, const register_request &req,
+					 const dpumesh_pod_layout &layout, uint32_t *code);
 	pod_state *live_state(uint32_t handle) noexcept;
 	const pod_state *live_state(uint32_t handle) const noexcept;
 	bool post_rx(pod_state &p, const sw_descriptor &d) noexcept;

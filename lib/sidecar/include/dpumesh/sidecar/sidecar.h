@@ -53,6 +53,7 @@
 
 #include "dpumesh/config/config.h"
 #include "dpumesh/common/counter.h"
+#include "dpumesh/dpa/arm_side.h"
 #include "dpumesh/dpa/emulator.h"
 #include "dpumesh/lcore/runner.h"
 #include "dpumesh/wire/frame.h"
@@ -227,9 +228,10 @@ struct verdict;
  */
 class stage {
 public:
-	/** Builds the routing view from the config (control path). */
+	/** Builds the routing view from the config (control path); `dpa`: the DPA threads'
+	 *  queues and hbufs from the backend (the emulator's side(), or DOCA's). */
 	static result<std::unique_ptr<stage>> create(const config::node_config &cfg,
-						       pod_registry &reg, dpa::emulator &emu,
+						       pod_registry &reg, const dpa::arm_side &dpa,
 						       const network &net = {},
 						       const shard_info &shard = {});
 	~stage();
@@ -324,7 +326,7 @@ private:
 	void drop(const dpa_command &c) noexcept;
 
 	pod_registry *_reg = nullptr;
-	dpa::emulator *_emu = nullptr;
+	dpa::arm_side _dpa; /* the backend seam (dpumesh/dpa/arm_side.h) */
 	std::unique_ptr<admission> _admission;
 	std::unique_ptr<request_table> _requests;
 	std::unique_ptr<outbox> _outbox;

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The real node (lib/node + lib/sidecar) on --dpa-backend doca against the FAKES: the node
+// builds the DOCA backend, the DPU and node memory and the comch pod channel itself; FAKE
+// DPA threads (doca_dev_fakes.h's scheduler) run the real kernels on the DOCA device mapping
+// over exactly what the node wrote; two pods register through libdpumesh's doca_link over
+// the FAKE comch; Case 3 requests and responses pass the real sidecar byte-exact at 0 B ..
+// 1 MiB; a pod unregisters (the DPA's quiescence before its import goes) and its service
+// answers 503 from the Arm's own hbufs; the node stops in order (the kernels finish before
+// any memory is freed) and leaves no DOCA object or DPA allocation behind.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "doca_dev_fakes.h"
+#include "doca_fakes.h"
+#include "doca_test_pod.h"
+#include "dpumesh/config/config.h"
+#include "dpumesh/node/node.h"
+#include "dpumesh/wire/l7.h"
+#include "eal_env.h"
+#include "internal/doca_side.h"
+
+extern "C" void dpumesh_dpa_tx_entry(uint64_t arg);
+extern "C" void dpumesh_dpa_rx_entry(uint64_t arg);
+extern "C" uint64_t dpumesh_dpa_notify_rpc(uint64_t notification);
+
+using namespace dpumesh;
+using namespace std::chrono_literals;
+namespace fk = dpumesh::doca_fake;
+namespace fdev = dpumesh::doca_dev_fake;
+using test::fill;
+using test::pod;
+
+namespace {
+
+constexpr uint32_t mib = 1u << 20;
+
+std::string config_json(unsigned threads)
+{
+	return R"({
+  "node": { "name": "n1", "mac": "02:00:00:00:00:01", "ipv4": "10.9.0.1",
+            "control_socket": "/tmp/doca4-run.sock" },
+  "lcores": { "idle": "adaptive", "stages": { "sidecar": 1 } },
+  "pools": { "tx_header": { "slots": 8, "slot_size": 512 }, "tx_body": { "slots": 4, "slot_size": 1048576 },
+             "rx_header": { "slots": 8, "slot_size": 512 }, "rx_body": { "slots": 4, "slot_size": 1048576 },
+             "sq_depth": 16 },
+  "services": [ { "name": "echo", "max_pods": 2 }, { "name": "client", "max_pods": 2 } ],
+  "dpa": { "backend": "doca", "threads": )" +
+	       std::to_string(threads) + R"(, "device": "0000:03:00.0", "host_device": "0000:3b:00.0" }
+})";
+}
+
+doca_dpa_func_t *as_func(uint64_t (*f)(uint64_t))
+{
+	return reinterpret_cast<doca_dpa_func_t *>(reinterpret_cast<void (*)(void)>(f));
+}
+
+node::options doca_options()
+{
+	node::options o;
+	o.doca.app = reinterpret_cast<doca_dpa_app *>(0x2);
+	o.doca.tx = &dpumesh_dpa_tx_entry;
+	o.doca.rx = &dpumesh_dpa_rx_entry;
+	o.doca.notify_rpc = as_func(&dpumesh_dpa_notify_rpc);
+	return o;
+}
+
+/* The FAKE DPA threads over the node's runtime: every kernel, its argument block and state.
+ * RX kernels run as DOCA threads do, on a notification (the Arm's wake_rx, the TX kernel's,
+ * their own) or a completion; TX kernels are polled: the pod -> DPA doorbell is not mapped
+ * (docs/doca.md), so nothing would wake a parked one when a pod posts. */
+std::unique_ptr<fdev::scheduler> dpa_threads(node::instance &n)
+{
+	doca::dpa_runtime &rt = n.doca()->runtime();
+	std::vector<fdev::kernel> ks;
+	for (unsigned k = 0; k < rt.nb_kernels(); k++)
+		ks.push_back({k % 2 == 0 ? &dpumesh_dpa_tx_entry : &dpumesh_dpa_rx_entry, rt.args_ptr(k),
+			      reinterpret_cast<void *>(rt.local_ptr(k)), k % 2 == 0 ? 0 : rt.args(k).notification});
+	return std::make_unique<fdev::scheduler>(std::move(ks));
+}
+
+/* A pod joins: REGISTER over the FAKE comch, the node's control loop admits it */
+void join(node::instance &n, pod &p)
+{
+	auto l = host::doca_link::start({"0000:03:00.1"}, p.mem, p.len, p.reg);
+	ASSERT_TRUE(l) << l.error().message();
+	for (int i = 0; i < 1000; i++) {
+		n.poll_control();
+		auto r = (*l)->registered();
+		ASSERT_TRUE(r) << r.error().message();
+		if (*r)
+			break;
+		std::this_thread::sleep_for(1ms);
+	}
+	ASSERT_TRUE((*l)->registered().value()) << "not registered";
+	p.link = std::move(*l);
+}
+
+/* What one pod took from its RX SQ within a few seconds (the node's lcore and the FAKE
+ * DPA threads run meanwhile) */
+std::vector<sw_descriptor> wait_rx(node::instance &n, pod &p, size_t want)
+{
+	std::vector<sw_descriptor> got;
+	for (int i = 0; i < 10000 && got.size() < want; i++) {
+		n.poll_control();
+		for (const sw_descriptor &d : p.take_rx())
+			got.push_back(d);
+		if (got.size() < want)
+			std::this_thread::sleep_for(1ms);
+	}
+	return got;
+}
+
+/* A message on a pod's TX SQ: an L7 header written with `hdr`, a patterned body */
+template <typename Fn>
+void post(pod &p, uint32_t slot, uint32_t op, uint32_t req_id, uint32_t step, uint32_t blen, uint8_t seed,
+	  Fn &&hdr)
+{
+	wire::l7_writer w(p.at(p.tx_header(slot)), p.reg.geometry.tx_header.slot_size);
+	hdr(w);
+	const size_t hlen = w.finish();
+	ASSERT_FALSE(w.failed());
+	sw_descriptor d{};
+	d.header_buf_addr = p.tx_header(slot);
+	d.header_len = static_cast<uint32_t>(hlen);
+	if (blen) {
+		d.body_buf_addr = p.tx_body(slot);
+		d.body_len = blen;
+		fill(p.at(d.body_buf_addr), blen, seed);
+	}
+	d.req_id = req_id;
+	d.step_id = step;
+	d.flags = op | DPUMESH_CASE_LOCAL;
+	ASSERT_EQ(dpumesh_sq_enqueue_burst(&p.tx, &d, 1), 1u);
+}
+
+/* Splits what a pod got into its messages and its TX completions */
+void split(const std::vector<sw_descriptor> &in, std::vector<sw_descriptor> *msgs, std::vector<sw_descriptor> *done)
+{
+	for (const sw_descriptor &d : in)
+		((d.flags & DPUMESH_OP_MASK) == DPUMESH_OP_TX_DONE ? done : msgs)->push_back(d);
+}
+
+wire::l7_view decode(const pod &p, const sw_descriptor &d)
+{
+	wire::l7_view v;
+	EXPECT_EQ(wire::l7_decode(p.at(d.header_buf_addr), d.header_len, &v), wire::l7_error::ok);
+	return v;
+}
+
+class doca_node_run : public ::testing::Test {
+protected:
+	void SetUp() override
+	{
+		fk::reset();
+		fdev::reset();
+		/* what the hardware does with an mmap's DPA handle: windows and copies onto it */
+		fk::fake().on_dpa_handle = [](uint32_t h, void *addr, size_t len) {
+			fdev::add_mmap(h, reinterpret_cast<uint64_t>(addr), addr, len);
+		};
+	}
+	void TearDown() override
+	{
+		std::lock_guard<std::recursive_mutex> lk(fk::fake_mutex());
+		EXPECT_EQ(fk::fake().live_objects, 0);
+		EXPECT_EQ(fk::fake().started, 0);
+		EXPECT_EQ(fk::fake().allocations, 0);
+		EXPECT_TRUE(fk::fake().misuse.empty()) << fk::fake().misuse.front();
+	}
+};
+
+TEST_F(doca_node_run, Case3ThroughTheRealNodeByteExactThenUnregisterAndOrderlyStop)
+{
+	auto cfg = config::load_string(config_json(1), "doca_node_run");
+	ASSERT_TRUE(cfg) << cfg.error().message();
+	/* declared in this order so that a failed assertion unwinds safely: the links close and
+	 * the node stops while the FAKE DPA threads run, the threads stop, the node frees its
+	 * memory, and only then the pods' memory goes */
+	pod client(test::pod_reg("client", mib, 4, 512)), echo(test::pod_reg("echo", mib, 4, 512));
+	auto made = node::create(*cfg, doca_options());
+	ASSERT_TRUE(made) << made.error().message();
+	std::unique_ptr<node::instance> n = std::move(*made);
+	EXPECT_EQ(n->emulator(), nullptr);
+	EXPECT_EQ(n->pod_socket(), nullptr);
+	ASSERT_NE(n->doca(), nullptr);
+	ASSERT_TRUE(n->start()) << "start";
+	auto dpa = dpa_threads(*n);
+	struct stop_first {
+		std::unique_ptr<node::instance> &n;
+		pod &a, &b;
+		~stop_first()
+		{
+			a.link.reset();
+			b.link.reset();
+			if (n)
+				n->stop();
+		}
+	} unwind{n, client, echo};
+
+	join(*n, client);
+	join(*n, echo);
+	ASSERT_TRUE(client.link && echo.link);
+	EXPECT_EQ(n->registry().nb_pods(), 2u);
+	EXPECT_EQ(n->doca()->nb_pods(), 2u);
+	EXPECT_EQ(n->doca()->memory().membership(), 2u);
+	{
+		/* refused by the registry (register_remote): the reason reaches the pod */
+		pod stranger(test::pod_reg("nosuch", 8192, 2, 512));
+		auto l = host::doca_link::start({"0000:03:00.1"}, stranger.mem, stranger.len, stranger.reg);
+		ASSERT_TRUE(l) << l.error().message();
+		std::string why;
+		for (int i = 0; i < 1000 && why.empty(); i++) {
+			n->poll_control();
+			auto r = (*l)->registered();
+			if (!r)
+				why = r.error().message();
+			else
+				std::this_thread::sleep_for(1ms);
+		}
+		EXPECT_NE(why.find("unknown service \"nosuch\""), std::string::npos) << why;
+		EXPECT_EQ(n->registry().nb_pods(), 2u);
+		EXPECT_EQ(n->doca()->memory().membership(), 2u);
+	}
+
+	const uint32_t sizes[] = {0, 1, 127, 4096, 8192, 65535, 256 * 1024, mib - 1, mib};
+	uint32_t req = 10;
+	for (uint32_t blen : sizes) {
+		const uint32_t slot = req % 4;
+		client.refill(slot);
+		echo.refill(slot);
+		post(client, slot, DPUMESH_OP_REQUEST, req, 1, blen, static_cast<uint8_t>(req),
+		     [](wire::l7_writer &w) { w.request("echo", "POST", "/run", 0, 0); });
+		if (HasFatalFailure())
+			return;
+		/* the request at echo (the sidecar's token in req_id), the client's TX done */
+		std::vector<sw_descriptor> in, done;
+		split(wait_rx(*n, echo, 1), &in, &done);
+		ASSERT_EQ(in.size(), 1u) << blen << " B: the request did not arrive";
+		EXPECT_EQ(in[0].flags & DPUMESH_OP_MASK, uint32_t{DPUMESH_OP_REQUEST});
+		ASSERT_EQ(in[0].body_len, blen);
+		if (blen) {
+			EXPECT_EQ(std::memcmp(echo.at(in[0].body_buf_addr), client.at(client.tx_body(slot)), blen), 0)
+				<< blen << " B request body";
+		}
+		const wire::l7_view rv = decode(echo, in[0]);
+		EXPECT_EQ(rv.service, "echo");
+		EXPECT_EQ(rv.path, "/run");
+		/* echo answers with the body it got, from its own TX slot */
+		if (blen)
+			std::memcpy(echo.at(echo.tx_body(slot)), echo.at(in[0].body_buf_addr), blen);
+		const uint32_t token = in[0].req_id, step = in[0].step_id;
+		{
+			wire::l7_writer w(echo.at(echo.tx_header(slot)), 512);
+			w.response(200);
+			sw_descriptor d{};
+			d.header_buf_addr = echo.tx_header(slot);
+			d.header_len = static_cast<uint32_t>(w.finish());
+			d.body_buf_addr = blen ? echo.tx_body(slot) : 0;
+			d.body_len = blen;
+			d.req_id = token;
+			d.step_id = step;
+			d.flags = DPUMESH_OP_RESPONSE | DPUMESH_CASE_LOCAL;
+			ASSERT_EQ(dpumesh_sq_enqueue_burst(&echo.tx, &d, 1), 1u);
+		}
+		std::vector<sw_descriptor> back, client_done;
+		auto got = wait_rx(*n, client, 2);
+		split(got, &back, &client_done);
+		ASSERT_EQ(back.size(), 1u) << blen << " B: the response did not arrive";
+		EXPECT_EQ(back[0].flags & DPUMESH_OP_MASK, uint32_t{DPUMESH_OP_RESPONSE});
+		EXPECT_EQ(back[0].req_id, req) << "the client's own req_id restored";
+		ASSERT_EQ(back[0].body_len, blen);
+		if (blen) {
+			EXPECT_EQ(std::memcmp(client.at(back[0].body_buf_addr), client.at(client.tx_body(slot)), blen), 0)
+				<< blen << " B response body";
+		}
+		EXPECT_EQ(decode(client, back[0]).status, 200);
+		ASSERT_EQ(client_done.size(), 1u) << "the client's TX completed";
+		EXPECT_EQ(client_done[0].req_id, req);
+		split(wait_rx(*n, echo, 1), &in, &done);
+		EXPECT_EQ(done.size(), 1u) << "echo's TX completed";
+		req++;
+	}
+	EXPECT_EQ(n->sidecar().stats().forwarded.get(), std::size(sizes));
+	EXPECT_EQ(n->sidecar().stats().answered.get(), std::size(sizes));
+	{
+		const fdev::record r = fdev::rec_copy();
+		EXPECT_EQ(r.bad_windows, 0u);
+		EXPECT_EQ(r.bad_copies, 0u);
+	}
+	EXPECT_EQ(n->doca()->wake_errors(), 0u);
+
+	/* echo leaves: out of the DPA's tables and the registry, the DPA threads quiescent,
+	 * then its import released; a request to echo is answered 503 from the Arm's hbufs */
+	echo.link.reset();
+	for (int i = 0; i < 2000 && n->registry().nb_pods() != 1; i++) {
+		n->poll_control();
+		std::this_thread::sleep_for(1ms);
+	}
+	ASSERT_EQ(n->registry().nb_pods(), 1u);
+	EXPECT_EQ(n->doca()->nb_pods(), 1u);
+	EXPECT_EQ(n->doca()->memory().membership(), 3u);
+	client.refill(0);
+	post(client, 0, DPUMESH_OP_REQUEST, 99, 1, 10, 9, [](wire::l7_writer &w) { w.request("echo", "GET", "/", 0, 0); });
+	std::vector<sw_descriptor> err, err_done;
+	split(wait_rx(*n, client, 2), &err, &err_done);
+	ASSERT_EQ(err.size(), 1u) << "an answer for a service with no pod";
+	EXPECT_EQ(err[0].req_id, 99u);
+	EXPECT_EQ(decode(client, err[0]).status, 503);
+	EXPECT_EQ(n->sidecar().stats().no_live_pod.get(), 1u);
+
+	/* orderly stop: the pods out, the lcores, then the kernels finish cooperatively and
+	 * report before the node frees what they ran on */
+	client.link.reset();
+	n->stop();
+	EXPECT_TRUE(dpa->all_finished()) << "every FAKE DPA thread called doca_dpa_dev_thread_finish";
+	EXPECT_EQ(n->registry().nb_pods(), 0u);
+	dpa->stop();
+	const uint64_t acts = dpa->activations();
+	EXPECT_GT(acts, 0u);
+	n.reset(); /* node memory, DPU memory, runtime, device: no DPA thread runs any more */
+}
+
+TEST_F(doca_node_run, RefusedWithAClearErrorWhereTheDocaNodeDoesNotReachYet)
+{
+	auto cfg = config::load_string(config_json(1), "doca_node_run");
+	ASSERT_TRUE(cfg) << cfg.error().message();
+	/* no DPA program given */
+	auto r = node::create(*cfg, {});
+	ASSERT_FALSE(r);
+	EXPECT_NE(r.error().message().find("no DPA program"), std::string::npos) << r.error().message();
+	/* a host PF with no representor on this Arm: the comch server names it */
+	config::node_config bad = *cfg;
+	bad.dpa.host_device = "0000:99:00.0";
+	r = node::create(bad, doca_options());
+	ASSERT_FALSE(r);
+	EXPECT_NE(r.error().message().find("0000:99:00.0"), std::string::npos) << r.error().message();
+	/* two workers: one consumer of the Arm's hbufs */
+	bad = *cfg;
+	bad.lcores.workers = 2;
+	r = node::create(bad, doca_options());
+	ASSERT_FALSE(r);
+	EXPECT_NE(r.error().message().find("one worker lcore"), std::string::npos) << r.error().message();
+	/* each DOCA call of the node's creation failing once: a clear error naming it, nothing
+	 * left (a node never started has no kernel that ran: nothing to wait for) */
+	std::vector<std::string> seq;
+	{
+		const size_t base = fk::fake().calls.size();
+		auto ok = node::create(*cfg, doca_options());
+		ASSERT_TRUE(ok) << ok.error().message();
+		seq.assign(fk::fake().calls.begin() + static_cast<long>(base), fk::fake().calls.end());
+	}
+	ASSERT_GT(seq.size(), 20u);
+	size_t tried = 0;
+	for (size_t i = 0; i < seq.size(); i++) {
+		/* a call that releases (a device list destroyed after the lookup) is no creation
+		 * step: nothing is undone for it */
+		if (seq[i].find("destroy") != std::string::npos || seq[i].find("_stop") != std::string::npos)
+			continue;
+		tried++;
+		fk::fake().fail_index = static_cast<long>(fk::fake().calls.size() + i);
+		auto f = node::create(*cfg, doca_options());
+		fk::fake().fail_index = -1;
+		ASSERT_FALSE(f) << "call " << i << " (" << seq[i] << ") failing";
+		EXPECT_NE(f.error().message().find(seq[i]), std::string::npos)
+			<< "call " << i << " (" << seq[i] << "): " << f.error().message();
+		EXPECT_NE(f.error().message().find("DPA on DOCA"), std::string::npos) << f.error().message();
+		EXPECT_EQ(fk::fake().live_objects, 0) << seq[i];
+		EXPECT_EQ(fk::fake().allocations, 0) << seq[i];
+	}
+	EXPECT_GT(tried, 20u);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	::testing::InitGoogleTest(&argc, argv);
+	::testing::AddGlobalTestEnvironment(new dpumesh::test::eal_env("doca4-run", {}, 256));
+	return RUN_ALL_TESTS();
+}
