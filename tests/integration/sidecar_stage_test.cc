@@ -485,7 +485,7 @@ TEST_F(sidecar_stage, counters_are_listed_by_name)
 	/* 42 + relayed, relayed_answers + three hand-off counters + the destination queues'
 	 * park_refused and resumes + the quotas' quota_refused, answers_refused,
 	 * answers_orphaned and answers_deferred + admission's saturated */
-	EXPECT_EQ(n, 54u);
+	EXPECT_EQ(n, 55u);
 	EXPECT_TRUE(saw_requests);
 	EXPECT_EQ(queue_counters, 2u);
 	EXPECT_EQ(stage->policy()->version(), 1u);
