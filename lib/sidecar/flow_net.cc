@@ -44,6 +44,9 @@ void stage::net_request(net_message &m, uint64_t now) noexcept
 						 a.route->retry_non_idempotent, m.view.method,
 						 m.view.flags);
 	uint32_t token = 0;
+	/* a pod takes the header in an hbuf: no hbuf, no delivery (503, as a full table) */
+	if (!a.refused() && !_net_in->to_hbuf(m))
+		_admission->overloaded(a);
 	if (!a.refused()) {
 		pending::entry base{};
 		base.origin = {pending::party::kind::peer, 0,
@@ -59,7 +62,7 @@ void stage::net_request(net_message &m, uint64_t now) noexcept
 	if (a.refused()) {
 		_admission->count_refusal(*_cur, a);
 		_egress->reply(m.reply_to, m.correlation, a.status, a.reason(), _hop);
-		return drop(m.cmd);
+		return _net_in->release(m);
 	}
 	dpa_command cmd = m.cmd;
 	cmd.header_len = add_trace(cmd.header, cmd.header_len, m.view);
@@ -78,7 +81,8 @@ void stage::net_request(net_message &m, uint64_t now) noexcept
 }
 
 /* A network client's request for a service a peer serves: on to the peer (Case 2 in, Case 1
- * out), header from the hbuf, body from the received mbufs; the answer comes back by token. */
+ * out), header from network-in's header buffer (no hbuf; trace fields are added there),
+ * body from the received mbufs; the answer comes back by token. */
 void stage::relay(net_message &m, const verdict &a, uint64_t now) noexcept
 {
 	const service_rules &sr = _cur->services()[a.svc];
@@ -94,16 +98,15 @@ void stage::relay(net_message &m, const verdict &a, uint64_t now) noexcept
 		_admission->overloaded(v);
 		_admission->count_refusal(*_cur, v);
 		_egress->reply(m.reply_to, m.correlation, v.status, v.reason(), _hop);
-		return drop(m.cmd);
+		return _net_in->release(m);
 	}
-	dpa_command &cmd = m.cmd;
-	cmd.header_len = add_trace(cmd.header, cmd.header_len, m.view);
+	/* the header buffer has an hbuf's room: the trace fields go there */
+	const uint32_t hdr_len = add_trace(reinterpret_cast<uint64_t>(m.l7), m.cmd.header_len, m.view);
+	const dpa::local_body body = m.relay_body();
 	const bool sent = _egress->forward(_egress->peer(sr.peer).to, wire::frame_kind::request,
-					   token, reinterpret_cast<const uint8_t *>(cmd.header),
-					   static_cast<uint16_t>(cmd.header_len),
-					   reinterpret_cast<const dpa::local_body *>(cmd.body),
-					   cmd.body_len);
-	drop(cmd); /* the frames hold what they need of the received mbufs */
+					   token, m.l7, static_cast<uint16_t>(hdr_len), &body,
+					   m.cmd.body_len);
+	_net_in->release(m); /* the frames hold what they need of the received mbufs */
 	if (!sent) {
 		_requests->close(token);
 		_egress->reply(m.reply_to, m.correlation, 503, "egress_failed", _hop);

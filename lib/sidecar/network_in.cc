@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Network-in: an rx_msg's L7 header into an hbuf, decoded; its body handed on in its mbufs.
+// Network-in: an rx_msg's L7 header decoded in the sidecar's header buffer or an hbuf; its body stays in its mbufs.
 #include "internal/network_in.h"
 
 #include <algorithm>
 #include <cstring>
 
+#include "internal/outbox.h"
 #include "dpumesh/sidecar/sidecar.h"
 
 namespace dpumesh::sidecar {
@@ -22,7 +23,55 @@ void copy_from_chain(const rte_mbuf *m, uint32_t len, uint8_t *dst) noexcept
 	}
 }
 
+/* A view of a header at `from` made a view of its copy at `to`. */
+void move_view(wire::l7_view &v, const uint8_t *from, const uint8_t *to) noexcept
+{
+	const auto at = [&](const void *p) { return to + (static_cast<const uint8_t *>(p) - from); };
+	for (std::string_view *s : {&v.service, &v.method, &v.path, &v.reason, &v.hop})
+		if (s->data())
+			*s = std::string_view(reinterpret_cast<const char *>(at(s->data())), s->size());
+	if (v.fields)
+		v.fields = at(v.fields);
+	if (v.end)
+		v.end = at(v.end);
+}
+
+/* A fresh hbuf's header area: its meta cleared by a copy from a zero object (GCC makes a
+ * constant-size memset `rep stos`, whose start-up was 11% of take()'s samples). */
+uint8_t *fresh_hbuf(void *obj) noexcept
+{
+	static constexpr dpa_hbuf_meta zero_meta{};
+	std::memcpy(obj, &zero_meta, sizeof(zero_meta));
+	return static_cast<uint8_t *>(obj) + DPA_HBUF_META_SIZE;
+}
+
 } // namespace
+
+/* The command of a message whose header is in the hbuf at `hdr`: the body stays in the
+ * received mbufs (the command's handle), or the rx_msg goes when there is none. */
+void network_in::attach(net_message &out, port::rx_msg *m, uint8_t *hdr) noexcept
+{
+	const wire::message &msg = m->msg;
+	dpa_command &c = out.cmd;
+	c.header = reinterpret_cast<uint64_t>(hdr);
+	out.l7 = hdr;
+	if (c.body_len) {
+		/* the body starts l7_len bytes into the chain */
+		rte_mbuf *seg = msg.chain;
+		uint32_t off = msg.l7_len;
+		while (seg && off >= seg->data_len) {
+			off -= seg->data_len;
+			seg = seg->next;
+		}
+		m->body.chain = msg.chain;
+		m->body.first = seg;
+		m->body.first_off = off;
+		m->msg.chain = nullptr;
+		c.body = reinterpret_cast<uint64_t>(&m->body);
+	} else {
+		port::rx_msg_free(m);
+	}
+}
 
 net_message network_in::take(port::rx_msg *m) noexcept
 {
@@ -40,19 +89,26 @@ net_message network_in::take(port::rx_msg *m) noexcept
 		port::rx_msg_free(m);
 		return out;
 	}
-	void *obj;
-	if (rte_mempool_get(_hbufs, &obj) != 0) {
-		_stats.hbuf_empty.inc();
-		out.what = net_message::kind::no_hbuf;
-		port::rx_msg_free(m);
-		return out;
+	dpa_command &c = out.cmd;
+	c.what = out.request ? dpa_command::op::deliver_request : dpa_command::op::deliver_response;
+	c.flow = DPUMESH_CASE_INGRESS;
+	c.header_len = msg.l7_len;
+	c.body_len = msg.msg_len - msg.l7_len;
+	/* a request: its header into network-in's own buffer (a relay never takes an hbuf;
+	 * a delivery to a pod does, to_hbuf()); a response: into an hbuf */
+	void *obj = nullptr;
+	uint8_t *hdr;
+	if (out.request) {
+		hdr = reinterpret_cast<uint8_t *>(_hdr.get());
+	} else {
+		if (rte_mempool_get(_hbufs, &obj) != 0) {
+			_stats.hbuf_empty.inc();
+			out.what = net_message::kind::no_hbuf;
+			port::rx_msg_free(m);
+			return out;
+		}
+		hdr = fresh_hbuf(obj);
 	}
-	auto *meta = static_cast<dpa_hbuf_meta *>(obj);
-	/* copied from a zero object: GCC makes a constant-size memset `rep stos`, whose start-up
-	 * was 11% of this function's samples; this is eight vector stores */
-	static constexpr dpa_hbuf_meta zero_meta{};
-	std::memcpy(meta, &zero_meta, sizeof(*meta));
-	uint8_t *hdr = static_cast<uint8_t *>(obj) + DPA_HBUF_META_SIZE;
 	copy_from_chain(msg.chain, msg.l7_len, hdr);
 	wire::l7_error err = wire::l7_decode(hdr, msg.l7_len, &out.view);
 	if (err == wire::l7_error::ok && out.request != (out.view.kind == wire::l7_kind::request))
@@ -63,34 +119,54 @@ net_message network_in::take(port::rx_msg *m) noexcept
 		out.what = net_message::kind::bad_header;
 		out.error = err;
 		out.view = wire::l7_view{};
-		rte_mempool_put(_hbufs, obj);
+		out.cmd = dpa_command{};
+		if (obj)
+			rte_mempool_put(_hbufs, obj);
 		port::rx_msg_free(m);
 		return out;
 	}
-	dpa_command &c = out.cmd;
-	c.what = out.request ? dpa_command::op::deliver_request : dpa_command::op::deliver_response;
-	c.flow = DPUMESH_CASE_INGRESS;
-	c.header = reinterpret_cast<uint64_t>(hdr);
-	c.header_len = msg.l7_len;
-	c.body_len = msg.msg_len - msg.l7_len;
-	if (c.body_len) {
-		/* the body starts l7_len bytes into the chain */
-		rte_mbuf *seg = msg.chain;
-		uint32_t off = msg.l7_len;
-		while (seg && off >= seg->data_len) {
-			off -= seg->data_len;
-			seg = seg->next;
-		}
-		m->body.chain = msg.chain;
-		m->body.first = seg;
-		m->body.first_off = off;
-		m->msg.chain = nullptr;
-		c.body = reinterpret_cast<uint64_t>(&m->body);
-	} else {
-		port::rx_msg_free(m);
-	}
 	out.what = out.request ? net_message::kind::request : net_message::kind::response;
+	if (out.request) {
+		_stats.decoded_without_hbuf.inc();
+		out.l7 = hdr;
+		out.held = m;
+	} else {
+		attach(out, m, hdr);
+	}
 	return out;
+}
+
+bool network_in::to_hbuf(net_message &m) noexcept
+{
+	if (!m.held)
+		return true;
+	void *obj;
+	if (rte_mempool_get(_hbufs, &obj) != 0) {
+		_stats.hbuf_empty.inc();
+		return false;
+	}
+	uint8_t *hdr = fresh_hbuf(obj);
+	std::memcpy(hdr, m.l7, m.cmd.header_len);
+	move_view(m.view, m.l7, hdr);
+	port::rx_msg *rm = m.held;
+	m.held = nullptr;
+	attach(m, rm, hdr);
+	return true;
+}
+
+void network_in::release(net_message &m) noexcept
+{
+	if (m.held) {
+		port::rx_msg_free(m.held);
+		m.held = nullptr;
+	} else if (m.cmd.header) {
+		/* an hbuf from our pool (to_hbuf): the network path runs on the emulator only */
+		if (m.cmd.network_body())
+			dpa::release_local_body(m.cmd.body);
+		rte_mempool_put(_hbufs, hbuf_meta(m.cmd.header));
+	}
+	m.cmd.header = m.cmd.body = 0;
+	m.l7 = nullptr;
 }
 
 } // namespace dpumesh::sidecar

@@ -297,16 +297,23 @@ void finish_checksum(rte_mbuf *m, bool v6)
 	udp->dgram_cksum = ck == 0 ? 0xffff : ck; /* RFC 768: a zero sum goes out as all ones */
 }
 
+/* The one's-complement sum of n bytes, folded to 16 bits (as loaded from memory). */
+inline uint16_t raw_sum(const void *p, uint32_t n)
+{
+	return static_cast<uint16_t>(__rte_raw_cksum_reduce(__rte_raw_cksum(p, n, 0)));
+}
+
 /**
  * The UDP checksum of a frame write_headers() just made, whose payload was copied from
- * `p1` (n1 bytes) then `p2` (n2): the header fields summed by value and the payload from
- * its sources, not read back from the frame (its bytes were just stored piecewise, and the
- * wide loads of a checksum over them stalled on store forwarding: 8% of the forwarding
+ * `p1` (n1 bytes) then a body whose bytes sum to `body_sum` (raw_sum() of them as if they
+ * started at an even offset; 0 for none): the header fields summed by value and the payload
+ * from its sources, not read back from the frame (its bytes were just stored piecewise, and
+ * the wide loads of a checksum over them stalled on store forwarding: 8% of the forwarding
  * path's samples).
  */
 uint16_t udp_checksum_of(const link_addr &a, frame_kind kind, uint32_t msg_id, uint32_t msg_len,
 			 uint32_t offset, uint16_t l7_len, uint64_t correlation, uint32_t udp_len,
-			 const uint8_t *p1, uint32_t n1, const uint8_t *p2, uint32_t n2)
+			 const uint8_t *p1, uint32_t n1, uint16_t body_sum)
 {
 	uint64_t be = 0; /* big-endian word values */
 	if (a.src.is_v4()) {
@@ -324,22 +331,21 @@ uint16_t udp_checksum_of(const link_addr &a, frame_kind kind, uint32_t msg_id, u
 		be = (be & 0xffff) + (be >> 16);
 	/* to the order of words loaded from memory, as __rte_raw_cksum sums them */
 	uint32_t sum = rte_cpu_to_be_16(static_cast<uint16_t>(be));
-	sum += __rte_raw_cksum_reduce(__rte_raw_cksum(p1, n1, 0)); /* at an even UDP offset */
-	if (n2) {
-		uint16_t t = __rte_raw_cksum_reduce(__rte_raw_cksum(p2, n2, 0));
-		sum += n1 & 1 ? rte_bswap16(t) : t;
-	}
+	sum += raw_sum(p1, n1); /* at an even UDP offset */
+	sum += n1 & 1 ? rte_bswap16(body_sum) : body_sum;
 	const uint16_t ck = static_cast<uint16_t>(~__rte_raw_cksum_reduce(sum));
 	return ck == 0 ? 0xffff : ck; /* RFC 768: a zero sum goes out as all ones */
 }
 
 /**
  * `len` body bytes from (cur, cur_off) along a received chain into frame `m`: copied to
- * `dst`, or attached as indirect mbufs on the segments. Advances the cursor.
+ * `dst` (their raw_sum() added up into *sum, from the source as it is copied, for the UDP
+ * checksum), or attached as indirect mbufs on the segments. Advances the cursor.
  */
 bool chain_body(rte_mbuf *m, uint8_t *dst, const rte_mbuf *&cur, uint32_t &cur_off,
-		uint32_t len, bool attach, mbuf_stash &pool)
+		uint32_t len, bool attach, mbuf_stash &pool, uint16_t *sum)
 {
+	uint32_t acc = 0, done = 0;
 	while (len) {
 		while (cur && cur_off >= cur->data_len) {
 			cur_off -= cur->data_len;
@@ -349,7 +355,11 @@ bool chain_body(rte_mbuf *m, uint8_t *dst, const rte_mbuf *&cur, uint32_t &cur_o
 			return false; /* the chain is shorter than the body it claims */
 		const uint32_t piece = std::min<uint32_t>(len, cur->data_len - cur_off);
 		if (!attach) {
-			std::memcpy(dst, rte_pktmbuf_mtod_offset(cur, const uint8_t *, cur_off), piece);
+			const uint8_t *src = rte_pktmbuf_mtod_offset(cur, const uint8_t *, cur_off);
+			std::memcpy(dst, src, piece);
+			const uint16_t t = raw_sum(src, piece);
+			acc += done & 1 ? rte_bswap16(t) : t; /* a piece at an odd offset */
+			done += piece;
 			dst += piece;
 		} else {
 			rte_mbuf *seg = pool.get();
@@ -367,6 +377,7 @@ bool chain_body(rte_mbuf *m, uint8_t *dst, const rte_mbuf *&cur, uint32_t &cur_o
 		cur_off += piece;
 		len -= piece;
 	}
+	*sum = static_cast<uint16_t>(__rte_raw_cksum_reduce(acc));
 	return true;
 }
 
@@ -474,9 +485,10 @@ uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint6
 			      static_cast<uint16_t>(msg_id + n));
 		if (l7_part)
 			std::memcpy(p + hdrs, l7 + off, l7_part);
+		uint16_t body_sum = 0; /* of a body copied from received segments */
 		if (body_part && body.seg) {
 			if (!chain_body(m, p + hdrs + l7_part, cur, cur_off, body_part, body.attach,
-					mbufs))
+					mbufs, &body_sum))
 				goto fail;
 		} else if (body_part && !zero_copy) {
 			std::memcpy(p + hdrs + l7_part, body.data + body_off, body_part);
@@ -496,14 +508,17 @@ uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint6
 				goto fail;
 			}
 		}
-		if (body_part == 0 || (!zero_copy && !body.seg)) {
-			/* the whole datagram in this segment, copied from l7 and body.data */
+		if (body_part == 0 || !zero_copy) {
+			/* the whole datagram in this segment, copied from l7 and the body (its
+			 * sum from body.data here, or taken while copying from received mbufs) */
+			if (body_part && !body.seg)
+				body_sum = raw_sum(body.data + body_off, body_part);
 			auto *udp = reinterpret_cast<rte_udp_hdr *>(p + hdrs - frame_hdr_size -
 								    sizeof(rte_udp_hdr));
 			udp->dgram_cksum = udp_checksum_of(
 				addr, kind, msg_id, msg_len, off, l7_len, correlation,
 				static_cast<uint32_t>(sizeof(rte_udp_hdr) + frame_hdr_size + chunk),
-				l7 + off, l7_part, body_part ? body.data + body_off : nullptr, body_part);
+				l7 + off, l7_part, body_sum);
 		} else {
 			finish_checksum(m, v6);
 		}

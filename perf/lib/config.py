@@ -32,6 +32,9 @@ p.add_argument("--dest-queue-share", type=int,
 p.add_argument("--admit-beyond-slots", type=int,
                help="pools.dest_queue.admit_beyond_slots: requests a pod may have in "
                     "flight beyond its RX slots (the overload suite)")
+p.add_argument("--requests-per-source", type=int,
+               help="pools.quota.requests_per_source: pending requests per network address "
+                    "(the forward suite's one client address relays far more than the default)")
 a = p.parse_args()
 
 if a.base:
@@ -77,6 +80,8 @@ if a.admit_beyond_slots is not None:
     cfg["pools"].setdefault("dest_queue", {})["admit_beyond_slots"] = a.admit_beyond_slots
 if a.dest_queue_share is not None:
     cfg["pools"].setdefault("dest_queue", {})["per_destination"] = a.dest_queue_share
+if a.requests_per_source is not None:
+    cfg["pools"].setdefault("quota", {})["requests_per_source"] = a.requests_per_source
 if relay:
     cfg["peers"] = [{"name": "p2", "mac": "02:00:00:00:00:03", "ipv4": "192.168.50.3",
                      "ipv6": "fd00:50::3", "mesh_port": 7000}]

@@ -11,7 +11,9 @@
 # was descheduled) at the TSC rate; per stage, the lcore runner's sampled thread-CPU clock
 # (cpu_ns / cpu_work of /dpumesh/stages: cycles per unit of work, times the stage's units per
 # message), or where the runner has no such columns, the thread's CPU split by the stages'
-# share of the lcore's TSC cycles; per message taken.
+# share of the lcore's TSC cycles; per message taken. The sidecar is also shown split in two
+# (sidecar_relay, sidecar_expiry) by its expiry_cycles counter: the deadline walk and the 504s
+# it makes for every relayed request (nothing answers in this suite) apart from the relay.
 import csv
 import json
 import os
@@ -92,6 +94,16 @@ with open(path, "a") as f:
                 cpu = cn * hz / 1e9 / cw * work / taken
         f.write("%s,%s,%s,%.1f,%.1f,%.3f\n" % (capture, variant, name, busy / taken if taken else 0,
                                                cpu, share))
+        if name == "sidecar" and "expiry_cycles" in dm["end"]["data"][sc]:
+            # the sidecar's cost split: the deadline walk and its 504s (the sidecar's own
+            # TSC clock around the walk, a share of the stage's busy cycles) apart from the
+            # rest, which is the relay itself (decode, route, policy, frame, send)
+            exp = delta(dm, sc, "expiry_cycles")
+            part = min(exp / busy, 1.0) if busy else 0
+            for sub, p in (("sidecar_relay", 1 - part), ("sidecar_expiry", part)):
+                f.write("%s,%s,%s,%.1f,%.1f,%.3f\n" % (capture, variant, sub,
+                                                       p * busy / taken if taken else 0,
+                                                       p * cpu, p * share))
 
 for k in ("imissed", "ierrors", "rx_nombuf", "oerrors"):
     v = delta(dm, e, k)

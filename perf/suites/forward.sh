@@ -7,6 +7,10 @@
 # (nothing is written). No pods. Nothing answers, so every relayed request times out after
 # FORWARD_TIMEOUT_MS and its client gets a 504 made here: each request costs one frame in and
 # two out (the relayed request, the 504), as a refused one costs one in and one out.
+# Every request of a capture comes from one client address: the node's per-address quota
+# (pools.quota.requests_per_source, docs/quota.md) is raised to the table's 65536 so that the
+# requests in flight (rate x FORWARD_TIMEOUT_MS, ~14 k at 1.4 M/s) are relayed, not refused
+# 503 overloaded (with the default 4096 most were: the suite measured the refusal).
 # Three policy variants: routes only; RBAC + rate limits that refuse nothing; a JWT (HS256,
 # verified once, then from the cache) on every request. Sourced by perf/run.sh; writes
 # forward.csv, forward_stages.csv; raw telemetry windows in raw/forward-*.json.
@@ -102,7 +106,8 @@ forward_one() { # CAPTURE OPTIONS VARIANT
   while [ "$mbufs" -lt $(( frames + 49152 )) ]; do mbufs=$((mbufs * 2 + 1)); done
   forward_policy "$variant" > "$pol"
   write_config "$cfg" --sock "$WORK/forward.sock" --port net_pcap0 --services echo:4 --relay echo \
-    --idle busy --mbufs "$mbufs" --timeout-ms "$FORWARD_TIMEOUT_MS" --policy "$pol"
+    --idle busy --mbufs "$mbufs" --timeout-ms "$FORWARD_TIMEOUT_MS" --policy "$pol" \
+    --requests-per-source 65536
   dp_start "forward-$run" "$cfg" --vdev "net_pcap0,rx_pcap=$cap,infinite_rx=1" ${FORWARD_EAL_EXTRA:-} || return
   sleep "$FORWARD_WARMUP"
   local c0 c1

@@ -1076,8 +1076,29 @@ TEST_F(network_in_test, a_good_request_keeps_its_body_in_the_received_mbufs)
 		bytes.push_back(static_cast<uint8_t>(i));
 	net_message r = in.take(message(bytes, l7_len, true, 1000)); /* header within segment 0 */
 	ASSERT_EQ(r.what, net_message::kind::request);
+	/* decoded in network-in's header buffer: no hbuf taken, the message held, the header
+	 * copied to an 8-byte aligned place (hash functions load words of its strings) */
+	ASSERT_NE(r.held, nullptr);
+	EXPECT_EQ(r.cmd.header, 0u);
+	EXPECT_EQ(reinterpret_cast<uintptr_t>(r.l7) % 8, 0u);
+	EXPECT_EQ(std::memcmp(r.l7, bytes.data(), l7_len), 0);
+	EXPECT_EQ(rte_mempool_avail_count(hbufs), 511u);
+	EXPECT_EQ(stats.decoded_without_hbuf.get(), 1u);
+	EXPECT_EQ(r.view.service, "echo");
+	EXPECT_EQ(reinterpret_cast<const uint8_t *>(r.view.service.data()) - r.l7, 28);
+	const dpa::local_body relay = r.relay_body();
+	EXPECT_EQ(relay.first, r.held->msg.chain);
+	EXPECT_EQ(relay.first_off, l7_len);
+	/* to a pod: the header into an hbuf, the view moved with it */
+	ASSERT_TRUE(in.to_hbuf(r));
+	EXPECT_EQ(r.held, nullptr);
+	EXPECT_EQ(rte_mempool_avail_count(hbufs), 510u);
 	EXPECT_EQ(r.view.service, "echo");
 	EXPECT_EQ(r.view.method, "POST");
+	EXPECT_EQ(r.view.path, "/x");
+	EXPECT_EQ(r.l7, reinterpret_cast<const uint8_t *>(r.cmd.header));
+	EXPECT_GE(reinterpret_cast<uint64_t>(r.view.path.data()), r.cmd.header);
+	EXPECT_LT(reinterpret_cast<uint64_t>(r.view.path.data()), r.cmd.header + l7_len);
 	EXPECT_EQ(r.cmd.flow, uint32_t(DPUMESH_CASE_INGRESS));
 	EXPECT_EQ(r.cmd.header_len, l7_len);
 	EXPECT_EQ(r.cmd.body_len, 3000u);
@@ -1091,6 +1112,65 @@ TEST_F(network_in_test, a_good_request_keeps_its_body_in_the_received_mbufs)
 	EXPECT_EQ(eg->peer_of(r.from), 0);
 	/* dropping it (what the sidecar does with a refused one) gives everything back */
 	drop_command(r.cmd, side);
+	expect_all_back();
+}
+
+TEST_F(network_in_test, requests_take_no_hbuf_until_a_pod_needs_one_and_responses_take_one)
+{
+	auto eg = make(false);
+	ASSERT_TRUE(eg);
+	network_in in(hbufs, hbuf_size, *eg, stats);
+	std::vector<uint8_t> bytes;
+	request_view(bytes, "echo", "GET", "/split");
+	const uint16_t l7_len = static_cast<uint16_t>(bytes.size());
+	bytes.push_back(42);
+	/* the header split over two segments: gathered into the header buffer all the same */
+	net_message r = in.take(message(bytes, l7_len, true, l7_len / 2));
+	ASSERT_EQ(r.what, net_message::kind::request);
+	ASSERT_NE(r.held, nullptr);
+	EXPECT_EQ(r.cmd.header, 0u);
+	EXPECT_EQ(r.view.path, "/split");
+	EXPECT_EQ(std::memcmp(r.l7, bytes.data(), l7_len), 0);
+	EXPECT_EQ(rte_mempool_avail_count(hbufs), 511u);
+	/* its body starts in the second segment: the relay's cursor walks there */
+	const dpa::local_body relay = r.relay_body();
+	EXPECT_EQ(relay.first_off, l7_len);
+	ASSERT_TRUE(in.to_hbuf(r));
+	EXPECT_EQ(rte_mempool_avail_count(hbufs), 510u);
+	EXPECT_TRUE(in.to_hbuf(r)); /* already there: nothing to do */
+	EXPECT_EQ(rte_mempool_avail_count(hbufs), 510u);
+	EXPECT_EQ(r.view.path, "/split");
+	in.release(r);
+	/* a response: always into an hbuf (the way back is not a relay's) */
+	std::vector<uint8_t> resp(256);
+	wire::l7_writer w(resp.data(), resp.size());
+	w.response(200);
+	resp.resize(w.finish());
+	r = in.take(message(resp, static_cast<uint16_t>(resp.size()), false));
+	ASSERT_EQ(r.what, net_message::kind::response);
+	EXPECT_EQ(r.held, nullptr);
+	EXPECT_NE(r.cmd.header, 0u);
+	EXPECT_EQ(r.l7, reinterpret_cast<const uint8_t *>(r.cmd.header));
+	in.release(r);
+	EXPECT_EQ(stats.decoded_without_hbuf.get(), 1u);
+	/* held, then released without an hbuf (a relay, a refusal) */
+	r = in.take(message(bytes, l7_len, true));
+	ASSERT_NE(r.held, nullptr);
+	EXPECT_EQ(stats.decoded_without_hbuf.get(), 2u);
+	in.release(r);
+	EXPECT_EQ(r.held, nullptr);
+	expect_all_back();
+	/* no hbuf left: a held request stays held, counted, and is released whole */
+	std::vector<void *> all(511);
+	ASSERT_EQ(rte_mempool_get_bulk(hbufs, all.data(), 511), 0);
+	r = in.take(message(bytes, l7_len, true));
+	ASSERT_NE(r.held, nullptr);
+	const uint64_t empty = stats.hbuf_empty.get();
+	EXPECT_FALSE(in.to_hbuf(r));
+	EXPECT_EQ(stats.hbuf_empty.get(), empty + 1);
+	EXPECT_NE(r.held, nullptr);
+	in.release(r);
+	rte_mempool_put_bulk(hbufs, all.data(), 511);
 	expect_all_back();
 }
 

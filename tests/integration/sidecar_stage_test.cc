@@ -523,6 +523,83 @@ TEST_F(sidecar_stage, a_timeout_that_finds_no_mbuf_is_owed_until_mbufs_return)
 	EXPECT_EQ(st.answers_unsent.get(), unsent);
 }
 
+/* A relayed request takes no hbuf (its header is decoded in the sidecar's header buffer):
+ * its own trace ids go on as they are, missing ones are added; a header split over two
+ * segments is gathered the same way, and the peer gets the same message either way. */
+TEST_F(sidecar_stage, relayed_requests_take_no_hbuf_and_keep_their_trace_ids)
+{
+	const sidecar::counters &st = stage->stats();
+	const uint64_t decoded = st.decoded_without_hbuf.get(), relayed = st.relayed.get(),
+		       ids = st.request_ids.get();
+	std::vector<uint8_t> traced(512);
+	{
+		wire::l7_writer w(traced.data(), traced.size());
+		w.request("billing", "POST", "/pay", 0, 0);
+		w.field("x-request-id", "0f8fad5b-d9cb-469f-a165-70867728950e");
+		w.field("traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+		traced.resize(w.finish());
+	}
+	const std::vector<uint8_t> body = bytes(50, 5);
+	from_host(client_ip, 1, traced, body, true, 1001);
+	run_polls();
+	std::vector<frame_out> out = frames(tx);
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_EQ(out[0].request_id, "0f8fad5b-d9cb-469f-a165-70867728950e");
+	EXPECT_EQ(out[0].pf.l7_len, traced.size()); /* nothing added */
+	EXPECT_EQ(out[0].body, body);
+	EXPECT_TRUE(out[0].checksum_ok);
+	EXPECT_EQ(st.decoded_without_hbuf.get(), decoded + 1);
+	EXPECT_EQ(st.request_ids.get(), ids);
+	const uint64_t t1 = out[0].pf.correlation;
+
+	/* the header split over two segments: the same relay */
+	void *obj;
+	ASSERT_EQ(rte_mempool_get(msgs, &obj), 0);
+	auto *m = new (obj) port::rx_msg();
+	std::vector<uint8_t> req = request("billing");
+	rte_mbuf *a = rte_pktmbuf_alloc(pkts), *b = rte_pktmbuf_alloc(pkts);
+	ASSERT_TRUE(a && b);
+	const size_t half = req.size() / 2;
+	std::memcpy(rte_pktmbuf_append(a, static_cast<uint16_t>(half)), req.data(), half);
+	auto *p = reinterpret_cast<uint8_t *>(
+		rte_pktmbuf_append(b, static_cast<uint16_t>(req.size() - half + body.size())));
+	std::memcpy(p, req.data() + half, req.size() - half);
+	std::memcpy(p + req.size() - half, body.data(), body.size());
+	ASSERT_EQ(rte_pktmbuf_chain(a, b), 0);
+	m->msg.chain = a;
+	m->msg.src = wire::endpoint::from_v4(client_ip, 40001);
+	const uint8_t mac[6] = {2, 0, 0, 0, 0, 9};
+	std::memcpy(m->msg.src_mac, mac, 6);
+	m->msg.kind = wire::frame_kind::request;
+	m->msg.msg_len = static_cast<uint32_t>(req.size() + body.size());
+	m->msg.l7_len = static_cast<uint16_t>(req.size());
+	m->msg.correlation = 1002;
+	m->port_id = 1;
+	ASSERT_EQ(rte_ring_enqueue(ingress, m), 0);
+	run_polls();
+	out = frames(tx);
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_EQ(out[0].service, "billing");
+	EXPECT_FALSE(out[0].request_id.empty()); /* added */
+	EXPECT_EQ(out[0].body, body);
+	EXPECT_TRUE(out[0].checksum_ok);
+	EXPECT_EQ(st.decoded_without_hbuf.get(), decoded + 2);
+	EXPECT_EQ(st.request_ids.get(), ids + 1);
+	EXPECT_EQ(st.relayed.get(), relayed + 2);
+	const uint64_t t2 = out[0].pf.correlation;
+
+	/* both answered back to the client, each once */
+	from_host(peer_ip, 0, response(200), {}, false, t1);
+	from_host(peer_ip, 0, response(202), {}, false, t2);
+	run_polls();
+	out = frames(tx2);
+	ASSERT_EQ(out.size(), 2u);
+	EXPECT_EQ(out[0].pf.correlation, 1001u);
+	EXPECT_EQ(out[0].status, 200);
+	EXPECT_EQ(out[1].pf.correlation, 1002u);
+	EXPECT_EQ(out[1].status, 202);
+}
+
 TEST_F(sidecar_stage, the_policy_applies_to_relayed_requests_and_peers_get_no_relay)
 {
 	const sidecar::counters &st = stage->stats();
@@ -621,8 +698,9 @@ TEST_F(sidecar_stage, counters_are_listed_by_name)
 	/* 42 + relayed, relayed_answers + three hand-off counters + the destination queues'
 	 * park_refused and resumes + the quotas' quota_refused, answers_refused,
 	 * answers_orphaned and answers_deferred + admission's saturated + the owed answers'
-	 * answers_owed and answers_unsent */
-	EXPECT_EQ(n, 56u);
+	 * answers_owed and answers_unsent + network-in's expiry_cycles and
+	 * decoded_without_hbuf */
+	EXPECT_EQ(n, 58u);
 	EXPECT_TRUE(saw_requests);
 	EXPECT_EQ(queue_counters, 2u);
 	EXPECT_EQ(stage->policy()->version(), 1u);

@@ -1,16 +1,26 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Network-in: Case 2 decode of whole messages port RX reassembled from the network.
 //
-// take() copies a message's L7 header (and only it) into an hbuf, decodes it and turns the
-// message into a delivery command whose body stays in the received mbufs (a dpa::local_body
-// handle: the DPA copies it into the pod). It consumes the rx_msg in every case and returns
-// what came in, or why nothing can be delivered; the caller routes and answers.
+// take() decodes a message's L7 header and turns the message into a delivery command whose
+// body stays in the received mbufs (a dpa::local_body handle: the DPA copies it into the
+// pod). A request's header is copied into network-in's own header buffer (one per sidecar:
+// warm in L1, aligned as an hbuf's header is) and decoded there: a relay to a peer needs
+// no hbuf at all (its trace fields are added in that buffer, which has an hbuf's room), and
+// only a delivery to a local pod copies the header into one (to_hbuf()). It is not decoded
+// in the received segment itself: frames put it at an offset of 2 mod 4, and the view's
+// strings go to hash functions (rte_hash_crc, rte_jhash) that load 4-byte words. Responses
+// are copied into an hbuf and decoded there. take() consumes the rx_msg or hands it to
+// the net_message; it returns what came in, or why nothing can be delivered; the caller
+// routes and answers, then release()s what it holds.
 //
 //   net_message m = in.take(msg);
-//   switch (m.what) { case net_message::kind::request: ... admit, deliver ...; }
+//   switch (m.what) { case net_message::kind::request: ... admit;
+//           if (m.held && to a local pod && !in.to_hbuf(m)) ... 503;
+//           ... deliver (the command owns the hbuf and body) or in.release(m); }
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "command.h"
 #include "egress.h"
@@ -34,28 +44,57 @@ struct net_message {
 	kind what = kind::no_hbuf;
 	bool request = false;     /**< the frame said request (also for the failures) */
 	wire::l7_error error = wire::l7_error::ok;
-	dpa_command cmd;          /**< flow INGRESS; op, dst and ids are the caller's to set */
-	wire::l7_view view;       /**< points into the hbuf at cmd.header */
+	/** flow INGRESS; op, dst and ids are the caller's to set. A request decoded in the
+	 *  header buffer has header 0 and body 0 (header_len, body_len set) until to_hbuf(). */
+	dpa_command cmd;
+	wire::l7_view view;       /**< points into `l7` */
+	/** The L7 header: in the hbuf at cmd.header, or in network-in's header buffer (then
+	 *  writable, with an hbuf's room, valid until the next take()). */
+	uint8_t *l7 = nullptr;
+	/** Decoded in the header buffer: the received message, still the caller's (its chain
+	 *  holds the body); to_hbuf() or release() ends it. */
+	port::rx_msg *held = nullptr;
 	remote reply_to;          /**< requests and refused requests: where to answer */
 	wire::endpoint from;      /**< the sender's address */
 	uint64_t correlation = 0;
+
+	/** The body as a relay reads it: the received segments after the header. */
+	dpa::local_body relay_body() const noexcept
+	{
+		if (!held)
+			return cmd.body_len ? *reinterpret_cast<const dpa::local_body *>(cmd.body)
+					    : dpa::local_body{};
+		return {held->msg.chain, held->msg.chain, cmd.header_len};
+	}
 };
 
 class network_in {
 public:
 	network_in(rte_mempool *hbufs, uint32_t hbuf_size, const egress &eg, counters &stats)
-		: _hbufs(hbufs), _hbuf_size(hbuf_size), _egress(eg), _stats(stats)
+		: _hbufs(hbufs), _hbuf_size(hbuf_size), _egress(eg), _stats(stats),
+		  _hdr(std::make_unique<uint64_t[]>((hbuf_size + 7) / 8))
 	{
 	}
 
-	/** Takes one message (always consumed: freed, or its body handed to the command). */
+	/** Takes one message: consumed (freed, or its body handed to the command), or, a
+	 *  request, held by the net_message. */
 	net_message take(port::rx_msg *m) noexcept;
+	/**
+	 * A request's header into an hbuf, as take() makes the others (the view moves with
+	 * it): false when no hbuf is free (counted hbuf_empty; the message stays as it was).
+	 */
+	bool to_hbuf(net_message &m) noexcept;
+	/** Frees what a net_message holds (its rx_msg, or the hbuf and body of its command). */
+	void release(net_message &m) noexcept;
 
 private:
+	void attach(net_message &out, port::rx_msg *m, uint8_t *hdr) noexcept;
+
 	rte_mempool *_hbufs;
 	uint32_t _hbuf_size;
 	const egress &_egress;
 	counters &_stats;
+	std::unique_ptr<uint64_t[]> _hdr; /* requests' headers (hbuf_size bytes, 8-aligned) */
 };
 
 } // namespace dpumesh::sidecar

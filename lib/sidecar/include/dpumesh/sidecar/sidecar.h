@@ -129,7 +129,9 @@ using port::rx_msg;
 	_(policy_swaps, "policy versions published")                                     \
 	_(handoff_out, "messages and commands handed to another sidecar shard")          \
 	_(handoff_in, "messages and commands another sidecar shard handed here")         \
-	_(handoff_full, "messages dropped: another shard's hand-off ring full (never expected)")
+	_(handoff_full, "messages dropped: another shard's hand-off ring full (never expected)") \
+	_(expiry_cycles, "TSC cycles spent in the deadline walk and the answers it makes (504s)") \
+	_(decoded_without_hbuf, "network requests decoded in the sidecar's header buffer (an hbuf only for a pod)")
 
 struct alignas(64) counters {
 #define DPUMESH_SIDECAR_FIELD(n, d) counter n;
