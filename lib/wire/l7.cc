@@ -125,7 +125,10 @@ const char *l7_error_name(l7_error e) noexcept
 	return "?";
 }
 
-l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
+namespace {
+
+/* The fixed part's length, magic, version and kind, as the decoder and the peek check it. */
+l7_error check_fixed(const uint8_t *buf, size_t len, bool requests_only) noexcept
 {
 	if (len < l7_fixed_size)
 		return l7_error::truncated;
@@ -134,8 +137,17 @@ l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
 	if (buf[2] != l7_version)
 		return l7_error::bad_version;
 	if (buf[3] != static_cast<uint8_t>(l7_kind::request) &&
-	    buf[3] != static_cast<uint8_t>(l7_kind::response))
+	    (requests_only || buf[3] != static_cast<uint8_t>(l7_kind::response)))
 		return l7_error::bad_kind;
+	return l7_error::ok;
+}
+
+} // namespace
+
+l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
+{
+	if (l7_error e = check_fixed(buf, len, false); e != l7_error::ok)
+		return e;
 	uint16_t hlen = get16(buf + 4);
 	if (hlen > len)
 		return l7_error::truncated;
@@ -225,14 +237,8 @@ l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
 
 l7_error l7_peek_service(const uint8_t *buf, size_t len, std::string_view *service) noexcept
 {
-	if (len < l7_fixed_size)
-		return l7_error::truncated;
-	if (buf[0] != l7_magic0 || buf[1] != l7_magic1)
-		return l7_error::bad_magic;
-	if (buf[2] != l7_version)
-		return l7_error::bad_version;
-	if (buf[3] != static_cast<uint8_t>(l7_kind::request))
-		return l7_error::bad_kind;
+	if (l7_error e = check_fixed(buf, len, true); e != l7_error::ok)
+		return e;
 	if (get16(buf + 4) != len)
 		return l7_error::bad_length;
 	if (get16(buf + 8) != 0)
