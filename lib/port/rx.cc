@@ -100,8 +100,9 @@ uint16_t rx_poll(void *arg) noexcept
 		}
 		accepted++;
 		uint32_t svc;
-		if (c.gate && pf.kind == wire::frame_kind::request && pf.frag_offset == 0 &&
-		    pf.frag_len == pf.msg_len && (svc = gated_service(*c.gate, m, pf)) != UINT32_MAX) {
+		if (c.gate && c.gate->any_saturated() && pf.kind == wire::frame_kind::request &&
+		    pf.frag_offset == 0 && pf.frag_len == pf.msg_len &&
+		    (svc = gated_service(*c.gate, m, pf)) != UINT32_MAX) {
 			/* refused before reassembly: the sidecar answers from the frame's addresses */
 			void *obj;
 			if (nb_done < nb_objs) {

@@ -40,16 +40,28 @@ public:
 	{
 		return svc < _names.size() && _flags[svc].load(std::memory_order_relaxed) != 0;
 	}
-	/** The owning shard only. */
+	/** Port RX, before it reads a request's service: whether any flag is up (one load per
+	 *  frame while none is, instead of the peek and the lookup). */
+	bool any_saturated() const noexcept
+	{
+		return _nb_raised.load(std::memory_order_relaxed) != 0;
+	}
+	/** The owning shard only (the one writer of the flags and of their count). */
 	void set_saturated(uint32_t svc, bool on) noexcept
 	{
-		_flags[svc].store(on ? 1 : 0, std::memory_order_relaxed);
+		const uint8_t v = on ? 1 : 0;
+		if (_flags[svc].load(std::memory_order_relaxed) == v)
+			return;
+		_flags[svc].store(v, std::memory_order_relaxed);
+		const uint32_t n = _nb_raised.load(std::memory_order_relaxed);
+		_nb_raised.store(on ? n + 1 : n - 1, std::memory_order_relaxed);
 	}
 
 private:
 	std::vector<std::string> _names;
 	std::vector<uint32_t> _index; /* open addressing: index + 1, 0 = empty */
 	std::unique_ptr<std::atomic<uint8_t>[]> _flags;
+	std::atomic<uint32_t> _nb_raised{0}; /* flags up */
 };
 
 } // namespace dpumesh::port
