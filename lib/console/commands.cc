@@ -269,14 +269,15 @@ status cmd_show_dpa(invocation &inv)
 			"thread %u: tx_taken=%" PRIu64 " tx_posted=%" PRIu64 " rx_delivered=%" PRIu64
 			" rx_handed_back=%" PRIu64 " tx_completions=%" PRIu64
 			" remote_completions=%" PRIu64 " doorbells=%" PRIu64
-			" doorbells_suppressed=%" PRIu64 " tx_parks=%" PRIu64 " tx_rings=%" PRIu64
+			" doorbells_suppressed=%" PRIu64 " doorbell_cycles=%" PRIu64
+			" tx_parks=%" PRIu64 " tx_rings=%" PRIu64
 			" tx_ring_checks=%" PRIu64 "\n"
 			"  kernels: tx_inflight=%u rx_inflight=%u tx_no_hbuf=%" PRIu64
 			" tx_dma_errors=%" PRIu64 " rx_completions=%" PRIu64 " rx_bad_commands=%" PRIu64
 			"\n",
 			t.thread, t.tx_taken, t.tx_posted, t.rx_delivered, t.rx_handed_back,
 			t.tx_completions, t.remote_completions, t.doorbells, t.doorbells_suppressed,
-			t.tx_parks, t.tx_rings, t.tx_ring_checks, t.tx_inflight, t.rx_inflight,
+			t.doorbell_cycles, t.tx_parks, t.tx_rings, t.tx_ring_checks, t.tx_inflight, t.rx_inflight,
 			t.tx_no_hbuf, t.tx_dma_errors, t.rx_completions, t.rx_bad_commands);
 	return status::ok();
 }

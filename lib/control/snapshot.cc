@@ -39,6 +39,7 @@ void read_dpa(const dpa::emulator &emu, snapshot &s)
 		v.completion_ring_full = ts.completion_ring_full.get();
 		v.doorbells = ts.doorbells.get();
 		v.doorbells_suppressed = ts.doorbells_suppressed.get();
+		v.doorbell_cycles = ts.doorbell_cycles.get();
 		v.tx_parks = ts.tx_parks.get();
 		v.tx_rings = ts.tx_rings.get();
 		v.tx_ring_checks = ts.tx_ring_checks.get();

@@ -312,11 +312,15 @@ int fill_dpa(node &n, rte_tel_data *d)
 	DPUMESH_TEL_U64_COLUMN(c, "completion_ring_full", t, r.completion_ring_full);
 	DPUMESH_TEL_U64_COLUMN(c, "doorbells", t, r.doorbells);
 	DPUMESH_TEL_U64_COLUMN(c, "doorbells_suppressed", t, r.doorbells_suppressed);
+	DPUMESH_TEL_U64_COLUMN(c, "doorbell_cycles", t, r.doorbell_cycles);
 	DPUMESH_TEL_U64_COLUMN(c, "tx_parks", t, r.tx_parks);
 	DPUMESH_TEL_U64_COLUMN(c, "tx_rings", t, r.tx_rings);
 	DPUMESH_TEL_U64_COLUMN(c, "tx_ring_checks", t, r.tx_ring_checks);
 	/* one pool for all threads: the same number in every row */
 	DPUMESH_TEL_U64_COLUMN(c, "hbufs_in_use", t, ((void)r, s.hbufs_in_use));
+	/* what doorbell_cycles count in (the same in every row) */
+	const uint64_t hz = n.runner().tsc_hz();
+	DPUMESH_TEL_U64_COLUMN(c, "tsc_hz", t, ((void)r, hz));
 	return 0;
 }
 

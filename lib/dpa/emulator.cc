@@ -559,8 +559,10 @@ struct dpumesh::dpa::emulator::pair {
 		uint32_t ran = pass_work + (idle() ? 0 : 1);
 		/* before quiescence: the batch names pods */
 		const pod_registry::doorbell_counts rung = reg->end_doorbells(&bells);
-		if (rung.rung)
+		if (rung.rung) {
 			stats.doorbells.add(rung.rung);
+			stats.doorbell_cycles.add(rung.cycles);
+		}
 		if (rung.suppressed)
 			stats.doorbells_suppressed.add(rung.suppressed);
 		quiesce();

@@ -32,7 +32,8 @@ KNOWN = {
     "scaling.csv": (["dimension", "n"], [
         ("rps", +1, "round trips/s"), ("p50_us", -1, "p50 µs"),
         ("dp_cpu_us_rt", -1, "dpumesh CPU µs/rt"), ("pods_cpu_us_rt", -1, "pods CPU µs/rt"),
-        ("doorbells_per_rt", -1, "doorbells/rt"), ("cycles_per_rt", -1, "TSC cycles/rt")]),
+        ("doorbells_per_rt", -1, "doorbells/rt"), ("doorbell_us_rt", -1, "DPA doorbell µs/rt"),
+        ("cycles_per_rt", -1, "TSC cycles/rt")]),
     "ndr.csv": (["capture", "system"], [("ndr_pps", +1, "NDR pps"), ("pdr_pps", +1, "PDR pps")]),
     "footprint.csv": (["what"], [("rss_kb", -1, "RSS KiB"), ("pss_kb", -1, "PSS KiB")]),
     "memcpy.csv": (["size"], [("memcpy_gbps", +1, "memcpy GB/s")]),

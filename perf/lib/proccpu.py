@@ -23,7 +23,8 @@
 # ROLE "dpumesh" has its threads listed one by one; roles named pod* or client* are summed as
 # "pods"; any other role (testpmd) is reported under its own name. A "tel=SOCKET" argument
 # also reads dpumesh's telemetry (/dpumesh/pods, /dpumesh/dpa) at both snapshots: the delta of
-# any value named "doorbells" (eventfd writes to pods) gives doorbells and doorbells_per_unit,
+# /dpumesh/dpa's "doorbells" (eventfd writes to pods) gives doorbells and doorbells_per_unit,
+# and of its "doorbell_cycles" doorbell_us (µs per unit the DPA threads spent writing them),
 # over the same window and while the client pod is still registered; "n/a" without it. With
 # "waitnew=1" (started before the client) the DELAY starts once a new pod registered (the
 # client's window starts after its registration, which a loaded machine delays); a PID given
@@ -67,14 +68,31 @@ def tel_read(sock):
         return {}
 
 
+def dpa_sum(t, name):
+    """The sum over DPA threads of a /dpumesh/dpa column, None when absent (an older build).
+    /dpumesh/pods counts the same doorbells per pod: summing both counted each one twice
+    (the figures in docs/benchmarks.md before 2026-11-24 06:40 UTC are doubled)."""
+    fam = t.get("/dpumesh/dpa")
+    v = fam.get(name) if isinstance(fam, dict) else None
+    if v is None:
+        return None
+    return sum(v) if isinstance(v, list) else v
+
+
 def doorbells(t):
-    """The sum of every value named "doorbells" in a telemetry read, None when none."""
-    n = None
-    for fam in t.values():
-        v = fam.get("doorbells") if isinstance(fam, dict) else None
-        if v is not None:
-            n = (n or 0) + (sum(v) if isinstance(v, list) else v)
-    return n
+    """Eventfd writes to pods (every DPA thread), None when the build does not count them."""
+    return dpa_sum(t, "doorbells")
+
+
+def doorbell_seconds(t):
+    """Seconds of TSC the DPA threads spent writing those eventfds, None when not counted."""
+    cyc = dpa_sum(t, "doorbell_cycles")
+    fam = t.get("/dpumesh/dpa")
+    hz = fam.get("tsc_hz") if isinstance(fam, dict) else None
+    if cyc is None or not hz:
+        return None
+    hz = hz[0] if isinstance(hz, list) else hz
+    return cyc / hz if hz else None
 
 
 def schedstat_ns(pid):
@@ -243,6 +261,12 @@ def summarize(path, rate=0.0):
         out["doorbells"] = db - da
         if units > 0:
             out["doorbells_per_unit"] = (db - da) / units
+    # the emulated DPA's share of dpumesh's CPU: the time its threads spent writing pods'
+    # eventfds (TSC; on a BlueField-3 the DPA rings a pod, not an Arm core)
+    sa = doorbell_seconds(d["before"].get("tel", {}))
+    sb = doorbell_seconds(d["after"].get("tel", {}))
+    if sa is not None and sb is not None and units > 0:
+        out["doorbell_us"] = (sb - sa) * 1e6 / units
     return out
 
 

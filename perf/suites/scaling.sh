@@ -6,8 +6,9 @@
 # (DPUMESH_POD_GEOMETRY=small, ~200 KiB of pools each). Every pod and the client run on the
 # main lcore's CPU, so that the worker lcore's busy cycles are the mesh's own and not time
 # the scheduler gave to 64 pods. Besides, per point the /proc CPU (user + kernel) of dpumesh
-# and of every pod and the client per round trip, and doorbells (eventfd writes to pods) per
-# round trip. Sourced by perf/run.sh; writes scaling.csv.
+# and of every pod and the client per round trip, doorbells (eventfd writes to pods) per
+# round trip, and the CPU the emulated DPA's threads spent writing them (on a BlueField-3 the
+# DPA rings a pod, not an Arm core: the summary shows dpumesh's CPU without it too). Sourced by perf/run.sh; writes scaling.csv.
 
 read -r -a SCALE_PODS <<< "${DPUMESH_PERF_SCALE_PODS:-1 4 16 64}"
 read -r -a SCALE_SERVICES <<< "${DPUMESH_PERF_SCALE_SERVICES:-1 8 64}"
@@ -16,7 +17,7 @@ PROFILE_AT_scaling=pods-${SCALE_PODS[-1]}
 
 scale_csv() {
   [ -s "$RESULTS/scaling.csv" ] ||
-    echo "dimension,n,rps,p50_us,p99_us,p999_us,cycles_per_rt,answering_pods,dpumesh_rss_kb,pods_rss_kb,errors,dp_cpu_us_rt,dp_user_us_rt,dp_sys_us_rt,pods_cpu_us_rt,pods_user_us_rt,pods_sys_us_rt,doorbells_per_rt" > "$RESULTS/scaling.csv"
+    echo "dimension,n,rps,p50_us,p99_us,p999_us,cycles_per_rt,answering_pods,dpumesh_rss_kb,pods_rss_kb,errors,dp_cpu_us_rt,dp_user_us_rt,dp_sys_us_rt,pods_cpu_us_rt,pods_user_us_rt,pods_sys_us_rt,doorbells_per_rt,doorbell_us_rt" > "$RESULTS/scaling.csv"
   echo "$*" >> "$RESULTS/scaling.csv"
 }
 
@@ -53,7 +54,7 @@ scale_point() {
   for p in "${SCALE_PIDS[@]}"; do rss=$((rss + $(rss_kb "$p"))); done
   if [ -z "$(kv "$line" ok)" ]; then
     anomaly ERROR "scaling $1=$2: client failed: ${line:0:200}"
-    scale_csv "$1,$2,0,0,0,0,0,0,$(rss_kb "$DP_PID"),$rss,1,,,,,,,"
+    scale_csv "$1,$2,0,0,0,0,0,0,$(rss_kb "$DP_PID"),$rss,1,,,,,,,,"
     return
   fi
   local ok sent err answering
@@ -67,7 +68,7 @@ scale_point() {
   [ "$answering" -ge "$2" ] || anomaly WARN "scaling $1=$2: only $answering of $2 pods answered (load balancing)"
   local db
   db=$(kv "$cpu" doorbells_per_unit)
-  scale_csv "$1,$2,$(kv "$line" rps),$(kv "$line" rtt_p50_us),$(kv "$line" rtt_p99_us),$(kv "$line" rtt_p999_us),$(awk -v b="$(kv "$delta" busy)" -v n="$ok" 'BEGIN { printf "%.0f", n ? b / n : 0 }'),$answering,$(rss_kb "$DP_PID"),$rss,$err,$(kv "$cpu" dpumesh_cpu_us),$(kv "$cpu" dpumesh_user_us),$(kv "$cpu" dpumesh_sys_us),$(kv "$cpu" pods_cpu_us),$(kv "$cpu" pods_user_us),$(kv "$cpu" pods_sys_us),$db"
+  scale_csv "$1,$2,$(kv "$line" rps),$(kv "$line" rtt_p50_us),$(kv "$line" rtt_p99_us),$(kv "$line" rtt_p999_us),$(awk -v b="$(kv "$delta" busy)" -v n="$ok" 'BEGIN { printf "%.0f", n ? b / n : 0 }'),$answering,$(rss_kb "$DP_PID"),$rss,$err,$(kv "$cpu" dpumesh_cpu_us),$(kv "$cpu" dpumesh_user_us),$(kv "$cpu" dpumesh_sys_us),$(kv "$cpu" pods_cpu_us),$(kv "$cpu" pods_user_us),$(kv "$cpu" pods_sys_us),$db,$(kv "$cpu" doorbell_us)"
 }
 
 suite_scaling() {

@@ -48,6 +48,7 @@ struct dpa_thread_view {
 	uint64_t tx_taken, tx_posted, rx_delivered, rx_handed_back, tx_completions,
 		remote_completions, completion_ring_full;
 	uint64_t doorbells, doorbells_suppressed; /**< pods' eventfds written / not needed */
+	uint64_t doorbell_cycles;                 /**< TSC cycles spent writing them */
 	/** pod -> DPA: pods parked, parked pods woken by their TX doorbell, doorbell looks */
 	uint64_t tx_parks, tx_rings, tx_ring_checks;
 	/* the thread's kernels */

@@ -79,6 +79,9 @@ struct alignas(64) thread_stats {
 	/** pods' doorbell eventfds written (asleep), and pods posted to in a pass that needed
 	 *  none (awake or already rung): one or the other per pod per pass with posts */
 	counter doorbells, doorbells_suppressed;
+	/** TSC cycles this thread spent writing those doorbells (the emulated DPA's work: on a
+	 *  BlueField-3 the DPA rings a pod, not an Arm core) */
+	counter doorbell_cycles;
 	/** pod -> DPA: pods whose TX SQs this thread stopped watching after an idle spell
 	 *  (parked), pods woken by their TX doorbell (rings), and doorbell looks (epoll_wait) */
 	counter tx_parks, tx_rings, tx_ring_checks;

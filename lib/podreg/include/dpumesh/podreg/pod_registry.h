@@ -364,6 +364,9 @@ public:
 	/** What a flush did: eventfd writes, and marked pods that needed none (awake). */
 	struct doorbell_counts {
 		uint32_t rung = 0, suppressed = 0;
+		/** TSC cycles of the writes (rung > 0 only): what the emulated DPA's doorbells
+		 *  cost the thread that rang them (on a BlueField-3 the DPA rings, not an Arm core) */
+		uint64_t cycles = 0;
 	};
 	/** Rings the marked pods that sleep (at most once each), empties b. Same thread. */
 	doorbell_counts flush_doorbells(doorbell_batch *b) noexcept;
