@@ -61,6 +61,13 @@ public:
 	 */
 	status stop();
 	size_t nb_pods() const noexcept { return _chan ? _chan->nb_pods() : 0; }
+	/** The Arm's DOORBELL to a pod over comch (control thread): its dpumesh_fd() wakes. */
+	status ring_pod(uint32_t pod_id)
+	{
+		if (!_chan)
+			return errorf("DOCA node: the pod channel is closed");
+		return _chan->ring(pod_id);
+	}
 	const doca::node_memory &memory() const noexcept { return *_nm; }
 	doca::dpa_runtime &runtime() noexcept { return _backend->runtime(); }
 	/** RX kernel wakes (notify RPCs) that failed, from the sidecar lcore (counted). */
