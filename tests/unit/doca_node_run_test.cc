@@ -305,6 +305,7 @@ TEST_F(doca_node_run, Case3ThroughTheRealNodeByteExactThenUnregisterAndOrderlySt
 	}
 	ASSERT_EQ(n->registry().nb_pods(), 1u);
 	EXPECT_EQ(n->doca()->nb_pods(), 1u);
+	EXPECT_EQ(n->doca()->gone_errors(), 0u) << "the DPA threads seen quiescent before the import went";
 	EXPECT_EQ(n->doca()->memory().membership(), 3u);
 	client.refill(0);
 	post(client, 0, DPUMESH_OP_REQUEST, 99, 1, 10, 9, [](wire::l7_writer &w) { w.request("echo", "GET", "/", 0, 0); });
@@ -378,6 +379,22 @@ TEST_F(doca_node_run, RefusedWithAClearErrorWhereTheDocaNodeDoesNotReachYet)
 }
 
 /* ---- libdpumesh's C API on the DOCA node ---- */
+
+/* A DOCA node from the test's config (nullptr and a failure when it cannot be made) */
+std::unique_ptr<node::instance> doca_node()
+{
+	auto cfg = config::load_string(config_json(1), "doca_node_run");
+	if (!cfg) {
+		ADD_FAILURE() << cfg.error().message();
+		return nullptr;
+	}
+	auto made = node::create(*cfg, doca_options());
+	if (!made) {
+		ADD_FAILURE() << made.error().message();
+		return nullptr;
+	}
+	return std::move(*made);
+}
 
 constexpr const char *pod_path = "doca:0000:03:00.1"; /* the BlueField PF as the host sees it */
 
@@ -461,11 +478,8 @@ void client_tx_done(dpumesh_t *, uint32_t, uint32_t, uint32_t, void *user)
 
 TEST_F(doca_node_run, CApiPodsRunCase3OnTheDocaNodeAndSleepOnTheirFd)
 {
-	auto cfg = config::load_string(config_json(1), "doca_node_run");
-	ASSERT_TRUE(cfg) << cfg.error().message();
-	auto made = node::create(*cfg, doca_options());
-	ASSERT_TRUE(made) << made.error().message();
-	std::unique_ptr<node::instance> n = std::move(*made);
+	std::unique_ptr<node::instance> n = doca_node();
+	ASSERT_TRUE(n);
 	ASSERT_TRUE(n->start()) << "start";
 	auto dpa = dpa_threads(*n);
 	client_state cs;
@@ -544,8 +558,9 @@ TEST_F(doca_node_run, CApiPodsRunCase3OnTheDocaNodeAndSleepOnTheirFd)
 		EXPECT_TRUE(std::equal(body.begin(), body.end(), cs.body.begin())) << blen << " B: body differs";
 		req++;
 	}
-	for (int i = 0; i < 200 && cs.tx_done < static_cast<int>(std::size(sizes)); i++)
-		(void)dpumesh_wait(client, 10000);
+	for (const auto t0 = std::chrono::steady_clock::now();
+	     cs.tx_done < static_cast<int>(std::size(sizes)) && std::chrono::steady_clock::now() - t0 < 5s;)
+		(void)dpumesh_wait(client, 100);
 	EXPECT_EQ(cs.tx_done, static_cast<int>(std::size(sizes))) << "every request's TX completed";
 	EXPECT_EQ(n->sidecar().stats().forwarded.get(), std::size(sizes));
 	EXPECT_EQ(n->sidecar().stats().answered.get(), std::size(sizes));
@@ -596,6 +611,7 @@ TEST_F(doca_node_run, CApiPodsRunCase3OnTheDocaNodeAndSleepOnTheirFd)
 	close_capi(n.get(), client);
 	client = nullptr;
 	EXPECT_EQ(n->registry().nb_pods(), 0u);
+	EXPECT_EQ(n->doca()->gone_errors(), 0u) << "the DPA threads seen quiescent before each import went";
 	n->stop();
 	EXPECT_TRUE(dpa->all_finished());
 	dpa->stop();
@@ -604,11 +620,8 @@ TEST_F(doca_node_run, CApiPodsRunCase3OnTheDocaNodeAndSleepOnTheirFd)
 
 TEST_F(doca_node_run, CApiOpenOnDocaFailsClearlyAtEveryStep)
 {
-	auto cfg = config::load_string(config_json(1), "doca_node_run");
-	ASSERT_TRUE(cfg) << cfg.error().message();
-	auto made = node::create(*cfg, doca_options());
-	ASSERT_TRUE(made) << made.error().message();
-	std::unique_ptr<node::instance> n = std::move(*made);
+	std::unique_ptr<node::instance> n = doca_node();
+	ASSERT_TRUE(n);
 	dpumesh_t *h = nullptr;
 	char err[256] = {};
 	/* no device named, and a device that is not there */
