@@ -682,7 +682,9 @@ int run_evil(const char *sock, uint64_t victim_txh, uint64_t victim_rxb)
 const char usage_text[] =
 	"usage: dpumesh-pod MODE SOCK [ARGS...]\n"
 	"\n"
-	"The sample pod, on the libdpumesh C API. SOCK is the node's control socket.\n"
+	"The sample pod, on the libdpumesh C API. SOCK is the node's control socket, or\n"
+	"doca:<PCI address of the BlueField PF> for a DOCA node (libdpumesh built with\n"
+	"-DDPUMESH_DOCA=ON; docs/host-api.md \"Pods on a DOCA node\").\n"
 	"Prints \"READY pod=<id> gen=<g> ...\" once registered and \"DONE ...\" at the end.\n"
 	"\n"
 	"Modes:\n"

@@ -69,7 +69,8 @@ result<bool> doca_link::registered()
 }
 
 result<std::unique_ptr<doca_link>> doca_link::open(const doca_link_options &opt, void *mem,
-						   size_t len, const dpumesh_ctrl_register &reg)
+						   size_t len, const dpumesh_ctrl_register &reg,
+						   doca_link_outcome *why)
 {
 	auto l = start(opt, mem, len, reg);
 	if (!l)
@@ -77,13 +78,19 @@ result<std::unique_ptr<doca_link>> doca_link::open(const doca_link_options &opt,
 	const int64_t deadline = now_ms() + opt.timeout_ms;
 	for (;;) {
 		auto done = (*l)->registered();
-		if (!done)
+		if (!done) {
+			if (why && (*l)->_replied)
+				why->refused = (*l)->_reply.result;
 			return done.error();
+		}
 		if (*done)
 			return l;
 		const int64_t left = deadline - now_ms();
-		if (left <= 0)
+		if (left <= 0) {
+			if (why)
+				why->timed_out = true;
 			return errorf("DOCA pod link: no REGISTERED within %d ms", opt.timeout_ms);
+		}
 		DPUMESH_RETURN_IF_ERROR((*l)->_client->arm());
 		pollfd p = {(*l)->_client->fd(), POLLIN, 0};
 		(void)::poll(&p, 1, static_cast<int>(left));
@@ -91,12 +98,41 @@ result<std::unique_ptr<doca_link>> doca_link::open(const doca_link_options &opt,
 	}
 }
 
+namespace {
+
+status send_unregister(doca::comch_client &c)
+{
+	dpumesh_ctrl_unregister u{};
+	u.hdr = podchan::make_hdr(DPUMESH_CTRL_UNREGISTER, sizeof(u));
+	return c.send(std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(&u), sizeof(u)));
+}
+
+} // namespace
+
+status doca_link::unregister(int timeout_ms)
+{
+	if (!_client || !_replied || _reply.result != DPUMESH_CTRL_OK || _unregistered)
+		return {};
+	DPUMESH_RETURN_IF_ERROR(send_unregister(*_client).with_context("DOCA pod link: UNREGISTER"));
+	const int64_t deadline = now_ms() + timeout_ms;
+	for (;;) {
+		(void)_client->progress();
+		if (_unregistered)
+			return {};
+		const int64_t left = deadline - now_ms();
+		if (left <= 0)
+			return errorf("DOCA pod link: no UNREGISTERED within %d ms", timeout_ms);
+		DPUMESH_RETURN_IF_ERROR(_client->arm());
+		pollfd p = {_client->fd(), POLLIN, 0};
+		(void)::poll(&p, 1, static_cast<int>(left));
+		DPUMESH_RETURN_IF_ERROR(_client->clear());
+	}
+}
+
 doca_link::~doca_link()
 {
-	if (_client && _replied && _reply.result == DPUMESH_CTRL_OK) {
-		dpumesh_ctrl_unregister u{};
-		u.hdr = podchan::make_hdr(DPUMESH_CTRL_UNREGISTER, sizeof(u));
-		(void)_client->send(std::span<const uint8_t>(reinterpret_cast<const uint8_t *>(&u), sizeof(u)));
+	if (_client && _replied && _reply.result == DPUMESH_CTRL_OK && !_unregistered) {
+		(void)send_unregister(*_client);
 		(void)_client->progress();
 	}
 	_client.reset();
@@ -134,8 +170,10 @@ void doca_link::on_message(std::span<const uint8_t> msg)
 		_replied = true;
 		return;
 	}
-	if (h.type == DPUMESH_CTRL_UNREGISTERED && msg.size() == sizeof(dpumesh_ctrl_unregister))
+	if (h.type == DPUMESH_CTRL_UNREGISTERED && msg.size() == sizeof(dpumesh_ctrl_unregister)) {
+		_unregistered = true;
 		return;
+	}
 	_bad++;
 }
 

@@ -6,9 +6,16 @@
 // the RX side (message objects, pending refills) and hands completed TX slots back to their
 // worker through a single-producer/single-consumer return ring per worker and pool; a slot's
 // atomic state (free -> inflight -> returning -> free) makes a duplicate completion harmless.
+//
+// A node is reached over its Unix socket, or, in a DOCA build of the library
+// (DPUMESH_HOST_DOCA), over DOCA comch when socket_path is "doca:<PCI address>" (open_doca:
+// docs/host-api.md "Pods on a DOCA node").
 #include "dpumesh/host/dpumesh.h"
 
 #include <poll.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -17,6 +24,7 @@
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -29,6 +37,10 @@
 #include "dpumesh/common/unique_fd.h"
 #include "dpumesh/host/coro.h"
 #include "send.h"
+#if DPUMESH_HOST_DOCA
+#include "dpumesh/doca/pod_msg.h"
+#include "dpumesh/host/doca_link.h"
+#endif
 
 using namespace dpumesh;
 
@@ -165,6 +177,14 @@ struct dpumesh_pod {
 	bool armed = false;
 	bool explicit_wait = false;
 	counter1 tx_done, tx_errors, received, bad_rx, sleeps, self_rings;
+#if DPUMESH_HOST_DOCA
+	/* On a DOCA node: the registration over comch (closed before the region goes), and
+	 * dpumesh_fd(): an epoll set of `doorbell` (our own rings) and the link's notification
+	 * fd (the node's doorbells). */
+	std::unique_ptr<host::doca_link> link;
+	unique_fd wait_fd;
+	unique_fd poll_timer; /* the stopgap poll while the DPA cannot ring us (open_doca) */
+#endif
 };
 
 namespace {
@@ -243,6 +263,168 @@ void reclaim(dpumesh_t *h, tx_worker &t)
 	});
 }
 
+/* The C API's errno for a node's refusal (REGISTERED's result). */
+int refusal_errno(uint32_t result)
+{
+	switch (result) {
+	case DPUMESH_CTRL_ERR_SERVICE:
+		return -ESRCH;
+	case DPUMESH_CTRL_ERR_LIMITS:
+		return -E2BIG;
+	case DPUMESH_CTRL_ERR_SERVICE_FULL:
+	case DPUMESH_CTRL_ERR_TABLE_FULL:
+		return -ENOSPC;
+	case DPUMESH_CTRL_ERR_GEOMETRY:
+		return -EINVAL;
+	default:
+		return -EPROTO;
+	}
+}
+
+/* What REGISTER asks for, on either channel. */
+dpumesh_ctrl_register make_register(const dpumesh_options *o)
+{
+	dpumesh_ctrl_register reg = {};
+	reg.hdr = podchan::make_hdr(DPUMESH_CTRL_REGISTER, sizeof(reg));
+	std::snprintf(reg.service, sizeof(reg.service), "%s", o->service);
+	reg.nb_workers = o->nb_workers;
+	reg.geometry = o->geometry;
+	return reg;
+}
+
+/* A new handle for these options (the service name kept, no socket path). */
+std::unique_ptr<dpumesh_t> new_handle(const dpumesh_options *o, const dpumesh_pod_layout &layout)
+{
+	std::unique_ptr<dpumesh_t> h;
+	try {
+		h = std::make_unique<dpumesh_t>();
+		h->service = o->service;
+	} catch (...) {
+		return nullptr;
+	}
+	h->opts = *o;
+	h->opts.service = h->service.c_str();
+	h->opts.socket_path = nullptr;
+	h->layout = layout;
+	return h;
+}
+
+/* Born armed (asleep), before the DPU can post: a pod that blocks on dpumesh_fd() before its
+ * first progress is rung for the first delivery. */
+void born_armed(dpumesh_t *h)
+{
+	h->rx_wait = reinterpret_cast<uint64_t *>(static_cast<uint8_t *>(h->pod_region->data()) +
+						  h->layout.ctrl_off + offsetof(dpumesh_pod_ctrl, rx_wait));
+	h->armed = true;
+	__atomic_store_n(h->rx_wait,
+			 (uint64_t(1) << DPUMESH_RX_WAIT_EPOCH_SHIFT) | DPUMESH_RX_WAIT_ASLEEP,
+			 __ATOMIC_RELAXED);
+}
+
+int finish_open(std::unique_ptr<dpumesh_t> h, uint8_t *txb, dpumesh_t **out, char *err, size_t errlen);
+
+/* socket_path "doca:<PCI address>": the node is a DOCA node (docs/host-api.md). */
+constexpr char doca_prefix[] = "doca:";
+
+#if DPUMESH_HOST_DOCA
+/*
+ * Registration with a DOCA node (docs/doca.md): the pod's memory is one region holding the
+ * pod layout and, from the next 4 KiB boundary, its TX SQs (doca::comch_pod_memory_size);
+ * doca_link exports it and registers over comch. dpumesh_fd() is an epoll set of our own
+ * doorbell eventfd (a sender short of TX room, a self-ring) and the link's progress engine
+ * fd (the node's doorbells). No TX doorbell: nothing parks our TX SQs on DOCA (tx_wait
+ * stays 0, docs/doca.md "Doorbells on a DOCA node").
+ *
+ * The DPA's doorbell to a sleeping pod has no CPU side yet (docs/doca.md), so a pod would
+ * sleep through a delivery: until it has, a periodic timerfd in the same epoll set wakes
+ * the pod every DPUMESH_DOCA_POLL_US microseconds (default 1000; 0: off, for a pod that
+ * only sleeps with a timeout or is woken by the Arm's DOORBELL).
+ */
+int doca_poll_us()
+{
+	const char *v = std::getenv("DPUMESH_DOCA_POLL_US");
+	if (v == nullptr || *v == 0)
+		return 1000;
+	char *end = nullptr;
+	const long us = std::strtol(v, &end, 10);
+	return (*end != 0 || us < 0 || us > 1000000) ? -1 : static_cast<int>(us);
+}
+
+int open_doca(const dpumesh_options *o, const dpumesh_pod_layout &layout, const char *pci,
+	      dpumesh_t **out, char *err, size_t errlen)
+{
+	if (*pci == 0)
+		return set_err(err, errlen, -EINVAL,
+			       "\"doca:\" names no device (doca:<PCI address of the BlueField PF>)");
+	const int poll_us = doca_poll_us();
+	if (poll_us < 0)
+		return set_err(err, errlen, -EINVAL, "DPUMESH_DOCA_POLL_US: 0 .. 1000000 microseconds");
+	std::unique_ptr<dpumesh_t> h = new_handle(o, layout);
+	if (!h)
+		return set_err(err, errlen, -ENOMEM, "out of memory");
+	const dpumesh_ctrl_register reg = make_register(o);
+	const uint64_t len = doca::comch_pod_memory_size(reg);
+	char name[64];
+	std::snprintf(name, sizeof(name), "dpumesh-pod-%s", o->service);
+	auto r = region::create(name, len, false);
+	if (!r)
+		return set_err(err, errlen, -ENOMEM, "%s", r.error().message().c_str());
+	h->pod_region.emplace(std::move(r).value());
+	born_armed(h.get());
+	h->doorbell.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+	if (!h->doorbell)
+		return set_err(err, errlen, -errno, "eventfd: %s", std::strerror(errno));
+	host::doca_link_options lo;
+	lo.pci = pci;
+	host::doca_link_outcome why;
+	auto l = host::doca_link::open(lo, h->pod_region->data(), len, reg, &why);
+	if (!l)
+		return set_err(err, errlen,
+			       why.refused != DPUMESH_CTRL_OK ? refusal_errno(why.refused)
+			       : why.timed_out		      ? -ETIMEDOUT
+							      : -EIO,
+			       "%s", l.error().message().c_str());
+	h->link = std::move(*l);
+	h->pod_id = h->link->pod_id();
+	h->generation = h->link->generation();
+	uint8_t *base = static_cast<uint8_t *>(h->pod_region->data());
+	h->tx_wait = reinterpret_cast<const uint64_t *>(base + layout.ctrl_off +
+							offsetof(dpumesh_pod_ctrl, tx_wait));
+	h->wait_fd.reset(::epoll_create1(EPOLL_CLOEXEC));
+	if (!h->wait_fd)
+		return set_err(err, errlen, -errno, "epoll_create1: %s", std::strerror(errno));
+	if (poll_us > 0) {
+		h->poll_timer.reset(::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC));
+		itimerspec every = {};
+		every.it_interval.tv_sec = poll_us / 1000000;
+		every.it_interval.tv_nsec = static_cast<long>(poll_us % 1000000) * 1000;
+		every.it_value = every.it_interval;
+		if (!h->poll_timer || ::timerfd_settime(h->poll_timer.get(), 0, &every, nullptr) != 0)
+			return set_err(err, errlen, -errno, "timerfd: %s", std::strerror(errno));
+	}
+	for (int fd : {h->doorbell.get(), h->link->fd(), h->poll_timer.get()}) {
+		if (fd < 0)
+			continue;
+		epoll_event ev = {};
+		ev.events = EPOLLIN;
+		ev.data.fd = fd;
+		if (::epoll_ctl(h->wait_fd.get(), EPOLL_CTL_ADD, fd, &ev) != 0)
+			return set_err(err, errlen, -errno, "epoll_ctl: %s", std::strerror(errno));
+	}
+	return finish_open(std::move(h), base + (layout.total_size + 4095) / 4096 * 4096, out, err,
+			   errlen);
+}
+#else
+int open_doca(const dpumesh_options *, const dpumesh_pod_layout &, const char *pci, dpumesh_t **,
+	      char *err, size_t errlen)
+{
+	return set_err(err, errlen, -ENOTSUP,
+		       "\"doca:%s\": this libdpumesh was built without DOCA (a DOCA node needs "
+		       "libdpumesh built with -DDPUMESH_DOCA=ON, docs/host-api.md)",
+		       pci);
+}
+#endif
+
 } // namespace
 
 struct dpumesh_geometry dpumesh_default_geometry(void)
@@ -263,23 +445,17 @@ int dpumesh_open(const struct dpumesh_options *o, dpumesh_t **out, char *err, si
 	int lrc = dpumesh_pod_layout_compute(&o->geometry, &layout);
 	if (lrc != DPUMESH_LAYOUT_OK)
 		return set_err(err, errlen, -EINVAL, "invalid geometry (layout error %d)", lrc);
+	if (std::strncmp(o->socket_path, doca_prefix, sizeof(doca_prefix) - 1) == 0)
+		return open_doca(o, layout, o->socket_path + sizeof(doca_prefix) - 1, out, err, errlen);
 	sockaddr_un addr = {};
 	addr.sun_family = AF_UNIX;
 	if (std::strlen(o->socket_path) >= sizeof(addr.sun_path))
 		return set_err(err, errlen, -EINVAL, "socket path too long");
 	std::strcpy(addr.sun_path, o->socket_path);
 
-	std::unique_ptr<dpumesh_t> h;
-	try {
-		h = std::make_unique<dpumesh_t>();
-	} catch (...) {
+	std::unique_ptr<dpumesh_t> h = new_handle(o, layout);
+	if (!h)
 		return set_err(err, errlen, -ENOMEM, "out of memory");
-	}
-	h->opts = *o;
-	h->service = o->service;
-	h->opts.service = h->service.c_str();
-	h->opts.socket_path = nullptr;
-	h->layout = layout;
 	h->sock.reset(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
 	if (!h->sock)
 		return set_err(err, errlen, -errno, "socket: %s", std::strerror(errno));
@@ -295,21 +471,10 @@ int dpumesh_open(const struct dpumesh_options *o, dpumesh_t **out, char *err, si
 	if (!r)
 		return set_err(err, errlen, -ENOMEM, "%s", r.error().message().c_str());
 	h->pod_region.emplace(std::move(r).value());
-	/* Born armed (asleep), before the DPU can post: a pod that blocks on dpumesh_fd()
-	 * before its first progress is rung for the first delivery. */
-	h->rx_wait = reinterpret_cast<uint64_t *>(static_cast<uint8_t *>(h->pod_region->data()) +
-						  layout.ctrl_off + offsetof(dpumesh_pod_ctrl, rx_wait));
-	h->armed = true;
-	__atomic_store_n(h->rx_wait,
-			 (uint64_t(1) << DPUMESH_RX_WAIT_EPOCH_SHIFT) | DPUMESH_RX_WAIT_ASLEEP,
-			 __ATOMIC_RELAXED);
+	born_armed(h.get());
 	if (auto st = h->pod_region->export_to(h->sock.get(), DPUMESH_REGION_TAG_POD); !st)
 		return set_err(err, errlen, -EPROTO, "%s", st.message().c_str());
-	dpumesh_ctrl_register reg = {};
-	reg.hdr = podchan::make_hdr(DPUMESH_CTRL_REGISTER, sizeof(reg));
-	std::snprintf(reg.service, sizeof(reg.service), "%s", o->service);
-	reg.nb_workers = o->nb_workers;
-	reg.geometry = o->geometry;
+	const dpumesh_ctrl_register reg = make_register(o);
 	if (auto st = podchan::send(h->sock.get(), &reg, sizeof(reg)); !st)
 		return set_err(err, errlen, -EPROTO, "%s", st.message().c_str());
 	podchan::message m;
@@ -323,20 +488,9 @@ int dpumesh_open(const struct dpumesh_options *o, dpumesh_t **out, char *err, si
 	if (m.hdr().type != DPUMESH_CTRL_REGISTERED)
 		return set_err(err, errlen, -EPROTO, "unexpected reply type %u", m.hdr().type);
 	const auto &rep = m.as<dpumesh_ctrl_registered>();
-	if (rep.result != DPUMESH_CTRL_OK) {
-		int code = -EPROTO;
-		if (rep.result == DPUMESH_CTRL_ERR_SERVICE)
-			code = -ESRCH;
-		else if (rep.result == DPUMESH_CTRL_ERR_LIMITS)
-			code = -E2BIG;
-		else if (rep.result == DPUMESH_CTRL_ERR_SERVICE_FULL ||
-			 rep.result == DPUMESH_CTRL_ERR_TABLE_FULL)
-			code = -ENOSPC;
-		else if (rep.result == DPUMESH_CTRL_ERR_GEOMETRY)
-			code = -EINVAL;
-		return set_err(err, errlen, code, "registration refused (%s): %s",
+	if (rep.result != DPUMESH_CTRL_OK)
+		return set_err(err, errlen, refusal_errno(rep.result), "registration refused (%s): %s",
 			       podchan::result_name(rep.result), rep.error);
-	}
 	if (rep.nb_workers != o->nb_workers || rep.sq_depth != o->geometry.sq_depth)
 		return set_err(err, errlen, -EPROTO, "reply does not match the request");
 	h->pod_id = rep.pod_id;
@@ -354,8 +508,18 @@ int dpumesh_open(const struct dpumesh_options *o, dpumesh_t **out, char *err, si
 		return set_err(err, errlen, -EPROTO, "TX SQ region: wrong tag or too small");
 	h->tx_region.emplace(std::move(txr).value());
 
+	return finish_open(std::move(h), static_cast<uint8_t *>(h->tx_region->data()), out, err, errlen);
+}
+
+namespace {
+
+/* Both ways of opening end here: the rings over the pod's memory (its TX SQs at txb), the
+ * pools, the message objects and every RX slot posted to the refill rings. */
+int finish_open(std::unique_ptr<dpumesh_t> h, uint8_t *txb, dpumesh_t **out, char *err, size_t errlen)
+{
+	const dpumesh_options *o = &h->opts;
+	const dpumesh_pod_layout &layout = h->layout;
 	uint8_t *base = static_cast<uint8_t *>(h->pod_region->data());
-	uint8_t *txb = static_cast<uint8_t *>(h->tx_region->data());
 	const uint32_t depth = o->geometry.sq_depth;
 	for (uint32_t w = 0; w < o->nb_workers; w++)
 		(void)dpumesh_sq_init(&h->tx_sq[w], txb + dpumesh_tx_sq_offset(depth, w), depth);
@@ -384,10 +548,22 @@ int dpumesh_open(const struct dpumesh_options *o, dpumesh_t **out, char *err, si
 	return 0;
 }
 
+} // namespace
+
 void dpumesh_close(dpumesh_t *h)
 {
 	if (h == nullptr)
 		return;
+#if DPUMESH_HOST_DOCA
+	if (h->link) {
+		/* the node takes us out of the DPA's tables before it answers: only then may our
+		 * memory go (the channel, then the export, then the memory) */
+		(void)h->link->unregister(5000);
+		h->link.reset();
+		delete h;
+		return;
+	}
+#endif
 	dpumesh_ctrl_unregister u = {};
 	u.hdr = podchan::make_hdr(DPUMESH_CTRL_UNREGISTER, sizeof(u));
 	if (podchan::send(h->sock.get(), &u, sizeof(u))) {
@@ -397,7 +573,14 @@ void dpumesh_close(dpumesh_t *h)
 	delete h;
 }
 
-int dpumesh_fd(const dpumesh_t *h) { return h->doorbell.get(); }
+int dpumesh_fd(const dpumesh_t *h)
+{
+#if DPUMESH_HOST_DOCA
+	if (h->wait_fd)
+		return h->wait_fd.get();
+#endif
+	return h->doorbell.get();
+}
 uint32_t dpumesh_pod_id(const dpumesh_t *h) { return h->pod_id; }
 uint32_t dpumesh_generation(const dpumesh_t *h) { return h->generation; }
 
@@ -721,6 +904,11 @@ bool arm(dpumesh_t *h)
 		h->armed = true;
 		h->sleeps.inc();
 	}
+#if DPUMESH_HOST_DOCA
+	/* the node's doorbells make the link's fd readable only once asked (one-shot) */
+	if (h->link)
+		(void)h->link->prepare_wait();
+#endif
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	return rx_ready(h);
 }
@@ -737,6 +925,12 @@ void disarm(dpumesh_t *h)
 	uint64_t cnt;
 	while (::read(h->doorbell.get(), &cnt, sizeof(cnt)) == static_cast<ssize_t>(sizeof(cnt))) {
 	}
+#if DPUMESH_HOST_DOCA
+	if (h->link)
+		(void)h->link->progress(); /* clear the notification, take the node's doorbells */
+	if (h->poll_timer)
+		(void)!::read(h->poll_timer.get(), &cnt, sizeof(cnt));
+#endif
 }
 
 } // namespace
@@ -840,7 +1034,7 @@ int dpumesh_progress(dpumesh_t *h)
 int dpumesh_wait(dpumesh_t *h, int timeout_ms)
 {
 	if (dpumesh_prepare_wait(h) == 0) {
-		pollfd p = {h->doorbell.get(), POLLIN, 0};
+		pollfd p = {dpumesh_fd(h), POLLIN, 0};
 		(void)::poll(&p, 1, timeout_ms);
 	}
 	return dpumesh_progress(h);

@@ -177,8 +177,10 @@ void doca_side::gone(uint32_t pod_id)
 		st = _reg->unregister_pod(pod_id); /* the sidecar shards' grace period */
 	if (st)
 		st = wait_quiescent(_nm->membership(), true);
-	if (!st)
+	if (!st) {
+		_gone_errors.fetch_add(1, std::memory_order_relaxed);
 		DPUMESH_LOG(ERR, podchan, "DOCA pod %u gone: %s", pod_id, st.message().c_str());
+	}
 }
 
 status doca_side::wait_quiescent(uint32_t m, bool notify)

@@ -222,6 +222,22 @@ TEST(Node, FailedPartIsAClearErrorAndLeavesNothing)
 	ASSERT_TRUE(g) << g.error().message();
 }
 
+/* A "doca:<PCI>" path needs libdpumesh built with DOCA; this portable one says so */
+TEST(Node, PortableLibdpumeshRefusesADocaPathClearly)
+{
+	dpumesh_options o{};
+	o.socket_path = "doca:0000:03:00.1";
+	o.service = "echo";
+	o.nb_workers = 1;
+	o.geometry = dpumesh_default_geometry();
+	dpumesh_t *h = nullptr;
+	char err[256] = "";
+	EXPECT_EQ(dpumesh_open(&o, &h, err, sizeof(err)), -ENOTSUP);
+	EXPECT_EQ(h, nullptr);
+	EXPECT_NE(std::string(err).find("built without DOCA"), std::string::npos) << err;
+	EXPECT_NE(std::string(err).find("-DDPUMESH_DOCA=ON"), std::string::npos) << err;
+}
+
 int main(int argc, char **argv)
 {
 	::testing::InitGoogleTest(&argc, argv);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "doca_dev_fakes.h"
+#include "doca_test_sq.h"
 #include "dpa_doca.h"
 #include "dpumesh/podlayout/pod_check.h"
 #include "dpumesh/ring/sq.h"
@@ -71,10 +72,12 @@ struct pod {
 	uint64_t tx_body_slot(uint32_t i) const { return base + l.tx_body_off + i * g.tx_body.slot_size; }
 	uint64_t rx_header_slot(uint32_t i) const { return base + l.rx_header_off + i * g.rx_header.slot_size; }
 	uint64_t rx_body_slot(uint32_t i) const { return base + l.rx_body_off + i * g.rx_body.slot_size; }
+	uint64_t epoch = 0;
+	bool sleeping = false;
 	void set_asleep(bool asleep)
 	{
 		auto *c = reinterpret_cast<dpumesh_pod_ctrl *>(region->bytes() + l.ctrl_off);
-		c->rx_wait = asleep ? 1 : 0;
+		__atomic_store_n(&c->rx_wait, dpumesh::test::rx_wait_word(&epoch, &sleeping, asleep), __ATOMIC_RELEASE);
 	}
 	void refill(bool body, uint64_t addr, uint32_t gen)
 	{
@@ -83,14 +86,7 @@ struct pod {
 		d.step_id = gen;
 		ASSERT_EQ(dpumesh_sq_enqueue_burst(body ? &refill_b : &refill_h, &d, 1), 1u);
 	}
-	std::vector<sw_descriptor> take_rx()
-	{
-		std::vector<sw_descriptor> v;
-		sw_descriptor d;
-		while (dpumesh_sq_dequeue_burst(&rx, &d, 1) == 1)
-			v.push_back(d);
-		return v;
-	}
+	std::vector<sw_descriptor> take_rx() { return dpumesh::test::take_all(rx); }
 };
 
 struct world {

@@ -698,7 +698,7 @@ doca_error_t doca_pe_destroy(struct doca_pe *pe)
 }
 uint8_t doca_pe_progress(struct doca_pe *pe)
 {
-	FAKE_LOCK;
+	std::unique_lock<std::recursive_mutex> lk(dpumesh::doca_fake::fake_mutex());
 	auto it = pes.find(pe);
 	if (it == pes.end()) {
 		g.misuse.push_back("doca_pe_progress: unknown engine");
@@ -721,6 +721,10 @@ uint8_t doca_pe_progress(struct doca_pe *pe)
 	auto ev = std::move(it->second.events.front());
 	it->second.events.pop_front();
 	g.pe_events++;
+	/* the event's callback runs unlocked, as DOCA's do: a callback that waits for another
+	 * thread's DOCA call (the node's gone hook waits for the lcore's notify RPCs) must not
+	 * hold that thread off; the FAKE calls it makes lock for themselves */
+	lk.unlock();
 	ev();
 	return 1;
 }

@@ -6,9 +6,12 @@
 // the FAKE comch; Case 3 requests and responses pass the real sidecar byte-exact at 0 B ..
 // 1 MiB; a pod unregisters (the DPA's quiescence before its import goes) and its service
 // answers 503 from the Arm's own hbufs; the node stops in order (the kernels finish before
-// any memory is freed) and leaves no DOCA object or DPA allocation behind.
+// any memory is freed) and leaves no DOCA object or DPA allocation behind. Then the same
+// through libdpumesh's C API (dpumesh_open on "doca:<PCI>"), pods sleeping on dpumesh_fd().
 #include <gtest/gtest.h>
+#include <poll.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -18,6 +21,7 @@
 #include "doca_fakes.h"
 #include "doca_test_pod.h"
 #include "dpumesh/config/config.h"
+#include "dpumesh/host/dpumesh.h"
 #include "dpumesh/node/node.h"
 #include "dpumesh/wire/l7.h"
 #include "eal_env.h"
@@ -301,6 +305,7 @@ TEST_F(doca_node_run, Case3ThroughTheRealNodeByteExactThenUnregisterAndOrderlySt
 	}
 	ASSERT_EQ(n->registry().nb_pods(), 1u);
 	EXPECT_EQ(n->doca()->nb_pods(), 1u);
+	EXPECT_EQ(n->doca()->gone_errors(), 0u) << "the DPA threads seen quiescent before the import went";
 	EXPECT_EQ(n->doca()->memory().membership(), 3u);
 	client.refill(0);
 	post(client, 0, DPUMESH_OP_REQUEST, 99, 1, 10, 9, [](wire::l7_writer &w) { w.request("echo", "GET", "/", 0, 0); });
@@ -371,6 +376,303 @@ TEST_F(doca_node_run, RefusedWithAClearErrorWhereTheDocaNodeDoesNotReachYet)
 		EXPECT_EQ(fk::fake().allocations, 0) << seq[i];
 	}
 	EXPECT_GT(tried, 20u);
+}
+
+/* ---- libdpumesh's C API on the DOCA node ---- */
+
+/* A DOCA node from the test's config (nullptr and a failure when it cannot be made) */
+std::unique_ptr<node::instance> doca_node()
+{
+	auto cfg = config::load_string(config_json(1), "doca_node_run");
+	if (!cfg) {
+		ADD_FAILURE() << cfg.error().message();
+		return nullptr;
+	}
+	auto made = node::create(*cfg, doca_options());
+	if (!made) {
+		ADD_FAILURE() << made.error().message();
+		return nullptr;
+	}
+	return std::move(*made);
+}
+
+constexpr const char *pod_path = "doca:0000:03:00.1"; /* the BlueField PF as the host sees it */
+
+dpumesh_options capi_options(const char *service, dpumesh_callbacks cb, void *user)
+{
+	dpumesh_options o{};
+	o.socket_path = pod_path;
+	o.service = service;
+	o.nb_workers = 1;
+	o.geometry = {{8, 512}, {4, mib}, {8, 512}, {4, mib}, test::depth, 0};
+	o.callbacks = cb;
+	o.user = user;
+	return o;
+}
+
+/* dpumesh_open blocks until REGISTERED: the node's control loop runs meanwhile */
+int open_capi(node::instance &n, const dpumesh_options &o, dpumesh_t **h, std::string *why)
+{
+	char err[256] = {};
+	int rc = 0;
+	std::atomic<bool> done{false};
+	std::thread t([&] {
+		rc = dpumesh_open(&o, h, err, sizeof(err));
+		done.store(true);
+	});
+	while (!done.load()) {
+		n.poll_control();
+		std::this_thread::sleep_for(1ms);
+	}
+	t.join();
+	*why = err;
+	return rc;
+}
+
+/* dpumesh_close waits for UNREGISTERED (the node's quiescence): the control loop runs */
+void close_capi(node::instance *n, dpumesh_t *h)
+{
+	if (h == nullptr)
+		return;
+	std::atomic<bool> done{false};
+	std::thread t([&] {
+		dpumesh_close(h);
+		done.store(true);
+	});
+	while (!done.load()) {
+		if (n)
+			n->poll_control();
+		std::this_thread::sleep_for(1ms);
+	}
+	t.join();
+}
+
+/* echo: every request answered 200 with its own body, from the progress thread */
+void echo_request(dpumesh_t *h, dpumesh_msg *m, void *)
+{
+	(void)dpumesh_send_response(h, 0, m, 200, nullptr, 0, m->body, m->body_len);
+	dpumesh_msg_release(h, m);
+}
+
+struct client_state {
+	int responses = 0, tx_done = 0;
+	uint32_t req_id = 0;
+	uint16_t status = 0;
+	std::vector<uint8_t> body;
+};
+
+void client_response(dpumesh_t *h, dpumesh_msg *m, void *user)
+{
+	auto *c = static_cast<client_state *>(user);
+	c->responses++;
+	c->req_id = m->req_id;
+	c->status = m->http_status;
+	c->body.assign(static_cast<const uint8_t *>(m->body), static_cast<const uint8_t *>(m->body) + m->body_len);
+	dpumesh_msg_release(h, m);
+}
+
+void client_tx_done(dpumesh_t *, uint32_t, uint32_t, uint32_t, void *user)
+{
+	static_cast<client_state *>(user)->tx_done++;
+}
+
+TEST_F(doca_node_run, CApiPodsRunCase3OnTheDocaNodeAndSleepOnTheirFd)
+{
+	std::unique_ptr<node::instance> n = doca_node();
+	ASSERT_TRUE(n);
+	ASSERT_TRUE(n->start()) << "start";
+	auto dpa = dpa_threads(*n);
+	client_state cs;
+	dpumesh_t *client = nullptr, *echo = nullptr;
+	std::atomic<bool> echo_run{true};
+	std::thread echo_loop;
+	/* a failed assertion unwinds safely: echo's loop ends, the pods close, the node stops
+	 * while the FAKE DPA threads run */
+	struct close_first {
+		std::unique_ptr<node::instance> &n;
+		dpumesh_t *&a, *&b;
+		std::atomic<bool> &run;
+		std::thread &loop;
+		~close_first()
+		{
+			run.store(false);
+			if (loop.joinable())
+				loop.join();
+			close_capi(n.get(), a);
+			close_capi(n.get(), b);
+			if (n)
+				n->stop();
+		}
+	} unwind{n, client, echo, echo_run, echo_loop};
+
+	std::string why;
+	dpumesh_callbacks ecb{};
+	ecb.on_request = &echo_request;
+	ASSERT_EQ(open_capi(*n, capi_options("echo", ecb, nullptr), &echo, &why), 0) << why;
+	dpumesh_callbacks ccb{};
+	ccb.on_response = &client_response;
+	ccb.on_tx_done = &client_tx_done;
+	ASSERT_EQ(open_capi(*n, capi_options("client", ccb, &cs), &client, &why), 0) << why;
+	EXPECT_EQ(n->registry().nb_pods(), 2u);
+	EXPECT_EQ(n->doca()->nb_pods(), 2u);
+	EXPECT_NE(dpumesh_pod_id(client), dpumesh_pod_id(echo));
+	/* the node's refusal reaches the C API with its errno and reason */
+	{
+		dpumesh_t *x = nullptr;
+		EXPECT_EQ(open_capi(*n, capi_options("nosuch", {}, nullptr), &x, &why), -ESRCH) << why;
+		EXPECT_EQ(x, nullptr);
+		EXPECT_NE(why.find("unknown service \"nosuch\""), std::string::npos) << why;
+	}
+	/* both pods sleep with no short timeout: what wakes them is the DOCA path's poll timer
+	 * (the DPA's doorbell has no CPU side yet, docs/doca.md) */
+	echo_loop = std::thread([&] {
+		while (echo_run.load())
+			(void)dpumesh_wait(echo, 10000);
+	});
+
+	/* Case 3 byte-exact through the C API both ways */
+	const uint32_t sizes[] = {0, 1, 127, 4096, 65535, 256 * 1024, mib - 1, mib};
+	uint32_t req = 100;
+	std::vector<uint8_t> body;
+	for (uint32_t blen : sizes) {
+		body.resize(blen);
+		fill(body.data(), blen, static_cast<uint8_t>(req));
+		dpumesh_request r{};
+		r.service = "echo";
+		r.method = "POST";
+		r.path = "/capi";
+		r.body = body.data();
+		r.body_len = blen;
+		r.req_id = req;
+		const int before = cs.responses;
+		const auto t0 = std::chrono::steady_clock::now();
+		ASSERT_EQ(dpumesh_send_request(client, 0, &r), 0) << blen << " B";
+		while (cs.responses == before && std::chrono::steady_clock::now() - t0 < 5s) {
+			n->poll_control();
+			ASSERT_GE(dpumesh_wait(client, 10000), 0);
+		}
+		ASSERT_EQ(cs.responses, before + 1) << blen << " B: no response within 5 s (a lost wake-up)";
+		EXPECT_EQ(cs.req_id, req) << "the client's own req_id";
+		EXPECT_EQ(cs.status, 200);
+		ASSERT_EQ(cs.body.size(), blen);
+		EXPECT_TRUE(std::equal(body.begin(), body.end(), cs.body.begin())) << blen << " B: body differs";
+		req++;
+	}
+	for (const auto t0 = std::chrono::steady_clock::now();
+	     cs.tx_done < static_cast<int>(std::size(sizes)) && std::chrono::steady_clock::now() - t0 < 5s;)
+		(void)dpumesh_wait(client, 100);
+	EXPECT_EQ(cs.tx_done, static_cast<int>(std::size(sizes))) << "every request's TX completed";
+	EXPECT_EQ(n->sidecar().stats().forwarded.get(), std::size(sizes));
+	EXPECT_EQ(n->sidecar().stats().answered.get(), std::size(sizes));
+
+	/* the wait path: a pod without the poll timer asleep in dpumesh_wait (its epoll set
+	 * holds the comch progress engine's fd) wakes on the node's DOORBELL, not on its 10 s
+	 * timeout */
+	{
+		dpumesh_t *quiet = nullptr;
+		::setenv("DPUMESH_DOCA_POLL_US", "0", 1);
+		const int rc = open_capi(*n, capi_options("client", {}, nullptr), &quiet, &why);
+		::unsetenv("DPUMESH_DOCA_POLL_US");
+		ASSERT_EQ(rc, 0) << why;
+		std::atomic<bool> returned{false};
+		const auto t0 = std::chrono::steady_clock::now();
+		std::thread sleeper([&] {
+			(void)dpumesh_wait(quiet, 10000);
+			returned.store(true);
+		});
+		std::this_thread::sleep_for(100ms);
+		EXPECT_FALSE(returned.load()) << "nothing to wake it yet";
+		ASSERT_TRUE(n->doca()->ring_pod(dpumesh_pod_id(quiet)));
+		for (int i = 0; i < 5000 && !returned.load(); i++) {
+			n->poll_control();
+			std::this_thread::sleep_for(1ms);
+		}
+		sleeper.join();
+		const auto waited = std::chrono::steady_clock::now() - t0;
+		EXPECT_LT(waited, 5s) << "the DOORBELL did not wake the sleeping pod";
+		close_capi(n.get(), quiet);
+		/* a bad poll period is a clear error */
+		::setenv("DPUMESH_DOCA_POLL_US", "fast", 1);
+		EXPECT_EQ(open_capi(*n, capi_options("client", {}, nullptr), &quiet, &why), -EINVAL);
+		::unsetenv("DPUMESH_DOCA_POLL_US");
+		EXPECT_NE(why.find("DPUMESH_DOCA_POLL_US"), std::string::npos) << why;
+	}
+	dpumesh_stats st{};
+	dpumesh_get_stats(client, &st);
+	EXPECT_GT(st.sleeps, 0u);
+	EXPECT_EQ(st.bad_rx, 0u);
+
+	/* echo leaves through dpumesh_close: UNREGISTER over comch, out of the node */
+	echo_run.store(false);
+	echo_loop.join();
+	close_capi(n.get(), echo);
+	echo = nullptr;
+	EXPECT_EQ(n->registry().nb_pods(), 1u) << "out of the node once dpumesh_close returned";
+	close_capi(n.get(), client);
+	client = nullptr;
+	EXPECT_EQ(n->registry().nb_pods(), 0u);
+	EXPECT_EQ(n->doca()->gone_errors(), 0u) << "the DPA threads seen quiescent before each import went";
+	n->stop();
+	EXPECT_TRUE(dpa->all_finished());
+	dpa->stop();
+	n.reset();
+}
+
+TEST_F(doca_node_run, CApiOpenOnDocaFailsClearlyAtEveryStep)
+{
+	std::unique_ptr<node::instance> n = doca_node();
+	ASSERT_TRUE(n);
+	dpumesh_t *h = nullptr;
+	char err[256] = {};
+	/* no device named, and a device that is not there */
+	dpumesh_options o = capi_options("echo", {}, nullptr);
+	o.socket_path = "doca:";
+	EXPECT_EQ(dpumesh_open(&o, &h, err, sizeof(err)), -EINVAL);
+	EXPECT_NE(std::string(err).find("names no device"), std::string::npos) << err;
+	o.socket_path = "doca:0000:99:00.0";
+	EXPECT_EQ(dpumesh_open(&o, &h, err, sizeof(err)), -EIO);
+	EXPECT_NE(std::string(err).find("0000:99:00.0"), std::string::npos) << err;
+	EXPECT_EQ(h, nullptr);
+
+	/* the link's DOCA calls in dpumesh_open, up to REGISTER sent (what doca_link::start
+	 * makes), each failing once: an error naming the call, nothing left */
+	const dpumesh_ctrl_register reg = test::pod_reg("echo", mib, 4, 512);
+	pod mem(reg);
+	const int live = fk::fake().live_objects;
+	const size_t base = fk::fake().calls.size();
+	std::vector<std::string> seq;
+	{
+		auto l = host::doca_link::start({"0000:03:00.1"}, mem.mem, mem.len, reg);
+		ASSERT_TRUE(l) << l.error().message();
+		seq.assign(fk::fake().calls.begin() + static_cast<long>(base), fk::fake().calls.end());
+	}
+	ASSERT_GT(seq.size(), 20u);
+	EXPECT_EQ(seq.back(), "doca_task_submit");
+	n->poll_control();
+	o = capi_options("echo", {}, nullptr);
+	o.geometry = reg.geometry;
+	size_t tried = 0;
+	for (size_t i = 0; i < seq.size(); i++) {
+		if (seq[i].find("destroy") != std::string::npos)
+			continue; /* a device list released after the lookup: nothing to undo */
+		tried++;
+		std::lock_guard<std::recursive_mutex> lk(fk::fake_mutex());
+		fk::fake().fail_index = static_cast<long>(fk::fake().calls.size() + i);
+		const int rc = dpumesh_open(&o, &h, err, sizeof(err));
+		fk::fake().fail_index = -1;
+		const std::string ctx = "call " + std::to_string(i) + " (" + seq[i] + ") failing";
+		EXPECT_EQ(rc, -EIO) << ctx << ": " << err;
+		EXPECT_EQ(h, nullptr) << ctx;
+		EXPECT_NE(std::string(err).find(seq[i]), std::string::npos) << ctx << ": " << err;
+		EXPECT_NE(std::string(err).find("DOCA pod link"), std::string::npos) << ctx << ": " << err;
+		EXPECT_EQ(fk::fake().live_objects, live) << ctx;
+	}
+	EXPECT_GT(tried, 15u);
+	for (int i = 0; i < 50; i++)
+		n->poll_control();
+	EXPECT_EQ(n->registry().nb_pods(), 0u);
+	n->stop();
+	n.reset();
 }
 
 } // namespace

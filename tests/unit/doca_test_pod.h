@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "doca_test_sq.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -80,22 +82,15 @@ struct pod {
 		ASSERT_EQ(dpumesh_sq_enqueue_burst(&refill_h, &h, 1), 1u);
 		ASSERT_EQ(dpumesh_sq_enqueue_burst(&refill_b, &b, 1), 1u);
 	}
-	/* the need-wakeup epoch as libdpumesh keeps it: odd while asleep, a new one each sleep */
+	/* the need-wakeup word as libdpumesh builds it (doca_test_sq.h) */
 	uint64_t epoch = 0;
+	bool sleeping = false;
 	void asleep(bool yes)
 	{
-		if ((epoch & 1) != (yes ? 1u : 0u))
-			epoch++;
-		reinterpret_cast<dpumesh_pod_ctrl *>(mem + l.ctrl_off)->rx_wait = epoch;
+		__atomic_store_n(&reinterpret_cast<dpumesh_pod_ctrl *>(mem + l.ctrl_off)->rx_wait,
+				 rx_wait_word(&epoch, &sleeping, yes), __ATOMIC_RELEASE);
 	}
-	std::vector<sw_descriptor> take_rx()
-	{
-		std::vector<sw_descriptor> v;
-		sw_descriptor d;
-		while (dpumesh_sq_dequeue_burst(&rx, &d, 1) == 1)
-			v.push_back(d);
-		return v;
-	}
+	std::vector<sw_descriptor> take_rx() { return take_all(rx); }
 };
 
 inline void fill(uint8_t *p, uint32_t len, uint8_t seed)

@@ -61,10 +61,20 @@ public:
 	 */
 	status stop();
 	size_t nb_pods() const noexcept { return _chan ? _chan->nb_pods() : 0; }
+	/** The Arm's DOORBELL to a pod over comch (control thread): its dpumesh_fd() wakes. */
+	status ring_pod(uint32_t pod_id)
+	{
+		if (!_chan)
+			return errorf("DOCA node: the pod channel is closed");
+		return _chan->ring(pod_id);
+	}
 	const doca::node_memory &memory() const noexcept { return *_nm; }
 	doca::dpa_runtime &runtime() noexcept { return _backend->runtime(); }
 	/** RX kernel wakes (notify RPCs) that failed, from the sidecar lcore (counted). */
 	uint64_t wake_errors() const noexcept { return _wake_errors.load(std::memory_order_relaxed); }
+	/** Unregistrations that did not end cleanly (the DPA threads not seen quiescent in
+	 *  time, or a DOCA call failing): logged, counted. */
+	uint64_t gone_errors() const noexcept { return _gone_errors.load(std::memory_order_relaxed); }
 
 private:
 	doca_side() = default;
@@ -84,6 +94,7 @@ private:
 	std::atomic<bool> _lcores_run{false}; /* start_threads() .. stop(): wakes come from lcores */
 	std::atomic<uint32_t> _nudge{0};      /* pairs whose kernels the lcore notifies (a bit each) */
 	std::atomic<uint64_t> _wake_errors{0};
+	std::atomic<uint64_t> _gone_errors{0};
 	/* construction order; destruction runs it backwards (the channel's imports go before
 	 * the node memory, which goes before the runtime and the device) */
 	std::unique_ptr<doca::dpa_backend> _backend;

@@ -26,6 +26,12 @@ struct doca_link_options {
 	int timeout_ms = 5000;         /**< connect, and wait for REGISTERED */
 };
 
+/** Why open() failed, for a caller that maps it (libdpumesh's errno). */
+struct doca_link_outcome {
+	uint32_t refused = DPUMESH_CTRL_OK; /**< the node's REGISTERED result when it refused */
+	bool timed_out = false;             /**< no REGISTERED within timeout_ms */
+};
+
 /** One pod's registration with a DOCA node. Teardown: comch, the export, the device. */
 class doca_link {
 public:
@@ -37,15 +43,27 @@ public:
 	 */
 	static result<std::unique_ptr<doca_link>> start(const doca_link_options &opt, void *mem,
 							size_t len, const dpumesh_ctrl_register &reg);
-	/** start(), then progress until REGISTERED (at most timeout_ms), sleeping on fd(). */
+	/**
+	 * start(), then progress until REGISTERED (at most timeout_ms), sleeping on fd().
+	 * @param why optional: set to why it failed (a refusal, a timeout)
+	 */
 	static result<std::unique_ptr<doca_link>> open(const doca_link_options &opt, void *mem,
-						       size_t len, const dpumesh_ctrl_register &reg);
+						       size_t len, const dpumesh_ctrl_register &reg,
+						       doca_link_outcome *why = nullptr);
 	/**
 	 * Runs the channel's events and says whether the node answered.
 	 * @return true once registered; false while waiting; an error when the node refused
 	 *         (its result name and reason) or answered something that does not match
 	 */
 	result<bool> registered();
+	/**
+	 * UNREGISTER, then progress until UNREGISTERED (at most timeout_ms): the node has taken
+	 * the pod out of the DPA's tables and waited for the DPA threads, so the pod's memory
+	 * may go after this. Without a registration, nothing to do.
+	 * @return ok; an error when no answer came in time
+	 */
+	status unregister(int timeout_ms);
+	/** Sends UNREGISTER (without waiting) unless unregister() ran. */
 	~doca_link();
 
 	/** The doorbell fd: readable after prepare_wait() once the node rings or answers. */
@@ -67,7 +85,7 @@ private:
 	void on_message(std::span<const uint8_t> msg);
 
 	dpumesh_ctrl_registered _reply{};
-	bool _replied = false;
+	bool _replied = false, _unregistered = false;
 	uint32_t _nb_workers = 0, _sq_depth = 0; /* asked for: the answer must match */
 	uint64_t _doorbells = 0, _bad = 0;
 	std::unique_ptr<doca::device> _dev;        /* closed last */

@@ -82,7 +82,9 @@ struct dpumesh_callbacks {
 };
 
 struct dpumesh_options {
-	const char *socket_path; /**< the node's control socket */
+	/** the node's control socket, or "doca:<PCI address>" for a DOCA node (the BlueField PF
+	 *  as the host sees it; a DOCA build of libdpumesh only, else -ENOTSUP) */
+	const char *socket_path;
 	const char *service;     /**< service to register under */
 	uint32_t nb_workers;     /**< TX SQs (worker threads): 1 .. DPUMESH_MAX_WORKERS */
 	struct dpumesh_geometry geometry; /**< pools and queue depth (within the node's limits) */
@@ -119,7 +121,9 @@ struct dpumesh_geometry dpumesh_default_geometry(void);
  * @return 0 and *out set; -EINVAL (bad options or geometry), -ECONNREFUSED/-ENOENT (no
  *         server at socket_path), -ESRCH (unknown service), -E2BIG (over the node's limits),
  *         -ENOSPC (service or node full), -EPROTO (malformed reply or refusal otherwise),
- *         -ETIMEDOUT, -ENOMEM, or another negative errno from a syscall
+ *         -ETIMEDOUT, -ENOMEM, or another negative errno from a syscall; on "doca:" paths
+ *         also -ENOTSUP (libdpumesh built without DOCA) and -EIO (a DOCA call of the link's
+ *         set-up failed: err names it)
  */
 int dpumesh_open(const struct dpumesh_options *opts, dpumesh_t **out, char *err, size_t errlen);
 
