@@ -94,6 +94,8 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 	s->_outbox = std::make_unique<outbox>(std::move(to_dpa), &s->_dpa, s->_tsc_hz, s->_stats,
 					      std::move(remote), cfg.pools.dest_queue_entries,
 					      cfg.pools.dest_queue_share);
+	if (net.rx_msgs)
+		s->_outbox->queues().limit_network_requests(net.rx_msgs / 2 / shard.count);
 	s->_net_in = std::make_unique<network_in>(dpa.hbuf_pool, dpa.hbuf_size, *s->_egress,
 						  s->_stats);
 
@@ -437,13 +439,16 @@ uint32_t stage::run() noexcept
 	return work;
 }
 
-/* A request port RX refused at its first frame (its service was saturated here): the 503
- * frame from the addresses port RX kept; no hbuf, no decode, no admission. */
+/* A request port RX refused (its service was saturated here, or port RX had no rx_msg left
+ * but its reserve's): the 503 frame from the addresses port RX kept, now or owed until the
+ * port takes a frame; no hbuf, no decode, no admission. */
 void stage::refused_at_rx(rx_msg *m) noexcept
 {
-	_admission->count_refused_at_rx(m->svc);
-	_egress->reply(_egress->remote_of(*m), m->msg.correlation, 503,
-		       "saturated", _hop);
+	const bool saturated = m->refusal == port::rx_refusal::saturated;
+	if (saturated)
+		_admission->count_refused_at_rx(m->svc);
+	reply_net(_egress->remote_of(*m), m->msg.correlation, 503,
+		  saturated ? "saturated" : "overloaded", rte_rdtsc());
 	port::rx_msg_free(m);
 }
 

@@ -180,6 +180,9 @@ struct network {
 	std::vector<port> ports;       /**< by ethdev port id order of the config */
 	/** The sidecar shard this is for, of how many (frames' message ids stay distinct). */
 	unsigned shard = 0, nb_shards = 1;
+	/** Port RX's rx_msgs, all shards (0: no bound): network requests wait in this shard's
+	 *  destination queues at most half of them, shared out among the shards. */
+	uint32_t rx_msgs = 0;
 };
 
 /** A hand-off ring for one sidecar shard (MP/SC, `size` entries); nullptr and rte_errno. */
