@@ -79,7 +79,7 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 						       shard.count);
 	s->_quota = std::make_unique<quota>(cfg.pools.quota, s->_tsc_hz);
 	s->_requests->set_quota(s->_quota.get());
-	s->_owed = std::make_unique<owed>();
+	s->_owed = std::make_unique<owed>(s->_tsc_hz);
 	/* the first look: a pod takes its RX slots plus a queue in flight (docs/overload.md) */
 	s->_admission->set_load(s->_requests->loads(), cfg.pools.admit_queue());
 
@@ -174,7 +174,7 @@ const port::service_gate &stage::gate() const noexcept { return _admission->gate
 
 uint32_t stage::waiting() const noexcept
 {
-	return _outbox->queues().used() + _outbox->parked();
+	return _outbox->queues().used() + _outbox->parked() + _owed->refused.size();
 }
 
 void stage::pod_quota(uint32_t handle, quota_usage *out) const noexcept
