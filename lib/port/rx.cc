@@ -90,10 +90,26 @@ uint16_t rx_poll(void *arg) noexcept
 
 	/* rx_msgs for the burst in one go (a single-frame message per frame is the common
 	 * case); what the burst did not use goes back at the end */
-	rx_msg *done[rx_ctx::burst];
-	unsigned nb_done = 0, nb_objs = 0;
-	if (rte_mempool_get_bulk(c.msg_pool, reinterpret_cast<void **>(done), n) == 0)
+	rx_msg *objs[rx_ctx::burst];
+	unsigned nb_objs = 0, nb_used = 0;
+	if (rte_mempool_get_bulk(c.msg_pool, reinterpret_cast<void **>(objs), n) == 0)
 		nb_objs = n;
+	const auto take = [&](bool refusal, bool *reserve) noexcept {
+		return nb_used < nb_objs ? objs[nb_used++] : msg_beyond_burst(c, refusal, reserve);
+	};
+	/* whole messages go on `next`, refusals on their own ring where there is one (the
+	 * sidecar takes those every poll, not behind messages waiting for the DPA) */
+	rx_msg *done[rx_ctx::burst], *refs[rx_ctx::burst];
+	unsigned nb_done = 0, nb_refs = 0;
+	const auto refuse = [&](rx_msg *rm) noexcept {
+		if (c.refusals)
+			refs[nb_refs++] = rm;
+		else
+			done[nb_done++] = rm;
+	};
+	/* messages already waiting for the sidecar: past backlog_limit a request is refused */
+	const unsigned backlog =
+		c.next && c.backlog_limit != UINT32_MAX ? rte_ring_count(c.next) : 0;
 	uint64_t bytes = 0;
 	uint32_t accepted = 0, refused = 0, overloaded = 0;
 	uint32_t drops[static_cast<size_t>(rx_drop::count)] = {};
@@ -121,8 +137,7 @@ uint16_t rx_poll(void *arg) noexcept
 		    (svc = gated_service(*c.gate, m, pf)) != UINT32_MAX) {
 			/* refused before reassembly: the sidecar answers from the frame's addresses */
 			bool reserve = false;
-			rx_msg *rm = nb_done < nb_objs ? done[nb_done]
-						       : msg_beyond_burst(c, true, &reserve);
+			rx_msg *rm = take(true, &reserve);
 			if (!rm) [[unlikely]] {
 				(c.reserve_pool ? c.stats.reserve_empty : c.stats.msg_pool_empty).inc();
 				rte_pktmbuf_free(m);
@@ -134,7 +149,7 @@ uint16_t rx_poll(void *arg) noexcept
 			rm->port_id = q.port;
 			rm->svc = svc;
 			refused++;
-			done[nb_done++] = rm;
+			refuse(rm);
 			continue;
 		}
 		wire::message msg;
@@ -142,21 +157,22 @@ uint16_t rx_poll(void *arg) noexcept
 			continue; /* held, or dropped and counted by the reassembler */
 		const bool request = msg.kind == wire::frame_kind::request;
 		bool reserve = false;
-		rx_msg *rm = nb_done < nb_objs ? done[nb_done] : msg_beyond_burst(c, request, &reserve);
+		rx_msg *rm = take(request, &reserve);
 		if (!rm) [[unlikely]] {
 			(request && c.reserve_pool ? c.stats.reserve_empty : c.stats.msg_pool_empty).inc();
 			rte_pktmbuf_free(msg.chain);
 			continue;
 		}
-		if (reserve) [[unlikely]] {
-			/* the pool is empty: the request is answered 503 overloaded, not dropped */
+		if (request && (reserve || backlog + nb_done >= c.backlog_limit)) [[unlikely]] {
+			/* no room to hand it on (the pool is empty, or the sidecar has that many
+			 * waiting already): answered 503 overloaded, not dropped nor queued */
 			refusal_of(msg, rx_refusal::overloaded, rm);
 			rte_pktmbuf_free(msg.chain);
 			rm->rx_tsc = now;
 			rm->port_id = q.port;
 			rm->svc = UINT32_MAX;
 			overloaded++;
-			done[nb_done++] = rm;
+			refuse(rm);
 			continue;
 		}
 		rm->body = {};
@@ -166,9 +182,9 @@ uint16_t rx_poll(void *arg) noexcept
 		rm->refusal = rx_refusal::none;
 		done[nb_done++] = rm;
 	}
-	if (nb_done < nb_objs)
-		rte_mempool_put_bulk(c.msg_pool, reinterpret_cast<void *const *>(done + nb_done),
-				     nb_objs - nb_done);
+	if (nb_used < nb_objs)
+		rte_mempool_put_bulk(c.msg_pool, reinterpret_cast<void *const *>(objs + nb_used),
+				     nb_objs - nb_used);
 	if (nb_done) {
 		unsigned sent = 0;
 		if (c.next)
@@ -178,6 +194,16 @@ uint16_t rx_poll(void *arg) noexcept
 			(c.next ? c.stats.ring_full : c.stats.no_consumer).add(nb_done - sent);
 			for (unsigned i = sent; i < nb_done; i++)
 				rx_msg_free(done[i]);
+		}
+		c.stats.messages.add(sent);
+	}
+	if (nb_refs) [[unlikely]] {
+		const unsigned sent = rte_ring_enqueue_burst(
+			c.refusals, reinterpret_cast<void **>(refs), nb_refs, nullptr);
+		if (sent < nb_refs) {
+			c.stats.ring_full.add(nb_refs - sent);
+			for (unsigned i = sent; i < nb_refs; i++)
+				rx_msg_free(refs[i]);
 		}
 		c.stats.messages.add(sent);
 	}

@@ -56,6 +56,7 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 	clock_gettime(CLOCK_REALTIME, &wall);
 	const tsc_clock clock = tsc_clock::make(s->_tsc_hz, rte_rdtsc(), wall.tv_sec);
 	s->_ingress = net.ingress;
+	s->_refusals = net.refusals;
 	s->_shard = shard;
 	s->_token_bits = request_table::shard_bits(shard.count);
 
@@ -374,6 +375,15 @@ uint32_t stage::run() noexcept
 	/* 5. what other shards handed here */
 	if (_outbox->room())
 		work += take_handoffs(now);
+	/* port RX's refusals: answered every poll (no DPA, no outbox), not behind step 6 */
+	if (_refusals) {
+		rx_msg *refs[burst];
+		const unsigned n = rte_ring_sc_dequeue_burst(_refusals, reinterpret_cast<void **>(refs),
+							     burst, nullptr);
+		for (unsigned i = 0; i < n; i++)
+			refused_at_rx(refs[i]);
+		work += n;
+	}
 	/* 6. whole messages from the network (Case 2 requests, Case 1 answers); an answer
 	 * whose correlation (a token) is another shard's goes there whole */
 	if (_ingress && _outbox->room()) {

@@ -175,6 +175,8 @@ private:
 	std::unique_ptr<rte_mempool, internal::mempool_free> _msg_reserve;
 	/* rx_msg*: worker k's port RX -> its sidecar shard, by worker */
 	std::vector<std::unique_ptr<rte_ring, internal::ring_free>> _ingress;
+	/* port RX's refusals -> its sidecar shard, by worker */
+	std::vector<std::unique_ptr<rte_ring, internal::ring_free>> _refusals;
 	/* each sidecar shard's hand-off ring (two workers or more) */
 	std::vector<std::unique_ptr<rte_ring, internal::ring_free>> _handoff;
 	std::vector<unsigned> _workers;

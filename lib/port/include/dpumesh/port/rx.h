@@ -10,7 +10,9 @@
 //
 // A request that finds the message pool empty is not dropped: it takes an rx_msg from a
 // small reserve only refusals may take (`reserve_pool`), its mbufs are freed, and the
-// sidecar answers it 503 `overloaded` from the addresses kept (`refused_overloaded`). Only a
+// sidecar answers it 503 `overloaded` from the addresses kept (`refused_overloaded`); so is
+// a request that finds `backlog_limit` messages waiting for the sidecar already. Refusals
+// go on their own ring (`refusals`), which the sidecar takes every poll. Only a
 // request that finds the reserve empty too is dropped (`reserve_empty`); an answer from the
 // network that finds no rx_msg is dropped (`msg_pool_empty`) and its requester hears 504 at
 // its deadline. The node sizes the ring to the sidecar to hold every rx_msg of both pools,
@@ -78,7 +80,8 @@ struct alignas(64) rx_stats {
 	counter msg_pool_empty; /**< answers (or, without a reserve, requests) dropped for want
 				   of an rx_msg */
 	counter refused_saturated; /**< requests refused at their first frame (service gate) */
-	counter refused_overloaded; /**< requests refused from the reserve: the pool was empty */
+	counter refused_overloaded; /**< requests refused: the pool was empty (the reserve's
+				       rx_msg), or backlog_limit messages waited */
 	counter reserve_empty;      /**< requests dropped: not even the reserve had an rx_msg */
 };
 
@@ -101,6 +104,12 @@ struct rx_ctx {
 	/** rx_msgs only refusals take, when msg_pool is empty (nullptr: none, drop instead) */
 	rte_mempool *reserve_pool = nullptr;
 	rte_ring *next = nullptr;        /**< rx_msg* go here; nullptr: count and free */
+	/** Refusals (rx_msg* with `refusal` set) go here; nullptr: on `next` with the rest. The
+	 *  sidecar takes them every poll, also while whole messages wait on `next`. */
+	rte_ring *refusals = nullptr;
+	/** Messages on `next` at which a request is refused (overloaded) rather than queued
+	 *  behind them; UINT32_MAX: no limit. */
+	unsigned backlog_limit = UINT32_MAX;
 	/** The sidecar shard's saturation flags (nullptr: no refusal at RX). Set before the
 	 *  lcores start. */
 	const service_gate *gate = nullptr;

@@ -176,6 +176,7 @@ struct network {
 		rte_ring *tx = nullptr; /**< frames for this port's TX stage (external ports) */
 	};
 	rte_ring *ingress = nullptr;   /**< rx_msg* from port RX */
+	rte_ring *refusals = nullptr;  /**< rx_msg* port RX refused (taken every poll) */
 	rte_mempool *pkts = nullptr;   /**< frames are built from it */
 	std::vector<port> ports;       /**< by ethdev port id order of the config */
 	/** The sidecar shard this is for, of how many (frames' message ids stay distinct). */
@@ -347,6 +348,7 @@ private:
 	std::vector<policy::retry_budget> _budgets; /* by service */
 	uint64_t _tsc_hz = 0;
 	rte_ring *_ingress = nullptr;
+	rte_ring *_refusals = nullptr; /* port RX's refusals */
 	shard_info _shard;
 	unsigned _token_bits = 0; /* request_table::shard_bits(_shard.count) */
 	unsigned _qsbr_id = 0;
