@@ -26,6 +26,9 @@
 //                                    print "STALL ..." (which requests) and exit 4
 //   DPUMESH_CLIENT_RATE=R            client: send at most R requests a second (an offered
 //                                    load, paced from the start; the window still applies)
+//   DPUMESH_CLIENT_PAUSE_AT=N, DPUMESH_CLIENT_PAUSE_MS=MS
+//                                    client: once N requests were sent, take nothing (no
+//                                    progress, RX not drained) for MS ms, once
 // Every request carries x-ts (the client's send time, ns, CLOCK_MONOTONIC) and echo returns
 // it: the client's round-trip times come from the answer itself.
 #include <signal.h>
@@ -42,6 +45,7 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "dpumesh/host/dpumesh.h"
@@ -440,6 +444,14 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 	}
 	auto finished = [&] { return st.answered >= next; };
 	const double stall_secs = env_seconds("DPUMESH_CLIENT_STALL");
+	/* a requester that stops draining (tests of answers refused for want of its RX room):
+	 * once DPUMESH_CLIENT_PAUSE_AT requests were sent, it takes nothing for
+	 * DPUMESH_CLIENT_PAUSE_MS, once */
+	uint32_t pause_at = UINT32_MAX, pause_ms = 0;
+	if (const char *e = std::getenv("DPUMESH_CLIENT_PAUSE_AT"))
+		pause_at = static_cast<uint32_t>(std::strtoul(e, nullptr, 0));
+	if (const char *e = std::getenv("DPUMESH_CLIENT_PAUSE_MS"))
+		pause_ms = static_cast<uint32_t>(std::strtoul(e, nullptr, 0));
 	uint32_t seen = 0;
 	uint64_t seen_at = now_ns();
 	while (next < n || !finished()) {
@@ -480,6 +492,13 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 				return 3;
 			}
 			next++;
+		}
+		if (next >= pause_at && pause_ms) {
+			std::printf("PAUSE sent=%u answered=%u ms=%u\n", next, st.answered, pause_ms);
+			std::fflush(stdout);
+			std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+			pause_ms = 0;
+			seen_at = now_ns();
 		}
 		(void)dpumesh_wait(h, rate > 0 ? 1 : 1000);
 	}

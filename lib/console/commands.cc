@@ -156,8 +156,9 @@ status cmd_show_drops(invocation &inv)
 	const control::drop_totals t = control::take_snapshot(inv.node, control::snap::rx).rx;
 	appendf(inv.out,
 		"port_rx frames=%" PRIu64 " bytes=%" PRIu64 " accepted=%" PRIu64 " messages=%" PRIu64
-		" in_reassembly=%" PRIu64 "\n",
-		t.frames, t.bytes, t.accepted, t.messages, t.in_reassembly);
+		" in_reassembly=%" PRIu64 " rx_msgs_in_use=%" PRIu64 " ingress_queued=%" PRIu64 "\n",
+		t.frames, t.bytes, t.accepted, t.messages, t.in_reassembly, t.rx_msgs_in_use,
+		t.ingress_queued);
 	t.for_each([&](const char *name, const char *help, uint64_t v) {
 		appendf(inv.out, "  drop %-14s %12" PRIu64 "  %s\n", name, v, help);
 	});

@@ -14,6 +14,8 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_log.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
 
 #include "dpumesh/common/log.h"
 
@@ -199,7 +201,14 @@ std::vector<lcore_view> lcores(const node &n)
 drop_totals drops(const node &n)
 {
 	drop_totals t;
+	if (!n.rx().empty()) { /* one pool and one reserve for every port RX */
+		const port::rx_ctx &rx = *n.rx().front();
+		t.rx_msgs_in_use = rte_mempool_in_use_count(rx.msg_pool) +
+				   (rx.reserve_pool ? rte_mempool_in_use_count(rx.reserve_pool) : 0);
+	}
 	for (const port::rx_ctx *rx : n.rx()) {
+		if (rx->next)
+			t.ingress_queued += rte_ring_count(rx->next);
 		t.frames += rx->stats.frames.get();
 		t.bytes += rx->stats.bytes.get();
 		t.accepted += rx->stats.accepted.get();
@@ -209,6 +218,8 @@ drop_totals drops(const node &n)
 		t.ring_full += rx->stats.ring_full.get();
 		t.msg_pool_empty += rx->stats.msg_pool_empty.get();
 		t.refused_saturated += rx->stats.refused_saturated.get();
+		t.refused_overloaded += rx->stats.refused_overloaded.get();
+		t.reserve_empty += rx->stats.reserve_empty.get();
 		t.duplicates += rx->reasm->stats().duplicates.get();
 		for (size_t d = 0; d < t.drops.size(); d++)
 			t.drops[d] += rx->stats.drops[d].get() + rx->reasm->stats().drops[d].get();

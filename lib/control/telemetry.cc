@@ -159,6 +159,8 @@ int fill_drops(node &n, rte_tel_data *d)
 	rte_tel_data_add_dict_u64(d, "accepted", t.accepted);
 	rte_tel_data_add_dict_u64(d, "messages", t.messages);
 	rte_tel_data_add_dict_u64(d, "in_reassembly", t.in_reassembly);
+	rte_tel_data_add_dict_u64(d, "rx_msgs_in_use", t.rx_msgs_in_use);
+	rte_tel_data_add_dict_u64(d, "ingress_queued", t.ingress_queued);
 	t.for_each([&](const char *name, const char *, uint64_t v) {
 		rte_tel_data_add_dict_u64(d, name, v);
 	});

@@ -25,6 +25,20 @@ namespace {
 /** Messages handed from port RX to the sidecar, and the ring between them. */
 constexpr unsigned msg_pool_size = 4095;
 constexpr unsigned ring_size = 4096;
+/** rx_msgs only refusals take when the message pool is empty (docs/overload.md, "A reserve
+ *  at port RX"): a request is then answered 503 overloaded, not dropped. */
+constexpr unsigned msg_reserve_size = 1023;
+/** Port RX -> sidecar: room for every rx_msg of both pools (an rte_ring holds size - 1), so
+ *  a message is never refused by the ring, whatever the sidecar holds and however many
+ *  workers share the pools. */
+constexpr unsigned ingress_ring_size = 8192;
+static_assert(ingress_ring_size - 1 >= msg_pool_size + msg_reserve_size,
+	      "the ingress ring must hold every rx_msg");
+/** Whole messages waiting for the sidecar at which port RX refuses a request (503
+ *  overloaded) instead of queueing it: a quarter of the pool, 32 sidecar bursts. The 600 s
+ *  soak saw the ring hold 3251 messages (the sidecar waiting for room towards the DPA) and
+ *  the reserve run out behind them. */
+constexpr unsigned ingress_backlog_limit = 1024;
 /** Work handed from one sidecar shard to another (sidecar::handoff_item each). */
 constexpr unsigned handoff_size = 16384;
 
@@ -88,11 +102,12 @@ void instance::drain() noexcept
 #if DPUMESH_NODE_DOCA
 	_doca.reset(); /* after the sidecars: their dropped commands' hbufs went back to it */
 #endif
-	for (auto &r : _ingress) {
-		void *m = nullptr;
-		while (r && rte_ring_dequeue(r.get(), &m) == 0)
-			port::rx_msg_free(static_cast<port::rx_msg *>(m));
-	}
+	for (auto *rings : {&_ingress, &_refusals})
+		for (auto &r : *rings) {
+			void *m = nullptr;
+			while (r && rte_ring_dequeue(r.get(), &m) == 0)
+				port::rx_msg_free(static_cast<port::rx_msg *>(m));
+		}
 }
 
 result<std::unique_ptr<instance>> create(const config::node_config &cfg, const options &opt)
@@ -139,6 +154,12 @@ status instance::build()
 				       static_cast<int>(rte_socket_id()), 0));
 	if (!_msgs)
 		return errorf("mempool: message pool: %s", rte_strerror(rte_errno));
+	/* no per-lcore cache: what is in the reserve is what refusals can still take */
+	_msg_reserve.reset(rte_mempool_create("dpumesh_rxref", msg_reserve_size,
+					      sizeof(port::rx_msg), 0, 0, nullptr, nullptr, nullptr,
+					      nullptr, static_cast<int>(rte_socket_id()), 0));
+	if (!_msg_reserve)
+		return errorf("mempool: message reserve: %s", rte_strerror(rte_errno));
 	const unsigned nw = _cfg.lcores.workers ? _cfg.lcores.workers : 1;
 	if (nw > 1 && !_cfg.lcores.stages.empty())
 		return errorf("lcores: %s: stage placement is for one worker; with %u workers each "
@@ -158,11 +179,19 @@ status instance::build()
 	for (unsigned k = 0; k < nw; k++) {
 		/* per worker: port RX -> its sidecar shard (SP/SC); one worker keeps the old name */
 		std::string name = k == 0 ? "dpumesh_ingress" : "dpumesh_ingress" + std::to_string(k);
-		_ingress.emplace_back(rte_ring_create(name.c_str(), ring_size,
+		_ingress.emplace_back(rte_ring_create(name.c_str(), ingress_ring_size,
 						      static_cast<int>(rte_socket_id()),
 						      RING_F_SP_ENQ | RING_F_SC_DEQ));
 		if (!_ingress.back())
 			return errorf("ring: ingress ring: %s", rte_strerror(rte_errno));
+		/* port RX's refusals, apart: the sidecar takes them every poll; as large, so
+		 * never full either */
+		name = "dpumesh_refusals" + std::to_string(k);
+		_refusals.emplace_back(rte_ring_create(name.c_str(), ingress_ring_size,
+						       static_cast<int>(rte_socket_id()),
+						       RING_F_SP_ENQ | RING_F_SC_DEQ));
+		if (!_refusals.back())
+			return errorf("ring: refusal ring: %s", rte_strerror(rte_errno));
 		if (nw == 1)
 			continue;
 		name = "dpumesh_handoff" + std::to_string(k);
@@ -212,7 +241,10 @@ status instance::build_port_stages()
 		}
 		ctx->max_message = wire::reasm_config{}.max_message;
 		ctx->msg_pool = _msgs.get();
+		ctx->reserve_pool = _msg_reserve.get();
 		ctx->next = _ingress[k].get();
+		ctx->refusals = _refusals[k].get();
+		ctx->backlog_limit = ingress_backlog_limit;
 		const std::string rname = "rx_reasm" + std::to_string(k);
 		auto reasm = wire::reassembler::create(wire::reasm_config{}, rname.c_str(),
 						       static_cast<int>(rte_socket_id()));
@@ -312,6 +344,8 @@ status instance::build_mesh()
 	for (unsigned k = 0; k < nw; k++) {
 		sidecar::network net;
 		net.ingress = _ingress[k].get();
+		net.refusals = _refusals[k].get();
+		net.rx_msgs = msg_pool_size;
 		net.pkts = _pkts.get();
 		net.shard = k;
 		net.nb_shards = nw;

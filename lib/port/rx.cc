@@ -29,8 +29,10 @@ uint32_t gated_service(const service_gate &gate, const rte_mbuf *m,
 	return gate.saturated(svc) ? svc : UINT32_MAX;
 }
 
-/* What the sidecar needs to answer a refused request: the message's addresses and ids. */
-void refusal_of(const wire::parsed_frame &pf, rx_msg *rm) noexcept
+/* What the sidecar needs to answer a refused request: the message's addresses and ids
+ * (Frame: a wire::parsed_frame or a whole wire::message, which name them alike). */
+template <typename Frame>
+void refusal_of(const Frame &pf, rx_refusal why, rx_msg *rm) noexcept
 {
 	rm->body = {};
 	rm->msg = {};
@@ -41,7 +43,21 @@ void refusal_of(const wire::parsed_frame &pf, rx_msg *rm) noexcept
 	rm->msg.msg_len = pf.msg_len;
 	rm->msg.l7_len = pf.l7_len;
 	rm->msg.correlation = pf.correlation;
-	rm->refusal = rx_refusal::saturated;
+	rm->refusal = why;
+}
+
+/* An rx_msg when the burst's own are used up: the pool's, or for a refusal the reserve's
+ * (*reserve set). */
+rx_msg *msg_beyond_burst(const rx_ctx &c, bool refusal, bool *reserve) noexcept
+{
+	void *obj;
+	if (rte_mempool_get(c.msg_pool, &obj) == 0)
+		return static_cast<rx_msg *>(obj);
+	if (refusal && c.reserve_pool && rte_mempool_get(c.reserve_pool, &obj) == 0) {
+		*reserve = true;
+		return static_cast<rx_msg *>(obj);
+	}
+	return nullptr;
 }
 
 } // namespace
@@ -74,12 +90,28 @@ uint16_t rx_poll(void *arg) noexcept
 
 	/* rx_msgs for the burst in one go (a single-frame message per frame is the common
 	 * case); what the burst did not use goes back at the end */
-	rx_msg *done[rx_ctx::burst];
-	unsigned nb_done = 0, nb_objs = 0;
-	if (rte_mempool_get_bulk(c.msg_pool, reinterpret_cast<void **>(done), n) == 0)
+	rx_msg *objs[rx_ctx::burst];
+	unsigned nb_objs = 0, nb_used = 0;
+	if (rte_mempool_get_bulk(c.msg_pool, reinterpret_cast<void **>(objs), n) == 0)
 		nb_objs = n;
+	const auto take = [&](bool refusal, bool *reserve) noexcept {
+		return nb_used < nb_objs ? objs[nb_used++] : msg_beyond_burst(c, refusal, reserve);
+	};
+	/* whole messages go on `next`, refusals on their own ring where there is one (the
+	 * sidecar takes those every poll, not behind messages waiting for the DPA) */
+	rx_msg *done[rx_ctx::burst], *refs[rx_ctx::burst];
+	unsigned nb_done = 0, nb_refs = 0;
+	const auto refuse = [&](rx_msg *rm) noexcept {
+		if (c.refusals)
+			refs[nb_refs++] = rm;
+		else
+			done[nb_done++] = rm;
+	};
+	/* messages already waiting for the sidecar: past backlog_limit a request is refused */
+	const unsigned backlog =
+		c.next && c.backlog_limit != UINT32_MAX ? rte_ring_count(c.next) : 0;
 	uint64_t bytes = 0;
-	uint32_t accepted = 0, refused = 0;
+	uint32_t accepted = 0, refused = 0, overloaded = 0;
 	uint32_t drops[static_cast<size_t>(rx_drop::count)] = {};
 	for (uint16_t i = 0; i < n; i++) {
 		if (i + 2 < n)
@@ -104,36 +136,45 @@ uint16_t rx_poll(void *arg) noexcept
 		    pf.frag_offset == 0 && pf.frag_len == pf.msg_len &&
 		    (svc = gated_service(*c.gate, m, pf)) != UINT32_MAX) {
 			/* refused before reassembly: the sidecar answers from the frame's addresses */
-			void *obj;
-			if (nb_done < nb_objs) {
-				obj = done[nb_done];
-			} else if (rte_mempool_get(c.msg_pool, &obj) != 0) [[unlikely]] {
-				c.stats.msg_pool_empty.inc();
+			bool reserve = false;
+			rx_msg *rm = take(true, &reserve);
+			if (!rm) [[unlikely]] {
+				(c.reserve_pool ? c.stats.reserve_empty : c.stats.msg_pool_empty).inc();
 				rte_pktmbuf_free(m);
 				continue;
 			}
-			auto *rm = static_cast<rx_msg *>(obj);
-			refusal_of(pf, rm);
+			refusal_of(pf, rx_refusal::saturated, rm);
 			rte_pktmbuf_free(m);
 			rm->rx_tsc = now;
 			rm->port_id = q.port;
 			rm->svc = svc;
 			refused++;
-			done[nb_done++] = rm;
+			refuse(rm);
 			continue;
 		}
 		wire::message msg;
 		if (c.reasm->input(m, pf, now, &msg) != wire::reasm_result::complete)
 			continue; /* held, or dropped and counted by the reassembler */
-		void *obj;
-		if (nb_done < nb_objs) {
-			obj = done[nb_done];
-		} else if (rte_mempool_get(c.msg_pool, &obj) != 0) [[unlikely]] {
-			c.stats.msg_pool_empty.inc();
+		const bool request = msg.kind == wire::frame_kind::request;
+		bool reserve = false;
+		rx_msg *rm = take(request, &reserve);
+		if (!rm) [[unlikely]] {
+			(request && c.reserve_pool ? c.stats.reserve_empty : c.stats.msg_pool_empty).inc();
 			rte_pktmbuf_free(msg.chain);
 			continue;
 		}
-		auto *rm = static_cast<rx_msg *>(obj);
+		if (request && (reserve || backlog + nb_done >= c.backlog_limit)) [[unlikely]] {
+			/* no room to hand it on (the pool is empty, or the sidecar has that many
+			 * waiting already): answered 503 overloaded, not dropped nor queued */
+			refusal_of(msg, rx_refusal::overloaded, rm);
+			rte_pktmbuf_free(msg.chain);
+			rm->rx_tsc = now;
+			rm->port_id = q.port;
+			rm->svc = UINT32_MAX;
+			overloaded++;
+			refuse(rm);
+			continue;
+		}
 		rm->body = {};
 		rm->msg = msg;
 		rm->rx_tsc = now;
@@ -141,9 +182,9 @@ uint16_t rx_poll(void *arg) noexcept
 		rm->refusal = rx_refusal::none;
 		done[nb_done++] = rm;
 	}
-	if (nb_done < nb_objs)
-		rte_mempool_put_bulk(c.msg_pool, reinterpret_cast<void *const *>(done + nb_done),
-				     nb_objs - nb_done);
+	if (nb_used < nb_objs)
+		rte_mempool_put_bulk(c.msg_pool, reinterpret_cast<void *const *>(objs + nb_used),
+				     nb_objs - nb_used);
 	if (nb_done) {
 		unsigned sent = 0;
 		if (c.next)
@@ -156,11 +197,23 @@ uint16_t rx_poll(void *arg) noexcept
 		}
 		c.stats.messages.add(sent);
 	}
+	if (nb_refs) [[unlikely]] {
+		const unsigned sent = rte_ring_enqueue_burst(
+			c.refusals, reinterpret_cast<void **>(refs), nb_refs, nullptr);
+		if (sent < nb_refs) {
+			c.stats.ring_full.add(nb_refs - sent);
+			for (unsigned i = sent; i < nb_refs; i++)
+				rx_msg_free(refs[i]);
+		}
+		c.stats.messages.add(sent);
+	}
 	c.stats.frames.add(n);
 	c.stats.bytes.add(bytes);
 	c.stats.accepted.add(accepted);
 	if (refused)
 		c.stats.refused_saturated.add(refused);
+	if (overloaded) [[unlikely]]
+		c.stats.refused_overloaded.add(overloaded);
 	for (size_t d = 0; d < static_cast<size_t>(rx_drop::count); d++)
 		if (drops[d])
 			c.stats.drops[d].add(drops[d]);

@@ -31,6 +31,8 @@ uint32_t dest_queues::take(const dpa_command &c, uint64_t give_up_at) noexcept
 	_pool[i].give_up_at = give_up_at;
 	_pool[i].next = none;
 	_used++;
+	if (network_request(c))
+		_net_requests++;
 	return i;
 }
 
@@ -46,6 +48,8 @@ uint32_t dest_queues::pop(dest &d) noexcept
 	d.count--;
 	if (_pool[i].cmd.what == dpa_command::op::deliver_response)
 		d.answers--;
+	if (network_request(_pool[i].cmd))
+		_net_requests--;
 	_pool[i].next = _free;
 	_free = i;
 	_used--;
@@ -69,7 +73,8 @@ dest_queues::verdict dest_queues::admit(const dpa_command &c, uint64_t give_up_a
 	/* requests stop at the destination's share and leave the reserve to responses (an
 	 * answer refused here is never answered at all) */
 	if (c.what == dpa_command::op::deliver_request &&
-	    (d.count >= _share || _used + _reserve >= _entries))
+	    (d.count >= _share || _used + _reserve >= _entries ||
+	     (network_request(c) && _net_requests >= _net_limit)))
 		return verdict::refused;
 	const uint32_t i = take(c, give_up_at);
 	if (i == none)
@@ -102,6 +107,8 @@ bool dest_queues::bounced(const dpa_command &c, uint64_t give_up_at, uint64_t no
 	}
 	/* refused (the caller answers it): the rest still waits for the next resume, and a
 	 * window or resume that ends here has its outcome all the same */
+	if (network_request(c) && _net_requests >= _net_limit)
+		keep = false;
 	const uint32_t i = keep ? take(c, give_up_at) : none;
 	if (i == none)
 		return false;

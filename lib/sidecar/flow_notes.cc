@@ -10,6 +10,7 @@
 #include "internal/command.h"
 #include "internal/egress.h"
 #include "internal/outbox.h"
+#include "internal/owed.h"
 #include "internal/quota.h"
 #include "internal/request_table.h"
 
@@ -143,9 +144,20 @@ void stage::give_up(const dpa_command &c, uint32_t status) noexcept
 		} else if (status == DPUMESH_STATUS_DEST_FULL) {
 			/* its requester's RX had no room in time, or too many answers wait for
 			 * it: refused, counted against the requester (quota), and the responder's
-			 * buffers go back (its TX completion says DEST_FULL) */
-			_stats.answers_refused.inc();
-			_quota->answer_refused(c.dst);
+			 * buffers go back (its TX completion says DEST_FULL). The requester is owed
+			 * one 504 answer_refused, sent once it takes deliveries again; an error
+			 * answer made here (no responder, no body) refused again is owed again,
+			 * tried later (internal/owed.h) */
+			const bool again = hbuf_meta(c.header)->src == 0 && c.body_len == 0 &&
+					   c.flow == DPUMESH_CASE_LOCAL;
+			if (!again) {
+				_stats.answers_refused.inc();
+				_quota->answer_refused(c.dst);
+			}
+			if (!_owed->refused.push(c.dst, c.req_id, c.step_id, rte_rdtsc(), again))
+				_stats.answers_unsent.inc();
+			else if (!again)
+				_stats.answers_owed.inc();
 		} else if (status == DPUMESH_STATUS_DEST_GONE) {
 			_stats.answers_orphaned.inc(); /* the requester is gone: nobody to answer */
 		} else {
@@ -250,8 +262,14 @@ void stage::admit_delivery(unsigned thread, const dpa_command &c) noexcept
 	switch (q.admit(c, give_up)) {
 	case dest_queues::verdict::send:
 		if (q.probe(c.dst)) [[unlikely]] { /* a pod that took nothing lately */
+			/* marked RESUME too: the RX kernel still holds the pod back since the
+			 * delivery it gave back last (its queue was given up since, nothing was
+			 * resumed), and only a RESUME clears that; without it every later
+			 * delivery to the pod came back, and a pod whose answers were all given
+			 * up never got another one */
 			dpa_command p = c;
 			p.notify = true;
+			p.resume = true;
 			_outbox->send(thread, p);
 			return;
 		}

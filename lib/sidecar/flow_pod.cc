@@ -113,7 +113,8 @@ void stage::pod_request(const pod_message &m, const wire::l7_view &v, uint64_t n
 	 * refused before anything else is spent on it, by its TX completion status alone: no
 	 * hbuf and no RX slot, which a flooding pod may have none of (docs/quota.md) */
 	const dest_queues &q = _outbox->queues();
-	if (!_quota->pod_may_ask(m.src, q.answers(DPUMESH_HANDLE_POD_ID(m.src)),
+	const uint32_t pod_id = DPUMESH_HANDLE_POD_ID(m.src);
+	if (!_quota->pod_may_ask(m.src, q.answers(pod_id) + _owed->refused.count(pod_id),
 				 q.stalled_for(m.src, now))) [[unlikely]] {
 		_stats.quota_refused.inc();
 		return complete(m.header, DPUMESH_STATUS_POLICY);
@@ -322,6 +323,30 @@ uint32_t stage::pay_owed(uint64_t now) noexcept
 			_owed->net.pop();
 			n++;
 		}
+	}
+	/* refused answers (504 answer_refused) to pods that did not drain: once nothing waits
+	 * for the pod any more, a burst at a time while hbufs last. A pod whose queue was given
+	 * up gets the first as a probe (dest_queues::probe) and the rest wait for its outcome;
+	 * refused again, they are owed again and tried after a back-off (internal/owed.h) */
+	if (!_owed->refused.empty()) {
+		const dest_queues &q = _outbox->queues();
+		bool hbufs = true;
+		_owed->refused.visit([&](owed_refusals::pod_list &p) {
+			if (!_reg->handle_live(p.handle)) {
+				_stats.answers_orphaned.add(_owed->refused.forget(p));
+				return;
+			}
+			for (uint32_t k = 0; k < outbox::burst && hbufs && p.count && now >= p.next_try &&
+					     _outbox->room() && !q.waits(p.handle);
+			     k++) {
+				const owed_refusals::entry &e = _owed->refused.front(p);
+				hbufs = make_error(p.handle, e.req_id, e.step_id, 504, "answer_refused");
+				if (!hbufs)
+					break;
+				_owed->refused.pop(p);
+				n++;
+			}
+		});
 	}
 	return n;
 }

@@ -56,6 +56,7 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 	clock_gettime(CLOCK_REALTIME, &wall);
 	const tsc_clock clock = tsc_clock::make(s->_tsc_hz, rte_rdtsc(), wall.tv_sec);
 	s->_ingress = net.ingress;
+	s->_refusals = net.refusals;
 	s->_shard = shard;
 	s->_token_bits = request_table::shard_bits(shard.count);
 
@@ -79,7 +80,7 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 						       shard.count);
 	s->_quota = std::make_unique<quota>(cfg.pools.quota, s->_tsc_hz);
 	s->_requests->set_quota(s->_quota.get());
-	s->_owed = std::make_unique<owed>();
+	s->_owed = std::make_unique<owed>(s->_tsc_hz);
 	/* the first look: a pod takes its RX slots plus a queue in flight (docs/overload.md) */
 	s->_admission->set_load(s->_requests->loads(), cfg.pools.admit_queue());
 
@@ -94,6 +95,8 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 	s->_outbox = std::make_unique<outbox>(std::move(to_dpa), &s->_dpa, s->_tsc_hz, s->_stats,
 					      std::move(remote), cfg.pools.dest_queue_entries,
 					      cfg.pools.dest_queue_share);
+	if (net.rx_msgs)
+		s->_outbox->queues().limit_network_requests(net.rx_msgs / 2 / shard.count);
 	s->_net_in = std::make_unique<network_in>(dpa.hbuf_pool, dpa.hbuf_size, *s->_egress,
 						  s->_stats);
 
@@ -172,7 +175,7 @@ const port::service_gate &stage::gate() const noexcept { return _admission->gate
 
 uint32_t stage::waiting() const noexcept
 {
-	return _outbox->queues().used() + _outbox->parked();
+	return _outbox->queues().used() + _outbox->parked() + _owed->refused.size();
 }
 
 void stage::pod_quota(uint32_t handle, quota_usage *out) const noexcept
@@ -372,6 +375,15 @@ uint32_t stage::run() noexcept
 	/* 5. what other shards handed here */
 	if (_outbox->room())
 		work += take_handoffs(now);
+	/* port RX's refusals: answered every poll (no DPA, no outbox), not behind step 6 */
+	if (_refusals) {
+		rx_msg *refs[burst];
+		const unsigned n = rte_ring_sc_dequeue_burst(_refusals, reinterpret_cast<void **>(refs),
+							     burst, nullptr);
+		for (unsigned i = 0; i < n; i++)
+			refused_at_rx(refs[i]);
+		work += n;
+	}
 	/* 6. whole messages from the network (Case 2 requests, Case 1 answers); an answer
 	 * whose correlation (a token) is another shard's goes there whole */
 	if (_ingress && _outbox->room()) {
@@ -437,13 +449,16 @@ uint32_t stage::run() noexcept
 	return work;
 }
 
-/* A request port RX refused at its first frame (its service was saturated here): the 503
- * frame from the addresses port RX kept; no hbuf, no decode, no admission. */
+/* A request port RX refused (its service was saturated here, or port RX had no rx_msg left
+ * but its reserve's): the 503 frame from the addresses port RX kept, now or owed until the
+ * port takes a frame; no hbuf, no decode, no admission. */
 void stage::refused_at_rx(rx_msg *m) noexcept
 {
-	_admission->count_refused_at_rx(m->svc);
-	_egress->reply(_egress->remote_of(*m), m->msg.correlation, 503,
-		       "saturated", _hop);
+	const bool saturated = m->refusal == port::rx_refusal::saturated;
+	if (saturated)
+		_admission->count_refused_at_rx(m->svc);
+	reply_net(_egress->remote_of(*m), m->msg.correlation, 503,
+		  saturated ? "saturated" : "overloaded", rte_rdtsc());
 	port::rx_msg_free(m);
 }
 

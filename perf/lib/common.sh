@@ -100,6 +100,10 @@ dp_stop() {
   local lost
   lost=$(num "$(grep -a '^final stage=sidecar' "$RAW/$DP_NAME.final" | tail -1)" responses_lost)
   [ "$lost" = 0 ] || anomaly WARN "$DP_NAME: sidecar responses_lost=$lost (raw/$DP_NAME.final)"
+  # a request port RX could not even refuse (its message pool and the reserve both empty)
+  local unrefused
+  unrefused=$(num "$(grep -a '^final stage=port_rx' "$RAW/$DP_NAME.final" | tail -1)" reserve_empty)
+  [ "${unrefused:-0}" = 0 ] || anomaly WARN "$DP_NAME: port RX reserve_empty=$unrefused: network requests dropped without an answer (raw/$DP_NAME.final)"
   # errors logged by dpumesh itself
   local errs
   errs=$(grep -a -v '^final ' "$DP_LOG" | grep -a -c -i -w -E 'error|failed|panic' || true)

@@ -39,7 +39,8 @@ anomalies = []
 tp_rx = delta(tp, e, "ipackets")
 dm_rx = delta(dm, e, "ipackets")
 keys = dm["end"]["data"][d].keys()
-shed = sum(delta(dm, d, k) for k in ("no_consumer", "ring_full", "msg_pool_empty") if k in keys)
+shed = sum(delta(dm, d, k) for k in ("no_consumer", "ring_full", "msg_pool_empty", "reserve_empty")
+           if k in keys)
 relayed = delta(dm, sc, "relayed")
 refused = sum(delta(dm, sc, k) for k in ("policy_refused", "overloaded", "no_route", "misrouted",
                                          "bad_header", "net_header_too_large"))

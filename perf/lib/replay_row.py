@@ -44,8 +44,11 @@ for k in ("imissed", "ierrors", "rx_nombuf", "oerrors"):
         anomalies.append("WARN replay %s: testpmd port %s=%d" % (capture, k, delta(tp, e, k)))
 
 d = "/dpumesh/drops"
-flow = {"frames", "bytes", "accepted", "messages", "in_reassembly", "duplicates"}
-handoff = {"no_consumer", "ring_full", "msg_pool_empty"}
+# refused_overloaded: requests port RX refused from its reserve (among "messages");
+# rx_msgs_in_use, ingress_queued: gauges; reserve_empty: not even refused (shed)
+flow = {"frames", "bytes", "accepted", "messages", "in_reassembly", "duplicates",
+        "refused_overloaded", "rx_msgs_in_use", "ingress_queued"}
+handoff = {"no_consumer", "ring_full", "msg_pool_empty", "reserve_empty"}
 keys = dm["end"]["data"][d].keys()
 shed = sum(delta(dm, d, k) for k in handoff if k in keys)
 reasm = delta(dm, d, "messages") + shed

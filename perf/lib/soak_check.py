@@ -31,6 +31,8 @@ t0 = samples[0]["t"]
 series = {"dpumesh RSS (KiB)": [s["data"].get("rss_kb", 0) for s in samples],
           "DPA hbufs in use": [max(s["data"]["/dpumesh/dpa"]["hbufs_in_use"] or [0]) for s in samples],
           "messages in reassembly": [s["data"]["/dpumesh/drops"].get("in_reassembly", 0) for s in samples],
+          "port RX rx_msgs in use": [s["data"]["/dpumesh/drops"].get("rx_msgs_in_use", 0) for s in samples],
+          "rx_msgs on the ring to the sidecar": [s["data"]["/dpumesh/drops"].get("ingress_queued", 0) for s in samples],
           "pods registered": [len(s["data"]["/dpumesh/pods"]["pod_id"]) for s in samples]}
 
 rows = []
@@ -39,7 +41,9 @@ q = len(samples) // 4
 for name, v in series.items():
     early, late = max(v[q:2 * q] or [0]), max(v[3 * q:] or [0])
     slack = 16384 if "RSS" in name else 256
-    grows = name != "pods registered" and late > early * 1.10 + slack
+    # rx_msgs: bounded by their pools by construction (shown for where they are held)
+    grows = (name != "pods registered" and "rx_msgs" not in name and
+             late > early * 1.10 + slack)
     rows.append([name, v[0], v[-1], min(v), max(v), "GROWS" if grows else "bounded"])
     if grows:
         out.append("ERROR soak: %s grows: peak %d in the 2nd quarter, %d in the last" % (name, early, late))
@@ -64,6 +68,14 @@ for k in sorted(last["/dpumesh/sidecar"]):
                      "responses_failed", "policy_refused", "retry_budget", "trace_no_room",
                      "answers_deferred", "hbuf_empty"):
         out.append("WARN soak: sidecar %s +%d" % (k, d))
+# port RX: what it refused for want of an rx_msg (503 overloaded, from its reserve) and what
+# it could not even refuse (reserve_empty: dropped, no answer) or dropped as an answer
+for k in ("refused_saturated", "refused_overloaded", "reserve_empty", "msg_pool_empty", "ring_full"):
+    if k in last["/dpumesh/drops"]:
+        d = last["/dpumesh/drops"][k] - first["/dpumesh/drops"].get(k, 0)
+        rows.append(["port RX " + k, first["/dpumesh/drops"].get(k, 0), last["/dpumesh/drops"][k], "", "", "+%d" % d])
+        if d and k in ("reserve_empty", "ring_full"):
+            out.append("WARN soak: port RX %s +%d (network requests dropped without an answer)" % (k, d))
 dma = last.get("/dpumesh/dma") or {}
 if sum(dma.get("errors", [0])):
     out.append("ERROR soak: DMA errors %d" % sum(dma["errors"]))
@@ -123,7 +135,8 @@ if replay_path:
                     w = dict(x.split("=", 1) for x in line.split() if "=" in x)
                     if line.startswith("final stage=port_rx"):
                         why += ["port RX msg_pool_empty %s" % w.get("msg_pool_empty", "?"),
-                                "msg_ring_full %s" % w.get("msg_ring_full", "?")]
+                                "msg_ring_full %s" % w.get("msg_ring_full", "?"),
+                                "reserve_empty %s" % w.get("reserve_empty", "?")]
                     elif line.startswith("final stage=port_tx"):
                         why.append("port TX dropped %s frames" % w.get("dropped", "?"))
             except OSError:

@@ -273,14 +273,15 @@ suite_overload() {
   local ref_cpu=${busy%% *} ref_cyc=${busy#* } ref_n=$OVL_refused
 
   progress "overload: [5/9] flood: $rate requests/s offered (${OVL_FACTOR}x $cap)"
-  before=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar)
+  before=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/dpa)
   ovl_client "$WORK/ovl-flood.out" "$secs" 256 "$rate" echo
   wait "$OVL_CLIENT_PID" 2>/dev/null || true
-  after=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar)
+  after=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/dpa)
   busy=$(sidecar_cost "$before" "$after")
   line=$(tr '\n' ' ' < "$WORK/ovl-flood.out")
   OVL_SECS_SENT=$secs ovl_row flood "$line" "$busy" || true
-  mesh_delta "$before" "$after" >> "$RAW/overload.txt" 2>/dev/null || true
+  # mesh_delta (pod2pod.sh) reads the DPA's counters too: without them it wrote nothing
+  echo "flood: $(mesh_delta "$before" "$after")" >> "$RAW/overload.txt" || true
   local good=$OVL_rps p99=$OVL_okp99 cyc_ref
   cyc_ref=$(awk -v b="$ref_cpu" -v r="$ref_n" 'BEGIN { printf "%.0f", r ? b / r : 0 }')
   tsc_ref=$(awk -v b="$ref_cyc" -v r="$ref_n" 'BEGIN { printf "%.0f", r ? b / r : 0 }')

@@ -229,7 +229,83 @@ void error_answers_wait_for_hbufs()
 	EXPECT_EQ(fin.pending, 0u);
 }
 
+/* A client that stops draining its RX for longer than rx_stall_ms (100 ms here) with
+ * requests outstanding, then drains again: the answers that found no room were refused (the
+ * responders' buffers went back at once), and each of those requests still gets exactly one
+ * answer, a 504 answer_refused, once the client takes deliveries again. DONE: sent = ok +
+ * mesh errors, no duplicate, no STALL; then every pool and table is idle. */
+void stalled_requester_gets_every_answer()
+{
+	std::string cfg = isolation_config();
+	cfg.insert(cfg.rfind('}'), R"(, "pools": { "quota": { "rx_stall_ms": 100 } })");
+	inproc_node n("iso-stall", cfg);
+	ASSERT_TRUE(n.up) << n.error;
+	auto e1 = n.pod({"echo", n.sock});
+	auto e2 = n.pod({"echo", n.sock});
+	ASSERT_TRUE(ready(*e1)) << e1->output();
+	ASSERT_TRUE(ready(*e2)) << e2->output();
+	/* 16 RX body slots, 64 requests outstanding: most answers find no room while it sleeps */
+	auto c = n.pod({"client", n.sock, "3000", "11", "512"},
+		       {{"DPUMESH_CLIENT_WINDOW", "64"}, {"DPUMESH_POD_BODY_SLOTS", "16"},
+			{"DPUMESH_CLIENT_PAUSE_AT", "300"}, {"DPUMESH_CLIENT_PAUSE_MS", "1500"},
+			{"DPUMESH_CLIENT_STALL", "20"}});
+	const int rc = c->wait(120s);
+	const std::string out = c->output();
+	auto mid = n.snapshot();
+	std::printf("stall: node answers_refused=%lu answers_owed=%lu answers_unsent=%lu "
+		    "answers_orphaned=%lu park_refused=%lu dest_full=%lu resumes=%lu waiting=%u\n",
+		    (unsigned long)mid.sidecar_value("answers_refused"),
+		    (unsigned long)mid.sidecar_value("answers_owed"),
+		    (unsigned long)mid.sidecar_value("answers_unsent"),
+		    (unsigned long)mid.sidecar_value("answers_orphaned"),
+		    (unsigned long)mid.sidecar_value("park_refused"),
+		    (unsigned long)mid.sidecar_value("dest_full"),
+		    (unsigned long)mid.sidecar_value("resumes"), (unsigned)mid.waiting);
+	EXPECT_EQ(rc, 0) << out;
+	EXPECT_NE(out.find("PAUSE"), std::string::npos) << out;
+	const long long sent = value_of(out, "DONE", "sent");
+	EXPECT_EQ(sent, 3000) << out;
+	EXPECT_EQ(value_of(out, "DONE", "ok") + value_of(out, "DONE", "mesh_err") +
+			  value_of(out, "DONE", "refused"),
+		  sent)
+		<< out;
+	EXPECT_EQ(value_of(out, "DONE", "dup"), 0) << out;
+	EXPECT_EQ(value_of(out, "DONE", "bad"), 0) << out;
+	/* its answers were refused while it slept, and it heard of each */
+	EXPECT_GT(value_of(out, "DONE", "mesh_err"), 0) << out;
+	EXPECT_NE(out.find("answer_refused:"), std::string::npos) << out;
+	EXPECT_GT(mid.sidecar_value("answers_refused"), 0u);
+	EXPECT_EQ(mid.sidecar_value("answers_unsent"), 0u);
+	EXPECT_EQ(mid.sidecar_value("responses_lost"), 0u);
+	if (out.rfind("DONE") != std::string::npos)
+		std::printf("stall: %s", out.substr(out.rfind("DONE")).c_str());
+	dpumesh::control::snapshot s;
+	const auto until = std::chrono::steady_clock::now() + 30s;
+	do {
+		std::this_thread::sleep_for(100ms);
+		s = n.snapshot();
+	} while ((s.pending || s.waiting || s.hbufs_in_use) &&
+		 std::chrono::steady_clock::now() < until);
+	EXPECT_EQ(s.pending, 0u);
+	EXPECT_EQ(s.waiting, 0u); /* the queues, parking and the refusals owed */
+	EXPECT_EQ(s.hbufs_in_use, 0u);
+	e1->signal(SIGKILL);
+	e2->signal(SIGKILL);
+	e1->wait(5s);
+	e2->wait(5s);
+	auto fin = n.stop();
+	EXPECT_EQ(fin.pending, 0u);
+	EXPECT_EQ(fin.hbufs_in_use, 0u);
+	EXPECT_EQ(n.mbufs_in_use, 0u);
+	EXPECT_EQ(n.msgs_in_use, 0u);
+}
+
 } // namespace
+
+TEST(Isolation, AStalledRequesterGetsOneAnswerForEveryRequest)
+{
+	stalled_requester_gets_every_answer();
+}
 
 TEST(Isolation, APodFloodingRequestsDoesNotStallAnother) { run_beside("flood"); }
 

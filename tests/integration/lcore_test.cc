@@ -18,6 +18,7 @@
 #include <rte_ip.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_ring.h>
 #include <rte_udp.h>
 
 #include "dpumesh/config/config.h"
@@ -42,7 +43,8 @@ const char *const node_json = R"({
 enum class kind { mesh_v4, mesh_v6, other_port, tcp, arp, bad_magic };
 
 /* A one-frame mesh message (IPv4 or IPv6), built by the wire library itself. */
-rte_mbuf *make_mesh_frame(rte_mempool *mp, bool v6, uint32_t msg_id)
+rte_mbuf *make_mesh_frame(rte_mempool *mp, bool v6, uint32_t msg_id,
+			  wire::frame_kind fk = wire::frame_kind::request)
 {
 	uint8_t l7[64];
 	wire::l7_writer w(l7, sizeof(l7));
@@ -60,7 +62,7 @@ rte_mbuf *make_mesh_frame(rte_mempool *mp, bool v6, uint32_t msg_id)
 	a.dst.port = 7000;
 	static const uint8_t body[32] = {1, 2, 3};
 	rte_mbuf *m = nullptr;
-	wire::fragment(a, wire::frame_kind::request, msg_id, 1, l7, l7_len,
+	wire::fragment(a, fk, msg_id, 1000 + msg_id, l7, l7_len,
 		       wire::body_ref{body, sizeof(body)}, 1500, mp, &m, 1);
 	return m;
 }
@@ -164,6 +166,93 @@ TEST(Engine, PortRxClassifiesAndCountsOnWorkerLcore)
 	rx.reasm.reset();
 	port::close_all(*ports);
 	/* every mbuf came back to the pool: nothing leaked on the drop paths */
+	EXPECT_EQ(rte_mempool_avail_count(*pool), cfg->mempool.mbufs);
+	rte_mempool_free(*pool);
+}
+
+/* A request that finds port RX's message pool empty is not dropped: it takes an rx_msg of
+ * the reserve and goes on as a refusal (the sidecar answers 503 overloaded from the addresses
+ * kept); only a request that finds the reserve empty too is dropped, and an answer that
+ * finds no rx_msg is dropped (its requester hears 504 at its deadline). Each is counted. */
+TEST(Engine, PortRxRefusesFromItsReserveWhenThePoolIsEmpty)
+{
+	auto cfg = config::load_string(node_json, "engine_test.json");
+	ASSERT_TRUE(cfg) << cfg.error().message();
+	auto pool = port::create_pktmbuf_pool(*cfg);
+	ASSERT_TRUE(pool) << pool.error().message();
+	auto ports = port::open_all(*cfg, *pool);
+	ASSERT_TRUE(ports) << ports.error().message();
+
+	port::rx_ctx rx;
+	rx.mesh_port_be = rte_cpu_to_be_16(7000);
+	auto reasm = wire::reassembler::create(wire::reasm_config{}, "engine_rsv", SOCKET_ID_ANY);
+	ASSERT_TRUE(reasm) << reasm.error().message();
+	rx.reasm = std::move(*reasm);
+	/* no mempool cache: the pools' counts are exact */
+	rx.msg_pool = rte_mempool_create("engine_rsv_msgs", 7, sizeof(port::rx_msg), 0, 0,
+					 nullptr, nullptr, nullptr, nullptr, SOCKET_ID_ANY, 0);
+	rx.reserve_pool = rte_mempool_create("engine_rsv_ref", 5, sizeof(port::rx_msg), 0, 0,
+					     nullptr, nullptr, nullptr, nullptr, SOCKET_ID_ANY, 0);
+	rx.next = rte_ring_create("engine_rsv_next", 64, SOCKET_ID_ANY,
+				  RING_F_SP_ENQ | RING_F_SC_DEQ);
+	ASSERT_NE(rx.msg_pool, nullptr);
+	ASSERT_NE(rx.reserve_pool, nullptr);
+	ASSERT_NE(rx.next, nullptr);
+	rx.queues.push_back({ports->at(0).port_id, 0});
+	constexpr unsigned nb_requests = 20, nb_answers = 3;
+	{
+		lcore::runner r(cfg->lcores);
+		ASSERT_TRUE(r.add(1, port::rx_stage(rx)).is_ok());
+		ASSERT_TRUE(r.launch().is_ok());
+		/* nobody takes from the ring: 7 messages empty the pool, 5 refusals the reserve */
+		for (unsigned i = 0; i < nb_requests + nb_answers; i++) {
+			rte_mbuf *m = make_mesh_frame(*pool, i % 2, i,
+						      i < nb_requests ? wire::frame_kind::request
+								      : wire::frame_kind::response);
+			ASSERT_NE(m, nullptr);
+			while (rte_eth_tx_burst(ports->at(0).port_id, 0, &m, 1) == 0)
+				std::this_thread::sleep_for(std::chrono::microseconds(50));
+		}
+		auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+		while (rx.stats.frames.get() < nb_requests + nb_answers &&
+		       std::chrono::steady_clock::now() < deadline)
+			std::this_thread::sleep_for(std::chrono::milliseconds(5));
+		r.stop();
+	}
+	EXPECT_EQ(rx.stats.frames.get(), nb_requests + nb_answers);
+	EXPECT_EQ(rx.stats.messages.get(), 12u);
+	EXPECT_EQ(rx.stats.refused_overloaded.get(), 5u);
+	EXPECT_EQ(rx.stats.reserve_empty.get(), nb_requests - 12u);
+	EXPECT_EQ(rx.stats.msg_pool_empty.get(), nb_answers);
+	EXPECT_EQ(rx.stats.ring_full.get(), 0u);
+	/* in arrival order: whole messages, then refusals that kept what an answer needs */
+	void *obj;
+	unsigned k = 0;
+	while (rte_ring_dequeue(rx.next, &obj) == 0) {
+		auto *m = static_cast<port::rx_msg *>(obj);
+		if (k < 7) {
+			EXPECT_EQ(m->refusal, port::rx_refusal::none) << k;
+			EXPECT_NE(m->msg.chain, nullptr) << k;
+		} else {
+			EXPECT_EQ(m->refusal, port::rx_refusal::overloaded) << k;
+			EXPECT_EQ(m->msg.chain, nullptr) << k;
+			EXPECT_EQ(m->msg.kind, wire::frame_kind::request) << k;
+			EXPECT_EQ(m->msg.correlation, 1000u + k) << k;
+			EXPECT_EQ(m->msg.msg_id, k) << k;
+			EXPECT_EQ(m->msg.src.port, 40000u) << k;
+			EXPECT_EQ(m->port_id, ports->at(0).port_id) << k;
+		}
+		port::rx_msg_free(m);
+		k++;
+	}
+	EXPECT_EQ(k, 12u);
+	EXPECT_EQ(rte_mempool_avail_count(rx.msg_pool), 7u);
+	EXPECT_EQ(rte_mempool_avail_count(rx.reserve_pool), 5u);
+	rte_mempool_free(rx.msg_pool);
+	rte_mempool_free(rx.reserve_pool);
+	rte_ring_free(rx.next);
+	rx.reasm.reset();
+	port::close_all(*ports);
 	EXPECT_EQ(rte_mempool_avail_count(*pool), cfg->mempool.mbufs);
 	rte_mempool_free(*pool);
 }

@@ -104,7 +104,8 @@ public:
 		_ctl.reset();
 		_node->drain();
 		mbufs_in_use = rte_mempool_in_use_count(_node->packet_pool());
-		msgs_in_use = rte_mempool_in_use_count(_node->message_pool());
+		msgs_in_use = rte_mempool_in_use_count(_node->message_pool()) +
+			      rte_mempool_in_use_count(_node->message_reserve());
 		_node.reset();
 		return fin;
 	}

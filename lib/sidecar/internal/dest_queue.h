@@ -71,6 +71,15 @@ public:
 	 * stall clock (stalled_for) keeps running across the probes.
 	 */
 	bool probe(uint32_t dst) noexcept;
+	/**
+	 * At most `n` network requests (bodies in port RX's received mbufs, each holding an
+	 * rx_msg) wait in all queues together; beyond, a network request that would wait is
+	 * refused (admit) or not kept (bounced), and answered 503 dest_full: port RX's
+	 * messages are not all parked here (docs/overload.md, "A reserve at port RX").
+	 */
+	void limit_network_requests(uint32_t n) noexcept { _net_limit = n; }
+	/** Network requests waiting in the queues now. */
+	uint32_t network_requests() const noexcept { return _net_requests; }
 	/** Whether a new delivery to dst would wait (its give-up time is needed then). */
 	bool waits(uint32_t dst) const noexcept
 	{
@@ -146,6 +155,11 @@ private:
 	dest _dest[DPUMESH_MAX_PODS];
 	uint8_t _active[DPUMESH_MAX_PODS];
 	uint32_t _nb_active = 0, _cursor = 0;
+	uint32_t _net_requests = 0, _net_limit = UINT32_MAX;
+	static bool network_request(const dpa_command &c) noexcept
+	{
+		return c.network_body() && c.what == dpa_command::op::deliver_request;
+	}
 };
 
 } // namespace dpumesh::sidecar

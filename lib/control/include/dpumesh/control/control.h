@@ -175,10 +175,14 @@ std::vector<lcore_view> lcores(const node &n);
 
 struct drop_totals {
 	uint64_t frames = 0, bytes = 0, accepted = 0, messages = 0, in_reassembly = 0;
+	/** gauges: rx_msgs taken from port RX's pool and reserve (on the rings, in the sidecar,
+	 *  in destination queues, with the DPA), and of those waiting on the rings to the
+	 *  sidecar */
+	uint64_t rx_msgs_in_use = 0, ingress_queued = 0;
 	/** frames (parser) and messages (reassembler) dropped, by wire reason */
 	std::array<uint64_t, static_cast<size_t>(port::rx_drop::count)> drops{};
 	uint64_t no_consumer = 0, ring_full = 0, msg_pool_empty = 0, duplicates = 0;
-	uint64_t refused_saturated = 0;
+	uint64_t refused_saturated = 0, refused_overloaded = 0, reserve_empty = 0;
 
 	/** Calls fn(name, help, value) for every drop counter, wire reasons first. */
 	template <typename Fn>
@@ -190,12 +194,19 @@ struct drop_totals {
 		}
 		fn("no_consumer", "whole messages with no next stage attached", no_consumer);
 		fn("ring_full", "whole messages refused by the next stage's ring", ring_full);
-		fn("msg_pool_empty", "whole messages dropped for want of a message buffer",
+		fn("msg_pool_empty",
+		   "answers dropped for want of a message buffer (their requester hears 504)",
 		   msg_pool_empty);
 		fn("duplicates", "repeated fragments ignored", duplicates);
 		fn("refused_saturated",
 		   "requests refused at their first frame: their service was saturated (503)",
 		   refused_saturated);
+		fn("refused_overloaded",
+		   "requests refused from port RX's reserve: no message buffer was left (503)",
+		   refused_overloaded);
+		fn("reserve_empty",
+		   "requests dropped with no answer: not even the reserve had a message buffer",
+		   reserve_empty);
 	}
 };
 drop_totals drops(const node &n);

@@ -148,6 +148,8 @@ public:
 #endif
 	const rte_mempool *packet_pool() const noexcept { return _pkts.get(); }
 	const rte_mempool *message_pool() const noexcept { return _msgs.get(); }
+	/** rx_msgs only port RX's refusals take when message_pool() is empty. */
+	const rte_mempool *message_reserve() const noexcept { return _msg_reserve.get(); }
 	/** Whether rte_pdump_init succeeded (options::pdump). */
 	bool pdump() const noexcept { return _pdump; }
 
@@ -170,8 +172,11 @@ private:
 	std::unique_ptr<rte_mempool, internal::mempool_free> _pkts;
 	internal::port_set _ports;
 	std::unique_ptr<rte_mempool, internal::mempool_free> _msgs;
+	std::unique_ptr<rte_mempool, internal::mempool_free> _msg_reserve;
 	/* rx_msg*: worker k's port RX -> its sidecar shard, by worker */
 	std::vector<std::unique_ptr<rte_ring, internal::ring_free>> _ingress;
+	/* port RX's refusals -> its sidecar shard, by worker */
+	std::vector<std::unique_ptr<rte_ring, internal::ring_free>> _refusals;
 	/* each sidecar shard's hand-off ring (two workers or more) */
 	std::vector<std::unique_ptr<rte_ring, internal::ring_free>> _handoff;
 	std::vector<unsigned> _workers;

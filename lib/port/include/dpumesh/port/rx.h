@@ -8,6 +8,16 @@
 // counted under its wire::wire_drop reason; messages that cannot be handed on are counted
 // as no_consumer / ring_full / msg_pool_empty. Reassembly timeouts run every few polls.
 //
+// A request that finds the message pool empty is not dropped: it takes an rx_msg from a
+// small reserve only refusals may take (`reserve_pool`), its mbufs are freed, and the
+// sidecar answers it 503 `overloaded` from the addresses kept (`refused_overloaded`); so is
+// a request that finds `backlog_limit` messages waiting for the sidecar already. Refusals
+// go on their own ring (`refusals`), which the sidecar takes every poll. Only a
+// request that finds the reserve empty too is dropped (`reserve_empty`); an answer from the
+// network that finds no rx_msg is dropped (`msg_pool_empty`) and its requester hears 504 at
+// its deadline. The node sizes the ring to the sidecar to hold every rx_msg of both pools,
+// so a message is never refused by the ring (docs/overload.md, "A reserve at port RX").
+//
 // With a service gate (service_gate.h, its sidecar shard's), a request whose whole message
 // is in one frame is looked at before reassembly: its service is read from the L7 header
 // (wire::l7_peek_service) and, when the shard has marked that service saturated, the frame
@@ -47,6 +57,7 @@ inline const char *rx_drop_help(rx_drop d) { return wire::wire_drop_help(d); }
 enum class rx_refusal : uint8_t {
 	none,      /**< a whole message */
 	saturated, /**< its service is saturated (service_gate): msg has no chain */
+	overloaded, /**< no rx_msg was left outside the reserve: msg has no chain */
 };
 
 struct rx_msg {
@@ -55,19 +66,23 @@ struct rx_msg {
 	uint64_t rx_tsc;  /**< when its last fragment arrived */
 	uint16_t port_id; /**< where it arrived */
 	rx_refusal refusal; /**< none, or why port RX refused it (then msg.chain is nullptr) */
-	uint32_t svc;       /**< refusal: the gate's service index */
+	uint32_t svc;       /**< refusal saturated: the gate's service index */
 };
 
 struct alignas(64) rx_stats {
 	counter frames;   /**< received */
 	counter bytes;    /**< received, L2 */
 	counter accepted; /**< frames that were valid mesh fragments */
-	counter messages; /**< complete messages (and refusals, refused_saturated) handed on */
+	counter messages; /**< complete messages (and refusals) handed on */
 	std::array<counter, static_cast<size_t>(rx_drop::count)> drops; /**< frames, by reason */
 	counter no_consumer;    /**< messages with no next stage attached */
 	counter ring_full;      /**< messages refused by the next stage's ring */
-	counter msg_pool_empty; /**< messages dropped for want of an rx_msg */
+	counter msg_pool_empty; /**< answers (or, without a reserve, requests) dropped for want
+				   of an rx_msg */
 	counter refused_saturated; /**< requests refused at their first frame (service gate) */
+	counter refused_overloaded; /**< requests refused: the pool was empty (the reserve's
+				       rx_msg), or backlog_limit messages waited */
+	counter reserve_empty;      /**< requests dropped: not even the reserve had an rx_msg */
 };
 
 /** One instance per lcore that runs port RX; owns its reassembler. */
@@ -86,7 +101,15 @@ struct rx_ctx {
 	uint32_t max_message = 16u << 20;
 	std::unique_ptr<wire::reassembler> reasm;
 	rte_mempool *msg_pool = nullptr; /**< of rx_msg */
+	/** rx_msgs only refusals take, when msg_pool is empty (nullptr: none, drop instead) */
+	rte_mempool *reserve_pool = nullptr;
 	rte_ring *next = nullptr;        /**< rx_msg* go here; nullptr: count and free */
+	/** Refusals (rx_msg* with `refusal` set) go here; nullptr: on `next` with the rest. The
+	 *  sidecar takes them every poll, also while whole messages wait on `next`. */
+	rte_ring *refusals = nullptr;
+	/** Messages on `next` at which a request is refused (overloaded) rather than queued
+	 *  behind them; UINT32_MAX: no limit. */
+	unsigned backlog_limit = UINT32_MAX;
 	/** The sidecar shard's saturation flags (nullptr: no refusal at RX). Set before the
 	 *  lcores start. */
 	const service_gate *gate = nullptr;

@@ -107,14 +107,14 @@ using port::rx_msg;
 	_(src_gone, "messages whose sender unregistered before delivery")               \
 	_(no_match, "responses that match no pending request (dropped)")                 \
 	_(responses_lost, "responses whose origin could not receive them")               \
-	_(answers_refused, "answers given up: the requester's RX had no room in time (its quota)") \
+	_(answers_refused, "answers given up: the requester's RX had no room in time (its quota); each is owed as 504 answer_refused") \
 	_(answers_orphaned, "answers not delivered: the requester unregistered")          \
 	_(answers_deferred, "answers to the network not sent (no mbuf, TX ring full): 502 soon") \
 	_(responses_failed, "responses not deliverable (responder gone, too large): 502 sent instead") \
 	_(bad_header, "messages with an invalid L7 header")                              \
 	_(header_dma_error, "headers whose copy into an hbuf failed")                    \
 	_(hbuf_empty, "network messages not taken: no header buffer")                    \
-	_(answers_owed, "error answers that waited for a buffer (hbuf, mbuf, TX ring room), sent later") \
+	_(answers_owed, "error answers that waited for a buffer (hbuf, mbuf, TX ring room) or for their requester to drain, sent later") \
 	_(answers_unsent, "error answers not sent: the owed answers' queue full (never expected)") \
 	_(backlog_stalls, "polls that stopped taking input: RX kernel queues full")      \
 	_(backlog_overflow, "commands dropped: RX kernel backlog full (never expected)")  \
@@ -176,10 +176,14 @@ struct network {
 		rte_ring *tx = nullptr; /**< frames for this port's TX stage (external ports) */
 	};
 	rte_ring *ingress = nullptr;   /**< rx_msg* from port RX */
+	rte_ring *refusals = nullptr;  /**< rx_msg* port RX refused (taken every poll) */
 	rte_mempool *pkts = nullptr;   /**< frames are built from it */
 	std::vector<port> ports;       /**< by ethdev port id order of the config */
 	/** The sidecar shard this is for, of how many (frames' message ids stay distinct). */
 	unsigned shard = 0, nb_shards = 1;
+	/** Port RX's rx_msgs, all shards (0: no bound): network requests wait in this shard's
+	 *  destination queues at most half of them, shared out among the shards. */
+	uint32_t rx_msgs = 0;
 };
 
 /** A hand-off ring for one sidecar shard (MP/SC, `size` entries); nullptr and rte_errno. */
@@ -263,8 +267,8 @@ public:
 	uint32_t nb_services() const noexcept;
 	const std::string &service_name(uint32_t svc) const noexcept;
 	const l7_metrics &service_metrics(uint32_t svc) const noexcept;
-	/** Deliveries waiting here now: in destination queues and parked retries (control
-	 *  path, read without locks). */
+	/** Deliveries waiting here now: in destination queues, parked retries and refused
+	 *  answers owed to pods that did not drain (control path, read without locks). */
 	uint32_t waiting() const noexcept;
 	/** What the pod `handle` holds and was refused here (quota, docs/quota.md). */
 	void pod_quota(uint32_t handle, quota_usage *out) const noexcept;
@@ -344,6 +348,7 @@ private:
 	std::vector<policy::retry_budget> _budgets; /* by service */
 	uint64_t _tsc_hz = 0;
 	rte_ring *_ingress = nullptr;
+	rte_ring *_refusals = nullptr; /* port RX's refusals */
 	shard_info _shard;
 	unsigned _token_bits = 0; /* request_table::shard_bits(_shard.count) */
 	unsigned _qsbr_id = 0;
