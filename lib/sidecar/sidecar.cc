@@ -26,6 +26,8 @@ namespace dpumesh::sidecar {
 namespace {
 constexpr unsigned burst = outbox::burst;
 constexpr uint32_t table_capacity = 65536;
+/* pods count as busy for 1 ms after their last message (the network's share, step 4) */
+constexpr uint64_t pods_hold_per_s = 1000;
 } // namespace
 
 rte_ring *create_handoff_ring(const char *name, unsigned size) noexcept
@@ -322,6 +324,7 @@ uint32_t stage::run() noexcept
 	work += nd;
 	/* 4. per DPA thread: what its RX kernel handed back, then pods' messages */
 	sw_descriptor in[burst];
+	uint32_t pod_msgs = 0;
 	for (unsigned t = _shard.index; t < _dpa.nb_threads(); t += _shard.count) {
 		/* notifications first: they free pending entries and hbufs, and the RX kernel
 		 * needs their queue drained to take more commands */
@@ -368,7 +371,17 @@ uint32_t stage::run() noexcept
 			from_pod(in[i], now);
 		}
 		work += n;
+		pod_msgs += n;
 	}
+	/* fairness (docs/overload.md): while pods' messages pass, the network gets a pod
+	 * message's worth of each pass (port RX's and this poll's network share), so a flood
+	 * does not stretch the passes they wait on; a pod's next message follows within a
+	 * round trip, hence the hold */
+	if (pod_msgs)
+		_pods_until = now + _tsc_hz / pods_hold_per_s;
+	const bool pods_busy = now < _pods_until;
+	_admission->pods_busy(pods_busy);
+	const unsigned net_quantum = pods_busy ? port::service_gate::shared_quantum : burst;
 	/* 5. what other shards handed here */
 	if (_outbox->room())
 		work += take_handoffs(now);
@@ -376,8 +389,8 @@ uint32_t stage::run() noexcept
 	 * whose correlation (a token) is another shard's goes there whole */
 	if (_ingress && _outbox->room()) {
 		rx_msg *msgs[burst];
-		unsigned n = rte_ring_sc_dequeue_burst(_ingress, reinterpret_cast<void **>(msgs), burst,
-						       nullptr);
+		unsigned n = rte_ring_sc_dequeue_burst(_ingress, reinterpret_cast<void **>(msgs),
+						       net_quantum, nullptr);
 		for (unsigned i = 0; i < n; i++) {
 			if (msgs[i]->refusal != port::rx_refusal::none) {
 				refused_at_rx(msgs[i]);

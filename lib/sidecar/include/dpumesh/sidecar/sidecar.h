@@ -351,6 +351,7 @@ private:
 	std::string _hop;
 	uint64_t _next_sweep = 0; /* TSC of the next deadline sweep */
 	uint64_t _next_gate = 0;  /* TSC of the next look at saturated services (refresh_gate) */
+	uint64_t _pods_until = 0; /* TSC until which pods count as busy (the network's share) */
 	policy::trace_rng _trace_rng; /* trace ids of requests without them (seeded at create) */
 	counters _stats;
 };
