@@ -15,11 +15,11 @@
 //   if (g.saturated(svc)) refuse_at_rx();     // port RX
 //
 // It also carries the network's share of the lcore (docs/overload.md "Fairness"): while
-// pods' messages pass through the shard, port RX takes at most shared_quantum frames per
-// poll instead of a full burst, so a network flood cannot stretch every pass of the lcore
-// those messages wait on.
+// pods' messages pass through the shard, the shard sets how many frames port RX may take
+// per poll (about a microsecond of the lcore's work, from the measured cost of a network
+// message), so a network flood cannot stretch every pass of the lcore those messages wait on.
 //
-//   g.set_pods_busy(true);                    // the sidecar, while pods' messages pass
+//   g.set_rx_quantum(8);                      // the sidecar, while pods' messages pass; 0: none
 //   rte_eth_rx_burst(port, q, pkts, g.rx_quantum(32));   // port RX: 8 then
 #pragma once
 
@@ -65,32 +65,25 @@ public:
 		_nb_raised.store(on ? n + 1 : n - 1, std::memory_order_relaxed);
 	}
 
-	/** Frames port RX takes per poll while pods' messages pass through the shard: a
-	 *  refused network frame costs the worker lcore about an eighth of what one pod message
-	 *  does (port RX + sidecar + port TX ~140 ns against ~1.2 us, docs/overload.md), so the
-	 *  network gets about one pod message's worth of each pass. */
-	static constexpr uint16_t shared_quantum = 8;
 	/** Port RX: how many frames to take now, at most `burst`. */
 	uint16_t rx_quantum(uint16_t burst) const noexcept
 	{
-		return _pods_busy.load(std::memory_order_relaxed) && burst > shared_quantum
-			       ? shared_quantum
-			       : burst;
+		const uint16_t q = _rx_quantum.load(std::memory_order_relaxed);
+		return q != 0 && q < burst ? q : burst;
 	}
-	/** The owning shard only: whether pods' messages are passing (written on change). */
-	void set_pods_busy(bool on) noexcept
+	/** The owning shard only: port RX's frames per poll, 0 for no cap (written on change). */
+	void set_rx_quantum(uint16_t q) noexcept
 	{
-		if (_pods_busy.load(std::memory_order_relaxed) != on)
-			_pods_busy.store(on, std::memory_order_relaxed);
+		if (_rx_quantum.load(std::memory_order_relaxed) != q)
+			_rx_quantum.store(q, std::memory_order_relaxed);
 	}
-	bool pods_busy() const noexcept { return _pods_busy.load(std::memory_order_relaxed); }
 
 private:
 	std::vector<std::string> _names;
 	std::vector<uint32_t> _index; /* open addressing: index + 1, 0 = empty */
 	std::unique_ptr<std::atomic<uint8_t>[]> _flags;
 	std::atomic<uint32_t> _nb_raised{0}; /* flags up */
-	std::atomic<bool> _pods_busy{false};  /* the network's share is capped (rx_quantum) */
+	std::atomic<uint16_t> _rx_quantum{0}; /* port RX's frames per poll; 0: a full burst */
 };
 
 } // namespace dpumesh::port
