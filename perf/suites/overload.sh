@@ -342,7 +342,7 @@ suite_overload() {
   wait "$OVL_GEN_PID" 2>/dev/null || true
   after=$(tel get "$DP_TEL" /dpumesh/stages)
   cost=$(lcore_cost "$before" "$after")
-  OVL_DEL_STAGES=$(echo $(stage_costs "$before" "$after"))
+  OVL_DEL_STAGES=$(stage_costs "$before" "$after" | tr '\n' ' ')
   ovl_gen_row net-delivered net-delivered "$cost" "$nsecs" || true
   # per delivered network request (request in, answer out): the window's cost over the
   # messages port RX took in it
@@ -426,7 +426,7 @@ print("%.0f %.0f" % (max(ns - admitted * dns, 0) / refused, max(cyc - admitted *
   # per stage: thread CPU per message handled under the unpaced flood (nearly all refused)
   # against net-delivered's (all delivered)
   ustages=$(stage_costs "$before" "$after")
-  echo "net-unpaced stages (name:ns_per_unit:units): $(echo $ustages)" >> "$RAW/overload.txt"
+  echo "net-unpaced stages (name:ns_per_unit:units): $(echo "$ustages" | tr '\n' ' ')" >> "$RAW/overload.txt"
   echo "net-delivered stages (name:ns_per_unit:units): ${OVL_DEL_STAGES:-}" >> "$RAW/overload.txt"
   local st k uns dns
   for st in $ustages; do
