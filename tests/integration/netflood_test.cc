@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "mesh_node.h"
 #include "output.h"
@@ -37,6 +38,20 @@ long long trial_value(json_t *fixed, const char *key, const char *sub = nullptr)
 	if (sub)
 		v = json_object_get(v, sub);
 	return json_is_integer(v) ? json_integer_value(v) : -1;
+}
+
+/** dpumesh-replay as the memif client of `memif`: `cap` at `pps` frames/s ("max":
+ *  unpaced) for `secs` seconds, every answer matched (2 s of drain), summary under `out`. */
+std::vector<std::string> generator_args(const std::string &prefix, const std::string &memif,
+					const std::string &cap, const char *pps, const char *secs,
+					const char *idle_us, const std::string &out)
+{
+	return {bin_path("dpumesh-replay"), "-l", "0", "--no-huge", "-m", "256", "--no-pci",
+		"--no-shconf", "--file-prefix=" + prefix + "-" + std::to_string(getpid()),
+		"--log-level=lib.eal:warning",
+		"--vdev=net_memif0,role=client,socket=" + memif + ",socket-abstract=no", "--",
+		"--pcap", cap, "--match", "mesh", "--mode", "fixed", "--pps", pps, "--duration", secs,
+		"--drain", "2", "--idle-sleep", idle_us, "--wait-link", "30", "--out", out};
 }
 
 TEST(NetFlood, ASaturatedServiceIsRefusedAtPortRxAndEveryRequestIsAnsweredOnce)
@@ -73,13 +88,7 @@ TEST(NetFlood, ASaturatedServiceIsRefusedAtPortRxAndEveryRequestIsAnsweredOnce)
 
 	/* the flood: 20,000 requests/s for 3 s, every answer matched (--drain: the last ones) */
 	const std::string out = d.file("gen");
-	subprocess gen({bin_path("dpumesh-replay"), "-l", "0", "--no-huge", "-m", "256", "--no-pci",
-			"--no-shconf", "--file-prefix=netflood-gen-" + std::to_string(getpid()),
-			"--log-level=lib.eal:warning",
-			"--vdev=net_memif0,role=client,socket=" + memif + ",socket-abstract=no", "--",
-			"--pcap", cap, "--match", "mesh", "--mode", "fixed", "--pps", "20000",
-			"--duration", "3", "--drain", "2", "--idle-sleep", "50", "--wait-link", "30",
-			"--out", out});
+	subprocess gen(generator_args("netflood-gen", memif, cap, "20000", "3", "50", out));
 	/* round trips between two other pods while it floods (started once frames arrive) */
 	ASSERT_TRUE(n.wait_sidecar("net_requests", 1, 40s)) << n.proc->output() << gen.output();
 	auto client = n.pod({"client", n.sock, "300", "7", "64"},
@@ -203,13 +212,7 @@ TEST(NetFlood, AnUnpacedFloodLeavesOtherPodsRoundTripsNearTheirQuietLatency)
 
 	/* the flood, unpaced, and the same round trips once its frames arrive */
 	const std::string out = d.file("gen");
-	subprocess gen({bin_path("dpumesh-replay"), "-l", "0", "--no-huge", "-m", "256", "--no-pci",
-			"--no-shconf", "--file-prefix=netflood-ugen-" + std::to_string(getpid()),
-			"--log-level=lib.eal:warning",
-			"--vdev=net_memif0,role=client,socket=" + memif + ",socket-abstract=no", "--",
-			"--pcap", cap, "--match", "mesh", "--mode", "fixed", "--pps", "max",
-			"--duration", "8", "--drain", "2", "--idle-sleep", "20", "--wait-link", "30",
-			"--out", out});
+	subprocess gen(generator_args("netflood-ugen", memif, cap, "max", "8", "20", out));
 	ASSERT_TRUE(n.wait_sidecar("net_requests", 1, 60s)) << n.proc->output() << gen.output();
 	const std::string c1 = round_trips(n, "quiet", "2");
 	const long long sent = value_of(c1, "DONE", "sent");
