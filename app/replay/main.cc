@@ -72,7 +72,8 @@ void usage(FILE *f)
 "  --mode fixed|ndr|latency  one trial at a rate (default); NDR+PDR search then latency\n"
 "                         at --loads of the NDR; NDR search then latency at 10,50,90%%\n"
 "  --pps R | --gbps G | --timing SPEED   fixed mode rate: frames/s (k/M suffixes), L1\n"
-"                         Gbit/s, or the capture's own timing sped up by SPEED\n"
+"                         Gbit/s, or the capture's own timing sped up by SPEED;\n"
+"                         --pps max: unpaced, as fast as the port takes frames\n"
 "  --duration S           fixed mode TX seconds (default 10; 0 = until --passes)\n"
 "  --passes N             times through the capture (default 0 = no limit)\n"
 "  --drain S              seconds of receiving after the last TX (default 0.5)\n"
@@ -185,7 +186,15 @@ int parse_args(int argc, char **argv, options &o)
 			else
 				ok = false;
 			break;
-		case o_pps: o.kind = rate_kind::pps; ok = num("pps", optarg, o.rate, 1, 1e9); break;
+		case o_pps:
+			if (!std::strcmp(optarg, "max")) {
+				o.kind = rate_kind::unpaced;
+				o.rate = 0;
+			} else {
+				o.kind = rate_kind::pps;
+				ok = num("pps", optarg, o.rate, 1, 1e9);
+			}
+			break;
 		case o_gbps: o.kind = rate_kind::gbps; ok = num("gbps", optarg, o.rate, 1e-6, 1e4); break;
 		case o_timing: o.kind = rate_kind::timing; ok = num("timing", optarg, o.rate, 1e-3, 1e6); break;
 		case o_duration: ok = num("duration", optarg, o.duration, 0, 86400 * 365); break;

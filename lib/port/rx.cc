@@ -84,7 +84,9 @@ uint16_t rx_poll(void *arg) noexcept
 	}
 
 	rte_mbuf *pkts[rx_ctx::burst];
-	uint16_t n = rte_eth_rx_burst(q.port, q.queue, pkts, rx_ctx::burst);
+	/* a smaller share while pods' messages pass through the shard (docs/overload.md) */
+	uint16_t n = rte_eth_rx_burst(q.port, q.queue, pkts,
+				      c.gate ? c.gate->rx_quantum(rx_ctx::burst) : rx_ctx::burst);
 	if (n == 0)
 		return 0;
 

@@ -277,6 +277,13 @@ trial_result generator::run(const trial_config &c, const std::atomic<bool> *stop
 		 * sends what was due by then, so a trial sends rate x seconds frames. */
 		const bool past_end = now >= tx_end;
 		const uint64_t pace = past_end ? tx_end : now;
+		if (!tx_done && past_end && c.kind == rate_kind::unpaced) {
+			/* nothing was due by a time: TX ends with its seconds */
+			tx_done = true;
+			tx_stop = tx_end;
+			rte_pktmbuf_free_bulk(pend, nb_pend);
+			nb_pend = 0;
+		}
 		if (!tx_done && past_end && now - tx_end > hz) {
 			/* the port has taken nothing for a second past the end: give up */
 			tx_done = true;
@@ -289,7 +296,9 @@ trial_result generator::run(const trial_config &c, const std::atomic<bool> *stop
 				/* how many frames are due now */
 				uint16_t due = 0;
 				double el = double(pace - start);
-				if (c.kind == rate_kind::pps) {
+				if (c.kind == rate_kind::unpaced) {
+					due = burst; /* whatever the port takes */
+				} else if (c.kind == rate_kind::pps) {
 					double d = el * frames_per_tsc - double(queued);
 					due = d >= double(burst) ? burst : d >= 1 ? uint16_t(d) : 0;
 				} else if (c.kind == rate_kind::gbps) {

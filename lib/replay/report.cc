@@ -11,7 +11,8 @@ namespace {
 
 const char *kind_name(rate_kind k)
 {
-	return k == rate_kind::pps ? "pps" : k == rate_kind::gbps ? "gbps" : "timing";
+	return k == rate_kind::pps ? "pps" : k == rate_kind::gbps ? "gbps"
+		: k == rate_kind::timing ? "timing" : "unpaced";
 }
 
 double us(uint64_t ns) { return double(ns) / 1000.0; }
@@ -87,7 +88,7 @@ void print_trial(FILE *out, const std::string &label, const std::string &phase,
 		     "  tx_full %" PRIu64 " settled %" PRIu64 "\n",
 		     label.c_str(), phase.c_str(), r.config.value,
 		     r.config.kind == rate_kind::pps ? "pps" : r.config.kind == rate_kind::gbps
-			     ? "Gbit/s" : "x timing",
+			     ? "Gbit/s" : r.config.kind == rate_kind::timing ? "x timing" : "unpaced",
 		     r.tx_frames, r.tx_seconds, r.tx_pps(), r.tx_gbps(), r.answered, r.expected,
 		     r.answers_per_s(), r.lost(), 100.0 * r.loss_ratio(), r.classes.ok_2xx,
 		     r.classes.c4xx, r.classes.c5xx, r.classes.mesh_error, r.duplicates, r.stale,

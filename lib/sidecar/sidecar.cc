@@ -26,6 +26,13 @@ namespace dpumesh::sidecar {
 namespace {
 constexpr unsigned burst = outbox::burst;
 constexpr uint32_t table_capacity = 65536;
+/* the network's share (step 4): pods count as busy for 1 ms after their last message;
+ * meanwhile a poll takes about 1 us of network work (port RX, this stage, port TX) */
+constexpr uint64_t pods_hold_per_s = 1000;
+constexpr uint64_t net_share_per_s = 1000000;
+/* the lcore's cost of a network message per cycle of this stage's: port RX + sidecar +
+ * port TX over the sidecar's, 2.2-2.5 for refusals in the overload suite's profile */
+constexpr uint64_t net_cost_factor = 2;
 } // namespace
 
 rte_ring *create_handoff_ring(const char *name, unsigned size) noexcept
@@ -50,6 +57,7 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 	s->_reg = &reg;
 	s->_dpa = dpa;
 	s->_tsc_hz = rte_get_tsc_hz();
+	s->_net_budget = s->_tsc_hz / net_share_per_s;
 	s->_hop = cfg.node.name + "/sidecar";
 	s->_trace_rng = policy::trace_rng(rte_rand());
 	timespec wall;
@@ -325,6 +333,7 @@ uint32_t stage::run() noexcept
 	work += nd;
 	/* 4. per DPA thread: what its RX kernel handed back, then pods' messages */
 	sw_descriptor in[burst];
+	uint32_t pod_msgs = 0;
 	for (unsigned t = _shard.index; t < _dpa.nb_threads(); t += _shard.count) {
 		/* notifications first: they free pending entries and hbufs, and the RX kernel
 		 * needs their queue drained to take more commands */
@@ -371,7 +380,19 @@ uint32_t stage::run() noexcept
 			from_pod(in[i], now);
 		}
 		work += n;
+		pod_msgs += n;
 	}
+	/* fairness (docs/overload.md): while pods' messages pass, the network gets about
+	 * 1 us of each pass, in messages at their measured cost (port RX's frames and this
+	 * poll's network messages), so a flood does not stretch the passes they wait on; a
+	 * pod's next message follows within a round trip, hence the hold */
+	if (pod_msgs)
+		_pods_until = now + _tsc_hz / pods_hold_per_s;
+	unsigned net_quantum = burst;
+	if (now < _pods_until)
+		net_quantum = static_cast<unsigned>(std::clamp<uint64_t>(
+			_net_budget / (net_cost_factor * _net_cycles + 1), 1, burst));
+	_admission->rx_quantum(net_quantum == burst ? 0 : static_cast<uint16_t>(net_quantum));
 	/* 5. what other shards handed here */
 	if (_outbox->room())
 		work += take_handoffs(now);
@@ -388,8 +409,9 @@ uint32_t stage::run() noexcept
 	 * whose correlation (a token) is another shard's goes there whole */
 	if (_ingress && _outbox->room()) {
 		rx_msg *msgs[burst];
-		unsigned n = rte_ring_sc_dequeue_burst(_ingress, reinterpret_cast<void **>(msgs), burst,
-						       nullptr);
+		const uint64_t t0 = rte_rdtsc();
+		unsigned n = rte_ring_sc_dequeue_burst(_ingress, reinterpret_cast<void **>(msgs),
+						       net_quantum, nullptr);
 		for (unsigned i = 0; i < n; i++) {
 			if (msgs[i]->refusal != port::rx_refusal::none) {
 				refused_at_rx(msgs[i]);
@@ -411,6 +433,8 @@ uint32_t stage::run() noexcept
 				port::rx_msg_free(msgs[i]);
 		}
 		work += n;
+		if (n) /* the cost of a network message here, a moving average over polls */
+			_net_cycles = (_net_cycles * 7 + (rte_rdtsc() - t0) / n) / 8;
 	}
 	/* 7. deadlines (1 ms ticks): a sweep once a tick has passed, a burst at a time while
 	 * a burst comes back (up to 8 per poll: at the rate requests come in, a peer that never

@@ -26,6 +26,14 @@
 #   net-flood that rate to "echo": admitted (200) and refused (503) counts, where they were
 #             refused (port RX or sidecar), the lcore CPU per refused network request;
 #   net-isolation the network flood again, and the "quiet" client (pod to pod) beside it.
+# Then the flood unpaced (the issue's x113 came from one):
+#   net-unpaced   dpumesh-replay --pps max to "echo" (as fast as the memif ring takes
+#             frames, OVL_UNPACED_SECS seconds of TX) with the "quiet" round trips beside
+#             it: their p50/p99 against quiet, the flooded service's goodput against its
+#             capacity, and, per stage of the worker lcore (port RX, sidecar, DPA, port
+#             TX), thread CPU per message here (nearly all refused) against net-delivered
+#             (all delivered): the refusal's cost where it is paid. The lcore is busy the
+#             whole phase, so its sampled thread clock has thousands of samples per stage.
 # Every flooded request must get exactly one answer (the generator matches them: lost and
 # duplicates are ERRORs). The net- rows' CPU columns are the worker lcore's, every stage
 # (port RX, sidecar, DPA, port TX): a network message costs port RX and port TX too.
@@ -48,6 +56,8 @@ OVL_BEYOND=${DPUMESH_PERF_OVL_BEYOND:-0}
 OVL_NET_FACTOR=${DPUMESH_PERF_OVL_NET_FACTOR:-$OVL_FACTOR}
 OVL_NET=${DPUMESH_PERF_OVL_NET:-1}   # 0: no port, no network phases (the six above only)
 OVL_NET_RATE=${DPUMESH_PERF_OVL_NET_RATE:-}  # frames/s of the network phases, instead of a factor of C
+OVL_UNPACED=${DPUMESH_PERF_OVL_UNPACED:-1}  # 0: no unpaced network flood phase
+OVL_UNPACED_SECS=${DPUMESH_PERF_OVL_UNPACED_SECS:-}  # its TX seconds (default: round trips' + 6)
 OVL_WARMUP=0.5
 # the profiled window (run.sh --profile): the refused phase, the cost the issue bounds, or
 # DPUMESH_PERF_OVL_PROFILE_AT=net-flood: the network flood's generator run
@@ -89,6 +99,23 @@ for i, n in enumerate(b["name"]):
         ns += (b["cpu_ns"][i] - a["cpu_ns"][j]) / units * (b["work"][i] - a["work"][j])
     busy += b["busy_cycles"][i] - a["busy_cycles"][j]
 print("%.0f %d" % (ns, busy))' "$1" "$2"
+}
+
+# stage_costs BEFORE AFTER: per stage of the worker lcore, "name:ns_per_unit:units" (thread
+# CPU of the sampled polls over the messages they handled, and every message handled in
+# the window), one per line; stages of one kind (port_rx*, sidecar*, dpa*, port_tx*) summed.
+stage_costs() {
+  python3 -c 'import json, sys
+a, b = (json.loads(x)["data"]["/dpumesh/stages"] for x in sys.argv[1:3])
+kinds = {}
+for i, n in enumerate(b["name"]):
+    j = a["name"].index(n)
+    k = n.split("/")[0].rstrip("0123456789")
+    t = kinds.setdefault(k, [0, 0, 0])
+    for x, key in enumerate(("cpu_ns", "cpu_work", "work")):
+        t[x] += b[key][i] - a[key][j]
+for k, (ns, units, work) in sorted(kinds.items()):
+    print("%s:%.1f:%d" % (k, ns / units if units else 0, work))' "$1" "$2"
 }
 
 # ovl_gen NAME CAPTURE RATE SECONDS: dpumesh-replay in the background (OVL_GEN_PID), the
@@ -224,7 +251,7 @@ suite_overload() {
     { anomaly ERROR "overload: pods did not register"; dp_stop; return; }
 
   # capacity: enough outstanding to keep every slot busy, never more than twice that
-  progress "overload: [1/9] capacity ($OVL_ECHO_PODS pods x $OVL_SLOTS slots, ${OVL_DELAY_US} us each)"
+  progress "overload: [1/10] capacity ($OVL_ECHO_PODS pods x $OVL_SLOTS slots, ${OVL_DELAY_US} us each)"
   before=$(tel get "$DP_TEL" /dpumesh/stages)
   ovl_client "$WORK/ovl-cap.out" "$secs" $(( 2 * OVL_ECHO_PODS * OVL_SLOTS )) 0 echo
   wait "$OVL_CLIENT_PID" 2>/dev/null || true
@@ -237,7 +264,7 @@ suite_overload() {
   local rate
   rate=$(awk -v c="$cap" -v f="$OVL_FACTOR" 'BEGIN { printf "%.0f", c * f }')
 
-  progress "overload: [2/9] quiet: 64 B round trips to another pod, one outstanding"
+  progress "overload: [2/10] quiet: 64 B round trips to another pod, one outstanding"
   ovl_client "$WORK/ovl-quiet.out" "$secs" 1 0 quiet
   wait "$OVL_CLIENT_PID" 2>/dev/null || true
   line=$(tr '\n' ' ' < "$WORK/ovl-quiet.out")
@@ -246,7 +273,7 @@ suite_overload() {
 
   # the sidecar's cost of a delivered request at the flood's rate (the same batching): the
   # flood's rate offered to "quiet", which answers them all
-  progress "overload: [3/9] delivered: $rate requests/s to \"quiet\" (all answered)"
+  progress "overload: [3/10] delivered: $rate requests/s to \"quiet\" (all answered)"
   before=$(tel get "$DP_TEL" /dpumesh/stages)
   ovl_client "$WORK/ovl-del.out" "$secs" 256 "$rate" quiet
   wait "$OVL_CLIENT_PID" 2>/dev/null || true
@@ -260,7 +287,7 @@ suite_overload() {
   # requests and never answers (sink: it releases them, so nothing waits for RX slots):
   # once its slots and queue's worth are in flight, every request is refused at the first
   # look until they time out
-  progress "overload: [4/9] refused: $rate requests/s to \"full\" (a pod that never answers)"
+  progress "overload: [4/10] refused: $rate requests/s to \"full\" (a pod that never answers)"
   before=$(tel get "$DP_TEL" /dpumesh/stages)
   profile_window overload refused "$OVL_WARMUP" "$(cpu_secs "$secs" "$OVL_WARMUP")"
   ovl_client "$WORK/ovl-ref.out" "$secs" 256 "$rate" full
@@ -272,7 +299,7 @@ suite_overload() {
   OVL_SECS_SENT=$secs ovl_row refused "$line" "$busy" || true
   local ref_cpu=${busy%% *} ref_cyc=${busy#* } ref_n=$OVL_refused
 
-  progress "overload: [5/9] flood: $rate requests/s offered (${OVL_FACTOR}x $cap)"
+  progress "overload: [5/10] flood: $rate requests/s offered (${OVL_FACTOR}x $cap)"
   before=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/dpa)
   ovl_client "$WORK/ovl-flood.out" "$secs" 256 "$rate" echo
   wait "$OVL_CLIENT_PID" 2>/dev/null || true
@@ -287,7 +314,7 @@ suite_overload() {
   tsc_ref=$(awk -v b="$ref_cyc" -v r="$ref_n" 'BEGIN { printf "%.0f", r ? b / r : 0 }')
   ovl_csv "per-message,,,,,,,,,,,,$cyc_del,$cyc_ref,,$tsc_del,$tsc_ref,,,"
 
-  progress "overload: [6/9] isolation: the flood again, 64 B round trips to \"quiet\" beside it"
+  progress "overload: [6/10] isolation: the flood again, 64 B round trips to \"quiet\" beside it"
   ovl_client "$WORK/ovl-flood2.out" "$(awk -v s="$secs" 'BEGIN { print s + 1 }')" 256 "$rate" echo
   local flood_pid=$OVL_CLIENT_PID
   sleep 0.5
@@ -310,12 +337,13 @@ suite_overload() {
       --services "$i" --frame-size 64 --ipv6-share 0 --seed 1 > /dev/null ||
       { anomaly ERROR "overload: dpumesh-pcapgen failed"; break; }
   done
-  progress "overload: [7/9] net-delivered: $nrate requests/s to \"quiet\" from the network"
+  progress "overload: [7/10] net-delivered: $nrate requests/s to \"quiet\" from the network"
   before=$(tel get "$DP_TEL" /dpumesh/stages)
   ovl_gen net-delivered "$WORK/ovl-net-quiet.pcap" "$nrate" "$nsecs"
   wait "$OVL_GEN_PID" 2>/dev/null || true
   after=$(tel get "$DP_TEL" /dpumesh/stages)
   cost=$(lcore_cost "$before" "$after")
+  OVL_DEL_STAGES=$(stage_costs "$before" "$after" | tr '\n' ' ')
   ovl_gen_row net-delivered net-delivered "$cost" "$nsecs" || true
   # per delivered network request (request in, answer out): the window's cost over the
   # messages port RX took in it
@@ -325,7 +353,7 @@ rx = lambda d: sum(v for n, v in zip(d["name"], d["work"]) if n.startswith("port
 n = rx(b) - rx(a)
 print("%.0f %.0f" % (float(sys.argv[3]) / n, float(sys.argv[4]) / n) if n else "0 0")' "$before" "$after" "${cost%% *}" "${cost#* }")
 
-  progress "overload: [8/9] net-flood: $nrate requests/s to \"echo\" from the network (capacity $cap)"
+  progress "overload: [8/10] net-flood: $nrate requests/s to \"echo\" from the network (capacity $cap)"
   before=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/drops)
   ovl_gen net-flood "$WORK/ovl-net-echo.pcap" "$nrate" "$nsecs"
   profile_window overload net-flood 1 "$(cpu_secs "$nsecs" 1)"
@@ -352,7 +380,7 @@ print("%.0f %.0f" % (max(ns - admitted * dns, 0) / refused, max(cyc - admitted *
   ovl_csv "info:net_refused_at_port_rx,,,,,,,,,,,,,,,,,$(kv "$nwhere" rx),,"
   ovl_csv "info:net_refused_in_sidecar,,,,,,,,,,,,,,,,,$(kv "$nwhere" sidecar),,"
 
-  progress "overload: [9/9] net-isolation: the network flood again, 64 B round trips to \"quiet\" beside it"
+  progress "overload: [9/10] net-isolation: the network flood again, 64 B round trips to \"quiet\" beside it"
   local gsecs
   # long enough for the round trips to start (the generator's link, a loaded box) and end
   # inside the flood
@@ -370,6 +398,45 @@ print("%.0f %.0f" % (max(ns - admitted * dns, 0) / refused, max(cyc - admitted *
   ovl_gen_row net-isolation-flood net-isolation "0 0" "$gsecs" || true
   fi
 
+  # the same flood unpaced: as fast as the generator gets frames into the memif ring
+  local u50=0 u99=0 ugood=0 usecs ustages dstages uwhere
+  if [ "$OVL_NET" != 0 ] && [ "$OVL_UNPACED" != 0 ]; then
+  usecs=${OVL_UNPACED_SECS:-$(awk -v s="$secs" 'BEGIN { print s + 6 }')}
+  progress "overload: [10/10] net-unpaced: the network flood to \"echo\" unpaced for $usecs s, 64 B round trips to \"quiet\" beside it"
+  before=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/drops)
+  ovl_gen net-unpaced "$WORK/ovl-net-echo.pcap" max "$usecs"
+  ngen=$OVL_GEN_PID
+  ovl_wait_rx
+  profile_window overload net-unpaced 0.5 "$(cpu_secs "$secs" 0.5)"
+  ovl_client "$WORK/ovl-nunp.out" "$secs" 1 0 quiet
+  wait "$OVL_CLIENT_PID" 2>/dev/null || true
+  profile_wait
+  kill -0 "$ngen" 2>/dev/null || anomaly WARN "overload net-unpaced: the flood ended before the round trips did"
+  wait "$ngen" 2>/dev/null || true
+  after=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/drops)
+  line=$(tr '\n' ' ' < "$WORK/ovl-nunp.out")
+  ovl_row net-unpaced "$line" 0 || true
+  u50=$OVL_p50 u99=$OVL_p99
+  uwhere=$(ovl_counters "$before" "$after")
+  echo "net-unpaced refused at: $uwhere" >> "$RAW/overload.txt"
+  ovl_gen_row net-unpaced-flood net-unpaced "$(lcore_cost "$before" "$after")" "$usecs" || true
+  ugood=$OVL_ok_rps
+  ovl_csv "info:net_unpaced_offered_rps,,,,,,,,,,,,,,,,,$(awk -v n="$OVL_sent" -v s="$usecs" 'BEGIN { printf "%.0f", n / s }'),,"
+  ovl_csv "info:net_unpaced_refused_at_port_rx,,,,,,,,,,,,,,,,,$(kv "$uwhere" rx),,"
+  ovl_csv "info:net_unpaced_refused_in_sidecar,,,,,,,,,,,,,,,,,$(kv "$uwhere" sidecar),,"
+  # per stage: thread CPU per message handled under the unpaced flood (nearly all refused)
+  # against net-delivered's (all delivered)
+  ustages=$(stage_costs "$before" "$after")
+  echo "net-unpaced stages (name:ns_per_unit:units): $(echo "$ustages" | tr '\n' ' ')" >> "$RAW/overload.txt"
+  echo "net-delivered stages (name:ns_per_unit:units): ${OVL_DEL_STAGES:-}" >> "$RAW/overload.txt"
+  local st k uns dns
+  for st in $ustages; do
+    k=${st%%:*}; uns=$(echo "$st" | cut -d: -f2)
+    dns=$(echo "${OVL_DEL_STAGES:-}" | tr ' ' '\n' | awk -F: -v k="$k" '$1 == k { print $2 }')
+    ovl_csv "stage:$k,,,,,,,,,,,,${dns:-},$uns,,,,$(awk -v u="$uns" -v d="${dns:-0}" 'BEGIN { printf "%.3f", d ? u / d : 0 }'),,"
+  done
+  fi
+
   ovl_target goodput_over_capacity "$(awk -v g="$good" -v c="$cap" 'BEGIN { printf "%.3f", g / c }')" ">=" 0.9
   ovl_target refused_over_delivered_cpu "$(awk -v r="$cyc_ref" -v d="$cyc_del" 'BEGIN { printf "%.3f", d ? r / d : 0 }')" "<=" 0.25
   ovl_csv "info:refused_over_delivered_cycles,,,,,,,,,,,,,,,,,$(awk -v r="$tsc_ref" -v d="$tsc_del" 'BEGIN { printf "%.3f", d ? r / d : 0 }'),,"
@@ -381,6 +448,11 @@ print("%.0f %.0f" % (max(ns - admitted * dns, 0) / refused, max(cyc - admitted *
   ovl_csv "info:net_refused_over_delivered_cycles,,,,,,,,,,,,,,,,,$(awk -v r="$nref_cyc" -v d="${ncost_del#* }" 'BEGIN { printf "%.3f", d ? r / d : 0 }'),,"
   ovl_target net_isolation_p50_over_quiet "$(awk -v a="$n50" -v b="$q50" 'BEGIN { printf "%.2f", b ? a / b : 0 }')" "<=" 2
   ovl_target net_isolation_p99_over_quiet "$(awk -v a="$n99" -v b="$q99" 'BEGIN { printf "%.2f", b ? a / b : 0 }')" "<=" 3
+  }
+  [ "$OVL_NET" = 0 ] || [ "$OVL_UNPACED" = 0 ] || {
+  ovl_target net_unpaced_p50_over_quiet "$(awk -v a="$u50" -v b="$q50" 'BEGIN { printf "%.2f", b ? a / b : 0 }')" "<=" 2
+  ovl_target net_unpaced_p99_over_quiet "$(awk -v a="$u99" -v b="$q99" 'BEGIN { printf "%.2f", b ? a / b : 0 }')" "<=" 3
+  ovl_target net_unpaced_goodput_over_capacity "$(awk -v g="$ugood" -v c="$cap" 'BEGIN { printf "%.3f", g / c }')" ">=" 0.9
   }
 
   for i in "${pids[@]}"; do stop_pid "$i"; done

@@ -241,6 +241,28 @@ TEST_F(replay_gen, fixed_rate_sends_rate_times_duration_within_one_percent)
 	refl.stop();
 }
 
+TEST_F(replay_gen, unpaced_sends_what_the_port_takes_and_stops_with_its_seconds)
+{
+	capture cap = load(write_pcap("unpaced", plain_frames(64, 128), 1000), match_mode::frame);
+	auto g = generator::create(gen_port, pool, cap, match_mode::frame);
+	reflector refl(dut_port, {});
+	trial_config c;
+	c.kind = rate_kind::unpaced;
+	c.seconds = 0.5;
+	c.drain_seconds = 0.3;
+	c.trial_id = 9;
+	trial_result r = (*g)->run(c);
+	/* no rate to keep: TX ends at its seconds exactly, whatever it sent by then */
+	EXPECT_DOUBLE_EQ(r.tx_seconds, 0.5);
+	/* a ring port takes bursts as fast as they come: far more than a slow pace would
+	 * send (5,000/s would be 2,500 here), on a loaded box too */
+	EXPECT_GT(r.tx_frames, 2500u);
+	EXPECT_EQ(r.expected, r.tx_frames);
+	EXPECT_EQ(r.answered, r.expected) << "the reflector returns every frame";
+	EXPECT_EQ(r.duplicates, 0u);
+	refl.stop();
+}
+
 TEST_F(replay_gen, passes_send_the_capture_exactly_n_times)
 {
 	capture cap = load(write_pcap("passes", plain_frames(37, 100), 1000), match_mode::frame);

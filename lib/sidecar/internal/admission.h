@@ -103,6 +103,8 @@ public:
 
 	/** The saturation flags this shard publishes for its port RX. */
 	const port::service_gate &gate() const noexcept { return _gate; }
+	/** Publishes port RX's frames per poll (0: a full burst): the network's share. */
+	void rx_quantum(uint16_t q) noexcept { _gate.set_rx_quantum(q); }
 	/** Lowers the flag of every saturated service that has a pod with room again, or no
 	 *  live pod (then the sidecar answers no_live_pod); cheap when none is raised. */
 	void refresh_gate() noexcept;

@@ -13,6 +13,14 @@
 //   uint32_t svc = g.find("echo");            // UINT32_MAX: not a service here
 //   g.set_saturated(svc, true);               // the sidecar, when no pod has room
 //   if (g.saturated(svc)) refuse_at_rx();     // port RX
+//
+// It also carries the network's share of the lcore (docs/overload.md "Fairness"): while
+// pods' messages pass through the shard, the shard sets how many frames port RX may take
+// per poll (about a microsecond of the lcore's work, from the measured cost of a network
+// message), so a network flood cannot stretch every pass of the lcore those messages wait on.
+//
+//   g.set_rx_quantum(8);                      // the sidecar, while pods' messages pass; 0: none
+//   rte_eth_rx_burst(port, q, pkts, g.rx_quantum(32));   // port RX: 8 then
 #pragma once
 
 #include <atomic>
@@ -57,11 +65,25 @@ public:
 		_nb_raised.store(on ? n + 1 : n - 1, std::memory_order_relaxed);
 	}
 
+	/** Port RX: how many frames to take now, at most `burst`. */
+	uint16_t rx_quantum(uint16_t burst) const noexcept
+	{
+		const uint16_t q = _rx_quantum.load(std::memory_order_relaxed);
+		return q != 0 && q < burst ? q : burst;
+	}
+	/** The owning shard only: port RX's frames per poll, 0 for no cap (written on change). */
+	void set_rx_quantum(uint16_t q) noexcept
+	{
+		if (_rx_quantum.load(std::memory_order_relaxed) != q)
+			_rx_quantum.store(q, std::memory_order_relaxed);
+	}
+
 private:
 	std::vector<std::string> _names;
 	std::vector<uint32_t> _index; /* open addressing: index + 1, 0 = empty */
 	std::unique_ptr<std::atomic<uint8_t>[]> _flags;
 	std::atomic<uint32_t> _nb_raised{0}; /* flags up */
+	std::atomic<uint16_t> _rx_quantum{0}; /* port RX's frames per poll; 0: a full burst */
 };
 
 } // namespace dpumesh::port

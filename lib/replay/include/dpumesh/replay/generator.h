@@ -35,6 +35,7 @@ enum class rate_kind : uint8_t {
 	pps,    /**< frames per second */
 	gbps,   /**< L1 gigabits per second: frame + 24 B (preamble 8, FCS 4, gap 12) */
 	timing, /**< the capture's own inter-frame times divided by a speed factor */
+	unpaced, /**< as fast as the port takes frames (value unused); TX ends at `seconds` */
 };
 
 struct trial_config {

@@ -356,6 +356,10 @@ private:
 	std::string _hop;
 	uint64_t _next_sweep = 0; /* TSC of the next deadline sweep */
 	uint64_t _next_gate = 0;  /* TSC of the next look at saturated services (refresh_gate) */
+	/* the network's share while pods' messages pass (docs/overload.md "Fairness") */
+	uint64_t _pods_until = 0; /* TSC until which pods count as busy */
+	uint64_t _net_cycles = 0; /* TSC cycles per network message (step 6), moving average */
+	uint64_t _net_budget = 0; /* TSC cycles of network work per poll while pods are busy */
 	policy::trace_rng _trace_rng; /* trace ids of requests without them (seeded at create) */
 	counters _stats;
 };
