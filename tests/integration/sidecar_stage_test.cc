@@ -12,6 +12,7 @@
 #include <functional>
 #include <cstring>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -632,6 +633,39 @@ TEST_F(sidecar_stage, the_policy_applies_to_relayed_requests_and_peers_get_no_re
 	ASSERT_EQ(to_client.size(), 1u);
 	EXPECT_EQ(to_client[0].pf.correlation, 801u);
 	EXPECT_EQ(to_client[0].status, 200);
+}
+
+/* Frames of a poll go onto a port's ring in one enqueue, within the room the ring had:
+ * what does not fit is refused at once (503 egress_failed), never lost after the fact. */
+TEST_F(sidecar_stage, staged_frames_never_exceed_the_room_the_tx_ring_had)
+{
+	const sidecar::counters &st = stage->stats();
+	const uint64_t relayed = st.relayed.get(), ring_full = st.egress_ring_full.get();
+	std::vector<void *> filler;
+	static int dummy;
+	while (rte_ring_free_count(tx) > 3 && rte_ring_enqueue(tx, &dummy) == 0)
+		filler.push_back(&dummy);
+	for (unsigned i = 0; i < 5; i++)
+		from_host(client_ip, 1, request("billing"), {}, true, 9100 + i);
+	run_polls();
+	void *obj;
+	for (size_t i = 0; i < filler.size(); i++)
+		ASSERT_EQ(rte_ring_dequeue(tx, &obj), 0);
+	std::vector<frame_out> out = frames(tx);
+	ASSERT_EQ(out.size(), 3u);
+	EXPECT_EQ(st.relayed.get(), relayed + 3);
+	EXPECT_EQ(st.egress_ring_full.get(), ring_full + 2);
+	std::vector<frame_out> back = frames(tx2);
+	ASSERT_EQ(back.size(), 2u);
+	for (unsigned k = 0; k < 2; k++) {
+		EXPECT_EQ(back[k].pf.correlation, 9103u + k);
+		EXPECT_EQ(back[k].status, 503);
+		EXPECT_EQ(back[k].reason, "egress_failed");
+	}
+	for (const frame_out &f : out)
+		from_host(peer_ip, 0, response(200), {}, false, f.pf.correlation);
+	run_polls();
+	EXPECT_EQ(frames(tx2).size(), 3u);
 }
 
 TEST_F(sidecar_stage, a_relayed_request_the_peer_never_answers_gets_504)
