@@ -372,33 +372,13 @@ uint32_t stage::run() noexcept
 	/* 5. what other shards handed here */
 	if (_outbox->room())
 		work += take_handoffs(now);
-	/* 6. whole messages from the network (Case 2 requests, Case 1 answers); an answer
-	 * whose correlation (a token) is another shard's goes there whole */
+	/* 6. whole messages from the network (Case 2 requests, Case 1 answers), a burst
+	 * through each phase (flow_net.cc) */
 	if (_ingress && _outbox->room()) {
 		rx_msg *msgs[burst];
 		unsigned n = rte_ring_sc_dequeue_burst(_ingress, reinterpret_cast<void **>(msgs), burst,
 						       nullptr);
-		for (unsigned i = 0; i < n; i++) {
-			if (msgs[i]->refusal != port::rx_refusal::none) {
-				refused_at_rx(msgs[i]);
-				continue;
-			}
-			const wire::message &wm = msgs[i]->msg;
-			const unsigned sh = wm.kind == wire::frame_kind::response &&
-						    wm.correlation <= UINT32_MAX
-					    ? token_shard(static_cast<uint32_t>(wm.correlation))
-					    : _shard.index;
-			if (sh == _shard.index) {
-				from_network(msgs[i], now);
-				continue;
-			}
-			handoff_item h;
-			h.what = handoff_item::kind::network;
-			h.msg = msgs[i];
-			if (!hand_off(sh, h))
-				port::rx_msg_free(msgs[i]);
-		}
-		work += n;
+		work += from_network_burst(msgs, n, now);
 	}
 	/* 7. deadlines (1 ms ticks): a sweep once a tick has passed, a burst at a time while
 	 * a burst comes back (up to 8 per poll: at the rate requests come in, a peer that never
