@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Pending-request table: slot array with generation tokens and a hashed timing wheel.
+// Pending-request table: slot array with generation tokens, deadline FIFOs and a timing wheel.
 #include "dpumesh/pending/table.h"
 
 #include <algorithm>
@@ -24,6 +24,9 @@ table::table(uint32_t capacity, uint64_t tsc_hz, uint32_t wheel_ticks)
 		_slots[i].next = i + 1 < c ? i + 1 : nil;
 		_slots[i].gen = 1;
 	}
+	/* not initialised: a FIFO's pages are touched only as far as it is used */
+	for (fifo &q : _fifos)
+		q.items.reset(new fifo_item[c]);
 }
 
 table::~table() = default;
@@ -62,6 +65,59 @@ void table::unlink(uint32_t idx) noexcept
 		_slots[s.next].prev = s.prev;
 }
 
+/* Onto its timeout class's FIFO: false (the wheel then) when no FIFO takes its class, its
+ * deadline would come before the FIFO's newest, or the FIFO is full of live entries. */
+bool table::to_fifo(uint32_t idx) noexcept
+{
+	slot &s = _slots[idx];
+	const uint64_t deadline = s.e.deadline_tsc;
+	if (deadline <= s.e.start_tsc)
+		return false;
+	const uint64_t timeout = deadline - s.e.start_tsc;
+	fifo *q = nullptr;
+	for (fifo &f : _fifos) {
+		if (f.timeout == timeout) {
+			q = &f;
+			break;
+		}
+		if (!q && f.head == f.tail)
+			q = &f; /* empty: it may take a new class */
+	}
+	if (!q)
+		return false;
+	if (q->head == q->tail) {
+		q->timeout = timeout;
+	} else if (deadline < q->last) {
+		return false;
+	}
+	const uint32_t mask = _capacity - 1;
+	if (q->tail - q->head == _capacity) {
+		/* full: the items of entries answered since go first */
+		while (q->head != q->tail && !fifo_live(q->items[q->head & mask]))
+			q->head++;
+		if (q->tail - q->head == _capacity)
+			return false;
+	}
+	q->items[q->tail & mask] = {token_of(idx), deadline};
+	q->tail++;
+	q->last = deadline;
+	s.in_fifo = true;
+	_nb_in_fifos++;
+	return true;
+}
+
+/* Off the wheel or out of its FIFO (whose item stays behind, no longer live). */
+void table::leave(uint32_t idx) noexcept
+{
+	slot &s = _slots[idx];
+	if (s.in_fifo) {
+		s.in_fifo = false;
+		_nb_in_fifos--;
+	} else {
+		unlink(idx);
+	}
+}
+
 uint32_t table::insert(const entry &e) noexcept
 {
 	if (_free_head == nil)
@@ -71,7 +127,9 @@ uint32_t table::insert(const entry &e) noexcept
 	_free_head = s.next;
 	s.e = e;
 	s.used = true;
-	link(idx);
+	s.in_fifo = false;
+	if (!to_fifo(idx))
+		link(idx);
 	_nb_used.store(_nb_used.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 	return token_of(idx);
 }
@@ -96,7 +154,7 @@ void table::remove(uint32_t token) noexcept
 	uint32_t idx = index_of(token);
 	if (idx == nil)
 		return;
-	unlink(idx);
+	leave(idx);
 	slot &s = _slots[idx];
 	s.used = false;
 	/* a new generation per use; 0 is skipped so a token is never 0 */
@@ -112,7 +170,7 @@ void table::rearm(uint32_t token, uint64_t deadline_tsc) noexcept
 	uint32_t idx = index_of(token);
 	if (idx == nil)
 		return;
-	unlink(idx);
+	leave(idx); /* a re-armed entry goes to the wheel: its FIFO is in deadline order */
 	_slots[idx].e.deadline_tsc = deadline_tsc;
 	link(idx);
 }

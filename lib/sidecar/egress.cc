@@ -34,8 +34,20 @@ result<std::unique_ptr<egress>> egress::create(const config::node_config &cfg,
 	/* message ids of the node's shards never meet: shard k of n sends k + n, k + 2n, ... */
 	e->_msg_id = net.shard;
 	e->_msg_id_step = net.nb_shards ? net.nb_shards : 1;
-	for (const network::port &p : net.ports)
-		e->_ports.push_back({p.port_id, p.mtu, p.external, p.zero_copy, p.external ? p.tx : nullptr});
+	for (const network::port &p : net.ports) {
+		port_view v;
+		v.port_id = p.port_id;
+		v.mtu = p.mtu;
+		v.external = p.external;
+		v.zero_copy = p.zero_copy;
+		v.tx = p.external ? p.tx : nullptr;
+		/* a ring other shards also fill may have less room than it had: no staging */
+		if (v.tx && rte_ring_get_prod_sync_type(v.tx) == RTE_RING_SYNC_ST) {
+			v.stage = true;
+			v.staged = std::make_unique<rte_mbuf *[]>(staged_max);
+		}
+		e->_ports.push_back(std::move(v));
+	}
 	e->_iova_va = rte_eal_iova_mode() == RTE_IOVA_VA;
 	int first_external = -1;
 	for (size_t i = 0; i < e->_ports.size(); i++)
@@ -83,6 +95,9 @@ result<std::unique_ptr<egress>> egress::create(const config::node_config &cfg,
 
 egress::~egress()
 {
+	for (port_view &p : _ports) /* a poll always ends its burst; nothing is left here */
+		if (p.nb_staged)
+			rte_pktmbuf_free_bulk(p.staged.get(), p.nb_staged);
 	if (!_tx_done)
 		return;
 	/* hbufs of zero-copy frames released but never reaped: nobody will complete them */
@@ -138,11 +153,46 @@ unsigned egress::reap(void **hbufs, unsigned max) noexcept
 	return rte_ring_sc_dequeue_burst(_tx_done, hbufs, max, nullptr);
 }
 
+/* A message's frames onto its port's TX ring, all or none: staged in a burst (the ring is
+ * single-producer, so the room read once stays there for them), at once otherwise. */
+bool egress::enqueue(port_view &p, rte_mbuf **frames, uint16_t n) noexcept
+{
+	if (!_in_burst || !p.stage || n > staged_max)
+		return rte_ring_enqueue_bulk(p.tx, reinterpret_cast<void **>(frames), n, nullptr) != 0;
+	if (p.nb_staged + n > staged_max)
+		flush(p);
+	if (p.room < n) {
+		flush(p);
+		p.room = rte_ring_free_count(p.tx);
+		if (p.room < n)
+			return false;
+	}
+	std::memcpy(p.staged.get() + p.nb_staged, frames, n * sizeof(*frames));
+	p.nb_staged = static_cast<uint16_t>(p.nb_staged + n);
+	p.room -= n;
+	return true;
+}
+
+/* The staged frames in one enqueue; they fit (the room was read before they were staged,
+ * and only the port's TX stage takes from the ring since). */
+void egress::flush(port_view &p) noexcept
+{
+	if (!p.nb_staged)
+		return;
+	const unsigned k = rte_ring_enqueue_burst(p.tx, reinterpret_cast<void **>(p.staged.get()),
+						  p.nb_staged, nullptr);
+	if (k < p.nb_staged) [[unlikely]] { /* cannot happen: counted, never silent */
+		_stats.egress_ring_full.add(p.nb_staged - k);
+		rte_pktmbuf_free_bulk(p.staged.get() + k, p.nb_staged - k);
+	}
+	p.nb_staged = 0;
+}
+
 bool egress::send(const remote &to, wire::frame_kind kind, uint64_t correlation,
 		  const uint8_t *l7, uint16_t l7_len, const uint8_t *body, uint32_t body_len,
 		  dpa_hbuf_meta *zc_meta) noexcept
 {
-	const port_view &eg = _ports[to.port];
+	port_view &eg = _ports[to.port];
 	wire::body_ref b;
 	b.data = body;
 	b.len = body_len;
@@ -163,8 +213,7 @@ bool egress::send(const remote &to, wire::frame_kind kind, uint64_t correlation,
 				    *_mbufs, _frames.data(), static_cast<uint16_t>(_frames.size()));
 	if (n == 0) {
 		_stats.egress_no_mbuf.inc();
-	} else if (rte_ring_enqueue_bulk(eg.tx, reinterpret_cast<void **>(_frames.data()), n,
-					    nullptr) == 0) {
+	} else if (!enqueue(eg, _frames.data(), n)) {
 		_stats.egress_ring_full.inc();
 		rte_pktmbuf_free_bulk(_frames.data(), n);
 	} else {
@@ -186,7 +235,7 @@ bool egress::forward(const remote &to, wire::frame_kind kind, uint64_t correlati
 		_stats.no_egress.inc();
 		return false;
 	}
-	const port_view &eg = _ports[to.port];
+	port_view &eg = _ports[to.port];
 	wire::body_ref b;
 	b.len = body_len;
 	if (body_len) {
@@ -200,8 +249,7 @@ bool egress::forward(const remote &to, wire::frame_kind kind, uint64_t correlati
 		_stats.egress_no_mbuf.inc();
 		return false;
 	}
-	if (rte_ring_sp_enqueue_bulk(eg.tx, reinterpret_cast<void **>(_frames.data()), n,
-				     nullptr) == 0) {
+	if (!enqueue(eg, _frames.data(), n)) {
 		_stats.egress_ring_full.inc();
 		rte_pktmbuf_free_bulk(_frames.data(), n);
 		return false;

@@ -3,17 +3,90 @@
 // stays in the received mbufs) and answers from peers to Case 1 requests.
 #include "dpumesh/sidecar/sidecar.h"
 
+#include <new>
+#include <type_traits>
+
+#include <rte_prefetch.h>
+
 #include "internal/admission.h"
 #include "internal/command.h"
 #include "internal/egress.h"
 #include "internal/network_in.h"
+#include "internal/outbox.h"
 #include "internal/request_table.h"
 
 namespace dpumesh::sidecar {
 
+namespace {
+/* How many messages ahead of the one decoded have their first bytes prefetched. */
+constexpr unsigned decode_ahead = 3;
+static_assert(network_in::nb_buffers >= outbox::burst, "a header buffer per message");
+} // namespace
+
+/*
+ * A burst from port RX, one phase at a time over the whole burst (docs/architecture.md,
+ * "Case 2"): (1) answers whose pending entry is another shard's go there; (2) the rest
+ * are decoded, each request's header into its own header buffer, the frames a few
+ * messages ahead prefetched; (3) refused-at-RX requests, requests and answers are then
+ * admitted, routed, opened and framed in the order they came (the frames go onto the
+ * port's ring together, egress::end_burst()). Phases 1 and 2 have no effect but counters
+ * and hbufs, so per-source order and one answer per request are those of one message at
+ * a time. Returns n.
+ */
+unsigned stage::from_network_burst(rx_msg **msgs, unsigned n, uint64_t now) noexcept
+{
+	if (n == 0)
+		return 0;
+	rx_msg *mine[outbox::burst];
+	unsigned nm = 0;
+	for (unsigned i = 0; i < n; i++) {
+		rx_msg *m = msgs[i];
+		const wire::message &wm = m->msg;
+		if (m->refusal == port::rx_refusal::none && wm.kind == wire::frame_kind::response &&
+		    wm.correlation <= UINT32_MAX) {
+			const unsigned sh = token_shard(static_cast<uint32_t>(wm.correlation));
+			if (sh != _shard.index) {
+				handoff_item h;
+				h.what = handoff_item::kind::network;
+				h.msg = m;
+				if (!hand_off(sh, h))
+					port::rx_msg_free(m);
+				continue;
+			}
+		}
+		if (nm < decode_ahead && m->refusal == port::rx_refusal::none)
+			rte_prefetch0(rte_pktmbuf_mtod(wm.chain, const void *));
+		mine[nm++] = m;
+	}
+	/* made by take() in place: a default-made array would be written twice */
+	static_assert(std::is_trivially_destructible_v<net_message>);
+	alignas(net_message) unsigned char room[sizeof(net_message) * outbox::burst];
+	net_message *in = reinterpret_cast<net_message *>(room);
+	for (unsigned i = 0; i < nm; i++) {
+		if (i + decode_ahead < nm && mine[i + decode_ahead]->refusal == port::rx_refusal::none)
+			rte_prefetch0(rte_pktmbuf_mtod(mine[i + decode_ahead]->msg.chain, const void *));
+		if (mine[i]->refusal == port::rx_refusal::none)
+			new (&in[i]) net_message(_net_in->take(mine[i], i));
+	}
+	for (unsigned i = 0; i < nm; i++) {
+		if (mine[i]->refusal != port::rx_refusal::none)
+			refused_at_rx(mine[i]);
+		else
+			dispatch(in[i], now);
+	}
+	return n;
+}
+
+/* One message (another shard's hand-off): the same phases, alone. */
 void stage::from_network(rx_msg *msg, uint64_t now) noexcept
 {
-	net_message m = _net_in->take(msg);
+	net_message m = _net_in->take(msg, 0);
+	dispatch(m, now);
+}
+
+/* A decoded message to where it goes; a failed decode answered (a requester) or dropped. */
+void stage::dispatch(net_message &m, uint64_t now) noexcept
+{
 	switch (m.what) {
 	case net_message::kind::request:
 		return net_request(m, now);

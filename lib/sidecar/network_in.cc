@@ -73,7 +73,7 @@ void network_in::attach(net_message &out, port::rx_msg *m, uint8_t *hdr) noexcep
 	}
 }
 
-net_message network_in::take(port::rx_msg *m) noexcept
+net_message network_in::take(port::rx_msg *m, unsigned buf) noexcept
 {
 	const wire::message &msg = m->msg;
 	net_message out;
@@ -99,7 +99,7 @@ net_message network_in::take(port::rx_msg *m) noexcept
 	void *obj = nullptr;
 	uint8_t *hdr;
 	if (out.request) {
-		hdr = reinterpret_cast<uint8_t *>(_hdr.get());
+		hdr = reinterpret_cast<uint8_t *>(_hdr.get() + (buf % nb_buffers) * _hdr_words);
 	} else {
 		if (rte_mempool_get(_hbufs, &obj) != 0) {
 			_stats.hbuf_empty.inc();

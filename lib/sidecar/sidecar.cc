@@ -405,34 +405,14 @@ uint32_t stage::run() noexcept
 			refused_at_rx(refs[i]);
 		work += n;
 	}
-	/* 6. whole messages from the network (Case 2 requests, Case 1 answers); an answer
-	 * whose correlation (a token) is another shard's goes there whole */
+	/* 6. whole messages from the network (Case 2 requests, Case 1 answers), a burst
+	 * through each phase (flow_net.cc), at most the network's quantum */
 	if (_ingress && _outbox->room()) {
 		rx_msg *msgs[burst];
 		const uint64_t t0 = rte_rdtsc();
-		unsigned n = rte_ring_sc_dequeue_burst(_ingress, reinterpret_cast<void **>(msgs),
-						       net_quantum, nullptr);
-		for (unsigned i = 0; i < n; i++) {
-			if (msgs[i]->refusal != port::rx_refusal::none) {
-				refused_at_rx(msgs[i]);
-				continue;
-			}
-			const wire::message &wm = msgs[i]->msg;
-			const unsigned sh = wm.kind == wire::frame_kind::response &&
-						    wm.correlation <= UINT32_MAX
-					    ? token_shard(static_cast<uint32_t>(wm.correlation))
-					    : _shard.index;
-			if (sh == _shard.index) {
-				from_network(msgs[i], now);
-				continue;
-			}
-			handoff_item h;
-			h.what = handoff_item::kind::network;
-			h.msg = msgs[i];
-			if (!hand_off(sh, h))
-				port::rx_msg_free(msgs[i]);
-		}
-		work += n;
+		const unsigned n = rte_ring_sc_dequeue_burst(_ingress, reinterpret_cast<void **>(msgs),
+							     net_quantum, nullptr);
+		work += from_network_burst(msgs, n, now);
 		if (n) /* the cost of a network message here, a moving average over polls */
 			_net_cycles = (_net_cycles * 7 + (rte_rdtsc() - t0) / n) / 8;
 	}

@@ -12,6 +12,7 @@
 #include <functional>
 #include <cstring>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,7 +56,7 @@ struct frame_out {
 	uint8_t dst_mac[6] = {};
 	wire::frame_kind kind{};
 	uint16_t status = 0;
-	std::string service, reason, request_id;
+	std::string service, reason, request_id, path;
 	std::vector<uint8_t> body;
 	uint16_t nb_segs = 0;
 	bool checksum_ok = false;
@@ -198,6 +199,7 @@ public:
 			f.status = v.status;
 			f.service = std::string(v.service);
 			f.reason = std::string(v.reason);
+			f.path = std::string(v.path);
 			std::string_view rid;
 			if (v.find("x-request-id", &rid))
 				f.request_id = std::string(rid);
@@ -632,6 +634,132 @@ TEST_F(sidecar_stage, the_policy_applies_to_relayed_requests_and_peers_get_no_re
 	ASSERT_EQ(to_client.size(), 1u);
 	EXPECT_EQ(to_client[0].pf.correlation, 801u);
 	EXPECT_EQ(to_client[0].status, 200);
+}
+
+/* A burst from port RX goes through decode, then admission and framing, phase by phase:
+ * requests, refusals, malformed headers and answers mixed in one burst each keep their own
+ * header (a header buffer each) and their order, and each is answered once. */
+TEST_F(sidecar_stage, a_mixed_burst_keeps_each_header_and_the_order_it_came_in)
+{
+	const sidecar::counters &st = stage->stats();
+	const uint64_t relayed = st.relayed.get(), answers = st.relayed_answers.get(),
+		       bad = st.bad_header.get();
+	const auto req = [](unsigned i) {
+		std::vector<uint8_t> b(256);
+		wire::l7_writer w(b.data(), b.size());
+		w.request("billing", "POST", "/pay/" + std::to_string(i), 0, 0);
+		b.resize(w.finish());
+		return b;
+	};
+	/* 40 requests (more than a burst), every fifth followed by one that is refused
+	 * (no route), every seventh by a malformed one, every ninth by one port RX refused */
+	std::vector<uint64_t> refused_corr;
+	for (unsigned i = 0; i < 40; i++) {
+		from_host(client_ip, 1, req(i), bytes(i, static_cast<uint8_t>(i)), true, 5000 + i);
+		if (i % 5 == 4) {
+			from_host(client_ip, 1, request("nope"), {}, true, 6000 + i);
+			refused_corr.push_back(6000 + i);
+		}
+		if (i % 7 == 6) {
+			from_host(client_ip, 1, std::vector<uint8_t>(40, 0xee), {}, true, 7000 + i);
+			refused_corr.push_back(7000 + i);
+		}
+		if (i % 9 == 8) { /* refused by port RX's gate: addresses and ids only */
+			void *obj;
+			ASSERT_EQ(rte_mempool_get(msgs, &obj), 0);
+			auto *m = new (obj) port::rx_msg();
+			m->msg.src = wire::endpoint::from_v4(client_ip, 40001);
+			const uint8_t mac[6] = {2, 0, 0, 0, 0, 9};
+			std::memcpy(m->msg.src_mac, mac, 6);
+			m->msg.kind = wire::frame_kind::request;
+			m->msg.correlation = 8800 + i;
+			m->port_id = 1;
+			m->refusal = port::rx_refusal::saturated;
+			m->svc = 1;
+			ASSERT_EQ(rte_ring_enqueue(ingress, m), 0);
+			refused_corr.push_back(8800 + i);
+		}
+	}
+	run_polls(8);
+	std::vector<frame_out> out = frames(tx);
+	ASSERT_EQ(out.size(), 40u);
+	std::vector<uint64_t> tokens;
+	for (unsigned i = 0; i < out.size(); i++) {
+		EXPECT_EQ(out[i].path, "/pay/" + std::to_string(i));
+		EXPECT_EQ(out[i].body, bytes(i, static_cast<uint8_t>(i)));
+		EXPECT_FALSE(out[i].request_id.empty());
+		EXPECT_TRUE(out[i].checksum_ok);
+		tokens.push_back(out[i].pf.correlation);
+	}
+	EXPECT_EQ(std::set<uint64_t>(tokens.begin(), tokens.end()).size(), 40u);
+	std::vector<frame_out> back = frames(tx2);
+	ASSERT_EQ(back.size(), refused_corr.size()); /* in the order they came */
+	for (size_t i = 0; i < back.size(); i++) {
+		EXPECT_EQ(back[i].pf.correlation, refused_corr[i]);
+		EXPECT_EQ(back[i].status, refused_corr[i] >= 8800   ? 503
+					  : refused_corr[i] >= 7000 ? 400
+								    : 404);
+	}
+	EXPECT_EQ(st.relayed.get(), relayed + 40);
+	EXPECT_EQ(st.bad_header.get(), bad + 5);
+
+	/* the peer's answers in reverse, with new requests between them, in one burst */
+	for (unsigned i = 0; i < 40; i++) {
+		from_host(peer_ip, 0, response(static_cast<uint16_t>(200 + i % 3)), bytes(i, 1), false,
+			  tokens[39 - i]);
+		if (i % 10 == 0)
+			from_host(client_ip, 1, req(100 + i), {}, true, 8000 + i);
+	}
+	run_polls(8);
+	back = frames(tx2);
+	ASSERT_EQ(back.size(), 40u);
+	for (unsigned i = 0; i < 40; i++) {
+		EXPECT_EQ(back[i].pf.correlation, 5000u + 39 - i);
+		EXPECT_EQ(back[i].status, 200 + i % 3);
+		EXPECT_EQ(back[i].body, bytes(i, 1));
+	}
+	out = frames(tx);
+	ASSERT_EQ(out.size(), 4u);
+	for (unsigned k = 0; k < 4; k++)
+		EXPECT_EQ(out[k].path, "/pay/" + std::to_string(100 + 10 * k));
+	EXPECT_EQ(st.relayed_answers.get(), answers + 40);
+	for (unsigned k = 0; k < 4; k++)
+		from_host(peer_ip, 0, response(200), {}, false, out[k].pf.correlation);
+	run_polls();
+	EXPECT_EQ(frames(tx2).size(), 4u);
+}
+
+/* Frames of a poll go onto a port's ring in one enqueue, within the room the ring had:
+ * what does not fit is refused at once (503 egress_failed), never lost after the fact. */
+TEST_F(sidecar_stage, staged_frames_never_exceed_the_room_the_tx_ring_had)
+{
+	const sidecar::counters &st = stage->stats();
+	const uint64_t relayed = st.relayed.get(), ring_full = st.egress_ring_full.get();
+	std::vector<void *> filler;
+	static int dummy;
+	while (rte_ring_free_count(tx) > 3 && rte_ring_enqueue(tx, &dummy) == 0)
+		filler.push_back(&dummy);
+	for (unsigned i = 0; i < 5; i++)
+		from_host(client_ip, 1, request("billing"), {}, true, 9100 + i);
+	run_polls();
+	void *obj;
+	for (size_t i = 0; i < filler.size(); i++)
+		ASSERT_EQ(rte_ring_dequeue(tx, &obj), 0);
+	std::vector<frame_out> out = frames(tx);
+	ASSERT_EQ(out.size(), 3u);
+	EXPECT_EQ(st.relayed.get(), relayed + 3);
+	EXPECT_EQ(st.egress_ring_full.get(), ring_full + 2);
+	std::vector<frame_out> back = frames(tx2);
+	ASSERT_EQ(back.size(), 2u);
+	for (unsigned k = 0; k < 2; k++) {
+		EXPECT_EQ(back[k].pf.correlation, 9103u + k);
+		EXPECT_EQ(back[k].status, 503);
+		EXPECT_EQ(back[k].reason, "egress_failed");
+	}
+	for (const frame_out &f : out)
+		from_host(peer_ip, 0, response(200), {}, false, f.pf.correlation);
+	run_polls();
+	EXPECT_EQ(frames(tx2).size(), 3u);
 }
 
 TEST_F(sidecar_stage, a_relayed_request_the_peer_never_answers_gets_504)

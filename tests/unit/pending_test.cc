@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Pending-request table: tokens match only the right responder and step, stale tokens
-// never match, deadlines fire in order, retries re-arm, and the table returns to empty.
+// never match, deadlines fire in order (from the timeout classes' FIFOs and the wheel),
+// retries re-arm, and the table returns to empty.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <set>
@@ -120,4 +122,104 @@ TEST(Pending, AnsweredEntriesDoNotExpire)
 	int seen = 0;
 	t.for_each([&](uint32_t, const entry &) { seen++; });
 	EXPECT_EQ(seen, 0);
+}
+
+namespace {
+entry timed_entry(uint32_t req, uint64_t start, uint64_t timeout)
+{
+	entry e = make_entry(pod(1), pod(2), req, 0, start + timeout);
+	e.start_tsc = start;
+	return e;
+}
+} // namespace
+
+/* One timeout class: the FIFO takes every entry and hands back due ones in arrival order,
+ * skipping answered ones; a retry re-armed from it fires once more, from the wheel. */
+TEST(Pending, OneTimeoutClassExpiresInArrivalOrderFromItsFifo)
+{
+	table t(256, hz);
+	std::vector<uint32_t> toks;
+	for (uint32_t i = 0; i < 200; i++) {
+		toks.push_back(t.insert(timed_entry(i, i * ms / 10, 10 * ms)));
+		ASSERT_NE(toks.back(), 0u);
+	}
+	EXPECT_EQ(t.nb_in_fifos(), 200u);
+	for (uint32_t i = 0; i < 200; i += 3)
+		t.remove(toks[i]); /* answered: their items stay behind, skipped */
+	EXPECT_EQ(t.nb_in_fifos(), 200u - 67u);
+	std::vector<uint32_t> order;
+	uint32_t retried = 0;
+	for (uint64_t now = 0; now <= 60 * ms; now += ms / 4) {
+		t.expire(now, [&](uint32_t tok, entry &e) {
+			EXPECT_LE(e.deadline_tsc, now);
+			EXPECT_GT(e.deadline_tsc + ms, now) << "fired late";
+			if (e.attempt == 0 && e.origin_req_id % 10 == 1) {
+				e.attempt = 1;
+				t.rearm(tok, now + 5 * ms); /* to the wheel */
+				retried++;
+				return;
+			}
+			order.push_back(e.origin_req_id);
+		}, 7);
+	}
+	EXPECT_EQ(retried, 14u); /* 1, 11, ... 191 but 21, 51, ... 171 (removed): 20 - 6 */
+	EXPECT_EQ(order.size(), 133u);
+	/* first tries in arrival order; retries fire later, each once */
+	std::vector<uint32_t> first;
+	for (uint32_t r : order)
+		if (r % 10 != 1)
+			first.push_back(r);
+	EXPECT_TRUE(std::is_sorted(first.begin(), first.end()));
+	EXPECT_EQ(std::set<uint32_t>(order.begin(), order.end()).size(), order.size());
+	EXPECT_EQ(t.size(), 0u);
+	EXPECT_EQ(t.nb_in_fifos(), 0u);
+}
+
+/* More timeout classes than FIFOs, out-of-order deadlines and a FIFO full of live entries:
+ * the rest goes to the wheel; every entry fires once, in time, whatever `max` is. */
+TEST(Pending, ClassesBeyondTheFifosAndFullFifosFallBackToTheWheel)
+{
+	table t(64, hz);
+	std::mt19937 rng(11);
+	const uint64_t timeouts[] = {3 * ms, 5 * ms, 7 * ms, 11 * ms, 13 * ms, 17 * ms};
+	std::map<uint32_t, uint64_t> live; /* token -> deadline */
+	std::set<uint32_t> fired;
+	uint64_t now = 10 * ms; /* starts up to 4 ms back stay positive */
+	uint32_t req = 0, answered = 0, full = 0, most_in_fifos = 0, most_on_wheel = 0;
+	for (int round = 0; round < 4000; round++) {
+		now += rng() % (ms / 3);
+		const uint32_t k = rng() % 6;
+		for (uint32_t j = 0; j < k; j++) {
+			uint64_t start = now - (rng() % 4 == 0 ? rng() % (4 * ms) : 0); /* out of order */
+			uint32_t tok = t.insert(timed_entry(req++, start, timeouts[rng() % 6]));
+			if (tok == 0) {
+				full++;
+				continue;
+			}
+			live[tok] = t.find(tok)->deadline_tsc;
+		}
+		most_in_fifos = std::max(most_in_fifos, t.nb_in_fifos());
+		most_on_wheel = std::max(most_on_wheel, t.size() - t.nb_in_fifos());
+		if (!live.empty() && rng() % 2) { /* answer one */
+			auto it = live.begin();
+			std::advance(it, rng() % live.size());
+			t.remove(it->first);
+			live.erase(it);
+			answered++;
+		}
+		t.expire(now, [&](uint32_t tok, entry &e) {
+			EXPECT_LE(e.deadline_tsc, now);
+			EXPECT_GT(e.deadline_tsc + 2 * ms, now) << "fired late";
+			EXPECT_TRUE(fired.insert(tok).second) << "fired twice";
+			EXPECT_EQ(live.erase(tok), 1u) << "not live";
+		}, 1 + rng() % 4);
+	}
+	for (now += 20 * ms; t.size(); now += ms)
+		t.expire(now, [&](uint32_t tok, entry &) { EXPECT_EQ(live.erase(tok), 1u); });
+	EXPECT_TRUE(live.empty());
+	EXPECT_GT(answered, 1000u);
+	EXPECT_GT(full, 0u); /* the table was full at times: every FIFO had to make room */
+	EXPECT_GT(most_in_fifos, 32u);
+	EXPECT_GT(most_on_wheel, 8u);
+	EXPECT_EQ(t.nb_in_fifos(), 0u);
 }

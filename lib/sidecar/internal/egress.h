@@ -102,13 +102,25 @@ public:
 	unsigned reap(void **hbufs, unsigned max) noexcept;
 
 	/** A poll's burst of messages: frames take their mbufs from a stash filled in bulk
-	 *  (wire::mbuf_stash) until end_burst() puts back what was not used. */
+	 *  (wire::mbuf_stash) until end_burst() puts back what was not used; frames for a
+	 *  single-producer TX ring are staged and go onto it in one enqueue per port at
+	 *  end_burst() (or when the stage is full), within the room the ring had: what was
+	 *  said sent is sent. */
 	void begin_burst() noexcept
 	{
 		if (_pkts)
 			_mbufs->begin();
+		_in_burst = true;
 	}
-	void end_burst() noexcept { _mbufs->end(); }
+	void end_burst() noexcept
+	{
+		_in_burst = false;
+		for (port_view &p : _ports) {
+			flush(p);
+			p.room = 0; /* read again in the next burst */
+		}
+		_mbufs->end();
+	}
 
 	bool can_send(int port) const noexcept { return port >= 0 && _ports[port].tx; }
 	bool zero_copy(int port) const noexcept { return can_send(port) && _ports[port].zero_copy; }
@@ -116,13 +128,21 @@ public:
 	bool pkts_plenty() const noexcept;
 
 private:
+	/** Frames staged for one TX ring in a burst (then one enqueue). */
+	static constexpr unsigned staged_max = 128;
 	struct port_view {
-		uint16_t port_id;
-		uint16_t mtu;
-		bool external;
-		bool zero_copy;
-		rte_ring *tx;
+		uint16_t port_id = 0;
+		uint16_t mtu = 0;
+		bool external = false;
+		bool zero_copy = false;
+		rte_ring *tx = nullptr;
+		bool stage = false;   /* tx is single-producer: this egress alone fills it */
+		uint16_t nb_staged = 0;
+		uint32_t room = 0;    /* what tx surely takes beyond the staged frames */
+		std::unique_ptr<rte_mbuf *[]> staged; /* staged_max */
 	};
+	bool enqueue(port_view &p, rte_mbuf **frames, uint16_t n) noexcept;
+	void flush(port_view &p) noexcept;
 	egress(pod_registry *reg, counters &stats) : _reg(reg), _stats(stats) {}
 	static void nic_done(void *addr, void *opaque);
 
@@ -150,6 +170,7 @@ private:
 	uint32_t _msg_id = 0;
 	uint32_t _msg_id_step = 1;
 	bool _iova_va = false;
+	bool _in_burst = false;
 };
 
 } // namespace dpumesh::sidecar

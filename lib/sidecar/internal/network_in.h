@@ -3,8 +3,8 @@
 //
 // take() decodes a message's L7 header and turns the message into a delivery command whose
 // body stays in the received mbufs (a dpa::local_body handle: the DPA copies it into the
-// pod). A request's header is copied into network-in's own header buffer (one per sidecar:
-// warm in L1, aligned as an hbuf's header is) and decoded there: a relay to a peer needs
+// pod). A request's header is copied into one of network-in's own header buffers (one per
+// message of a burst: aligned as an hbuf's header is) and decoded there: a relay to a peer needs
 // no hbuf at all (its trace fields are added in that buffer, which has an hbuf's room), and
 // only a delivery to a local pod copies the header into one (to_hbuf()). It is not decoded
 // in the received segment itself: frames put it at an offset of 2 mod 4, and the view's
@@ -13,7 +13,7 @@
 // the net_message; it returns what came in, or why nothing can be delivered; the caller
 // routes and answers, then release()s what it holds.
 //
-//   net_message m = in.take(msg);
+//   net_message m = in.take(msg, i);             // i: the message's place in its burst
 //   switch (m.what) { case net_message::kind::request: ... admit;
 //           if (m.held && to a local pod && !in.to_hbuf(m)) ... 503;
 //           ... deliver (the command owns the hbuf and body) or in.release(m); }
@@ -48,8 +48,8 @@ struct net_message {
 	 *  header buffer has header 0 and body 0 (header_len, body_len set) until to_hbuf(). */
 	dpa_command cmd;
 	wire::l7_view view;       /**< points into `l7` */
-	/** The L7 header: in the hbuf at cmd.header, or in network-in's header buffer (then
-	 *  writable, with an hbuf's room, valid until the next take()). */
+	/** The L7 header: in the hbuf at cmd.header, or in a network-in header buffer (then
+	 *  writable, with an hbuf's room, valid until the next take() into that buffer). */
 	uint8_t *l7 = nullptr;
 	/** Decoded in the header buffer: the received message, still the caller's (its chain
 	 *  holds the body); to_hbuf() or release() ends it. */
@@ -70,15 +70,20 @@ struct net_message {
 
 class network_in {
 public:
+	/** Header buffers: as many as a burst has messages (take(m, i) uses the i-th). */
+	static constexpr unsigned nb_buffers = 32;
+
 	network_in(rte_mempool *hbufs, uint32_t hbuf_size, const egress &eg, counters &stats)
 		: _hbufs(hbufs), _hbuf_size(hbuf_size), _egress(eg), _stats(stats),
-		  _hdr(std::make_unique<uint64_t[]>((hbuf_size + 7) / 8))
+		  _hdr_words((hbuf_size + 63) / 64 * 8),
+		  _hdr(std::make_unique<uint64_t[]>(_hdr_words * nb_buffers))
 	{
 	}
 
 	/** Takes one message: consumed (freed, or its body handed to the command), or, a
-	 *  request, held by the net_message. */
-	net_message take(port::rx_msg *m) noexcept;
+	 *  request, held by the net_message, its header in header buffer `buf` (valid until
+	 *  the next take() into that buffer). */
+	net_message take(port::rx_msg *m, unsigned buf = 0) noexcept;
 	/**
 	 * A request's header into an hbuf, as take() makes the others (the view moves with
 	 * it): false when no hbuf is free (counted hbuf_empty; the message stays as it was).
@@ -94,7 +99,8 @@ private:
 	uint32_t _hbuf_size;
 	const egress &_egress;
 	counters &_stats;
-	std::unique_ptr<uint64_t[]> _hdr; /* requests' headers (hbuf_size bytes, 8-aligned) */
+	uint32_t _hdr_words;              /* one header buffer: hbuf_size, whole cache lines */
+	std::unique_ptr<uint64_t[]> _hdr; /* requests' headers (nb_buffers of them, 8-aligned) */
 };
 
 } // namespace dpumesh::sidecar

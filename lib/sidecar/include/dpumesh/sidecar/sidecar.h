@@ -303,6 +303,8 @@ private:
 	uint32_t pay_owed(uint64_t now) noexcept;
 	/* network (flow_net.cc) */
 	void from_network(port::rx_msg *m, uint64_t now) noexcept;
+	unsigned from_network_burst(port::rx_msg **msgs, unsigned n, uint64_t now) noexcept;
+	void dispatch(net_message &m, uint64_t now) noexcept;
 	void net_request(net_message &m, uint64_t now) noexcept;
 	void net_response(net_message &m, uint64_t now) noexcept;
 	void relay(net_message &m, const verdict &a, uint64_t now) noexcept;
