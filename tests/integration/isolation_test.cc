@@ -64,6 +64,22 @@ const dpumesh::control::pod_view *pod_by_id(const std::vector<dpumesh::control::
 	return nullptr;
 }
 
+/* Kills the two echo pods, stops the node and checks that nothing is left behind: no pod,
+ * no pending request, no hbuf, every mbuf and rx_msg back. */
+void stop_idle(inproc_node &n, subprocess &e1, subprocess &e2)
+{
+	e1.signal(SIGKILL);
+	e2.signal(SIGKILL);
+	e1.wait(5s);
+	e2.wait(5s);
+	auto fin = n.stop();
+	EXPECT_EQ(fin.nb_pods, 0u);
+	EXPECT_EQ(fin.pending, 0u);
+	EXPECT_EQ(fin.hbufs_in_use, 0u);
+	EXPECT_EQ(n.mbufs_in_use, 0u);
+	EXPECT_EQ(n.msgs_in_use, 0u);
+}
+
 /* The offender `mode` beside two echo pods and a normal client. */
 void run_beside(const char *mode)
 {
@@ -152,16 +168,7 @@ void run_beside(const char *mode)
 		    (unsigned long)s.sidecar_value("dest_full"),
 		    (unsigned long)s.sidecar_value("timeouts"));
 
-	e1->signal(SIGKILL);
-	e2->signal(SIGKILL);
-	e1->wait(5s);
-	e2->wait(5s);
-	auto fin = n.stop();
-	EXPECT_EQ(fin.nb_pods, 0u);
-	EXPECT_EQ(fin.pending, 0u);
-	EXPECT_EQ(fin.hbufs_in_use, 0u);
-	EXPECT_EQ(n.mbufs_in_use, 0u);
-	EXPECT_EQ(n.msgs_in_use, 0u);
+	stop_idle(n, *e1, *e2);
 }
 
 /* Error answers (503 no_live_pod: the service has no pod) while the test holds every DPU
@@ -289,15 +296,7 @@ void stalled_requester_gets_every_answer()
 	EXPECT_EQ(s.pending, 0u);
 	EXPECT_EQ(s.waiting, 0u); /* the queues, parking and the refusals owed */
 	EXPECT_EQ(s.hbufs_in_use, 0u);
-	e1->signal(SIGKILL);
-	e2->signal(SIGKILL);
-	e1->wait(5s);
-	e2->wait(5s);
-	auto fin = n.stop();
-	EXPECT_EQ(fin.pending, 0u);
-	EXPECT_EQ(fin.hbufs_in_use, 0u);
-	EXPECT_EQ(n.mbufs_in_use, 0u);
-	EXPECT_EQ(n.msgs_in_use, 0u);
+	stop_idle(n, *e1, *e2);
 }
 
 } // namespace
