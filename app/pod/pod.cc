@@ -20,6 +20,7 @@
 //   DPUMESH_POD_GEOMETRY=default|small  the library's default pools (footprint), or a small
 //                                    geometry for many pods (scaling); else the test geometry
 //   DPUMESH_POD_BODY_SLOTS=N         body slots of each body pool (test geometry)
+//   DPUMESH_POD_RX_BODY_SLOTS=N      body slots of the RX body pool alone (after the above)
 //   DPUMESH_CLIENT_SECONDS=S         client: stop sending after S seconds (N is a cap)
 //   DPUMESH_CLIENT_WARMUP=S          client: answers in the first S seconds are not measured
 //   DPUMESH_CLIENT_STALL=S           client: no answer for S seconds with requests outstanding:
@@ -81,6 +82,8 @@ dpumesh_geometry test_geometry(uint32_t tx_header_slots)
 	}
 	if (const char *e = std::getenv("DPUMESH_POD_BODY_SLOTS"))
 		rx_body_slots = tx_body_slots = static_cast<uint32_t>(std::strtoul(e, nullptr, 0));
+	if (const char *e = std::getenv("DPUMESH_POD_RX_BODY_SLOTS"))
+		rx_body_slots = static_cast<uint32_t>(std::strtoul(e, nullptr, 0));
 	/* SQ depth 256: an RX SQ carries deliveries and TX-dones, so it needs room for both.
 	 * A client asked for more than 64 TX slots (the try-again test) gets a TX SQ of half
 	 * that, so its SQ fills before its pools. */
@@ -741,6 +744,7 @@ const char usage_text[] =
 	"  DPUMESH_POD_GEOMETRY=default|small  pools: see below\n"
 	"  DPUMESH_TEST_BODY_SLOT=BYTES     body slot size of the test geometry\n"
 	"  DPUMESH_POD_BODY_SLOTS=N         body slots of each body pool (test geometry)\n"
+	"  DPUMESH_POD_RX_BODY_SLOTS=N      body slots of the RX body pool alone (after the above)\n"
 	"\n"
 	"Pool geometry (slots x slot size):\n"
 	"  test (the default here)  TX header 64 x 1 KiB, TX body 64 x 8 KiB, RX header\n"
