@@ -12,6 +12,8 @@
 //     the sidecar after reassembly and decode;
 //   - the pod-to-pod round trips all completed (completion, not timing);
 //   - nothing is left behind (pending requests, header buffers, mbufs, messages).
+// A second case floods requests of two or three frames: each refused at its first frame,
+// its later frames dropped by a reassembler tombstone, one answer each.
 #include <algorithm>
 #include <gtest/gtest.h>
 
@@ -144,6 +146,84 @@ TEST(NetFlood, ASaturatedServiceIsRefusedAtPortRxAndEveryRequestIsAnsweredOnce)
 	EXPECT_EQ(value_of(fin, "final stage=sidecar", "responses_lost"), 0) << fin;
 	EXPECT_EQ(value_of(fin, "final stage=sidecar", "pending"), 0) << fin;
 	EXPECT_EQ(value_of(fin, "final dpa", "hbufs_in_use"), 0) << fin;
+	EXPECT_EQ(value_of(fin, "final mempool", "rx_msgs_in_use"), 0) << fin;
+	unlink(memif.c_str());
+}
+
+/* The same flood with requests of two or three frames (docs/overload.md "Tombstones"): once
+ * the service is saturated, port RX refuses each at its first frame and the reassembler's
+ * tombstone drops the others; every request still gets exactly one answer, and no refused
+ * request's frames wait in reassembly until they time out. */
+TEST(NetFlood, RequestsOfSeveralFramesAreRefusedAtTheirFirstFrameOnceEach)
+{
+	temp_dir d;
+	const std::string memif = "/tmp/netflood-m" + std::to_string(getpid()) + ".memif";
+	unlink(memif.c_str());
+	const std::string cap = d.file("slow-multi.pcap");
+	auto [grc, gout] = run_command({bin_path("dpumesh-pcapgen"), "--out", cap, "--messages",
+					"1000", "--services", "slow", "--body", "1600:3000",
+					"--ipv6-share", "0", "--seed", "4"});
+	ASSERT_EQ(grc, 0) << gout;
+
+	mesh_node n("netflood-m", R"({
+  "node": { "name": "n1", "mac": "02:00:00:00:00:01", "ipv4": "192.168.50.1",
+            "ipv6": "fd00:50::1", "control_socket": "@SOCK@" },
+  "ports": [ { "name": "uplink", "role": "external",
+               "dev": "net_memif0,role=server,socket=)" + memif + R"(,socket-abstract=no" } ],
+  "mempool": { "mbufs": 16383 },
+  "pools": { "dest_queue": { "admit_beyond_slots": 4 } },
+  "lcores": { "idle": "adaptive", "stages": { "port_rx": 1, "port_tx": 1, "sidecar": 1, "dpa": 1 } },
+  "services": [ { "name": "slow", "max_pods": 4 }, { "name": "client", "max_pods": 4 } ]
+})",
+		    {}, {"--wait-pods", "1"});
+	ASSERT_TRUE(n.up) << n.proc->output();
+	auto slow = n.pod({"echo", n.sock}, {{"DPUMESH_POD_SERVICE", "slow"},
+					     {"DPUMESH_POD_BODY_SLOTS", "4"},
+					     {"DPUMESH_ECHO_DELAY_US", "2000"},
+					     {"DPUMESH_POD_NOSUM", "1"}});
+	ASSERT_TRUE(ready(*slow)) << slow->output();
+
+	/* 20,000 frames/s for 3 s: about 8,000 requests/s against a pod that answers 2,000 */
+	const std::string out = d.file("gen");
+	subprocess gen(generator_args("netflood-m-gen", memif, cap, "20000", "3", "50", out));
+	const int grc2 = gen.wait(90s);
+	EXPECT_TRUE(grc2 == 0 || grc2 == 3) << gen.output();
+
+	json_error_t err;
+	json_t *sum = json_load_file((out + "/summary.json").c_str(), 0, &err);
+	ASSERT_NE(sum, nullptr) << err.text << "\n" << gen.output();
+	json_t *fixed = json_object_get(sum, "fixed");
+	const long long expected = trial_value(fixed, "expected"),
+			answered = trial_value(fixed, "answered"),
+			ok = trial_value(fixed, "answers", "2xx"),
+			c5 = trial_value(fixed, "answers", "5xx"),
+			mesh = trial_value(fixed, "answers", "mesh_error");
+	EXPECT_GT(expected, 10000) << gen.output(); /* most of ~24,000: the box may be loaded */
+	EXPECT_GT(trial_value(fixed, "tx_frames"), 2 * expected) << gen.output();
+	EXPECT_EQ(trial_value(fixed, "lost"), 0) << gen.output();
+	EXPECT_EQ(trial_value(fixed, "duplicates"), 0) << gen.output();
+	EXPECT_EQ(trial_value(fixed, "rx_other"), 0) << gen.output();
+	EXPECT_EQ(answered, expected) << gen.output();
+	EXPECT_EQ(ok + c5 + mesh, answered) << gen.output();
+	EXPECT_GT(ok, 0) << gen.output();
+	EXPECT_GT(c5 + mesh, expected / 2) << gen.output();
+	json_decref(sum);
+
+	slow->signal(SIGTERM);
+	slow->wait(10s);
+	const std::string fin = n.stop();
+	const long long at_rx = value_of(fin, "final stage=port_rx", "refused_saturated");
+	const long long later = value_of(fin, "final stage=port_rx", "drop_refused_frag");
+	EXPECT_GT(at_rx, expected / 4) << fin;
+	EXPECT_GE(later, at_rx) << fin; /* at least one later frame each */
+	EXPECT_LE(later, 2 * at_rx) << fin; /* at most two: no request has more than 3 frames */
+	EXPECT_EQ(value_of(fin, "final stage=port_rx", "drop_timeout"), 0) << fin;
+	EXPECT_EQ(value_of(fin, "final stage=port_rx", "drop_table_full"), 0) << fin;
+	EXPECT_EQ(value_of(fin, "final stage=port_rx", "drop_source_limit"), 0) << fin;
+	EXPECT_EQ(value_of(fin, "final stage=sidecar", "responses_lost"), 0) << fin;
+	EXPECT_EQ(value_of(fin, "final stage=sidecar", "pending"), 0) << fin;
+	EXPECT_EQ(value_of(fin, "final dpa", "hbufs_in_use"), 0) << fin;
+	EXPECT_EQ(value_of(fin, "final mempool", "mbufs_in_use"), 0) << fin;
 	EXPECT_EQ(value_of(fin, "final mempool", "rx_msgs_in_use"), 0) << fin;
 	unlink(memif.c_str());
 }
