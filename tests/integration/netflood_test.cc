@@ -43,6 +43,39 @@ long long trial_value(json_t *fixed, const char *key, const char *sub = nullptr)
 	return json_is_integer(v) ? json_integer_value(v) : -1;
 }
 
+struct flood_result {
+	long long frames = -1, expected = -1, refused = -1;
+};
+
+/** The flood's fixed trial (summary.json under `out`): every request answered exactly once,
+ *  by the pod (200) or a refusal, both seen, refusals the most (ten times its capacity). */
+flood_result expect_one_answer_each(const std::string &out, const std::string &gen_log)
+{
+	flood_result f;
+	json_error_t err;
+	json_t *sum = json_load_file((out + "/summary.json").c_str(), 0, &err);
+	EXPECT_NE(sum, nullptr) << err.text << "\n" << gen_log;
+	if (!sum)
+		return f;
+	json_t *fixed = json_object_get(sum, "fixed");
+	f.frames = trial_value(fixed, "tx_frames");
+	f.expected = trial_value(fixed, "expected");
+	const long long answered = trial_value(fixed, "answered"),
+			ok = trial_value(fixed, "answers", "2xx");
+	f.refused = trial_value(fixed, "answers", "5xx") + trial_value(fixed, "answers", "mesh_error");
+	EXPECT_EQ(trial_value(fixed, "lost"), 0) << gen_log;
+	EXPECT_EQ(trial_value(fixed, "duplicates"), 0) << gen_log;
+	EXPECT_EQ(trial_value(fixed, "rx_other"), 0) << gen_log;
+	EXPECT_EQ(answered, f.expected) << gen_log;
+	EXPECT_EQ(trial_value(fixed, "answers", "4xx"), 0) << gen_log;
+	EXPECT_EQ(trial_value(fixed, "answers", "other"), 0) << gen_log;
+	EXPECT_EQ(ok + f.refused, answered) << gen_log;
+	EXPECT_GT(ok, 0) << gen_log; /* the pod answered what it could */
+	EXPECT_GT(f.refused, f.expected / 2) << gen_log;
+	json_decref(sum);
+	return f;
+}
+
 /** dpumesh-replay as the memif client of `memif`: `cap` at `pps` frames/s ("max":
  *  unpaced) for `secs` seconds, every answer matched (2 s of drain), summary under `out`. */
 std::vector<std::string> generator_args(const std::string &prefix, const std::string &memif,
@@ -111,26 +144,9 @@ TEST(NetFlood, ASaturatedServiceIsRefusedAtPortRxAndEveryRequestIsAnsweredOnce)
 	/* exit 3: "fixed mode saw loss": the checks below say which */
 	EXPECT_TRUE(grc2 == 0 || grc2 == 3) << gen.output();
 
-	json_error_t err;
-	json_t *sum = json_load_file((out + "/summary.json").c_str(), 0, &err);
-	ASSERT_NE(sum, nullptr) << err.text << "\n" << gen.output();
-	json_t *fixed = json_object_get(sum, "fixed");
-	const long long sent = trial_value(fixed, "tx_frames"),
-			answered = trial_value(fixed, "answered"),
-			ok = trial_value(fixed, "answers", "2xx"),
-			c5 = trial_value(fixed, "answers", "5xx"),
-			mesh = trial_value(fixed, "answers", "mesh_error");
-	EXPECT_GT(sent, 30000) << gen.output(); /* most of 60,000: the box may be loaded */
-	EXPECT_EQ(trial_value(fixed, "expected"), sent) << gen.output();
-	EXPECT_EQ(trial_value(fixed, "lost"), 0) << gen.output();
-	EXPECT_EQ(trial_value(fixed, "duplicates"), 0) << gen.output();
-	EXPECT_EQ(answered, sent) << gen.output();
-	EXPECT_EQ(trial_value(fixed, "answers", "4xx"), 0) << gen.output();
-	EXPECT_EQ(trial_value(fixed, "answers", "other"), 0) << gen.output();
-	EXPECT_EQ(ok + c5 + mesh, answered) << gen.output();
-	EXPECT_GT(ok, 0) << gen.output();             /* the pod answered what it could */
-	EXPECT_GT(c5 + mesh, sent / 2) << gen.output(); /* ten times its capacity: refused */
-	json_decref(sum);
+	const flood_result f = expect_one_answer_each(out, gen.output());
+	EXPECT_GT(f.frames, 30000) << gen.output(); /* most of 60,000: the box may be loaded */
+	EXPECT_EQ(f.expected, f.frames) << gen.output();
 
 	slow->signal(SIGTERM);
 	quiet->signal(SIGTERM);
@@ -142,7 +158,7 @@ TEST(NetFlood, ASaturatedServiceIsRefusedAtPortRxAndEveryRequestIsAnsweredOnce)
 	const long long in_sidecar = value_of(fin, "final stage=sidecar", "saturated");
 	EXPECT_GT(at_rx, 0) << fin;
 	EXPECT_GT(at_rx, in_sidecar) << fin; /* most of them: the sidecar only raises the flag */
-	EXPECT_LE(at_rx + in_sidecar, c5 + mesh) << fin;
+	EXPECT_LE(at_rx + in_sidecar, f.refused) << fin;
 	EXPECT_EQ(value_of(fin, "final stage=sidecar", "responses_lost"), 0) << fin;
 	EXPECT_EQ(value_of(fin, "final stage=sidecar", "pending"), 0) << fin;
 	EXPECT_EQ(value_of(fin, "final dpa", "hbufs_in_use"), 0) << fin;
@@ -189,25 +205,10 @@ TEST(NetFlood, RequestsOfSeveralFramesAreRefusedAtTheirFirstFrameOnceEach)
 	const int grc2 = gen.wait(90s);
 	EXPECT_TRUE(grc2 == 0 || grc2 == 3) << gen.output();
 
-	json_error_t err;
-	json_t *sum = json_load_file((out + "/summary.json").c_str(), 0, &err);
-	ASSERT_NE(sum, nullptr) << err.text << "\n" << gen.output();
-	json_t *fixed = json_object_get(sum, "fixed");
-	const long long expected = trial_value(fixed, "expected"),
-			answered = trial_value(fixed, "answered"),
-			ok = trial_value(fixed, "answers", "2xx"),
-			c5 = trial_value(fixed, "answers", "5xx"),
-			mesh = trial_value(fixed, "answers", "mesh_error");
+	const flood_result f = expect_one_answer_each(out, gen.output());
+	const long long expected = f.expected;
 	EXPECT_GT(expected, 10000) << gen.output(); /* most of ~24,000: the box may be loaded */
-	EXPECT_GT(trial_value(fixed, "tx_frames"), 2 * expected) << gen.output();
-	EXPECT_EQ(trial_value(fixed, "lost"), 0) << gen.output();
-	EXPECT_EQ(trial_value(fixed, "duplicates"), 0) << gen.output();
-	EXPECT_EQ(trial_value(fixed, "rx_other"), 0) << gen.output();
-	EXPECT_EQ(answered, expected) << gen.output();
-	EXPECT_EQ(ok + c5 + mesh, answered) << gen.output();
-	EXPECT_GT(ok, 0) << gen.output();
-	EXPECT_GT(c5 + mesh, expected / 2) << gen.output();
-	json_decref(sum);
+	EXPECT_GT(f.frames, 2 * expected) << gen.output();
 
 	slow->signal(SIGTERM);
 	slow->wait(10s);
@@ -217,7 +218,9 @@ TEST(NetFlood, RequestsOfSeveralFramesAreRefusedAtTheirFirstFrameOnceEach)
 	EXPECT_GT(at_rx, expected / 4) << fin;
 	EXPECT_GE(later, at_rx) << fin; /* at least one later frame each */
 	EXPECT_LE(later, 2 * at_rx) << fin; /* at most two: no request has more than 3 frames */
-	EXPECT_EQ(value_of(fin, "final stage=port_rx", "drop_timeout"), 0) << fin;
+	/* only the message the trial ended inside (its last frames never sent) may time out, when
+	 * its first frame came while the flag was down */
+	EXPECT_LE(value_of(fin, "final stage=port_rx", "drop_timeout"), 1) << fin;
 	EXPECT_EQ(value_of(fin, "final stage=port_rx", "drop_table_full"), 0) << fin;
 	EXPECT_EQ(value_of(fin, "final stage=port_rx", "drop_source_limit"), 0) << fin;
 	EXPECT_EQ(value_of(fin, "final stage=sidecar", "responses_lost"), 0) << fin;
