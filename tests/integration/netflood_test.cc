@@ -43,6 +43,23 @@ long long trial_value(json_t *fixed, const char *key, const char *sub = nullptr)
 	return json_is_integer(v) ? json_integer_value(v) : -1;
 }
 
+/** A node on a memif port with service "slow" (its pod's requests admitted up to 4 beyond its
+ *  slots), "client" and what more_services adds (JSON objects, each after a comma). */
+std::string slow_node_config(const std::string &memif, const std::string &more_services)
+{
+	return R"({
+  "node": { "name": "n1", "mac": "02:00:00:00:00:01", "ipv4": "192.168.50.1",
+            "ipv6": "fd00:50::1", "control_socket": "@SOCK@" },
+  "ports": [ { "name": "uplink", "role": "external",
+               "dev": "net_memif0,role=server,socket=)" + memif + R"(,socket-abstract=no" } ],
+  "mempool": { "mbufs": 16383 },
+  "pools": { "dest_queue": { "admit_beyond_slots": 4 } },
+  "lcores": { "idle": "adaptive", "stages": { "port_rx": 1, "port_tx": 1, "sidecar": 1, "dpa": 1 } },
+  "services": [ { "name": "slow", "max_pods": 4 }, { "name": "client", "max_pods": 4 })" +
+	       more_services + R"( ]
+})";
+}
+
 struct flood_result {
 	long long frames = -1, expected = -1, refused = -1;
 };
@@ -106,17 +123,7 @@ TEST(NetFlood, ASaturatedServiceIsRefusedAtPortRxAndEveryRequestIsAnsweredOnce)
 					"--frame-size", "64", "--ipv6-share", "0", "--seed", "3"});
 	ASSERT_EQ(grc, 0) << gout;
 
-	mesh_node n("netflood", R"({
-  "node": { "name": "n1", "mac": "02:00:00:00:00:01", "ipv4": "192.168.50.1",
-            "ipv6": "fd00:50::1", "control_socket": "@SOCK@" },
-  "ports": [ { "name": "uplink", "role": "external",
-               "dev": "net_memif0,role=server,socket=)" + memif + R"(,socket-abstract=no" } ],
-  "mempool": { "mbufs": 16383 },
-  "pools": { "dest_queue": { "admit_beyond_slots": 4 } },
-  "lcores": { "idle": "adaptive", "stages": { "port_rx": 1, "port_tx": 1, "sidecar": 1, "dpa": 1 } },
-  "services": [ { "name": "slow", "max_pods": 4 }, { "name": "quiet", "max_pods": 4 },
-                { "name": "client", "max_pods": 4 } ]
-})",
+	mesh_node n("netflood", slow_node_config(memif, R"(, { "name": "quiet", "max_pods": 4 })"),
 		    {}, {"--wait-pods", "2"});
 	ASSERT_TRUE(n.up) << n.proc->output();
 	auto slow = n.pod({"echo", n.sock}, {{"DPUMESH_POD_SERVICE", "slow"},
@@ -181,16 +188,7 @@ TEST(NetFlood, RequestsOfSeveralFramesAreRefusedAtTheirFirstFrameOnceEach)
 					"--ipv6-share", "0", "--seed", "4"});
 	ASSERT_EQ(grc, 0) << gout;
 
-	mesh_node n("netflood-m", R"({
-  "node": { "name": "n1", "mac": "02:00:00:00:00:01", "ipv4": "192.168.50.1",
-            "ipv6": "fd00:50::1", "control_socket": "@SOCK@" },
-  "ports": [ { "name": "uplink", "role": "external",
-               "dev": "net_memif0,role=server,socket=)" + memif + R"(,socket-abstract=no" } ],
-  "mempool": { "mbufs": 16383 },
-  "pools": { "dest_queue": { "admit_beyond_slots": 4 } },
-  "lcores": { "idle": "adaptive", "stages": { "port_rx": 1, "port_tx": 1, "sidecar": 1, "dpa": 1 } },
-  "services": [ { "name": "slow", "max_pods": 4 }, { "name": "client", "max_pods": 4 } ]
-})",
+	mesh_node n("netflood-m", slow_node_config(memif, ""),
 		    {}, {"--wait-pods", "1"});
 	ASSERT_TRUE(n.up) << n.proc->output();
 	auto slow = n.pod({"echo", n.sock}, {{"DPUMESH_POD_SERVICE", "slow"},
