@@ -258,10 +258,12 @@ row("frames sent (TX Mpps)", delta(tp, e, "opackets") / T / 1e6,
     delta(dm, e, "opackets") / D / 1e6, False)
 
 d = "/dpumesh/drops"
-# refused_overloaded: requests port RX refused from its reserve (among "messages");
+# refused_overloaded, refused_saturated: requests port RX refused (among "messages");
+# refused_frag: later frames of requests refused at their first (not malformed);
 # rx_msgs_in_use, ingress_queued: gauges; reserve_empty: not even refused (shed)
 flow = {"frames", "bytes", "accepted", "messages", "in_reassembly", "duplicates",
-        "refused_overloaded", "rx_msgs_in_use", "ingress_queued"}
+        "refused_overloaded", "refused_saturated", "refused_frag", "rx_msgs_in_use",
+        "ingress_queued"}
 handoff = {"no_consumer", "ring_full", "msg_pool_empty", "reserve_empty"}
 keys = dm["end"]["data"][d].keys()
 reasm = delta(dm, d, "messages") + sum(delta(dm, d, k) for k in handoff if k in keys)

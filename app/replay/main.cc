@@ -460,6 +460,22 @@ int run(const options &o)
 		summary += "]";
 		rc = ndr.verified ? 0 : 3;
 	}
+	/* the generator's own port: what it could not receive (ring overflow, no mbuf) is
+	 * answers lost before matching, not the device's loss */
+	rte_eth_stats ps{};
+	if (rte_eth_stats_get(o.port, &ps) == 0) {
+		std::printf("port %u: rx %" PRIu64 " tx %" PRIu64 " rx_missed %" PRIu64
+			    " rx_errors %" PRIu64 " rx_nombuf %" PRIu64 " tx_errors %" PRIu64 "\n",
+			    o.port, ps.ipackets, ps.opackets, ps.imissed, ps.ierrors, ps.rx_nombuf,
+			    ps.oerrors);
+		char b[256];
+		std::snprintf(b, sizeof(b),
+			      ",\"port\":{\"rx\":%" PRIu64 ",\"tx\":%" PRIu64 ",\"rx_missed\":%" PRIu64
+			      ",\"rx_errors\":%" PRIu64 ",\"rx_nombuf\":%" PRIu64 ",\"tx_errors\":%" PRIu64
+			      "}",
+			      ps.ipackets, ps.opackets, ps.imissed, ps.ierrors, ps.rx_nombuf, ps.oerrors);
+		summary += b;
+	}
 	summary += "}\n";
 	if (!o.out.empty()) {
 		mkdir(o.out.c_str(), 0755);

@@ -13,13 +13,14 @@ namespace dpumesh::port {
 
 namespace {
 
-/* The gate's index of a single-frame request's service when the gate says it is saturated,
- * else UINT32_MAX. The L7 header is read in place from the first segment (bounds-checked
- * against it and against the message); anything unusual goes on to the sidecar as usual. */
+/* The gate's index of a request's service, from its first frame, when the gate says it is
+ * saturated, else UINT32_MAX. The L7 header is read in place from the first segment
+ * (bounds-checked against it, the fragment and the message); anything unusual goes on to
+ * the sidecar as usual. */
 uint32_t gated_service(const service_gate &gate, const rte_mbuf *m,
 		       const wire::parsed_frame &pf) noexcept
 {
-	if (pf.l7_len > pf.msg_len || uint32_t(pf.payload_off) + pf.l7_len > m->data_len)
+	if (pf.l7_len > pf.frag_len || uint32_t(pf.payload_off) + pf.l7_len > m->data_len)
 		return UINT32_MAX;
 	std::string_view name;
 	if (wire::l7_peek_service(rte_pktmbuf_mtod_offset(m, const uint8_t *, pf.payload_off),
@@ -135,18 +136,20 @@ uint16_t rx_poll(void *arg) noexcept
 		accepted++;
 		uint32_t svc;
 		if (c.gate && c.gate->any_saturated() && pf.kind == wire::frame_kind::request &&
-		    pf.frag_offset == 0 && pf.frag_len == pf.msg_len &&
-		    (svc = gated_service(*c.gate, m, pf)) != UINT32_MAX) {
-			/* refused before reassembly: the sidecar answers from the frame's addresses */
+		    pf.frag_offset == 0 && (svc = gated_service(*c.gate, m, pf)) != UINT32_MAX) {
+			/* refused before reassembly: the sidecar answers from the frame's addresses;
+			 * a message of several frames leaves a tombstone that drops the others */
+			if (pf.frag_len == pf.msg_len)
+				rte_pktmbuf_free(m);
+			else if (c.reasm->refuse(m, pf, now) == wire::reasm_refusal::repeat)
+				continue; /* its first frame again: refused (answered) already */
 			bool reserve = false;
 			rx_msg *rm = take(true, &reserve);
 			if (!rm) [[unlikely]] {
 				(c.reserve_pool ? c.stats.reserve_empty : c.stats.msg_pool_empty).inc();
-				rte_pktmbuf_free(m);
 				continue;
 			}
 			refusal_of(pf, rx_refusal::saturated, rm);
-			rte_pktmbuf_free(m);
 			rm->rx_tsc = now;
 			rm->port_id = q.port;
 			rm->svc = svc;

@@ -2,6 +2,7 @@
 // Port TX stage: the sidecar's frames out of a port queue.
 #include "dpumesh/port/tx.h"
 
+#include <rte_cycles.h>
 #include <rte_ethdev.h>
 
 namespace dpumesh::port {
@@ -40,7 +41,12 @@ uint16_t tx_one(tx_ctx &c) noexcept
 		return sent;
 	}
 	c.stats.stalls.inc();
-	if (++c.stalled >= tx_ctx::max_stalls) {
+	/* time, not polls: an idle lcore polls fast and a descheduled peer (a generator on a
+	 * loaded machine) may take nothing for a second and then everything */
+	const uint64_t now = rte_rdtsc();
+	if (c.stalled == 0) {
+		c.stalled = now;
+	} else if (now - c.stalled >= rte_get_tsc_hz() / 1000 * tx_ctx::give_up_ms) {
 		c.stats.dropped.add(c.nb_held);
 		rte_pktmbuf_free_bulk(c.held, c.nb_held);
 		c.nb_held = 0;

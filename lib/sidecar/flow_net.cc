@@ -84,7 +84,9 @@ void stage::from_network(rx_msg *msg, uint64_t now) noexcept
 	dispatch(m, now);
 }
 
-/* A decoded message to where it goes; a failed decode answered (a requester) or dropped. */
+/* A decoded message to where it goes; a failed decode answered (a requester) or dropped.
+ * Every answer to the network goes through reply_net: owed, not lost, when the port has no
+ * mbuf or no room for it now (docs/overload.md "One answer for every request"). */
 void stage::dispatch(net_message &m, uint64_t now) noexcept
 {
 	switch (m.what) {
@@ -94,11 +96,11 @@ void stage::dispatch(net_message &m, uint64_t now) noexcept
 		return net_response(m, now);
 	case net_message::kind::too_large:
 		if (m.request)
-			_egress->reply(m.reply_to, m.correlation, 431, "header_too_large", _hop);
+			reply_net(m.reply_to, m.correlation, 431, "header_too_large", now);
 		return;
 	case net_message::kind::bad_header:
 		if (m.request)
-			_egress->reply(m.reply_to, m.correlation, 400, "bad_header", _hop);
+			reply_net(m.reply_to, m.correlation, 400, "bad_header", now);
 		return;
 	case net_message::kind::no_hbuf:
 		return;
@@ -134,7 +136,7 @@ void stage::net_request(net_message &m, uint64_t now) noexcept
 	}
 	if (a.refused()) {
 		_admission->count_refusal(*_cur, a);
-		_egress->reply(m.reply_to, m.correlation, a.status, a.reason(), _hop);
+		reply_net(m.reply_to, m.correlation, a.status, a.reason(), now);
 		return _net_in->release(m);
 	}
 	dpa_command cmd = m.cmd;
@@ -170,7 +172,7 @@ void stage::relay(net_message &m, const verdict &a, uint64_t now) noexcept
 		verdict v = a;
 		_admission->overloaded(v);
 		_admission->count_refusal(*_cur, v);
-		_egress->reply(m.reply_to, m.correlation, v.status, v.reason(), _hop);
+		reply_net(m.reply_to, m.correlation, v.status, v.reason(), now);
 		return _net_in->release(m);
 	}
 	/* the header buffer has an hbuf's room: the trace fields go there */
@@ -182,7 +184,7 @@ void stage::relay(net_message &m, const verdict &a, uint64_t now) noexcept
 	_net_in->release(m); /* the frames hold what they need of the received mbufs */
 	if (!sent) {
 		_requests->close(token);
-		_egress->reply(m.reply_to, m.correlation, 503, "egress_failed", _hop);
+		reply_net(m.reply_to, m.correlation, 503, "egress_failed", now);
 		return;
 	}
 	_budgets[a.svc].note_request();

@@ -31,6 +31,15 @@ constexpr uint32_t nil = UINT32_MAX;
 /* Each held fragment records its message offset in the mbuf's user tag. */
 inline uint32_t frag_off(const rte_mbuf *m) { return m->hash.usr; }
 
+msg_key key_of(const parsed_frame &pf)
+{
+	msg_key key{};
+	std::memcpy(key.ip, pf.src.ip, 16);
+	key.port = pf.src.port;
+	key.msg_id = pf.msg_id;
+	return key;
+}
+
 } // namespace
 
 struct reassembler::slot {
@@ -48,6 +57,7 @@ struct reassembler::slot {
 	frame_kind kind;
 	uint8_t src_mac[6];
 	bool active;
+	bool tomb; /* a refused message's tombstone: holds no mbufs, drops what comes */
 };
 
 result<std::unique_ptr<reassembler>> reassembler::create(const reasm_config &cfg,
@@ -125,24 +135,119 @@ void reassembler::release(uint32_t idx, wire_drop why) noexcept
 		_slots[s.next].prev = s.prev;
 	else
 		_lru_tail = s.prev;
-	_mbufs_held -= s.nb_frags;
 	if (why != wire_drop::none) {
-		rte_mbuf *m = s.head;
-		while (m) {
-			rte_mbuf *next = m->next;
-			m->next = nullptr;
-			m->nb_segs = 1;
-			m->pkt_len = m->data_len;
-			rte_pktmbuf_free(m);
-			m = next;
-		}
+		free_frags(s);
 		_stats.drops[static_cast<size_t>(why)].inc();
 	}
+	_mbufs_held -= s.nb_frags; /* 0 after free_frags; a completed chain went out whole */
 	s.head = s.tail = nullptr;
 	s.active = false;
+	s.tomb = false;
 	s.next = _free_head;
 	_free_head = idx;
 	_nb_active--;
+}
+
+/* Frees the fragments a slot holds (each one by itself: they are not a chain yet). */
+void reassembler::free_frags(slot &s) noexcept
+{
+	rte_mbuf *m = s.head;
+	while (m) {
+		rte_mbuf *next = m->next;
+		m->next = nullptr;
+		m->nb_segs = 1;
+		m->pkt_len = m->data_len;
+		rte_pktmbuf_free(m);
+		m = next;
+	}
+	_mbufs_held -= s.nb_frags;
+	s.nb_frags = 0;
+	s.head = s.tail = nullptr;
+}
+
+uint32_t reassembler::open_slot(const parsed_frame &pf, uint64_t now_tsc, wire_drop *why) noexcept
+{
+	if (_free_head == nil) {
+		*why = wire_drop::table_full;
+		return nil;
+	}
+	int32_t n = source_ref(pf.src.ip, 1);
+	if (n < 0) {
+		*why = wire_drop::table_full;
+		return nil;
+	}
+	if (static_cast<uint32_t>(n) > _cfg.max_per_source) {
+		source_ref(pf.src.ip, -1);
+		*why = wire_drop::source_limit;
+		return nil;
+	}
+	const msg_key key = key_of(pf);
+	const uint32_t idx = _free_head;
+	if (rte_hash_add_key_data(_msgs, &key, reinterpret_cast<void *>(uintptr_t(idx))) < 0) {
+		source_ref(pf.src.ip, -1);
+		*why = wire_drop::table_full;
+		return nil;
+	}
+	slot &s = _slots[idx];
+	_free_head = s.next;
+	s.key = key;
+	s.head = s.tail = nullptr;
+	s.first_tsc = now_tsc;
+	s.correlation = pf.correlation;
+	s.msg_len = pf.msg_len;
+	s.received = 0;
+	s.nb_frags = 0;
+	s.l7_len = pf.l7_len;
+	s.kind = pf.kind;
+	std::memcpy(s.src_mac, pf.src_mac, 6);
+	s.active = true;
+	s.tomb = false;
+	s.prev = _lru_tail;
+	s.next = nil;
+	if (_lru_tail != nil)
+		_slots[_lru_tail].next = idx;
+	else
+		_lru_head = idx;
+	_lru_tail = idx;
+	_nb_active++;
+	return idx;
+}
+
+reasm_refusal reassembler::refuse(rte_mbuf *m, const parsed_frame &pf, uint64_t now_tsc) noexcept
+{
+	_stats.fragments.inc();
+	rte_pktmbuf_free(m);
+	const msg_key key = key_of(pf);
+	void *data;
+	if (rte_hash_lookup_data(_msgs, &key, &data) >= 0) {
+		const uint32_t idx = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(data));
+		slot &s = _slots[idx];
+		if (s.tomb) {
+			_stats.duplicates.inc();
+			return reasm_refusal::repeat;
+		}
+		/* later fragments came first: they go, and the slot stays as the tombstone */
+		_stats.drops[static_cast<size_t>(wire_drop::refused_frag)].add(s.nb_frags);
+		free_frags(s);
+		s.tomb = true;
+		s.msg_len = pf.msg_len;
+		s.received += pf.frag_len;
+		_stats.tombstones.inc();
+		if (s.received < s.msg_len)
+			return reasm_refusal::tombstone;
+		release(idx, wire_drop::none);
+		return reasm_refusal::whole;
+	}
+	wire_drop why = wire_drop::none;
+	const uint32_t idx = open_slot(pf, now_tsc, &why);
+	if (idx == nil) {
+		_stats.tombstone_no_room.inc();
+		return reasm_refusal::no_room;
+	}
+	_slots[idx].tomb = true;
+	_slots[idx].received = pf.frag_len;
+	_stats.tombstones.inc();
+	return reasm_refusal::tombstone;
 }
 
 reasm_result reassembler::input(rte_mbuf *m, const parsed_frame &pf, uint64_t now_tsc,
@@ -181,56 +286,26 @@ reasm_result reassembler::input(rte_mbuf *m, const parsed_frame &pf, uint64_t no
 		return reasm_result::complete;
 	}
 
-	msg_key key{};
-	std::memcpy(key.ip, pf.src.ip, 16);
-	key.port = pf.src.port;
-	key.msg_id = pf.msg_id;
-	int32_t pos = rte_hash_lookup(_msgs, &key);
+	const msg_key key = key_of(pf);
+	void *data;
 	uint32_t idx;
-	if (pos < 0) {
-		if (_free_head == nil)
-			return drop(wire_drop::table_full);
-		if (_mbufs_held >= _cfg.max_mbufs)
+	if (rte_hash_lookup_data(_msgs, &key, &data) < 0) {
+		if (_free_head != nil && _mbufs_held >= _cfg.max_mbufs)
 			return drop(wire_drop::memory_limit);
-		int32_t n = source_ref(pf.src.ip, 1);
-		if (n < 0)
-			return drop(wire_drop::table_full);
-		if (static_cast<uint32_t>(n) > _cfg.max_per_source) {
-			source_ref(pf.src.ip, -1);
-			return drop(wire_drop::source_limit);
-		}
-		idx = _free_head;
-		pos = rte_hash_add_key_data(_msgs, &key, reinterpret_cast<void *>(uintptr_t(idx)));
-		if (pos < 0) {
-			source_ref(pf.src.ip, -1);
-			return drop(wire_drop::table_full);
-		}
-		slot &s = _slots[idx];
-		_free_head = s.next;
-		s.key = key;
-		s.head = s.tail = nullptr;
-		s.first_tsc = now_tsc;
-		s.correlation = pf.correlation;
-		s.msg_len = pf.msg_len;
-		s.received = 0;
-		s.nb_frags = 0;
-		s.l7_len = pf.l7_len;
-		s.kind = pf.kind;
-		std::memcpy(s.src_mac, pf.src_mac, 6);
-		s.active = true;
-		s.prev = _lru_tail;
-		s.next = nil;
-		if (_lru_tail != nil)
-			_slots[_lru_tail].next = idx;
-		else
-			_lru_head = idx;
-		_lru_tail = idx;
-		_nb_active++;
+		wire_drop why = wire_drop::none;
+		idx = open_slot(pf, now_tsc, &why);
+		if (idx == nil)
+			return drop(why);
 	} else {
-		void *data;
-		rte_hash_lookup_data(_msgs, &key, &data);
 		idx = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(data));
 		slot &s = _slots[idx];
+		if (s.tomb) {
+			/* its message was refused at its first fragment: dropped, not held */
+			s.received += pf.frag_len;
+			if (s.received >= s.msg_len)
+				release(idx, wire_drop::none);
+			return drop(wire_drop::refused_frag);
+		}
 		if (s.msg_len != pf.msg_len || s.l7_len != pf.l7_len || s.kind != pf.kind ||
 		    s.correlation != pf.correlation)
 			return drop(wire_drop::mismatch);
@@ -300,7 +375,8 @@ uint32_t reassembler::expire(uint64_t now_tsc) noexcept
 {
 	uint32_t n = 0;
 	while (_lru_head != nil && now_tsc - _slots[_lru_head].first_tsc > _timeout_tsc) {
-		release(_lru_head, wire_drop::timeout);
+		/* a tombstone's message was answered (its refusal): nothing is lost with it */
+		release(_lru_head, _slots[_lru_head].tomb ? wire_drop::none : wire_drop::timeout);
 		n++;
 	}
 	return n;
@@ -309,7 +385,7 @@ uint32_t reassembler::expire(uint64_t now_tsc) noexcept
 void reassembler::flush() noexcept
 {
 	while (_lru_head != nil)
-		release(_lru_head, wire_drop::timeout);
+		release(_lru_head, _slots[_lru_head].tomb ? wire_drop::none : wire_drop::timeout);
 }
 
 } // namespace dpumesh::wire

@@ -44,10 +44,12 @@ for k in ("imissed", "ierrors", "rx_nombuf", "oerrors"):
         anomalies.append("WARN replay %s: testpmd port %s=%d" % (capture, k, delta(tp, e, k)))
 
 d = "/dpumesh/drops"
-# refused_overloaded: requests port RX refused from its reserve (among "messages");
+# refused_overloaded, refused_saturated: requests port RX refused (among "messages");
+# refused_frag: later frames of requests refused at their first (not malformed);
 # rx_msgs_in_use, ingress_queued: gauges; reserve_empty: not even refused (shed)
 flow = {"frames", "bytes", "accepted", "messages", "in_reassembly", "duplicates",
-        "refused_overloaded", "rx_msgs_in_use", "ingress_queued"}
+        "refused_overloaded", "refused_saturated", "refused_frag", "rx_msgs_in_use",
+        "ingress_queued"}
 handoff = {"no_consumer", "ring_full", "msg_pool_empty", "reserve_empty"}
 keys = dm["end"]["data"][d].keys()
 shed = sum(delta(dm, d, k) for k in handoff if k in keys)

@@ -119,7 +119,9 @@ if unaccounted:
 # the Case 2 client (dpumesh-replay): the network's requests, each answered exactly once
 if replay_path:
     try:
-        t = json.load(open(replay_path))["fixed"]
+        summary = json.load(open(replay_path))
+        t = summary["fixed"]
+        gport = summary.get("port", {})  # the generator's own port: what it could not take in
         rows.append(["Case 2 requests (network client)", "", t["expected"], "", "",
                      "%d answered (2xx %d, 4xx %d, 5xx %d, mesh errors %d), %d lost, %d duplicates, "
                      "%d stale, %.0f frames/s" % (t["answered"], t["answers"]["2xx"], t["answers"]["4xx"],
@@ -141,6 +143,8 @@ if replay_path:
                         why.append("port TX dropped %s frames" % w.get("dropped", "?"))
             except OSError:
                 pass
+            why += ["generator port %s %s" % (k, gport[k]) for k in ("rx_missed", "rx_nombuf", "rx_errors")
+                    if k in gport]
             out.append("ERROR soak: %d of %d Case 2 requests never answered (no answer, refusal or "
                        "timeout; %d frames matched nothing; node: %s; raw/soak-replay/)"
                        % (t["lost"], t["expected"], t["rx_other"], ", ".join(why) or "?"))

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target: the frame parser and the reassembler on a real EAL and real mbufs.
-// Input: a sequence of frames, each prefixed by a 16-bit big-endian length. Every frame is
-// parsed; valid ones go to one reassembler. Invariants checked: a completed message is
-// exactly msg_len bytes in as many segments as it has fragments, limits are never
-// exceeded, and after a flush every mbuf is back in the pool (no leak, bounded memory).
+// Input: a sequence of frames, each prefixed by a 16-bit big-endian word: bits 0-13 its
+// length, bit 15 "refuse it" (a request's first fragment is refused as port RX refuses one
+// for a saturated service: reassembler::refuse, a tombstone), bit 14 "expire first" (the
+// clock jumps past the reassembly timeout and expire() runs). Every frame is parsed; valid
+// ones go to one reassembler. Invariants checked: a completed message is exactly msg_len
+// bytes in as many segments as it has fragments, limits are never exceeded (tombstones
+// included), a refused message is refused once while its tombstone lives, and after a
+// flush every mbuf is back in the pool (no leak, bounded memory).
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -49,8 +53,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const uint16_t port_be = rte_cpu_to_be_16(7000);
 	uint64_t now = 1;
+	const uint64_t past_timeout = rte_get_tsc_hz() / 1000 * (g_cfg.timeout_ms + 1);
 	while (size >= 2) {
-		size_t len = (size_t(data[0]) << 8) | data[1];
+		size_t len = (size_t(data[0] & 0x3f) << 8) | data[1];
+		const bool refuse_it = data[0] & 0x80;
+		if (data[0] & 0x40) {
+			now += past_timeout;
+			g_reasm->expire(now);
+		}
 		data += 2;
 		size -= 2;
 		len = std::min(len, size);
@@ -71,6 +81,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (pf.frag_offset + uint64_t(pf.frag_len) > pf.msg_len)
 			std::abort();
+		if (refuse_it && pf.kind == frame_kind::request && pf.frag_offset == 0 &&
+		    pf.frag_len < pf.msg_len) {
+			rte_mbuf *again = rte_pktmbuf_copy(m, g_pool, 0, UINT32_MAX);
+			if (!again)
+				std::abort();
+			const reasm_refusal first = g_reasm->refuse(m, pf, now++);
+			const reasm_refusal second = g_reasm->refuse(again, pf, now++);
+			if (first == reasm_refusal::tombstone && second != reasm_refusal::repeat)
+				std::abort(); /* two answers for one request */
+			if (g_reasm->in_flight() > g_cfg.max_reassemblies ||
+			    g_reasm->mbufs_held() > g_cfg.max_mbufs)
+				std::abort();
+			continue;
+		}
 		message msg;
 		if (g_reasm->input(m, pf, now++, &msg) == reasm_result::complete) {
 			uint32_t total = 0;

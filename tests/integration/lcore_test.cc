@@ -27,6 +27,7 @@
 #include "dpumesh/lcore/runner.h"
 #include "dpumesh/port/port.h"
 #include "dpumesh/port/rx.h"
+#include "dpumesh/port/service_gate.h"
 #include "eal_env.h"
 
 using namespace dpumesh;
@@ -251,6 +252,139 @@ TEST(Engine, PortRxRefusesFromItsReserveWhenThePoolIsEmpty)
 	rte_mempool_free(rx.msg_pool);
 	rte_mempool_free(rx.reserve_pool);
 	rte_ring_free(rx.next);
+	rx.reasm.reset();
+	port::close_all(*ports);
+	EXPECT_EQ(rte_mempool_avail_count(*pool), cfg->mempool.mbufs);
+	rte_mempool_free(*pool);
+}
+
+namespace {
+
+/* The frames of one request to `service` of several frames (a 3000-byte body at MTU 1500). */
+std::vector<rte_mbuf *> make_request_frames(rte_mempool *mp, const char *service, uint32_t msg_id)
+{
+	uint8_t l7[64];
+	wire::l7_writer w(l7, sizeof(l7));
+	w.request(service, "POST", "/");
+	uint16_t l7_len = static_cast<uint16_t>(w.finish());
+	wire::link_addr a{};
+	a.src = wire::endpoint::from_v4(rte_cpu_to_be_32(0x0a010002), 0);
+	a.dst = wire::endpoint::from_v4(rte_cpu_to_be_32(0x0a010001), 0);
+	a.src.port = 40000;
+	a.dst.port = 7000;
+	static const uint8_t body[3000] = {7};
+	std::vector<rte_mbuf *> f(8);
+	f.resize(wire::fragment(a, wire::frame_kind::request, msg_id, 1000 + msg_id, l7, l7_len,
+				wire::body_ref{body, sizeof(body)}, 1500, mp, f.data(), 8));
+	return f;
+}
+
+} // namespace
+
+/* A saturated service's request of several frames is refused at its first frame: one refusal
+ * for the sidecar, its later frames dropped by the reassembler's tombstone (also those that
+ * came before the first), a repeat of its first frame no second refusal; another service's
+ * request of several frames is reassembled as before, and nothing stays held. */
+TEST(Engine, PortRxRefusesAManyFrameRequestAtItsFirstFrame)
+{
+	auto cfg = config::load_string(node_json, "engine_test.json");
+	ASSERT_TRUE(cfg) << cfg.error().message();
+	auto pool = port::create_pktmbuf_pool(*cfg);
+	ASSERT_TRUE(pool) << pool.error().message();
+	auto ports = port::open_all(*cfg, *pool);
+	ASSERT_TRUE(ports) << ports.error().message();
+
+	port::service_gate gate({"echo", "other"});
+	gate.set_saturated(gate.find("echo"), true);
+	port::rx_ctx rx;
+	rx.mesh_port_be = rte_cpu_to_be_16(7000);
+	auto reasm = wire::reassembler::create(wire::reasm_config{}, "engine_tomb", SOCKET_ID_ANY);
+	ASSERT_TRUE(reasm) << reasm.error().message();
+	rx.reasm = std::move(*reasm);
+	rx.msg_pool = rte_mempool_create("engine_tomb_msgs", 63, sizeof(port::rx_msg), 0, 0,
+					 nullptr, nullptr, nullptr, nullptr, SOCKET_ID_ANY, 0);
+	rx.next = rte_ring_create("engine_tomb_next", 64, SOCKET_ID_ANY,
+				  RING_F_SP_ENQ | RING_F_SC_DEQ);
+	rx.refusals = rte_ring_create("engine_tomb_refs", 64, SOCKET_ID_ANY,
+				      RING_F_SP_ENQ | RING_F_SC_DEQ);
+	ASSERT_NE(rx.msg_pool, nullptr);
+	ASSERT_NE(rx.next, nullptr);
+	ASSERT_NE(rx.refusals, nullptr);
+	rx.gate = &gate;
+	rx.queues.push_back({ports->at(0).port_id, 0});
+
+	/* in arrival order: 5 requests in order (message 0's first frame twice), one whose
+	 * last frame comes first, one to the other service, one of a single frame */
+	std::vector<rte_mbuf *> frames;
+	for (uint32_t id = 0; id < 5; id++) {
+		auto f = make_request_frames(*pool, "echo", id);
+		ASSERT_EQ(f.size(), 3u);
+		frames.push_back(f[0]);
+		if (id == 0) /* while its tombstone lives: no second refusal */
+			frames.push_back(rte_pktmbuf_copy(f[0], *pool, 0, UINT32_MAX));
+		frames.insert(frames.end(), f.begin() + 1, f.end());
+	}
+	auto late = make_request_frames(*pool, "echo", 5);
+	ASSERT_EQ(late.size(), 3u);
+	frames.insert(frames.end(), {late[2], late[0], late[1]});
+	auto other = make_request_frames(*pool, "other", 6);
+	ASSERT_EQ(other.size(), 3u);
+	frames.insert(frames.end(), other.begin(), other.end());
+	frames.push_back(make_mesh_frame(*pool, false, 7));
+	for (rte_mbuf *m : frames)
+		ASSERT_NE(m, nullptr);
+	{
+		lcore::runner r(cfg->lcores);
+		ASSERT_TRUE(r.add(1, port::rx_stage(rx)).is_ok());
+		ASSERT_TRUE(r.launch().is_ok());
+		for (rte_mbuf *m : frames)
+			while (rte_eth_tx_burst(ports->at(0).port_id, 0, &m, 1) == 0)
+				std::this_thread::sleep_for(std::chrono::microseconds(50));
+		auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+		while (rx.stats.frames.get() < frames.size() &&
+		       std::chrono::steady_clock::now() < deadline)
+			std::this_thread::sleep_for(std::chrono::milliseconds(5));
+		r.stop();
+	}
+	EXPECT_EQ(rx.stats.frames.get(), frames.size());
+	EXPECT_EQ(rx.stats.refused_saturated.get(), 7u) << "one per request, the repeat none";
+	const auto dropped = [&](wire::wire_drop d) {
+		return rx.stats.drops[size_t(d)].get() + rx.reasm->stats().drops[size_t(d)].get();
+	};
+	EXPECT_EQ(dropped(wire::wire_drop::refused_frag), 6u * 2u);
+	EXPECT_EQ(rx.reasm->stats().duplicates.get(), 1u) << "message 0's first frame again";
+	EXPECT_EQ(rx.reasm->stats().tombstones.get(), 6u);
+	EXPECT_EQ(rx.reasm->in_flight(), 0u) << "every tombstone went with its last frame";
+	EXPECT_EQ(rx.reasm->mbufs_held(), 0u);
+	void *obj;
+	std::vector<uint32_t> refused;
+	while (rte_ring_dequeue(rx.refusals, &obj) == 0) {
+		auto *m = static_cast<port::rx_msg *>(obj);
+		EXPECT_EQ(m->refusal, port::rx_refusal::saturated);
+		EXPECT_EQ(m->msg.chain, nullptr);
+		EXPECT_EQ(m->svc, gate.find("echo"));
+		EXPECT_EQ(m->msg.correlation, 1000u + m->msg.msg_id);
+		EXPECT_EQ(m->msg.src.port, 40000u);
+		refused.push_back(m->msg.msg_id);
+		port::rx_msg_free(m);
+	}
+	EXPECT_EQ(refused, (std::vector<uint32_t>{0, 1, 2, 3, 4, 5, 7}));
+	unsigned whole = 0;
+	while (rte_ring_dequeue(rx.next, &obj) == 0) {
+		auto *m = static_cast<port::rx_msg *>(obj);
+		EXPECT_EQ(m->refusal, port::rx_refusal::none);
+		EXPECT_EQ(m->msg.msg_id, 6u);
+		ASSERT_NE(m->msg.chain, nullptr);
+		EXPECT_EQ(m->msg.chain->pkt_len, m->msg.msg_len);
+		EXPECT_EQ(m->msg.chain->nb_segs, 3u);
+		port::rx_msg_free(m);
+		whole++;
+	}
+	EXPECT_EQ(whole, 1u);
+	EXPECT_EQ(rte_mempool_avail_count(rx.msg_pool), 63u);
+	rte_mempool_free(rx.msg_pool);
+	rte_ring_free(rx.next);
+	rte_ring_free(rx.refusals);
 	rx.reasm.reset();
 	port::close_all(*ports);
 	EXPECT_EQ(rte_mempool_avail_count(*pool), cfg->mempool.mbufs);

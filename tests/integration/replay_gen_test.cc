@@ -407,18 +407,21 @@ TEST_F(replay_gen, latency_matches_the_delays_the_reflector_added)
 TEST_F(replay_gen, mesh_mode_matches_responses_by_correlation)
 {
 	std::vector<std::vector<uint8_t>> frames;
-	/* 20 one-fragment messages, one 2-fragment message, one response (untracked) and one
-	 * non-mesh frame (untracked) */
+	/* 20 one-fragment messages, one 2-fragment message, one whose last fragment carries 3
+	 * bytes (its frame ends before where a first fragment's L7 status would be), one
+	 * response (untracked) and one non-mesh frame (untracked) */
 	for (uint32_t i = 0; i < 20; i++)
 		frames.push_back(mesh_fragment(100 + i, 100, 0, 100));
 	frames.push_back(mesh_fragment(500, 300, 0, 150));
 	frames.push_back(mesh_fragment(500, 300, 150, 150));
+	frames.push_back(mesh_fragment(501, 153, 0, 150));
+	frames.push_back(mesh_fragment(501, 153, 150, 3));
 	auto resp = mesh_fragment(600, 100, 0, 100);
 	resp[14 + 20 + 8 + 3] = 2;
 	frames.push_back(resp);
 	frames.push_back(udp_frame(90, 53));
 	capture cap = load(write_pcap("mesh", frames, 1000), match_mode::mesh);
-	EXPECT_EQ(cap.nb_messages, 21u);
+	EXPECT_EQ(cap.nb_messages, 22u);
 	EXPECT_EQ(cap.nb_untracked, 2u);
 	auto g = generator::create(gen_port, pool, cap, match_mode::mesh);
 	reflect_policy p;
@@ -432,10 +435,11 @@ TEST_F(replay_gen, mesh_mode_matches_responses_by_correlation)
 	c.trial_id = 41;
 	trial_result r = (*g)->run(c);
 	refl.stop();
-	EXPECT_EQ(r.tx_frames, 5u * 24);
-	EXPECT_EQ(r.expected, 5u * 21);
-	EXPECT_EQ(r.answered, 5u * 21) << "the 2-fragment answer counts once, complete";
-	EXPECT_EQ(r.classes.ok_2xx, 5u * 21);
+	EXPECT_EQ(r.tx_frames, 5u * 26);
+	EXPECT_EQ(r.expected, 5u * 22);
+	EXPECT_EQ(r.answered, 5u * 22)
+		<< "each 2-fragment answer counts once, complete (a 3-byte last fragment too)";
+	EXPECT_EQ(r.classes.ok_2xx, 5u * 22);
 	EXPECT_EQ(r.tx_untracked, 5u * 2);
 	EXPECT_EQ(r.rx_other, 5u * 2) << "the reflected response and non-mesh frame";
 	EXPECT_EQ(r.duplicates, 0u);

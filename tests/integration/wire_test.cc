@@ -622,6 +622,121 @@ TEST(Wire, MemoryLimitHoldsAcrossMessages)
 	EXPECT_EQ(r->mbufs_held(), 0u);
 }
 
+namespace {
+
+/* Refuses a frame (the first of its message) as port RX does when its service is saturated. */
+reasm_refusal refuse(reassembler &r, rte_mbuf *f, uint64_t now)
+{
+	parsed_frame pf;
+	EXPECT_EQ(parse_frame(f, rte_cpu_to_be_16(mesh_port), 16u << 20, &pf), wire_drop::none);
+	EXPECT_EQ(pf.frag_offset, 0u);
+	return r.refuse(f, pf, now);
+}
+
+} // namespace
+
+/* A request refused at its first frame leaves a tombstone: its later frames are dropped and
+ * counted, not reassembled; a repeat of its first frame is no second refusal; the tombstone
+ * goes once every byte came, or at the timeout (no timeout drop: the request was answered);
+ * tombstones are bounded by the table and the per-source cap like reassemblies. */
+TEST(Wire, RefusedMessagesLeaveBoundedTombstones)
+{
+	const unsigned free0 = rte_mempool_avail_count(pool());
+	reasm_config cfg;
+	cfg.max_reassemblies = 4;
+	cfg.max_per_source = 3;
+	cfg.timeout_ms = 50;
+	auto r = make_reasm("tomb", cfg);
+	ASSERT_TRUE(r);
+	auto l7 = l7_request();
+	auto body = random_body(3000, 6);
+	auto frames_of = [&](uint32_t msg_id, uint8_t host) { /* from 10.0.0.<host> */
+		std::vector<rte_mbuf *> f(8);
+		link_addr a = addr(false);
+		a.src.ip[15] = host;
+		uint16_t n = fragment(a, frame_kind::request, msg_id, msg_id, l7.data(),
+				      static_cast<uint16_t>(l7.size()), body_ref{body.data(), 3000},
+				      1500, pool(), f.data(), 8);
+		f.resize(n);
+		return f;
+	};
+	auto copy = [](const rte_mbuf *m) {
+		rte_mbuf *c = rte_pktmbuf_copy(m, pool(), 0, UINT32_MAX);
+		EXPECT_NE(c, nullptr);
+		return c;
+	};
+	const uint64_t t0 = rte_rdtsc();
+
+	/* in order: first frame refused, the two others dropped, the tombstone then gone */
+	auto a = frames_of(1, 1);
+	ASSERT_EQ(a.size(), 3u);
+	rte_mbuf *a0 = copy(a[0]);
+	EXPECT_EQ(refuse(*r, a[0], t0), reasm_refusal::tombstone);
+	EXPECT_EQ(r->in_flight(), 1u);
+	EXPECT_EQ(r->mbufs_held(), 0u);
+	EXPECT_EQ(refuse(*r, a0, t0), reasm_refusal::repeat) << "one refusal per request";
+	EXPECT_TRUE(feed(*r, {a[1], a[2]}, t0).empty());
+	EXPECT_EQ(drops(*r, wire_drop::refused_frag), 2u);
+	EXPECT_EQ(r->in_flight(), 0u) << "every byte came: the tombstone is gone";
+
+	/* out of order: the later frames are held first, then freed by the refusal */
+	auto b = frames_of(2, 1);
+	EXPECT_TRUE(feed(*r, {b[2]}, t0).empty());
+	EXPECT_EQ(r->mbufs_held(), 1u);
+	EXPECT_EQ(refuse(*r, b[0], t0), reasm_refusal::tombstone);
+	EXPECT_EQ(r->mbufs_held(), 0u);
+	EXPECT_TRUE(feed(*r, {b[1]}, t0).empty());
+	EXPECT_EQ(drops(*r, wire_drop::refused_frag), 4u) << "the held one counts too";
+	EXPECT_EQ(r->in_flight(), 0u);
+	/* every other frame already here: answered, nothing left to wait for */
+	auto c = frames_of(3, 1);
+	EXPECT_TRUE(feed(*r, {c[1], c[2]}, t0).empty());
+	EXPECT_EQ(refuse(*r, c[0], t0), reasm_refusal::whole);
+	EXPECT_EQ(drops(*r, wire_drop::refused_frag), 6u);
+	EXPECT_EQ(r->in_flight(), 0u);
+	EXPECT_EQ(r->mbufs_held(), 0u);
+
+	/* bounded: 3 per source, 4 in all; past that the refusal is still answered (no_room)
+	 * and its later frames are what they are without it: fragments of a message the
+	 * reassembler has no room for */
+	std::vector<std::vector<rte_mbuf *>> rest;
+	for (uint32_t id = 10; id < 14; id++) {
+		auto f = frames_of(id, 1);
+		EXPECT_EQ(refuse(*r, f[0], t0),
+			  id < 13 ? reasm_refusal::tombstone : reasm_refusal::no_room) << id;
+		f.erase(f.begin());
+		rest.push_back(f);
+	}
+	auto other = frames_of(20, 2);
+	EXPECT_EQ(refuse(*r, other[0], t0), reasm_refusal::tombstone);
+	auto full = frames_of(21, 3);
+	EXPECT_EQ(refuse(*r, full[0], t0), reasm_refusal::no_room) << "the table is full";
+	EXPECT_EQ(r->in_flight(), cfg.max_reassemblies);
+	EXPECT_EQ(r->stats().tombstone_no_room.get(), 2u);
+	EXPECT_TRUE(feed(*r, {rest[3][0], rest[3][1], full[1], full[2]}, t0).empty());
+	EXPECT_EQ(drops(*r, wire_drop::source_limit) + drops(*r, wire_drop::table_full), 4u)
+		<< "no tombstone, no slot: later frames dropped as any fragment without room";
+	EXPECT_EQ(r->mbufs_held(), 0u);
+
+	/* expiry: the tombstones go without a timeout drop (their requests were answered) */
+	const uint64_t timeouts = drops(*r, wire_drop::timeout);
+	EXPECT_EQ(r->expire(t0 + rte_get_tsc_hz()), 4u);
+	EXPECT_EQ(drops(*r, wire_drop::timeout), timeouts);
+	EXPECT_EQ(r->in_flight(), 0u);
+	/* a late frame of an expired tombstone is an ordinary partial message again */
+	EXPECT_TRUE(feed(*r, {rest[0][0]}, t0 + rte_get_tsc_hz()).empty());
+	EXPECT_EQ(r->in_flight(), 1u);
+	r->flush();
+	for (size_t i = 0; i < 3; i++)
+		for (size_t k = i == 0 ? 1 : 0; k < rest[i].size(); k++)
+			rte_pktmbuf_free(rest[i][k]);
+	rte_pktmbuf_free(other[1]);
+	rte_pktmbuf_free(other[2]);
+	EXPECT_EQ(r->stats().tombstones.get(), 7u);
+	EXPECT_EQ(r->mbufs_held(), 0u);
+	EXPECT_EQ(rte_mempool_avail_count(pool()), free0);
+}
+
 int main(int argc, char **argv)
 {
 	::testing::InitGoogleTest(&argc, argv);

@@ -18,11 +18,14 @@
 // its deadline. The node sizes the ring to the sidecar to hold every rx_msg of both pools,
 // so a message is never refused by the ring (docs/overload.md, "A reserve at port RX").
 //
-// With a service gate (service_gate.h, its sidecar shard's), a request whose whole message
-// is in one frame is looked at before reassembly: its service is read from the L7 header
+// With a service gate (service_gate.h, its sidecar shard's), a request's first frame is
+// looked at before reassembly: its service is read from the L7 header
 // (wire::l7_peek_service) and, when the shard has marked that service saturated, the frame
 // is freed and a refusal (an rx_msg without a chain, `refusal` set) goes to the sidecar,
-// which answers it 503 `saturated` without decoding anything (docs/overload.md).
+// which answers it 503 `saturated` without decoding anything (docs/overload.md). A request
+// of several frames leaves a tombstone in the reassembler (wire::reassembler::refuse) that
+// drops its later frames (`refused_frag`) and makes a repeat of its first frame no second
+// refusal.
 #pragma once
 
 #include <array>
@@ -79,7 +82,8 @@ struct alignas(64) rx_stats {
 	counter ring_full;      /**< messages refused by the next stage's ring */
 	counter msg_pool_empty; /**< answers (or, without a reserve, requests) dropped for want
 				   of an rx_msg */
-	counter refused_saturated; /**< requests refused at their first frame (service gate) */
+	counter refused_saturated; /**< requests refused at their first frame (service gate),
+				      of one frame or of several */
 	counter refused_overloaded; /**< requests refused: the pool was empty (the reserve's
 				       rx_msg), or backlog_limit messages waited */
 	counter reserve_empty;      /**< requests dropped: not even the reserve had an rx_msg */

@@ -79,7 +79,9 @@ struct trial_result {
 	double tx_seconds = 0;      /**< first to last TX */
 	uint64_t tx_frames = 0, tx_bytes = 0, tx_untracked = 0;
 	uint64_t passes = 0;        /**< complete passes through the capture */
-	uint64_t expected = 0;      /**< tracked messages whose last frame was sent */
+	uint64_t expected = 0;      /**< tracked messages whose last frame was sent (and the
+				       one the trial ended inside, when it was answered all the
+				       same: refused at its first frame) */
 	uint64_t answered = 0;      /**< distinct messages answered */
 	uint64_t duplicates = 0;    /**< answers to an already answered message */
 	uint64_t stale = 0;         /**< tagged answers whose slot was reused (very late) */

@@ -161,11 +161,22 @@ struct message {
 
 enum class reasm_result { complete, held, dropped };
 
+/** What reassembler::refuse() did with a refused request's first fragment. */
+enum class reasm_refusal : uint8_t {
+	tombstone, /**< first refusal; its later fragments are dropped until all came */
+	whole,     /**< first refusal; every other byte of it was here already (freed) */
+	no_room,   /**< first refusal; no slot for a tombstone: later fragments reassemble
+		      and time out (counted) */
+	repeat,    /**< its tombstone is there: refused already, nothing more to answer */
+};
+
 struct alignas(64) reasm_stats {
 	counter fragments;
 	counter messages;
 	counter bytes;
-	counter duplicates; /**< exact repeats, ignored */
+	counter duplicates; /**< exact repeats, ignored (and repeated refused first fragments) */
+	counter tombstones; /**< refused messages whose later fragments a tombstone drops */
+	counter tombstone_no_room; /**< refused messages no tombstone could be placed for */
 	std::array<counter, static_cast<size_t>(wire_drop::count)> drops;
 };
 
@@ -187,6 +198,17 @@ public:
 	reasm_result input(rte_mbuf *m, const parsed_frame &pf, uint64_t now_tsc,
 			   message *out) noexcept;
 
+	/**
+	 * A request refused at its first fragment (m, offset 0, not the whole message; freed
+	 * here): its later fragments are dropped as they come (wire_drop::refused_frag), not
+	 * reassembled, by a tombstone for its (source, msg_id): a slot that holds no mbufs,
+	 * taken from the same bounded table and per-source count as a reassembly, and gone
+	 * once the message's bytes all came or at the reassembly timeout. Fragments already
+	 * held for it are freed. Exactly one call per message answers: a repeat of the first
+	 * fragment while the tombstone lives returns `repeat`.
+	 */
+	reasm_refusal refuse(rte_mbuf *m, const parsed_frame &pf, uint64_t now_tsc) noexcept;
+
 	/** Drops reassemblies older than the timeout; returns how many. */
 	uint32_t expire(uint64_t now_tsc) noexcept;
 
@@ -202,6 +224,9 @@ private:
 	struct slot;
 	reassembler() = default;
 	void release(uint32_t idx, wire_drop why) noexcept;
+	void free_frags(slot &s) noexcept;
+	/** A new slot for key at the LRU's tail, or nil (*why says which bound). */
+	uint32_t open_slot(const parsed_frame &pf, uint64_t now_tsc, wire_drop *why) noexcept;
 	int32_t source_ref(const uint8_t ip[16], int delta) noexcept;
 
 	reasm_config _cfg{};

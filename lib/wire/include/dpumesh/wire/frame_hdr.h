@@ -61,7 +61,8 @@ static_assert(sizeof(frame_hdr) == frame_hdr_size);
 	_(source_limit, "source has too many messages in reassembly")                    \
 	_(memory_limit, "reassembly holds too many mbufs")                               \
 	_(timeout, "message not complete before the reassembly timeout")                \
-	_(too_many_frags, "message split into more fragments than allowed")
+	_(too_many_frags, "message split into more fragments than allowed")             \
+	_(refused_frag, "a later fragment of a request refused at its first (its tombstone)")
 
 enum class wire_drop : uint8_t {
 #define DPUMESH_WIRE_DROP_ENUM(n, d) n,
