@@ -113,20 +113,21 @@ void stage::expired(const expiry &x, uint64_t now) noexcept
 		_stats.held_lost.inc();
 		return;
 	}
-	const pending::entry &e = x.entry;
-	if (x.ctx.answer_failed) { /* its answer found no room on the way out: 502 now */
-		answered(e, x.ctx, 502, true, now, false);
-		reply_to_origin(e, x.ctx, 502, "egress_failed");
+	const pending::entry &e = *x.entry;
+	const request_ctx &c = *x.ctx;
+	if (c.answer_failed) { /* its answer found no room on the way out: 502 now */
+		answered(e, c, 502, true, now, false);
+		reply_to_origin(e, c, 502, "egress_failed");
 		return;
 	}
 	_stats.timeouts.inc();
 	_admission->metrics(e.service).timeouts.inc();
 	if (e.version == _cur->version())
 		_cur->route_metrics(e.route).timeouts.inc();
-	answered(e, x.ctx, 504, true, now, true);
-	reply_to_origin(e, x.ctx, 504, "timeout");
-	if (x.what == expiry::kind::timeout && x.ctx.holding)
-		finish(x.ctx.held, DPUMESH_STATUS_OK);
+	answered(e, c, 504, true, now, true);
+	reply_to_origin(e, c, 504, "timeout");
+	if (x.what == expiry::kind::timeout && c.holding)
+		finish(c.held, DPUMESH_STATUS_OK);
 }
 
 /* A delivery that cannot be made: a request is answered 503, a response is lost. */
