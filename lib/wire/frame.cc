@@ -105,8 +105,8 @@ wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t max_mes
 			return wire_drop::bad_ip;
 		ip_payload = total - lens.l3_len;
 		phdr = addr_sum(&ip->src_addr, &ip->dst_addr, 4);
-		f.src = endpoint::from_v4(ip->src_addr, 0);
-		f.dst = endpoint::from_v4(ip->dst_addr, 0);
+		f.src.set_v4(ip->src_addr, 0);
+		f.dst.set_v4(ip->dst_addr, 0);
 	} else {
 		rte_ipv6_hdr buf;
 		auto *ip = static_cast<const rte_ipv6_hdr *>(
