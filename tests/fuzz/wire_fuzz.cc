@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target: the frame parser and the reassembler on a real EAL and real mbufs.
-// Input: a sequence of frames, each prefixed by a 16-bit big-endian length. Every frame is
+// Input: a sequence of frames, each prefixed by a 16-bit big-endian word: the length in its
+// low 13 bits, in its top 3 the port's checksum verdicts the mbuf carries (bits 13-14: the
+// L4 verdict unknown/bad/good/none, bit 15: IPv4 header checksum bad). Every frame is
 // parsed; valid ones go to one reassembler. Invariants checked: a completed message is
 // exactly msg_len bytes in as many segments as it has fragments, limits are never
 // exceeded, and after a flush every mbuf is back in the pool (no leak, bounded memory).
@@ -50,10 +52,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const uint16_t port_be = rte_cpu_to_be_16(7000);
 	uint64_t now = 1;
 	while (size >= 2) {
-		size_t len = (size_t(data[0]) << 8) | data[1];
+		const unsigned word = (unsigned(data[0]) << 8) | data[1];
 		data += 2;
 		size -= 2;
-		len = std::min(len, size);
+		const size_t len = std::min<size_t>(word & 0x1fff, size);
+		static constexpr uint64_t l4_verdicts[4] = {
+			RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN, RTE_MBUF_F_RX_L4_CKSUM_BAD,
+			RTE_MBUF_F_RX_L4_CKSUM_GOOD, RTE_MBUF_F_RX_L4_CKSUM_NONE};
+		const uint64_t verdicts = l4_verdicts[(word >> 13) & 3] |
+					  (word & 0x8000 ? RTE_MBUF_F_RX_IP_CKSUM_BAD : 0);
 		rte_mbuf *m = rte_pktmbuf_alloc(g_pool);
 		if (!m)
 			std::abort(); /* the pool drained: something leaked */
@@ -64,8 +71,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(len)), data, len);
 		data += len;
 		size -= len;
+		m->ol_flags |= verdicts;
 		parsed_frame pf;
-		if (parse_frame(m, port_be, g_cfg.max_message, &pf) != wire_drop::none) {
+		const wire_drop why = parse_frame(m, port_be, g_cfg.max_message, &pf);
+		if (why == wire_drop::none && (verdicts & RTE_MBUF_F_RX_IP_CKSUM_BAD) &&
+		    pf.src.is_v4())
+			std::abort(); /* the port said the IPv4 header is bad */
+		if (why != wire_drop::none) {
 			rte_pktmbuf_free(m);
 			continue;
 		}
