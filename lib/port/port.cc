@@ -151,7 +151,7 @@ status configure(const config::port_config &pc, port_info &p, rte_mempool *pool)
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
 	/* the port's checksum verdicts where it can give them (mlx5): parse_frame takes them
 	 * and checks in software only frames that come without one (net_pcap, net_ring,
-	 * net_null and net_memif offer none; docs/architecture.md, "Port RX") */
+	 * net_null offer none; docs/wire.md, "Receivers") */
 	conf.rxmode.offloads |=
 		(RTE_ETH_RX_OFFLOAD_UDP_CKSUM | RTE_ETH_RX_OFFLOAD_IPV4_CKSUM) & info.rx_offload_capa;
 	if (conf.rxmode.offloads & RTE_ETH_RX_OFFLOAD_UDP_CKSUM)
