@@ -117,7 +117,7 @@ void stage::expired(const expiry &x, uint64_t now) noexcept
 	const request_ctx &c = *x.ctx;
 	if (c.answer_failed) { /* its answer found no room on the way out: 502 now */
 		answered(e, c, 502, true, now, false);
-		reply_to_origin(e, c, 502, "egress_failed");
+		reply_to_origin(e, c, 502, "egress_failed", now);
 		return;
 	}
 	_stats.timeouts.inc();
@@ -125,7 +125,7 @@ void stage::expired(const expiry &x, uint64_t now) noexcept
 	if (e.version == _cur->version())
 		_cur->route_metrics(e.route).timeouts.inc();
 	answered(e, c, 504, true, now, true);
-	reply_to_origin(e, c, 504, "timeout");
+	reply_to_origin(e, c, 504, "timeout", now);
 	if (x.what == expiry::kind::timeout && c.holding)
 		finish(c.held, DPUMESH_STATUS_OK);
 }
@@ -171,7 +171,8 @@ void stage::give_up(const dpa_command &c, uint32_t status) noexcept
 		return finish(c, DPUMESH_STATUS_OK);
 	if (!r.ctx().ended) {
 		const pending::entry &e = r.entry();
-		answered(e, r.ctx(), 503, true, rte_rdtsc(), false);
+		const uint64_t now = rte_rdtsc();
+		answered(e, r.ctx(), 503, true, now, false);
 		/* refused by its destination, counted for its service and route, and for the pod
 		 * that had no room (docs/overload.md, "Counted") */
 		const refusal_reason why = status == DPUMESH_STATUS_DEST_FULL ? refusal_reason::dest_full
@@ -184,7 +185,7 @@ void stage::give_up(const dpa_command &c, uint32_t status) noexcept
 			if (why == refusal_reason::dest_full)
 				_quota->dest_refused(c.dst);
 		}
-		reply_to_origin(e, r.ctx(), 503, reason_of(status));
+		reply_to_origin(e, r.ctx(), 503, reason_of(status), now);
 	}
 	_requests->close(c.req_id); /* c is the held command itself, if any */
 	finish(c, DPUMESH_STATUS_OK);
