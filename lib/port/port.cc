@@ -149,6 +149,14 @@ status configure(const config::port_config &pc, port_info &p, rte_mempool *pool)
 	}
 	if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS)
 		conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+	/* the port's checksum verdicts where it can give them (mlx5): parse_frame takes them
+	 * and checks in software only frames that come without one (net_pcap, net_ring,
+	 * net_null offer none; docs/wire.md, "Receivers") */
+	conf.rxmode.offloads |=
+		(RTE_ETH_RX_OFFLOAD_UDP_CKSUM | RTE_ETH_RX_OFFLOAD_IPV4_CKSUM) & info.rx_offload_capa;
+	if (conf.rxmode.offloads & RTE_ETH_RX_OFFLOAD_UDP_CKSUM)
+		DPUMESH_LOG(INFO, port, "port %s: %s checks RX checksums", p.name.c_str(),
+			    p.driver.c_str());
 	rc = rte_eth_dev_configure(p.port_id, pc.rx_queues, pc.tx_queues, &conf);
 	if (rc != 0)
 		return errorf("configure: %s", rte_strerror(-rc));

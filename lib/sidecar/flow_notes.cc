@@ -113,20 +113,21 @@ void stage::expired(const expiry &x, uint64_t now) noexcept
 		_stats.held_lost.inc();
 		return;
 	}
-	const pending::entry &e = x.entry;
-	if (x.ctx.answer_failed) { /* its answer found no room on the way out: 502 now */
-		answered(e, x.ctx, 502, true, now, false);
-		reply_to_origin(e, x.ctx, 502, "egress_failed");
+	const pending::entry &e = *x.entry;
+	const request_ctx &c = *x.ctx;
+	if (c.answer_failed) { /* its answer found no room on the way out: 502 now */
+		answered(e, c, 502, true, now, false);
+		reply_to_origin(e, c, 502, "egress_failed", now);
 		return;
 	}
 	_stats.timeouts.inc();
 	_admission->metrics(e.service).timeouts.inc();
 	if (e.version == _cur->version())
 		_cur->route_metrics(e.route).timeouts.inc();
-	answered(e, x.ctx, 504, true, now, true);
-	reply_to_origin(e, x.ctx, 504, "timeout");
-	if (x.what == expiry::kind::timeout && x.ctx.holding)
-		finish(x.ctx.held, DPUMESH_STATUS_OK);
+	answered(e, c, 504, true, now, true);
+	reply_to_origin(e, c, 504, "timeout", now);
+	if (x.what == expiry::kind::timeout && c.holding)
+		finish(c.held, DPUMESH_STATUS_OK);
 }
 
 /* A delivery that cannot be made: a request is answered 503, a response is lost. */
@@ -170,7 +171,8 @@ void stage::give_up(const dpa_command &c, uint32_t status) noexcept
 		return finish(c, DPUMESH_STATUS_OK);
 	if (!r.ctx().ended) {
 		const pending::entry &e = r.entry();
-		answered(e, r.ctx(), 503, true, rte_rdtsc(), false);
+		const uint64_t now = rte_rdtsc();
+		answered(e, r.ctx(), 503, true, now, false);
 		/* refused by its destination, counted for its service and route, and for the pod
 		 * that had no room (docs/overload.md, "Counted") */
 		const refusal_reason why = status == DPUMESH_STATUS_DEST_FULL ? refusal_reason::dest_full
@@ -183,7 +185,7 @@ void stage::give_up(const dpa_command &c, uint32_t status) noexcept
 			if (why == refusal_reason::dest_full)
 				_quota->dest_refused(c.dst);
 		}
-		reply_to_origin(e, r.ctx(), 503, reason_of(status));
+		reply_to_origin(e, r.ctx(), 503, reason_of(status), now);
 	}
 	_requests->close(c.req_id); /* c is the held command itself, if any */
 	finish(c, DPUMESH_STATUS_OK);

@@ -83,8 +83,8 @@ uint32_t request_table::expire(uint64_t now, expiry *out, uint32_t max) noexcept
 		request_ctx &c = _ctx[token & 0xffff];
 		expiry &x = out[n++];
 		x.token = token | _shard_base;
-		x.entry = e;
-		x.ctx = c;
+		x.entry = &e;
+		x.ctx = &c;
 		if (c.ended) { /* the DPA never reported the delivery: the table lets go */
 			x.what = expiry::kind::lost;
 		} else if (c.in_flight) { /* its buffers are in use until the DPA reports */
@@ -97,10 +97,10 @@ uint32_t request_table::expire(uint64_t now, expiry *out, uint32_t max) noexcept
 		}
 		if (_quota)
 			_quota->release(e, c);
-		/* the table removes the entry after this returns; the next open() writes the
-		 * whole context, so only the flags are cleared (for_each reads live ones only) */
+		/* the table removes the entry after this returns and leaves its bytes, which
+		 * the expiry reads, as they are; the next open() writes the whole context (and
+		 * nothing reads a free slot's: for_each, find and match see live ones only) */
 		unload(c);
-		c.holding = c.in_flight = c.ended = c.policy = c.answer_failed = false;
 	}, max, [&](uint32_t slot) {
 		const char *next = reinterpret_cast<const char *>(&_ctx[slot]);
 		__builtin_prefetch(next);

@@ -100,13 +100,17 @@ wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t max_mes
 			rte_pktmbuf_read(m, l3_off, sizeof(buf), &buf));
 		if (!ip)
 			return wire_drop::bad_ip;
+		/* the port's verdict on the IPv4 header checksum where it gives one (no software
+		 * check: the UDP checksum covers the addresses, protocol and length used here) */
+		if ((m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_BAD)
+			return wire_drop::bad_checksum;
 		uint32_t total = rte_be_to_cpu_16(ip->total_length);
 		if (total < lens.l3_len || l3_off + total > m->pkt_len)
 			return wire_drop::bad_ip;
 		ip_payload = total - lens.l3_len;
 		phdr = addr_sum(&ip->src_addr, &ip->dst_addr, 4);
-		f.src = endpoint::from_v4(ip->src_addr, 0);
-		f.dst = endpoint::from_v4(ip->dst_addr, 0);
+		f.src.set_v4(ip->src_addr, 0);
+		f.dst.set_v4(ip->dst_addr, 0);
 	} else {
 		rte_ipv6_hdr buf;
 		auto *ip = static_cast<const rte_ipv6_hdr *>(

@@ -9,21 +9,6 @@
 
 namespace dpumesh::wire {
 
-namespace {
-constexpr uint8_t v4_mapped_prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-}
-
-bool endpoint::is_v4() const noexcept { return std::memcmp(ip, v4_mapped_prefix, 12) == 0; }
-
-endpoint endpoint::from_v4(uint32_t addr_be, uint16_t p) noexcept
-{
-	endpoint e;
-	std::memcpy(e.ip, v4_mapped_prefix, 12);
-	std::memcpy(e.ip + 12, &addr_be, 4);
-	e.port = p;
-	return e;
-}
-
 const char *wire_drop_name(wire_drop d) noexcept
 {
 	switch (d) {

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // libFuzzer target: the frame parser and the reassembler on a real EAL and real mbufs.
-// Input: a sequence of frames, each prefixed by a 16-bit big-endian word: bits 0-13 its
-// length, bit 15 "refuse it" (a request's first fragment is refused as port RX refuses one
-// for a saturated service: reassembler::refuse, a tombstone), bit 14 "expire first" (the
-// clock jumps past the reassembly timeout and expire() runs). Every frame is parsed; valid
-// ones go to one reassembler. Invariants checked: a completed message is exactly msg_len
-// bytes in as many segments as it has fragments, limits are never exceeded (tombstones
-// included), a refused message is refused once while its tombstone lives, and after a
-// flush every mbuf is back in the pool (no leak, bounded memory).
+// Input: a sequence of frames, each prefixed by a 16-bit big-endian word: bits 0-10 its
+// length; bits 11-12 the port's L4 checksum verdict the mbuf carries (unknown/bad/good/none),
+// bit 13 the port's "IPv4 header checksum bad"; bit 14 "expire first" (the clock jumps past
+// the reassembly timeout and expire() runs); bit 15 "refuse it" (a request's first fragment
+// is refused as port RX refuses one for a saturated service: reassembler::refuse, a
+// tombstone). Every frame is parsed; valid ones go to one reassembler. Invariants checked:
+// a frame the port called bad is dropped, a completed message is exactly msg_len bytes in as
+// many segments as it has fragments, limits are never exceeded (tombstones included), a
+// refused message is refused once while its tombstone lives, and after a flush every mbuf is
+// back in the pool (no leak, bounded memory).
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -55,15 +57,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint64_t now = 1;
 	const uint64_t past_timeout = rte_get_tsc_hz() / 1000 * (g_cfg.timeout_ms + 1);
 	while (size >= 2) {
-		size_t len = (size_t(data[0] & 0x3f) << 8) | data[1];
-		const bool refuse_it = data[0] & 0x80;
-		if (data[0] & 0x40) {
+		const unsigned word = (unsigned(data[0]) << 8) | data[1];
+		const bool refuse_it = word & 0x8000;
+		if (word & 0x4000) {
 			now += past_timeout;
 			g_reasm->expire(now);
 		}
 		data += 2;
 		size -= 2;
-		len = std::min(len, size);
+		const size_t len = std::min<size_t>(word & 0x7ff, size);
+		static constexpr uint64_t l4_verdicts[4] = {
+			RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN, RTE_MBUF_F_RX_L4_CKSUM_BAD,
+			RTE_MBUF_F_RX_L4_CKSUM_GOOD, RTE_MBUF_F_RX_L4_CKSUM_NONE};
+		const uint64_t verdicts = l4_verdicts[(word >> 11) & 3] |
+					  (word & 0x2000 ? RTE_MBUF_F_RX_IP_CKSUM_BAD : 0);
 		rte_mbuf *m = rte_pktmbuf_alloc(g_pool);
 		if (!m)
 			std::abort(); /* the pool drained: something leaked */
@@ -74,8 +81,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(len)), data, len);
 		data += len;
 		size -= len;
+		m->ol_flags |= verdicts;
 		parsed_frame pf;
-		if (parse_frame(m, port_be, g_cfg.max_message, &pf) != wire_drop::none) {
+		const wire_drop why = parse_frame(m, port_be, g_cfg.max_message, &pf);
+		if (why == wire_drop::none && (verdicts & RTE_MBUF_F_RX_IP_CKSUM_BAD) &&
+		    pf.src.is_v4())
+			std::abort(); /* the port said the IPv4 header is bad */
+		if (why != wire_drop::none) {
 			rte_pktmbuf_free(m);
 			continue;
 		}

@@ -361,11 +361,11 @@ TEST(request_table, expiry_hands_over_timeouts_and_keeps_in_flight_ones_for_the_
 	for (uint32_t i = 0; i < n; i++) {
 		if (out[i].token == a) {
 			EXPECT_EQ(out[i].what, expiry::kind::timeout);
-			EXPECT_EQ(out[i].ctx.reply_to.port, 2);
+			EXPECT_EQ(out[i].ctx->reply_to.port, 2);
 		} else {
 			EXPECT_EQ(out[i].token, b);
 			EXPECT_EQ(out[i].what, expiry::kind::timeout_in_flight);
-			EXPECT_EQ(out[i].ctx.held.req_id, 99u);
+			EXPECT_EQ(out[i].ctx->held.req_id, 99u);
 		}
 	}
 	EXPECT_FALSE(t.find(a));        /* closed by the table */

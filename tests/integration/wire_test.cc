@@ -396,6 +396,19 @@ TEST(Wire, UdpChecksumIsTheFramesOrThePorts)
 	EXPECT_EQ(parse(m), wire_drop::bad_checksum);
 	rte_pktmbuf_free(m);
 
+	/* the IPv4 header checksum: the port's verdict where it gives one (a bad one drops
+	 * the frame, a good or unknown one leaves it to the rest) */
+	m = to_mbuf(good);
+	m->ol_flags |= RTE_MBUF_F_RX_IP_CKSUM_BAD;
+	EXPECT_EQ(parse(m), wire_drop::bad_checksum);
+	m->ol_flags = (m->ol_flags & ~RTE_MBUF_F_RX_IP_CKSUM_MASK) | RTE_MBUF_F_RX_IP_CKSUM_GOOD;
+	EXPECT_EQ(parse(m), wire_drop::none);
+	rte_pktmbuf_free(m);
+	m = to_mbuf(bad);
+	m->ol_flags |= RTE_MBUF_F_RX_IP_CKSUM_GOOD; /* says nothing of the UDP checksum */
+	EXPECT_EQ(parse(m), wire_drop::bad_checksum);
+	rte_pktmbuf_free(m);
+
 	auto none = bad; /* no checksum at all: taken over IPv4 */
 	none[14 + 20 + 6] = none[14 + 20 + 7] = 0;
 	m = to_mbuf(none);

@@ -310,3 +310,77 @@ TEST(L7, PeekServiceFindsTheDecodersServiceAndStaysInBounds)
 	append_raw(empty, ":service", "");
 	EXPECT_EQ(l7_peek_service(empty.data(), empty.size(), &svc), l7_error::missing_pseudo);
 }
+
+/* mesh_field() (values the mesh formats itself, in place) skips the character check only:
+ * it makes the bytes field() makes, and refuses what does not fit, too long a value, too
+ * many fields and a writer that was never started, as field() does. */
+TEST(L7, MeshFieldWritesWhatFieldWritesAndKeepsEveryBound)
+{
+	const std::string_view id = "0af7651916cd43dd8448eb211c80319c";
+	const auto mesh = [](l7_writer &w, std::string_view name, std::string_view value) {
+		char *p = w.mesh_field(name, static_cast<uint16_t>(value.size()));
+		if (p)
+			std::memcpy(p, value.data(), value.size());
+		return p != nullptr;
+	};
+	std::vector<uint8_t> a(256), b(256);
+	l7_writer wa(a.data(), a.size()), wb(b.data(), b.size());
+	wa.request("svc", "GET", "/p");
+	wb.request("svc", "GET", "/p");
+	wa.field("x-request-id", id);
+	EXPECT_TRUE(mesh(wb, "x-request-id", id));
+	const size_t na = wa.finish();
+	ASSERT_GT(na, 0u);
+	ASSERT_EQ(wb.finish(), na);
+	EXPECT_EQ(std::memcmp(a.data(), b.data(), na), 0);
+	l7_view v;
+	ASSERT_EQ(l7_decode(b.data(), na, &v), l7_error::ok);
+	std::string_view got;
+	ASSERT_TRUE(v.find("x-request-id", &got));
+	EXPECT_EQ(got, id);
+
+	/* extend() a decoded header, as the sidecar does */
+	l7_writer we = l7_writer::extend(b.data(), na, b.size());
+	EXPECT_TRUE(mesh(we, "traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"));
+	const size_t ne = we.finish();
+	ASSERT_GT(ne, na);
+	ASSERT_EQ(l7_decode(b.data(), ne, &v), l7_error::ok);
+	EXPECT_EQ(v.nb_fields, 2u);
+
+	uint8_t buf[64];
+	{ /* no room */
+		l7_writer w(buf, sizeof(buf));
+		w.request("svc", "GET", "/");
+		EXPECT_EQ(w.mesh_field("x", 100), nullptr);
+		EXPECT_EQ(w.finish(), 0u);
+	}
+	{ /* never started */
+		l7_writer w(buf, sizeof(buf));
+		EXPECT_EQ(w.mesh_field("x", 1), nullptr);
+		EXPECT_EQ(w.finish(), 0u);
+	}
+	{ /* a failed writer stays failed */
+		l7_writer w(buf, sizeof(buf));
+		w.request("svc", "GET", "/");
+		w.field("x", "a\nb");
+		EXPECT_EQ(w.mesh_field("y", 1), nullptr);
+		EXPECT_EQ(w.finish(), 0u);
+	}
+	{ /* a value over l7_max_value, with room for it */
+		std::vector<uint8_t> big(l7_max_size + 100);
+		l7_writer w(big.data(), big.size());
+		w.request("s", "GET", "/");
+		EXPECT_EQ(w.mesh_field("big", l7_max_value + 1), nullptr);
+		EXPECT_EQ(w.finish(), 0u);
+	}
+	{ /* one field too many */
+		std::vector<uint8_t> many(l7_max_size);
+		l7_writer w(many.data(), many.size());
+		w.request("s", "GET", "/");
+		for (unsigned i = 3; i < l7_max_fields; i++)
+			EXPECT_TRUE(mesh(w, "f", ""));
+		ASSERT_GT(w.finish(), 0u);
+		EXPECT_EQ(w.mesh_field("f", 0), nullptr);
+		EXPECT_EQ(w.finish(), 0u);
+	}
+}

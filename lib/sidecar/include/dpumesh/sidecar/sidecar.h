@@ -295,7 +295,7 @@ private:
 	void reply_error(uint32_t origin, uint32_t req_id, uint32_t step_id, uint16_t status,
 			 const char *reason) noexcept;
 	void reply_to_origin(const pending::entry &e, const request_ctx &c, uint16_t status,
-			     const char *reason) noexcept;
+			     const char *reason, uint64_t now) noexcept;
 	bool make_error(uint32_t origin, uint32_t req_id, uint32_t step_id, uint16_t status,
 			const char *reason) noexcept;
 	void reply_net(const remote &to, uint64_t correlation, uint16_t status,

@@ -11,8 +11,10 @@
 //     reasm.input(src, f, dgram + wire::frame_hdr_size, now);
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace dpumesh::wire {
 
@@ -73,13 +75,45 @@ enum class wire_drop : uint8_t {
 const char *wire_drop_name(wire_drop d) noexcept;
 const char *wire_drop_help(wire_drop d) noexcept;
 
-/** An IPv4 (as ::ffff:a.b.c.d) or IPv6 address and a UDP port. */
+/**
+ * An IPv4 (as ::ffff:a.b.c.d) or IPv6 address and a UDP port. Both helpers are inline, and
+ * word loads and stores: per frame, the out-of-line forms' byte stores read back as a
+ * whole stalled on store forwarding (half of parse_frame's samples) and is_v4() called
+ * libc memcmp.
+ */
 struct endpoint {
 	uint8_t ip[16] = {};
 	uint16_t port = 0; /**< host order */
-	bool is_v4() const noexcept;
-	static endpoint from_v4(uint32_t addr_be, uint16_t port) noexcept;
+	bool is_v4() const noexcept
+	{
+		uint64_t head;
+		uint32_t mid;
+		std::memcpy(&head, ip, 8);
+		std::memcpy(&mid, ip + 8, 4);
+		return head == 0 && mid == v4_mid;
+	}
+	static endpoint from_v4(uint32_t addr_be, uint16_t port) noexcept
+	{
+		endpoint e;
+		e.set_v4(addr_be, port);
+		return e;
+	}
+	/** This endpoint as ::ffff:addr, port. */
+	void set_v4(uint32_t addr_be, uint16_t p) noexcept
+	{
+		const uint64_t head = 0;
+		const uint32_t mid = v4_mid;
+		std::memcpy(ip, &head, 8);
+		std::memcpy(ip + 8, &mid, 4);
+		std::memcpy(ip + 12, &addr_be, 4);
+		port = p;
+	}
 	bool operator==(const endpoint &) const noexcept = default;
+
+private:
+	/* bytes 8-11 of a v4-mapped address (0, 0, 0xff, 0xff) as a word in memory order */
+	static constexpr uint32_t v4_mid =
+		std::endian::native == std::endian::little ? 0xffff0000u : 0x0000ffffu;
 };
 
 /** The fragment header's fields in host order, and the slice length of its datagram. */
