@@ -48,7 +48,12 @@ result<std::unique_ptr<doca_link>> doca_link::start(const doca_link_options &opt
 	if (!c)
 		return c.error().with_context("DOCA pod link");
 	l->_client = std::move(*c);
-	const std::vector<uint8_t> msg = doca::make_register(reg, reinterpret_cast<uint64_t>(mem), len, l->_export->descriptor());
+	auto b = doca::pod_doorbell::create(l->_dev->get(), l->_client->pe());
+	if (!b)
+		return b.error().with_context("DOCA pod link: the DPA's doorbell");
+	l->_bell = std::move(*b);
+	const std::vector<uint8_t> msg = doca::make_register(reg, reinterpret_cast<uint64_t>(mem), len,
+							     l->_export->descriptor(), l->_bell->descriptor());
 	if (status st = l->_client->send(msg); !st)
 		return st.with_context("DOCA pod link: REGISTER");
 	return l;
@@ -135,6 +140,7 @@ doca_link::~doca_link()
 		(void)send_unregister(*_client);
 		(void)_client->progress();
 	}
+	_bell.reset();
 	_client.reset();
 	_export.reset();
 	_dev.reset();

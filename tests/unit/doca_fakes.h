@@ -38,6 +38,10 @@ struct state {
 /** Held by every FAKE call; a test that reads state() while other threads call DOCA holds it. */
 std::recursive_mutex &fake_mutex();
 
+/** The DPA's add to a sync event by its DPA handle (what the device FAKES' update_add does
+ *  to the event the handle names): its waits whose value now differs complete. */
+void dpa_sync_event_add(uint64_t handle, uint64_t value);
+
 /** The fakes' state; reset() before each case (nothing may be left open across it). */
 state &fake();
 void reset();
