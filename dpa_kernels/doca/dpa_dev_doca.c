@@ -263,13 +263,15 @@ static void wake_rx(struct dpa_dev *d, uint32_t pair)
 }
 
 /*
- * The DPA -> pod doorbell, the one place that rings it: DOCA leaves open which object
- * carries it; this mapping adds 1 to the pod's sync event, whose CPU subscriber (libdpumesh)
- * turns it into the pod's event fd. UNVERIFIED (docs/doca.md).
+ * The DPA -> pod doorbell, the one place that rings it: 1 added to the pod's sync event
+ * (the Arm's import of the pod's export: backend/doca pod_doorbell.h), on which libdpumesh
+ * keeps a wait-not-equal task in its progress engine, so the pod's fd wakes. A pod that sent
+ * no doorbell has handle 0: nothing to ring (it polls). UNVERIFIED (docs/doca.md).
  */
 static void ring_pod(struct dpa_doca_pod *p)
 {
-	doca_dpa_dev_sync_event_update_add(p->doorbell, 1);
+	if (p->doorbell)
+		doca_dpa_dev_sync_event_update_add(p->doorbell, 1);
 }
 
 /* ---- pods' RX SQs: the pair's RX kernel is their only producer ---- */

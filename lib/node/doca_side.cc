@@ -58,7 +58,7 @@ result<std::unique_ptr<doca_side>> doca_side::create(const config::node_config &
 	};
 	h.gone = [self](uint32_t pod_id) { self->gone(pod_id); };
 	auto c = doca::pod_channel_server::create(d->_backend->dev().get(), cfg.dpa.host_device,
-						  comch_name, std::move(h));
+						  comch_name, std::move(h), d->_backend->runtime().dpa());
 	if (!c)
 		return c.error().with_context("/dpa/host_device " + cfg.dpa.host_device);
 	d->_chan = std::move(*c);
@@ -155,7 +155,7 @@ doca::pod_admission doca_side::admit(const doca::comch_register_view &v, doca_dp
 	p.nb_workers = r->nb_workers;
 	p.mkey = mkey;
 	p.base = v.base;
-	p.doorbell = 0; /* the pod's sync event: not wired yet (docs/doca.md) */
+	p.doorbell = v.doorbell; /* the pod's sync event's DPA handle (0: the pod polls) */
 	p.geometry = v.reg.geometry;
 	status st = _nm->register_pod(p);
 	if (!st) {

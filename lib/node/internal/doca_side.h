@@ -68,6 +68,8 @@ public:
 			return errorf("DOCA node: the pod channel is closed");
 		return _chan->ring(pod_id);
 	}
+	/** A pod's doorbell as the DPA rings it (its sync event's DPA handle; 0: none). */
+	uint64_t doorbell(uint32_t pod_id) const noexcept { return _chan ? _chan->doorbell(pod_id) : 0; }
 	const doca::node_memory &memory() const noexcept { return *_nm; }
 	doca::dpa_runtime &runtime() noexcept { return _backend->runtime(); }
 	/** RX kernel wakes (notify RPCs) that failed, from the sidecar lcore (counted). */
