@@ -92,6 +92,19 @@ void pod_channel_server::on_register(doca_comch_connection *conn, std::span<cons
 	r.nb_workers = v->reg.nb_workers;
 	r.sq_depth = v->reg.geometry.sq_depth;
 	_pods.push_back({conn, a.pod_id, std::move(*mem), std::move(bell)});
+	if (!a.tx_bell.empty()) {
+		/* the TX doorbell first: the pod has it when REGISTERED arrives (in order) */
+		std::vector<uint8_t> m(sizeof(dpumesh_ctrl_hdr) + a.tx_bell.size());
+		dpumesh_ctrl_hdr h = podchan::make_hdr(DPUMESH_CTRL_REGISTERED, sizeof(h));
+		h.type = comch_tx_bell_type;
+		h.length = static_cast<uint32_t>(m.size());
+		std::memcpy(m.data(), &h, sizeof(h));
+		std::memcpy(m.data() + sizeof(h), a.tx_bell.data(), a.tx_bell.size());
+		if (status st = _server->send(conn, m); !st) {
+			drop(conn); /* admitted without its bell it would sleep through its posts */
+			return refuse(conn, DPUMESH_CTRL_ERR_INTERNAL, "TX doorbell: " + st.message());
+		}
+	}
 	reply(conn, r);
 }
 

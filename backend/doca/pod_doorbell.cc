@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The DPA -> pod doorbell on DOCA: the pod's sync event and the Arm's import of it.
+// The doorbells on DOCA: DPA -> pod (the pod's sync event, the Arm's import of it) and pod ->
+// DPA (a pair's TX doorbell on the Arm, the pods' imports of it).
 #include "dpumesh/doca/pod_doorbell.h"
 
+#include "dpumesh/doca/pod_msg.h"
 #include "internal/check.h"
 
 namespace dpumesh::doca {
@@ -108,6 +110,38 @@ result<std::unique_ptr<doorbell_import>> doorbell_import::create(doca_dev *dev, 
 	if (d->_handle == 0)
 		return errorf("doca_sync_event_get_dpa_handle: handle 0 (would ring no pod)");
 	return d;
+}
+
+result<std::unique_ptr<tx_bell>> tx_bell::create(doca_dev *dev)
+{
+	std::unique_ptr<tx_bell> b(new tx_bell());
+	DPUMESH_RETURN_IF_ERROR(check(doca_sync_event_create(&b->_event), "TX doorbell: doca_sync_event_create"));
+	b->_undo.push([e = b->_event] { doca_sync_event_destroy(e); });
+	DPUMESH_RETURN_IF_ERROR(check(doca_sync_event_add_publisher_location_remote_pci(b->_event),
+				      "TX doorbell: doca_sync_event_add_publisher_location_remote_pci"));
+	DPUMESH_RETURN_IF_ERROR(check(doca_sync_event_add_subscriber_location_cpu(b->_event, dev),
+				      "TX doorbell: doca_sync_event_add_subscriber_location_cpu"));
+	DPUMESH_RETURN_IF_ERROR(check(doca_sync_event_start(b->_event), "TX doorbell: doca_sync_event_start"));
+	b->_undo.push([e = b->_event] { doca_sync_event_stop(e); });
+	const uint8_t *desc = nullptr;
+	size_t len = 0;
+	DPUMESH_RETURN_IF_ERROR(check(doca_sync_event_export_to_remote_pci(b->_event, dev, &desc, &len),
+				      "TX doorbell: doca_sync_event_export_to_remote_pci"));
+	if (!desc || len == 0 || len > comch_max_desc)
+		return errorf("TX doorbell: doca_sync_event_export_to_remote_pci: an export of %zu bytes", len);
+	b->_desc = std::span<const uint8_t>(desc, len);
+	return b;
+}
+
+result<std::unique_ptr<tx_bell_ring>> tx_bell_ring::create(doca_dev *dev, std::span<const uint8_t> desc)
+{
+	if (desc.empty())
+		return errorf("the TX doorbell: empty export");
+	std::unique_ptr<tx_bell_ring> r(new tx_bell_ring());
+	DPUMESH_RETURN_IF_ERROR(check(doca_sync_event_create_from_export(dev, desc.data(), desc.size(), &r->_event),
+				      "the TX doorbell: doca_sync_event_create_from_export"));
+	r->_undo.push([e = r->_event] { doca_sync_event_destroy(e); });
+	return r;
 }
 
 } // namespace dpumesh::doca

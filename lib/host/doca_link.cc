@@ -70,6 +70,17 @@ result<bool> doca_link::registered()
 			      r.error);
 	if (r.nb_workers != _nb_workers || r.sq_depth != _sq_depth)
 		return errorf("DOCA pod link: REGISTERED does not match the request");
+	if (!_tx_bell_desc.empty() && _tx_rings.empty()) {
+		/* the node's TX doorbell came just before: a handle per worker thread */
+		for (uint32_t w = 0; w < _nb_workers; w++) {
+			auto t = doca::tx_bell_ring::create(_dev->get(), _tx_bell_desc);
+			if (!t) {
+				_tx_rings.clear();
+				return t.error().with_context("DOCA pod link");
+			}
+			_tx_rings.push_back(std::move(*t));
+		}
+	}
 	return true;
 }
 
@@ -140,6 +151,7 @@ doca_link::~doca_link()
 		(void)send_unregister(*_client);
 		(void)_client->progress();
 	}
+	_tx_rings.clear();
 	_bell.reset();
 	_client.reset();
 	_export.reset();
@@ -168,6 +180,11 @@ void doca_link::on_message(std::span<const uint8_t> msg)
 	}
 	if (h.type == doca::comch_doorbell_type && msg.size() == sizeof(h)) {
 		_doorbells++;
+		return;
+	}
+	if (h.type == doca::comch_tx_bell_type && msg.size() > sizeof(h) &&
+	    msg.size() - sizeof(h) <= doca::comch_max_desc && !_replied && _tx_bell_desc.empty()) {
+		_tx_bell_desc.assign(msg.begin() + sizeof(h), msg.end());
 		return;
 	}
 	if (h.type == DPUMESH_CTRL_REGISTERED && msg.size() == sizeof(_reply) && !_replied) {

@@ -333,9 +333,10 @@ constexpr char doca_prefix[] = "doca:";
  * doca_link exports it and registers over comch. dpumesh_fd() is an epoll set of our own
  * doorbell eventfd (a sender short of TX room, a self-ring) and the link's progress engine
  * fd: the DPA's doorbell (the link's sync event, whose wait task completes on that engine
- * when the RX kernel rings us asleep) and the Arm's DOORBELL message. No TX doorbell:
- * nothing parks our TX SQs on DOCA (tx_wait stays 0, docs/doca.md "Doorbells on a DOCA
- * node").
+ * when the RX kernel rings us asleep) and the Arm's DOORBELL message. The TX doorbell: the
+ * DPA parks our TX SQs (odd tx_wait) as the emulator does, and ring_tx_if_parked rings the
+ * node's TX doorbell through the link (a sync event add per worker) in place of the eventfd
+ * write (docs/doca.md "Doorbells on a DOCA node").
  *
  * DPUMESH_DOCA_POLL_US > 0 adds a periodic timerfd to the same epoll set (a pod that wants
  * a poll besides the doorbells; default 0: off).
@@ -675,6 +676,12 @@ void ring_tx_if_parked(dpumesh_t *h, tx_worker &t)
 	if ((e & 1) == 0 || e == t.tx_rung)
 		return;
 	t.tx_rung = e;
+#if DPUMESH_HOST_DOCA
+	if (h->link) { /* the node's TX doorbell on DOCA (docs/doca.md): this worker's handle */
+		(void)h->link->ring_tx(static_cast<uint32_t>(&t - h->workers.get()));
+		return;
+	}
+#endif
 	const uint64_t one = 1;
 	/* EAGAIN only when the counter is saturated: the DPU has a wake-up pending anyway */
 	(void)!::write(h->tx_doorbell.get(), &one, sizeof(one));

@@ -16,6 +16,7 @@
 #include "doca_fakes.h"
 #include "dpumesh/doca/comch.h"
 #include "dpumesh/doca/pod_channel.h"
+#include "dpumesh/doca/pod_doorbell.h"
 #include "dpumesh/podchan/channel.h"
 
 using namespace dpumesh;
@@ -292,6 +293,7 @@ struct arm_side {
 	std::vector<uint64_t> bells; /* each admitted pod's doorbell DPA handle */
 	uint32_t refuse = DPUMESH_CTRL_OK;
 	doca_dpa *dpa = nullptr; /* with one, pods' doorbells are imported */
+	std::span<const uint8_t> tx_bell; /* given to admitted pods (TX_BELL) */
 
 	void up()
 	{
@@ -300,10 +302,11 @@ struct arm_side {
 		doca::pod_channel_hooks h;
 		h.admit = [this](const doca::comch_register_view &v, doca_dpa_dev_mmap_t mkey) {
 			if (refuse != DPUMESH_CTRL_OK)
-				return doca::pod_admission{refuse, 0, 0, "unknown service"};
+				return doca::pod_admission{refuse, 0, 0, "unknown service", {}};
 			admitted.emplace_back(v.reg.service, mkey);
 			bells.push_back(v.doorbell);
-			return doca::pod_admission{DPUMESH_CTRL_OK, static_cast<uint32_t>(6 + admitted.size()), 1, {}};
+			return doca::pod_admission{DPUMESH_CTRL_OK, static_cast<uint32_t>(6 + admitted.size()), 1, {},
+						   tx_bell};
 		};
 		h.gone = [this](uint32_t id) { gone.push_back(id); };
 		auto s = doca::pod_channel_server::create(dev->get(), host_pf, "dpumesh", h, dpa);
@@ -460,6 +463,57 @@ TEST(DocaPodLink, TheDpasDoorbellIsASyncEventThePodWaitsOnInItsEngine)
 	arm.down();
 	ASSERT_EQ(doca_dpa_destroy(arm.dpa), DOCA_SUCCESS);
 	expect_nothing_left("pod doorbell");
+}
+
+TEST(DocaPodLink, TheNodesTxDoorbellReachesEveryWorkerAndCountsTheirRings)
+{
+	fk::reset();
+	arm_side arm;
+	arm.dev = open_dev();
+	auto bell = doca::tx_bell::create(arm.dev->get());
+	ASSERT_TRUE(bell) << bell.error().message();
+	arm.tx_bell = (*bell)->descriptor();
+	arm.up();
+	pod_memory mem(pod_reg("echo"));
+	auto l = host::doca_link::start({host_dev}, mem.p, mem.len, pod_reg("echo"));
+	ASSERT_TRUE(l) << l.error().message();
+	auto done = converse(arm, **l);
+	ASSERT_TRUE(done && *done) << (done ? "" : done.error().message());
+	EXPECT_TRUE((*l)->has_tx_bell());
+	EXPECT_EQ((*l)->bad_messages(), 0u) << "TX_BELL is a message the link knows";
+	/* each of the pod's 2 workers rings through its own import; the Arm reads the sum */
+	uint64_t v = 0;
+	ASSERT_TRUE((*bell)->value(&v));
+	EXPECT_EQ(v, 0u);
+	EXPECT_TRUE((*l)->ring_tx(0));
+	EXPECT_TRUE((*l)->ring_tx(1));
+	EXPECT_TRUE((*l)->ring_tx(1));
+	EXPECT_FALSE((*l)->ring_tx(2)) << "no such worker";
+	ASSERT_TRUE((*bell)->value(&v));
+	EXPECT_EQ(v, 3u);
+	EXPECT_EQ((*l)->tx_ring_errors(), 0u);
+	l->reset();
+	arm.srv->endpoint().progress();
+
+	/* a TX doorbell export that does not import: the registration fails, named */
+	{
+		auto x = host::doca_link::start({host_dev}, mem.p, mem.len, pod_reg("echo"));
+		ASSERT_TRUE(x);
+		/* the pod's next recorded call after REGISTERED is its first import */
+		arm.srv->endpoint().progress();
+		fk::fake().fail_index = static_cast<long>(fk::fake().calls.size());
+		auto r = (*x)->registered();
+		fk::fake().fail_index = -1;
+		ASSERT_FALSE(r);
+		EXPECT_NE(r.error().message().find("TX doorbell: doca_sync_event_create_from_export"), std::string::npos)
+			<< r.error().message();
+		EXPECT_FALSE((*x)->has_tx_bell());
+		x->reset();
+		arm.srv->endpoint().progress();
+	}
+	arm.down();
+	bell->reset();
+	expect_nothing_left("TX doorbell");
 }
 
 TEST(DocaPodLink, BlockingOpenTimesOutWhenTheNodeNeverAnswers)

@@ -73,16 +73,17 @@ node::options doca_options()
 }
 
 /* The FAKE DPA threads over the node's runtime: every kernel, its argument block and state.
- * RX kernels run as DOCA threads do, on a notification (the Arm's wake_rx, the TX kernel's,
- * their own) or a completion; TX kernels are polled: the pod -> DPA doorbell is not mapped
- * (docs/doca.md), so nothing would wake a parked one when a pod posts. */
+ * Both kernels run as DOCA threads do, only on a notification or a completion: the RX kernel
+ * on the Arm's wake_rx, the TX kernel's or its own; the TX kernel on its own while it has
+ * work, and once parked on the Arm's notify when a pod rang the pair's TX doorbell (or the
+ * Arm took a pod in). A pod that posts to a parked kernel without ringing is never seen. */
 std::unique_ptr<fdev::scheduler> dpa_threads(node::instance &n)
 {
 	doca::dpa_runtime &rt = n.doca()->runtime();
 	std::vector<fdev::kernel> ks;
 	for (unsigned k = 0; k < rt.nb_kernels(); k++)
 		ks.push_back({k % 2 == 0 ? &dpumesh_dpa_tx_entry : &dpumesh_dpa_rx_entry, rt.args_ptr(k),
-			      reinterpret_cast<void *>(rt.local_ptr(k)), k % 2 == 0 ? 0 : rt.args(k).notification});
+			      reinterpret_cast<void *>(rt.local_ptr(k)), rt.args(k).notification});
 	return std::make_unique<fdev::scheduler>(std::move(ks));
 }
 
@@ -139,6 +140,7 @@ void post(pod &p, uint32_t slot, uint32_t op, uint32_t req_id, uint32_t step, ui
 	d.step_id = step;
 	d.flags = op | DPUMESH_CASE_LOCAL;
 	ASSERT_EQ(dpumesh_sq_enqueue_burst(&p.tx, &d, 1), 1u);
+	p.ring_tx_if_parked();
 }
 
 /* Splits what a pod got into its messages and its TX completions */
@@ -271,6 +273,7 @@ TEST_F(doca_node_run, Case3ThroughTheRealNodeByteExactThenUnregisterAndOrderlySt
 			d.step_id = step;
 			d.flags = DPUMESH_OP_RESPONSE | DPUMESH_CASE_LOCAL;
 			ASSERT_EQ(dpumesh_sq_enqueue_burst(&echo.tx, &d, 1), 1u);
+			echo.ring_tx_if_parked();
 		}
 		std::vector<sw_descriptor> back, client_done;
 		auto got = wait_rx(*n, client, 2);
@@ -286,6 +289,7 @@ TEST_F(doca_node_run, Case3ThroughTheRealNodeByteExactThenUnregisterAndOrderlySt
 		EXPECT_EQ(decode(client, back[0]).status, 200);
 		ASSERT_EQ(client_done.size(), 1u) << "the client's TX completed";
 		EXPECT_EQ(client_done[0].req_id, req);
+		EXPECT_GT(client.tx_rings + echo.tx_rings, 0u) << "the TX kernel parked: posts rang it";
 		split(wait_rx(*n, echo, 1), &in, &done);
 		EXPECT_EQ(done.size(), 1u) << "echo's TX completed";
 		req++;
@@ -593,6 +597,29 @@ TEST_F(doca_node_run, CApiPodsRunCase3OnTheDocaNodeAndSleepOnTheirFd)
 		EXPECT_LE(echo_rings, 2 * std::size(sizes));
 		EXPECT_LE(client_rings, 2 * std::size(sizes));
 		EXPECT_EQ(r.double_rings, 0u) << "a pod rung twice in one activation";
+	}
+
+	/* the other way: the TX kernels park idle pods and sleep; a post to a parked kernel
+	 * rings the pair's TX doorbell (a sync event add; at most once per parked epoch per
+	 * worker, so never more than the posts), which the Arm forwards. Idle, the DPA threads
+	 * do not run at all (a polled TX kernel runs every scheduler round, ~50 000 a second) */
+	{
+		uint64_t adds = 0;
+		{
+			std::lock_guard<std::recursive_mutex> lk(fk::fake_mutex());
+			adds = fk::fake().se_adds;
+		}
+		std::printf("TX doorbells: %llu rung by the pods, %llu forwarded by the Arm, for %zu posts\n",
+			    static_cast<unsigned long long>(adds),
+			    static_cast<unsigned long long>(n->doca()->tx_rings()), 2 * std::size(sizes));
+		EXPECT_GT(adds, 0u);
+		EXPECT_LE(adds, 2 * std::size(sizes));
+		EXPECT_GT(n->doca()->tx_rings(), 0u);
+		EXPECT_LE(n->doca()->tx_rings(), adds);
+		std::this_thread::sleep_for(50ms); /* the last activations end */
+		const uint64_t a0 = dpa->activations();
+		std::this_thread::sleep_for(200ms);
+		EXPECT_LE(dpa->activations() - a0, 4u) << "the DPA threads ran while nothing happened";
 	}
 
 	/* none while the flag is clear: the client works without sleeping (dpumesh_progress

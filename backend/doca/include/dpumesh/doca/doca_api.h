@@ -295,6 +295,11 @@ doca_error_t doca_sync_event_create_from_export(struct doca_dev *dev, const uint
 doca_error_t doca_sync_event_get_dpa_handle(struct doca_sync_event *event, struct doca_dpa *dpa,
 					    doca_dpa_dev_sync_event_t *dpa_dev_se_handle);
 doca_error_t doca_sync_event_get(struct doca_sync_event *event, uint64_t *value);
+/* the pods' TX doorbell (pod_doorbell.h tx_bell): a stand-alone event the Arm starts and
+ * reads, that pods import and add to */
+doca_error_t doca_sync_event_start(struct doca_sync_event *event);
+doca_error_t doca_sync_event_stop(struct doca_sync_event *event);
+doca_error_t doca_sync_event_update_add(struct doca_sync_event *event, uint64_t value, uint64_t *fetched);
 doca_error_t doca_sync_event_task_wait_neq_set_conf(struct doca_sync_event *event,
 						    doca_sync_event_task_wait_neq_completion_cb_t completion_cb,
 						    doca_sync_event_task_wait_neq_completion_cb_t error_cb,

@@ -33,6 +33,9 @@ struct pod_admission {
 	uint32_t pod_id = 0;
 	uint32_t generation = 0;
 	std::string error; /**< why, when refused */
+	/** admitted: the export of the TX doorbell the pod rings (sent in TX_BELL before
+	 *  REGISTERED; must outlive the call); empty: none (the pod's TX SQs are polled) */
+	std::span<const uint8_t> tx_bell;
 };
 
 struct pod_channel_hooks {

@@ -77,4 +77,49 @@ private:
 	undo_stack _undo;
 };
 
+/**
+ * Arm side: the pods' doorbell to one pair's TX kernel (pod -> DPA). A stand-alone sync
+ * event (publisher: the remote PCI side, the pods; subscriber: the Arm's CPU), exported to
+ * every pod of the pair; a pod adds 1 when it posted while the kernel had parked it, and
+ * the sidecar lcore, once per poll, reads the value and wakes the kernel (the notify RPC)
+ * when it moved. docs/doca.md "Doorbells on a DOCA node".
+ */
+class tx_bell {
+public:
+	/** doca_sync_event_create, add_publisher_location_remote_pci,
+	 *  add_subscriber_location_cpu(dev), doca_sync_event_start, export_to_remote_pci(dev). */
+	static result<std::unique_ptr<tx_bell>> create(doca_dev *dev);
+	~tx_bell() { _undo.unwind(); }
+	std::span<const uint8_t> descriptor() const noexcept { return _desc; }
+	/** The rings so far (doca_sync_event_get; one thread: the pair's sidecar lcore).
+	 *  @return false when the call failed (counted by the caller) */
+	bool value(uint64_t *v) noexcept { return doca_sync_event_get(_event, v) == DOCA_SUCCESS; }
+
+private:
+	tx_bell() = default;
+	doca_sync_event *_event = nullptr;
+	std::span<const uint8_t> _desc;
+	undo_stack _undo;
+};
+
+/** Host side: one TX worker's handle on its pair's TX doorbell (one per worker thread: the
+ *  Sync Event API is not thread-safe). */
+class tx_bell_ring {
+public:
+	/** doca_sync_event_create_from_export(dev). */
+	static result<std::unique_ptr<tx_bell_ring>> create(doca_dev *dev, std::span<const uint8_t> desc);
+	~tx_bell_ring() { _undo.unwind(); }
+	/** doca_sync_event_update_add(1). @return false when the call failed */
+	bool ring() noexcept
+	{
+		uint64_t before = 0;
+		return doca_sync_event_update_add(_event, 1, &before) == DOCA_SUCCESS;
+	}
+
+private:
+	tx_bell_ring() = default;
+	doca_sync_event *_event = nullptr;
+	undo_stack _undo;
+};
+
 } // namespace dpumesh::doca

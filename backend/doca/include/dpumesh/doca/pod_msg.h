@@ -36,6 +36,10 @@ uint64_t comch_pod_memory_size(const dpumesh_ctrl_register &reg) noexcept;
 
 /** DOORBELL on comch: a dpumesh_ctrl_hdr of this type (outside podchan's types). */
 inline constexpr uint16_t comch_doorbell_type = 0x100;
+/** TX_BELL on comch (Arm -> pod, just before an OK REGISTERED): a dpumesh_ctrl_hdr of this
+ *  type, then the export of the pod's pair's TX doorbell (pod_doorbell.h tx_bell), the rest
+ *  of the message (1..comch_max_desc bytes). */
+inline constexpr uint16_t comch_tx_bell_type = 0x101;
 /** Largest export descriptor accepted. */
 inline constexpr uint32_t comch_max_desc = 2048;
 

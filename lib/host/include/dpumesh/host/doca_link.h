@@ -9,8 +9,10 @@
 //   poll((*l)->fd()) ... ; (*l)->progress();  // counts the doorbells; then prepare_wait()
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <vector>
 #include <string>
 
 #include "dpumesh/common/status.h"
@@ -84,6 +86,25 @@ public:
 	uint64_t doorbells() const noexcept { return _doorbells; }
 	/** The DPA's doorbells seen (the sync event's wait completions). */
 	uint64_t dpa_rings() const noexcept { return _bell ? _bell->rings() : 0; }
+	/** Whether the node gave a TX doorbell (TX_BELL): it may park our TX SQs, and a post
+	 *  it parked must ring (ring_tx). */
+	bool has_tx_bell() const noexcept { return !_tx_rings.empty(); }
+	/**
+	 * Worker `w`'s ring of the TX doorbell (doca_sync_event_update_add): after a post that
+	 * found tx_wait odd, once per parked epoch (libdpumesh's ring_tx_if_parked). Any worker
+	 * thread, each its own. @return false: no bell, or the call failed (counted)
+	 */
+	bool ring_tx(uint32_t w) noexcept
+	{
+		if (w >= _tx_rings.size())
+			return false;
+		if (!_tx_rings[w]->ring()) {
+			_tx_ring_errors.fetch_add(1, std::memory_order_relaxed);
+			return false;
+		}
+		return true;
+	}
+	uint64_t tx_ring_errors() const noexcept { return _tx_ring_errors.load(std::memory_order_relaxed); }
 	/** Messages from the node that were neither a doorbell nor an expected reply. */
 	uint64_t bad_messages() const noexcept { return _bad; }
 
@@ -99,6 +120,9 @@ private:
 	std::unique_ptr<doca::pod_export> _export; /* withdrawn after the channel is down */
 	std::unique_ptr<doca::comch_client> _client;
 	std::unique_ptr<doca::pod_doorbell> _bell; /* on the client's engine: goes first */
+	std::vector<uint8_t> _tx_bell_desc;        /* TX_BELL's export, until imported */
+	std::vector<std::unique_ptr<doca::tx_bell_ring>> _tx_rings; /* one per TX worker */
+	std::atomic<uint64_t> _tx_ring_errors{0};
 };
 
 } // namespace dpumesh::host
