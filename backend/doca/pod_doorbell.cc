@@ -16,18 +16,38 @@ constexpr uint32_t wait_tasks = 2;
 /* the whole 64-bit value (masks are 0, 1, 2, 4 or 8 bytes of ones) */
 constexpr uint64_t all_bits = ~uint64_t{0};
 
+/* Both doorbells' events: created (destroyed by `undo`), published from the remote PCI side
+ * (the DPA or the pods), subscribed by this CPU (dev): the pair the header documents for
+ * export_to_remote_pci. Errors named with `what` before the call. */
+status published_remotely(doca_dev *dev, doca_sync_event **e, undo_stack &undo, const std::string &what)
+{
+	DPUMESH_RETURN_IF_ERROR(check(doca_sync_event_create(e), what + "doca_sync_event_create"));
+	undo.push([x = *e] { doca_sync_event_destroy(x); });
+	DPUMESH_RETURN_IF_ERROR(check(doca_sync_event_add_publisher_location_remote_pci(*e),
+				      what + "doca_sync_event_add_publisher_location_remote_pci"));
+	return check(doca_sync_event_add_subscriber_location_cpu(*e, dev),
+		     what + "doca_sync_event_add_subscriber_location_cpu");
+}
+
+/* The other side's handle on an event from its export (destroyed by `undo`). */
+status imported(doca_dev *dev, std::span<const uint8_t> desc, doca_sync_event **e, undo_stack &undo,
+		const std::string &what)
+{
+	if (desc.empty())
+		return errorf("%sempty export", what.c_str());
+	DPUMESH_RETURN_IF_ERROR(check(doca_sync_event_create_from_export(dev, desc.data(), desc.size(), e),
+				      what + "doca_sync_event_create_from_export"));
+	undo.push([x = *e] { doca_sync_event_destroy(x); });
+	return status::ok();
+}
+
 } // namespace
 
 result<std::unique_ptr<pod_doorbell>> pod_doorbell::create(doca_dev *dev, doca_pe *pe)
 {
 	std::unique_ptr<pod_doorbell> b(new pod_doorbell());
 	b->_pe = pe;
-	DPUMESH_RETURN_IF_ERROR(check(doca_sync_event_create(&b->_event), "doca_sync_event_create"));
-	b->_undo.push([e = b->_event] { doca_sync_event_destroy(e); });
-	DPUMESH_RETURN_IF_ERROR(check(doca_sync_event_add_publisher_location_remote_pci(b->_event),
-				      "doca_sync_event_add_publisher_location_remote_pci"));
-	DPUMESH_RETURN_IF_ERROR(check(doca_sync_event_add_subscriber_location_cpu(b->_event, dev),
-				      "doca_sync_event_add_subscriber_location_cpu"));
+	DPUMESH_RETURN_IF_ERROR(published_remotely(dev, &b->_event, b->_undo, ""));
 	DPUMESH_RETURN_IF_ERROR(check(doca_sync_event_task_wait_neq_set_conf(b->_event, &on_ring, &on_flush,
 									     wait_tasks),
 				      "doca_sync_event_task_wait_neq_set_conf"));
@@ -54,8 +74,8 @@ result<std::unique_ptr<pod_doorbell>> pod_doorbell::create(doca_dev *dev, doca_p
 	size_t len = 0;
 	DPUMESH_RETURN_IF_ERROR(check(doca_sync_event_export_to_remote_pci(b->_event, dev, &desc, &len),
 				      "doca_sync_event_export_to_remote_pci"));
-	if (!desc || len == 0)
-		return errorf("doca_sync_event_export_to_remote_pci: empty export");
+	if (!desc || len == 0 || len > comch_max_desc)
+		return errorf("doca_sync_event_export_to_remote_pci: an export of %zu bytes", len);
 	b->_desc = std::span<const uint8_t>(desc, len);
 	DPUMESH_RETURN_IF_ERROR(b->wait());
 	return b;
@@ -99,12 +119,8 @@ void pod_doorbell::on_flush(doca_sync_event_task_wait_neq *task, union doca_data
 result<std::unique_ptr<doorbell_import>> doorbell_import::create(doca_dev *dev, doca_dpa *dpa,
 								 std::span<const uint8_t> desc)
 {
-	if (desc.empty())
-		return errorf("importing a pod doorbell: empty export");
 	std::unique_ptr<doorbell_import> d(new doorbell_import());
-	DPUMESH_RETURN_IF_ERROR(check(doca_sync_event_create_from_export(dev, desc.data(), desc.size(), &d->_event),
-				      "doca_sync_event_create_from_export"));
-	d->_undo.push([e = d->_event] { doca_sync_event_destroy(e); });
+	DPUMESH_RETURN_IF_ERROR(imported(dev, desc, &d->_event, d->_undo, ""));
 	DPUMESH_RETURN_IF_ERROR(check(doca_sync_event_get_dpa_handle(d->_event, dpa, &d->_handle),
 				      "doca_sync_event_get_dpa_handle"));
 	if (d->_handle == 0)
@@ -115,12 +131,7 @@ result<std::unique_ptr<doorbell_import>> doorbell_import::create(doca_dev *dev, 
 result<std::unique_ptr<tx_bell>> tx_bell::create(doca_dev *dev)
 {
 	std::unique_ptr<tx_bell> b(new tx_bell());
-	DPUMESH_RETURN_IF_ERROR(check(doca_sync_event_create(&b->_event), "TX doorbell: doca_sync_event_create"));
-	b->_undo.push([e = b->_event] { doca_sync_event_destroy(e); });
-	DPUMESH_RETURN_IF_ERROR(check(doca_sync_event_add_publisher_location_remote_pci(b->_event),
-				      "TX doorbell: doca_sync_event_add_publisher_location_remote_pci"));
-	DPUMESH_RETURN_IF_ERROR(check(doca_sync_event_add_subscriber_location_cpu(b->_event, dev),
-				      "TX doorbell: doca_sync_event_add_subscriber_location_cpu"));
+	DPUMESH_RETURN_IF_ERROR(published_remotely(dev, &b->_event, b->_undo, "TX doorbell: "));
 	DPUMESH_RETURN_IF_ERROR(check(doca_sync_event_start(b->_event), "TX doorbell: doca_sync_event_start"));
 	b->_undo.push([e = b->_event] { doca_sync_event_stop(e); });
 	const uint8_t *desc = nullptr;
@@ -135,12 +146,8 @@ result<std::unique_ptr<tx_bell>> tx_bell::create(doca_dev *dev)
 
 result<std::unique_ptr<tx_bell_ring>> tx_bell_ring::create(doca_dev *dev, std::span<const uint8_t> desc)
 {
-	if (desc.empty())
-		return errorf("the TX doorbell: empty export");
 	std::unique_ptr<tx_bell_ring> r(new tx_bell_ring());
-	DPUMESH_RETURN_IF_ERROR(check(doca_sync_event_create_from_export(dev, desc.data(), desc.size(), &r->_event),
-				      "the TX doorbell: doca_sync_event_create_from_export"));
-	r->_undo.push([e = r->_event] { doca_sync_event_destroy(e); });
+	DPUMESH_RETURN_IF_ERROR(imported(dev, desc, &r->_event, r->_undo, "the TX doorbell: "));
 	return r;
 }
 
