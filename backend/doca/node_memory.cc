@@ -75,6 +75,7 @@ result<std::unique_ptr<node_memory>> node_memory::create(dpa_runtime &rt, dpu_me
 	m->_rt = &rt;
 	m->_dpu = &dpu;
 	m->_nb_pairs = opt.pairs;
+	m->_tx_bells = opt.tx_bells;
 	doca_dpa *dpa = rt.dpa();
 	const std::string n = "DOCA node memory: ";
 
@@ -128,6 +129,7 @@ status node_memory::write_node()
 	dpa_doca_node nb{};
 	nb.nb_pairs = _nb_pairs;
 	nb.membership = _membership;
+	nb.tx_bells = _tx_bells ? 1 : 0;
 	nb.pods = _pods_ptr;
 	for (unsigned p = 0; p < _nb_pairs; p++) {
 		nb.rx_notify[p] = _rt->args(2 * p + 1).notification;

@@ -13,12 +13,14 @@ namespace dpumesh::doca {
 result<std::unique_ptr<pod_channel_server>> pod_channel_server::create(doca_dev *dev,
 									const std::string &host_pci,
 									const std::string &name,
-									pod_channel_hooks hooks)
+									pod_channel_hooks hooks,
+									doca_dpa *dpa)
 {
 	if (!hooks.admit)
 		return errorf("pod channel %s: no admission hook", name.c_str());
 	std::unique_ptr<pod_channel_server> p(new pod_channel_server());
 	p->_dev = dev;
+	p->_dpa = dpa;
 	p->_hooks = std::move(hooks);
 	pod_channel_server *self = p.get();
 	comch_handlers h;
@@ -68,6 +70,16 @@ void pod_channel_server::on_register(doca_comch_connection *conn, std::span<cons
 	auto mem = pod_import::create(_dev, v->desc);
 	if (!mem)
 		return refuse(conn, DPUMESH_CTRL_ERR_NO_REGION, mem.error().message());
+	/* the pod's doorbell, where it sent one and the node has a DPA to ring it from; without
+	 * it the DPA rings nothing (handle 0) and the pod polls */
+	std::unique_ptr<doorbell_import> bell;
+	if (!v->bell.empty() && _dpa) {
+		auto b = doorbell_import::create(_dev, _dpa, v->bell);
+		if (!b)
+			return refuse(conn, DPUMESH_CTRL_ERR_NO_REGION, "doorbell: " + b.error().message());
+		bell = std::move(*b);
+		v->doorbell = bell->handle();
+	}
 	pod_admission a = _hooks.admit(*v, (*mem)->handle());
 	if (a.result != DPUMESH_CTRL_OK)
 		return refuse(conn, a.result, a.error);
@@ -79,7 +91,20 @@ void pod_channel_server::on_register(doca_comch_connection *conn, std::span<cons
 	r.mkey = (*mem)->handle();
 	r.nb_workers = v->reg.nb_workers;
 	r.sq_depth = v->reg.geometry.sq_depth;
-	_pods.push_back({conn, a.pod_id, std::move(*mem)});
+	_pods.push_back({conn, a.pod_id, std::move(*mem), std::move(bell)});
+	if (!a.tx_bell.empty()) {
+		/* the TX doorbell first: the pod has it when REGISTERED arrives (in order) */
+		std::vector<uint8_t> m(sizeof(dpumesh_ctrl_hdr) + a.tx_bell.size());
+		dpumesh_ctrl_hdr h = podchan::make_hdr(DPUMESH_CTRL_REGISTERED, sizeof(h));
+		h.type = comch_tx_bell_type;
+		h.length = static_cast<uint32_t>(m.size());
+		std::memcpy(m.data(), &h, sizeof(h));
+		std::memcpy(m.data() + sizeof(h), a.tx_bell.data(), a.tx_bell.size());
+		if (status st = _server->send(conn, m); !st) {
+			drop(conn); /* admitted without its bell it would sleep through its posts */
+			return refuse(conn, DPUMESH_CTRL_ERR_INTERNAL, "TX doorbell: " + st.message());
+		}
+	}
 	reply(conn, r);
 }
 
@@ -112,6 +137,14 @@ void pod_channel_server::drop(doca_comch_connection *conn)
 		_pods.erase(it);
 		return;
 	}
+}
+
+uint64_t pod_channel_server::doorbell(uint32_t pod_id) const noexcept
+{
+	for (const pod &p : _pods)
+		if (p.pod_id == pod_id)
+			return p.bell ? p.bell->handle() : 0;
+	return 0;
 }
 
 status pod_channel_server::ring(uint32_t pod_id)

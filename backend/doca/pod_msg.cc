@@ -26,11 +26,14 @@ result<comch_register_view> parse_register(std::span<const uint8_t> msg)
 		return errorf("REGISTER: type %u", h.type);
 	if (h.length != msg.size())
 		return errorf("REGISTER: header says %u bytes, message has %zu", h.length, msg.size());
-	if (m.desc_len != msg.size() - sizeof(m))
-		return errorf("REGISTER: desc_len %u, %zu bytes follow", m.desc_len, msg.size() - sizeof(m));
 	if (m.desc_len == 0 || m.desc_len > comch_max_desc)
 		return errorf("REGISTER: descriptor of %u bytes (1..%u)", m.desc_len, comch_max_desc);
-	if (h.reserved != 0 || m.reg.reserved != 0 || m.reserved != 0)
+	if (m.bell_len > comch_max_desc)
+		return errorf("REGISTER: doorbell export of %u bytes (0..%u)", m.bell_len, comch_max_desc);
+	if (uint64_t{m.desc_len} + m.bell_len != msg.size() - sizeof(m))
+		return errorf("REGISTER: desc_len %u + bell_len %u, %zu bytes follow", m.desc_len, m.bell_len,
+			      msg.size() - sizeof(m));
+	if (h.reserved != 0 || m.reg.reserved != 0)
 		return errorf("REGISTER: reserved words not zero");
 	const char *svc = m.reg.service;
 	const size_t svc_len = strnlen(svc, sizeof(m.reg.service));
@@ -56,7 +59,8 @@ result<comch_register_view> parse_register(std::span<const uint8_t> msg)
 	v.reg = m.reg;
 	v.base = m.base;
 	v.len = m.len;
-	v.desc = msg.subspan(sizeof(m));
+	v.desc = msg.subspan(sizeof(m), m.desc_len);
+	v.bell = msg.subspan(sizeof(m) + m.desc_len, m.bell_len);
 	return v;
 }
 
@@ -69,19 +73,22 @@ uint64_t comch_pod_memory_size(const dpumesh_ctrl_register &reg) noexcept
 }
 
 std::vector<uint8_t> make_register(const dpumesh_ctrl_register &reg, uint64_t base, uint64_t len,
-				   std::span<const uint8_t> desc)
+				   std::span<const uint8_t> desc, std::span<const uint8_t> bell)
 {
 	comch_register_msg m{};
 	m.base = base;
 	m.len = len;
 	m.reg = reg;
 	m.reg.hdr = podchan::make_hdr(DPUMESH_CTRL_REGISTER, sizeof(reg));
-	m.reg.hdr.length = static_cast<uint32_t>(sizeof(m) + desc.size());
+	m.reg.hdr.length = static_cast<uint32_t>(sizeof(m) + desc.size() + bell.size());
 	m.desc_len = static_cast<uint32_t>(desc.size());
-	std::vector<uint8_t> out(sizeof(m) + desc.size());
+	m.bell_len = static_cast<uint32_t>(bell.size());
+	std::vector<uint8_t> out(sizeof(m) + desc.size() + bell.size());
 	std::memcpy(out.data(), &m, sizeof(m));
 	if (!desc.empty())
 		std::memcpy(out.data() + sizeof(m), desc.data(), desc.size());
+	if (!bell.empty())
+		std::memcpy(out.data() + sizeof(m) + desc.size(), bell.data(), bell.size());
 	return out;
 }
 

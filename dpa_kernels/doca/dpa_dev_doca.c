@@ -263,13 +263,15 @@ static void wake_rx(struct dpa_dev *d, uint32_t pair)
 }
 
 /*
- * The DPA -> pod doorbell, the one place that rings it: DOCA leaves open which object
- * carries it; this mapping adds 1 to the pod's sync event, whose CPU subscriber (libdpumesh)
- * turns it into the pod's event fd. UNVERIFIED (docs/doca.md).
+ * The DPA -> pod doorbell, the one place that rings it: 1 added to the pod's sync event
+ * (the Arm's import of the pod's export: backend/doca pod_doorbell.h), on which libdpumesh
+ * keeps a wait-not-equal task in its progress engine, so the pod's fd wakes. A pod that sent
+ * no doorbell has handle 0: nothing to ring (it polls). UNVERIFIED (docs/doca.md).
  */
 static void ring_pod(struct dpa_doca_pod *p)
 {
-	doca_dpa_dev_sync_event_update_add(p->doorbell, 1);
+	if (p->doorbell)
+		doca_dpa_dev_sync_event_update_add(p->doorbell, 1);
 }
 
 /* ---- pods' RX SQs: the pair's RX kernel is their only producer ---- */
@@ -390,13 +392,61 @@ uint32_t dpa_tx_ready(struct dpa_dev *d, uint32_t *sqs, uint32_t max)
 	}
 	if (n)
 		d->ready_cursor = (d->ready_cursor + 1) % n;
+	d->tx_found = got;
 	return got;
 }
 
-/* The host doorbell is not mapped (docs/doca.md): the TX kernel polls dpa_tx_ready. */
+/* An owned SQ's pod's tx_wait (its control block, through the pod's window). */
+static uint64_t *tx_wait_of(struct dpa_dev *d, uint32_t i)
+{
+	const uint32_t h = dpumesh_pod_handle(d->owned[i].pod_id, d->owned[i].generation);
+	struct dpa_doca_pod *p = live_pod(d, h);
+	if (!p)
+		return 0;
+	return (uint64_t *)window(p->mmap, p->base + p->layout.ctrl_off + offsetof(struct dpumesh_pod_ctrl, tx_wait));
+}
+
+/*
+ * Whether a pod's post wakes this TX kernel, so it may sleep instead of notifying itself.
+ * Where the node forwards the pods' TX doorbell (node->tx_bells: a sync event per pair the
+ * pods add to, read by the Arm's sidecar lcore, which then notifies this kernel) and the
+ * last pass found nothing: park every owned pod (a new odd epoch in its tx_wait), one full
+ * fence, then look at every owned SQ's head again (the Dekker pair with the pod's "post,
+ * fence, load tx_wait", docs/memory-model.md). Work that slipped in: watched again (even
+ * epoch), keep polling. Never while a drain waits (the kernel keeps running for its
+ * quiescence report). docs/doca.md "Doorbells on a DOCA node".
+ */
 int dpa_tx_doorbells(struct dpa_dev *d)
 {
-	(void)d;
+	struct dpa_doca_node *node = node_of(d);
+	if (!node->tx_bells || d->tx_found || __atomic_load_n(&node->drain, __ATOMIC_ACQUIRE))
+		return 0;
+	const uint32_t m = __atomic_load_n(&node->membership, __ATOMIC_ACQUIRE);
+	if (d->membership != m + 1)
+		return 0; /* a pod came or went: the next pass rebuilds owned[] first */
+	d->tx_epoch = (d->tx_epoch + 2) | 1u;
+	for (uint32_t i = 0; i < d->nb_owned; i++) {
+		uint64_t *w = tx_wait_of(d, i);
+		if (w)
+			__atomic_store_n(w, (uint64_t)d->tx_epoch, __ATOMIC_RELAXED);
+	}
+	dpa_window_writeback(d);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	int slipped = 0;
+	for (uint32_t i = 0; i < d->nb_owned && !slipped; i++) {
+		const uint32_t h = dpumesh_pod_handle(d->owned[i].pod_id, d->owned[i].generation);
+		struct dpa_doca_pod *p = live_pod(d, h);
+		slipped = p && ring_valid_at(&p->tx_sq[d->owned[i].sq], 0) == DPUMESH_DESC_VALID;
+	}
+	if (!slipped)
+		return 1; /* parked: a post rings */
+	d->tx_epoch++; /* even: watched again, the pods stop ringing */
+	for (uint32_t i = 0; i < d->nb_owned; i++) {
+		uint64_t *w = tx_wait_of(d, i);
+		if (w)
+			__atomic_store_n(w, (uint64_t)d->tx_epoch, __ATOMIC_RELAXED);
+	}
+	dpa_window_writeback(d);
 	return 0;
 }
 

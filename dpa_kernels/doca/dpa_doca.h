@@ -118,7 +118,8 @@ struct dpa_doca_node {
 	uint32_t nb_pairs;
 	uint32_t membership; /**< moves on every registration and unregistration */
 	uint32_t drain;      /**< 1 while an unregistration waits: take no new work */
-	uint32_t reserved;
+	uint32_t tx_bells;   /**< 1: pods ring their pair's TX doorbell (the Arm forwards it to the
+			      *   TX kernel), so a TX kernel parks idle pods and sleeps; 0: it polls */
 	uint64_t pods;       /**< struct dpa_doca_pod[DPUMESH_MAX_PODS] */
 	uint64_t rx_notify[DPA_DOCA_MAX_PAIRS]; /**< each RX kernel's notification handle */
 	uint64_t inbox[DPA_DOCA_MAX_PAIRS];     /**< struct dpa_doca_inbox *, one per pair */
@@ -176,7 +177,7 @@ struct dpa_dev {
 	uint32_t pair;     /**< which pair this thread is in */
 	uint32_t role;     /**< enum dpa_doca_role */
 	uint32_t hbuf_size;
-	uint32_t reserved1;
+	uint32_t tx_found; /**< TX: SQs with work in the last dpa_tx_ready (0: an idle pass) */
 	struct dpa_doca_ring sidecar;   /**< TX: the sidecar TX SQ (produce); RX: commands (consume) */
 	struct dpa_doca_ring notify;    /**< RX: the Arm's notification queue (produce) */
 	struct dpa_doca_ring hbuf_free; /**< TX: hbufs the Arm hands out (consume) */
@@ -195,6 +196,8 @@ struct dpa_dev {
 	/** 1 once the thread called doca_dpa_dev_thread_finish (the cooperative stop): the
 	 *  Arm frees nothing the thread runs on before every thread set it */
 	uint32_t finished;
+	/** TX: the need-wakeup epoch last stored in the owned pods' tx_wait (odd: parked) */
+	uint32_t tx_epoch;
 	struct {
 		uint16_t pod_id, sq;
 		uint32_t generation;

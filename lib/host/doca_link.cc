@@ -48,7 +48,12 @@ result<std::unique_ptr<doca_link>> doca_link::start(const doca_link_options &opt
 	if (!c)
 		return c.error().with_context("DOCA pod link");
 	l->_client = std::move(*c);
-	const std::vector<uint8_t> msg = doca::make_register(reg, reinterpret_cast<uint64_t>(mem), len, l->_export->descriptor());
+	auto b = doca::pod_doorbell::create(l->_dev->get(), l->_client->pe());
+	if (!b)
+		return b.error().with_context("DOCA pod link: the DPA's doorbell");
+	l->_bell = std::move(*b);
+	const std::vector<uint8_t> msg = doca::make_register(reg, reinterpret_cast<uint64_t>(mem), len,
+							     l->_export->descriptor(), l->_bell->descriptor());
 	if (status st = l->_client->send(msg); !st)
 		return st.with_context("DOCA pod link: REGISTER");
 	return l;
@@ -65,6 +70,17 @@ result<bool> doca_link::registered()
 			      r.error);
 	if (r.nb_workers != _nb_workers || r.sq_depth != _sq_depth)
 		return errorf("DOCA pod link: REGISTERED does not match the request");
+	if (!_tx_bell_desc.empty() && _tx_rings.empty()) {
+		/* the node's TX doorbell came just before: a handle per worker thread */
+		for (uint32_t w = 0; w < _nb_workers; w++) {
+			auto t = doca::tx_bell_ring::create(_dev->get(), _tx_bell_desc);
+			if (!t) {
+				_tx_rings.clear();
+				return t.error().with_context("DOCA pod link");
+			}
+			_tx_rings.push_back(std::move(*t));
+		}
+	}
 	return true;
 }
 
@@ -135,6 +151,8 @@ doca_link::~doca_link()
 		(void)send_unregister(*_client);
 		(void)_client->progress();
 	}
+	_tx_rings.clear();
+	_bell.reset();
 	_client.reset();
 	_export.reset();
 	_dev.reset();
@@ -162,6 +180,11 @@ void doca_link::on_message(std::span<const uint8_t> msg)
 	}
 	if (h.type == doca::comch_doorbell_type && msg.size() == sizeof(h)) {
 		_doorbells++;
+		return;
+	}
+	if (h.type == doca::comch_tx_bell_type && msg.size() > sizeof(h) &&
+	    msg.size() - sizeof(h) <= doca::comch_max_desc && !_replied && _tx_bell_desc.empty()) {
+		_tx_bell_desc.assign(msg.begin() + sizeof(h), msg.end());
 		return;
 	}
 	if (h.type == DPUMESH_CTRL_REGISTERED && msg.size() == sizeof(_reply) && !_replied) {

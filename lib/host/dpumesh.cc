@@ -183,7 +183,7 @@ struct dpumesh_pod {
 	 * fd (the node's doorbells). */
 	std::unique_ptr<host::doca_link> link;
 	unique_fd wait_fd;
-	unique_fd poll_timer; /* the stopgap poll while the DPA cannot ring us (open_doca) */
+	unique_fd poll_timer; /* DPUMESH_DOCA_POLL_US: a poll besides the doorbells (open_doca) */
 #endif
 };
 
@@ -332,19 +332,20 @@ constexpr char doca_prefix[] = "doca:";
  * pod layout and, from the next 4 KiB boundary, its TX SQs (doca::comch_pod_memory_size);
  * doca_link exports it and registers over comch. dpumesh_fd() is an epoll set of our own
  * doorbell eventfd (a sender short of TX room, a self-ring) and the link's progress engine
- * fd (the node's doorbells). No TX doorbell: nothing parks our TX SQs on DOCA (tx_wait
- * stays 0, docs/doca.md "Doorbells on a DOCA node").
+ * fd: the DPA's doorbell (the link's sync event, whose wait task completes on that engine
+ * when the RX kernel rings us asleep) and the Arm's DOORBELL message. The TX doorbell: the
+ * DPA parks our TX SQs (odd tx_wait) as the emulator does, and ring_tx_if_parked rings the
+ * node's TX doorbell through the link (a sync event add per worker) in place of the eventfd
+ * write (docs/doca.md "Doorbells on a DOCA node").
  *
- * The DPA's doorbell to a sleeping pod has no CPU side yet (docs/doca.md), so a pod would
- * sleep through a delivery: until it has, a periodic timerfd in the same epoll set wakes
- * the pod every DPUMESH_DOCA_POLL_US microseconds (default 1000; 0: off, for a pod that
- * only sleeps with a timeout or is woken by the Arm's DOORBELL).
+ * DPUMESH_DOCA_POLL_US > 0 adds a periodic timerfd to the same epoll set (a pod that wants
+ * a poll besides the doorbells; default 0: off).
  */
 int doca_poll_us()
 {
 	const char *v = std::getenv("DPUMESH_DOCA_POLL_US");
 	if (v == nullptr || *v == 0)
-		return 1000;
+		return 0;
 	char *end = nullptr;
 	const long us = std::strtol(v, &end, 10);
 	return (*end != 0 || us < 0 || us > 1000000) ? -1 : static_cast<int>(us);
@@ -675,6 +676,12 @@ void ring_tx_if_parked(dpumesh_t *h, tx_worker &t)
 	if ((e & 1) == 0 || e == t.tx_rung)
 		return;
 	t.tx_rung = e;
+#if DPUMESH_HOST_DOCA
+	if (h->link) { /* the node's TX doorbell on DOCA (docs/doca.md): this worker's handle */
+		(void)h->link->ring_tx(static_cast<uint32_t>(&t - h->workers.get()));
+		return;
+	}
+#endif
 	const uint64_t one = 1;
 	/* EAGAIN only when the counter is saturated: the DPU has a wake-up pending anyway */
 	(void)!::write(h->tx_doorbell.get(), &one, sizeof(one));

@@ -43,8 +43,17 @@ result<std::unique_ptr<doca_side>> doca_side::create(const config::node_config &
 	if (!m)
 		return m.error();
 	d->_dpu = std::move(*m);
+	/* the pods' TX doorbells, one per pair: pods ring, the sidecar lcore forwards */
+	for (unsigned p = 0; p < pairs; p++) {
+		auto t = doca::tx_bell::create(d->_backend->dev().get());
+		if (!t)
+			return t.error().with_context("DOCA node: pair " + std::to_string(p));
+		d->_tx_bells.push_back(std::move(*t));
+	}
+	d->_tx_seen.assign(pairs, 0);
 	doca::node_memory_options mo;
 	mo.pairs = pairs;
+	mo.tx_bells = true;
 	/* an hbuf as the emulator's: the metadata, then the largest pod header or 1 KiB */
 	mo.hbuf_size = DPA_HBUF_META_SIZE + std::max<uint32_t>(cfg.pools.tx_header.slot_size, 1024);
 	auto nm = doca::node_memory::create(d->_backend->runtime(), *d->_dpu, mo);
@@ -58,7 +67,7 @@ result<std::unique_ptr<doca_side>> doca_side::create(const config::node_config &
 	};
 	h.gone = [self](uint32_t pod_id) { self->gone(pod_id); };
 	auto c = doca::pod_channel_server::create(d->_backend->dev().get(), cfg.dpa.host_device,
-						  comch_name, std::move(h));
+						  comch_name, std::move(h), d->_backend->runtime().dpa());
 	if (!c)
 		return c.error().with_context("/dpa/host_device " + cfg.dpa.host_device);
 	d->_chan = std::move(*c);
@@ -118,6 +127,16 @@ void doca_side::service(void *ctx, unsigned pair, bool posted) noexcept
 	}
 	if ((posted || nudge) && !d._nm->wake_rx(pair))
 		d._wake_errors.fetch_add(1, std::memory_order_relaxed);
+	/* the pods' TX doorbell: rung since the last poll, the pair's parked TX kernel runs */
+	uint64_t v = 0;
+	if (!d._tx_bells[pair]->value(&v)) {
+		d._wake_errors.fetch_add(1, std::memory_order_relaxed);
+	} else if (v != d._tx_seen[pair]) {
+		d._tx_seen[pair] = v;
+		d._tx_rings.fetch_add(1, std::memory_order_relaxed);
+		if (!nudge && !d.runtime().notify(2 * pair))
+			d._wake_errors.fetch_add(1, std::memory_order_relaxed);
+	}
 	d._nm->reclaim(pair);
 }
 
@@ -148,21 +167,27 @@ doca::pod_admission doca_side::admit(const doca::comch_register_view &v, doca_dp
 	uint32_t code = DPUMESH_CTRL_OK;
 	auto r = _reg->register_remote(rr, mkey, v.base, &code);
 	if (!r)
-		return {code, 0, 0, r.error().message()};
+		return {code, 0, 0, r.error().message(), {}};
 	doca::pod_placement p;
 	p.pod_id = r->pod_id;
 	p.generation = r->generation;
 	p.nb_workers = r->nb_workers;
 	p.mkey = mkey;
 	p.base = v.base;
-	p.doorbell = 0; /* the pod's sync event: not wired yet (docs/doca.md) */
+	p.doorbell = v.doorbell; /* the pod's sync event's DPA handle (0: the pod polls) */
 	p.geometry = v.reg.geometry;
 	status st = _nm->register_pod(p);
 	if (!st) {
 		(void)_reg->unregister_pod(r->pod_id);
-		return {DPUMESH_CTRL_ERR_INTERNAL, 0, 0, st.message()};
+		return {DPUMESH_CTRL_ERR_INTERNAL, 0, 0, st.message(), {}};
 	}
-	return {DPUMESH_CTRL_OK, r->pod_id, r->generation, {}};
+	/* the pair's TX kernel may be parked: it runs once to take the pod in (and park it) */
+	const unsigned pair = r->pod_id % _pairs;
+	if (_lcores_run.load(std::memory_order_acquire))
+		_nudge.fetch_or(1u << pair, std::memory_order_relaxed);
+	else if (_started)
+		(void)runtime().notify(2 * pair);
+	return {DPUMESH_CTRL_OK, r->pod_id, r->generation, {}, _tx_bells[pair]->descriptor()};
 }
 
 /* A pod unregistered or its connection went: no new work for it on either side, then the

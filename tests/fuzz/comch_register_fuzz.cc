@@ -16,9 +16,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	if (v->desc.empty() || v->desc.size() > dpumesh::doca::comch_max_desc ||
-	    v->desc.data() != data + sizeof(dpumesh::doca::comch_register_msg))
+	    v->desc.data() != data + sizeof(dpumesh::doca::comch_register_msg) ||
+	    v->bell.size() > dpumesh::doca::comch_max_desc || v->bell.data() != v->desc.data() + v->desc.size())
 		std::abort();
-	const std::vector<uint8_t> again = dpumesh::doca::make_register(v->reg, v->base, v->len, v->desc);
+	const std::vector<uint8_t> again = dpumesh::doca::make_register(v->reg, v->base, v->len, v->desc, v->bell);
 	if (again.size() != size || std::memcmp(again.data(), data, size) != 0)
 		std::abort(); /* accepted bytes are exactly one well-formed REGISTER */
 	return 0;

@@ -16,6 +16,7 @@
 #include "doca_fakes.h"
 #include "dpumesh/doca/comch.h"
 #include "dpumesh/doca/pod_channel.h"
+#include "dpumesh/doca/pod_doorbell.h"
 #include "dpumesh/podchan/channel.h"
 
 using namespace dpumesh;
@@ -289,20 +290,26 @@ struct arm_side {
 	std::unique_ptr<doca::pod_channel_server> srv;
 	std::vector<std::pair<std::string, uint32_t>> admitted; /* service, mkey */
 	std::vector<uint32_t> gone;
+	std::vector<uint64_t> bells; /* each admitted pod's doorbell DPA handle */
 	uint32_t refuse = DPUMESH_CTRL_OK;
+	doca_dpa *dpa = nullptr; /* with one, pods' doorbells are imported */
+	std::span<const uint8_t> tx_bell; /* given to admitted pods (TX_BELL) */
 
 	void up()
 	{
-		dev = open_dev();
+		if (!dev)
+			dev = open_dev();
 		doca::pod_channel_hooks h;
 		h.admit = [this](const doca::comch_register_view &v, doca_dpa_dev_mmap_t mkey) {
 			if (refuse != DPUMESH_CTRL_OK)
-				return doca::pod_admission{refuse, 0, 0, "unknown service"};
+				return doca::pod_admission{refuse, 0, 0, "unknown service", {}};
 			admitted.emplace_back(v.reg.service, mkey);
-			return doca::pod_admission{DPUMESH_CTRL_OK, static_cast<uint32_t>(6 + admitted.size()), 1, {}};
+			bells.push_back(v.doorbell);
+			return doca::pod_admission{DPUMESH_CTRL_OK, static_cast<uint32_t>(6 + admitted.size()), 1, {},
+						   tx_bell};
 		};
 		h.gone = [this](uint32_t id) { gone.push_back(id); };
-		auto s = doca::pod_channel_server::create(dev->get(), host_pf, "dpumesh", h);
+		auto s = doca::pod_channel_server::create(dev->get(), host_pf, "dpumesh", h, dpa);
 		ASSERT_TRUE(s) << s.error().message();
 		srv = std::move(*s);
 	}
@@ -378,6 +385,137 @@ TEST(DocaPodLink, PodMemoryExportedThenRegisteredOverComchThenRung)
 	expect_nothing_left("pod link");
 }
 
+TEST(DocaPodLink, TheDpasDoorbellIsASyncEventThePodWaitsOnInItsEngine)
+{
+	fk::reset();
+	arm_side arm;
+	arm.dev = open_dev();
+	ASSERT_EQ(doca_dpa_create(arm.dev->get(), &arm.dpa), DOCA_SUCCESS);
+	arm.up();
+	pod_memory mem(pod_reg("echo"));
+	auto l = host::doca_link::start({host_dev}, mem.p, mem.len, pod_reg("echo"));
+	ASSERT_TRUE(l) << l.error().message();
+	auto done = converse(arm, **l);
+	ASSERT_TRUE(done && *done);
+	/* the pod's event went to the Arm in REGISTER; the Arm's import has a DPA handle */
+	const auto &c = fk::fake().calls;
+	auto exp = std::find(c.begin(), c.end(), "doca_sync_event_export_to_remote_pci");
+	auto imp = std::find(c.begin(), c.end(), "doca_sync_event_create_from_export");
+	ASSERT_NE(imp, c.end());
+	EXPECT_LT(exp, imp);
+	ASSERT_EQ(arm.bells.size(), 1u);
+	const uint64_t bell = arm.bells[0];
+	EXPECT_NE(bell, 0u);
+	EXPECT_EQ(arm.srv->doorbell(7), bell);
+	EXPECT_EQ(arm.srv->doorbell(3), 0u) << "no such pod";
+
+	/* asleep: the DPA's add wakes the fd; the wait completes once and is put back */
+	ASSERT_TRUE((*l)->prepare_wait());
+	EXPECT_FALSE(readable((*l)->fd()));
+	fk::dpa_sync_event_add(bell, 1);
+	EXPECT_TRUE(readable((*l)->fd()));
+	(void)(*l)->progress();
+	EXPECT_EQ((*l)->dpa_rings(), 1u);
+	EXPECT_EQ((*l)->doorbells(), 0u) << "not the Arm's DOORBELL message";
+	ASSERT_TRUE((*l)->prepare_wait());
+	EXPECT_FALSE(readable((*l)->fd())) << "nothing new";
+	/* two adds before the pod runs: one wake-up; then the next wait is on the new value */
+	fk::dpa_sync_event_add(bell, 1);
+	fk::dpa_sync_event_add(bell, 1);
+	EXPECT_TRUE(readable((*l)->fd()));
+	(void)(*l)->progress();
+	EXPECT_EQ((*l)->dpa_rings(), 2u);
+	ASSERT_TRUE((*l)->prepare_wait());
+	EXPECT_FALSE(readable((*l)->fd()));
+	/* an add while the pod is awake (not armed) is there when it next sleeps */
+	(void)(*l)->progress();
+	fk::dpa_sync_event_add(bell, 1);
+	ASSERT_TRUE((*l)->prepare_wait());
+	EXPECT_TRUE(readable((*l)->fd())) << "a ring before the sleep is not lost";
+	(void)(*l)->progress();
+	EXPECT_EQ((*l)->dpa_rings(), 3u);
+
+	/* closing: the Arm releases the import with the pod; its handle then names nothing */
+	l->reset();
+	arm.srv->endpoint().progress();
+	EXPECT_EQ(arm.gone, std::vector<uint32_t>{7});
+	EXPECT_TRUE(fk::fake().misuse.empty()) << fk::fake().misuse.front();
+	fk::dpa_sync_event_add(bell, 1);
+	ASSERT_EQ(fk::fake().misuse.size(), 1u) << "an add to a released doorbell is caught";
+	fk::fake().misuse.clear();
+
+	/* the Arm's import of a doorbell failing (each call): the pod is refused, named */
+	for (const char *call : {"doca_sync_event_create_from_export", "doca_sync_event_get_dpa_handle"}) {
+		const size_t bells_before = arm.bells.size();
+		auto x = host::doca_link::start({host_dev}, mem.p, mem.len, pod_reg("echo"));
+		ASSERT_TRUE(x) << x.error().message();
+		/* the Arm's next recorded calls: the memory's import (2), then the doorbell's */
+		fk::fake().fail_index = static_cast<long>(fk::fake().calls.size()) + 2 +
+					(std::string(call) == "doca_sync_event_get_dpa_handle" ? 1 : 0);
+		auto r = converse(arm, **x);
+		fk::fake().fail_index = -1;
+		ASSERT_FALSE(r) << call;
+		EXPECT_NE(r.error().message().find("doorbell"), std::string::npos) << r.error().message();
+		EXPECT_NE(r.error().message().find(call), std::string::npos) << r.error().message();
+		EXPECT_EQ(arm.bells.size(), bells_before) << "refused before admission";
+		EXPECT_EQ(arm.srv->nb_pods(), 0u);
+	}
+	arm.down();
+	ASSERT_EQ(doca_dpa_destroy(arm.dpa), DOCA_SUCCESS);
+	expect_nothing_left("pod doorbell");
+}
+
+TEST(DocaPodLink, TheNodesTxDoorbellReachesEveryWorkerAndCountsTheirRings)
+{
+	fk::reset();
+	arm_side arm;
+	arm.dev = open_dev();
+	auto bell = doca::tx_bell::create(arm.dev->get());
+	ASSERT_TRUE(bell) << bell.error().message();
+	arm.tx_bell = (*bell)->descriptor();
+	arm.up();
+	pod_memory mem(pod_reg("echo"));
+	auto l = host::doca_link::start({host_dev}, mem.p, mem.len, pod_reg("echo"));
+	ASSERT_TRUE(l) << l.error().message();
+	auto done = converse(arm, **l);
+	ASSERT_TRUE(done && *done) << (done ? "" : done.error().message());
+	EXPECT_TRUE((*l)->has_tx_bell());
+	EXPECT_EQ((*l)->bad_messages(), 0u) << "TX_BELL is a message the link knows";
+	/* each of the pod's 2 workers rings through its own import; the Arm reads the sum */
+	uint64_t v = 0;
+	ASSERT_TRUE((*bell)->value(&v));
+	EXPECT_EQ(v, 0u);
+	EXPECT_TRUE((*l)->ring_tx(0));
+	EXPECT_TRUE((*l)->ring_tx(1));
+	EXPECT_TRUE((*l)->ring_tx(1));
+	EXPECT_FALSE((*l)->ring_tx(2)) << "no such worker";
+	ASSERT_TRUE((*bell)->value(&v));
+	EXPECT_EQ(v, 3u);
+	EXPECT_EQ((*l)->tx_ring_errors(), 0u);
+	l->reset();
+	arm.srv->endpoint().progress();
+
+	/* a TX doorbell export that does not import: the registration fails, named */
+	{
+		auto x = host::doca_link::start({host_dev}, mem.p, mem.len, pod_reg("echo"));
+		ASSERT_TRUE(x);
+		/* the pod's next recorded call after REGISTERED is its first import */
+		arm.srv->endpoint().progress();
+		fk::fake().fail_index = static_cast<long>(fk::fake().calls.size());
+		auto r = (*x)->registered();
+		fk::fake().fail_index = -1;
+		ASSERT_FALSE(r);
+		EXPECT_NE(r.error().message().find("TX doorbell: doca_sync_event_create_from_export"), std::string::npos)
+			<< r.error().message();
+		EXPECT_FALSE((*x)->has_tx_bell());
+		x->reset();
+		arm.srv->endpoint().progress();
+	}
+	arm.down();
+	bell->reset();
+	expect_nothing_left("TX doorbell");
+}
+
 TEST(DocaPodLink, BlockingOpenTimesOutWhenTheNodeNeverAnswers)
 {
 	fk::reset();
@@ -444,7 +582,9 @@ TEST(DocaPodLink, MalformedMessagesAreAnsweredOnceAndCounted)
 	mutate("bad magic", [](auto &m) { m[0] ^= 1; });
 	mutate("header says", [](auto &m) { m.push_back(0); });
 	mutate("desc_len", [](auto &m) { m[128] = 15; });
-	mutate("reserved words", [](auto &m) { m[132] = 1; });
+	mutate("reserved words", [](auto &m) { m[12] = 1; });
+	mutate("bell_len 1", [](auto &m) { m[132] = 1; });
+	mutate("doorbell export of", [](auto &m) { m[133] = 0xff; });
 	mutate("invalid service name", [](auto &m) { m[16] = 'A'; });
 	mutate("nb_workers", [](auto &m) { m[16 + 64] = 0; });
 	mutate("invalid geometry", [](auto &m) { m[16 + 72 + 32] = 24; });

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <set>
 
 extern "C" {
 #include "doca_dev_api.h"
@@ -43,6 +44,9 @@ bool g_run_err = false;         /* an unreported copy failed since the last repo
 std::map<uint64_t, uint64_t> g_notify_count; /* notification handle -> times notified */
 void *g_local = nullptr;
 record g_rec;
+std::set<uint64_t> g_rung;                              /* sync events added to this activation */
+std::vector<std::pair<uint64_t, uint64_t>> g_adds;      /* for the hook, after the activation */
+std::function<void(uint64_t, uint64_t)> g_hook;
 
 #define DEV_LOCK std::lock_guard<std::recursive_mutex> dev_lock_(dpumesh::doca_dev_fake::dev_mutex())
 
@@ -73,6 +77,15 @@ void reset()
 	g_run_err = false;
 	g_local = nullptr;
 	g_rec = {};
+	g_rung.clear();
+	g_adds.clear();
+	g_hook = nullptr;
+}
+
+void set_sync_event_hook(std::function<void(uint64_t, uint64_t)> hook)
+{
+	DEV_LOCK;
+	g_hook = std::move(hook);
 }
 
 void set_local_storage(void *p)
@@ -105,28 +118,47 @@ void scheduler::stop()
 		_thread.join();
 }
 
+/* the activation's sync event adds reach the host FAKES outside the device lock (their calls
+ * take the host lock, which the Arm's threads hold while they call into the device) */
+void scheduler::deliver_adds()
+{
+	std::vector<std::pair<uint64_t, uint64_t>> adds;
+	std::function<void(uint64_t, uint64_t)> hook;
+	{
+		DEV_LOCK;
+		adds.swap(g_adds);
+		hook = g_hook;
+	}
+	if (hook)
+		for (const auto &[h, v] : adds)
+			hook(h, v);
+}
+
 void scheduler::run()
 {
 	while (!_stop.load() && !all_finished()) {
 		for (size_t k = 0; k < _kernels.size(); k++) {
 			if (_done[k])
 				continue;
-			DEV_LOCK;
-			if (const uint64_t h = _kernels[k].notification) {
-				const uint64_t n = g_notify_count[h];
-				const auto c = g_completions.find(_kernels[k].local);
-				if (n == _seen[k] && (c == g_completions.end() || c->second.empty()))
-					continue; /* parked: nothing woke it */
-				_seen[k] = n; /* notifications during this activation wake the next */
+			{
+				DEV_LOCK;
+				if (const uint64_t h = _kernels[k].notification) {
+					const uint64_t n = g_notify_count[h];
+					const auto c = g_completions.find(_kernels[k].local);
+					if (n == _seen[k] && (c == g_completions.end() || c->second.empty()))
+						continue; /* parked: nothing woke it */
+					_seen[k] = n; /* notifications during this activation wake the next */
+				}
+				const uint64_t before = g_rec.finishes;
+				g_local = _kernels[k].local;
+				_kernels[k].entry(_kernels[k].arg);
+				_activations.fetch_add(1);
+				if (g_rec.finishes != before) {
+					_done[k] = true;
+					_finished.fetch_add(1);
+				}
 			}
-			const uint64_t before = g_rec.finishes;
-			g_local = _kernels[k].local;
-			_kernels[k].entry(_kernels[k].arg);
-			_activations.fetch_add(1);
-			if (g_rec.finishes != before) {
-				_done[k] = true;
-				_finished.fetch_add(1);
-			}
+			deliver_adds();
 		}
 		/* a 2-vCPU box shared with pods and lcores: a short pause between rounds */
 		std::this_thread::sleep_for(std::chrono::microseconds(20));
@@ -193,11 +225,13 @@ void doca_dpa_dev_thread_reschedule(void)
 {
 	DEV_LOCK;
 	fk::g_rec.reschedules++;
+	fk::g_rung.clear(); /* the activation ends: its doorbell batch was rung before */
 }
 void doca_dpa_dev_thread_finish(void)
 {
 	DEV_LOCK;
 	fk::g_rec.finishes++;
+	fk::g_rung.clear();
 }
 doca_dpa_dev_uintptr_t doca_dpa_dev_thread_get_local_storage(void)
 {
@@ -222,6 +256,9 @@ void doca_dpa_dev_sync_event_update_add(doca_dpa_dev_sync_event_t event, uint64_
 {
 	DEV_LOCK;
 	fk::g_rec.sync_events[event] += value;
+	if (!fk::g_rung.insert(event).second)
+		fk::g_rec.double_rings++;
+	fk::g_adds.emplace_back(event, value);
 }
 
 } // extern "C"

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <thread>
@@ -27,6 +28,7 @@ void set_local_storage(void *p);
 struct record {
 	std::vector<uint64_t> notified;            /**< doca_dpa_dev_thread_notify handles */
 	std::map<uint64_t, uint64_t> sync_events;  /**< sync event handle -> sum added */
+	uint64_t double_rings = 0;                 /**< one handle added to twice in one activation */
 	uint64_t reschedules = 0, finishes = 0;
 	uint64_t bad_windows = 0;                  /**< get_external_ptr outside every mmap */
 	uint64_t bad_copies = 0;                   /**< a post outside its mmaps */
@@ -35,6 +37,9 @@ struct record {
 record &rec();
 /** A copy of rec() taken under the FAKES' lock (while a scheduler runs). */
 record rec_copy();
+/** What a sync event add does beyond the record (the host FAKES' event: its waits complete);
+ *  the scheduler calls it after each activation, outside the device lock. */
+void set_sync_event_hook(std::function<void(uint64_t handle, uint64_t value)> hook);
 
 /** A kernel as the FAKE scheduler activates it: entry, argument block, local storage, and
  *  its notification handle (0: activated on every round, polled). */
@@ -66,6 +71,7 @@ public:
 
 private:
 	void run();
+	void deliver_adds();
 	std::vector<kernel> _kernels;
 	std::vector<bool> _done;
 	std::vector<uint64_t> _seen; /* notifications of each kernel's handle seen so far */

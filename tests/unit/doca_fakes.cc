@@ -552,6 +552,76 @@ struct fake_task {
 };
 std::map<const void *, fake_task> tasks;
 
+/* A sync event: the pod's (created, configured, a context on its engine, exported) or the
+ * Arm's import of it (origin: the exported one, whose value it shares). The DPA's adds come
+ * through dpa_sync_event_add with a handle get_dpa_handle gave out. */
+struct fake_se {
+	bool publisher_remote = false, subscriber_cpu = false;
+	doca_pe *pe = nullptr;
+	union doca_data user = {};
+	doca_ctx_states state = DOCA_CTX_STATE_IDLE;
+	doca_sync_event_task_wait_neq_completion_cb_t done = nullptr, flushed = nullptr;
+	uint64_t value = 0;
+	std::vector<uint8_t> desc;
+	const void *origin = nullptr;
+};
+std::map<const void *, fake_se> ses;
+void queue(doca_pe *pe, std::function<void()> ev);
+struct fake_wait {
+	const void *se = nullptr;
+	uint64_t wait_val = 0, mask = 0;
+	union doca_data user = {};
+	bool in_flight = false;
+};
+std::map<const void *, fake_wait> waits;
+struct se_handle {
+	const void *origin, *from;
+};
+std::map<uint64_t, se_handle> se_handles;
+uint64_t next_se_handle = 0x5e000001;
+
+fake_se *se_of(const void *p)
+{
+	auto it = ses.find(p);
+	return it == ses.end() ? nullptr : &it->second;
+}
+
+/* a wait task's callback, run by the engine unlocked (as DOCA runs them) */
+void run_wait(const void *se, const void *task, bool ok)
+{
+	doca_sync_event_task_wait_neq_completion_cb_t cb;
+	union doca_data user, ctx_user;
+	{
+		FAKE_LOCK;
+		fake_se *s = se_of(se);
+		auto w = waits.find(task);
+		if (!s || w == waits.end()) {
+			g.misuse.push_back("sync event wait completion: event or task gone");
+			return;
+		}
+		cb = ok ? s->done : s->flushed;
+		user = w->second.user;
+		ctx_user = s->user;
+	}
+	if (cb)
+		cb(reinterpret_cast<doca_sync_event_task_wait_neq *>(const_cast<void *>(task)), user, ctx_user);
+}
+
+/* every wait in flight on the event `origin` (or an event on it) whose value now differs */
+void check_waits(const void *origin)
+{
+	fake_se *o = se_of(origin);
+	if (!o)
+		return;
+	for (auto &[t, w] : waits) {
+		if (!w.in_flight || w.se != origin || (o->value & w.mask) == w.wait_val)
+			continue;
+		w.in_flight = false;
+		const void *task = t;
+		queue(o->pe, [origin, task] { run_wait(origin, task, true); });
+	}
+}
+
 void wake(fake_pe &p)
 {
 	if (p.armed && !p.events.empty()) {
@@ -611,6 +681,23 @@ void reset_comch()
 	comchs.clear();
 	conns.clear();
 	tasks.clear();
+	ses.clear();
+	waits.clear();
+	se_handles.clear();
+}
+
+void dpa_sync_event_add(uint64_t handle, uint64_t value)
+{
+	FAKE_LOCK;
+	auto h = se_handles.find(handle);
+	if (h == se_handles.end()) {
+		g.misuse.push_back("doca_dpa_dev_sync_event_update_add: unknown sync event handle");
+		return;
+	}
+	if (fake_se *o = se_of(h->second.origin)) {
+		o->value += value;
+		check_waits(h->second.origin);
+	}
 }
 
 } // namespace dpumesh::doca_fake
@@ -716,6 +803,11 @@ uint8_t doca_pe_progress(struct doca_pe *pe)
 				c.state = DOCA_CTX_STATE_IDLE;
 				return 1;
 			}
+		for (auto &[p, x] : ses)
+			if (x.pe == pe && x.state == DOCA_CTX_STATE_STOPPING) {
+				x.state = DOCA_CTX_STATE_IDLE;
+				return 1;
+			}
 		return 0;
 	}
 	auto ev = std::move(it->second.events.front());
@@ -734,7 +826,10 @@ doca_error_t doca_pe_connect_ctx(struct doca_pe *pe, struct doca_ctx *ctx)
 	doca_error_t e = use("doca_pe_connect_ctx", pe);
 	if (e != DOCA_SUCCESS)
 		return e;
-	if (fake_comch *c = comch_of(ctx, "doca_pe_connect_ctx")) {
+	if (fake_se *x = se_of(ctx)) {
+		x->pe = pe;
+		pes[pe].contexts++;
+	} else if (fake_comch *c = comch_of(ctx, "doca_pe_connect_ctx")) {
 		c->pe = pe;
 		pes[pe].contexts++;
 	}
@@ -774,7 +869,9 @@ doca_error_t doca_ctx_set_user_data(struct doca_ctx *ctx, union doca_data user)
 {
 	FAKE_LOCK;
 	doca_error_t e = use("doca_ctx_set_user_data", ctx);
-	if (e == DOCA_SUCCESS)
+	if (e == DOCA_SUCCESS && se_of(ctx))
+		se_of(ctx)->user = user;
+	else if (e == DOCA_SUCCESS)
 		if (fake_comch *c = comch_of(ctx, "doca_ctx_set_user_data"))
 			c->user = user;
 	return e;
@@ -782,6 +879,10 @@ doca_error_t doca_ctx_set_user_data(struct doca_ctx *ctx, union doca_data user)
 doca_error_t doca_ctx_get_user_data(const struct doca_ctx *ctx, union doca_data *user)
 {
 	FAKE_LOCK;
+	if (fake_se *x = se_of(ctx)) {
+		*user = x->user;
+		return DOCA_SUCCESS;
+	}
 	fake_comch *c = comch_of(ctx, "doca_ctx_get_user_data");
 	if (!c)
 		return static_cast<doca_error_t>(9);
@@ -791,6 +892,10 @@ doca_error_t doca_ctx_get_user_data(const struct doca_ctx *ctx, union doca_data 
 doca_error_t doca_ctx_get_state(const struct doca_ctx *ctx, enum doca_ctx_states *st)
 {
 	FAKE_LOCK;
+	if (fake_se *x = se_of(ctx)) {
+		*st = x->state;
+		return DOCA_SUCCESS;
+	}
 	fake_comch *c = comch_of(ctx, "doca_ctx_get_state");
 	if (!c)
 		return static_cast<doca_error_t>(9);
@@ -800,6 +905,17 @@ doca_error_t doca_ctx_get_state(const struct doca_ctx *ctx, enum doca_ctx_states
 doca_error_t doca_ctx_start(struct doca_ctx *ctx)
 {
 	FAKE_LOCK;
+	if (fake_se *x = se_of(ctx)) {
+		if (!x->pe || !x->done || !x->flushed) {
+			g.calls.push_back("doca_ctx_start");
+			g.misuse.push_back("doca_ctx_start: sync event without engine or task configuration");
+			return static_cast<doca_error_t>(9);
+		}
+		doca_error_t e = start("doca_ctx_start", ctx);
+		if (e == DOCA_SUCCESS)
+			x->state = DOCA_CTX_STATE_RUNNING;
+		return e;
+	}
 	fake_comch *c = comch_of(ctx, "doca_ctx_start");
 	if (c && !c->pe) {
 		g.calls.push_back("doca_ctx_start");
@@ -842,6 +958,20 @@ doca_error_t doca_ctx_start(struct doca_ctx *ctx)
 doca_error_t doca_ctx_stop(struct doca_ctx *ctx)
 {
 	FAKE_LOCK;
+	if (fake_se *x = se_of(ctx)) {
+		doca_error_t e = stop("doca_ctx_stop", ctx);
+		/* waits in flight are flushed through the engine before the context is idle */
+		bool flushed = false;
+		for (auto &[t, w] : waits)
+			if (w.in_flight && w.se == ctx) {
+				w.in_flight = false;
+				flushed = true;
+				const void *task = t;
+				queue(x->pe, [ctx, task] { run_wait(ctx, task, false); });
+			}
+		x->state = flushed ? DOCA_CTX_STATE_STOPPING : DOCA_CTX_STATE_IDLE;
+		return e;
+	}
 	doca_error_t e = stop("doca_ctx_stop", ctx);
 	if (fake_comch *c = comch_of(ctx, "doca_ctx_stop")) {
 		disconnect(*c);
@@ -1034,6 +1164,14 @@ doca_error_t doca_task_submit(struct doca_task *task)
 	doca_error_t e = use("doca_task_submit", task);
 	if (e != DOCA_SUCCESS)
 		return e;
+	if (auto w = waits.find(task); w != waits.end()) {
+		fake_se *x = se_of(w->second.se);
+		if (!x || x->state != DOCA_CTX_STATE_RUNNING || w->second.in_flight)
+			return static_cast<doca_error_t>(9);
+		w->second.in_flight = true;
+		check_waits(w->second.se);
+		return DOCA_SUCCESS;
+	}
 	auto it = tasks.find(task);
 	if (it == tasks.end())
 		return static_cast<doca_error_t>(9);
@@ -1062,6 +1200,11 @@ void doca_task_free(struct doca_task *task)
 	FAKE_LOCK;
 	/* void in DOCA: cannot fail, not counted in the sequences */
 	tasks.erase(task);
+	if (auto w = waits.find(task); w != waits.end()) {
+		if (w->second.in_flight)
+			g.misuse.push_back("doca_task_free: a wait task still in flight");
+		waits.erase(w);
+	}
 	if (objects.erase(task) == 1) {
 		delete reinterpret_cast<char *>(task);
 		g.live_objects--;
@@ -1070,4 +1213,185 @@ void doca_task_free(struct doca_task *task)
 	}
 }
 
+
+/* ---- FAKE sync events (the pod's doorbell): a value, wait-not-equal tasks completed on the
+ * event's progress engine, an export the Arm imports by its bytes, DPA handles whose adds
+ * arrive through dpa_sync_event_add (the device FAKES' doca_dpa_dev_sync_event_update_add).
+ * Not DOCA: the real event's value lives in memory the hardware writes across PCIe. ---- */
+doca_error_t doca_sync_event_create(struct doca_sync_event **event)
+{
+	FAKE_LOCK;
+	doca_error_t e = make("doca_sync_event_create", "sync_event", event);
+	if (e == DOCA_SUCCESS)
+		ses[*event] = {};
+	return e;
+}
+doca_error_t doca_sync_event_destroy(struct doca_sync_event *event)
+{
+	FAKE_LOCK;
+	if (fake_se *x = se_of(event)) {
+		if (x->state != DOCA_CTX_STATE_IDLE)
+			g.misuse.push_back("doca_sync_event_destroy: destroyed before its context was idle");
+		if (x->pe && pes.count(x->pe))
+			pes[x->pe].contexts--;
+		for (auto &[t, w] : waits)
+			if (w.se == event)
+				g.misuse.push_back("doca_sync_event_destroy: a wait task not freed");
+		for (auto it = se_handles.begin(); it != se_handles.end();)
+			it = it->second.origin == event || it->second.from == event ? se_handles.erase(it) : std::next(it);
+		ses.erase(event);
+	}
+	return destroy("doca_sync_event_destroy", event);
+}
+doca_error_t doca_sync_event_add_publisher_location_remote_pci(struct doca_sync_event *event)
+{
+	FAKE_LOCK;
+	doca_error_t e = use("doca_sync_event_add_publisher_location_remote_pci", event);
+	if (e == DOCA_SUCCESS && se_of(event))
+		se_of(event)->publisher_remote = true;
+	return e;
+}
+doca_error_t doca_sync_event_add_subscriber_location_cpu(struct doca_sync_event *event, struct doca_dev *dev)
+{
+	FAKE_LOCK;
+	doca_error_t e = use("doca_sync_event_add_subscriber_location_cpu", event);
+	find(dev, "doca_sync_event_add_subscriber_location_cpu(dev)");
+	if (e == DOCA_SUCCESS && se_of(event))
+		se_of(event)->subscriber_cpu = true;
+	return e;
+}
+struct doca_ctx *doca_sync_event_as_ctx(struct doca_sync_event *event)
+{
+	FAKE_LOCK;
+	return reinterpret_cast<doca_ctx *>(event);
+}
+doca_error_t doca_sync_event_task_wait_neq_set_conf(struct doca_sync_event *event,
+						    doca_sync_event_task_wait_neq_completion_cb_t done,
+						    doca_sync_event_task_wait_neq_completion_cb_t flushed, uint32_t)
+{
+	FAKE_LOCK;
+	doca_error_t e = use("doca_sync_event_task_wait_neq_set_conf", event);
+	if (e == DOCA_SUCCESS && se_of(event))
+		se_of(event)->done = done, se_of(event)->flushed = flushed;
+	return e;
+}
+doca_error_t doca_sync_event_export_to_remote_pci(struct doca_sync_event *event, struct doca_dev *dev,
+						  const uint8_t **data, size_t *sz)
+{
+	FAKE_LOCK;
+	doca_error_t e = use("doca_sync_event_export_to_remote_pci", event);
+	if (e != DOCA_SUCCESS)
+		return e;
+	find(dev, "doca_sync_event_export_to_remote_pci(dev)");
+	fake_se *x = se_of(event);
+	if (!x || x->origin || !x->publisher_remote || !x->subscriber_cpu) {
+		g.misuse.push_back("doca_sync_event_export_to_remote_pci: not a CPU-subscribed, remote-published event");
+		return static_cast<doca_error_t>(9);
+	}
+	/* an opaque blob: a tag and the event's identity */
+	const uint64_t id = reinterpret_cast<uintptr_t>(event);
+	x->desc.assign({'S', 'E', 'X', 'P'});
+	for (int i = 0; i < 8; i++)
+		x->desc.push_back(static_cast<uint8_t>(id >> (8 * i)));
+	*data = x->desc.data();
+	*sz = x->desc.size();
+	return DOCA_SUCCESS;
+}
+doca_error_t doca_sync_event_create_from_export(struct doca_dev *dev, const uint8_t *data, size_t sz,
+						struct doca_sync_event **event)
+{
+	FAKE_LOCK;
+	doca_error_t e = enter("doca_sync_event_create_from_export");
+	if (e != DOCA_SUCCESS)
+		return e;
+	find(dev, "doca_sync_event_create_from_export(dev)");
+	const void *origin = nullptr;
+	for (auto &[p, x] : ses)
+		if (!x.origin && !x.desc.empty() && x.desc.size() == sz && std::memcmp(x.desc.data(), data, sz) == 0)
+			origin = p;
+	if (!origin)
+		return static_cast<doca_error_t>(9); /* nobody exported it */
+	g.calls.pop_back(); /* make() records the call again */
+	e = make("doca_sync_event_create_from_export", "sync_event_import", event);
+	if (e == DOCA_SUCCESS)
+		ses[*event].origin = origin;
+	return e;
+}
+doca_error_t doca_sync_event_get_dpa_handle(struct doca_sync_event *event, struct doca_dpa *dpa,
+					    doca_dpa_dev_sync_event_t *handle)
+{
+	FAKE_LOCK;
+	doca_error_t e = use("doca_sync_event_get_dpa_handle", event);
+	if (e != DOCA_SUCCESS)
+		return e;
+	find(dpa, "doca_sync_event_get_dpa_handle(dpa)");
+	fake_se *x = se_of(event);
+	if (!x)
+		return static_cast<doca_error_t>(9);
+	*handle = next_se_handle++;
+	se_handles[*handle] = {x->origin ? x->origin : event, event};
+	return DOCA_SUCCESS;
+}
+doca_error_t doca_sync_event_get(struct doca_sync_event *event, uint64_t *value)
+{
+	FAKE_LOCK;
+	/* a data-path read (the Arm's lcore reads the TX doorbells every poll): counted apart,
+	 * not in `calls`, never failed on purpose */
+	g.se_gets++;
+	fake_se *x = se_of(event);
+	if (x && x->origin)
+		x = se_of(x->origin);
+	if (!x)
+		return static_cast<doca_error_t>(9);
+	*value = x->value;
+	return DOCA_SUCCESS;
+}
+doca_error_t doca_sync_event_task_wait_neq_alloc_init(struct doca_sync_event *event, uint64_t wait_val,
+						      uint64_t mask, union doca_data user,
+						      struct doca_sync_event_task_wait_neq **task)
+{
+	FAKE_LOCK;
+	doca_error_t e = make("doca_sync_event_task_wait_neq_alloc_init", "wait_task", task);
+	if (e == DOCA_SUCCESS) {
+		if (!se_of(event))
+			g.misuse.push_back("doca_sync_event_task_wait_neq_alloc_init: unknown event");
+		waits[*task] = {event, wait_val, mask, user, false};
+	}
+	return e;
+}
+struct doca_task *doca_sync_event_task_wait_neq_as_doca_task(struct doca_sync_event_task_wait_neq *task)
+{
+	FAKE_LOCK;
+	return reinterpret_cast<doca_task *>(task);
+}
+doca_error_t doca_sync_event_start(struct doca_sync_event *event)
+{
+	FAKE_LOCK;
+	fake_se *x = se_of(event);
+	if (x && (!x->publisher_remote || !x->subscriber_cpu))
+		g.misuse.push_back("doca_sync_event_start: publisher or subscriber not declared");
+	return start("doca_sync_event_start", event);
+}
+doca_error_t doca_sync_event_stop(struct doca_sync_event *event)
+{
+	FAKE_LOCK;
+	return stop("doca_sync_event_stop", event);
+}
+doca_error_t doca_sync_event_update_add(struct doca_sync_event *event, uint64_t value, uint64_t *fetched)
+{
+	FAKE_LOCK;
+	/* the data path of a pod's TX worker: counted apart, never failed on purpose */
+	g.se_adds++;
+	fake_se *x = se_of(event);
+	const void *origin = x && x->origin ? x->origin : event;
+	fake_se *o = se_of(origin);
+	if (!o) {
+		g.misuse.push_back("doca_sync_event_update_add: unknown event");
+		return static_cast<doca_error_t>(9);
+	}
+	*fetched = o->value;
+	o->value += value;
+	check_waits(origin);
+	return DOCA_SUCCESS;
+}
 } /* extern "C" */

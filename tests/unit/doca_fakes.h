@@ -30,6 +30,9 @@ struct state {
 	bool async_connect = true;
 	/** events run by doca_pe_progress, and notification fds written (FAKE progress engines) */
 	uint64_t pe_events = 0, pe_wakeups = 0;
+	/** doca_sync_event_update_add and doca_sync_event_get calls (data-path calls: not in
+	 *  `calls`) */
+	uint64_t se_adds = 0, se_gets = 0;
 	/** called with each DPA handle doca_mmap_dev_get_dpa_handle gives out and the mmap's
 	 *  memory (an import: its exporter's), so a test can hand it to the device FAKES */
 	std::function<void(uint32_t handle, void *addr, size_t len)> on_dpa_handle;
@@ -37,6 +40,10 @@ struct state {
 
 /** Held by every FAKE call; a test that reads state() while other threads call DOCA holds it. */
 std::recursive_mutex &fake_mutex();
+
+/** The DPA's add to a sync event by its DPA handle (what the device FAKES' update_add does
+ *  to the event the handle names): its waits whose value now differs complete. */
+void dpa_sync_event_add(uint64_t handle, uint64_t value);
 
 /** The fakes' state; reset() before each case (nothing may be left open across it). */
 state &fake();

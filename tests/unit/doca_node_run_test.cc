@@ -73,16 +73,17 @@ node::options doca_options()
 }
 
 /* The FAKE DPA threads over the node's runtime: every kernel, its argument block and state.
- * RX kernels run as DOCA threads do, on a notification (the Arm's wake_rx, the TX kernel's,
- * their own) or a completion; TX kernels are polled: the pod -> DPA doorbell is not mapped
- * (docs/doca.md), so nothing would wake a parked one when a pod posts. */
+ * Both kernels run as DOCA threads do, only on a notification or a completion: the RX kernel
+ * on the Arm's wake_rx, the TX kernel's or its own; the TX kernel on its own while it has
+ * work, and once parked on the Arm's notify when a pod rang the pair's TX doorbell (or the
+ * Arm took a pod in). A pod that posts to a parked kernel without ringing is never seen. */
 std::unique_ptr<fdev::scheduler> dpa_threads(node::instance &n)
 {
 	doca::dpa_runtime &rt = n.doca()->runtime();
 	std::vector<fdev::kernel> ks;
 	for (unsigned k = 0; k < rt.nb_kernels(); k++)
 		ks.push_back({k % 2 == 0 ? &dpumesh_dpa_tx_entry : &dpumesh_dpa_rx_entry, rt.args_ptr(k),
-			      reinterpret_cast<void *>(rt.local_ptr(k)), k % 2 == 0 ? 0 : rt.args(k).notification});
+			      reinterpret_cast<void *>(rt.local_ptr(k)), rt.args(k).notification});
 	return std::make_unique<fdev::scheduler>(std::move(ks));
 }
 
@@ -139,6 +140,7 @@ void post(pod &p, uint32_t slot, uint32_t op, uint32_t req_id, uint32_t step, ui
 	d.step_id = step;
 	d.flags = op | DPUMESH_CASE_LOCAL;
 	ASSERT_EQ(dpumesh_sq_enqueue_burst(&p.tx, &d, 1), 1u);
+	p.ring_tx_if_parked();
 }
 
 /* Splits what a pod got into its messages and its TX completions */
@@ -165,6 +167,9 @@ protected:
 		fk::fake().on_dpa_handle = [](uint32_t h, void *addr, size_t len) {
 			fdev::add_mmap(h, reinterpret_cast<uint64_t>(addr), addr, len);
 		};
+		/* what the hardware does with a sync event's DPA handle: the add reaches the event
+		 * the pod waits on (its wait task completes on the pod's progress engine) */
+		fdev::set_sync_event_hook([](uint64_t h, uint64_t v) { fk::dpa_sync_event_add(h, v); });
 	}
 	void TearDown() override
 	{
@@ -268,6 +273,7 @@ TEST_F(doca_node_run, Case3ThroughTheRealNodeByteExactThenUnregisterAndOrderlySt
 			d.step_id = step;
 			d.flags = DPUMESH_OP_RESPONSE | DPUMESH_CASE_LOCAL;
 			ASSERT_EQ(dpumesh_sq_enqueue_burst(&echo.tx, &d, 1), 1u);
+			echo.ring_tx_if_parked();
 		}
 		std::vector<sw_descriptor> back, client_done;
 		auto got = wait_rx(*n, client, 2);
@@ -283,12 +289,14 @@ TEST_F(doca_node_run, Case3ThroughTheRealNodeByteExactThenUnregisterAndOrderlySt
 		EXPECT_EQ(decode(client, back[0]).status, 200);
 		ASSERT_EQ(client_done.size(), 1u) << "the client's TX completed";
 		EXPECT_EQ(client_done[0].req_id, req);
+		EXPECT_GT(client.tx_rings + echo.tx_rings, 0u) << "the TX kernel parked: posts rang it";
 		split(wait_rx(*n, echo, 1), &in, &done);
 		EXPECT_EQ(done.size(), 1u) << "echo's TX completed";
 		req++;
 	}
 	EXPECT_EQ(n->sidecar().stats().forwarded.get(), std::size(sizes));
 	EXPECT_EQ(n->sidecar().stats().answered.get(), std::size(sizes));
+
 	{
 		const fdev::record r = fdev::rec_copy();
 		EXPECT_EQ(r.bad_windows, 0u);
@@ -506,6 +514,9 @@ TEST_F(doca_node_run, CApiPodsRunCase3OnTheDocaNodeAndSleepOnTheirFd)
 	} unwind{n, client, echo, echo_run, echo_loop};
 
 	std::string why;
+	/* no poll timer: what wakes a sleeping pod is a doorbell (the DPA's sync event, the
+	 * Arm's DOORBELL, its own eventfd), nothing else */
+	::setenv("DPUMESH_DOCA_POLL_US", "0", 1);
 	dpumesh_callbacks ecb{};
 	ecb.on_request = &echo_request;
 	ASSERT_EQ(open_capi(*n, capi_options("echo", ecb, nullptr), &echo, &why), 0) << why;
@@ -513,6 +524,13 @@ TEST_F(doca_node_run, CApiPodsRunCase3OnTheDocaNodeAndSleepOnTheirFd)
 	ccb.on_response = &client_response;
 	ccb.on_tx_done = &client_tx_done;
 	ASSERT_EQ(open_capi(*n, capi_options("client", ccb, &cs), &client, &why), 0) << why;
+	::unsetenv("DPUMESH_DOCA_POLL_US");
+	/* each pod's doorbell reached the DPA's tables as its own sync event handle */
+	const uint64_t echo_bell = n->doca()->doorbell(dpumesh_pod_id(echo));
+	const uint64_t client_bell = n->doca()->doorbell(dpumesh_pod_id(client));
+	EXPECT_NE(echo_bell, 0u);
+	EXPECT_NE(client_bell, 0u);
+	EXPECT_NE(echo_bell, client_bell);
 	EXPECT_EQ(n->registry().nb_pods(), 2u);
 	EXPECT_EQ(n->doca()->nb_pods(), 2u);
 	EXPECT_NE(dpumesh_pod_id(client), dpumesh_pod_id(echo));
@@ -523,8 +541,8 @@ TEST_F(doca_node_run, CApiPodsRunCase3OnTheDocaNodeAndSleepOnTheirFd)
 		EXPECT_EQ(x, nullptr);
 		EXPECT_NE(why.find("unknown service \"nosuch\""), std::string::npos) << why;
 	}
-	/* both pods sleep with no short timeout: what wakes them is the DOCA path's poll timer
-	 * (the DPA's doorbell has no CPU side yet, docs/doca.md) */
+	/* both pods sleep with no short timeout: what wakes them is the DPA's doorbell (without
+	 * it the first request waits out echo's 10 s sleep and the test fails) */
 	echo_loop = std::thread([&] {
 		while (echo_run.load())
 			(void)dpumesh_wait(echo, 10000);
@@ -565,6 +583,76 @@ TEST_F(doca_node_run, CApiPodsRunCase3OnTheDocaNodeAndSleepOnTheirFd)
 	EXPECT_EQ(n->sidecar().stats().forwarded.get(), std::size(sizes));
 	EXPECT_EQ(n->sidecar().stats().answered.get(), std::size(sizes));
 
+	/* the doorbells: both sleepers were rung, each at most once per RX kernel activation,
+	 * and at most once per descriptor posted to it (a request or response, a TX completion) */
+	{
+		const fdev::record r = fdev::rec_copy();
+		const uint64_t echo_rings = r.sync_events.count(echo_bell) ? r.sync_events.at(echo_bell) : 0;
+		const uint64_t client_rings = r.sync_events.count(client_bell) ? r.sync_events.at(client_bell) : 0;
+		std::printf("doorbells: echo %llu, client %llu for %zu round trips; %llu DPA activations\n",
+			    static_cast<unsigned long long>(echo_rings), static_cast<unsigned long long>(client_rings),
+			    std::size(sizes), static_cast<unsigned long long>(dpa->activations()));
+		EXPECT_GT(echo_rings, 0u);
+		EXPECT_GT(client_rings, 0u);
+		EXPECT_LE(echo_rings, 2 * std::size(sizes));
+		EXPECT_LE(client_rings, 2 * std::size(sizes));
+		EXPECT_EQ(r.double_rings, 0u) << "a pod rung twice in one activation";
+	}
+
+	/* the other way: the TX kernels park idle pods and sleep; a post to a parked kernel
+	 * rings the pair's TX doorbell (a sync event add; at most once per parked epoch per
+	 * worker, so never more than the posts), which the Arm forwards. Idle, the DPA threads
+	 * do not run at all (a polled TX kernel runs every scheduler round, ~50 000 a second) */
+	{
+		uint64_t adds = 0;
+		{
+			std::lock_guard<std::recursive_mutex> lk(fk::fake_mutex());
+			adds = fk::fake().se_adds;
+		}
+		std::printf("TX doorbells: %llu rung by the pods, %llu forwarded by the Arm, for %zu posts\n",
+			    static_cast<unsigned long long>(adds),
+			    static_cast<unsigned long long>(n->doca()->tx_rings()), 2 * std::size(sizes));
+		EXPECT_GT(adds, 0u);
+		EXPECT_LE(adds, 2 * std::size(sizes));
+		EXPECT_GT(n->doca()->tx_rings(), 0u);
+		EXPECT_LE(n->doca()->tx_rings(), adds);
+		std::this_thread::sleep_for(50ms); /* the last activations end */
+		const uint64_t a0 = dpa->activations();
+		std::this_thread::sleep_for(200ms);
+		EXPECT_LE(dpa->activations() - a0, 4u) << "the DPA threads ran while nothing happened";
+	}
+
+	/* none while the flag is clear: the client works without sleeping (dpumesh_progress
+	 * only, after its last dpumesh_wait disarmed it) while echo still sleeps */
+	{
+		dpumesh_stats before{};
+		dpumesh_get_stats(client, &before);
+		const fdev::record r0 = fdev::rec_copy();
+		for (int i = 0; i < 4; i++) {
+			dpumesh_request r{};
+			r.service = "echo";
+			r.method = "GET";
+			r.path = "/busy";
+			r.req_id = req++;
+			const int had = cs.responses;
+			ASSERT_EQ(dpumesh_send_request(client, 0, &r), 0);
+			for (const auto t0 = std::chrono::steady_clock::now();
+			     (cs.responses == had || cs.tx_done < cs.responses) && std::chrono::steady_clock::now() - t0 < 5s;) {
+				n->poll_control();
+				ASSERT_GE(dpumesh_progress(client), 0);
+			}
+			ASSERT_EQ(cs.responses, had + 1) << "busy client: no response within 5 s";
+		}
+		const fdev::record r1 = fdev::rec_copy();
+		dpumesh_stats after{};
+		dpumesh_get_stats(client, &after);
+		EXPECT_EQ(after.sleeps, before.sleeps) << "the client never slept in this phase";
+		EXPECT_EQ(r1.sync_events.at(client_bell), r0.sync_events.at(client_bell))
+			<< "an awake pod was rung";
+		EXPECT_GT(r1.sync_events.at(echo_bell), r0.sync_events.at(echo_bell)) << "the sleeper was not rung";
+		EXPECT_EQ(r1.double_rings, 0u);
+	}
+
 	/* the wait path: a pod without the poll timer asleep in dpumesh_wait (its epoll set
 	 * holds the comch progress engine's fd) wakes on the node's DOORBELL, not on its 10 s
 	 * timeout */
@@ -602,9 +690,12 @@ TEST_F(doca_node_run, CApiPodsRunCase3OnTheDocaNodeAndSleepOnTheirFd)
 	EXPECT_GT(st.sleeps, 0u);
 	EXPECT_EQ(st.bad_rx, 0u);
 
-	/* echo leaves through dpumesh_close: UNREGISTER over comch, out of the node */
+	/* echo leaves through dpumesh_close: UNREGISTER over comch, out of the node (its loop,
+	 * asleep for up to 10 s, is woken by the Arm's DOORBELL to see that it must end) */
 	echo_run.store(false);
+	ASSERT_TRUE(n->doca()->ring_pod(dpumesh_pod_id(echo)));
 	echo_loop.join();
+	n->poll_control(); /* the DOORBELL's send completion */
 	close_capi(n.get(), echo);
 	echo = nullptr;
 	EXPECT_EQ(n->registry().nb_pods(), 1u) << "out of the node once dpumesh_close returned";

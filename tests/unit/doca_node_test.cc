@@ -78,8 +78,8 @@ struct node {
 			p.doorbell = 0x7000 + p.pod_id;
 			p.geometry = v.reg.geometry;
 			if (status st = nm->register_pod(p); !st)
-				return doca::pod_admission{DPUMESH_CTRL_ERR_INTERNAL, 0, 0, st.message()};
-			return doca::pod_admission{DPUMESH_CTRL_OK, p.pod_id, p.generation, {}};
+				return doca::pod_admission{DPUMESH_CTRL_ERR_INTERNAL, 0, 0, st.message(), {}};
+			return doca::pod_admission{DPUMESH_CTRL_OK, p.pod_id, p.generation, {}, {}};
 		};
 		auto c = doca::pod_channel_server::create(backend->dev().get(), "0000:3b:00.0", "dpumesh", h);
 		ASSERT_TRUE(c) << c.error().message();

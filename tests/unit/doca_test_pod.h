@@ -8,6 +8,7 @@
 
 #include "doca_test_sq.h"
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -91,6 +92,20 @@ struct pod {
 				 rx_wait_word(&epoch, &sleeping, yes), __ATOMIC_RELEASE);
 	}
 	std::vector<sw_descriptor> take_rx() { return take_all(rx); }
+	/* after a post, as libdpumesh's ring_tx_if_parked: the node's TX doorbell when the DPA
+	 * parked us (odd tx_wait) and we have not rung for that epoch; the rings made */
+	uint64_t tx_rung = 0, tx_rings = 0;
+	void ring_tx_if_parked()
+	{
+		std::atomic_thread_fence(std::memory_order_seq_cst);
+		const uint64_t e = __atomic_load_n(&reinterpret_cast<dpumesh_pod_ctrl *>(mem + l.ctrl_off)->tx_wait,
+						   __ATOMIC_RELAXED);
+		if ((e & 1) == 0 || e == tx_rung)
+			return;
+		tx_rung = e;
+		if (link->ring_tx(0))
+			tx_rings++;
+	}
 };
 
 inline void fill(uint8_t *p, uint32_t len, uint8_t seed)

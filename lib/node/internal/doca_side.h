@@ -18,6 +18,7 @@
 #include "dpumesh/doca/dpa_runtime.h"
 #include "dpumesh/doca/node_memory.h"
 #include "dpumesh/doca/pod_channel.h"
+#include "dpumesh/doca/pod_doorbell.h"
 #include "dpumesh/dpa/arm_side.h"
 #include "dpumesh/node/node.h"
 #include "dpumesh/podreg/pod_registry.h"
@@ -68,6 +69,8 @@ public:
 			return errorf("DOCA node: the pod channel is closed");
 		return _chan->ring(pod_id);
 	}
+	/** A pod's doorbell as the DPA rings it (its sync event's DPA handle; 0: none). */
+	uint64_t doorbell(uint32_t pod_id) const noexcept { return _chan ? _chan->doorbell(pod_id) : 0; }
 	const doca::node_memory &memory() const noexcept { return *_nm; }
 	doca::dpa_runtime &runtime() noexcept { return _backend->runtime(); }
 	/** RX kernel wakes (notify RPCs) that failed, from the sidecar lcore (counted). */
@@ -75,6 +78,8 @@ public:
 	/** Unregistrations that did not end cleanly (the DPA threads not seen quiescent in
 	 *  time, or a DOCA call failing): logged, counted. */
 	uint64_t gone_errors() const noexcept { return _gone_errors.load(std::memory_order_relaxed); }
+	/** The pods' TX doorbell seen rung and forwarded to a TX kernel (once per poll at most). */
+	uint64_t tx_rings() const noexcept { return _tx_rings.load(std::memory_order_relaxed); }
 
 private:
 	doca_side() = default;
@@ -95,9 +100,12 @@ private:
 	std::atomic<uint32_t> _nudge{0};      /* pairs whose kernels the lcore notifies (a bit each) */
 	std::atomic<uint64_t> _wake_errors{0};
 	std::atomic<uint64_t> _gone_errors{0};
+	std::atomic<uint64_t> _tx_rings{0};
+	std::vector<uint64_t> _tx_seen; /* per pair: the TX doorbell's value last forwarded (lcore) */
 	/* construction order; destruction runs it backwards (the channel's imports go before
 	 * the node memory, which goes before the runtime and the device) */
 	std::unique_ptr<doca::dpa_backend> _backend;
+	std::vector<std::unique_ptr<doca::tx_bell>> _tx_bells; /* one per pair */
 	std::unique_ptr<doca::dpu_memory> _dpu;
 	std::unique_ptr<doca::node_memory> _nm;
 	std::unique_ptr<doca::pod_channel_server> _chan;

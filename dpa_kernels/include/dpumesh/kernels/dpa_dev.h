@@ -163,8 +163,9 @@ struct dpa_tx_item {
  * dpa_tx_take()), in a rotating order so no SQ is always last. A pass over TX SQs visits
  * these only, not every owned SQ: an SQ with nothing queued costs the kernel nothing. On the
  * emulator: one acquire load of each watched SQ's head `valid` (DPU memory; pods idle for a
- * while are parked and not looked at until they ring); on a BlueField-3:
- * the doorbell events of the pods that posted (docs/doca.md). Empty while the thread drains
+ * while are parked and not looked at until they ring); on a BlueField-3 (the DOCA mapping):
+ * one load of each owned SQ's head through its window while the kernel is awake; parked, the
+ * kernel is not run until a pod rings (docs/doca.md). Empty while the thread drains
  * for a quiescence wait.
  * @return how many ids were written
  */
@@ -173,8 +174,9 @@ uint32_t dpa_tx_ready(struct dpa_dev *d, uint32_t *sqs, uint32_t max);
  * Whether the runtime activates the TX kernel when a pod posts (a doorbell: 1), so the
  * kernel need not poll its SQs; 0: it notifies itself every activation (polls). The
  * emulator: 1 (pods ring a per-pod TX doorbell while the thread has parked them,
- * docs/memory-model.md "Doorbells, pod to DPU"). The DOCA mapping: 0 until the host
- * doorbell is mapped (docs/doca.md).
+ * docs/memory-model.md "Doorbells, pod to DPU"). The DOCA mapping: 1 after an idle pass
+ * in which it parked every owned pod (their TX doorbell is forwarded by the Arm), else 0
+ * (docs/doca.md "Doorbells on a DOCA node").
  */
 int dpa_tx_doorbells(struct dpa_dev *d);
 /** Takes one validated descriptor from owned TX SQ `sq` (an id from dpa_tx_ready()):

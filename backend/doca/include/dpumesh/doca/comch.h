@@ -43,6 +43,9 @@ public:
 	/** The progress engine's notification handle: readable when progress() has work
 	 *  (after arm()). Goes into the owner's event loop (a pod's dpumesh_fd). */
 	int fd() const noexcept { return _fd; }
+	/** The progress engine: other contexts of the owner's event loop join it (a pod's
+	 *  doorbell, pod_doorbell.h), so one fd wakes for all. */
+	doca_pe *pe() const noexcept { return _pe; }
 	/** Most events one progress() runs. */
 	static constexpr unsigned max_progress = 1024;
 	/** Runs ready events and completions (doca_pe_progress until idle, at most

@@ -23,6 +23,7 @@
 #include <doca_pe.h>
 #include <doca_ctx.h>
 #include <doca_comch.h>
+#include <doca_sync_event.h>
 #else
 
 #include <stddef.h>
@@ -266,6 +267,47 @@ doca_error_t doca_comch_client_task_send_alloc_init(struct doca_comch_client *co
 						    struct doca_comch_task_send **task);
 struct doca_comch_client *doca_comch_client_get_client_ctx(const struct doca_comch_connection *connection);
 struct doca_task *doca_comch_task_send_as_task(struct doca_comch_task_send *task);
+
+/* ---- the pod's doorbell: a sync event the pod creates (subscriber: its CPU; publisher: the
+ * remote PCI side), exported to the Arm, whose DPA handle the RX kernel adds to; the pod
+ * waits on it with wait-not-equal tasks on its progress engine (backend/doca
+ * pod_doorbell.h). Written from the DOCA Core Sync Event API reference (doca_sync_event.h):
+ * names and parameters as read there; that the Arm may take a DPA handle of an event it
+ * imported from a remote-PCI export is UNVERIFIED (docs/doca.md "Doorbells on a DOCA node").
+ * ---- */
+struct doca_sync_event;
+struct doca_sync_event_task_wait_neq;
+
+typedef uint64_t doca_dpa_dev_sync_event_t;
+typedef void (*doca_sync_event_task_wait_neq_completion_cb_t)(struct doca_sync_event_task_wait_neq *task,
+							      union doca_data task_user_data,
+							      union doca_data ctx_user_data);
+
+doca_error_t doca_sync_event_create(struct doca_sync_event **event);
+doca_error_t doca_sync_event_destroy(struct doca_sync_event *event);
+doca_error_t doca_sync_event_add_publisher_location_remote_pci(struct doca_sync_event *event);
+doca_error_t doca_sync_event_add_subscriber_location_cpu(struct doca_sync_event *event, struct doca_dev *dev);
+struct doca_ctx *doca_sync_event_as_ctx(struct doca_sync_event *event);
+doca_error_t doca_sync_event_export_to_remote_pci(struct doca_sync_event *event, struct doca_dev *dev,
+						  const uint8_t **data, size_t *sz);
+doca_error_t doca_sync_event_create_from_export(struct doca_dev *dev, const uint8_t *data, size_t sz,
+						struct doca_sync_event **event);
+doca_error_t doca_sync_event_get_dpa_handle(struct doca_sync_event *event, struct doca_dpa *dpa,
+					    doca_dpa_dev_sync_event_t *dpa_dev_se_handle);
+doca_error_t doca_sync_event_get(struct doca_sync_event *event, uint64_t *value);
+/* the pods' TX doorbell (pod_doorbell.h tx_bell): a stand-alone event the Arm starts and
+ * reads, that pods import and add to */
+doca_error_t doca_sync_event_start(struct doca_sync_event *event);
+doca_error_t doca_sync_event_stop(struct doca_sync_event *event);
+doca_error_t doca_sync_event_update_add(struct doca_sync_event *event, uint64_t value, uint64_t *fetched);
+doca_error_t doca_sync_event_task_wait_neq_set_conf(struct doca_sync_event *event,
+						    doca_sync_event_task_wait_neq_completion_cb_t completion_cb,
+						    doca_sync_event_task_wait_neq_completion_cb_t error_cb,
+						    uint32_t num_tasks);
+doca_error_t doca_sync_event_task_wait_neq_alloc_init(struct doca_sync_event *event, uint64_t wait_val,
+						      uint64_t mask, union doca_data user_data,
+						      struct doca_sync_event_task_wait_neq **task);
+struct doca_task *doca_sync_event_task_wait_neq_as_doca_task(struct doca_sync_event_task_wait_neq *task);
 
 #ifdef __cplusplus
 }

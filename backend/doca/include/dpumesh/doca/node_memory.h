@@ -58,6 +58,9 @@ struct node_memory_options {
 	uint32_t hbufs = 512;        /**< per pair: kept on the TX kernel's free ring */
 	uint32_t bodies = 256;       /**< network bodies (piece lists) in flight at once */
 	uint32_t arm_hbufs = 256;    /**< hbufs the Arm takes for messages it makes (Case 2) */
+	/** pods ring their pair's TX doorbell, which the Arm forwards (doca_side): the TX
+	 *  kernels park idle pods and sleep (dpa_doca_node::tx_bells); false: they poll */
+	bool tx_bells = false;
 };
 
 /** A piece of a network body: DPU memory (the Arm's address), not empty. */
@@ -176,6 +179,7 @@ private:
 	dpa_runtime *_rt = nullptr;
 	dpu_memory *_dpu = nullptr;
 	uint32_t _nb_pairs = 0, _membership = 0;
+	bool _tx_bells = false;
 	std::vector<bool> _active = std::vector<bool>(DPUMESH_MAX_PODS, false);
 	doca_dpa_dev_uintptr_t _node_ptr = 0, _pods_ptr = 0, _inbox_ptr = 0;
 	std::vector<pair_rings> _pairs;

@@ -21,6 +21,7 @@
 #include "dpumesh/common/status.h"
 #include "dpumesh/doca/comch.h"
 #include "dpumesh/doca/dpa_runtime.h"
+#include "dpumesh/doca/pod_doorbell.h"
 #include "dpumesh/doca/pod_msg.h"
 #include "dpumesh/podchan/proto.h"
 
@@ -32,6 +33,9 @@ struct pod_admission {
 	uint32_t pod_id = 0;
 	uint32_t generation = 0;
 	std::string error; /**< why, when refused */
+	/** admitted: the export of the TX doorbell the pod rings (sent in TX_BELL before
+	 *  REGISTERED; must outlive the call); empty: none (the pod's TX SQs are polled) */
+	std::span<const uint8_t> tx_bell;
 };
 
 struct pod_channel_hooks {
@@ -45,12 +49,20 @@ struct pod_channel_hooks {
 /** The Arm's end of the pod control channel. */
 class pod_channel_server {
 public:
-	/** comch_server::create with this channel's handlers. */
+	/**
+	 * comch_server::create with this channel's handlers. With `dpa`, a pod's doorbell export
+	 * (REGISTER's bell) is imported (doorbell_import) before admission and its DPA handle is
+	 * the view's `doorbell`; a doorbell that does not import refuses the pod. Without, the
+	 * doorbell is 0 (the DPA rings nothing).
+	 */
 	static result<std::unique_ptr<pod_channel_server>> create(doca_dev *dev, const std::string &host_pci,
 								  const std::string &name,
-								  pod_channel_hooks hooks);
+								  pod_channel_hooks hooks,
+								  doca_dpa *dpa = nullptr);
 	/** The endpoint: fd(), progress(), arm(), clear(). */
 	comch_server &endpoint() noexcept { return *_server; }
+	/** An admitted pod's doorbell DPA handle (0: none, or no such pod). */
+	uint64_t doorbell(uint32_t pod_id) const noexcept;
 	/** DOORBELL to an admitted pod. */
 	status ring(uint32_t pod_id);
 	size_t nb_pods() const noexcept { return _pods.size(); }
@@ -62,6 +74,7 @@ private:
 		doca_comch_connection *conn = nullptr;
 		uint32_t pod_id = 0;
 		std::unique_ptr<pod_import> mem;
+		std::unique_ptr<doorbell_import> bell; /* released before the memory's import */
 	};
 	pod_channel_server() = default;
 	void on_message(doca_comch_connection *conn, std::span<const uint8_t> msg);
@@ -71,6 +84,7 @@ private:
 	void drop(doca_comch_connection *conn);
 
 	doca_dev *_dev = nullptr;
+	doca_dpa *_dpa = nullptr;
 	pod_channel_hooks _hooks;
 	uint64_t _refused = 0;
 	std::vector<pod> _pods; /* imports: released after the server (its stop may report
