@@ -29,6 +29,22 @@ status published_remotely(doca_dev *dev, doca_sync_event **e, undo_stack &undo, 
 		     what + "doca_sync_event_add_subscriber_location_cpu");
 }
 
+/* The export the other side imports (`desc`: the event's, valid while it lives); errors
+ * named with `what` before the call. */
+status exported(doca_sync_event *e, doca_dev *dev, std::span<const uint8_t> *desc,
+		const std::string &what)
+{
+	const uint8_t *d = nullptr;
+	size_t len = 0;
+	DPUMESH_RETURN_IF_ERROR(check(doca_sync_event_export_to_remote_pci(e, dev, &d, &len),
+				      what + "doca_sync_event_export_to_remote_pci"));
+	if (!d || len == 0 || len > comch_max_desc)
+		return errorf("%sdoca_sync_event_export_to_remote_pci: an export of %zu bytes",
+			      what.c_str(), len);
+	*desc = std::span<const uint8_t>(d, len);
+	return status::ok();
+}
+
 /* The other side's handle on an event from its export (destroyed by `undo`). */
 status imported(doca_dev *dev, std::span<const uint8_t> desc, doca_sync_event **e, undo_stack &undo,
 		const std::string &what)
@@ -70,13 +86,7 @@ result<std::unique_ptr<pod_doorbell>> pod_doorbell::create(doca_dev *dev, doca_p
 			(void)doca_pe_progress(p->_pe);
 		}
 	});
-	const uint8_t *desc = nullptr;
-	size_t len = 0;
-	DPUMESH_RETURN_IF_ERROR(check(doca_sync_event_export_to_remote_pci(b->_event, dev, &desc, &len),
-				      "doca_sync_event_export_to_remote_pci"));
-	if (!desc || len == 0 || len > comch_max_desc)
-		return errorf("doca_sync_event_export_to_remote_pci: an export of %zu bytes", len);
-	b->_desc = std::span<const uint8_t>(desc, len);
+	DPUMESH_RETURN_IF_ERROR(exported(b->_event, dev, &b->_desc, ""));
 	DPUMESH_RETURN_IF_ERROR(b->wait());
 	return b;
 }
@@ -134,13 +144,7 @@ result<std::unique_ptr<tx_bell>> tx_bell::create(doca_dev *dev)
 	DPUMESH_RETURN_IF_ERROR(published_remotely(dev, &b->_event, b->_undo, "TX doorbell: "));
 	DPUMESH_RETURN_IF_ERROR(check(doca_sync_event_start(b->_event), "TX doorbell: doca_sync_event_start"));
 	b->_undo.push([e = b->_event] { doca_sync_event_stop(e); });
-	const uint8_t *desc = nullptr;
-	size_t len = 0;
-	DPUMESH_RETURN_IF_ERROR(check(doca_sync_event_export_to_remote_pci(b->_event, dev, &desc, &len),
-				      "TX doorbell: doca_sync_event_export_to_remote_pci"));
-	if (!desc || len == 0 || len > comch_max_desc)
-		return errorf("TX doorbell: doca_sync_event_export_to_remote_pci: an export of %zu bytes", len);
-	b->_desc = std::span<const uint8_t>(desc, len);
+	DPUMESH_RETURN_IF_ERROR(exported(b->_event, dev, &b->_desc, "TX doorbell: "));
 	return b;
 }
 

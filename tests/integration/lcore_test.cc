@@ -10,7 +10,10 @@
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <rte_cycles.h>
 
@@ -95,16 +98,48 @@ rte_mbuf *make_frame(rte_mempool *mp, kind k, uint32_t seq)
 	return m; /* kind::bad_magic: UDP to the mesh port, 32 zero bytes of "header" */
 }
 
+/* The node of node_json with its mbuf pool and its one port open: where each port RX case
+ * starts. The test closes the port and frees the pool (it checks the pool's count first). */
+struct engine_port {
+	std::optional<config::node_config> cfg;
+	std::optional<rte_mempool *> pool;
+	std::optional<std::vector<port::port_info>> ports;
+	std::string error;
+
+	bool open()
+	{
+		auto c = config::load_string(node_json, "engine_test.json");
+		if (!c)
+			return fail(c.error().message());
+		cfg = std::move(*c);
+		auto p = port::create_pktmbuf_pool(*cfg);
+		if (!p)
+			return fail(p.error().message());
+		pool = *p;
+		auto o = port::open_all(*cfg, *pool);
+		if (!o)
+			return fail(o.error().message());
+		ports = std::move(*o);
+		return true;
+	}
+
+private:
+	bool fail(std::string why)
+	{
+		error = std::move(why);
+		return false;
+	}
+};
+
 } // namespace
 
 TEST(Engine, PortRxClassifiesAndCountsOnWorkerLcore)
 {
-	auto cfg = config::load_string(node_json, "engine_test.json");
-	ASSERT_TRUE(cfg) << cfg.error().message();
-	auto pool = port::create_pktmbuf_pool(*cfg);
-	ASSERT_TRUE(pool) << pool.error().message();
-	auto ports = port::open_all(*cfg, *pool);
-	ASSERT_TRUE(ports) << ports.error().message();
+	engine_port setup;
+	ASSERT_TRUE(setup.open()) << setup.error;
+	auto &cfg = setup.cfg;
+	auto &pool = setup.pool;
+	auto &ports = setup.ports;
 	ASSERT_EQ(ports->size(), 1u);
 	EXPECT_EQ(ports->at(0).driver, "net_ring");
 
@@ -177,12 +212,11 @@ TEST(Engine, PortRxClassifiesAndCountsOnWorkerLcore)
  * finds no rx_msg is dropped (its requester hears 504 at its deadline). Each is counted. */
 TEST(Engine, PortRxRefusesFromItsReserveWhenThePoolIsEmpty)
 {
-	auto cfg = config::load_string(node_json, "engine_test.json");
-	ASSERT_TRUE(cfg) << cfg.error().message();
-	auto pool = port::create_pktmbuf_pool(*cfg);
-	ASSERT_TRUE(pool) << pool.error().message();
-	auto ports = port::open_all(*cfg, *pool);
-	ASSERT_TRUE(ports) << ports.error().message();
+	engine_port setup;
+	ASSERT_TRUE(setup.open()) << setup.error;
+	auto &cfg = setup.cfg;
+	auto &pool = setup.pool;
+	auto &ports = setup.ports;
 
 	port::rx_ctx rx;
 	rx.mesh_port_be = rte_cpu_to_be_16(7000);
@@ -287,12 +321,11 @@ std::vector<rte_mbuf *> make_request_frames(rte_mempool *mp, const char *service
  * request of several frames is reassembled as before, and nothing stays held. */
 TEST(Engine, PortRxRefusesAManyFrameRequestAtItsFirstFrame)
 {
-	auto cfg = config::load_string(node_json, "engine_test.json");
-	ASSERT_TRUE(cfg) << cfg.error().message();
-	auto pool = port::create_pktmbuf_pool(*cfg);
-	ASSERT_TRUE(pool) << pool.error().message();
-	auto ports = port::open_all(*cfg, *pool);
-	ASSERT_TRUE(ports) << ports.error().message();
+	engine_port setup;
+	ASSERT_TRUE(setup.open()) << setup.error;
+	auto &cfg = setup.cfg;
+	auto &pool = setup.pool;
+	auto &ports = setup.ports;
 
 	port::service_gate gate({"echo", "other"});
 	gate.set_saturated(gate.find("echo"), true);
