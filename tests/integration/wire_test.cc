@@ -15,6 +15,7 @@
 #include <rte_mbuf.h>
 #include <rte_udp.h>
 
+#include "dpumesh/common/fnv.h"
 #include "dpumesh/wire/frame.h"
 #include "dpumesh/wire/l7.h"
 #include "eal_env.h"
@@ -748,6 +749,103 @@ TEST(Wire, RefusedMessagesLeaveBoundedTombstones)
 	EXPECT_EQ(r->stats().tombstones.get(), 7u);
 	EXPECT_EQ(r->mbufs_held(), 0u);
 	EXPECT_EQ(rte_mempool_avail_count(pool()), free0);
+}
+
+/* The frames fragment() makes, byte for byte, for messages of one frame and of several
+ * (IPv4 and IPv6; no body, a body copied from memory or from received segments; odd and
+ * even header lengths): an FNV-1a of each case's frames, taken from the code before its
+ * one-frame path (frame.cc, "One frame") was written. A change to what goes on the wire
+ * must change this table on purpose. */
+TEST(Wire, FramesAreTheSameBytesAsBefore)
+{
+	static constexpr uint32_t expected[] = {
+		0x8e32d7c8, 0xf539c001, 0x7d268fef, 0x5f5afe18, 0x39841aee, 0x63a1678f,
+		0x73a30851, 0x6db5700f, 0x92b901ec, 0xf1f2e738, 0x42a16930, 0x77413778,
+		0x3e19e7a3, 0xa79ed3fb, 0xe7919953, 0xb0a6bfa6, 0xd0cf13bb, 0xa8c34f8b,
+		0xfbf70db9, 0xb168d515, 0x60769737, 0x98319f22, 0x28b9d44c, 0x7a9910ee,
+		0x429f065f, 0x87af5da7, 0x83b49221, 0xbc2b4d28, 0x5dc6ac04, 0x9567e7cb,
+		0xaafd9dcf, 0x8cc314d2, 0x1255f38d, 0xa7cd8d58, 0x65120d1e, 0x958c103f,
+		0x1f78c82d, 0x5389474e, 0x5ea490b0, 0x77a03265, 0x3d389eec, 0x6a6a82e5,
+		0x7078ed24, 0xd00d6800, 0x76d7b815, 0xabec6ac7, 0xddc796b1, 0x891edc15,
+		0xa008388c, 0xb21e5aae, 0x95d3bc9d, 0xd02563d3, 0xfaf02ce8, 0xa53018bc,
+		0xed6b18b4, 0xcf3e3311, 0xf56e8283, 0x8ce4f5ef, 0xfed83fbc, 0xff7971ad,
+		0x1c4426cd, 0x8ea3383d, 0x9bdeca32, 0x398b5674, 0x9478f659, 0x938bfe61,
+		0x1b3f1b99, 0xb4635c33, 0x4162953c, 0x4f4d6232, 0xfd3d9539, 0xefd684c2,
+		0xc7a3fe11, 0xce958b1c, 0xdd9fab5c, 0xdc4239b5, 0xc812bc29, 0xba1a29c8,
+		0x0af807ca, 0xe79310dd, 0xdb7f8205, 0x63972b9d, 0xebe60e5d, 0x7284f82a,
+		0xf3282fad, 0x14fe7d12, 0x13158b6b, 0xd28ab914,
+	};
+	std::vector<uint32_t> got;
+	std::string cases;
+	const unsigned free0 = rte_mempool_avail_count(pool());
+	uint32_t id = 0x01020304;
+	for (bool v6 : {false, true})
+		for (uint16_t mtu : {uint16_t(1500), uint16_t(256)})
+			for (size_t path_len : {7u, 8u})
+				for (int from : {0, 1, 2}) /* no body, from memory, from segments */
+					for (size_t size : {1u, 2u, 151u, 1383u, 3001u}) {
+						const size_t body_len = from == 0 ? 0 : size;
+						if (from == 0 && size != 1)
+							continue;
+						auto l7 = l7_request(path_len);
+						auto body = random_body(body_len, static_cast<unsigned>(size));
+						rte_mbuf *head = nullptr;
+						body_ref b;
+						b.len = static_cast<uint32_t>(body_len);
+						if (from == 1) {
+							b.data = body.data();
+						} else if (from == 2) {
+							/* 3 bytes before the body, segments of 997 */
+							std::vector<uint8_t> in(3 + body_len, 0x5a);
+							std::copy(body.begin(), body.end(), in.begin() + 3);
+							for (size_t off = 0; off < in.size(); off += 997) {
+								rte_mbuf *s = rte_pktmbuf_alloc(pool());
+								ASSERT_NE(s, nullptr);
+								const size_t n = std::min<size_t>(997, in.size() - off);
+								std::memcpy(rte_pktmbuf_append(s, static_cast<uint16_t>(n)),
+									    in.data() + off, n);
+								if (!head)
+									head = s;
+								else
+									ASSERT_EQ(rte_pktmbuf_chain(head, s), 0);
+							}
+							b.seg = head;
+							b.seg_off = 3;
+						}
+						std::vector<rte_mbuf *> frames(64);
+						const frame_kind kind = id & 1 ? frame_kind::request
+									       : frame_kind::response;
+						const uint16_t n = fragment(
+							addr(v6), kind, id, 0x8877665544332211ull + id, l7.data(),
+							static_cast<uint16_t>(l7.size()), b, mtu, pool(),
+							frames.data(), static_cast<uint16_t>(frames.size()));
+						if (head)
+							rte_pktmbuf_free(head);
+						ASSERT_EQ(n, frames_needed(static_cast<uint32_t>(l7.size() + body_len),
+									   mtu, v6));
+						uint32_t h = fnv1a_basis;
+						for (uint16_t i = 0; i < n; i++) {
+							auto bytes = bytes_of(frames[i]);
+							h = fnv1a(bytes.data(), bytes.size(), h);
+							rte_pktmbuf_free(frames[i]);
+						}
+						got.push_back(h);
+						cases += "v6 " + std::to_string(v6) + " mtu " + std::to_string(mtu) +
+							 " path " + std::to_string(path_len) + " from " +
+							 std::to_string(from) + " size " + std::to_string(body_len) +
+							 " frames " + std::to_string(n) + "\n";
+						id += 0x01010101;
+					}
+	EXPECT_EQ(rte_mempool_avail_count(pool()), free0);
+	std::string table;
+	for (uint32_t h : got) {
+		char s[16];
+		std::snprintf(s, sizeof(s), "0x%08x, ", h);
+		table += s;
+	}
+	ASSERT_EQ(got.size(), std::size(expected)) << cases << table;
+	for (size_t i = 0; i < got.size(); i++)
+		EXPECT_EQ(got[i], expected[i]) << "case " << i << " of\n" << cases << table;
 }
 
 int main(int argc, char **argv)
