@@ -78,7 +78,7 @@ uint32_t stage::open_request(const pending::entry &base, const verdict &a,
 	/* a network address over its quota: the caller answers 503 overloaded (pods are
 	 * checked before admission, pod_request) */
 	if (base.origin.type == pending::party::kind::peer &&
-	    !_quota->source_may_ask(ctx.reply_to.addr.dst)) {
+	    !_quota->source_may_ask(ctx.reply_to.addr.dst, &c.source)) {
 		_stats.quota_refused.inc();
 		return 0;
 	}

@@ -63,9 +63,17 @@ bool quota::pod_may_ask(uint32_t handle, uint32_t waiting, uint64_t stalled_tsc)
 	return false;
 }
 
-bool quota::source_may_ask(const wire::endpoint &ep) noexcept
+quota::source_tenant &quota::source_of(const request_ctx &c) noexcept
 {
-	source_tenant &t = _sources[bucket_of(ep)];
+	return _sources[c.source < nb_sources ? c.source : bucket_of(c.reply_to.addr.dst)];
+}
+
+bool quota::source_may_ask(const wire::endpoint &ep, uint16_t *bucket) noexcept
+{
+	const uint32_t b = bucket_of(ep);
+	if (bucket)
+		*bucket = static_cast<uint16_t>(b);
+	source_tenant &t = _sources[b];
 	if (t.held() < _limits.requests_per_source) [[likely]]
 		return true;
 	t.note(ep);
@@ -78,7 +86,7 @@ void quota::charge(const pending::entry &e, const request_ctx &c) noexcept
 	if (e.origin.type == pending::party::kind::pod) {
 		pod_of(e.origin.pod_handle).charge();
 	} else if (e.origin.type == pending::party::kind::peer) {
-		source_tenant &t = _sources[bucket_of(c.reply_to.addr.dst)];
+		source_tenant &t = source_of(c);
 		t.note(c.reply_to.addr.dst);
 		t.charge();
 	}
@@ -89,7 +97,7 @@ void quota::release(const pending::entry &e, const request_ctx &c) noexcept
 	if (e.origin.type == pending::party::kind::pod)
 		_pods[DPUMESH_HANDLE_POD_ID(e.origin.pod_handle)].release();
 	else if (e.origin.type == pending::party::kind::peer)
-		_sources[bucket_of(c.reply_to.addr.dst)].release();
+		source_of(c).release();
 }
 
 policy::retry_budget *quota::origin_budget(const pending::entry &e, const request_ctx &c) noexcept
@@ -97,7 +105,7 @@ policy::retry_budget *quota::origin_budget(const pending::entry &e, const reques
 	if (e.origin.type == pending::party::kind::pod)
 		return &_pods[DPUMESH_HANDLE_POD_ID(e.origin.pod_handle)].retries;
 	if (e.origin.type == pending::party::kind::peer)
-		return &_sources[bucket_of(c.reply_to.addr.dst)].retries;
+		return &source_of(c).retries;
 	return nullptr;
 }
 

@@ -289,6 +289,30 @@ TEST(quota, pods_and_addresses_over_their_share_are_refused_and_every_entry_is_r
 	EXPECT_EQ(s.peak, 2u);
 	EXPECT_EQ(s.refused, 1u);
 	EXPECT_EQ(std::memcmp(seen.ip, c.reply_to.addr.dst.ip, 16), 0);
+	/* the bucket source_may_ask() found is the one the request is charged, released and
+	 * budgeted in, without hashing the address again (request_ctx::source) */
+	request_ctx k;
+	k.reply_to.addr.dst = wire::endpoint::from_v4(htonl(0x0a000007), 1000);
+	const uint32_t kb = quota::bucket_of(k.reply_to.addr.dst);
+	ASSERT_TRUE(q.source_may_ask(k.reply_to.addr.dst, &k.source));
+	EXPECT_EQ(k.source, kb);
+	const uint32_t n3 = t.open(e, k);
+	ASSERT_NE(n3, 0u);
+	EXPECT_EQ(q.source(kb, nullptr).in_flight, 1u);
+	request_ctx hashed; /* no bucket named: the address is hashed, to the same bucket */
+	hashed.reply_to = k.reply_to;
+	EXPECT_EQ(q.origin_budget(e, k), q.origin_budget(e, hashed));
+	t.close(n3);
+	EXPECT_EQ(q.source(kb, nullptr).in_flight, 0u);
+	/* a context that names a bucket is counted there (the bucket is not hashed again) */
+	request_ctx other = k;
+	other.source = static_cast<uint16_t>((kb + 1) % quota::nb_sources);
+	const uint32_t n4 = t.open(e, other);
+	ASSERT_NE(n4, 0u);
+	EXPECT_EQ(q.source(other.source, nullptr).in_flight, 1u);
+	EXPECT_EQ(q.source(kb, nullptr).in_flight, 0u);
+	t.close(n4);
+	EXPECT_EQ(q.source(other.source, nullptr).in_flight, 0u);
 }
 
 TEST(quota, each_origin_retries_out_of_its_own_requests)

@@ -43,6 +43,7 @@ class quota {
 public:
 	/** Network addresses are counted in this many buckets (by a hash of the address). */
 	static constexpr uint32_t nb_sources = 1024;
+	static_assert(nb_sources <= UINT16_MAX, "a bucket fits request_ctx::source");
 
 	quota(const quota_limits &l, uint64_t tsc_hz) noexcept;
 
@@ -56,8 +57,9 @@ public:
 	bool stalled(uint64_t stalled_tsc) const noexcept { return stalled_tsc >= _rx_stall; }
 	/** rx_stall_ms in TSC cycles (dest_queues::next gives such a pod's answers up). */
 	uint64_t rx_stall_tsc() const noexcept { return _rx_stall; }
-	/** Whether the network address `ep` may open one more request; false: refused. */
-	bool source_may_ask(const wire::endpoint &ep) noexcept;
+	/** Whether the network address `ep` may open one more request; false: refused.
+	 *  `bucket` (if given) gets its bucket, for the request's request_ctx::source. */
+	bool source_may_ask(const wire::endpoint &ep, uint16_t *bucket = nullptr) noexcept;
 	/** A request opened / ended (the request table calls these for every entry). */
 	void charge(const pending::entry &e, const request_ctx &c) noexcept;
 	void release(const pending::entry &e, const request_ctx &c) noexcept;
@@ -124,6 +126,8 @@ private:
 	};
 
 	pod_tenant &pod_of(uint32_t handle) noexcept;
+	/* the bucket of a request's network origin: the one it opened with, else hashed */
+	source_tenant &source_of(const request_ctx &c) noexcept;
 
 	quota_limits _limits;
 	uint64_t _answer_wait;

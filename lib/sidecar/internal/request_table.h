@@ -41,6 +41,11 @@ struct request_ctx {
 	bool answer_failed = false; /**< its answer could not be sent: 502 at the deadline */
 	uint16_t load_pod = no_load; /**< the pod_id counted in in_flight() (no_load: none) */
 	static constexpr uint16_t no_load = UINT16_MAX;
+	/** A network origin's quota bucket (quota::bucket_of(reply_to.addr.dst)), as
+	 *  quota::source_may_ask() found it when the request opened: charge, release and the
+	 *  retry budget read it instead of hashing the address again (no_source: they hash). */
+	uint16_t source = no_source;
+	static constexpr uint16_t no_source = UINT16_MAX;
 };
 
 /**
