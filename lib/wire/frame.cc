@@ -216,9 +216,8 @@ void write_headers(uint8_t *p, const link_addr &a, frame_kind kind, uint32_t msg
 {
 	const uint16_t udp_len = static_cast<uint16_t>(sizeof(rte_udp_hdr) + frame_hdr_size + payload);
 	if (a.src.is_v4()) {
-		/* each field one store of its own width, adjacent constants together: field by
-		 * field through the rte_* structs (a memset, byte stores) and the fragment
-		 * header through a copy on the stack (a store-forwarding stall) cost more */
+		/* each field one store of its own width, adjacent constants together (through
+		 * the rte_* structs: a memset and byte stores) */
 		const uint16_t total = static_cast<uint16_t>(sizeof(rte_ipv4_hdr) + udp_len);
 		std::memcpy(p, a.dst_mac, 6);
 		std::memcpy(p + 6, a.src_mac, 6);
@@ -235,14 +234,8 @@ void write_headers(uint8_t *p, const link_addr &a, frame_kind kind, uint32_t msg
 		put(p, 36, rte_cpu_to_be_16(a.dst.port));
 		put(p, 38, rte_cpu_to_be_16(udp_len));
 		put(p, 40, uint16_t(0)); /* the UDP checksum: the caller's */
-		put(p, 42, rte_cpu_to_be_32(uint32_t(frame_magic) << 16 | uint32_t(frame_version) << 8 |
-					    static_cast<uint8_t>(kind)));
-		put(p, 46, rte_cpu_to_be_32(msg_id));
-		put(p, 50, rte_cpu_to_be_32(msg_len));
-		put(p, 54, rte_cpu_to_be_32(offset));
-		put(p, 58, rte_cpu_to_be_32(uint32_t(l7_len) << 16)); /* flags 0 */
-		put(p, 62, rte_cpu_to_be_64(correlation));
-		put(p, 70, uint32_t(0)); /* reserved */
+		encode_frag_hdr(frag_fields{kind, msg_id, msg_len, offset, 0, l7_len, correlation},
+				p + 42);
 		return;
 	}
 	auto *eth = reinterpret_cast<rte_ether_hdr *>(p);
@@ -261,14 +254,7 @@ void write_headers(uint8_t *p, const link_addr &a, frame_kind kind, uint32_t msg
 	udp->dst_port = rte_cpu_to_be_16(a.dst.port);
 	udp->dgram_len = rte_cpu_to_be_16(udp_len);
 	udp->dgram_cksum = 0;
-	frag_fields f;
-	f.kind = kind;
-	f.msg_id = msg_id;
-	f.msg_len = msg_len;
-	f.frag_offset = offset;
-	f.l7_len = l7_len;
-	f.correlation = correlation;
-	encode_frag_hdr(f, udp + 1);
+	encode_frag_hdr(frag_fields{kind, msg_id, msg_len, offset, 0, l7_len, correlation}, udp + 1);
 }
 
 /**

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The fragment header's checks and encoding, shared by the mbuf and the socket sides.
+// The fragment header's checks, shared by the mbuf and the socket sides (the encoding is inline).
 #include <arpa/inet.h>
 #include <endian.h>
 
@@ -63,22 +63,6 @@ wire_drop decode_frag_hdr(const void *hdr, uint32_t frag_len, uint32_t max_messa
 		return wire_drop::bad_length;
 	*out = f;
 	return wire_drop::none;
-}
-
-void encode_frag_hdr(const frag_fields &f, void *out) noexcept
-{
-	frame_hdr h;
-	h.magic = htons(frame_magic);
-	h.version = frame_version;
-	h.kind = static_cast<uint8_t>(f.kind);
-	h.msg_id = htonl(f.msg_id);
-	h.msg_len = htonl(f.msg_len);
-	h.frag_offset = htonl(f.frag_offset);
-	h.l7_len = htons(f.l7_len);
-	h.flags = 0;
-	h.correlation = htobe64(f.correlation);
-	h.reserved = 0;
-	std::memcpy(out, &h, sizeof(h));
 }
 
 } // namespace dpumesh::wire

@@ -136,7 +136,38 @@ struct frag_fields {
 wire_drop decode_frag_hdr(const void *hdr, uint32_t frag_len, uint32_t max_message,
 			  frag_fields *out) noexcept;
 
-/** Writes the 32-byte header for f (frag_len is not part of it) at out. */
-void encode_frag_hdr(const frag_fields &f, void *out) noexcept;
+namespace detail {
+/* v in network byte order, stored at out + at */
+template <typename T> inline void store_be(void *out, size_t at, T v) noexcept
+{
+	if constexpr (std::endian::native == std::endian::little) {
+		if constexpr (sizeof(T) == 2)
+			v = __builtin_bswap16(v);
+		else if constexpr (sizeof(T) == 4)
+			v = __builtin_bswap32(v);
+		else
+			v = __builtin_bswap64(v);
+	}
+	std::memcpy(static_cast<char *>(out) + at, &v, sizeof(v));
+}
+} // namespace detail
+
+/**
+ * Writes the 32-byte header for f (frag_len is not part of it) at out: a store per field
+ * (magic, version and kind as one), inline: the frame makers call it for every frame, and a
+ * header made on the stack and copied out stalled on store forwarding.
+ */
+inline void encode_frag_hdr(const frag_fields &f, void *out) noexcept
+{
+	detail::store_be(out, offsetof(frame_hdr, magic),
+			 uint32_t(frame_magic) << 16 | uint32_t(frame_version) << 8 |
+				 static_cast<uint8_t>(f.kind));
+	detail::store_be(out, offsetof(frame_hdr, msg_id), f.msg_id);
+	detail::store_be(out, offsetof(frame_hdr, msg_len), f.msg_len);
+	detail::store_be(out, offsetof(frame_hdr, frag_offset), f.frag_offset);
+	detail::store_be(out, offsetof(frame_hdr, l7_len), uint32_t(f.l7_len) << 16); /* flags 0 */
+	detail::store_be(out, offsetof(frame_hdr, correlation), f.correlation);
+	detail::store_be(out, offsetof(frame_hdr, reserved), uint32_t(0));
+}
 
 } // namespace dpumesh::wire
