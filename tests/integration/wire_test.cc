@@ -81,6 +81,27 @@ std::vector<uint8_t> bytes_of(const rte_mbuf *m)
 	return out;
 }
 
+/** `in` in received segments of `seg` bytes each (nullptr when the pool ran dry). */
+rte_mbuf *chain_of(const std::vector<uint8_t> &in, size_t seg)
+{
+	rte_mbuf *head = nullptr;
+	for (size_t off = 0; off < in.size(); off += seg) {
+		rte_mbuf *s = rte_pktmbuf_alloc(pool());
+		EXPECT_NE(s, nullptr);
+		if (!s) {
+			rte_pktmbuf_free(head);
+			return nullptr;
+		}
+		const size_t n = std::min(seg, in.size() - off);
+		std::memcpy(rte_pktmbuf_append(s, static_cast<uint16_t>(n)), in.data() + off, n);
+		if (!head)
+			head = s;
+		else
+			EXPECT_EQ(rte_pktmbuf_chain(head, s), 0);
+	}
+	return head;
+}
+
 std::unique_ptr<reassembler> make_reasm(const char *name, reasm_config cfg = {})
 {
 	auto r = reassembler::create(cfg, name, SOCKET_ID_ANY);
@@ -193,18 +214,8 @@ TEST(Wire, BodyCopiedFromReceivedSegmentsHasRightChecksums)
 					/* the received chain: 5 bytes before the body, then segments */
 					std::vector<uint8_t> in(5 + size, 0xaa);
 					std::copy(body.begin(), body.end(), in.begin() + 5);
-					rte_mbuf *head = nullptr;
-					for (size_t off = 0; off < in.size(); off += seg) {
-						rte_mbuf *s = rte_pktmbuf_alloc(pool());
-						ASSERT_NE(s, nullptr);
-						const size_t n = std::min(seg, in.size() - off);
-						std::memcpy(rte_pktmbuf_append(s, static_cast<uint16_t>(n)),
-							    in.data() + off, n);
-						if (!head)
-							head = s;
-						else
-							ASSERT_EQ(rte_pktmbuf_chain(head, s), 0);
-					}
+					rte_mbuf *head = chain_of(in, seg);
+					ASSERT_NE(head, nullptr);
 					body_ref b;
 					b.len = static_cast<uint32_t>(size);
 					b.seg = head;
@@ -798,17 +809,8 @@ TEST(Wire, FramesAreTheSameBytesAsBefore)
 							/* 3 bytes before the body, segments of 997 */
 							std::vector<uint8_t> in(3 + body_len, 0x5a);
 							std::copy(body.begin(), body.end(), in.begin() + 3);
-							for (size_t off = 0; off < in.size(); off += 997) {
-								rte_mbuf *s = rte_pktmbuf_alloc(pool());
-								ASSERT_NE(s, nullptr);
-								const size_t n = std::min<size_t>(997, in.size() - off);
-								std::memcpy(rte_pktmbuf_append(s, static_cast<uint16_t>(n)),
-									    in.data() + off, n);
-								if (!head)
-									head = s;
-								else
-									ASSERT_EQ(rte_pktmbuf_chain(head, s), 0);
-							}
+							head = chain_of(in, 997);
+							ASSERT_NE(head, nullptr);
 							b.seg = head;
 							b.seg_off = 3;
 						}
