@@ -321,8 +321,10 @@ void stats_printer::print_final(FILE *out)
 	for (const control::tx_stage_view &t : s.tx)
 		std::fprintf(out,
 			     "final stage=port_tx port=%u frames=%" PRIu64 " bytes=%" PRIu64
-			     " stalls=%" PRIu64 " dropped=%" PRIu64 "\n",
-			     t.port, t.frames, t.bytes, t.stalls, t.dropped);
+			     " stalls=%" PRIu64 " dropped=%" PRIu64 " owed=%" PRIu64
+			     " backlog_full=%" PRIu64 " backlog=%u\n",
+			     t.port, t.frames, t.bytes, t.stalls, t.dropped, t.owed, t.backlog_full,
+			     t.backlog);
 	std::fprintf(out, "final pods registered=%u\n", s.nb_pods);
 	print_lcore_cpu(out, s, true);
 	print_sidecar(out, s, true);

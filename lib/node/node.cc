@@ -273,6 +273,10 @@ status instance::build_port_stages()
 			auto ctx = std::make_unique<port::tx_ctx>();
 			ctx->port = p.port_id;
 			ctx->queue = static_cast<uint16_t>(k);
+			/* what it may owe a peer that takes nothing for a while (docs/overload.md) */
+			const size_t ci = static_cast<size_t>(&p - _ports.list.data());
+			if (status st = ctx->set_backlog(_cfg.tx_backlog_of(_cfg.ports[ci])); !st.is_ok())
+				return errorf("port %s: %s", p.name.c_str(), st.message().c_str());
 			std::string rname = "dpumesh_tx" + std::to_string(p.port_id);
 			if (k)
 				rname += "_" + std::to_string(k);

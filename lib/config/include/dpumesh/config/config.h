@@ -53,6 +53,9 @@ struct port_config {
 	uint16_t tx_desc = 1024;
 	uint16_t mtu = 1500;
 	bool promiscuous = true;
+	/** Frames port TX may owe a peer that takes nothing (per TX queue; 0 or a power of two);
+	 *  unset: tx_backlog_of(). docs/overload.md, "Port TX owes, it does not drop". */
+	std::optional<uint32_t> tx_backlog;
 };
 
 struct mempool_config {
@@ -205,6 +208,9 @@ struct node_config {
 	const service_config *find_service(std::string_view name) const;
 	const peer_config *find_peer(std::string_view name) const;
 	const route_config *find_route(std::string_view service) const;
+	/** A port's TX backlog in frames: its `tx_backlog`, or the largest power of two
+	 *  within a quarter of the packet pool. */
+	uint32_t tx_backlog_of(const port_config &p) const;
 };
 
 /** Parses and validates a config file. */
