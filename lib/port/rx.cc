@@ -91,9 +91,12 @@ uint16_t rx_poll(void *arg) noexcept
 	const rx_ctx::queue &q = c.queues[c.next_queue];
 	c.next_queue = c.next_queue + 1 == c.queues.size() ? 0 : c.next_queue + 1;
 	const uint64_t now = rte_rdtsc();
+	/* reassembly ages by this clock: not while the lcore itself was descheduled */
+	const uint64_t reasm_now =
+		reasm_clock(c, now, rte_get_tsc_hz() / 1000 * rx_ctx::stall_ms);
 	if (++c.polls == rx_ctx::expire_every) {
 		c.polls = 0;
-		c.reasm->expire(now);
+		c.reasm->expire(reasm_now);
 	}
 
 	rte_mbuf *pkts[rx_ctx::burst];
@@ -153,7 +156,7 @@ uint16_t rx_poll(void *arg) noexcept
 			 * a message of several frames leaves a tombstone that drops the others */
 			if (pf.frag_len == pf.msg_len)
 				rte_pktmbuf_free(m);
-			else if (c.reasm->refuse(m, pf, now) == wire::reasm_refusal::repeat)
+			else if (c.reasm->refuse(m, pf, reasm_now) == wire::reasm_refusal::repeat)
 				continue; /* its first frame again: refused (answered) already */
 			bool reserve = false;
 			rx_msg *rm = take(true, &reserve);
@@ -170,7 +173,7 @@ uint16_t rx_poll(void *arg) noexcept
 			continue;
 		}
 		wire::message msg;
-		if (c.reasm->input(m, pf, now, &msg) != wire::reasm_result::complete)
+		if (c.reasm->input(m, pf, reasm_now, &msg) != wire::reasm_result::complete)
 			continue; /* held, or dropped and counted by the reassembler */
 		const bool request = msg.kind == wire::frame_kind::request;
 		bool reserve = false;

@@ -704,6 +704,21 @@ TEST(Engine, PortTxOwesASlowPeerEveryFrameInOrder)
 	rte_mempool_free(mp);
 }
 
+/* Port RX's reassembly clock leaves out the lcore's own stalls: a message whose next frame
+ * waited in the NIC while the lcore was descheduled does not time out for it. */
+TEST(Engine, ReassemblyClockLeavesOutTheLcoresOwnStalls)
+{
+	port::rx_ctx c;
+	const uint64_t stall = 20;
+	EXPECT_EQ(port::reasm_clock(c, 1000, stall), 1000u); /* first poll */
+	EXPECT_EQ(port::reasm_clock(c, 1010, stall), 1010u); /* polls 10 apart: as the TSC */
+	EXPECT_EQ(port::reasm_clock(c, 1030, stall), 1030u); /* 20: still a poll's gap */
+	EXPECT_EQ(port::reasm_clock(c, 5030, stall), 1030u); /* a stall of 4000: not counted */
+	EXPECT_EQ(port::reasm_clock(c, 5040, stall), 1040u); /* then on, as the TSC again */
+	EXPECT_EQ(port::reasm_clock(c, 5040, stall), 1040u);
+	EXPECT_EQ(c.stalled_tsc, 4000u);
+}
+
 TEST(Engine, PortErrorsNameTheConfigLocation)
 {
 	auto cfg = config::load_string(R"({

@@ -120,7 +120,26 @@ struct rx_ctx {
 	rx_stats stats;
 	unsigned next_queue = 0;
 	unsigned polls = 0;
+	/** A gap between two polls longer than this is the lcore's own stall (descheduled):
+	 *  the reassembler's clock does not count it (reasm_clock()). */
+	static constexpr uint32_t stall_ms = 20;
+	uint64_t last_poll_tsc = 0;
+	uint64_t stalled_tsc = 0; /**< the lcore's own stalls, summed */
 };
+
+/**
+ * The reassembler's clock: the TSC less the lcore's own stalls. A message's frames the NIC
+ * holds while the lcore was descheduled are not late, so a reassembly does not age then;
+ * it times out only after timeout_ms of polls that could have seen its frames
+ * (docs/overload.md, "A reassembly the node itself stalled"). Call once per poll.
+ */
+inline uint64_t reasm_clock(rx_ctx &c, uint64_t now, uint64_t stall_tsc) noexcept
+{
+	if (c.last_poll_tsc && now - c.last_poll_tsc > stall_tsc)
+		c.stalled_tsc += now - c.last_poll_tsc;
+	c.last_poll_tsc = now;
+	return now - c.stalled_tsc;
+}
 
 /** The stage's poll function (lcore::poll_fn). */
 uint16_t rx_poll(void *arg) noexcept;
