@@ -203,6 +203,12 @@ void read_pools(ctx &c, const json_t *v, node_config &cfg)
 		qo.uint("admit_beyond_slots", cfg.pools.admit_beyond_slots, 0, 1u << 20);
 		qo.done();
 	}
+	if (const json_t *n = o.get("network", false)) {
+		obj no(c, n, o.child("network"));
+		no.uint("backlog", cfg.pools.network_backlog, 1, 4095);
+		no.uint("queued", cfg.pools.network_queued, 1, 4095);
+		no.done();
+	}
 	if (const json_t *q = o.get("quota", false)) {
 		obj qo(c, q, o.child("quota"));
 		qo.uint("requests_per_pod", cfg.pools.quota.requests_per_pod, 1, 65536);

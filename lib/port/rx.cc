@@ -129,7 +129,7 @@ uint16_t rx_poll(void *arg) noexcept
 	const unsigned backlog =
 		c.next && c.backlog_limit != UINT32_MAX ? rte_ring_count(c.next) : 0;
 	uint64_t bytes = 0;
-	uint32_t accepted = 0, refused = 0, overloaded = 0;
+	uint32_t accepted = 0, refused = 0, overloaded = 0, by_backlog = 0;
 	uint32_t drops[static_cast<size_t>(rx_drop::count)] = {};
 	for (uint16_t i = 0; i < n; i++) {
 		if (i + 2 < n)
@@ -192,6 +192,7 @@ uint16_t rx_poll(void *arg) noexcept
 			rm->port_id = q.port;
 			rm->svc = UINT32_MAX;
 			overloaded++;
+			by_backlog += reserve ? 0 : 1;
 			refuse(rm);
 			continue;
 		}
@@ -232,8 +233,11 @@ uint16_t rx_poll(void *arg) noexcept
 	c.stats.accepted.add(accepted);
 	if (refused)
 		c.stats.refused_saturated.add(refused);
-	if (overloaded) [[unlikely]]
+	if (overloaded) [[unlikely]] {
 		c.stats.refused_overloaded.add(overloaded);
+		if (by_backlog)
+			c.stats.overloaded_backlog.add(by_backlog);
+	}
 	for (size_t d = 0; d < static_cast<size_t>(rx_drop::count); d++)
 		if (drops[d])
 			c.stats.drops[d].add(drops[d]);

@@ -236,12 +236,16 @@ TEST(Engine, PortRxRefusesFromItsReserveWhenThePoolIsEmpty)
 	ASSERT_NE(rx.reserve_pool, nullptr);
 	ASSERT_NE(rx.next, nullptr);
 	rx.queues.push_back({ports->at(0).port_id, 0});
+	/* 6 whole messages wait: the 7th request is refused by that bound (with the pool's
+	 * last rx_msg), the next 5 from the reserve */
+	rx.backlog_limit = 6;
 	constexpr unsigned nb_requests = 20, nb_answers = 3;
 	{
 		lcore::runner r(cfg->lcores);
 		ASSERT_TRUE(r.add(1, port::rx_stage(rx)).is_ok());
 		ASSERT_TRUE(r.launch().is_ok());
-		/* nobody takes from the ring: 7 messages empty the pool, 5 refusals the reserve */
+		/* nobody takes from the ring: 6 messages reach the backlog bound, a refusal empties
+		 * the pool, 5 refusals the reserve */
 		for (unsigned i = 0; i < nb_requests + nb_answers; i++) {
 			rte_mbuf *m = make_mesh_frame(*pool, i % 2, i,
 						      i < nb_requests ? wire::frame_kind::request
@@ -258,7 +262,8 @@ TEST(Engine, PortRxRefusesFromItsReserveWhenThePoolIsEmpty)
 	}
 	EXPECT_EQ(rx.stats.frames.get(), nb_requests + nb_answers);
 	EXPECT_EQ(rx.stats.messages.get(), 12u);
-	EXPECT_EQ(rx.stats.refused_overloaded.get(), 5u);
+	EXPECT_EQ(rx.stats.refused_overloaded.get(), 6u);
+	EXPECT_EQ(rx.stats.overloaded_backlog.get(), 1u);
 	EXPECT_EQ(rx.stats.reserve_empty.get(), nb_requests - 12u);
 	EXPECT_EQ(rx.stats.msg_pool_empty.get(), nb_answers);
 	EXPECT_EQ(rx.stats.ring_full.get(), 0u);
@@ -267,7 +272,7 @@ TEST(Engine, PortRxRefusesFromItsReserveWhenThePoolIsEmpty)
 	unsigned k = 0;
 	while (rte_ring_dequeue(rx.next, &obj) == 0) {
 		auto *m = static_cast<port::rx_msg *>(obj);
-		if (k < 7) {
+		if (k < 6) {
 			EXPECT_EQ(m->refusal, port::rx_refusal::none) << k;
 			EXPECT_NE(m->msg.chain, nullptr) << k;
 		} else {

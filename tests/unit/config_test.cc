@@ -135,6 +135,27 @@ TEST(Config, PortTxBacklogDefaultsToAQuarterOfThePool)
 		<< c.error().message();
 }
 
+TEST(Config, NetworkBoundsOfTheMessagePool)
+{
+	auto d = config::load_string(with_line(0, ""), "t.json");
+	ASSERT_TRUE(d) << d.error().message();
+	EXPECT_EQ(d->pools.network_backlog, 1024u);
+	EXPECT_EQ(d->pools.network_queued, 2047u);
+	auto c = config::load_string(
+		with_line(12, "  \"pools\": { \"network\": { \"backlog\": 64, \"queued\": 100 } }"),
+		"t.json");
+	ASSERT_TRUE(c) << c.error().message();
+	EXPECT_EQ(c->pools.network_backlog, 64u);
+	EXPECT_EQ(c->pools.network_queued, 100u);
+	c = config::load_string(
+		with_line(12, "  \"pools\": { \"network\": { \"backlog\": 5000 } }"), "t.json");
+	ASSERT_FALSE(c);
+	EXPECT_NE(c.error().message().find("/pools/network/backlog"), std::string::npos)
+		<< c.error().message();
+	EXPECT_NE(c.error().message().find("out of range [1, 4095]"), std::string::npos)
+		<< c.error().message();
+}
+
 TEST(Config, ShippedConfigsLoad)
 {
 	for (const char *f : {"conf/default.json", "conf/pcap.json", "conf/two-node/node1.json",

@@ -110,6 +110,12 @@ struct pools_config {
 	{
 		return admit_beyond_slots == UINT32_MAX ? dest_queue_share : admit_beyond_slots;
 	}
+	/** Port RX's message buffers (4095) held by network requests (docs/overload.md, "A
+	 *  reserve at port RX"): whole messages waiting for the sidecar at which port RX refuses
+	 *  a request 503 overloaded (per worker); network requests that may wait in destination
+	 *  queues, all shards together (more are refused 503 dest_full). */
+	uint32_t network_backlog = 1024;
+	uint32_t network_queued = 2047;
 	/** What one tenant may hold of the node's shared resources (docs/quota.md): pending
 	 *  requests a pod asked plus answers waiting for it; pending requests of one network
 	 *  address (per sidecar shard); answers waiting for one pod's RX room, and how long;

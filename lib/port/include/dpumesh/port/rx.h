@@ -86,6 +86,8 @@ struct alignas(64) rx_stats {
 				      of one frame or of several */
 	counter refused_overloaded; /**< requests refused: the pool was empty (the reserve's
 				       rx_msg), or backlog_limit messages waited */
+	counter overloaded_backlog; /**< of refused_overloaded: backlog_limit messages waited
+				       (the rest: the pool was empty) */
 	counter reserve_empty;      /**< requests dropped: not even the reserve had an rx_msg */
 };
 
