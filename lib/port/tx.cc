@@ -36,6 +36,30 @@ tx_ctx::~tx_ctx()
 		rte_pktmbuf_free(static_cast<rte_mbuf *>(m));
 }
 
+namespace {
+
+/* `n` frames to the NIC: what it took is counted, and a stall ends; what it did not take
+ * stays where it was (the caller's) */
+uint16_t burst_out(tx_ctx &c, rte_mbuf **frames, uint16_t n) noexcept
+{
+	uint64_t bytes = 0;
+	for (unsigned i = 0; i < n; i++) /* before: what the NIC took is no longer ours */
+		bytes += frames[i]->pkt_len;
+	const uint16_t sent = rte_eth_tx_burst(c.port, c.queue, frames, n);
+	if (sent) {
+		for (unsigned i = sent; i < n; i++)
+			bytes -= frames[i]->pkt_len;
+		c.stats.frames.add(sent);
+		c.stats.bytes.add(bytes);
+		c.stalled = 0;
+	} else {
+		c.stats.stalls.inc();
+	}
+	return sent;
+}
+
+} // namespace
+
 /* The backlog's operations; a friend of tx_ctx (its ring indices are private). */
 struct tx_backlog_ops {
 	static uint64_t tsc_of_ms(uint32_t ms) noexcept { return rte_get_tsc_hz() / 1000 * ms; }
@@ -81,21 +105,11 @@ struct tx_backlog_ops {
 		const uint32_t at = c._bl_head & c._bl_mask;
 		const uint16_t n = static_cast<uint16_t>(
 			std::min({size, c._bl_mask + 1 - at, uint32_t(tx_ctx::burst)}));
-		rte_mbuf **run = &c._bl[at];
-		uint64_t bytes = 0;
-		for (unsigned i = 0; i < n; i++)
-			bytes += run[i]->pkt_len;
-		const uint16_t sent = rte_eth_tx_burst(c.port, c.queue, run, n);
+		const uint16_t sent = burst_out(c, &c._bl[at], n);
 		if (sent) {
-			for (unsigned i = sent; i < n; i++)
-				bytes -= run[i]->pkt_len;
-			c.stats.frames.add(sent);
-			c.stats.bytes.add(bytes);
 			c._bl_head += sent;
-			c.stalled = 0;
 			return sent;
 		}
-		c.stats.stalls.inc();
 		const uint64_t now = rte_rdtsc();
 		if (c.stalled == 0) {
 			c.stalled = now;
@@ -119,22 +133,13 @@ uint16_t tx_one(tx_ctx &c) noexcept
 						    tx_ctx::burst - c.nb_held, nullptr);
 	if (c.nb_held == 0)
 		return 0;
-	uint64_t bytes = 0;
-	for (unsigned i = 0; i < c.nb_held; i++)
-		bytes += c.held[i]->pkt_len;
-	uint16_t sent = rte_eth_tx_burst(c.port, c.queue, c.held, static_cast<uint16_t>(c.nb_held));
+	const uint16_t sent = burst_out(c, c.held, static_cast<uint16_t>(c.nb_held));
 	if (sent) {
-		for (unsigned i = sent; i < c.nb_held; i++)
-			bytes -= c.held[i]->pkt_len;
-		c.stats.frames.add(sent);
-		c.stats.bytes.add(bytes);
 		for (unsigned i = sent; i < c.nb_held; i++)
 			c.held[i - sent] = c.held[i];
 		c.nb_held -= sent;
-		c.stalled = 0;
 		return sent;
 	}
-	c.stats.stalls.inc();
 	/* time, not polls: an idle lcore polls fast and a descheduled peer (a generator on a
 	 * loaded machine) may take nothing for a second and then everything */
 	const uint64_t now = rte_rdtsc();
