@@ -141,7 +141,7 @@ if replay_path:
                                 "reserve_empty %s" % w.get("reserve_empty", "?"),
                                 # frames of requests that never completed: a reassembly
                                 # timed out, or a frame met an older message's slot
-                                "reassembly drop_timeout %s frames" % w.get("drop_timeout", "?"),
+                                "reassemblies timed out (drop_timeout) %s" % w.get("drop_timeout", "?"),
                                 "drop_mismatch %s frames" % w.get("drop_mismatch", "?")]
                     elif line.startswith("final stage=port_tx"):
                         # dropped: its backlog full for the give-up time (a dead peer);
