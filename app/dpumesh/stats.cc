@@ -309,11 +309,12 @@ void stats_printer::print_final(FILE *out)
 		     "final stage=port_rx frames=%" PRIu64 " accepted=%" PRIu64 " messages=%" PRIu64
 		     " duplicates=%" PRIu64 " msg_no_consumer=%" PRIu64 " msg_ring_full=%" PRIu64
 		     " msg_pool_empty=%" PRIu64 " refused_saturated=%" PRIu64
-		     " refused_overloaded=%" PRIu64 " reserve_empty=%" PRIu64,
+		     " refused_overloaded=%" PRIu64 " overloaded_backlog=%" PRIu64
+		     " reserve_empty=%" PRIu64,
 		     r.frames, r.accepted,
 		     r.messages + r.no_consumer + r.ring_full + r.msg_pool_empty + r.reserve_empty,
 		     r.duplicates, r.no_consumer, r.ring_full, r.msg_pool_empty, r.refused_saturated,
-		     r.refused_overloaded, r.reserve_empty);
+		     r.refused_overloaded, r.overloaded_backlog, r.reserve_empty);
 	for (size_t d = 1; d < r.drops.size(); d++)
 		std::fprintf(out, " drop_%s=%" PRIu64,
 			     port::rx_drop_name(static_cast<port::rx_drop>(d)), r.drops[d]);
@@ -321,8 +322,10 @@ void stats_printer::print_final(FILE *out)
 	for (const control::tx_stage_view &t : s.tx)
 		std::fprintf(out,
 			     "final stage=port_tx port=%u frames=%" PRIu64 " bytes=%" PRIu64
-			     " stalls=%" PRIu64 " dropped=%" PRIu64 "\n",
-			     t.port, t.frames, t.bytes, t.stalls, t.dropped);
+			     " stalls=%" PRIu64 " dropped=%" PRIu64 " owed=%" PRIu64
+			     " backlog_full=%" PRIu64 " backlog=%u\n",
+			     t.port, t.frames, t.bytes, t.stalls, t.dropped, t.owed, t.backlog_full,
+			     t.backlog);
 	std::fprintf(out, "final pods registered=%u\n", s.nb_pods);
 	print_lcore_cpu(out, s, true);
 	print_sidecar(out, s, true);

@@ -120,6 +120,13 @@ void read_ports(ctx &c, const json_t *arr, node_config &cfg)
 		o.uint("tx_desc", p.tx_desc, 64, 16384);
 		o.uint("mtu", p.mtu, 68, 9600);
 		o.boolean("promiscuous", p.promiscuous);
+		uint32_t backlog = 0;
+		if (o.uint("tx_backlog", backlog, 0, 1u << 20)) {
+			if (backlog && ((backlog & (backlog - 1)) != 0 || backlog < 32))
+				c.fail(o.child("tx_backlog"), std::to_string(backlog) +
+								     " is not 0 nor a power of two from 32");
+			p.tx_backlog = backlog;
+		}
 		o.done();
 		if (c.failed())
 			return;
@@ -195,6 +202,12 @@ void read_pools(ctx &c, const json_t *v, node_config &cfg)
 				       std::to_string(cfg.pools.dest_queue_entries) + ")");
 		qo.uint("admit_beyond_slots", cfg.pools.admit_beyond_slots, 0, 1u << 20);
 		qo.done();
+	}
+	if (const json_t *n = o.get("network", false)) {
+		obj no(c, n, o.child("network"));
+		no.uint("backlog", cfg.pools.network_backlog, 1, 4095);
+		no.uint("queued", cfg.pools.network_queued, 1, 4095);
+		no.done();
 	}
 	if (const json_t *q = o.get("quota", false)) {
 		obj qo(c, q, o.child("quota"));
@@ -324,6 +337,13 @@ void read_root(ctx &c, const json_t *root, node_config &cfg)
 		read_ports(c, a, cfg);
 	if (const json_t *m = o.get("mempool", false))
 		read_mempool(c, m, cfg);
+	/* what port TX may owe a slow peer stays within half the packet pool (RX needs the rest) */
+	for (size_t i = 0; i < cfg.ports.size() && !c.failed(); i++)
+		if (cfg.ports[i].tx_backlog && *cfg.ports[i].tx_backlog > cfg.mempool.mbufs / 2)
+			c.fail(pointer_append("/ports", std::to_string(i)) + "/tx_backlog",
+			       std::to_string(*cfg.ports[i].tx_backlog) +
+				       " frames is more than half the packet pool (mempool.mbufs " +
+				       std::to_string(cfg.mempool.mbufs) + ")");
 	if (const json_t *l = o.get("lcores", false))
 		read_lcores(c, l, cfg);
 	if (const json_t *p = o.get("pools", false))
@@ -368,6 +388,16 @@ const peer_config *node_config::find_peer(std::string_view name) const
 		if (p.name == name)
 			return &p;
 	return nullptr;
+}
+
+uint32_t node_config::tx_backlog_of(const port_config &p) const
+{
+	if (p.tx_backlog)
+		return *p.tx_backlog;
+	uint32_t n = 32;
+	while (n * 2 <= mempool.mbufs / 4)
+		n *= 2;
+	return n;
 }
 
 const route_config *node_config::find_route(std::string_view service) const

@@ -85,7 +85,9 @@ snapshot take_snapshot(const node &n, unsigned sections)
 	if ((sections & snap::tx) && n.instance())
 		for (const port::tx_ctx *t : n.instance()->tx())
 			s.tx.push_back({t->port, t->stats.frames.get(), t->stats.bytes.get(),
-					t->stats.stalls.get(), t->stats.dropped.get()});
+					t->stats.stalls.get(), t->stats.dropped.get(),
+					t->stats.owed.get(), t->stats.backlog_full.get(),
+					t->backlog_size()});
 	/* the sidecar's counters and metrics: summed over its shards (one per worker) */
 	const std::vector<sidecar::stage *> shards = n.shards();
 	if ((sections & snap::sidecar) && !shards.empty()) {

@@ -34,11 +34,11 @@ constexpr unsigned msg_reserve_size = 1023;
 constexpr unsigned ingress_ring_size = 8192;
 static_assert(ingress_ring_size - 1 >= msg_pool_size + msg_reserve_size,
 	      "the ingress ring must hold every rx_msg");
-/** Whole messages waiting for the sidecar at which port RX refuses a request (503
- *  overloaded) instead of queueing it: a quarter of the pool, 32 sidecar bursts. The 600 s
- *  soak saw the ring hold 3251 messages (the sidecar waiting for room towards the DPA) and
- *  the reserve run out behind them. */
-constexpr unsigned ingress_backlog_limit = 1024;
+/* Whole messages waiting for the sidecar at which port RX refuses a request (503
+ * overloaded) instead of queueing it: config pools.network.backlog, by default a quarter of
+ * the pool, 32 sidecar bursts. The 600 s soak saw the ring hold 3251 messages (the sidecar
+ * waiting for room towards the DPA) and the reserve run out behind them. */
+static_assert(msg_pool_size == 4095, "config pools.network's bounds are the pool's size");
 /** Work handed from one sidecar shard to another (sidecar::handoff_item each). */
 constexpr unsigned handoff_size = 16384;
 
@@ -244,7 +244,7 @@ status instance::build_port_stages()
 		ctx->reserve_pool = _msg_reserve.get();
 		ctx->next = _ingress[k].get();
 		ctx->refusals = _refusals[k].get();
-		ctx->backlog_limit = ingress_backlog_limit;
+		ctx->backlog_limit = _cfg.pools.network_backlog;
 		const std::string rname = "rx_reasm" + std::to_string(k);
 		auto reasm = wire::reassembler::create(wire::reasm_config{}, rname.c_str(),
 						       static_cast<int>(rte_socket_id()));
@@ -273,6 +273,10 @@ status instance::build_port_stages()
 			auto ctx = std::make_unique<port::tx_ctx>();
 			ctx->port = p.port_id;
 			ctx->queue = static_cast<uint16_t>(k);
+			/* what it may owe a peer that takes nothing for a while (docs/overload.md) */
+			const size_t ci = static_cast<size_t>(&p - _ports.list.data());
+			if (status st = ctx->set_backlog(_cfg.tx_backlog_of(_cfg.ports[ci])); !st.is_ok())
+				return errorf("port %s: %s", p.name.c_str(), st.message().c_str());
 			std::string rname = "dpumesh_tx" + std::to_string(p.port_id);
 			if (k)
 				rname += "_" + std::to_string(k);

@@ -91,9 +91,12 @@ uint16_t rx_poll(void *arg) noexcept
 	const rx_ctx::queue &q = c.queues[c.next_queue];
 	c.next_queue = c.next_queue + 1 == c.queues.size() ? 0 : c.next_queue + 1;
 	const uint64_t now = rte_rdtsc();
+	/* reassembly ages by this clock: not while the lcore itself was descheduled */
+	const uint64_t reasm_now =
+		reasm_clock(c, now, rte_get_tsc_hz() / 1000 * rx_ctx::stall_ms);
 	if (++c.polls == rx_ctx::expire_every) {
 		c.polls = 0;
-		c.reasm->expire(now);
+		c.reasm->expire(reasm_now);
 	}
 
 	rte_mbuf *pkts[rx_ctx::burst];
@@ -126,7 +129,7 @@ uint16_t rx_poll(void *arg) noexcept
 	const unsigned backlog =
 		c.next && c.backlog_limit != UINT32_MAX ? rte_ring_count(c.next) : 0;
 	uint64_t bytes = 0;
-	uint32_t accepted = 0, refused = 0, overloaded = 0;
+	uint32_t accepted = 0, refused = 0, overloaded = 0, by_backlog = 0;
 	uint32_t drops[static_cast<size_t>(rx_drop::count)] = {};
 	for (uint16_t i = 0; i < n; i++) {
 		if (i + 2 < n)
@@ -153,7 +156,7 @@ uint16_t rx_poll(void *arg) noexcept
 			 * a message of several frames leaves a tombstone that drops the others */
 			if (pf.frag_len == pf.msg_len)
 				rte_pktmbuf_free(m);
-			else if (c.reasm->refuse(m, pf, now) == wire::reasm_refusal::repeat)
+			else if (c.reasm->refuse(m, pf, reasm_now) == wire::reasm_refusal::repeat)
 				continue; /* its first frame again: refused (answered) already */
 			bool reserve = false;
 			rx_msg *rm = take(true, &reserve);
@@ -170,7 +173,7 @@ uint16_t rx_poll(void *arg) noexcept
 			continue;
 		}
 		wire::message msg;
-		if (c.reasm->input(m, pf, now, &msg) != wire::reasm_result::complete)
+		if (c.reasm->input(m, pf, reasm_now, &msg) != wire::reasm_result::complete)
 			continue; /* held, or dropped and counted by the reassembler */
 		const bool request = msg.kind == wire::frame_kind::request;
 		bool reserve = false;
@@ -189,6 +192,7 @@ uint16_t rx_poll(void *arg) noexcept
 			rm->port_id = q.port;
 			rm->svc = UINT32_MAX;
 			overloaded++;
+			by_backlog += reserve ? 0 : 1;
 			refuse(rm);
 			continue;
 		}
@@ -229,8 +233,11 @@ uint16_t rx_poll(void *arg) noexcept
 	c.stats.accepted.add(accepted);
 	if (refused)
 		c.stats.refused_saturated.add(refused);
-	if (overloaded) [[unlikely]]
+	if (overloaded) [[unlikely]] {
 		c.stats.refused_overloaded.add(overloaded);
+		if (by_backlog)
+			c.stats.overloaded_backlog.add(by_backlog);
+	}
 	for (size_t d = 0; d < static_cast<size_t>(rx_drop::count); d++)
 		if (drops[d])
 			c.stats.drops[d].add(drops[d]);

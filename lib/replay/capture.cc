@@ -153,6 +153,7 @@ result<capture> load_captures(const std::vector<std::string> &files, const captu
 						l4_view gv = parse(gf, g.len);
 						g.msg = msg;
 						g.tag_offset = uint16_t(gv.l4 + 8 + 20);
+						g.msgid_offset = uint16_t(gv.l4 + 8 + 4);
 						bool csum = gv.v6 || be16(gf + gv.l4 + 6) != 0;
 						g.csum_offset = csum ? uint16_t(gv.l4 + 6) : 0;
 						g.is_ipv6 = gv.v6;

@@ -44,11 +44,12 @@ uint64_t get_be64(const uint8_t *p)
 	return v;
 }
 
-/** RFC 1624 incremental update of a one's complement checksum for 8 changed bytes. */
-void csum_update(uint8_t *csum, const uint8_t *old8, const uint8_t *new8)
+/** RFC 1624 incremental update of a one's complement checksum for `len` (even) changed
+ *  bytes at an even offset. */
+void csum_update(uint8_t *csum, const uint8_t *old8, const uint8_t *new8, int len = 8)
 {
 	uint32_t acc = uint16_t(~internal::be16(csum));
-	for (int i = 0; i < 8; i += 2) {
+	for (int i = 0; i < len; i += 2) {
 		acc += uint16_t(~internal::be16(old8 + i));
 		acc += internal::be16(new8 + i);
 	}
@@ -354,10 +355,20 @@ trial_result generator::run(const trial_config &c, const std::atomic<bool> *stop
 						uint8_t t[8];
 						put_be64(t, make_tag(c.trial_id, seq));
 						std::memcpy(dst + fi.tag_offset, t, 8);
-						if (fi.csum_offset && fi.csum_full)
+						/* each pass's copy of a message is a new message:
+						 * its own id (the capture's repeat every pass) */
+						uint8_t id[4] = {uint8_t(seq >> 24), uint8_t(seq >> 16),
+								 uint8_t(seq >> 8), uint8_t(seq)};
+						if (fi.msgid_offset)
+							std::memcpy(dst + fi.msgid_offset, id, 4);
+						if (fi.csum_offset && fi.csum_full) {
 							csum_full(dst, fi);
-						else if (fi.csum_offset)
+						} else if (fi.csum_offset) {
 							csum_update(dst + fi.csum_offset, src + fi.tag_offset, t);
+							if (fi.msgid_offset)
+								csum_update(dst + fi.csum_offset,
+									    src + fi.msgid_offset, id, 4);
+						}
 						pend_seq[i] = seq;
 						pend_last[i] = fi.last;
 					} else {

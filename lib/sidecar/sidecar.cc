@@ -104,7 +104,8 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 					      std::move(remote), cfg.pools.dest_queue_entries,
 					      cfg.pools.dest_queue_share);
 	if (net.rx_msgs)
-		s->_outbox->queues().limit_network_requests(net.rx_msgs / 2 / shard.count);
+		s->_outbox->queues().limit_network_requests(
+			std::min(cfg.pools.network_queued, net.rx_msgs) / shard.count);
 	s->_net_in = std::make_unique<network_in>(dpa.hbuf_pool, dpa.hbuf_size, *s->_egress,
 						  s->_stats);
 

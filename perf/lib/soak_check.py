@@ -138,9 +138,16 @@ if replay_path:
                     if line.startswith("final stage=port_rx"):
                         why += ["port RX msg_pool_empty %s" % w.get("msg_pool_empty", "?"),
                                 "msg_ring_full %s" % w.get("msg_ring_full", "?"),
-                                "reserve_empty %s" % w.get("reserve_empty", "?")]
+                                "reserve_empty %s" % w.get("reserve_empty", "?"),
+                                # frames of requests that never completed: a reassembly
+                                # timed out, or a frame met an older message's slot
+                                "reassemblies timed out (drop_timeout) %s" % w.get("drop_timeout", "?"),
+                                "drop_mismatch %s frames" % w.get("drop_mismatch", "?")]
                     elif line.startswith("final stage=port_tx"):
-                        why.append("port TX dropped %s frames" % w.get("dropped", "?"))
+                        # dropped: its backlog full for the give-up time (a dead peer);
+                        # backlog: owed when the node stopped (freed, never sent)
+                        why.append("port TX dropped %s frames, %s owed at the stop"
+                                   % (w.get("dropped", "?"), w.get("backlog", "?")))
             except OSError:
                 pass
             why += ["generator port %s %s" % (k, gport[k]) for k in ("rx_missed", "rx_nombuf", "rx_errors")

@@ -21,7 +21,9 @@
 # (responses_lost among them). Writes soak.csv,
 # soak_series.csv and raw/soak-telemetry.jsonl. Diagnostic knobs (environment):
 # DPUMESH_SOAK_REPLAY=0 starts no Case 2 generator (no Case 2 load),
-# DPUMESH_SOAK_RESTARTS=0 restarts no pod, DPUMESH_SOAK_TENANTS=0 starts no greedy tenant.
+# DPUMESH_SOAK_RESTARTS=0 restarts no pod, DPUMESH_SOAK_TENANTS=0 starts no greedy tenant,
+# DPUMESH_SOAK_GEN_PAUSE=S stops the Case 2 generator (SIGSTOP) for S seconds every 30 s, a
+# peer that reads nothing for a while (port TX owes it its answers: docs/overload.md).
 
 soak_client_loop() { # NAME: runs clients until $WORK/soak.stop exists; one line per run
   local name=$1 i=0 line rc
@@ -140,6 +142,13 @@ suite_soak() {
       --label soak-case2 --out "$RAW/soak-replay" > "$RAW/soak-replay.log" 2>&1 < /dev/null &
     gen=$!; track "$gen"
     replay_sum="$RAW/soak-replay/summary.json"
+    if [ -n "${DPUMESH_SOAK_GEN_PAUSE:-}" ]; then
+      (while sleep 30 && [ ! -e "$WORK/soak.stop" ] && kill -STOP "$gen" 2>/dev/null; do
+         echo "$(date +%s) stopped" >> "$RAW/soak-gen-pauses.txt"
+         sleep "$DPUMESH_SOAK_GEN_PAUSE"; kill -CONT "$gen" 2>/dev/null
+       done; kill -CONT "$gen" 2>/dev/null) &
+      track "$!"
+    fi
   fi
   local t0 left
   t0=$(date +%s)

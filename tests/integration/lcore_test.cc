@@ -17,6 +17,7 @@
 
 #include <rte_cycles.h>
 
+#include <rte_eth_ring.h>
 #include <rte_ethdev.h>
 #include <rte_ip.h>
 #include <rte_lcore.h>
@@ -31,6 +32,7 @@
 #include "dpumesh/port/port.h"
 #include "dpumesh/port/rx.h"
 #include "dpumesh/port/service_gate.h"
+#include "dpumesh/port/tx.h"
 #include "eal_env.h"
 
 using namespace dpumesh;
@@ -234,12 +236,16 @@ TEST(Engine, PortRxRefusesFromItsReserveWhenThePoolIsEmpty)
 	ASSERT_NE(rx.reserve_pool, nullptr);
 	ASSERT_NE(rx.next, nullptr);
 	rx.queues.push_back({ports->at(0).port_id, 0});
+	/* 6 whole messages wait: the 7th request is refused by that bound (with the pool's
+	 * last rx_msg), the next 5 from the reserve */
+	rx.backlog_limit = 6;
 	constexpr unsigned nb_requests = 20, nb_answers = 3;
 	{
 		lcore::runner r(cfg->lcores);
 		ASSERT_TRUE(r.add(1, port::rx_stage(rx)).is_ok());
 		ASSERT_TRUE(r.launch().is_ok());
-		/* nobody takes from the ring: 7 messages empty the pool, 5 refusals the reserve */
+		/* nobody takes from the ring: 6 messages reach the backlog bound, a refusal empties
+		 * the pool, 5 refusals the reserve */
 		for (unsigned i = 0; i < nb_requests + nb_answers; i++) {
 			rte_mbuf *m = make_mesh_frame(*pool, i % 2, i,
 						      i < nb_requests ? wire::frame_kind::request
@@ -256,7 +262,8 @@ TEST(Engine, PortRxRefusesFromItsReserveWhenThePoolIsEmpty)
 	}
 	EXPECT_EQ(rx.stats.frames.get(), nb_requests + nb_answers);
 	EXPECT_EQ(rx.stats.messages.get(), 12u);
-	EXPECT_EQ(rx.stats.refused_overloaded.get(), 5u);
+	EXPECT_EQ(rx.stats.refused_overloaded.get(), 6u);
+	EXPECT_EQ(rx.stats.overloaded_backlog.get(), 1u);
 	EXPECT_EQ(rx.stats.reserve_empty.get(), nb_requests - 12u);
 	EXPECT_EQ(rx.stats.msg_pool_empty.get(), nb_answers);
 	EXPECT_EQ(rx.stats.ring_full.get(), 0u);
@@ -265,7 +272,7 @@ TEST(Engine, PortRxRefusesFromItsReserveWhenThePoolIsEmpty)
 	unsigned k = 0;
 	while (rte_ring_dequeue(rx.next, &obj) == 0) {
 		auto *m = static_cast<port::rx_msg *>(obj);
-		if (k < 7) {
+		if (k < 6) {
 			EXPECT_EQ(m->refusal, port::rx_refusal::none) << k;
 			EXPECT_NE(m->msg.chain, nullptr) << k;
 		} else {
@@ -564,6 +571,157 @@ TEST(Engine, StageCpuSamplingSeesComputeAndSleep)
 	EXPECT_LT(l.oncpu_ns, l.wall_ns * 3 / 4);
 	EXPECT_GT(l.voluntary_switches, 0u); /* every nanosleep */
 	EXPECT_GE(during[0].wall_ns, 1u);
+}
+
+/* A peer that takes nothing for longer than port TX's give-up time, then drains: it gets
+ * every frame exactly once, in order, including those queued while it took nothing. Only a
+ * backlog full for the give-up time is dropped, counted (docs/overload.md, "Port TX owes,
+ * it does not drop"). The port is a ring port whose TX ring the test reads as the peer. */
+TEST(Engine, PortTxOwesASlowPeerEveryFrameInOrder)
+{
+	rte_mempool *mp = rte_pktmbuf_pool_create("engine_txo_pool", 2047, 0, 0,
+						  RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	rte_ring *peer = rte_ring_create("engine_txo_peer", 64, SOCKET_ID_ANY,
+					 RING_F_SP_ENQ | RING_F_SC_DEQ);
+	rte_ring *unused = rte_ring_create("engine_txo_rx", 64, SOCKET_ID_ANY,
+					   RING_F_SP_ENQ | RING_F_SC_DEQ);
+	ASSERT_NE(mp, nullptr);
+	ASSERT_NE(peer, nullptr);
+	ASSERT_NE(unused, nullptr);
+	const int port_id = rte_eth_from_rings("engine_txo", &unused, 1, &peer, 1, SOCKET_ID_ANY);
+	ASSERT_GE(port_id, 0);
+	{
+		const auto pid = static_cast<uint16_t>(port_id);
+		rte_eth_conf conf{};
+		ASSERT_EQ(rte_eth_dev_configure(pid, 1, 1, &conf), 0);
+		ASSERT_EQ(rte_eth_rx_queue_setup(pid, 0, 64, SOCKET_ID_ANY, nullptr, mp), 0);
+		ASSERT_EQ(rte_eth_tx_queue_setup(pid, 0, 64, SOCKET_ID_ANY, nullptr), 0);
+		ASSERT_EQ(rte_eth_dev_start(pid), 0);
+	}
+	const unsigned peer_room = rte_ring_get_capacity(peer);
+	constexpr unsigned backlog = 256;
+	std::vector<uint32_t> got;
+	rte_ring *in_ring = nullptr;
+	{
+		port::tx_ctx tx;
+		tx.port = static_cast<uint16_t>(port_id);
+		tx.in = rte_ring_create("engine_txo_in", 1024, SOCKET_ID_ANY,
+					RING_F_SP_ENQ | RING_F_SC_DEQ);
+		ASSERT_NE(tx.in, nullptr);
+		tx.owe_after_ms = 50;
+		tx.give_up_ms = 300;
+		ASSERT_TRUE(tx.set_backlog(backlog).is_ok());
+		EXPECT_FALSE(tx.set_backlog(100).is_ok()); /* not a power of two */
+		ASSERT_TRUE(tx.set_backlog(backlog).is_ok());
+		auto send = [&](uint32_t from, uint32_t n) {
+			for (uint32_t i = from; i < from + n; i++) {
+				rte_mbuf *m = rte_pktmbuf_alloc(mp);
+				ASSERT_NE(m, nullptr);
+				*rte_pktmbuf_mtod(m, uint32_t *) = i;
+				m->data_len = m->pkt_len = 64;
+				ASSERT_EQ(rte_ring_enqueue(tx.in, m), 0);
+			}
+		};
+		/* the peer: reads until nothing came for 300 ms */
+		auto drain = [&] {
+			auto last = std::chrono::steady_clock::now();
+			while (std::chrono::steady_clock::now() - last < std::chrono::milliseconds(300)) {
+				void *b[32];
+				unsigned n = rte_ring_dequeue_burst(peer, b, 32, nullptr);
+				for (unsigned i = 0; i < n; i++) {
+					auto *m = static_cast<rte_mbuf *>(b[i]);
+					got.push_back(*rte_pktmbuf_mtod(m, uint32_t *));
+					rte_pktmbuf_free(m);
+				}
+				if (n)
+					last = std::chrono::steady_clock::now();
+				else
+					std::this_thread::sleep_for(std::chrono::milliseconds(1));
+			}
+		};
+		config::lcores_config lc;
+		lcore::runner r(lc);
+		ASSERT_TRUE(r.add(1, port::tx_stage(tx)).is_ok());
+		ASSERT_TRUE(r.launch().is_ok());
+
+		/* 1. a slow peer: it takes nothing for 4 give-up times; frames queued during
+		 *    the stall go behind those owed; everything arrives once, in order */
+		send(0, 200);
+		std::this_thread::sleep_for(std::chrono::milliseconds(200));
+		send(200, 100);
+		std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+		EXPECT_EQ(tx.stats.dropped.get(), 0u);
+		EXPECT_GT(tx.stats.owed.get(), 0u);
+		EXPECT_EQ(tx.stats.frames.get(), peer_room); /* the peer's ring, no more */
+		drain();
+		ASSERT_EQ(got.size(), 300u);
+		for (uint32_t i = 0; i < got.size(); i++)
+			ASSERT_EQ(got[i], i) << "frame " << i << " out of order";
+		EXPECT_EQ(tx.stats.frames.get(), 300u);
+		EXPECT_EQ(tx.stats.backlog_full.get(), 0u);
+
+		/* 2. a dead peer: its ring fills, the backlog fills, the rest waits on the ring
+		 *    in; after the give-up time the full backlog is dropped (counted), and what
+		 *    waited goes on, in order, once the peer reads again */
+		got.clear();
+		constexpr uint32_t waiting = 100;
+		send(300, peer_room + backlog + waiting);
+		auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+		while (tx.stats.dropped.get() == 0 && std::chrono::steady_clock::now() < deadline)
+			std::this_thread::sleep_for(std::chrono::milliseconds(10));
+		EXPECT_EQ(tx.stats.backlog_full.get(), 1u);
+		EXPECT_EQ(tx.stats.dropped.get(), backlog);
+		drain();
+		r.stop();
+		ASSERT_EQ(got.size(), peer_room + waiting);
+		for (uint32_t i = 0; i < peer_room; i++)
+			EXPECT_EQ(got[i], 300 + i);
+		for (uint32_t i = 0; i < waiting; i++)
+			EXPECT_EQ(got[peer_room + i], 300 + peer_room + backlog + i);
+		EXPECT_EQ(tx.stats.dropped.get() + got.size(), peer_room + backlog + waiting);
+		EXPECT_EQ(tx.backlog_size(), 0u);
+
+		/* 3. frames still owed when the node stops go back to the pool (~tx_ctx) */
+		const uint64_t owed_before = tx.stats.owed.get();
+		send(1000, peer_room + 50);
+		lcore::runner r2(lc);
+		ASSERT_TRUE(r2.add(1, port::tx_stage(tx)).is_ok());
+		ASSERT_TRUE(r2.launch().is_ok());
+		deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+		while (tx.stats.owed.get() < owed_before + 50 &&
+		       std::chrono::steady_clock::now() < deadline)
+			std::this_thread::sleep_for(std::chrono::milliseconds(10));
+		r2.stop();
+		EXPECT_EQ(tx.backlog_size(), 50u);
+		void *b[64];
+		const unsigned n = rte_ring_dequeue_burst(peer, b, 64, nullptr);
+		EXPECT_EQ(n, peer_room);
+		for (unsigned i = 0; i < n; i++)
+			rte_pktmbuf_free(static_cast<rte_mbuf *>(b[i]));
+		in_ring = tx.in;
+	}
+	rte_ring_free(in_ring);
+	EXPECT_EQ(rte_mempool_in_use_count(mp), 0u);
+	rte_eth_dev_stop(static_cast<uint16_t>(port_id));
+	rte_eth_dev_close(static_cast<uint16_t>(port_id));
+	rte_ring_free(peer);
+	rte_ring_free(unused);
+	rte_mempool_free(mp);
+}
+
+/* Port RX's reassembly clock leaves out the lcore's own stalls: a message whose next frame
+ * waited in the NIC while the lcore was descheduled does not time out for it. */
+TEST(Engine, ReassemblyClockLeavesOutTheLcoresOwnStalls)
+{
+	port::rx_ctx c;
+	const uint64_t stall = 20;
+	EXPECT_EQ(port::reasm_clock(c, 1000, stall), 1000u); /* first poll */
+	EXPECT_EQ(port::reasm_clock(c, 1010, stall), 1010u); /* polls 10 apart: as the TSC */
+	EXPECT_EQ(port::reasm_clock(c, 1030, stall), 1030u); /* 20: still a poll's gap */
+	EXPECT_EQ(port::reasm_clock(c, 5030, stall), 1030u); /* a stall of 4000: not counted */
+	EXPECT_EQ(port::reasm_clock(c, 5040, stall), 1040u); /* then on, as the TSC again */
+	EXPECT_EQ(port::reasm_clock(c, 5040, stall), 1040u);
+	EXPECT_EQ(c.stalled_tsc, 4000u);
 }
 
 TEST(Engine, PortErrorsNameTheConfigLocation)

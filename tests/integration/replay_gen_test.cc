@@ -20,6 +20,7 @@
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -119,6 +120,7 @@ public:
 	}
 	std::atomic<uint64_t> received{0}, dropped{0}, returned{0};
 	std::vector<uint64_t> rx_tsc; /* every arrival, in order (read after stop) */
+	std::vector<uint32_t> msg_ids; /* mesh: each frame's fragment header msg_id */
 
 private:
 	void loop()
@@ -140,6 +142,8 @@ private:
 				if (_p.mesh_response) {
 					uint8_t *f = rte_pktmbuf_mtod(b[i], uint8_t *);
 					uint8_t *fh = f + 14 + 20 + 8;
+					msg_ids.push_back(uint32_t(fh[4]) << 24 | uint32_t(fh[5]) << 16 |
+							  uint32_t(fh[6]) << 8 | fh[7]);
 					fh[3] = 2; /* kind: response */
 					if (fh[12] == 0 && fh[13] == 0 && fh[14] == 0 && fh[15] == 0) {
 						fh[32 + 3] = 2;
@@ -443,6 +447,18 @@ TEST_F(replay_gen, mesh_mode_matches_responses_by_correlation)
 	EXPECT_EQ(r.tx_untracked, 5u * 2);
 	EXPECT_EQ(r.rx_other, 5u * 2) << "the reflected response and non-mesh frame";
 	EXPECT_EQ(r.duplicates, 0u);
+	/* each pass's copy of a message has its own msg_id, the same in all its fragments (a
+	 * receiver still holding the last pass's copy must not take it for the same message) */
+	ASSERT_EQ(refl.msg_ids.size(), 5u * 26); /* every frame, in order */
+	std::set<uint32_t> two_frag_ids;
+	for (unsigned pass = 0; pass < 5; pass++) {
+		const uint32_t *m = refl.msg_ids.data() + pass * 26;
+		EXPECT_EQ(m[20], m[21]) << "pass " << pass;
+		EXPECT_EQ(m[22], m[23]) << "pass " << pass;
+		EXPECT_NE(m[20], m[22]);
+		two_frag_ids.insert(m[20]);
+	}
+	EXPECT_EQ(two_frag_ids.size(), 5u);
 }
 
 TEST_F(replay_gen, answers_of_an_earlier_trial_are_not_counted)

@@ -109,6 +109,53 @@ TEST(Config, AdmissionQueueBeyondSlots)
 		<< c.error().message();
 }
 
+TEST(Config, PortTxBacklogDefaultsToAQuarterOfThePool)
+{
+	auto d = config::load_string(with_line(0, ""), "t.json");
+	ASSERT_TRUE(d) << d.error().message();
+	EXPECT_FALSE(d->ports.at(0).tx_backlog.has_value());
+	EXPECT_EQ(d->tx_backlog_of(d->ports.at(0)), 1024u); /* 8191 mbufs */
+	auto c = config::load_string(
+		with_line(8, "  \"ports\": [ { \"name\": \"p0\", \"dev\": \"net_null0\", \"tx_backlog\": 0 } ],"),
+		"t.json");
+	ASSERT_TRUE(c) << c.error().message();
+	EXPECT_EQ(c->tx_backlog_of(c->ports.at(0)), 0u);
+	c = config::load_string(
+		with_line(8, "  \"ports\": [ { \"name\": \"p0\", \"dev\": \"net_null0\", \"tx_backlog\": 100 } ],"),
+		"t.json");
+	ASSERT_FALSE(c);
+	EXPECT_EQ(c.error().message().rfind("t.json:8:64: /ports/0/tx_backlog", 0), 0u)
+		<< c.error().message();
+	/* more than half the pool: RX would starve while a dead peer holds it */
+	c = config::load_string(
+		with_line(8, "  \"ports\": [ { \"name\": \"p0\", \"dev\": \"net_null0\", \"tx_backlog\": 8192 } ],"),
+		"t.json");
+	ASSERT_FALSE(c);
+	EXPECT_NE(c.error().message().find("more than half the packet pool"), std::string::npos)
+		<< c.error().message();
+}
+
+TEST(Config, NetworkBoundsOfTheMessagePool)
+{
+	auto d = config::load_string(with_line(0, ""), "t.json");
+	ASSERT_TRUE(d) << d.error().message();
+	EXPECT_EQ(d->pools.network_backlog, 1024u);
+	EXPECT_EQ(d->pools.network_queued, 2047u);
+	auto c = config::load_string(
+		with_line(12, "  \"pools\": { \"network\": { \"backlog\": 64, \"queued\": 100 } }"),
+		"t.json");
+	ASSERT_TRUE(c) << c.error().message();
+	EXPECT_EQ(c->pools.network_backlog, 64u);
+	EXPECT_EQ(c->pools.network_queued, 100u);
+	c = config::load_string(
+		with_line(12, "  \"pools\": { \"network\": { \"backlog\": 5000 } }"), "t.json");
+	ASSERT_FALSE(c);
+	EXPECT_NE(c.error().message().find("/pools/network/backlog"), std::string::npos)
+		<< c.error().message();
+	EXPECT_NE(c.error().message().find("out of range [1, 4095]"), std::string::npos)
+		<< c.error().message();
+}
+
 TEST(Config, ShippedConfigsLoad)
 {
 	for (const char *f : {"conf/default.json", "conf/pcap.json", "conf/two-node/node1.json",

@@ -53,6 +53,9 @@ struct port_config {
 	uint16_t tx_desc = 1024;
 	uint16_t mtu = 1500;
 	bool promiscuous = true;
+	/** Frames port TX may owe a peer that takes nothing (per TX queue; 0 or a power of two);
+	 *  unset: tx_backlog_of(). docs/overload.md, "Port TX owes, it does not drop". */
+	std::optional<uint32_t> tx_backlog;
 };
 
 struct mempool_config {
@@ -107,6 +110,12 @@ struct pools_config {
 	{
 		return admit_beyond_slots == UINT32_MAX ? dest_queue_share : admit_beyond_slots;
 	}
+	/** Port RX's message buffers (4095) held by network requests (docs/overload.md, "A
+	 *  reserve at port RX"): whole messages waiting for the sidecar at which port RX refuses
+	 *  a request 503 overloaded (per worker); network requests that may wait in destination
+	 *  queues, all shards together (more are refused 503 dest_full). */
+	uint32_t network_backlog = 1024;
+	uint32_t network_queued = 2047;
 	/** What one tenant may hold of the node's shared resources (docs/quota.md): pending
 	 *  requests a pod asked plus answers waiting for it; pending requests of one network
 	 *  address (per sidecar shard); answers waiting for one pod's RX room, and how long;
@@ -205,6 +214,9 @@ struct node_config {
 	const service_config *find_service(std::string_view name) const;
 	const peer_config *find_peer(std::string_view name) const;
 	const route_config *find_route(std::string_view service) const;
+	/** A port's TX backlog in frames: its `tx_backlog`, or the largest power of two
+	 *  within a quarter of the packet pool. */
+	uint32_t tx_backlog_of(const port_config &p) const;
 };
 
 /** Parses and validates a config file. */

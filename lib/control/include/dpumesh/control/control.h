@@ -183,6 +183,7 @@ struct drop_totals {
 	std::array<uint64_t, static_cast<size_t>(port::rx_drop::count)> drops{};
 	uint64_t no_consumer = 0, ring_full = 0, msg_pool_empty = 0, duplicates = 0;
 	uint64_t refused_saturated = 0, refused_overloaded = 0, reserve_empty = 0;
+	uint64_t overloaded_backlog = 0; /**< of refused_overloaded: the backlog bound fired */
 
 	/** Calls fn(name, help, value) for every drop counter, wire reasons first. */
 	template <typename Fn>
@@ -202,8 +203,13 @@ struct drop_totals {
 		   "requests refused at their first frame: their service was saturated (503)",
 		   refused_saturated);
 		fn("refused_overloaded",
-		   "requests refused from port RX's reserve: no message buffer was left (503)",
+		   "requests refused 503 overloaded: no message buffer was left (the reserve's), "
+		   "or pools.network.backlog messages waited for the sidecar",
 		   refused_overloaded);
+		fn("overloaded_backlog",
+		   "of refused_overloaded: pools.network.backlog messages waited (the rest: the "
+		   "message pool was empty)",
+		   overloaded_backlog);
 		fn("reserve_empty",
 		   "requests dropped with no answer: not even the reserve had a message buffer",
 		   reserve_empty);

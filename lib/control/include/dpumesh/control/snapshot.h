@@ -41,6 +41,8 @@ struct counter_row {
 struct tx_stage_view {
 	uint16_t port;
 	uint64_t frames, bytes, stalls, dropped;
+	uint64_t owed, backlog_full; /**< frames that went through the backlog; times it filled */
+	uint32_t backlog;            /**< frames owed now (dropped if the node stops) */
 };
 
 struct dpa_thread_view {

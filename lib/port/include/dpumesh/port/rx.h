@@ -86,6 +86,8 @@ struct alignas(64) rx_stats {
 				      of one frame or of several */
 	counter refused_overloaded; /**< requests refused: the pool was empty (the reserve's
 				       rx_msg), or backlog_limit messages waited */
+	counter overloaded_backlog; /**< of refused_overloaded: backlog_limit messages waited
+				       (the rest: the pool was empty) */
 	counter reserve_empty;      /**< requests dropped: not even the reserve had an rx_msg */
 };
 
@@ -120,7 +122,26 @@ struct rx_ctx {
 	rx_stats stats;
 	unsigned next_queue = 0;
 	unsigned polls = 0;
+	/** A gap between two polls longer than this is the lcore's own stall (descheduled):
+	 *  the reassembler's clock does not count it (reasm_clock()). */
+	static constexpr uint32_t stall_ms = 20;
+	uint64_t last_poll_tsc = 0;
+	uint64_t stalled_tsc = 0; /**< the lcore's own stalls, summed */
 };
+
+/**
+ * The reassembler's clock: the TSC less the lcore's own stalls. A message's frames the NIC
+ * holds while the lcore was descheduled are not late, so a reassembly does not age then;
+ * it times out only after timeout_ms of polls that could have seen its frames
+ * (docs/overload.md, "A reassembly the node itself stalled"). Call once per poll.
+ */
+inline uint64_t reasm_clock(rx_ctx &c, uint64_t now, uint64_t stall_tsc) noexcept
+{
+	if (c.last_poll_tsc && now - c.last_poll_tsc > stall_tsc)
+		c.stalled_tsc += now - c.last_poll_tsc;
+	c.last_poll_tsc = now;
+	return now - c.stalled_tsc;
+}
 
 /** The stage's poll function (lcore::poll_fn). */
 uint16_t rx_poll(void *arg) noexcept;

@@ -31,6 +31,9 @@ struct frame_info {
 	uint32_t offset = 0;      /**< into capture::bytes */
 	uint16_t len = 0;         /**< frame length (bytes) */
 	uint16_t tag_offset = 0;  /**< where the 8-byte tag goes; meaningful when msg >= 0 */
+	/** mesh: the fragment header's msg_id, rewritten per pass (a sender does not reuse an
+	 *  id while the receiver may still hold its message); 0 = none */
+	uint16_t msgid_offset = 0;
 	uint16_t csum_offset = 0; /**< the UDP checksum to fix, 0 = none */
 	uint8_t csum_full = 0;    /**< recompute the whole L4 checksum (else incremental) */
 	uint8_t is_ipv6 = 0;
