@@ -37,6 +37,10 @@ constexpr uint64_t net_share_per_s = 1000000;
  * requests; otherwise a full burst */
 constexpr uint64_t net_idle_share_per_s = 50000;
 constexpr uint32_t net_ahead = 128;
+/* the most the network may owe: 100 us. Its cost is TSC time, which counts the time the
+ * lcore was descheduled mid-burst; unbounded, a 100 ms preemption paused the network for
+ * 200 ms (net_fair_test on a box whose worker waited for a CPU 90% of the time) */
+constexpr uint64_t net_max_debt_per_s = 10000;
 /* step 6's intake: what port RX handed on, at most this many bursts a poll */
 constexpr unsigned net_intake_bursts = 4;
 /* the lcore's cost of a network message per cycle of this stage's: port RX + sidecar +
@@ -71,6 +75,7 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 	s->_tsc_hz = rte_get_tsc_hz();
 	s->_net_budget = s->_tsc_hz / net_share_per_s;
 	s->_net_idle_budget = s->_tsc_hz / net_idle_share_per_s;
+	s->_net_max_debt = static_cast<int64_t>(s->_tsc_hz / net_max_debt_per_s);
 	s->_hop = cfg.node.name + "/sidecar";
 	s->_trace_rng = policy::trace_rng(rte_rand());
 	timespec wall;
@@ -518,7 +523,8 @@ uint32_t stage::from_network_sources(unsigned quantum, bool shared, uint64_t now
 	const uint64_t spent = rte_rdtsc() - t0;
 	_net_cycles = (_net_cycles * 7 + spent / nb) / 8;
 	if (shared)
-		_net_credit -= static_cast<int64_t>(net_cost_factor * spent);
+		_net_credit = std::max(_net_credit - static_cast<int64_t>(net_cost_factor * spent),
+				       -_net_max_debt);
 	return n + work;
 }
 

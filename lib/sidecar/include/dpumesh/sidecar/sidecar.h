@@ -368,6 +368,7 @@ private:
 	uint64_t _net_budget = 0; /* TSC cycles of network work per poll while pods are busy */
 	uint64_t _net_idle_budget = 0; /* the same while they are not */
 	int64_t _net_credit = 0;  /* what the network may still spend (deficit round robin) */
+	int64_t _net_max_debt = 0; /* the most it may owe */
 	policy::trace_rng _trace_rng; /* trace ids of requests without them (seeded at create) */
 	counters _stats;
 };
