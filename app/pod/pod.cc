@@ -331,6 +331,22 @@ std::vector<std::string> client_services()
 	return out;
 }
 
+/** This thread's scheduler record (/proc/thread-self/schedstat): CPU time, time runnable
+ *  but waiting for a CPU, and how many times it was put on a CPU; zeros if unreadable. */
+struct sched_stat {
+	unsigned long long oncpu_ns = 0, runq_ns = 0, slices = 0;
+};
+sched_stat read_sched_stat()
+{
+	sched_stat s;
+	if (FILE *f = std::fopen("/proc/thread-self/schedstat", "re")) {
+		if (std::fscanf(f, "%llu %llu %llu", &s.oncpu_ns, &s.runq_ns, &s.slices) != 3)
+			s = {};
+		std::fclose(f);
+	}
+	return s;
+}
+
 int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool flood,
 	       uint32_t tx_header_slots)
 {
@@ -418,6 +434,7 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 	st.rtt_us.reserve(std::min<uint32_t>(n, 1u << 22));
 	st.ok_rtt_us.reserve(std::min<uint32_t>(n, 1u << 22));
 	const auto t_start = std::chrono::steady_clock::now();
+	const sched_stat sched_start = read_sched_stat();
 	const uint64_t start_ns = now_ns();
 	st.measure_from_ns = start_ns + static_cast<uint64_t>(warmup_secs * 1e9);
 	const uint64_t stop_ns = run_secs > 0 ? start_ns + static_cast<uint64_t>(run_secs * 1e9) : UINT64_MAX;
@@ -529,6 +546,16 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 		    pct(0.999), st.rtt_us.empty() ? 0.0 : st.rtt_us.back(), st.rtt_us.size(), window_secs,
 		    pct_of(st.ok_rtt_us, 0.50), pct_of(st.ok_rtt_us, 0.99),
 		    window_secs > 0 ? static_cast<double>(st.rtt_us.size()) / window_secs : 0.0);
+	/* the client's own wait for a CPU (the box's scheduler, not the node): per answer */
+	const sched_stat sched_end = read_sched_stat();
+	const unsigned long long answers = std::max<unsigned long long>(st.ok + st.mesh_err + st.bad, 1);
+	std::printf("SCHED oncpu_us=%.0f runq_us=%.0f slices=%llu runq_per_answer_us=%.2f "
+		    "oncpu_per_answer_us=%.2f\n",
+		    static_cast<double>(sched_end.oncpu_ns - sched_start.oncpu_ns) / 1e3,
+		    static_cast<double>(sched_end.runq_ns - sched_start.runq_ns) / 1e3,
+		    sched_end.slices - sched_start.slices,
+		    static_cast<double>(sched_end.runq_ns - sched_start.runq_ns) / 1e3 / answers,
+		    static_cast<double>(sched_end.oncpu_ns - sched_start.oncpu_ns) / 1e3 / answers);
 	std::string pods, reasons;
 	for (const auto &[pod, count] : st.per_pod)
 		pods += (pods.empty() ? "" : ",") + pod + ":" + std::to_string(count);

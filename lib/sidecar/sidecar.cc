@@ -17,6 +17,7 @@
 #include "internal/egress.h"
 #include "internal/network_in.h"
 #include "internal/outbox.h"
+#include "internal/net_sched.h"
 #include "internal/owed.h"
 #include "internal/quota.h"
 #include "internal/request_table.h"
@@ -30,9 +31,24 @@ constexpr uint32_t table_capacity = 65536;
  * meanwhile a poll takes about 1 us of network work (port RX, this stage, port TX) */
 constexpr uint64_t pods_hold_per_s = 1000;
 constexpr uint64_t net_share_per_s = 1000000;
+/* and without pods' messages, while the network is ahead of this stage (more than
+ * net_ahead requests waiting for their turn), at most about 20 us of a poll (step 6 below),
+ * so that port RX and the intake of step 6 come round often enough to see every source's
+ * requests; otherwise a full burst */
+constexpr uint64_t net_idle_share_per_s = 50000;
+constexpr uint32_t net_ahead = 128;
+/* the most the network may owe: 100 us. Its cost is TSC time, which counts the time the
+ * lcore was descheduled mid-burst; unbounded, a 100 ms preemption paused the network for
+ * 200 ms (net_fair_test on a box whose worker waited for a CPU 90% of the time) */
+constexpr uint64_t net_max_debt_per_s = 10000;
+/* step 6's intake: what port RX handed on, at most this many bursts a poll */
+constexpr unsigned net_intake_bursts = 4;
 /* the lcore's cost of a network message per cycle of this stage's: port RX + sidecar +
  * port TX over the sidecar's, 2.2-2.5 for refusals in the overload suite's profile */
 constexpr uint64_t net_cost_factor = 2;
+/* network requests waiting here for their source's turn, all sources together: as many as
+ * port RX lets wait on the ring (lib/node's ingress_backlog_limit) */
+constexpr uint32_t net_backlog = 1024;
 } // namespace
 
 rte_ring *create_handoff_ring(const char *name, unsigned size) noexcept
@@ -58,6 +74,8 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 	s->_dpa = dpa;
 	s->_tsc_hz = rte_get_tsc_hz();
 	s->_net_budget = s->_tsc_hz / net_share_per_s;
+	s->_net_idle_budget = s->_tsc_hz / net_idle_share_per_s;
+	s->_net_max_debt = static_cast<int64_t>(s->_tsc_hz / net_max_debt_per_s);
 	s->_hop = cfg.node.name + "/sidecar";
 	s->_trace_rng = policy::trace_rng(rte_rand());
 	timespec wall;
@@ -89,6 +107,7 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 	s->_quota = std::make_unique<quota>(cfg.pools.quota, s->_tsc_hz);
 	s->_requests->set_quota(s->_quota.get());
 	s->_owed = std::make_unique<owed>(s->_tsc_hz);
+	s->_net_sched = std::make_unique<net_sched>(net_backlog);
 	/* the first look: a pod takes its RX slots plus a queue in flight (docs/overload.md) */
 	s->_admission->set_load(s->_requests->loads(), cfg.pools.admit_queue());
 
@@ -157,6 +176,9 @@ stage::~stage()
 			}
 		}
 	}
+	/* network requests that waited for their source's turn */
+	if (_net_sched)
+		_net_sched->drain([](rx_msg *m) { port::rx_msg_free(m); });
 	/* the egress frees zero-copy hbufs the NIC released but nobody reaped */
 }
 
@@ -386,14 +408,28 @@ uint32_t stage::run() noexcept
 	/* fairness (docs/overload.md): while pods' messages pass, the network gets about
 	 * 1 us of each pass, in messages at their measured cost (port RX's frames and this
 	 * poll's network messages), so a flood does not stretch the passes they wait on; a
-	 * pod's next message follows within a round trip, hence the hold */
+	 * pod's next message follows within a round trip, hence the hold. While the network is
+	 * ahead of this stage it gets about 20 us, so that port RX comes round often enough.
+	 * A deficit: each poll adds the budget (at most one poll's worth is kept), the
+	 * network's messages spend their measured cost, so a message dearer than the budget (a
+	 * JWT to verify, a delivery) takes its turn every few polls instead of one each poll */
 	if (pod_msgs)
 		_pods_until = now + _tsc_hz / pods_hold_per_s;
-	unsigned net_quantum = burst;
-	if (now < _pods_until)
-		net_quantum = static_cast<unsigned>(std::clamp<uint64_t>(
-			_net_budget / (net_cost_factor * _net_cycles + 1), 1, burst));
-	_admission->rx_quantum(net_quantum == burst ? 0 : static_cast<uint16_t>(net_quantum));
+	const bool pods_busy = now < _pods_until;
+	const bool shared = pods_busy || _net_sched->waiting() > net_ahead;
+	const uint64_t budget = pods_busy ? _net_budget : _net_idle_budget;
+	const uint64_t cost = net_cost_factor * _net_cycles + 1;
+	_net_credit = std::min<int64_t>(_net_credit + static_cast<int64_t>(budget),
+					static_cast<int64_t>(budget));
+	const unsigned net_quantum =
+		!shared		 ? burst
+		: _net_credit <= 0 ? 0
+				   : static_cast<unsigned>(std::clamp<uint64_t>(
+					     static_cast<uint64_t>(_net_credit) / cost, 1, burst));
+	const unsigned rx_quantum =
+		pods_busy ? static_cast<unsigned>(std::clamp<uint64_t>(_net_budget / cost, 1, burst))
+			  : burst;
+	_admission->rx_quantum(rx_quantum == burst ? 0 : static_cast<uint16_t>(rx_quantum));
 	/* 5. what other shards handed here */
 	if (_outbox->room())
 		work += take_handoffs(now);
@@ -408,15 +444,8 @@ uint32_t stage::run() noexcept
 	}
 	/* 6. whole messages from the network (Case 2 requests, Case 1 answers), a burst
 	 * through each phase (flow_net.cc), at most the network's quantum */
-	if (_ingress && _outbox->room()) {
-		rx_msg *msgs[burst];
-		const uint64_t t0 = rte_rdtsc();
-		const unsigned n = rte_ring_sc_dequeue_burst(_ingress, reinterpret_cast<void **>(msgs),
-							     net_quantum, nullptr);
-		work += from_network_burst(msgs, n, now);
-		if (n) /* the cost of a network message here, a moving average over polls */
-			_net_cycles = (_net_cycles * 7 + (rte_rdtsc() - t0) / n) / 8;
-	}
+	if (_ingress && _outbox->room())
+		work += from_network_sources(net_quantum, shared, now);
 	/* 7. deadlines (1 ms ticks): a sweep once a tick has passed, a burst at a time while
 	 * a burst comes back (up to 8 per poll: at the rate requests come in, a peer that never
 	 * answers must not fill the table); each expiry makes one command at most */
@@ -452,6 +481,52 @@ uint32_t stage::run() noexcept
 			_dpa.ops.service(_dpa.ctx, t, posted >> t & 1u);
 	_reg->dp_quiescent(_qsbr_id);
 	return work;
+}
+
+/* Step 6: what port RX handed on goes into its source's FIFO (internal/net_sched.h; a
+ * request whose source holds its share of a full backlog is answered 503 overloaded at
+ * once), answers from the network straight through; then up to `quantum` requests, one per
+ * source per turn, their cost spent from the network's credit while it is `shared`. */
+uint32_t stage::from_network_sources(unsigned quantum, bool shared, uint64_t now) noexcept
+{
+	rx_msg *in[burst], *batch[burst];
+	unsigned n = 0, nb = 0;
+	/* the intake: cheap (a link, or a refusal from the kept addresses), so that a source's
+	 * request waits in its own FIFO, not behind the others' on the ring; answers from the
+	 * network (bounded by the requests this node sent) go straight into this poll's batch
+	 * while it has room, else into their source's FIFO as requests do */
+	for (unsigned b = 0; b < net_intake_bursts; b++) {
+		const unsigned k = rte_ring_sc_dequeue_burst(
+			_ingress, reinterpret_cast<void **>(in), burst, nullptr);
+		for (unsigned i = 0; i < k; i++) {
+			rx_msg *m = in[i];
+			const bool answer = m->msg.kind != wire::frame_kind::request;
+			if (answer && nb < burst) {
+				batch[nb++] = m;
+			} else if (!_net_sched->push(m, answer)) [[unlikely]] {
+				_stats.net_share_refused.inc();
+				m->refusal = port::rx_refusal::overloaded;
+				refused_at_rx(m);
+			}
+		}
+		n += k;
+		if (k < burst)
+			break;
+	}
+	if (nb < quantum)
+		nb += _net_sched->pop(batch + nb, quantum - nb);
+	if (nb == 0) /* requests waiting for their turn are work: the lcore must not sleep */
+		return n + (_net_sched->waiting() != 0 ? 1 : 0);
+	const uint64_t t0 = rte_rdtsc();
+	const uint32_t work = from_network_burst(batch, nb, now);
+	/* the cost of a network message here, a moving average over polls; what the network
+	 * spent of its share while pods are busy */
+	const uint64_t spent = rte_rdtsc() - t0;
+	_net_cycles = (_net_cycles * 7 + spent / nb) / 8;
+	if (shared)
+		_net_credit = std::max(_net_credit - static_cast<int64_t>(net_cost_factor * spent),
+				       -_net_max_debt);
+	return n + work;
 }
 
 /* A request port RX refused (its service was saturated here, or port RX had no rx_msg left

@@ -42,6 +42,7 @@
 #include "dpumesh/wire/l7.h"
 #include "eal_env.h"
 #include "inproc_node.h"
+#include "ring_port.h"
 #include "output.h"
 
 using namespace dpumesh;
@@ -61,66 +62,6 @@ const uint8_t rss_key[40] = {
 	0x6d, 0x5a, 0x56, 0xda, 0x25, 0x5b, 0x0e, 0xc2, 0x41, 0x67, 0x25, 0x3d, 0x43, 0xa3,
 	0x8f, 0xb0, 0xd0, 0xca, 0x2b, 0xcb, 0xae, 0x7b, 0x30, 0xb4, 0x77, 0xcb, 0x2d, 0xa3,
 	0x80, 0x30, 0xf2, 0x0c, 0x6a, 0x42, 0xb7, 0x3b, 0xbe, 0xac, 0x01, 0xfa,
-};
-
-/** A two-queue port made from rings: the test is the network on its other side. */
-struct ring_port {
-	std::string name;
-	rte_ring *rx[2] = {}; /* the test enqueues frames the node receives on queue q */
-	rte_ring *tx[2] = {}; /* the node's TX queue q */
-	rte_mempool *pool = nullptr;
-
-	/** The ethdev is named net_ring_<n> (rte_eth_from_rings' naming). */
-	explicit ring_port(const std::string &n) : name("net_ring_" + n)
-	{
-		for (int q = 0; q < 2; q++) {
-			rx[q] = rte_ring_create((n + "_rx" + std::to_string(q)).c_str(), 4096, 0,
-						RING_F_SP_ENQ | RING_F_SC_DEQ);
-			tx[q] = rte_ring_create((n + "_tx" + std::to_string(q)).c_str(), 4096, 0,
-						RING_F_SP_ENQ | RING_F_SC_DEQ);
-		}
-		pool = rte_pktmbuf_pool_create((n + "_pool").c_str(), 8191, 0, 0, 2176, 0);
-		EXPECT_GE(rte_eth_from_rings(n.c_str(), rx, 2, tx, 2, 0), 0) << name;
-	}
-	~ring_port()
-	{
-		for (int q = 0; q < 2; q++) {
-			drain(q);
-			rte_ring_free(rx[q]);
-			rte_ring_free(tx[q]);
-		}
-		/* frames the node never took */
-		rte_mempool_free(pool);
-	}
-	void drain(int q)
-	{
-		void *m;
-		while (rte_ring_dequeue(rx[q], &m) == 0)
-			rte_pktmbuf_free(static_cast<rte_mbuf *>(m));
-		while (rte_ring_dequeue(tx[q], &m) == 0)
-			rte_pktmbuf_free(static_cast<rte_mbuf *>(m));
-	}
-
-	/** One single-frame message from (src_ip, sport) to the node, on RX queue q. */
-	bool send(int q, uint32_t src_ip, uint16_t sport, const uint8_t *src_mac, wire::frame_kind kind,
-		  uint64_t correlation, const uint8_t *l7, uint16_t l7_len, const std::string &body,
-		  uint32_t msg_id)
-	{
-		wire::link_addr a{};
-		std::memcpy(a.src_mac, src_mac, 6);
-		std::memcpy(a.dst_mac, node_mac, 6);
-		a.src = wire::endpoint::from_v4(rte_cpu_to_be_32(src_ip), sport);
-		a.dst = wire::endpoint::from_v4(rte_cpu_to_be_32(node_ip), mesh_port);
-		wire::body_ref b;
-		b.data = reinterpret_cast<const uint8_t *>(body.data());
-		b.len = static_cast<uint32_t>(body.size());
-		rte_mbuf *f[1];
-		if (wire::fragment(a, kind, msg_id, correlation, l7, l7_len, b, 1500, pool, f, 1) != 1)
-			return false;
-		while (rte_ring_enqueue(rx[q], f[0]) != 0)
-			std::this_thread::sleep_for(100us);
-		return true;
-	}
 };
 
 /** A frame the node sent, single-frame messages only. */

@@ -27,6 +27,7 @@
 #include "internal/admission.h"
 #include "internal/command.h"
 #include "internal/egress.h"
+#include "internal/net_sched.h"
 #include "internal/network_in.h"
 #include "internal/outbox.h"
 #include "internal/quota.h"
@@ -352,6 +353,74 @@ TEST(quota, each_origin_retries_out_of_its_own_requests)
 	EXPECT_EQ(n1->requests(), 1u);
 	e.origin = {};
 	EXPECT_EQ(q.origin_budget(e, c), nullptr);
+}
+
+/* The network's requests by source (internal/net_sched.h): one per source per turn, each
+ * source's in its order, and a full backlog refuses only sources at their share. */
+TEST(net_sched, sources_take_turns_in_order_and_a_full_backlog_refuses_only_the_floods)
+{
+	const auto msg_from = [](uint8_t host, uint32_t id) {
+		port::rx_msg m{};
+		m.msg.src = wire::endpoint::from_v4(htonl(0x0a000000u | host), 40000);
+		m.msg.msg_id = id;
+		return m;
+	};
+	/* three sources in three FIFOs (distinct hosts that hash apart) */
+	std::vector<uint8_t> hosts;
+	for (uint8_t h = 1; hosts.size() < 3; h++) {
+		bool apart = true;
+		for (uint8_t o : hosts)
+			apart &= sidecar::net_sched::queue_of(msg_from(h, 0).msg.src) !=
+				 sidecar::net_sched::queue_of(msg_from(o, 0).msg.src);
+		if (apart)
+			hosts.push_back(h);
+	}
+	std::vector<port::rx_msg> a, b, c;
+	for (uint32_t i = 0; i < 7; i++)
+		a.push_back(msg_from(hosts[0], i));
+	b.push_back(msg_from(hosts[1], 100));
+	c.push_back(msg_from(hosts[2], 200));
+
+	sidecar::net_sched s(8);
+	/* a floods first, then b and c ask */
+	for (auto &m : a)
+		ASSERT_TRUE(s.push(&m));
+	for (auto &m : b)
+		ASSERT_TRUE(s.push(&m));
+	EXPECT_EQ(s.waiting(), 8u);
+	EXPECT_EQ(s.sources(), 2u);
+	/* full: c has nothing waiting, under its share (8 / 3): taken; then a (7) is refused, b
+	 * (1) is taken; an answer always */
+	EXPECT_TRUE(s.push(&c[0]));
+	port::rx_msg a_more = msg_from(hosts[0], 8), b_more = msg_from(hosts[1], 101),
+		     a_answer = msg_from(hosts[0], 7);
+	EXPECT_FALSE(s.push(&a_more));
+	EXPECT_TRUE(s.push(&b_more));
+	EXPECT_TRUE(s.push(&a_answer, true));
+	EXPECT_EQ(s.waiting(), 11u);
+
+	/* turns: a b c, a b, then a's: one per source with work, each source's in order */
+	port::rx_msg *out[16];
+	ASSERT_EQ(s.pop(out, 4), 4u);
+	std::vector<uint32_t> ids;
+	for (unsigned i = 0; i < 4; i++)
+		ids.push_back(out[i]->msg.msg_id);
+	const unsigned n = s.pop(out, 16);
+	ASSERT_EQ(n, 7u);
+	for (unsigned i = 0; i < n; i++)
+		ids.push_back(out[i]->msg.msg_id);
+	EXPECT_EQ(ids, (std::vector<uint32_t>{0, 100, 200, 1, 101, 2, 3, 4, 5, 6, 7}));
+	EXPECT_EQ(s.waiting(), 0u);
+	EXPECT_EQ(s.sources(), 0u);
+	EXPECT_EQ(s.pop(out, 16), 0u);
+	/* empty again: a source alone may fill the whole backlog */
+	for (auto &m : a)
+		EXPECT_TRUE(s.push(&m));
+	EXPECT_TRUE(s.push(&b[0]));
+	unsigned drained = 0;
+	s.drain([&](port::rx_msg *) { drained++; });
+	EXPECT_EQ(drained, 8u);
+	EXPECT_EQ(s.waiting(), 0u);
 }
 
 TEST(request_table, full_table_refuses)

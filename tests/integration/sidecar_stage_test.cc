@@ -827,8 +827,8 @@ TEST_F(sidecar_stage, counters_are_listed_by_name)
 	 * park_refused and resumes + the quotas' quota_refused, answers_refused,
 	 * answers_orphaned and answers_deferred + admission's saturated + the owed answers'
 	 * answers_owed and answers_unsent + network-in's expiry_cycles and
-	 * decoded_without_hbuf */
-	EXPECT_EQ(n, 58u);
+	 * decoded_without_hbuf + the network's share between sources, net_share_refused */
+	EXPECT_EQ(n, 59u);
 	EXPECT_TRUE(saw_requests);
 	EXPECT_EQ(queue_counters, 2u);
 	EXPECT_EQ(stage->policy()->version(), 1u);

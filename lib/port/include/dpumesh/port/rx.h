@@ -70,6 +70,7 @@ struct rx_msg {
 	uint16_t port_id; /**< where it arrived */
 	rx_refusal refusal; /**< none, or why port RX refused it (then msg.chain is nullptr) */
 	uint32_t svc;       /**< refusal saturated: the gate's service index */
+	rx_msg *sched_next; /**< the sidecar's link while it waits in its source's FIFO */
 };
 
 struct alignas(64) rx_stats {

@@ -117,6 +117,7 @@ using port::rx_msg;
 	_(answers_owed, "error answers that waited for a buffer (hbuf, mbuf, TX ring room) or for their requester to drain, sent later") \
 	_(answers_unsent, "error answers not sent: the owed answers' queue full (never expected)") \
 	_(backlog_stalls, "polls that stopped taking input: RX kernel queues full")      \
+	_(net_share_refused, "network requests refused (503 overloaded): the network backlog full and their source holding its share") \
 	_(backlog_overflow, "commands dropped: RX kernel backlog full (never expected)")  \
 	_(policy_refused, "requests refused by the L7 policy (401/403/429/503)")        \
 	_(held, "requests delivered with the sender's buffers kept for a retry")        \
@@ -215,6 +216,7 @@ class egress;
 struct remote;
 class network_in;
 class quota;
+class net_sched;
 struct owed;
 struct dpa_command;
 struct dpa_note;
@@ -309,6 +311,7 @@ private:
 	void net_response(net_message &m, uint64_t now) noexcept;
 	void relay(net_message &m, const verdict &a, uint64_t now) noexcept;
 	void refused_at_rx(port::rx_msg *m) noexcept;
+	uint32_t from_network_sources(unsigned quantum, bool shared, uint64_t now) noexcept;
 	/* what the DPA hands back, retries, parking, deadlines (flow_notes.cc) */
 	void note(const dpa_note &n) noexcept;
 	void held_done(const dpa_note &n) noexcept;
@@ -342,6 +345,7 @@ private:
 	std::unique_ptr<network_in> _net_in;
 	std::unique_ptr<quota> _quota;
 	std::unique_ptr<owed> _owed; /* error answers waiting for a buffer (internal/owed.h) */
+	std::unique_ptr<net_sched> _net_sched; /* network requests by source (internal/net_sched.h) */
 	/* routing and policy: published by control, loaded once per poll into _cur */
 	std::atomic<ruleset *> _published{nullptr};
 	ruleset *_cur = nullptr;
@@ -362,6 +366,9 @@ private:
 	uint64_t _pods_until = 0; /* TSC until which pods count as busy */
 	uint64_t _net_cycles = 0; /* TSC cycles per network message (step 6), moving average */
 	uint64_t _net_budget = 0; /* TSC cycles of network work per poll while pods are busy */
+	uint64_t _net_idle_budget = 0; /* the same while they are not */
+	int64_t _net_credit = 0;  /* what the network may still spend (deficit round robin) */
+	int64_t _net_max_debt = 0; /* the most it may owe */
 	policy::trace_rng _trace_rng; /* trace ids of requests without them (seeded at create) */
 	counters _stats;
 };

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The network's requests, scheduled among their sources: a FIFO per source address, served round robin.
+//
+// Port RX hands whole messages on in arrival order, one ring per shard. A flooding peer
+// would own that ring: a light peer's request waits behind everything the floods sent, or
+// finds the backlog full and is refused with them. The sidecar therefore takes what the
+// ring holds into a FIFO per source (a hash of the source address, as the quotas key
+// sources) and serves them one message per source with work per turn (deficit round robin
+// with a quantum of one message). Order within a source is kept; across sources it is the
+// turn's.
+//
+// The backlog is bounded (`limit` messages waiting, all sources together). A request that
+// finds it full is refused when its own source holds at least its share (`limit` over the
+// sources with work) and taken otherwise: the floods are refused beyond their share, a
+// light peer never (docs/overload.md "Fairness between network peers").
+//
+//   net_sched s(1024);
+//   if (!s.push(m)) refuse(m);                  // its source at its share of a full backlog
+//   unsigned n = s.pop(batch, quantum);         // one per source per turn, up to quantum
+//
+// Links are the messages' own (`rx_msg::sched_next`): no allocation, O(1) per message.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "dpumesh/port/rx.h"
+
+namespace dpumesh::sidecar {
+
+class net_sched {
+public:
+	/** Sources are told apart by a hash of their address into this many FIFOs. */
+	static constexpr uint32_t nb_queues = 64;
+
+	explicit net_sched(uint32_t limit) noexcept : _limit(limit) {}
+	net_sched(const net_sched &) = delete;
+	net_sched &operator=(const net_sched &) = delete;
+
+	/** Takes a message; false (not taken) when the backlog is full and its source holds
+	 *  its share of it: the caller answers it. `always`: taken whatever the backlog (an
+	 *  answer from the network, bounded by the requests the node sent). */
+	bool push(port::rx_msg *m, bool always = false) noexcept;
+	/** Up to `n` messages into `out`, one per source with work per turn, oldest first
+	 *  within a source. */
+	unsigned pop(port::rx_msg **out, unsigned n) noexcept;
+
+	uint32_t waiting() const noexcept { return _waiting; }
+	uint32_t sources() const noexcept { return _nb_active; }
+	/** Takes every message out, in no particular order (teardown). */
+	template <typename Fn>
+	void drain(Fn &&fn)
+	{
+		port::rx_msg *m[32];
+		for (unsigned n; (n = pop(m, 32)) != 0;)
+			for (unsigned i = 0; i < n; i++)
+				fn(m[i]);
+	}
+
+	static uint32_t queue_of(const wire::endpoint &src) noexcept;
+
+private:
+	struct fifo {
+		port::rx_msg *head = nullptr, *tail = nullptr;
+		uint32_t count = 0;
+	};
+	std::array<fifo, nb_queues> _q{};
+	std::array<uint8_t, nb_queues> _turns{}; /* the sources with work, a ring, in turn order */
+	uint32_t _first = 0;                     /* _turns index of the next turn */
+	uint32_t _nb_active = 0;
+	uint32_t _waiting = 0;
+	const uint32_t _limit;
+};
+
+} // namespace dpumesh::sidecar
