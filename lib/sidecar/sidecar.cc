@@ -46,9 +46,6 @@ constexpr unsigned net_intake_bursts = 4;
 /* the lcore's cost of a network message per cycle of this stage's: port RX + sidecar +
  * port TX over the sidecar's, 2.2-2.5 for refusals in the overload suite's profile */
 constexpr uint64_t net_cost_factor = 2;
-/* network requests waiting here for their source's turn, all sources together: as many as
- * port RX lets wait on the ring (lib/node's ingress_backlog_limit) */
-constexpr uint32_t net_backlog = 1024;
 } // namespace
 
 rte_ring *create_handoff_ring(const char *name, unsigned size) noexcept
@@ -107,7 +104,9 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 	s->_quota = std::make_unique<quota>(cfg.pools.quota, s->_tsc_hz);
 	s->_requests->set_quota(s->_quota.get());
 	s->_owed = std::make_unique<owed>(s->_tsc_hz);
-	s->_net_sched = std::make_unique<net_sched>(net_backlog);
+	/* network requests waiting here for their source's turn, all sources together: as
+	 * many as port RX lets wait on the ring (config pools.network.backlog) */
+	s->_net_sched = std::make_unique<net_sched>(cfg.pools.network_backlog);
 	/* the first look: a pod takes its RX slots plus a queue in flight (docs/overload.md) */
 	s->_admission->set_load(s->_requests->loads(), cfg.pools.admit_queue());
 
