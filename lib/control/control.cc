@@ -220,6 +220,7 @@ drop_totals drops(const node &n)
 		t.refused_saturated += rx->stats.refused_saturated.get();
 		t.refused_overloaded += rx->stats.refused_overloaded.get();
 		t.overloaded_backlog += rx->stats.overloaded_backlog.get();
+		t.refused_incomplete += rx->stats.refused_incomplete.get();
 		t.reserve_empty += rx->stats.reserve_empty.get();
 		t.duplicates += rx->reasm->stats().duplicates.get();
 		for (size_t d = 0; d < t.drops.size(); d++)

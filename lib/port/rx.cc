@@ -73,6 +73,43 @@ rx_msg *msg_beyond_burst(const rx_ctx &c, bool refusal, bool *reserve) noexcept
 	return nullptr;
 }
 
+/* The reassembly sweep; each request that timed out with its first frame held goes on as a
+ * refusal to be answered (408 incomplete): its sender hears of it rather than nothing
+ * (docs/overload.md, "A reassembly the node itself stalled"). */
+[[gnu::cold]] void sweep(rx_ctx &c, uint64_t reasm_now, uint64_t now) noexcept
+{
+	wire::expired_request ex[rx_ctx::burst];
+	uint32_t nb = 0;
+	c.reasm->expire(reasm_now, ex, rx_ctx::burst, &nb);
+	rx_msg *refs[rx_ctx::burst];
+	unsigned k = 0;
+	for (uint32_t i = 0; i < nb; i++) {
+		bool reserve = false;
+		rx_msg *rm = msg_beyond_burst(c, true, &reserve);
+		if (!rm) {
+			(c.reserve_pool ? c.stats.reserve_empty : c.stats.msg_pool_empty).inc();
+			continue;
+		}
+		refusal_of(ex[i], rx_refusal::incomplete, rm);
+		rm->rx_tsc = now;
+		rm->port_id = ex[i].port;
+		rm->svc = UINT32_MAX;
+		refs[k++] = rm;
+	}
+	if (k == 0)
+		return;
+	rte_ring *to = c.refusals ? c.refusals : c.next;
+	const unsigned sent =
+		to ? rte_ring_enqueue_burst(to, reinterpret_cast<void **>(refs), k, nullptr) : 0;
+	if (sent < k) {
+		(to ? c.stats.ring_full : c.stats.no_consumer).add(k - sent);
+		for (unsigned i = sent; i < k; i++)
+			rx_msg_free(refs[i]);
+	}
+	c.stats.messages.add(sent);
+	c.stats.refused_incomplete.add(sent);
+}
+
 } // namespace
 
 void rx_msg_free(rx_msg *m) noexcept
@@ -96,7 +133,7 @@ uint16_t rx_poll(void *arg) noexcept
 		reasm_clock(c, now, rte_get_tsc_hz() / 1000 * rx_ctx::stall_ms);
 	if (++c.polls == rx_ctx::expire_every) {
 		c.polls = 0;
-		c.reasm->expire(reasm_now);
+		sweep(c, reasm_now, now);
 	}
 
 	rte_mbuf *pkts[rx_ctx::burst];
@@ -173,6 +210,7 @@ uint16_t rx_poll(void *arg) noexcept
 			continue;
 		}
 		wire::message msg;
+		m->port = q.port; /* a timed-out request is answered out of the port it came in */
 		if (c.reasm->input(m, pf, reasm_now, &msg) != wire::reasm_result::complete)
 			continue; /* held, or dropped and counted by the reassembler */
 		const bool request = msg.kind == wire::frame_kind::request;

@@ -536,8 +536,9 @@ void stage::refused_at_rx(rx_msg *m) noexcept
 	const bool saturated = m->refusal == port::rx_refusal::saturated;
 	if (saturated)
 		_admission->count_refused_at_rx(m->svc);
-	reply_net(_egress->remote_of(*m), m->msg.correlation, 503,
-		  saturated ? "saturated" : "overloaded", rte_rdtsc());
+	const bool incomplete = m->refusal == port::rx_refusal::incomplete;
+	reply_net(_egress->remote_of(*m), m->msg.correlation, incomplete ? 408 : 503,
+		  saturated ? "saturated" : incomplete ? "incomplete" : "overloaded", rte_rdtsc());
 	port::rx_msg_free(m);
 }
 

@@ -371,14 +371,34 @@ reasm_result reassembler::input(rte_mbuf *m, const parsed_frame &pf, uint64_t no
 	return reasm_result::complete;
 }
 
-uint32_t reassembler::expire(uint64_t now_tsc) noexcept
+uint32_t reassembler::expire(uint64_t now_tsc, expired_request *out, uint32_t max,
+			     uint32_t *nb_out) noexcept
 {
-	uint32_t n = 0;
+	uint32_t n = 0, k = 0;
 	while (_lru_head != nil && now_tsc - _slots[_lru_head].first_tsc > _timeout_tsc) {
+		const slot &s = _slots[_lru_head];
+		/* a request that still can be answered: its first fragment is here */
+		if (out && !s.tomb && s.kind == frame_kind::request && s.head &&
+		    frag_off(s.head) == 0) {
+			if (k == max)
+				break; /* the next sweep */
+			expired_request &e = out[k++];
+			std::memcpy(e.src.ip, s.key.ip, 16);
+			e.src.port = s.key.port;
+			std::memcpy(e.src_mac, s.src_mac, 6);
+			e.kind = s.kind;
+			e.msg_id = s.key.msg_id;
+			e.msg_len = s.msg_len;
+			e.l7_len = s.l7_len;
+			e.port = s.head->port;
+			e.correlation = s.correlation;
+		}
 		/* a tombstone's message was answered (its refusal): nothing is lost with it */
-		release(_lru_head, _slots[_lru_head].tomb ? wire_drop::none : wire_drop::timeout);
+		release(_lru_head, s.tomb ? wire_drop::none : wire_drop::timeout);
 		n++;
 	}
+	if (nb_out)
+		*nb_out = k;
 	return n;
 }
 

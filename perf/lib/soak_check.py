@@ -139,9 +139,11 @@ if replay_path:
                         why += ["port RX msg_pool_empty %s" % w.get("msg_pool_empty", "?"),
                                 "msg_ring_full %s" % w.get("msg_ring_full", "?"),
                                 "reserve_empty %s" % w.get("reserve_empty", "?"),
-                                # frames of requests that never completed: a reassembly
-                                # timed out, or a frame met an older message's slot
-                                "reassemblies timed out (drop_timeout) %s" % w.get("drop_timeout", "?"),
+                                # requests that never completed: reassemblies timed out
+                                # (those with their first frame held answered 408), or
+                                # frames that met an older message's slot
+                                "reassemblies timed out %s (%s answered 408)"
+                                % (w.get("drop_timeout", "?"), w.get("refused_incomplete", "?")),
                                 "drop_mismatch %s frames" % w.get("drop_mismatch", "?")]
                     elif line.startswith("final stage=port_tx"):
                         # dropped: its backlog full for the give-up time (a dead peer);

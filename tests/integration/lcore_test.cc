@@ -482,6 +482,89 @@ uint64_t thread_cpu_ns()
  * thread measures for the same computation; a stage that sleeps in its poll shows CPU far
  * below its TSC (the point of measuring both); a stage that never works gets only idle
  * samples; the lcore's /proc counters are consistent with its wall time. */
+/* A request whose reassembly times out with its first frame held is handed on to be
+ * answered (408 incomplete), once; one whose first frame never came is not (a later first
+ * frame would open its own reassembly), nor are frames that come after the timeout. */
+TEST(Engine, PortRxHandsOnARequestWhoseReassemblyTimedOut)
+{
+	engine_port setup;
+	ASSERT_TRUE(setup.open()) << setup.error;
+	auto &cfg = setup.cfg;
+	auto &pool = setup.pool;
+	auto &ports = setup.ports;
+
+	port::rx_ctx rx;
+	rx.mesh_port_be = rte_cpu_to_be_16(7000);
+	wire::reasm_config rc;
+	rc.timeout_ms = 100;
+	auto reasm = wire::reassembler::create(rc, "engine_late", SOCKET_ID_ANY);
+	ASSERT_TRUE(reasm) << reasm.error().message();
+	rx.reasm = std::move(*reasm);
+	rx.msg_pool = rte_mempool_create("engine_late_msgs", 63, sizeof(port::rx_msg), 0, 0,
+					 nullptr, nullptr, nullptr, nullptr, SOCKET_ID_ANY, 0);
+	rx.next = rte_ring_create("engine_late_next", 64, SOCKET_ID_ANY,
+				  RING_F_SP_ENQ | RING_F_SC_DEQ);
+	rx.refusals = rte_ring_create("engine_late_refs", 64, SOCKET_ID_ANY,
+				      RING_F_SP_ENQ | RING_F_SC_DEQ);
+	ASSERT_NE(rx.msg_pool, nullptr);
+	ASSERT_NE(rx.next, nullptr);
+	ASSERT_NE(rx.refusals, nullptr);
+	rx.queues.push_back({ports->at(0).port_id, 0});
+	auto head = make_request_frames(*pool, "echo", 10); /* its last frame comes late */
+	auto tail = make_request_frames(*pool, "echo", 11); /* its first frame never comes */
+	ASSERT_EQ(head.size(), 3u);
+	ASSERT_EQ(tail.size(), 3u);
+	rte_pktmbuf_free(tail[0]);
+	const auto &drops = rx.reasm->stats().drops;
+	const auto timeouts = [&] {
+		return drops[static_cast<size_t>(wire::wire_drop::timeout)].get();
+	};
+	{
+		lcore::runner r(cfg->lcores);
+		ASSERT_TRUE(r.add(1, port::rx_stage(rx)).is_ok());
+		ASSERT_TRUE(r.launch().is_ok());
+		auto send = [&](rte_mbuf *m) {
+			while (rte_eth_tx_burst(ports->at(0).port_id, 0, &m, 1) == 0)
+				std::this_thread::sleep_for(std::chrono::microseconds(50));
+		};
+		auto wait_timeouts = [&](uint64_t n) {
+			auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+			while (timeouts() < n && std::chrono::steady_clock::now() < deadline)
+				std::this_thread::sleep_for(std::chrono::milliseconds(5));
+		};
+		for (rte_mbuf *m : {head[0], head[1], tail[1], tail[2]})
+			send(m);
+		wait_timeouts(2);
+		send(head[2]); /* after its reassembly timed out: alone, it times out silently */
+		wait_timeouts(3);
+		r.stop();
+	}
+	EXPECT_EQ(timeouts(), 3u);
+	EXPECT_EQ(rx.stats.refused_incomplete.get(), 1u);
+	EXPECT_EQ(rte_ring_count(rx.next), 0u);
+	ASSERT_EQ(rte_ring_count(rx.refusals), 1u);
+	void *obj = nullptr;
+	ASSERT_EQ(rte_ring_dequeue(rx.refusals, &obj), 0);
+	auto *m = static_cast<port::rx_msg *>(obj);
+	EXPECT_EQ(m->refusal, port::rx_refusal::incomplete);
+	EXPECT_EQ(m->msg.chain, nullptr);
+	EXPECT_EQ(m->msg.kind, wire::frame_kind::request);
+	EXPECT_EQ(m->msg.correlation, 1010u);
+	EXPECT_EQ(m->msg.msg_id, 10u);
+	EXPECT_EQ(m->msg.src.port, 40000u);
+	EXPECT_EQ(m->port_id, ports->at(0).port_id);
+	port::rx_msg_free(m);
+	EXPECT_EQ(rx.reasm->in_flight(), 0u);
+	EXPECT_EQ(rte_mempool_avail_count(rx.msg_pool), 63u);
+	rte_mempool_free(rx.msg_pool);
+	rte_ring_free(rx.next);
+	rte_ring_free(rx.refusals);
+	rx.reasm.reset();
+	port::close_all(*ports);
+	EXPECT_EQ(rte_mempool_avail_count(*pool), cfg->mempool.mbufs);
+	rte_mempool_free(*pool);
+}
+
 TEST(Engine, StageCpuSamplingSeesComputeAndSleep)
 {
 	/* the reference: CPU time of one unit of the spin, on this thread */

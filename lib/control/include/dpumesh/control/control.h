@@ -184,6 +184,7 @@ struct drop_totals {
 	uint64_t no_consumer = 0, ring_full = 0, msg_pool_empty = 0, duplicates = 0;
 	uint64_t refused_saturated = 0, refused_overloaded = 0, reserve_empty = 0;
 	uint64_t overloaded_backlog = 0; /**< of refused_overloaded: the backlog bound fired */
+	uint64_t refused_incomplete = 0; /**< timed-out reassemblies answered 408 */
 
 	/** Calls fn(name, help, value) for every drop counter, wire reasons first. */
 	template <typename Fn>
@@ -210,6 +211,9 @@ struct drop_totals {
 		   "of refused_overloaded: pools.network.backlog messages waited (the rest: the "
 		   "message pool was empty)",
 		   overloaded_backlog);
+		fn("refused_incomplete",
+		   "requests whose reassembly timed out with their first frame held: answered 408",
+		   refused_incomplete);
 		fn("reserve_empty",
 		   "requests dropped with no answer: not even the reserve had a message buffer",
 		   reserve_empty);

@@ -61,6 +61,7 @@ enum class rx_refusal : uint8_t {
 	none,      /**< a whole message */
 	saturated, /**< its service is saturated (service_gate): msg has no chain */
 	overloaded, /**< no rx_msg was left outside the reserve: msg has no chain */
+	incomplete, /**< its reassembly timed out with its first frame held: msg has no chain */
 };
 
 struct rx_msg {
@@ -89,6 +90,8 @@ struct alignas(64) rx_stats {
 				       rx_msg), or backlog_limit messages waited */
 	counter overloaded_backlog; /**< of refused_overloaded: backlog_limit messages waited
 				       (the rest: the pool was empty) */
+	counter refused_incomplete; /**< requests whose reassembly timed out with their first
+				       frame held, handed on to be answered 408 */
 	counter reserve_empty;      /**< requests dropped: not even the reserve had an rx_msg */
 };
 

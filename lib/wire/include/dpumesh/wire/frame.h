@@ -159,6 +159,19 @@ struct message {
 	uint64_t correlation;
 };
 
+/** A request whose reassembly timed out with its first fragment held: what an answer to
+ *  it needs (the sender's addresses, its correlation) and the port it came in on. */
+struct expired_request {
+	endpoint src;
+	uint8_t src_mac[6];
+	frame_kind kind;
+	uint32_t msg_id;
+	uint32_t msg_len;
+	uint16_t l7_len;
+	uint16_t port; /**< the first fragment's mbuf port */
+	uint64_t correlation;
+};
+
 enum class reasm_result { complete, held, dropped };
 
 /** What reassembler::refuse() did with a refused request's first fragment. */
@@ -210,7 +223,16 @@ public:
 	reasm_refusal refuse(rte_mbuf *m, const parsed_frame &pf, uint64_t now_tsc) noexcept;
 
 	/** Drops reassemblies older than the timeout; returns how many. */
-	uint32_t expire(uint64_t now_tsc) noexcept;
+	uint32_t expire(uint64_t now_tsc) noexcept { return expire(now_tsc, nullptr, 0, nullptr); }
+	/**
+	 * The same, and each timed-out request that holds its first fragment is written to
+	 * out (at most max; *nb_out says how many) so that its sender can be answered: once
+	 * out is full the sweep stops, and the rest wait for the next one. A request whose
+	 * first fragment never came is not reported (a later first fragment would open a
+	 * reassembly of its own: no second answer). out nullptr: none reported, none kept.
+	 */
+	uint32_t expire(uint64_t now_tsc, expired_request *out, uint32_t max,
+			uint32_t *nb_out) noexcept;
 
 	/** Drops everything held (shutdown, tests). */
 	void flush() noexcept;
