@@ -90,7 +90,9 @@ rx_msg *msg_beyond_burst(const rx_ctx &c, bool refusal, bool *reserve) noexcept
 			(c.reserve_pool ? c.stats.reserve_empty : c.stats.msg_pool_empty).inc();
 			continue;
 		}
-		refusal_of(ex[i], rx_refusal::incomplete, rm);
+		rm->body = {};
+		rm->msg = ex[i].msg; /* no chain: the reassembler freed the fragments */
+		rm->refusal = rx_refusal::incomplete;
 		rm->rx_tsc = now;
 		rm->port_id = ex[i].port;
 		rm->svc = UINT32_MAX;

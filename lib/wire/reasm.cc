@@ -383,15 +383,16 @@ uint32_t reassembler::expire(uint64_t now_tsc, expired_request *out, uint32_t ma
 			if (k == max)
 				break; /* the next sweep */
 			expired_request &e = out[k++];
-			std::memcpy(e.src.ip, s.key.ip, 16);
-			e.src.port = s.key.port;
-			std::memcpy(e.src_mac, s.src_mac, 6);
-			e.kind = s.kind;
-			e.msg_id = s.key.msg_id;
-			e.msg_len = s.msg_len;
-			e.l7_len = s.l7_len;
+			e.msg = {};
+			std::memcpy(e.msg.src.ip, s.key.ip, 16);
+			e.msg.src.port = s.key.port;
+			std::memcpy(e.msg.src_mac, s.src_mac, 6);
+			e.msg.kind = s.kind;
+			e.msg.msg_id = s.key.msg_id;
+			e.msg.msg_len = s.msg_len;
+			e.msg.l7_len = s.l7_len;
+			e.msg.correlation = s.correlation;
 			e.port = s.head->port;
-			e.correlation = s.correlation;
 		}
 		/* a tombstone's message was answered (its refusal): nothing is lost with it */
 		release(_lru_head, s.tomb ? wire_drop::none : wire_drop::timeout);

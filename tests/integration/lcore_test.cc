@@ -320,6 +320,25 @@ std::vector<rte_mbuf *> make_request_frames(rte_mempool *mp, const char *service
 	return f;
 }
 
+/* Port RX's context for the refusal cases: a reassembler (rc), 63 messages, and the rings
+ * to the sidecar and for refusals, named after `name`. */
+void refusing_rx(port::rx_ctx &rx, const std::string &name, const wire::reasm_config &rc)
+{
+	rx.mesh_port_be = rte_cpu_to_be_16(7000);
+	auto reasm = wire::reassembler::create(rc, name.c_str(), SOCKET_ID_ANY);
+	ASSERT_TRUE(reasm) << reasm.error().message();
+	rx.reasm = std::move(*reasm);
+	rx.msg_pool = rte_mempool_create((name + "_msgs").c_str(), 63, sizeof(port::rx_msg), 0, 0,
+					 nullptr, nullptr, nullptr, nullptr, SOCKET_ID_ANY, 0);
+	rx.next = rte_ring_create((name + "_next").c_str(), 64, SOCKET_ID_ANY,
+				  RING_F_SP_ENQ | RING_F_SC_DEQ);
+	rx.refusals = rte_ring_create((name + "_refs").c_str(), 64, SOCKET_ID_ANY,
+				      RING_F_SP_ENQ | RING_F_SC_DEQ);
+	ASSERT_NE(rx.msg_pool, nullptr);
+	ASSERT_NE(rx.next, nullptr);
+	ASSERT_NE(rx.refusals, nullptr);
+}
+
 } // namespace
 
 /* A saturated service's request of several frames is refused at its first frame: one refusal
@@ -337,19 +356,7 @@ TEST(Engine, PortRxRefusesAManyFrameRequestAtItsFirstFrame)
 	port::service_gate gate({"echo", "other"});
 	gate.set_saturated(gate.find("echo"), true);
 	port::rx_ctx rx;
-	rx.mesh_port_be = rte_cpu_to_be_16(7000);
-	auto reasm = wire::reassembler::create(wire::reasm_config{}, "engine_tomb", SOCKET_ID_ANY);
-	ASSERT_TRUE(reasm) << reasm.error().message();
-	rx.reasm = std::move(*reasm);
-	rx.msg_pool = rte_mempool_create("engine_tomb_msgs", 63, sizeof(port::rx_msg), 0, 0,
-					 nullptr, nullptr, nullptr, nullptr, SOCKET_ID_ANY, 0);
-	rx.next = rte_ring_create("engine_tomb_next", 64, SOCKET_ID_ANY,
-				  RING_F_SP_ENQ | RING_F_SC_DEQ);
-	rx.refusals = rte_ring_create("engine_tomb_refs", 64, SOCKET_ID_ANY,
-				      RING_F_SP_ENQ | RING_F_SC_DEQ);
-	ASSERT_NE(rx.msg_pool, nullptr);
-	ASSERT_NE(rx.next, nullptr);
-	ASSERT_NE(rx.refusals, nullptr);
+	ASSERT_NO_FATAL_FAILURE(refusing_rx(rx, "engine_tomb", wire::reasm_config{}));
 	rx.gate = &gate;
 	rx.queues.push_back({ports->at(0).port_id, 0});
 
@@ -494,21 +501,9 @@ TEST(Engine, PortRxHandsOnARequestWhoseReassemblyTimedOut)
 	auto &ports = setup.ports;
 
 	port::rx_ctx rx;
-	rx.mesh_port_be = rte_cpu_to_be_16(7000);
 	wire::reasm_config rc;
 	rc.timeout_ms = 100;
-	auto reasm = wire::reassembler::create(rc, "engine_late", SOCKET_ID_ANY);
-	ASSERT_TRUE(reasm) << reasm.error().message();
-	rx.reasm = std::move(*reasm);
-	rx.msg_pool = rte_mempool_create("engine_late_msgs", 63, sizeof(port::rx_msg), 0, 0,
-					 nullptr, nullptr, nullptr, nullptr, SOCKET_ID_ANY, 0);
-	rx.next = rte_ring_create("engine_late_next", 64, SOCKET_ID_ANY,
-				  RING_F_SP_ENQ | RING_F_SC_DEQ);
-	rx.refusals = rte_ring_create("engine_late_refs", 64, SOCKET_ID_ANY,
-				      RING_F_SP_ENQ | RING_F_SC_DEQ);
-	ASSERT_NE(rx.msg_pool, nullptr);
-	ASSERT_NE(rx.next, nullptr);
-	ASSERT_NE(rx.refusals, nullptr);
+	ASSERT_NO_FATAL_FAILURE(refusing_rx(rx, "engine_late", rc));
 	rx.queues.push_back({ports->at(0).port_id, 0});
 	auto head = make_request_frames(*pool, "echo", 10); /* its last frame comes late */
 	auto tail = make_request_frames(*pool, "echo", 11); /* its first frame never comes */

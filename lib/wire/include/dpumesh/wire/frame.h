@@ -160,16 +160,11 @@ struct message {
 };
 
 /** A request whose reassembly timed out with its first fragment held: what an answer to
- *  it needs (the sender's addresses, its correlation) and the port it came in on. */
+ *  it needs (the sender's addresses, its correlation: `msg`, whose chain is nullptr) and
+ *  the port it came in on. */
 struct expired_request {
-	endpoint src;
-	uint8_t src_mac[6];
-	frame_kind kind;
-	uint32_t msg_id;
-	uint32_t msg_len;
-	uint16_t l7_len;
+	message msg;
 	uint16_t port; /**< the first fragment's mbuf port */
-	uint64_t correlation;
 };
 
 enum class reasm_result { complete, held, dropped };
