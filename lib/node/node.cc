@@ -245,6 +245,7 @@ status instance::build_port_stages()
 		ctx->next = _ingress[k].get();
 		ctx->refusals = _refusals[k].get();
 		ctx->backlog_limit = _cfg.pools.network_backlog;
+		ctx->stall_tsc = port::rx_ctx::stall_tsc_for(_cfg.lcores.max_sleep_us);
 		const std::string rname = "rx_reasm" + std::to_string(k);
 		auto reasm = wire::reassembler::create(wire::reasm_config{}, rname.c_str(),
 						       static_cast<int>(rte_socket_id()));

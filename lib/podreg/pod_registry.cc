@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -153,6 +154,10 @@ struct pod_registry::pod_state {
 	std::atomic<uint32_t> zc_holds{0}; /* zero-copy TX bodies the NIC may still read */
 	/* control only */
 	bool in_use = false;
+	bool retiring = false;   /* begin_unregister ran; try_retire has not finished it */
+	bool grace_done = false; /* every data-path thread reported quiescence since */
+	uint64_t retire_token = 0;
+	std::chrono::steady_clock::time_point retire_begun, grace_ended;
 	bool remote = false; /* register_remote: the DPA side holds its memory and queues */
 	unique_fd doorbell_fd;
 	unique_fd tx_doorbell_fd;
@@ -185,6 +190,7 @@ pod_registry::pod_registry(const config::pools_config &limits,
 	}
 	size_t sz = rte_rcu_qsbr_get_memsize(_max_dp_threads);
 	sz = (sz + 63) / 64 * 64;
+	_retiring.reserve(DPUMESH_MAX_PODS); /* push_back in begin_unregister never allocates */
 	_qsbr = static_cast<rte_rcu_qsbr *>(std::aligned_alloc(64, sz));
 	if (_qsbr == nullptr || rte_rcu_qsbr_init(_qsbr, _max_dp_threads) != 0)
 		std::abort(); /* CHECK: start-up allocation of a few hundred bytes */
@@ -423,11 +429,13 @@ result<pod_registration> pod_registry::registration(uint32_t pod_id) const
 	return reg;
 }
 
-status pod_registry::unregister_pod(uint32_t pod_id)
+status pod_registry::begin_unregister(uint32_t pod_id)
 {
 	if (pod_id >= DPUMESH_MAX_PODS || !_pods[pod_id].in_use)
 		return errorf("pod %u is not registered", pod_id);
 	pod_state &p = _pods[pod_id];
+	if (p.retiring)
+		return status::ok(); /* already on its way out */
 	pod_registry_entry &e = _table[pod_id];
 	/* 1. No new work: data-path readers see is_active == 0 from now on. */
 	__atomic_store_n(&e.is_active, 0u, __ATOMIC_RELEASE);
@@ -443,22 +451,39 @@ status pod_registry::unregister_pod(uint32_t pod_id)
 	}
 	s.nb_pods--;
 	_membership.store(_membership.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-	/* 2. Wait until every data-path thread has finished what it started before. */
+	/* 2. The grace period starts now: every data-path thread must report quiescence after
+	 * this token (checked without waiting by try_retire). */
 	_quiesce_waiters.fetch_add(1, std::memory_order_acq_rel);
-	dp_synchronize();
-	_quiesce_waiters.fetch_sub(1, std::memory_order_acq_rel);
+	p.retiring = true;
+	p.grace_done = false;
+	p.retire_token = rte_rcu_qsbr_start(_qsbr);
+	p.retire_begun = std::chrono::steady_clock::now();
+	_retiring.push_back(pod_id);
+	return status::ok();
+}
+
+bool pod_registry::try_retire(uint32_t pod_id) noexcept
+{
+	using std::chrono::milliseconds;
+	pod_state &p = _pods[pod_id];
+	const auto now = std::chrono::steady_clock::now();
+	if (!p.grace_done) {
+		if (rte_rcu_qsbr_check(_qsbr, p.retire_token, false) != 1)
+			return false;
+		p.grace_done = true;
+		p.grace_ended = now;
+		_quiesce_waiters.fetch_sub(1, std::memory_order_acq_rel);
+	}
 	/* 2b. Zero-copy TX bodies still referenced by the NIC: they go back as ports send (or
 	 * drop) them; wait a bounded time. A port that never gives them back (a stalled link)
 	 * leaves the region mapped rather than unmapped under the NIC's feet. */
 	bool keep_mapped = false;
-	for (unsigned waited_ms = 0; p.zc_holds.load(std::memory_order_acquire) != 0; waited_ms++) {
-		if (waited_ms == 2000) {
-			DPUMESH_LOG(ERR, podchan, "pod %u: %u zero-copy TX bodies still held by a port after "
-				    "2 s; its region stays mapped", pod_id, p.zc_holds.load());
-			keep_mapped = true;
-			break;
-		}
-		usleep(1000);
+	if (p.zc_holds.load(std::memory_order_acquire) != 0) {
+		if (now - p.grace_ended < milliseconds(2000))
+			return false;
+		DPUMESH_LOG(ERR, podchan, "pod %u: %u zero-copy TX bodies still held by a port after "
+			    "2 s; its region stays mapped", pod_id, p.zc_holds.load());
+		keep_mapped = true;
 	}
 	/* 3. Drop queued work, counted. */
 	sw_descriptor d;
@@ -480,8 +505,21 @@ status pod_registry::unregister_pod(uint32_t pod_id)
 				DPUMESH_LOG(ERR, podchan, "pod %u: %s", pod_id, hs.message().c_str());
 		}
 	}
-	e = pod_registry_entry{};
+	_table[pod_id] = pod_registry_entry{};
 	_retired.add(p.counters.read());
+	const auto ms = [](auto span) {
+		return static_cast<unsigned long long>(
+			std::chrono::duration_cast<milliseconds>(span).count());
+	};
+	const unsigned long long took = ms(now - p.retire_begun);
+	_retire_stats.retired++;
+	_retire_stats.max_ms = std::max<uint64_t>(_retire_stats.max_ms, took);
+	if (took >= retire_slow_ms) {
+		_retire_stats.slow++;
+		DPUMESH_LOG(NOTICE, podchan, "pod %u: unregistration took %llu ms (grace period %llu "
+			    "ms, zero-copy holds %llu ms)", pod_id, took,
+			    ms(p.grace_ended - p.retire_begun), ms(now - p.grace_ended));
+	}
 	DPUMESH_LOG(INFO, podchan, "pod %u unregistered (generation %u, %llu queued TX dropped)", pod_id,
 		    p.generation, static_cast<unsigned long long>(p.counters.dropped_on_unregister.get()));
 	p.tx_region.reset();
@@ -498,8 +536,31 @@ status pod_registry::unregister_pod(uint32_t pod_id)
 	p.counters.reset();
 	p.mkey = 0;
 	p.remote = false;
+	p.retiring = false;
 	p.in_use = false;
+	_retiring.erase(std::find(_retiring.begin(), _retiring.end(), pod_id));
 	_nb_pods.store(_nb_pods.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+	return true;
+}
+
+unsigned pod_registry::poll_retiring(uint32_t *done, unsigned max) noexcept
+{
+	unsigned n = 0;
+	for (size_t i = 0; i < _retiring.size() && n < max;) {
+		const uint32_t id = _retiring[i];
+		if (try_retire(id))
+			done[n++] = id; /* erased from _retiring: i now names the next one */
+		else
+			i++;
+	}
+	return n;
+}
+
+status pod_registry::unregister_pod(uint32_t pod_id)
+{
+	DPUMESH_RETURN_IF_ERROR(begin_unregister(pod_id));
+	while (!try_retire(pod_id))
+		usleep(100);
 	return status::ok();
 }
 

@@ -22,6 +22,12 @@ registrar::~registrar()
 	for (auto &c : _conns)
 		drop(*c);
 	_conns.clear();
+	/* the node stops: every teardown completes now, while the data path still runs and
+	 * reports quiescence (node::instance::stop) */
+	uint32_t done[DPUMESH_MAX_PODS];
+	while (_registry.nb_retiring() != 0)
+		if (_registry.poll_retiring(done, DPUMESH_MAX_PODS) == 0)
+			usleep(100);
 	if (_listen && !_path.empty())
 		::unlink(_path.c_str());
 }
@@ -58,11 +64,12 @@ status registrar::listen(const std::string &path)
 void registrar::drop(connection &c) noexcept
 {
 	if (c.pod_id != UINT32_MAX) {
-		status st = _registry.unregister_pod(c.pod_id);
+		status st = _registry.begin_unregister(c.pod_id); /* finished by poll() */
 		if (st)
 			_counters.unregistered++;
 		c.pod_id = UINT32_MAX;
 	}
+	c.leaving = UINT32_MAX; /* its retirement goes on; nobody to answer */
 	c.pending_region.reset();
 	c.fd.reset();
 	_counters.closed++;
@@ -73,6 +80,18 @@ unsigned registrar::poll() noexcept
 	unsigned handled = 0;
 	if (!_listen)
 		return 0;
+	uint32_t done[DPUMESH_MAX_PODS];
+	const unsigned nb_done = _registry.poll_retiring(done, DPUMESH_MAX_PODS);
+	for (unsigned d = 0; d < nb_done; d++)
+		for (auto &c : _conns)
+			if (c->leaving == done[d]) {
+				dpumesh_ctrl_unregister r = {};
+				r.hdr = podchan::make_hdr(DPUMESH_CTRL_UNREGISTERED, sizeof(r));
+				(void)podchan::send(c->fd.get(), &r, sizeof(r));
+				c->leaving = UINT32_MAX;
+				_counters.unregister_replies++;
+				handled++;
+			}
 	for (;;) {
 		int fd = ::accept4(_listen.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
@@ -96,8 +115,9 @@ unsigned registrar::poll() noexcept
 	for (size_t i = 0; i < _conns.size();) {
 		connection &c = *_conns[i];
 		bool keep = true;
-		/* A bounded number of messages per connection per call. */
-		for (int n = 0; n < 8 && keep; n++) {
+		/* A bounded number of messages per connection per call; none while its
+		 * UNREGISTERED is owed (what it sends next follows the answer). */
+		for (int n = 0; n < 8 && keep && c.leaving == UINT32_MAX; n++) {
 			uint32_t magic = 0;
 			receive_rc rc = podchan::peek_magic(c.fd.get(), &magic);
 			if (rc == receive_rc::would_block)
@@ -222,16 +242,17 @@ void registrar::handle_register(connection &c, const dpumesh_ctrl_register &m)
 
 void registrar::handle_unregister(connection &c)
 {
+	const uint32_t id = c.pod_id;
+	c.pod_id = UINT32_MAX;
+	if (id != UINT32_MAX && _registry.begin_unregister(id)) {
+		/* answered by poll() once the pod is torn down: its memory is unused then */
+		_counters.unregistered++;
+		c.leaving = id;
+		return;
+	}
 	dpumesh_ctrl_unregister r = {};
 	r.hdr = podchan::make_hdr(DPUMESH_CTRL_UNREGISTERED, sizeof(r));
-	if (c.pod_id == UINT32_MAX)
-		r.result = DPUMESH_CTRL_ERR_NOT_REGISTERED;
-	else {
-		status st = _registry.unregister_pod(c.pod_id);
-		if (st)
-			_counters.unregistered++;
-		c.pod_id = UINT32_MAX;
-	}
+	r.result = DPUMESH_CTRL_ERR_NOT_REGISTERED;
 	(void)podchan::send(c.fd.get(), &r, sizeof(r));
 }
 

@@ -131,8 +131,9 @@ uint16_t rx_poll(void *arg) noexcept
 	c.next_queue = c.next_queue + 1 == c.queues.size() ? 0 : c.next_queue + 1;
 	const uint64_t now = rte_rdtsc();
 	/* reassembly ages by this clock: not while the lcore itself was descheduled */
-	const uint64_t reasm_now =
-		reasm_clock(c, now, rte_get_tsc_hz() / 1000 * rx_ctx::stall_ms);
+	if (c.stall_tsc == 0) [[unlikely]]
+		c.stall_tsc = rx_ctx::stall_tsc_for(0);
+	const uint64_t reasm_now = reasm_clock(c, now, c.stall_tsc);
 	if (++c.polls == rx_ctx::expire_every) {
 		c.polls = 0;
 		sweep(c, reasm_now, now);

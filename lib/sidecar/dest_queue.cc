@@ -73,9 +73,10 @@ dest_queues::verdict dest_queues::admit(const dpa_command &c, uint64_t give_up_a
 	/* requests stop at the destination's share and leave the reserve to responses (an
 	 * answer refused here is never answered at all) */
 	if (c.what == dpa_command::op::deliver_request &&
-	    (d.count >= _share || _used + _reserve >= _entries ||
-	     (network_request(c) && _net_requests >= _net_limit)))
+	    (d.count >= _share || _used + _reserve >= _entries))
 		return verdict::refused;
+	if (network_full(c))
+		return verdict::refused_network;
 	const uint32_t i = take(c, give_up_at);
 	if (i == none)
 		return verdict::refused;
@@ -107,7 +108,7 @@ bool dest_queues::bounced(const dpa_command &c, uint64_t give_up_at, uint64_t no
 	}
 	/* refused (the caller answers it): the rest still waits for the next resume, and a
 	 * window or resume that ends here has its outcome all the same */
-	if (network_request(c) && _net_requests >= _net_limit)
+	if (network_full(c))
 		keep = false;
 	const uint32_t i = keep ? take(c, give_up_at) : none;
 	if (i == none)

@@ -280,6 +280,9 @@ void stage::admit_delivery(unsigned thread, const dpa_command &c) noexcept
 	case dest_queues::verdict::queued:
 		_stats.parked.inc();
 		return;
+	case dest_queues::verdict::refused_network:
+		_stats.park_refused_network.inc();
+		[[fallthrough]];
 	case dest_queues::verdict::refused:
 		_stats.park_refused.inc();
 		return turn_down(c, DPUMESH_STATUS_DEST_FULL);
@@ -298,10 +301,13 @@ void stage::bounced(const dpa_command &c, uint64_t now) noexcept
 	const bool shed = (c.network_body() && c.what == dpa_command::op::deliver_request &&
 			   !_egress->pkts_plenty()) ||
 			  !answer_may_wait(c, _outbox->queues(), *_quota, now);
+	const bool net_full = !shed && _outbox->queues().network_full(c);
 	if (_outbox->queues().bounced(c, give_up_of(c, now, *_quota), now, !shed)) {
 		_stats.parked.inc();
 		return;
 	}
+	if (net_full)
+		_stats.park_refused_network.inc();
 	_stats.park_refused.inc();
 	turn_down(c, DPUMESH_STATUS_DEST_FULL);
 }

@@ -12,10 +12,14 @@
 // back in the pool (no leak, bounded memory). A completed message is sent again through
 // fragment() (its body copied from the received segments, an MTU drawn from its msg_id,
 // the one-frame path when it fits): every frame parses, a message that fits makes exactly
-// one frame, and the frames reassemble to the same bytes.
+// one frame, and the frames reassemble to the same bytes. The sweep reports timed-out
+// requests (the 408 path) into a small array, again until it has room: each report is a
+// request whose first fragment the reassembler held, reported once, with no chain.
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
+#include <tuple>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -32,6 +36,37 @@ reassembler *g_reasm;
 reasm_config g_cfg;
 reassembler *g_again; /* the re-sent messages' */
 unsigned g_idle;
+
+/* Requests whose first fragment the reassembler took and holds, by its key (source ip,
+ * port, msg_id), with their correlation: what a sweep may report, each once. */
+using req_key = std::tuple<std::string, uint16_t, uint32_t>;
+std::map<req_key, uint64_t> g_first_held;
+
+req_key key_of(const endpoint &src, uint32_t msg_id)
+{
+	return {std::string(reinterpret_cast<const char *>(src.ip), 16), src.port, msg_id};
+}
+
+/* The sweep, reporting into a small array until one call leaves it room. */
+void expire_reporting(uint64_t now)
+{
+	expired_request out[3];
+	uint32_t n = 0;
+	do {
+		n = 0;
+		g_reasm->expire(now, out, 3, &n);
+		if (n > 3)
+			std::abort();
+		for (uint32_t i = 0; i < n; i++) {
+			const message &m = out[i].msg;
+			const auto it = g_first_held.find(key_of(m.src, m.msg_id));
+			if (m.chain != nullptr || m.kind != frame_kind::request ||
+			    it == g_first_held.end() || it->second != m.correlation)
+				std::abort(); /* not a held request's, or a second report */
+			g_first_held.erase(it);
+		}
+	} while (n == 3);
+}
 
 /* The whole message of a chain, as bytes. */
 std::string bytes_of(const rte_mbuf *m)
@@ -123,7 +158,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const bool refuse_it = word & 0x8000;
 		if (word & 0x4000) {
 			now += past_timeout;
-			g_reasm->expire(now);
+			expire_reporting(now);
 		}
 		data += 2;
 		size -= 2;
@@ -160,6 +195,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			rte_mbuf *again = rte_pktmbuf_copy(m, g_pool, 0, UINT32_MAX);
 			if (!again)
 				std::abort();
+			g_first_held.erase(key_of(pf.src, pf.msg_id)); /* freed, tombstoned */
 			const reasm_refusal first = g_reasm->refuse(m, pf, now++);
 			const reasm_refusal second = g_reasm->refuse(again, pf, now++);
 			if (first == reasm_refusal::tombstone && second != reasm_refusal::repeat)
@@ -170,7 +206,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			continue;
 		}
 		message msg;
-		if (g_reasm->input(m, pf, now++, &msg) == reasm_result::complete) {
+		const bool first = pf.kind == frame_kind::request && pf.frag_offset == 0;
+		const reasm_result rr = g_reasm->input(m, pf, now++, &msg);
+		if (rr == reasm_result::held && first)
+			g_first_held[key_of(pf.src, pf.msg_id)] = pf.correlation;
+		if (rr == reasm_result::complete) {
+			if (pf.frag_len != pf.msg_len) /* a one-frame message leaves the table alone */
+				g_first_held.erase(key_of(msg.src, msg.msg_id));
 			uint32_t total = 0;
 			unsigned segs = 0;
 			for (rte_mbuf *s = msg.chain; s; s = s->next) {
@@ -188,6 +230,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			std::abort();
 	}
 	g_reasm->flush();
+	g_first_held.clear();
 	if (rte_mempool_avail_count(g_pool) != g_idle)
 		std::abort();
 	return 0;

@@ -800,6 +800,11 @@ TEST(Engine, ReassemblyClockLeavesOutTheLcoresOwnStalls)
 	EXPECT_EQ(port::reasm_clock(c, 5040, stall), 1040u); /* then on, as the TSC again */
 	EXPECT_EQ(port::reasm_clock(c, 5040, stall), 1040u);
 	EXPECT_EQ(c.stalled_tsc, 4000u);
+	/* the threshold: 20 ms, or twice a longer back-off sleep than 10 ms (config) */
+	const uint64_t hz = rte_get_tsc_hz();
+	EXPECT_EQ(port::rx_ctx::stall_tsc_for(100), hz * 20 / 1000);
+	EXPECT_EQ(port::rx_ctx::stall_tsc_for(10000), hz * 20 / 1000);
+	EXPECT_EQ(port::rx_ctx::stall_tsc_for(100000), hz * 200 / 1000);
 }
 
 TEST(Engine, PortErrorsNameTheConfigLocation)

@@ -195,6 +195,48 @@ TEST_F(pod_mesh, crash_cleans_up_and_restart_gets_new_generation)
 	expect_idle();
 }
 
+/* A pod's unregistration waits for the data path's grace period in the background: a
+ * data-path thread that reports no quiescence holds up that pod's teardown (and its
+ * UNREGISTERED), never another pod's REGISTER (the soak's client starts timed out waiting
+ * for REGISTERED while the registrar sat in an unregistration's wait). */
+TEST_F(pod_mesh, unregistration_waits_in_the_background_and_registrations_go_on)
+{
+	ASSERT_TRUE(m->reg.dp_thread_register(0).is_ok()); /* online, silent for now */
+	subprocess echo1({pod_bin(), "echo", sock});
+	ASSERT_FALSE(m->wait_line(echo1, "READY").empty()) << echo1.output();
+	/* a client that closes as a pod should: UNREGISTER, then wait for the answer */
+	subprocess client({pod_bin(), "client", sock, "20", "3", "256"});
+	std::string r1 = m->wait_line(client, "READY");
+	ASSERT_FALSE(r1.empty()) << client.output();
+	ASSERT_FALSE(m->wait_line(client, "DONE").empty()) << client.output();
+	ASSERT_TRUE(m->run_until([&] { return m->reg.nb_retiring() == 1; }, 10s));
+	EXPECT_EQ(m->srv.counters().unregistered, 1u);
+
+	subprocess echo2({pod_bin(), "echo", sock});
+	std::string r2 = m->wait_line(echo2, "READY");
+	ASSERT_FALSE(r2.empty()) << echo2.output();
+	EXPECT_NE(field(r2, "pod"), field(r1, "pod")) << "a retiring pod's id is still taken";
+	EXPECT_EQ(m->reg.nb_retiring(), 1u);
+	EXPECT_EQ(m->reg.nb_pods(), 3u);
+	EXPECT_EQ(m->srv.counters().unregister_replies, 0u);
+	EXPECT_EQ(m->reg.retirements().retired, 0u);
+	EXPECT_EQ(client.wait(300ms), -1) << "answered before its pod was torn down";
+
+	m->reg.dp_quiescent(0); /* the grace period ends */
+	ASSERT_TRUE(m->run_until([&] { return m->reg.nb_retiring() == 0; }, 10s));
+	EXPECT_EQ(m->srv.counters().unregister_replies, 1u);
+	EXPECT_EQ(m->reg.retirements().retired, 1u);
+	EXPECT_GE(m->reg.retirements().max_ms, 300u); /* it waited for the thread above */
+	EXPECT_EQ(m->reg.nb_pods(), 2u);
+	EXPECT_EQ(client.wait(10s), 0) << client.output();
+	m->reg.dp_thread_unregister(0);
+	echo1.signal(SIGTERM);
+	echo2.signal(SIGTERM);
+	echo1.wait(5s);
+	echo2.wait(5s);
+	expect_idle();
+}
+
 TEST_F(pod_mesh, full_queue_and_empty_pool_say_try_again)
 {
 	subprocess echo({pod_bin(), "echo", sock});

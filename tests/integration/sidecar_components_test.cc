@@ -932,6 +932,37 @@ TEST(dest_queues, a_full_share_refuses_requests_and_the_expired_are_answered)
 	EXPECT_EQ(left, "3 4 6 51 52 ");
 }
 
+/* Network requests (bodies in port RX's mbufs) wait up to their own bound in all queues
+ * together: beyond it they are refused as such (refused_network, counted apart from the
+ * share), while pod requests and answers still wait. */
+TEST(dest_queues, network_requests_stop_at_their_own_bound)
+{
+	dest_queues q(64, 16, 4, 1000000000);
+	q.limit_network_requests(2);
+	const uint64_t t0 = 1000000, far = UINT64_MAX;
+	auto net = [](uint32_t id) {
+		dpa_command c = delivery(id, P);
+		c.flow = DPUMESH_CASE_INGRESS;
+		c.body_len = 64;
+		return c;
+	};
+	ASSERT_TRUE(q.bounced(delivery(1, P), far, t0)); /* P held back: new ones wait */
+	EXPECT_FALSE(q.network_full(net(2)));
+	EXPECT_EQ(q.admit(net(2), far), dest_queues::verdict::queued);
+	EXPECT_EQ(q.admit(net(3), far), dest_queues::verdict::queued);
+	EXPECT_EQ(q.network_requests(), 2u);
+	EXPECT_TRUE(q.network_full(net(4)));
+	EXPECT_FALSE(q.network_full(delivery(4, P))); /* a pod's request is not one */
+	EXPECT_EQ(q.admit(net(4), far), dest_queues::verdict::refused_network);
+	EXPECT_FALSE(q.bounced(net(5), far, t0)); /* came back: not kept either */
+	EXPECT_EQ(q.admit(delivery(6, P), far), dest_queues::verdict::queued);
+	EXPECT_EQ(q.admit(delivery(7, P, dpa_command::op::deliver_response), far),
+		  dest_queues::verdict::queued);
+	std::string left;
+	q.for_each([&](const dpa_command &c) { left += std::to_string(c.req_id) + " "; });
+	EXPECT_EQ(left, "1 2 3 6 7 ");
+}
+
 TEST_F(outbox_test, a_full_backlog_drops_and_counts_and_frees_the_hbuf)
 {
 	sq_pair q(1);

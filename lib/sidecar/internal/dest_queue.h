@@ -29,7 +29,9 @@ namespace dpumesh::sidecar {
 
 class dest_queues {
 public:
-	enum class verdict { send, queued, refused };
+	/** refused_network: a network request over limit_network_requests' bound (the others
+	 *  fired first: the destination's share, the pool's reserve). */
+	enum class verdict { send, queued, refused, refused_network };
 
 	/** A command that leaves a queue: sent now (resume set on the first one after a hold),
 	 *  or past its give-up time (never delivered: answer it). */
@@ -80,6 +82,12 @@ public:
 	void limit_network_requests(uint32_t n) noexcept { _net_limit = n; }
 	/** Network requests waiting in the queues now. */
 	uint32_t network_requests() const noexcept { return _net_requests; }
+	/** Whether c is a network request and the queues hold their bound of those (bounced()
+	 *  then keeps it not). */
+	bool network_full(const dpa_command &c) const noexcept
+	{
+		return network_request(c) && _net_requests >= _net_limit;
+	}
 	/** Whether a new delivery to dst would wait (its give-up time is needed then). */
 	bool waits(uint32_t dst) const noexcept
 	{

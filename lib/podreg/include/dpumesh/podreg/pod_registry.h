@@ -14,9 +14,10 @@
 //     reg.dp_quiescent(0);                           // once per loop: no pointer kept
 //   }
 //
-// Quiescence (rte_rcu_qsbr): unregister_pod deactivates the entry, then waits until every
-// registered data-path thread has called dp_quiescent() (or is offline), so none still holds
-// a pointer into the pod's memory, then tears down. A data-path thread must therefore not keep
+// Quiescence (rte_rcu_qsbr): begin_unregister deactivates the entry and starts a grace
+// period; poll_retiring tears down once every registered data-path thread has called
+// dp_quiescent() since (or is offline), so none still holds a pointer into the pod's memory
+// (unregister_pod does both and waits). A data-path thread must therefore not keep
 // pointers from take_tx/take_rx_slots across dp_quiescent(), and the control thread must not
 // itself be an online data-path thread while it unregisters (it would wait for itself).
 //
@@ -208,10 +209,44 @@ public:
 						 uint64_t base, uint32_t *code);
 
 	/**
-	 * Unregisters: is_active = 0 (release), drop from its service, wait for every data-path
-	 * thread to pass a quiescent state (rte_rcu_qsbr_check), drain and count queued TX work,
-	 * unregister the mkey (unmaps the region), destroy the TX SQ region, close the doorbell,
-	 * free the pod_id. Its counters are added to retired_counters().
+	 * Starts an unregistration without waiting (the control socket's way, so that one pod's
+	 * departure never holds up another's REGISTER): is_active = 0 (release), drop from its
+	 * service (a replacement may register at once), start a grace period (rte_rcu_qsbr
+	 * token). The pod_id stays taken until poll_retiring() finishes it. Again on a pod
+	 * already retiring: ok, nothing more.
+	 *
+	 * @return ok; an error if pod_id is not registered
+	 */
+	status begin_unregister(uint32_t pod_id);
+
+	/**
+	 * Finishes the unregistrations begun whose grace period has passed (every data-path
+	 * thread reported quiescence since) and whose zero-copy TX holds are back (or 2 s passed
+	 * since the grace period: the region then stays mapped): drain and count queued TX work,
+	 * unregister the mkey (unmaps the region), destroy the TX SQ region, close the doorbells,
+	 * free the pod_id; its counters are added to retired_counters(). Never waits. An
+	 * unregistration slower than retire_slow_ms is logged with where its time went.
+	 *
+	 * @param done receives the finished pod_ids (at most max)
+	 * @return how many were finished
+	 */
+	unsigned poll_retiring(uint32_t *done, unsigned max) noexcept;
+	/** Unregistrations begun and not finished yet. */
+	size_t nb_retiring() const noexcept { return _retiring.size(); }
+
+	/** What unregistrations cost (control thread only). */
+	struct retire_stats {
+		uint64_t retired = 0; /**< finished */
+		uint64_t slow = 0;    /**< took retire_slow_ms or longer */
+		uint64_t max_ms = 0;  /**< the longest, begin to finish */
+	};
+	static constexpr uint64_t retire_slow_ms = 100;
+	const retire_stats &retirements() const noexcept { return _retire_stats; }
+
+	/**
+	 * Unregisters and waits until it is finished (begin_unregister, then poll its own
+	 * retirement every 100 us): for callers with nothing else to do meanwhile (shutdown,
+	 * the DOCA side's comch server, tests). A pod already retiring is waited for.
 	 *
 	 * @return ok; an error if pod_id is not registered
 	 */
@@ -439,6 +474,8 @@ private:
 	void note_post(pod_state &p, bool urgent) noexcept;
 	bool rx_room(const pod_state &p) const noexcept;
 	uint64_t take_refill(pod_state &p, bool body) noexcept;
+	/* finishes a retiring pod if it can now (true), else false; never waits */
+	bool try_retire(uint32_t pod_id) noexcept;
 
 	alignas(64) pod_registry_entry _table[DPUMESH_MAX_PODS] = {};
 	std::unique_ptr<pod_state[]> _pods;
@@ -453,6 +490,8 @@ private:
 	std::atomic<uint32_t> _quiesce_waiters{0};
 	std::atomic<uint64_t> _zc_orphans{0};
 	std::vector<std::unique_ptr<region>> _lingering; /* kept mapped for a stalled port */
+	std::vector<uint32_t> _retiring; /* begun, not finished (capacity DPUMESH_MAX_PODS) */
+	retire_stats _retire_stats;
 	std::function<status(const region &, bool)> _region_hook;
 	uint32_t _next_pod = 0;
 	uint32_t _next_generation = 1;

@@ -30,7 +30,8 @@ struct registrar_counters {
 	uint64_t bad_messages = 0;        /**< failed podchan::check or region import */
 	uint64_t registered = 0;
 	uint64_t register_refused = 0;
-	uint64_t unregistered = 0;        /**< by UNREGISTER or by close */
+	uint64_t unregistered = 0;        /**< begun by UNREGISTER or by close */
+	uint64_t unregister_replies = 0;  /**< UNREGISTERED sent once the pod was torn down */
 };
 
 class registrar {
@@ -38,7 +39,7 @@ public:
 	static constexpr size_t max_connections = 2 * DPUMESH_MAX_PODS;
 
 	explicit registrar(pod_registry &registry) : _registry(registry) {}
-	~registrar(); /* closes every connection (unregistering their pods), unlinks */
+	~registrar(); /* closes every connection, unregistering their pods (waits), unlinks */
 	registrar(const registrar &) = delete;
 	registrar &operator=(const registrar &) = delete;
 
@@ -51,8 +52,12 @@ public:
 	status listen(const std::string &path);
 
 	/**
-	 * Accepts pending connections and handles every queued message on every connection;
-	 * a closed connection unregisters its pod. Never blocks.
+	 * Finishes the unregistrations whose grace period has passed (replying UNREGISTERED to
+	 * the connections that asked), accepts pending connections and handles every queued
+	 * message on every connection; a closed connection unregisters its pod. Never blocks:
+	 * an unregistration waits for the data path's grace period in the background
+	 * (pod_registry::begin_unregister), and a connection that asked for one reads nothing
+	 * more until it is answered.
 	 *
 	 * @return how many messages and connection events were handled
 	 */
@@ -67,6 +72,7 @@ private:
 		unique_fd fd;
 		std::optional<region> pending_region; /* exported before REGISTER */
 		uint32_t pod_id = UINT32_MAX;         /* registered pod, if any */
+		uint32_t leaving = UINT32_MAX;        /* pod whose UNREGISTERED is owed */
 	};
 
 	bool handle_one(connection &c) noexcept; /* false: close the connection */

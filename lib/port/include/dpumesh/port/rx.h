@@ -28,12 +28,14 @@
 // refusal.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
 
+#include <rte_cycles.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
@@ -126,9 +128,19 @@ struct rx_ctx {
 	rx_stats stats;
 	unsigned next_queue = 0;
 	unsigned polls = 0;
-	/** A gap between two polls longer than this is the lcore's own stall (descheduled):
-	 *  the reassembler's clock does not count it (reasm_clock()). */
-	static constexpr uint32_t stall_ms = 20;
+	/** A gap between two polls longer than stall_tsc is the lcore's own stall (descheduled,
+	 *  or a back-off sleep): the reassembler's clock does not count it (reasm_clock()).
+	 *  The node sets it from the lcores' longest sleep (stall_tsc_for); 0: 20 ms, set at
+	 *  the first poll. */
+	uint64_t stall_tsc = 0;
+	static constexpr uint32_t min_stall_ms = 20;
+	/** max(20 ms, twice the longest back-off sleep) in TSC cycles: a poll gap a sleeping
+	 *  lcore makes by itself is never taken for a stall. */
+	static uint64_t stall_tsc_for(uint32_t max_sleep_us) noexcept
+	{
+		const uint64_t us = std::max<uint64_t>(min_stall_ms * 1000ull, 2ull * max_sleep_us);
+		return rte_get_tsc_hz() * us / 1000000;
+	}
 	uint64_t last_poll_tsc = 0;
 	uint64_t stalled_tsc = 0; /**< the lcore's own stalls, summed */
 };

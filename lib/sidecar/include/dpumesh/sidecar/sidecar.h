@@ -102,6 +102,7 @@ using port::rx_msg;
 	_(parked, "deliveries queued behind their destination until it has room")       \
 	_(park_expired, "parked deliveries that never found room (503 / response lost)") \
 	_(park_refused, "deliveries refused: destination's queue at its share (503 dest_full)") \
+	_(park_refused_network, "of park_refused: network requests over pools.network.queued") \
 	_(resumes, "held-back destinations tried again (first of their queue, RESUME)")  \
 	_(dest_gone, "deliveries refused: destination unregistered (503)")               \
 	_(src_gone, "messages whose sender unregistered before delivery")               \
