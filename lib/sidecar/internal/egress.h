@@ -142,14 +142,16 @@ private:
 		std::unique_ptr<rte_mbuf *[]> staged; /* staged_max */
 	};
 	bool enqueue(port_view &p, rte_mbuf **frames, uint16_t n) noexcept;
+	bool put(port_view &p, uint16_t n) noexcept;
 	void flush(port_view &p) noexcept;
 	egress(pod_registry *reg, counters &stats) : _reg(reg), _stats(stats) {}
 	static void nic_done(void *addr, void *opaque);
 
-	/** An error response's L7 header, made once (reply()). */
+	/** An error response's L7 header, made once (reply()), and its sum (wire::l7_sum). */
 	struct reply_hdr {
 		uint16_t status = 0;
 		uint16_t len = 0; /* 0: empty */
+		uint16_t sum = 0;
 		const char *reason = nullptr;
 		const std::string *hop = nullptr;
 		uint8_t hdr[256];
