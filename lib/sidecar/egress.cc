@@ -115,20 +115,21 @@ int egress::peer_of(const wire::endpoint &ep) const noexcept
 	return -1;
 }
 
-remote egress::remote_of(const port::rx_msg &m) const noexcept
+void egress::remote_of(const port::rx_msg &m, remote &r) const noexcept
 {
-	remote r;
 	std::memcpy(r.addr.src_mac, _mac, 6);
 	std::memcpy(r.addr.dst_mac, m.msg.src_mac, 6);
 	r.addr.dst = m.msg.src;
+	r.port = -1;
 	const std::optional<wire::endpoint> &self = m.msg.src.is_v4() ? _ep4 : _ep6;
-	if (!self)
-		return r; /* port -1: nothing can be sent back */
+	if (!self) { /* port -1: nothing can be sent back */
+		r.addr.src = wire::endpoint{};
+		return;
+	}
 	r.addr.src = *self;
 	for (size_t i = 0; i < _ports.size(); i++)
 		if (_ports[i].port_id == m.port_id && _ports[i].tx)
 			r.port = static_cast<int>(i);
-	return r;
 }
 
 bool egress::pkts_plenty() const noexcept
