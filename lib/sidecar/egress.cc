@@ -252,8 +252,10 @@ bool egress::forward(const remote &to, wire::frame_kind kind, uint64_t correlati
 		b.seg_off = body->first_off;
 		b.attach = eg.zero_copy;
 	}
-	if (!put(eg, wire::fragment(to.addr, kind, ++_msg_id, correlation, l7, l7_len, b, eg.mtu,
-				    *_mbufs, _frames.data(), static_cast<uint16_t>(_frames.size()))))
+	/* the shard's own message ids, as send() and reply() take (++ was the next shard's) */
+	if (!put(eg, wire::fragment(to.addr, kind, _msg_id += _msg_id_step, correlation, l7,
+				    l7_len, b, eg.mtu, *_mbufs, _frames.data(),
+				    static_cast<uint16_t>(_frames.size()))))
 		return false;
 	if (body_len)
 		(eg.zero_copy ? _stats.zero_copy : _stats.copied_out).inc();

@@ -964,7 +964,8 @@ TEST_F(outbox_test, a_full_backlog_drops_and_counts_and_frees_the_hbuf)
 
 class egress_test : public pools {
 protected:
-	std::unique_ptr<egress> make(bool zero_copy, unsigned ring_size = 1024)
+	std::unique_ptr<egress> make(bool zero_copy, unsigned ring_size = 1024, unsigned shard = 0,
+				     unsigned nb_shards = 1)
 	{
 		static unsigned seq;
 		tx = rte_ring_create(("t_tx" + std::to_string(seq++)).c_str(), ring_size, SOCKET_ID_ANY,
@@ -973,6 +974,8 @@ protected:
 		network net;
 		net.pkts = pkts;
 		net.ports.push_back({0, 1500, true, zero_copy, tx});
+		net.shard = shard;
+		net.nb_shards = nb_shards;
 		cfg = load_cfg();
 		auto e = egress::create(cfg, net, 65536, nullptr, stats);
 		EXPECT_TRUE(e) << (e ? "" : e.error().message());
@@ -1080,6 +1083,41 @@ TEST_F(egress_test, failures_are_counted_and_leave_nothing_behind)
 	EXPECT_TRUE(eg->reply(eg->peer(0).to, 77, 503, "overloaded", "n1/sidecar"));
 	EXPECT_EQ(drain(), 1u);
 	put_all();
+}
+
+/* Message ids of the node's shards never meet: shard k of n frames k + n, k + 2n, ...
+ * whatever it sends (a pod's message, a relay, an error answer), so that a peer never
+ * reassembles two shards' frames into one message. */
+TEST_F(egress_test, each_shard_frames_its_own_message_ids)
+{
+	auto eg = make(false, 1024, 1, 3);
+	ASSERT_TRUE(eg);
+	const remote to = eg->peer(0).to;
+	const std::string hop = "n1/sidecar";
+	std::vector<uint8_t> hdr;
+	request_view(hdr, "billing");
+	const dpa::local_body none{};
+	for (int i = 0; i < 4; i++) {
+		ASSERT_TRUE(eg->send(to, wire::frame_kind::request, 9, l7.data(), 100, body.data(),
+				     5000, nullptr));
+		ASSERT_TRUE(eg->forward(to, wire::frame_kind::request, 10, hdr.data(),
+					static_cast<uint16_t>(hdr.size()), &none, 0));
+		ASSERT_TRUE(eg->reply(to, 11, 504, "timeout", hop));
+	}
+	std::vector<uint32_t> ids;
+	void *m;
+	while (rte_ring_dequeue(tx, &m) == 0) {
+		wire::parsed_frame pf;
+		EXPECT_EQ(wire::parse_frame(static_cast<rte_mbuf *>(m), 0, 1u << 20, &pf),
+			  wire::wire_drop::none);
+		if (ids.empty() || ids.back() != pf.msg_id)
+			ids.push_back(pf.msg_id);
+		rte_pktmbuf_free(static_cast<rte_mbuf *>(m));
+	}
+	ASSERT_EQ(ids.size(), 12u);
+	for (size_t i = 0; i < ids.size(); i++)
+		EXPECT_EQ(ids[i], 1 + 3 * (i + 1)) << "message " << i;
+	EXPECT_EQ(rte_mempool_avail_count(pkts), 1023u);
 }
 
 /* The error answers made here (504 timeout above all: every request a peer never answers
