@@ -91,46 +91,4 @@ void format_traceparent(const trace_ids &ids, char out[55]) noexcept
 	std::memcpy(out + 52, "-01", 3);
 }
 
-trace_ids trace_rng::next() noexcept
-{
-	trace_ids ids;
-	ids.hi = mix(_state += step);
-	ids.lo = mix(_state += step);
-	ids.span = mix(_state += step) | 1;
-	return ids;
-}
-
-uint64_t trace_rng::mix(uint64_t z) noexcept
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-trace_result add_trace(uint8_t *hdr, uint32_t len, uint32_t cap, unsigned need,
-		       const trace_ids &ids) noexcept
-{
-	trace_result r;
-	r.len = len;
-	if (!need)
-		return r;
-	/* formatted in place, as fields the mesh made: names are tokens and the ids hex
-	 * digits and dashes, nothing to validate or copy */
-	wire::l7_writer w = wire::l7_writer::extend(hdr, len, cap);
-	if (need & trace_request_id)
-		if (char *id = w.mesh_field("x-request-id", 36))
-			format_request_id(ids, id);
-	if (need & trace_traceparent)
-		if (char *tp = w.mesh_field("traceparent", 55))
-			format_traceparent(ids, tp);
-	size_t n = w.finish();
-	if (n == 0) { /* no room: the header is left as it was */
-		r.no_room = true;
-		return r;
-	}
-	r.len = static_cast<uint32_t>(n);
-	r.added = need;
-	return r;
-}
-
 } // namespace dpumesh::policy

@@ -115,20 +115,21 @@ int egress::peer_of(const wire::endpoint &ep) const noexcept
 	return -1;
 }
 
-remote egress::remote_of(const port::rx_msg &m) const noexcept
+void egress::remote_of(const port::rx_msg &m, remote &r) const noexcept
 {
-	remote r;
 	std::memcpy(r.addr.src_mac, _mac, 6);
 	std::memcpy(r.addr.dst_mac, m.msg.src_mac, 6);
 	r.addr.dst = m.msg.src;
+	r.port = -1;
 	const std::optional<wire::endpoint> &self = m.msg.src.is_v4() ? _ep4 : _ep6;
-	if (!self)
-		return r; /* port -1: nothing can be sent back */
+	if (!self) { /* port -1: nothing can be sent back */
+		r.addr.src = wire::endpoint{};
+		return;
+	}
 	r.addr.src = *self;
 	for (size_t i = 0; i < _ports.size(); i++)
 		if (_ports[i].port_id == m.port_id && _ports[i].tx)
 			r.port = static_cast<int>(i);
-	return r;
 }
 
 bool egress::pkts_plenty() const noexcept
@@ -173,6 +174,22 @@ bool egress::enqueue(port_view &p, rte_mbuf **frames, uint16_t n) noexcept
 	return true;
 }
 
+/* A message's n frames (none: fragment() found no mbuf) onto the port's ring, or counted
+ * and freed. */
+bool egress::put(port_view &p, uint16_t n) noexcept
+{
+	if (n == 0) {
+		_stats.egress_no_mbuf.inc();
+		return false;
+	}
+	if (!enqueue(p, _frames.data(), n)) {
+		_stats.egress_ring_full.inc();
+		rte_pktmbuf_free_bulk(_frames.data(), n);
+		return false;
+	}
+	return true;
+}
+
 /* The staged frames in one enqueue; they fit (the room was read before they were staged,
  * and only the port's TX stage takes from the ring since). */
 void egress::flush(port_view &p) noexcept
@@ -208,17 +225,9 @@ bool egress::send(const remote &to, wire::frame_kind kind, uint64_t correlation,
 		b.shinfo = shinfo;
 		b.iova = _iova_va ? reinterpret_cast<rte_iova_t>(body) : RTE_BAD_IOVA;
 	}
-	bool sent = false;
-	uint16_t n = wire::fragment(to.addr, kind, _msg_id += _msg_id_step, correlation, l7, l7_len, b, eg.mtu,
-				    *_mbufs, _frames.data(), static_cast<uint16_t>(_frames.size()));
-	if (n == 0) {
-		_stats.egress_no_mbuf.inc();
-	} else if (!enqueue(eg, _frames.data(), n)) {
-		_stats.egress_ring_full.inc();
-		rte_pktmbuf_free_bulk(_frames.data(), n);
-	} else {
-		sent = true;
-	}
+	const bool sent = put(eg, wire::fragment(to.addr, kind, _msg_id += _msg_id_step, correlation,
+						 l7, l7_len, b, eg.mtu, *_mbufs, _frames.data(),
+						 static_cast<uint16_t>(_frames.size())));
 	if (shinfo) {
 		/* our own reference: the last one to go (ours or the NIC's) releases the body */
 		if (rte_mbuf_ext_refcnt_update(shinfo, -1) == 0)
@@ -243,17 +252,11 @@ bool egress::forward(const remote &to, wire::frame_kind kind, uint64_t correlati
 		b.seg_off = body->first_off;
 		b.attach = eg.zero_copy;
 	}
-	uint16_t n = wire::fragment(to.addr, kind, ++_msg_id, correlation, l7, l7_len, b, eg.mtu,
-				    *_mbufs, _frames.data(), static_cast<uint16_t>(_frames.size()));
-	if (n == 0) {
-		_stats.egress_no_mbuf.inc();
+	/* the shard's own message ids, as send() and reply() take (++ was the next shard's) */
+	if (!put(eg, wire::fragment(to.addr, kind, _msg_id += _msg_id_step, correlation, l7,
+				    l7_len, b, eg.mtu, *_mbufs, _frames.data(),
+				    static_cast<uint16_t>(_frames.size()))))
 		return false;
-	}
-	if (!enqueue(eg, _frames.data(), n)) {
-		_stats.egress_ring_full.inc();
-		rte_pktmbuf_free_bulk(_frames.data(), n);
-		return false;
-	}
 	if (body_len)
 		(eg.zero_copy ? _stats.zero_copy : _stats.copied_out).inc();
 	return true;
@@ -295,8 +298,9 @@ bool egress::reply(const remote &to, uint64_t correlation, uint16_t status, cons
 		_stats.no_egress.inc();
 		return false;
 	}
-	/* the same few answers again and again (504 timeout, 429, 503): made once each; the
-	 * reasons are static strings or the policy engine's names, so a pointer is the key */
+	/* the same few answers again and again (504 timeout, 429, 503): made once each, with
+	 * the sum of their bytes for the UDP checksum; the reasons are static strings or the
+	 * policy engine's names, so a pointer is the key */
 	reply_hdr *r = nullptr;
 	for (reply_hdr &c : _replies)
 		if (c.len && c.status == status && c.reason == reason && c.hop == &hop) {
@@ -308,12 +312,15 @@ bool egress::reply(const remote &to, uint64_t correlation, uint16_t status, cons
 		wire::l7_writer w(r->hdr, sizeof(r->hdr));
 		w.response(status, wire::l7_flag_mesh_generated, reason, hop);
 		r->len = static_cast<uint16_t>(w.finish());
+		r->sum = wire::l7_sum(r->hdr, r->len);
 		r->status = status;
 		r->reason = reason;
 		r->hop = &hop;
 	}
-	return send(to, wire::frame_kind::response, correlation, r->hdr, r->len, nullptr, 0,
-		    nullptr);
+	port_view &eg = _ports[to.port];
+	return put(eg, wire::fragment(to.addr, wire::frame_kind::response, _msg_id += _msg_id_step,
+				      correlation, wire::l7_summed{r->hdr, r->len, r->sum}, eg.mtu,
+				      *_mbufs, _frames.data(), static_cast<uint16_t>(_frames.size())));
 }
 
 } // namespace dpumesh::sidecar

@@ -82,7 +82,7 @@ net_message network_in::take(port::rx_msg *m, unsigned buf) noexcept
 	out.correlation = msg.correlation;
 	(out.request ? _stats.net_requests : _stats.net_responses).inc();
 	if (out.request)
-		out.reply_to = _egress.remote_of(*m);
+		_egress.remote_of(*m, out.reply_to);
 	if (msg.l7_len > _hbuf_size - DPA_HBUF_META_SIZE) {
 		_stats.net_header_too_large.inc();
 		out.what = net_message::kind::too_large;

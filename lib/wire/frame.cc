@@ -314,15 +314,16 @@ inline uint16_t raw_sum(const void *p, uint32_t n)
 
 /**
  * The UDP checksum of a frame write_headers() just made, whose payload was copied from
- * `p1` (n1 bytes) then a body whose bytes sum to `body_sum` (raw_sum() of them as if they
- * started at an even offset; 0 for none): the header fields summed by value and the payload
+ * n1 bytes that sum to `p1_sum` (raw_sum()) then a body whose bytes sum to `body_sum`
+ * (raw_sum() of them as if they started at an even offset; 0 for none): the header
+ * fields summed by value and the payload
  * from its sources, not read back from the frame (its bytes were just stored piecewise, and
  * the wide loads of a checksum over them stalled on store forwarding: 8% of the forwarding
  * path's samples).
  */
 uint16_t udp_checksum_of(const link_addr &a, frame_kind kind, uint32_t msg_id, uint32_t msg_len,
 			 uint32_t offset, uint16_t l7_len, uint64_t correlation, uint32_t udp_len,
-			 const uint8_t *p1, uint32_t n1, uint16_t body_sum)
+			 uint16_t p1_sum, uint32_t n1, uint16_t body_sum)
 {
 	uint64_t be = 0; /* big-endian word values */
 	if (a.src.is_v4()) {
@@ -340,7 +341,7 @@ uint16_t udp_checksum_of(const link_addr &a, frame_kind kind, uint32_t msg_id, u
 		be = (be & 0xffff) + (be >> 16);
 	/* to the order of words loaded from memory, as __rte_raw_cksum sums them */
 	uint32_t sum = rte_cpu_to_be_16(static_cast<uint16_t>(be));
-	sum += raw_sum(p1, n1); /* at an even UDP offset */
+	sum += p1_sum; /* at an even UDP offset */
 	sum += n1 & 1 ? rte_bswap16(body_sum) : body_sum;
 	const uint16_t ck = static_cast<uint16_t>(~__rte_raw_cksum_reduce(sum));
 	return ck == 0 ? 0xffff : ck; /* RFC 768: a zero sum goes out as all ones */
@@ -441,11 +442,11 @@ namespace {
  * One frame: a message within one frame's payload whose body, if any, is copied (the most
  * common case by far: a request or answer of a few hundred bytes, a 504). fragment()'s
  * loop for its first frame, without the loop, the division that counts frames, or
- * rte_pktmbuf_append(): the same bytes.
+ * rte_pktmbuf_append(): the same bytes. `l7_raw` is raw_sum() of the L7 header.
  */
 uint16_t one_frame(const link_addr &addr, bool v6, frame_kind kind, uint32_t msg_id,
-		   uint64_t correlation, const uint8_t *l7, uint16_t l7_len, const body_ref &body,
-		   uint32_t msg_len, mbuf_stash &mbufs, rte_mbuf **out) noexcept
+		   uint64_t correlation, const uint8_t *l7, uint16_t l7_len, uint16_t l7_raw,
+		   const body_ref &body, uint32_t msg_len, mbuf_stash &mbufs, rte_mbuf **out) noexcept
 {
 	const uint32_t hdrs = sizeof(rte_ether_hdr) + l3_size(v6) + sizeof(rte_udp_hdr) +
 			      frame_hdr_size;
@@ -479,7 +480,7 @@ uint16_t one_frame(const link_addr &addr, bool v6, frame_kind kind, uint32_t msg
 		body_sum = raw_sum(body.data, body_len);
 	}
 	const uint16_t ck = udp_checksum_of(addr, kind, msg_id, msg_len, 0, l7_len, correlation,
-					    udp_len, l7, l7_len, body_sum);
+					    udp_len, l7_raw, l7_len, body_sum);
 	std::memcpy(p + hdrs - frame_hdr_size - sizeof(rte_udp_hdr) +
 			    offsetof(rte_udp_hdr, dgram_cksum),
 		    &ck, sizeof(ck));
@@ -522,8 +523,8 @@ uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint6
 		return 0;
 	const bool zero_copy = body.shinfo != nullptr || (body.seg && body.attach);
 	if (msg_len <= per && !zero_copy)
-		return one_frame(addr, v6, kind, msg_id, correlation, l7, l7_len, body, msg_len,
-				 mbufs, out);
+		return one_frame(addr, v6, kind, msg_id, correlation, l7, l7_len,
+				 raw_sum(l7, l7_len), body, msg_len, mbufs, out);
 	if (frames_needed(msg_len, mtu, v6) > max_out)
 		return 0;
 	const uint32_t hdrs = sizeof(rte_ether_hdr) + l3_size(v6) + sizeof(rte_udp_hdr) +
@@ -585,7 +586,7 @@ uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint6
 			udp->dgram_cksum = udp_checksum_of(
 				addr, kind, msg_id, msg_len, off, l7_len, correlation,
 				static_cast<uint32_t>(sizeof(rte_udp_hdr) + frame_hdr_size + chunk),
-				l7 + off, l7_part, body_sum);
+				raw_sum(l7 + off, l7_part), l7_part, body_sum);
 		} else {
 			finish_checksum(m, v6);
 		}
@@ -596,6 +597,24 @@ fail:
 	for (uint16_t i = 0; i < n; i++)
 		rte_pktmbuf_free(out[i]);
 	return 0;
+}
+
+uint16_t l7_sum(const uint8_t *l7, uint16_t len) noexcept
+{
+	return raw_sum(l7, len);
+}
+
+uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint64_t correlation,
+		  const l7_summed &l7, uint16_t mtu, mbuf_stash &mbufs, rte_mbuf **out,
+		  uint16_t max_out) noexcept
+{
+	const bool v6 = !addr.src.is_v4();
+	if (addr.dst.is_v4() != v6 && l7.len >= 16 && max_out != 0 && l7.len <= max_payload(mtu, v6))
+		return one_frame(addr, v6, kind, msg_id, correlation, l7.data, l7.len, l7.sum,
+				 body_ref{}, l7.len, mbufs, out);
+	/* several frames, or what fragment() refuses: its own way */
+	return fragment(addr, kind, msg_id, correlation, l7.data, l7.len, body_ref{}, mtu, mbufs,
+			out, max_out);
 }
 
 } // namespace dpumesh::wire

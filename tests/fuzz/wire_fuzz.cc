@@ -12,9 +12,11 @@
 // back in the pool (no leak, bounded memory). A completed message is sent again through
 // fragment() (its body copied from the received segments, an MTU drawn from its msg_id,
 // the one-frame path when it fits): every frame parses, a message that fits makes exactly
-// one frame, and the frames reassemble to the same bytes. The sweep reports timed-out
-// requests (the 408 path) into a small array, again until it has room: each report is a
-// request whose first fragment the reassembler held, reported once, with no chain.
+// one frame, and the frames reassemble to the same bytes; its L7 header alone, framed from
+// its sum taken once (l7_summed, as the node's error answers are), gives the same frames.
+// The sweep reports timed-out requests (the 408 path) into a small array, again until it
+// has room: each report is a request whose first fragment the reassembler held, reported
+// once, with no chain.
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -78,6 +80,8 @@ std::string bytes_of(const rte_mbuf *m)
 	return out;
 }
 
+void same_with_sum(const link_addr &a, const message &msg, const uint8_t *l7, uint16_t mtu);
+
 /* A completed message (its sender's addresses in pf) fragmented again and reassembled. */
 void send_again(const message &msg, const parsed_frame &pf, uint16_t port_be)
 {
@@ -117,6 +121,28 @@ void send_again(const message &msg, const parsed_frame &pf, uint16_t port_be)
 	if (!done || bytes_of(out.chain) != in || out.l7_len != msg.l7_len)
 		std::abort();
 	rte_pktmbuf_free(out.chain);
+	same_with_sum(a, msg, reinterpret_cast<const uint8_t *>(in.data()), mtu);
+}
+
+/* Its L7 header alone as an answer made here would send it (wire::l7_summed, the sum taken
+ * once): the same frames as fragment() makes of the same header read again. */
+void same_with_sum(const link_addr &a, const message &msg, const uint8_t *l7, uint16_t mtu)
+{
+	rte_mbuf *plain[64], *summed[64];
+	mbuf_stash stash(g_pool);
+	const uint16_t n = fragment(a, msg.kind, msg.msg_id, msg.correlation, l7, msg.l7_len,
+				    body_ref{}, mtu, stash, plain, 64);
+	const uint16_t k = fragment(a, msg.kind, msg.msg_id, msg.correlation,
+				    l7_summed{l7, msg.l7_len, l7_sum(l7, msg.l7_len)}, mtu, stash,
+				    summed, 64);
+	if (n != k || (n == 0 && msg.l7_len >= 16 && frames_needed(msg.l7_len, mtu, !a.src.is_v4()) <= 64))
+		std::abort();
+	for (uint16_t i = 0; i < n; i++) {
+		if (bytes_of(plain[i]) != bytes_of(summed[i]))
+			std::abort();
+		rte_pktmbuf_free(plain[i]);
+		rte_pktmbuf_free(summed[i]);
+	}
 }
 } // namespace
 

@@ -850,6 +850,59 @@ TEST(Wire, FramesAreTheSameBytesAsBefore)
 		EXPECT_EQ(got[i], expected[i]) << "case " << i << " of\n" << cases << table;
 }
 
+/* An L7 header framed from its sum taken once (l7_summed: the node's error answers) gives
+ * the frames fragment() makes of it read again: one frame or several, IPv4 or IPv6, odd and
+ * even lengths, in a burst's stash and one at a time; what fragment() refuses it refuses. */
+TEST(Wire, AHeaderFramedFromItsSumIsTheSameFrames)
+{
+	const unsigned free0 = rte_mempool_avail_count(pool());
+	uint32_t id = 0x0badcafe;
+	for (bool burst : {false, true}) {
+		mbuf_stash stash(pool());
+		if (burst)
+			stash.begin();
+		for (bool v6 : {false, true})
+			for (uint16_t mtu : {uint16_t(1500), uint16_t(128), uint16_t(20)})
+				for (size_t path_len : {1u, 2u, 7u, 8u, 300u}) {
+					auto l7 = l7_request(path_len);
+					std::vector<rte_mbuf *> plain(64), summed(64);
+					const uint16_t len = static_cast<uint16_t>(l7.size());
+					const uint16_t n = fragment(addr(v6), frame_kind::response, id, id * 3ull,
+								    l7.data(), len, body_ref{}, mtu, stash,
+								    plain.data(), 64);
+					const uint16_t k = fragment(addr(v6), frame_kind::response, id, id * 3ull,
+								    l7_summed{l7.data(), len, l7_sum(l7.data(), len)},
+								    mtu, stash, summed.data(), 64);
+					const std::string what = "v6 " + std::to_string(v6) + " mtu " +
+								  std::to_string(mtu) + " header " +
+								  std::to_string(len);
+					ASSERT_EQ(n, k) << what;
+					EXPECT_EQ(n, mtu == 20 ? 0u : frames_needed(len, mtu, v6)) << what;
+					for (uint16_t i = 0; i < n; i++) {
+						EXPECT_EQ(bytes_of(plain[i]), bytes_of(summed[i])) << what;
+						rte_pktmbuf_free(plain[i]);
+						rte_pktmbuf_free(summed[i]);
+					}
+					id++;
+				}
+		stash.end();
+	}
+	/* a header shorter than the L7 minimum, or a link of mixed families: nothing */
+	const uint8_t tiny[8] = {};
+	rte_mbuf *out[4];
+	mbuf_stash stash(pool());
+	EXPECT_EQ(fragment(addr(false), frame_kind::response, 1, 1, l7_summed{tiny, 8, 0}, 1500,
+			   stash, out, 4),
+		  0u);
+	link_addr mixed = addr(false);
+	mixed.dst = addr(true).dst;
+	auto l7 = l7_request();
+	EXPECT_EQ(fragment(mixed, frame_kind::response, 1, 1,
+			   l7_summed{l7.data(), static_cast<uint16_t>(l7.size()), 0}, 1500, stash, out, 4),
+		  0u);
+	EXPECT_EQ(rte_mempool_avail_count(pool()), free0);
+}
+
 int main(int argc, char **argv)
 {
 	::testing::InitGoogleTest(&argc, argv);

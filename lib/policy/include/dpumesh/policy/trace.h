@@ -38,11 +38,26 @@ struct trace_ids {
 class trace_rng {
 public:
 	explicit trace_rng(uint64_t seed = 0) noexcept : _state(seed) {}
-	trace_ids next() noexcept;
+	/** Inline: three mixes, independent of each other (called out of line, each mix was
+	 *  1.3% of the forwarding path). */
+	trace_ids next() noexcept
+	{
+		trace_ids ids;
+		ids.hi = mix(_state + step);
+		ids.lo = mix(_state + 2 * step);
+		ids.span = mix(_state + 3 * step) | 1;
+		_state += 3 * step;
+		return ids;
+	}
 
 private:
 	static constexpr uint64_t step = 0x9e3779b97f4a7c15ull;
-	static uint64_t mix(uint64_t z) noexcept;
+	static uint64_t mix(uint64_t z) noexcept
+	{
+		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+		return z ^ (z >> 31);
+	}
 	uint64_t _state;
 };
 
@@ -62,9 +77,33 @@ struct trace_result {
 
 /**
  * Appends the `need` fields to a header that l7_decode() accepted (`len` bytes of a buffer
- * of `cap`), in place.
+ * of `cap`), in place. Inline: its result came back through the stack, the flag's byte
+ * store read back as a word (a store-forwarding stall, 1.2% of the forwarding path).
  */
-trace_result add_trace(uint8_t *hdr, uint32_t len, uint32_t cap, unsigned need,
-		       const trace_ids &ids) noexcept;
+inline trace_result add_trace(uint8_t *hdr, uint32_t len, uint32_t cap, unsigned need,
+			      const trace_ids &ids) noexcept
+{
+	trace_result r;
+	r.len = len;
+	if (!need)
+		return r;
+	/* formatted in place, as fields the mesh made: names are tokens and the ids hex
+	 * digits and dashes, nothing to validate or copy */
+	wire::l7_writer w = wire::l7_writer::extend(hdr, len, cap);
+	if (need & trace_request_id)
+		if (char *id = w.mesh_field("x-request-id", 36))
+			format_request_id(ids, id);
+	if (need & trace_traceparent)
+		if (char *tp = w.mesh_field("traceparent", 55))
+			format_traceparent(ids, tp);
+	const size_t n = w.finish();
+	if (n == 0) { /* no room: the header is left as it was */
+		r.no_room = true;
+		return r;
+	}
+	r.len = static_cast<uint32_t>(n);
+	r.added = need;
+	return r;
+}
 
 } // namespace dpumesh::policy

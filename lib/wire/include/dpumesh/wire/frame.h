@@ -135,6 +135,25 @@ uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint6
 		  const uint8_t *l7, uint16_t l7_len, const body_ref &body, uint16_t mtu,
 		  mbuf_stash &mbufs, rte_mbuf **out, uint16_t max_out) noexcept;
 
+/**
+ * An L7 header framed again and again as it is, with no body (an error answer this node
+ * makes: 504 timeout, 503 overloaded, 408): its bytes and their one's-complement sum,
+ * taken once (l7_sum()), so that each frame's UDP checksum adds only the sum of the
+ * fields that differ per message instead of reading the header again.
+ */
+struct l7_summed {
+	const uint8_t *data = nullptr;
+	uint16_t len = 0;
+	uint16_t sum = 0; /**< l7_sum(data, len) */
+};
+/** The sum l7_summed::sum holds: of `len` bytes as the UDP checksum adds them. */
+uint16_t l7_sum(const uint8_t *l7, uint16_t len) noexcept;
+/** fragment() of a message that is `l7` alone: the same frames, one UDP checksum made from
+ *  `l7.sum` where the message fits one frame (the header read again otherwise). */
+uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint64_t correlation,
+		  const l7_summed &l7, uint16_t mtu, mbuf_stash &mbufs, rte_mbuf **out,
+		  uint16_t max_out) noexcept;
+
 /** Frames needed for a message of msg_len bytes at this MTU and address family. */
 uint32_t frames_needed(uint32_t msg_len, uint16_t mtu, bool v6) noexcept;
 
