@@ -499,9 +499,38 @@ struct dpumesh::dpa::emulator::pair {
 	void quiesce() noexcept
 	{
 		draining = reg->quiesce_pending();
-		if (idle())
+		if (idle()) {
 			reg->dp_quiescent(emu->qsbr_id(id));
+			drain_since = 0;
+			return;
+		}
+		if (draining)
+			note_slow_drain();
 	}
+
+	/* A drain that takes long holds an unregistration (and, while it lasts, this thread's
+	 * new work): say once per drain, after 100 ms, what it waits for. Control-path rare. */
+	void note_slow_drain() noexcept
+	{
+		const uint64_t now = rte_rdtsc();
+		if (drain_since == 0) {
+			drain_since = now;
+			drain_told = false;
+			return;
+		}
+		if (drain_told || now - drain_since < rte_get_tsc_hz() / 10)
+			return;
+		drain_told = true;
+		const dpa_rx_inflight &h = rs.slot[rs.head];
+		DPUMESH_LOG(NOTICE, dpa, "DPA thread %u: quiescence waits 100 ms: %u TX and %u RX "
+			    "in flight (RX head: state %u, copies left %u, pod %u), hardware queues "
+			    "%s/%s, engine in flight %u", id, ts.nb_inflight, rs.nb_inflight,
+			    rs.nb_inflight ? h.used : 0u, rs.nb_inflight ? h.copies_left : 0u,
+			    rs.nb_inflight ? h.cmd.dst.pod_id : 0u, tx.idle() ? "idle" : "busy",
+			    rx.idle() ? "idle" : "busy", dma->inflight());
+	}
+	uint64_t drain_since = 0;
+	bool drain_told = false;
 
 	void drain_completions() noexcept
 	{
