@@ -43,6 +43,11 @@ void read_dpa(const dpa::emulator &emu, snapshot &s)
 		v.tx_parks = ts.tx_parks.get();
 		v.tx_rings = ts.tx_rings.get();
 		v.tx_ring_checks = ts.tx_ring_checks.get();
+		v.tx_cools = ts.tx_cools.get();
+		v.tx_unparks = ts.tx_unparks.get();
+		v.tx_ready_calls = ts.tx_ready_calls.get();
+		v.tx_sq_looks = ts.tx_sq_looks.get();
+		v.tx_sweep_finds = ts.tx_sweep_finds.get();
 		v.tx_inflight = k.nb_tx_inflight;
 		v.rx_inflight = k.nb_rx_inflight;
 		v.tx_no_hbuf = k.tx_no_hbuf;

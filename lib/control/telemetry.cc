@@ -318,6 +318,11 @@ int fill_dpa(node &n, rte_tel_data *d)
 	DPUMESH_TEL_U64_COLUMN(c, "tx_parks", t, r.tx_parks);
 	DPUMESH_TEL_U64_COLUMN(c, "tx_rings", t, r.tx_rings);
 	DPUMESH_TEL_U64_COLUMN(c, "tx_ring_checks", t, r.tx_ring_checks);
+	DPUMESH_TEL_U64_COLUMN(c, "tx_cools", t, r.tx_cools);
+	DPUMESH_TEL_U64_COLUMN(c, "tx_unparks", t, r.tx_unparks);
+	DPUMESH_TEL_U64_COLUMN(c, "tx_ready_calls", t, r.tx_ready_calls);
+	DPUMESH_TEL_U64_COLUMN(c, "tx_sq_looks", t, r.tx_sq_looks);
+	DPUMESH_TEL_U64_COLUMN(c, "tx_sweep_finds", t, r.tx_sweep_finds);
 	/* one pool for all threads: the same number in every row */
 	DPUMESH_TEL_U64_COLUMN(c, "hbufs_in_use", t, ((void)r, s.hbufs_in_use));
 	/* what doorbell_cycles count in (the same in every row) */

@@ -268,10 +268,13 @@ struct hw {
 /* One emulator thread: the TX and RX kernels' DPA threads, their engine, queues, state. */
 struct dpumesh::dpa::emulator::pair {
 	static constexpr uint32_t queue_depth = 1024;  /* sidecar TX/RX SQs, notifications */
-	/* A watched pod whose SQs stayed empty this long is parked (it rings from then on);
-	 * while awake, the doorbells are looked at (one epoll_wait) at most every ring_gap_us.
-	 * docs/memory-model.md "Doorbells, pod to DPU" for the trade. */
-	static constexpr uint64_t park_after_us = 200;
+	/* A hot pod whose SQs stayed empty this long turns cold (swept, not looked at every
+	 * pass); the cold pods are looked at sweep_pods per TX pass, so a cold pod's post is
+	 * seen within ceil(cold / sweep_pods) passes; while some pod is parked (after a sleep,
+	 * until the lcore has work again) the doorbells are looked at (one epoll_wait) at most
+	 * every ring_gap_us. docs/memory-model.md "Doorbells, pod to DPU" for the trade. */
+	static constexpr uint64_t cool_after_us = 50;
+	static constexpr uint32_t sweep_pods = 8;
 	static constexpr uint64_t ring_gap_us = 5;
 
 	dpa::emulator *emu = nullptr;
@@ -295,29 +298,38 @@ struct dpumesh::dpa::emulator::pair {
 	owned_sq owned[DPUMESH_MAX_PODS * 16];
 	uint32_t nb_owned = 0;
 	uint32_t membership = UINT32_MAX; /* the registry's, when owned[] was built */
-	uint32_t ready_cursor = 0;        /* where the next look for SQs with work starts */
+	uint32_t ready_cursor = 0;        /* where the next look at hot pods starts */
+	uint32_t sweep_cursor = 0;        /* where the next sweep of cold pods starts */
 	bool draining = false;
 
 	/* Pod -> DPA doorbells (docs/memory-model.md "Doorbells, pod to DPU"). A pod owned by
-	 * this thread is watched (its SQ heads loaded every TX pass: on the active list) or
-	 * parked (not looked at until its TX doorbell rings). By pod_id; DPU memory only. */
-	struct pod_watch {
+	 * this thread is hot (its SQ heads loaded every TX pass), cold (looked at by the sweep,
+	 * sweep_pods pods a pass) or parked (only while the lcore sleeps, and after a sleep until
+	 * it has work again: not looked at until its TX doorbell rings). Hot and cold pods have
+	 * an even tx_wait (they never ring), parked ones an odd one. By pod_id; DPU memory only;
+	 * what a pass touches of a pod is this one line. */
+	enum class where : uint8_t { hot, cold, parked };
+	struct alignas(64) pod_watch {
 		uint32_t handle = 0;        /* 0: no pod of ours */
 		uint32_t first = 0, n = 0;  /* its SQs: owned[first, first + n) */
+		uint32_t pos = 0;           /* index in active[] (hot) or cold[] (cold) */
 		uint64_t *tx_wait = nullptr; /* its need-wakeup word (we write, never read) */
-		int fd = -1;                /* its TX doorbell, in our epoll set (-1: not) */
 		uint64_t epoch = 0;         /* what we last stored in tx_wait: odd = parked */
 		uint64_t last_work = 0;     /* TSC of the last pass that found work in its SQs */
-		uint32_t act_pos = 0;       /* index in active[] while watched */
+		int fd = -1;                /* its TX doorbell, in our epoll set (-1: not) */
+		where at = where::hot;
 	};
 	pod_watch watch[DPUMESH_MAX_PODS];
-	uint32_t active[DPUMESH_MAX_PODS]; /* pod_ids watched: dpa_tx_ready looks at these */
-	uint32_t nb_active = 0, nb_parked = 0;
+	uint32_t active[DPUMESH_MAX_PODS]; /* hot pod_ids: dpa_tx_ready looks at these */
+	uint32_t cold[DPUMESH_MAX_PODS];   /* cold pod_ids: swept */
+	uint32_t nb_active = 0, nb_cold = 0, nb_parked = 0;
 	int epfd = -1;                  /* the TX doorbells of our pods (edge-triggered) */
-	uint64_t park_cycles = 0;       /* idle this long -> parked */
+	uint64_t cool_cycles = 0;       /* idle this long -> cold */
 	uint64_t ring_gap_cycles = 0;   /* doorbell looks while awake: at most this often */
-	uint64_t next_ring_check = 0, next_park_check = 0;
+	uint64_t next_ring_check = 0, next_cool_check = 0;
+	uint64_t pass_now = 0;          /* TSC at the start of this poll */
 	bool look_now = false;          /* the lcore slept: look at the doorbells at once */
+	bool had_work = false;          /* a poll did work since the lcore last prepared to sleep */
 	uint32_t pass_work = 0;         /* units of work in this poll (descriptors, rings) */
 
 	dpa_tx_state ts{};
@@ -338,13 +350,14 @@ struct dpumesh::dpa::emulator::pair {
 
 	/* Rebuilt only when a pod came or went (the registry's membership moved): before this
 	 * thread reports quiescence, so a leaving pod's TX doorbell is still open to remove. A
-	 * new pod starts watched; a pod that stays keeps its state. epoll_ctl here is control
-	 * rate (a registration), not per message. */
+	 * new pod starts hot; a pod that stays keeps its state. epoll_ctl here is control rate
+	 * (a registration), not per message. */
 	void refresh_owned() noexcept
 	{
 		membership = reg->membership();
 		nb_owned = 0;
 		nb_active = 0;
+		nb_cold = 0;
 		nb_parked = 0;
 		const uint64_t now = rte_rdtsc();
 		for (uint32_t pid = id; pid < DPUMESH_MAX_PODS; pid += nb_threads) {
@@ -364,7 +377,7 @@ struct dpumesh::dpa::emulator::pair {
 					ev.data.u32 = pid;
 					if (fd >= 0 && epfd >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) == 0)
 						w.fd = fd;
-					/* else: never parked (nothing would wake it), polled as before */
+					/* else: never parked (nothing would wake it): hot or swept */
 				}
 			}
 			if (h == 0)
@@ -374,11 +387,10 @@ struct dpumesh::dpa::emulator::pair {
 			w.n = n;
 			for (uint32_t q = 0; q < n; q++)
 				owned[nb_owned++] = {pid, q, reg->tx_head(pid, q)};
-			if (w.epoch & 1) {
-				nb_parked++;
-			} else {
-				w.act_pos = nb_active;
-				active[nb_active++] = pid;
+			switch (w.at) {
+			case where::parked: nb_parked++; break;
+			case where::cold: w.pos = nb_cold; cold[nb_cold++] = pid; break;
+			case where::hot: w.pos = nb_active; active[nb_active++] = pid; break;
 			}
 		}
 	}
@@ -393,46 +405,98 @@ struct dpumesh::dpa::emulator::pair {
 		return false;
 	}
 
-	void unwatch(uint32_t pid) noexcept
+	/* Out of the list it is on (hot or cold): the last one takes its place. */
+	void unlist(uint32_t pid) noexcept
 	{
-		const uint32_t pos = watch[pid].act_pos;
-		const uint32_t last = active[--nb_active];
-		active[pos] = last;
-		watch[last].act_pos = pos;
+		pod_watch &w = watch[pid];
+		uint32_t *list = w.at == where::hot ? active : cold;
+		uint32_t &nb = w.at == where::hot ? nb_active : nb_cold;
+		const uint32_t last = list[--nb];
+		list[w.pos] = last;
+		watch[last].pos = w.pos;
 	}
 
-	/* Watched again: an even epoch (the pod stops ringing), back on the active list. */
+	void list_hot(uint32_t pid, uint64_t now) noexcept
+	{
+		pod_watch &w = watch[pid];
+		w.at = where::hot;
+		w.last_work = now;
+		w.pos = nb_active;
+		active[nb_active++] = pid;
+	}
+
+	void list_cold(uint32_t pid) noexcept
+	{
+		pod_watch &w = watch[pid];
+		w.at = where::cold;
+		w.pos = nb_cold;
+		cold[nb_cold++] = pid;
+	}
+
+	/* A cold pod the sweep found with work: hot, so its next posts are seen on the next
+	 * pass. (Heating pods on delivery too was tried: at 64 pods with 64 requests in flight
+	 * nearly every pod was hot, 27 SQ heads per look against 12, and dpa_tx_ready went from
+	 * 9% to 17% of dpumesh's samples; docs/benchmarks.md.) */
+	void heat(uint32_t pid, uint64_t now) noexcept
+	{
+		pod_watch &w = watch[pid];
+		if (w.at == where::hot) {
+			w.last_work = now;
+		} else if (w.at == where::cold) {
+			unlist(pid);
+			list_hot(pid, now);
+		}
+	}
+
+	/* A parked pod comes back (its ring, or its post slipped in while we parked it): an
+	 * even epoch (it stops ringing), hot. */
 	void wake(uint32_t pid, uint64_t now) noexcept
 	{
 		pod_watch &w = watch[pid];
 		w.epoch++;
 		__atomic_store_n(w.tx_wait, w.epoch, __ATOMIC_RELAXED);
-		w.last_work = now;
-		w.act_pos = nb_active;
-		active[nb_active++] = pid;
 		nb_parked--;
+		list_hot(pid, now);
+	}
+
+	/* Hot pods idle for cool_cycles turn cold. Nothing is stored in the pod's memory: its
+	 * tx_wait stays even (it does not ring), and the sweep finds its next post. */
+	void cool_idle(uint64_t now) noexcept
+	{
+		for (uint32_t k = nb_active; k-- > 0;) {
+			const uint32_t pid = active[k];
+			if (now - watch[pid].last_work < cool_cycles)
+				continue;
+			unlist(pid);
+			list_cold(pid);
+			stats.tx_cools.inc();
+		}
 	}
 
 	/*
-	 * Parks watched pods idle for park_cycles (all of them when `all`: the lcore is about
-	 * to sleep): a new odd epoch in each one's tx_wait, one full fence, then its SQ heads
-	 * again; a pod whose post slipped in stays watched. The Dekker pair with the pod's
-	 * "post, full fence, load tx_wait" (docs/memory-model.md). Returns whether any slipped.
+	 * The lcore is about to sleep: every hot and cold pod with a TX doorbell is parked, a
+	 * new odd epoch in each one's tx_wait, one full fence, then its SQ heads again; a pod
+	 * whose post slipped in is hot again. The Dekker pair with the pod's "post, full fence,
+	 * load tx_wait" (docs/memory-model.md). Returns whether any slipped.
 	 */
-	bool park_idle(uint64_t now, bool all) noexcept
+	bool park_all(uint64_t now) noexcept
 	{
 		uint32_t parked[DPUMESH_MAX_PODS];
 		uint32_t np = 0;
-		for (uint32_t k = nb_active; k-- > 0;) {
-			const uint32_t pid = active[k];
-			pod_watch &w = watch[pid];
-			if (w.fd < 0 || (!all && now - w.last_work < park_cycles))
-				continue;
-			w.epoch++;
-			__atomic_store_n(w.tx_wait, w.epoch, __ATOMIC_RELAXED);
-			unwatch(pid);
-			nb_parked++;
-			parked[np++] = pid;
+		for (uint32_t *list : {active, cold}) {
+			uint32_t &nb = list == active ? nb_active : nb_cold;
+			for (uint32_t k = nb; k-- > 0;) {
+				const uint32_t pid = list[k];
+				pod_watch &w = watch[pid];
+				if (w.fd < 0)
+					continue;
+				w.epoch++;
+				__atomic_store_n(w.tx_wait, w.epoch, __ATOMIC_RELAXED);
+				unlist(pid);
+				w.at = where::parked;
+				nb_parked++;
+				parked[np++] = pid;
+			}
 		}
 		if (np == 0)
 			return false;
@@ -449,9 +513,27 @@ struct dpumesh::dpa::emulator::pair {
 		return slipped;
 	}
 
-	/* The TX doorbells that rang since the last look: their pods are watched again. One
+	/* The lcore slept and now has work: the pods still parked turn cold (an even epoch:
+	 * they stop ringing; the sweep looks at them), so an awake lcore makes no epoll_wait.
+	 * A pod that read the odd epoch before our store rings once more: its event is
+	 * dropped at the next look (it is not parked); its post is found by the sweep. */
+	void unpark_all() noexcept
+	{
+		for (uint32_t pid = id; pid < DPUMESH_MAX_PODS && nb_parked != 0; pid += nb_threads) {
+			pod_watch &w = watch[pid];
+			if (w.handle == 0 || w.at != where::parked)
+				continue;
+			w.epoch++;
+			__atomic_store_n(w.tx_wait, w.epoch, __ATOMIC_RELAXED);
+			nb_parked--;
+			list_cold(pid);
+			stats.tx_unparks.inc();
+		}
+	}
+
+	/* The TX doorbells that rang since the last look: their pods are hot again. One
 	 * epoll_wait, only while some pod is parked; edge-triggered, so nothing to read. A
-	 * ring for a pod already watched (it rang for an epoch we took back) is dropped. */
+	 * ring for a pod not parked (it rang for an epoch we took back) is dropped. */
 	uint32_t take_rings(uint64_t now) noexcept
 	{
 		if (nb_parked == 0 || epfd < 0)
@@ -465,7 +547,7 @@ struct dpumesh::dpa::emulator::pair {
 		for (int i = 0; i < n; i++) {
 			const uint32_t pid = ev[i].data.u32;
 			if (pid >= DPUMESH_MAX_PODS || watch[pid].handle == 0 ||
-			    (watch[pid].epoch & 1) == 0)
+			    watch[pid].at != where::parked)
 				continue;
 			wake(pid, now);
 			woke++;
@@ -475,15 +557,16 @@ struct dpumesh::dpa::emulator::pair {
 		return woke;
 	}
 
-	/* The lcore is about to sleep (runner's prepare_sleep): park every watched pod; false
-	 * when work is there or slipped in (do not sleep). Then the lcore may block on epfd: a
+	/* The lcore is about to sleep (runner's prepare_sleep): park every pod; false when
+	 * work is there or slipped in (do not sleep). Then the lcore may block on epfd: a
 	 * ring wakes it, and one that came before (not taken yet) leaves it readable. */
 	bool prepare_sleep() noexcept
 	{
 		if (membership != reg->membership())
 			refresh_owned();
 		const uint64_t now = rte_rdtsc();
-		if (park_idle(now, true) || !idle() || rx_doorbell())
+		had_work = false;
+		if (park_all(now) || !idle() || rx_doorbell())
 			return false;
 		look_now = true;
 		return true;
@@ -559,33 +642,40 @@ struct dpumesh::dpa::emulator::pair {
 	}
 
 	/* One pass of the lcore: the pods' TX doorbells (with_tx), the DMA hardware, then each
-	 * kernel if an activation is due. The TX kernel's doorbell is "a watched pod may have
-	 * work" (the emulator loads only watched pods' SQ heads); parked pods come back by
-	 * ringing. Returns the work done (descriptors taken, posted, delivered, completed,
-	 * doorbells taken, and 1 while copies are in flight), so an adaptive lcore backs off
-	 * when nothing moves. */
+	 * kernel if an activation is due. The TX kernel's doorbell is "a hot or cold pod may have
+	 * work" (the emulator loads the hot pods' SQ heads and sweep_pods cold pods'); parked pods
+	 * come back by ringing, and turn cold once the lcore has work again. Returns the work done
+	 * (descriptors taken, posted, delivered, completed, doorbells taken, and 1 while copies
+	 * are in flight), so an adaptive lcore backs off when nothing moves. */
 	uint32_t poll(bool with_tx = true) noexcept
 	{
 		reg->begin_doorbells(&bells);
 		pass_work = 0;
+		pass_now = rte_rdtsc();
 		if (with_tx) {
 			if (membership != reg->membership())
 				refresh_owned();
-			const uint64_t now = rte_rdtsc();
-			if (nb_parked != 0 && (look_now || now >= next_ring_check))
-				pass_work += take_rings(now);
-			if (now >= next_park_check) {
-				next_park_check = now + park_cycles / 4;
-				(void)park_idle(now, false);
+			const uint64_t now = pass_now;
+			if (nb_parked != 0) {
+				if (look_now || now >= next_ring_check)
+					pass_work += take_rings(now);
+				if (had_work && nb_parked != 0)
+					unpark_all();
+			}
+			if (now >= next_cool_check) {
+				next_cool_check = now + cool_cycles / 4;
+				cool_idle(now);
 			}
 		}
 		hw.step();
-		if (with_tx && tx.due(nb_active != 0))
+		if (with_tx && tx.due(nb_active != 0 || nb_cold != 0))
 			tx.activate([](::dpa_dev *d, void *a) { dpa_tx_kernel(d, static_cast<dpa_tx_state *>(a)); }, &ts);
 		drain_completions();
 		if (rx.due(rx_doorbell()))
 			rx.activate([](::dpa_dev *d, void *a) { dpa_rx_kernel(d, static_cast<dpa_rx_state *>(a)); }, &rs);
 		uint32_t ran = pass_work + (idle() ? 0 : 1);
+		if (ran)
+			had_work = true;
 		/* before quiescence: the batch names pods */
 		const pod_registry::doorbell_counts rung = reg->end_doorbells(&bells);
 		if (rung.rung) {
@@ -719,11 +809,13 @@ void dpa_thread_finish(struct dpa_dev *d)
 
 int dpa_thread_stop_requested(struct dpa_dev *d) { return d->stop; }
 
-/* The emulated doorbell hardware: the SQs of watched pods whose head holds a descriptor,
- * one acquire load each (what a hardware doorbell event says for free); parked pods are not
- * looked at (they ring). The head pointers move only on a take, and owned[] is rebuilt when
- * a pod comes or goes (membership moves before the unregistration waits for our
- * quiescence). A pod found with work stays watched. */
+/* The emulated doorbell hardware: the SQs whose head holds a descriptor, one acquire load
+ * each (what a hardware doorbell event says for free), of the hot pods and of the next
+ * sweep_pods cold pods; parked pods are not looked at (they ring). The sweep runs even when
+ * the hot pods fill `max` (a cold pod found with work turns hot and is taken next pass), so
+ * a cold pod's post waits at most ceil(cold / sweep_pods) passes. The head pointers move
+ * only on a take, and owned[] is rebuilt when a pod comes or goes (membership moves before
+ * the unregistration waits for our quiescence). */
 uint32_t dpa_tx_ready(struct dpa_dev *d, uint32_t *sqs, uint32_t max)
 {
 	auto *p = d->pair;
@@ -731,24 +823,48 @@ uint32_t dpa_tx_ready(struct dpa_dev *d, uint32_t *sqs, uint32_t max)
 		return 0;
 	if (p->membership != p->reg->membership())
 		p->refresh_owned();
-	const uint32_t n = p->nb_active;
-	if (n == 0)
-		return 0;
-	const uint64_t now = rte_rdtsc();
-	uint32_t got = 0;
-	for (uint32_t k = 0; k < n && got < max; k++) {
-		auto &w = p->watch[p->active[(p->ready_cursor + k) % n]];
+	const uint64_t now = p->pass_now;
+	uint32_t got = 0, looks = 0;
+	auto look = [&](dpa::emulator::pair::pod_watch &w) {
 		const uint32_t before = got;
-		for (uint32_t q = 0; q < w.n && got < max; q++) {
+		for (uint32_t q = 0; q < w.n; q++) {
 			const uint32_t i = w.first + q;
 			const uint32_t *h = p->owned[i].head;
-			if (h && __atomic_load_n(h, __ATOMIC_ACQUIRE) == DPUMESH_DESC_VALID)
+			looks++;
+			if (h && __atomic_load_n(h, __ATOMIC_ACQUIRE) == DPUMESH_DESC_VALID) {
+				if (got == max)
+					return true;
 				sqs[got++] = i;
+			}
 		}
-		if (got != before)
+		return got != before;
+	};
+	const uint32_t n = p->nb_active;
+	for (uint32_t k = 0; k < n && got < max; k++) {
+		auto &w = p->watch[p->active[(p->ready_cursor + k) % n]];
+		if (look(w))
 			w.last_work = now;
 	}
-	p->ready_cursor = (p->ready_cursor + 1) % n;
+	if (n)
+		p->ready_cursor = (p->ready_cursor + 1) % n;
+	const uint32_t nc = p->nb_cold;
+	if (nc) {
+		uint32_t found[dpa::emulator::pair::sweep_pods];
+		uint32_t nf = 0;
+		const uint32_t m = std::min(nc, dpa::emulator::pair::sweep_pods);
+		for (uint32_t k = 0; k < m; k++) {
+			const uint32_t pid = p->cold[(p->sweep_cursor + k) % nc];
+			if (look(p->watch[pid]))
+				found[nf++] = pid;
+		}
+		p->sweep_cursor = (p->sweep_cursor + m) % nc;
+		for (uint32_t k = 0; k < nf; k++)
+			p->heat(found[k], now);
+		if (nf)
+			p->stats.tx_sweep_finds.add(nf);
+	}
+	p->stats.tx_ready_calls.inc();
+	p->stats.tx_sq_looks.add(looks);
 	return got;
 }
 
@@ -860,10 +976,11 @@ uint32_t dpa_deliver(struct dpa_dev *d, uint32_t dst, const struct sw_descriptor
 {
 	if (!d->pair)
 		return DPUMESH_STATUS_DEST_GONE;
-	uint32_t st = d->pair->reg->deliver(dst, *desc);
+	auto *p = d->pair;
+	uint32_t st = p->reg->deliver(dst, *desc);
 	if (st == DPUMESH_STATUS_OK)
-		d->pair->stats.rx_delivered.inc();
-	d->pair->pass_work++;
+		p->stats.rx_delivered.inc();
+	p->pass_work++;
 	return st;
 }
 
@@ -983,7 +1100,7 @@ result<std::unique_ptr<emulator>> emulator::create(const config::node_config &cf
 		if (p->epfd < 0)
 			return errorf("DPA thread %u: epoll_create1 for the pods' TX doorbells: %s", t,
 				      std::strerror(errno));
-		p->park_cycles = rte_get_tsc_hz() / 1000000 * pair::park_after_us;
+		p->cool_cycles = rte_get_tsc_hz() / 1000000 * pair::cool_after_us;
 		p->ring_gap_cycles = rte_get_tsc_hz() / 1000000 * pair::ring_gap_us;
 		p->id = t;
 		p->nb_threads = nb_threads;

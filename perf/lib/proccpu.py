@@ -25,7 +25,12 @@
 # also reads dpumesh's telemetry (/dpumesh/pods, /dpumesh/dpa) at both snapshots: the delta of
 # /dpumesh/dpa's "doorbells" (eventfd writes to pods) gives doorbells and doorbells_per_unit,
 # and of its "doorbell_cycles" doorbell_us (µs per unit the DPA threads spent writing them),
-# over the same window and while the client pod is still registered; "n/a" without it. With
+# over the same window and while the client pod is still registered; "n/a" without it; and
+# /dpumesh/stages and /dpumesh/lcore_cpu give the worker lcores' CPU split (lcore_split:
+# lcore_us, work_us, stage.NAME_us, rest_us, sleeps_per_unit, doorbell_cpu_us (doorbell_us
+# scaled by the DPA stages' CPU/TSC) and work_only_us = work_us less doorbell_cpu_us), and
+# tx_ring_checks_per_unit, tx_rings_per_unit (the DPA's epoll_wait looks, the pods' TX
+# doorbell writes). With
 # "waitnew=1" (started before the client) the DELAY starts once a new pod registered (the
 # client's window starts after its registration, which a loaded machine delays); a PID given
 # as @FILE is read from FILE then.
@@ -35,7 +40,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-TEL_CMDS = ("/dpumesh/pods", "/dpumesh/dpa")
+TEL_CMDS = ("/dpumesh/pods", "/dpumesh/dpa", "/dpumesh/stages", "/dpumesh/lcore_cpu")
 
 TICK = os.sysconf("SC_CLK_TCK")
 
@@ -93,6 +98,60 @@ def doorbell_seconds(t):
         return None
     hz = hz[0] if isinstance(hz, list) else hz
     return cyc / hz if hz else None
+
+
+def col_delta(a, b, fam, name):
+    """Per row, the delta of one column of a telemetry family between two snapshots (rows
+    matched by position: stages and lcores do not change while a node runs); None when
+    either lacks it (an older build)."""
+    fa, fb = a.get(fam), b.get(fam)
+    if not isinstance(fa, dict) or not isinstance(fb, dict) or name not in fa or name not in fb:
+        return None
+    va, vb = fa[name], fb[name]
+    if not isinstance(va, list):
+        va, vb = [va], [vb]
+    return [y - x for x, y in zip(va, vb)]
+
+
+def lcore_split(a, b, units):
+    """The worker lcores' thread CPU per unit, split (docs/benchmarks.md "What the scaling
+    target is judged on"): lcore_us, the on-CPU time of every worker lcore thread
+    (/dpumesh/lcore_cpu, schedstat); work_us, its polls that did work: per stage, the thread
+    CPU per unit of work over the runner's sampled busy polls (its thread-clock samples, which
+    leave out descheduled time) times the stage's units of work; stage.NAME_us, the same per
+    stage; rest_us = lcore_us - work_us: its empty polls, its sleeps and wake-ups
+    (prepare_sleep, ppoll, the switches) and the loop itself; sleeps, the lcore's voluntary
+    context switches (each one a sleep it woke from) per unit."""
+    out = {}
+    if units <= 0:
+        return out
+    oncpu = col_delta(a, b, "/dpumesh/lcore_cpu", "oncpu_ns")
+    names = (b.get("/dpumesh/stages") or {}).get("name")
+    work = col_delta(a, b, "/dpumesh/stages", "work")
+    cns = col_delta(a, b, "/dpumesh/stages", "cpu_ns")
+    cwork = col_delta(a, b, "/dpumesh/stages", "cpu_work")
+    if oncpu is None or work is None or cns is None or cwork is None or not names:
+        return out
+    lcore_ns = sum(oncpu)
+    out["lcore_us"] = lcore_ns / 1e3 / units
+    fam = b.get("/dpumesh/stages")
+    # cumulative figures when the window holds no sample of a stage
+    cum_ns, cum_work = fam["cpu_ns"], fam["cpu_work"]
+    work_ns = 0.0
+    stages = {}
+    for i, name in enumerate(names):
+        per = cns[i] / cwork[i] if cwork[i] else (cum_ns[i] / cum_work[i] if cum_work[i] else 0.0)
+        ns = work[i] * per
+        work_ns += ns
+        stages[name] = stages.get(name, 0.0) + ns
+    out["work_us"] = work_ns / 1e3 / units
+    for name, ns in stages.items():
+        out["stage.%s_us" % name] = ns / 1e3 / units
+    out["rest_us"] = max(lcore_ns - work_ns, 0.0) / 1e3 / units
+    vol = col_delta(a, b, "/dpumesh/lcore_cpu", "voluntary_switches")
+    if vol is not None:
+        out["sleeps_per_unit"] = sum(vol) / units
+    return out
 
 
 def schedstat_ns(pid):
@@ -267,6 +326,35 @@ def summarize(path, rate=0.0):
     sb = doorbell_seconds(d["after"].get("tel", {}))
     if sa is not None and sb is not None and units > 0:
         out["doorbell_us"] = (sb - sa) * 1e6 / units
+    looks = [dpa_sum(x.get("tel", {}), "tx_sq_looks") for x in (d["before"], d["after"])]
+    calls = [dpa_sum(x.get("tel", {}), "tx_ready_calls") for x in (d["before"], d["after"])]
+    if None not in looks and None not in calls and calls[1] > calls[0]:
+        # what a DPA TX pass costs: SQ heads loaded per look for SQs with work
+        out["sq_heads_per_look"] = (looks[1] - looks[0]) / (calls[1] - calls[0])
+    for name in ("tx_ring_checks", "tx_rings"):
+        v = [dpa_sum(x.get("tel", {}), name) for x in (d["before"], d["after"])]
+        if None not in v and units > 0:
+            # syscalls of the pod -> DPA doorbells per unit: the DPA's epoll_wait looks, and
+            # the pods' TX doorbell writes it took
+            out[name + "_per_unit"] = (v[1] - v[0]) / units
+    split = lcore_split(d["before"].get("tel", {}), d["after"].get("tel", {}), units)
+    out.update(split)
+    if "work_us" in split and "doorbell_us" in out:
+        # the work itself: polls that did work, less the emulated DPA's eventfd writes. Those
+        # are counted in TSC, which includes the time the lcore was descheduled inside them
+        # (a loaded box preempts it there, at the syscall's exit): scaled by CPU/TSC over the
+        # DPA stages' sampled busy polls, as the work figure leaves descheduled time out
+        ra, rb = d["before"].get("tel", {}), d["after"].get("tel", {})
+        names = (rb.get("/dpumesh/stages") or {}).get("name") or []
+        cns = col_delta(ra, rb, "/dpumesh/stages", "cpu_ns") or []
+        ctsc = col_delta(ra, rb, "/dpumesh/stages", "cpu_tsc") or []
+        hz = (rb.get("/dpumesh/dpa") or {}).get("tsc_hz")
+        hz = hz[0] if isinstance(hz, list) and hz else hz
+        ns = sum(cns[i] for i, n in enumerate(names) if n.startswith("dpa") and i < len(cns))
+        tsc = sum(ctsc[i] for i, n in enumerate(names) if n.startswith("dpa") and i < len(ctsc))
+        r = ns / (tsc * 1e9 / hz) if tsc and hz else 1.0
+        out["doorbell_cpu_us"] = out["doorbell_us"] * min(r, 1.0)
+        out["work_only_us"] = max(split["work_us"] - out["doorbell_cpu_us"], 0.0)
     return out
 
 

@@ -394,7 +394,12 @@ if sc:
                "cycles per round trip mean the per-message cost does not grow with pods or services. "
                "\"Without DPA doorbells\": dpumesh's CPU less the time its emulated DPA threads spent "
                "writing pods' eventfds (each pod that sleeps is woken by one; on a BlueField-3 the "
-               "DPA rings it, not an Arm core):")
+               "DPA rings it, not an Arm core). \"Work only\": the worker lcore's polls that did work "
+               "(per stage: its thread CPU per unit of work over the sampled busy polls × its units) less those "
+               "eventfd writes, "
+               "without its empty polls and sleeps; the target is judged on both figures side by side "
+               "(docs/benchmarks.md, \"What the scaling target is judged on\"). The second table splits "
+               "the worker lcore's CPU per round trip:")
     out.append("")
     first = {}
     rows = []
@@ -403,6 +408,7 @@ if sc:
         b = first[r["dimension"]]
         rows.append([r["dimension"], r["n"], ratio(cpu_total(r, "dp"), cpu_total(b, "dp")),
                      ratio(arm_total(r), arm_total(b)),
+                     ratio(f(r.get("work_only_us_rt")), f(b.get("work_only_us_rt"))),
                      ratio(r["cycles_per_rt"], b["cycles_per_rt"]),
                      ratio(r["rps"], b["rps"]), ratio(r["p50_us"], b["p50_us"]),
                      cpu_cell(r, "dp"), num(r.get("doorbell_us_rt"), "%.2f") if r.get("doorbell_us_rt") else "n/a",
@@ -411,11 +417,24 @@ if sc:
                      r["answering_pods"], "%.1f" % (int(r["dpumesh_rss_kb"]) / 1024),
                      "%.1f" % (int(r["pods_rss_kb"]) / 1024), r["errors"]])
     table(["grows", "n", "**dpumesh CPU/rt ÷ n=1**", "**without DPA doorbells ÷ n=1**",
+           "**work only ÷ n=1**",
            "**mesh TSC cycles/rt ÷ n=1**", "**rps ÷ n=1**",
            "**p50 ÷ n=1**", "dpumesh CPU µs/rt (user+sys)", "of which DPA doorbells µs/rt",
            "pods CPU µs/rt (user+sys)",
            "doorbells per rt", "mesh TSC cycles/rt", "round trips/s", "p50 µs", "p99 µs",
            "pods answering", "dpumesh RSS MiB", "pods RSS MiB (sum)", "errors"], rows)
+    rows = []
+    for r in sc:
+        cell = lambda k: num(r.get(k), "%.2f") if f(r.get(k)) is not None else "n/a"
+        rows.append([r["dimension"], r["n"], cell("lcore_us_rt"), cell("work_us_rt"),
+                     cell("doorbell_cpu_us_rt"), cell("work_only_us_rt"), cell("dpa_tx_us_rt"),
+                     cell("dpa_rx_us_rt"), cell("sidecar_us_rt"), cell("rest_us_rt"),
+                     cell("sleeps_per_rt"), cell("sq_heads_per_look"), cell("epoll_waits_per_rt"),
+                     cell("tx_rings_per_rt")])
+    table(["grows", "n", "worker lcore CPU µs/rt", "polls with work", "of which DPA doorbells",
+           "**work only**", "dpa_tx", "dpa_rx", "sidecar", "empty polls, sleeps, loop",
+           "lcore sleeps per rt", "SQ heads per DPA look", "DPA epoll_waits per rt",
+           "pods' TX doorbells per rt"], rows)
     plots.append(("scaling.png", "scaling"))
 
 # ---- footprint ----

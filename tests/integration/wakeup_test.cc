@@ -10,12 +10,15 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <memory>
 #include <chrono>
 #include <cstring>
 #include <random>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "dpumesh/control/control.h"
 #include "dpumesh/host/dpumesh.h"
@@ -271,6 +274,15 @@ uint64_t dpa_tx_rings(const control::snapshot &s)
 	return n;
 }
 
+/** A DPA thread counter summed over the threads. */
+uint64_t dpa_sum(const control::snapshot &s, uint64_t control::dpa_thread_view::*field)
+{
+	uint64_t n = 0;
+	for (const control::dpa_thread_view &t : s.dpa)
+		n += t.*field;
+	return n;
+}
+
 /** Where a pod's TX need-wakeup word is (its region starts with the TX header pool). */
 uint64_t *tx_wait_word(dpumesh_t *h, const std::string &sock, const char *service)
 {
@@ -282,8 +294,11 @@ uint64_t *tx_wait_word(dpumesh_t *h, const std::string &sock, const char *servic
 	return reinterpret_cast<uint64_t *>(base + l.ctrl_off + offsetof(dpumesh_pod_ctrl, tx_wait));
 }
 
-/* 10^5 rounds: a burst of 1..4 requests, all answered, then a gap: none, a short spin, or a
- * sleep long enough for both pods (and the DPA lcore) to go to sleep. A lost wake-up leaves a
+/* 10^5 rounds: a burst of 1..4 requests, all answered, then a gap: none, a short spin, a
+ * sleep long enough for both pods to go to sleep (the DPA lcore stays awake: its pods turn
+ * cold and are swept), or (one round in 64) one long enough for the DPA lcore to sleep too
+ * (past the runner's 1 ms): it parks the pods then, and their TX doorbells wake it. A lost
+ * wake-up leaves a
  * pod asleep with work queued: its round passes the deadline (5 s timeouts in the pods' waits
  * make it end eventually, so the test reports which round instead of hanging). */
 TEST(Wakeup, NoLostWakeupOverBurstsAndIdleGaps)
@@ -303,7 +318,7 @@ TEST(Wakeup, NoLostWakeupOverBurstsAndIdleGaps)
 	const control::snapshot before = n.snapshot();
 	const auto t0 = steady::now();
 	uint64_t sent = 0;
-	unsigned slow = 0;
+	unsigned slow = 0, lcore_gaps = 0;
 	for (unsigned r = 0; r < rounds; r++) {
 		const unsigned burst = 1 + rng() % 4;
 		const auto deadline = steady::now() + round_limit;
@@ -322,6 +337,11 @@ TEST(Wakeup, NoLostWakeupOverBurstsAndIdleGaps)
 			<< where_they_are(n, echo, c, sent);
 		if (steady::now() - start > 500ms)
 			slow++;
+		if (r % 64 == 63) { /* long enough for the DPA lcore to sleep too */
+			lcore_gaps++;
+			std::this_thread::sleep_for(std::chrono::microseconds(1500 + rng() % 500));
+			continue;
+		}
 		switch (rng() % 8) {
 		case 4: case 5: case 6: { /* a short gap: the pods are arming or asleep */
 			const auto until = steady::now() + std::chrono::microseconds(rng() % 30);
@@ -343,21 +363,29 @@ TEST(Wakeup, NoLostWakeupOverBurstsAndIdleGaps)
 	dpumesh_stats st;
 	dpumesh_get_stats(c.h, &st);
 	const uint64_t rung = dpa_doorbells(after) - dpa_doorbells(before);
-	/* the path under test was taken: the pods slept and were woken by doorbells, and the
-	 * DPA parked the pods in the idle gaps and was woken by their TX doorbells */
+	/* the path under test was taken: the pods slept and were woken by doorbells; the DPA's
+	 * idle pods turned cold and the sweep found their posts; it parked the pods when its
+	 * lcore slept (the long gaps) and was woken by their TX doorbells */
 	EXPECT_GT(st.sleeps, rounds / 2) << "the client hardly ever slept";
 	EXPECT_GT(rung, rounds / 2) << "hardly any doorbell was rung";
 	const uint64_t parks = dpa_tx_parks(after) - dpa_tx_parks(before);
 	const uint64_t tx_rings = dpa_tx_rings(after) - dpa_tx_rings(before);
-	EXPECT_GT(parks, rounds / 50) << "the DPA hardly ever parked a pod";
-	EXPECT_GT(tx_rings, rounds / 50) << "hardly any pod rang the DPA";
+	const uint64_t cools = dpa_sum(after, &control::dpa_thread_view::tx_cools) -
+			       dpa_sum(before, &control::dpa_thread_view::tx_cools);
+	const uint64_t finds = dpa_sum(after, &control::dpa_thread_view::tx_sweep_finds) -
+			       dpa_sum(before, &control::dpa_thread_view::tx_sweep_finds);
+	EXPECT_GT(parks, lcore_gaps / 2) << "the DPA hardly ever parked a pod";
+	EXPECT_GT(tx_rings, lcore_gaps / 4) << "hardly any pod rang the DPA";
+	EXPECT_GT(cools, lcore_gaps) << "idle pods hardly ever turned cold";
 	std::printf("[ wakeup ] %u rounds, %llu round trips in %.1f s; client slept %llu times; "
-		    "%llu doorbells; DPA parked pods %llu times, woken by %llu TX doorbells; "
+		    "%llu doorbells; %llu pods turned cold, %llu posts found by the sweep; %u gaps "
+		    "for the DPA lcore to sleep, pods parked %llu times, woken by %llu TX doorbells; "
 		    "%u rounds over 500 ms (a loaded box)\n",
 		    rounds, static_cast<unsigned long long>(sent), secs,
 		    static_cast<unsigned long long>(st.sleeps), static_cast<unsigned long long>(rung),
-		    static_cast<unsigned long long>(parks), static_cast<unsigned long long>(tx_rings),
-		    slow);
+		    static_cast<unsigned long long>(cools), static_cast<unsigned long long>(finds),
+		    lcore_gaps, static_cast<unsigned long long>(parks),
+		    static_cast<unsigned long long>(tx_rings), slow);
 }
 
 /* Steady load, 64 outstanding: the DPU rings a pod once per pass at most and only while it
@@ -590,7 +618,9 @@ TEST(Wakeup, AnIdleNodeSleepsWithPodsRegistered)
 
 /* A pod that scribbles on its own TX need-wakeup word (random values: sometimes it rings
  * for nothing, sometimes never when it should) only delays itself: the well-behaved client,
- * parked and woken across idle gaps, gets every answer in time. */
+ * parked and woken across idle gaps, gets every answer in time. Pods are parked only when
+ * the DPA lcore goes to sleep (an awake one sweeps its cold pods), so the scribbler holds
+ * its sends in the client's gaps too: the lcore sleeps there. */
 TEST(Wakeup, ScribblingOnTheTxFlagHurtsOnlyThatPod)
 {
 	inproc_node n("wakeup-txnoisy", wakeup_config());
@@ -598,7 +628,7 @@ TEST(Wakeup, ScribblingOnTheTxFlagHurtsOnlyThatPod)
 	echo_pod echo(n.sock);
 	ASSERT_EQ(echo.open_rc.load(), 0);
 
-	std::atomic<bool> stop{false};
+	std::atomic<bool> stop{false}, quiet{false};
 	std::atomic<int> noisy_rc{1};
 	std::thread noisy([&] {
 		client_pod p(n.sock, "noisy");
@@ -610,7 +640,7 @@ TEST(Wakeup, ScribblingOnTheTxFlagHurtsOnlyThatPod)
 		uint64_t sent = 0;
 		while (!stop.load()) {
 			__atomic_store_n(word, rng(), __ATOMIC_RELAXED);
-			while (sent - p.answered - p.bad < 4 && p.send())
+			while (!quiet.load() && sent - p.answered - p.bad < 4 && p.send())
 				sent++;
 			(void)dpumesh_wait(p.h, 1); /* may stall itself: never more than 1 ms */
 		}
@@ -629,8 +659,13 @@ TEST(Wakeup, ScribblingOnTheTxFlagHurtsOnlyThatPod)
 		sent++;
 		ASSERT_TRUE(c.wait_for(sent, deadline))
 			<< "round " << r << ": the well-behaved client stalled";
-		if (r % 8 == 0)
-			std::this_thread::sleep_for(500us); /* long enough to be parked */
+		if (r % 8 == 0) {
+			/* long enough for the DPA lcore to sleep (past the runner's 1 ms), which is
+			 * when pods are parked: the scribbler holds its sends too */
+			quiet.store(true);
+			std::this_thread::sleep_for(1500us);
+			quiet.store(false);
+		}
 	}
 	const control::snapshot after = n.snapshot();
 	stop.store(true);
@@ -640,6 +675,127 @@ TEST(Wakeup, ScribblingOnTheTxFlagHurtsOnlyThatPod)
 		    static_cast<unsigned long long>(dpa_tx_parks(after) - dpa_tx_parks(before)),
 		    static_cast<unsigned long long>(dpa_tx_rings(after) - dpa_tx_rings(before)));
 	EXPECT_GT(dpa_tx_rings(after), dpa_tx_rings(before)) << "the client was never parked";
+}
+
+
+/* 64 pods: a stream between a client and the echo pod keeps the DPA lcore awake, 62 pods
+ * sit idle. A TX pass loads the SQ heads of the hot pods and of sweep_pods (8) cold ones,
+ * never of every pod; an idle pod that posts after turning cold (nothing stored in its
+ * memory, it does not ring) is found by the sweep, within ceil(cold / 8) passes
+ * (docs/memory-model.md "Doorbells, pod to DPU"): with the lcore kept awake nothing else
+ * would find it, so a pod the sweep skipped shows as an answer past its deadline. Then, with
+ * the stream stopped, each idle pod posts around the moment the lcore goes to sleep and
+ * parks it (0.5 to 2.5 ms after the last work, the lcore sleeps after 1 ms): a post that
+ * slips past the parking is seen by the re-check or rings; a lost one would wait forever. */
+TEST(Wakeup, ColdPodsAreSweptAndParkedOnesRing)
+{
+	std::string cfg = wakeup_config();
+	const std::string noisy = "{ \"name\": \"noisy\", \"max_pods\": 1 }";
+	cfg.replace(cfg.find(noisy), noisy.size(), noisy + ", { \"name\": \"idle\", \"max_pods\": 62 }");
+	inproc_node n("wakeup-sweep", cfg);
+	ASSERT_TRUE(n.up) << n.error;
+	echo_pod echo(n.sock);
+	ASSERT_EQ(echo.open_rc.load(), 0);
+	std::vector<std::unique_ptr<client_pod>> idle;
+	for (unsigned i = 0; i < 62; i++) {
+		idle.push_back(std::make_unique<client_pod>(n.sock, "idle", 16));
+		ASSERT_TRUE(idle.back()->error.empty()) << "idle pod " << i << ": " << idle.back()->error;
+	}
+
+	std::atomic<bool> stop{false};
+	std::atomic<int> stream_rc{1};
+	std::atomic<uint64_t> streamed{0};
+	std::thread stream([&] {
+		client_pod p(n.sock, "noisy");
+		stream_rc.store(p.error.empty() ? 0 : -1);
+		if (!p.error.empty())
+			return;
+		uint64_t sent = 0;
+		while (!stop.load()) {
+			while (sent - p.answered - p.bad < 8 && p.send())
+				sent++;
+			(void)dpumesh_progress(p.h); /* never sleeps: the lcore stays awake */
+		}
+		(void)p.wait_for(sent, steady::now() + 2s);
+		streamed.store(p.answered);
+	});
+	/* an ASSERT below returns with the stream still running: stop and join it then too, so
+	 * a failure is reported as one, not as std::terminate on a joinable thread */
+	struct joiner {
+		std::atomic<bool> &stop;
+		std::thread &t;
+		~joiner()
+		{
+			stop.store(true);
+			if (t.joinable())
+				t.join();
+		}
+	} join_stream{stop, stream};
+	while (stream_rc.load() == 1)
+		std::this_thread::sleep_for(1ms);
+	ASSERT_EQ(stream_rc.load(), 0);
+
+	/* 1. the lcore awake: every idle pod posts once after turning cold, in a random order */
+	std::mt19937 rng(99);
+	std::vector<unsigned> order(idle.size());
+	for (unsigned i = 0; i < order.size(); i++)
+		order[i] = i;
+	std::this_thread::sleep_for(5ms); /* past the 50 us after which a pod turns cold */
+	control::snapshot a = n.snapshot();
+	for (unsigned round = 0; round < 4; round++) {
+		std::shuffle(order.begin(), order.end(), rng);
+		for (unsigned i : order) {
+			client_pod &c = *idle[i];
+			const uint64_t want = c.answered + c.bad + 1;
+			ASSERT_TRUE(c.send()) << "round " << round << ", idle pod " << i;
+			ASSERT_TRUE(c.wait_for(want, steady::now() + 2s))
+				<< "round " << round << ": idle pod " << i
+				<< " posted while cold and was never found (the lcore was awake)";
+		}
+		std::this_thread::sleep_for(1ms); /* every idle pod cold again */
+	}
+	control::snapshot b = n.snapshot();
+	const uint64_t calls = dpa_sum(b, &control::dpa_thread_view::tx_ready_calls) -
+			       dpa_sum(a, &control::dpa_thread_view::tx_ready_calls);
+	const uint64_t looks = dpa_sum(b, &control::dpa_thread_view::tx_sq_looks) -
+			       dpa_sum(a, &control::dpa_thread_view::tx_sq_looks);
+	const uint64_t finds = dpa_sum(b, &control::dpa_thread_view::tx_sweep_finds) -
+			       dpa_sum(a, &control::dpa_thread_view::tx_sweep_finds);
+	std::printf("[ wakeup ] 64 pods, lcore awake: %llu TX looks loaded %llu SQ heads (%.2f per "
+		    "look); %llu posts found by the sweep for %zu idle posts\n",
+		    static_cast<unsigned long long>(calls), static_cast<unsigned long long>(looks),
+		    calls ? static_cast<double>(looks) / static_cast<double>(calls) : 0.0,
+		    static_cast<unsigned long long>(finds), 4 * idle.size());
+	EXPECT_GT(calls, 1000u) << "the TX kernel hardly looked";
+	/* hot: the stream's client, echo, an idle pod and its answer's path; cold: 8 a look */
+	EXPECT_LE(looks, 14 * calls) << "a pass looked at more than the hot pods and 8 cold ones";
+	EXPECT_GE(finds, 2 * idle.size()) << "the idle pods' posts were not found by the sweep";
+
+	/* 2. the stream stops: each idle pod posts around the moment the lcore parks it */
+	stop.store(true);
+	stream.join();
+	ASSERT_GT(streamed.load(), 0u) << "the stream got no answer";
+	a = n.snapshot();
+	std::shuffle(order.begin(), order.end(), rng);
+	for (unsigned i : order) {
+		std::this_thread::sleep_for(std::chrono::microseconds(500 + rng() % 2000));
+		client_pod &c = *idle[i];
+		const uint64_t want = c.answered + c.bad + 1;
+		ASSERT_TRUE(c.send()) << "idle pod " << i;
+		ASSERT_TRUE(c.wait_for(want, steady::now() + 2s))
+			<< "idle pod " << i << " posted as the lcore parked it and was never found";
+	}
+	b = n.snapshot();
+	std::printf("[ wakeup ] stream stopped: %llu parks, %llu TX doorbells taken, %llu pods "
+		    "turned cold after a sleep\n",
+		    static_cast<unsigned long long>(dpa_tx_parks(b) - dpa_tx_parks(a)),
+		    static_cast<unsigned long long>(dpa_tx_rings(b) - dpa_tx_rings(a)),
+		    static_cast<unsigned long long>(
+			    dpa_sum(b, &control::dpa_thread_view::tx_unparks) -
+			    dpa_sum(a, &control::dpa_thread_view::tx_unparks)));
+	EXPECT_GT(dpa_tx_rings(b), dpa_tx_rings(a)) << "no parked pod rang";
+	for (auto &c : idle)
+		EXPECT_EQ(c->bad, 0u);
 }
 
 } // namespace

@@ -162,8 +162,10 @@ struct dpa_tx_item {
  * The owned pod TX SQs that have work, at most max of them, into sqs[] (ids for
  * dpa_tx_take()), in a rotating order so no SQ is always last. A pass over TX SQs visits
  * these only, not every owned SQ: an SQ with nothing queued costs the kernel nothing. On the
- * emulator: one acquire load of each watched SQ's head `valid` (DPU memory; pods idle for a
- * while are parked and not looked at until they ring); on a BlueField-3 (the DOCA mapping):
+ * emulator: one acquire load of the head `valid` of each SQ of a hot pod (one that recently
+ * posted or was delivered to) and of up to 8 cold pods, round robin (DPU memory; pods are
+ * parked, not looked at until they ring, only while the lcore sleeps); on a BlueField-3 (the
+ * DOCA mapping):
  * one load of each owned SQ's head through its window while the kernel is awake; parked, the
  * kernel is not run until a pod rings (docs/doca.md). Empty while the thread drains
  * for a quiescence wait.

@@ -53,6 +53,8 @@ struct dpa_thread_view {
 	uint64_t doorbell_cycles;                 /**< TSC cycles spent writing them */
 	/** pod -> DPA: pods parked, parked pods woken by their TX doorbell, doorbell looks */
 	uint64_t tx_parks, tx_rings, tx_ring_checks;
+	/** hot -> cold, parked -> cold, looks for SQs with work, SQ heads loaded, sweep finds */
+	uint64_t tx_cools, tx_unparks, tx_ready_calls, tx_sq_looks, tx_sweep_finds;
 	/* the thread's kernels */
 	uint32_t tx_inflight, rx_inflight;
 	uint64_t tx_no_hbuf, tx_dma_errors, rx_completions, rx_bad_commands;

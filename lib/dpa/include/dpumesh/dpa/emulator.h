@@ -82,9 +82,14 @@ struct alignas(64) thread_stats {
 	/** TSC cycles this thread spent writing those doorbells (the emulated DPA's work: on a
 	 *  BlueField-3 the DPA rings a pod, not an Arm core) */
 	counter doorbell_cycles;
-	/** pod -> DPA: pods whose TX SQs this thread stopped watching after an idle spell
-	 *  (parked), pods woken by their TX doorbell (rings), and doorbell looks (epoll_wait) */
+	/** pod -> DPA: pods parked when the lcore went to sleep, parked pods woken by their TX
+	 *  doorbell (rings), and doorbell looks (epoll_wait) */
 	counter tx_parks, tx_rings, tx_ring_checks;
+	/** hot pods idle long enough to turn cold (swept), parked pods turned cold once the
+	 *  lcore had work again, TX kernel looks for SQs with work (dpa_tx_ready) and the SQ
+	 *  heads they loaded (heads per look: what a pass costs), cold pods the sweep found
+	 *  with work */
+	counter tx_cools, tx_unparks, tx_ready_calls, tx_sq_looks, tx_sweep_finds;
 };
 
 /** The kernels' own counters, read with relaxed loads (a snapshot for control). */
