@@ -578,15 +578,18 @@ struct dpumesh::dpa::emulator::pair {
 	}
 
 	/* A thread is quiescent when no copy it posted still touches pod memory. While an
-	 * unregistration waits, it takes no new work so that happens promptly. */
+	 * unregistration waits for this thread, it takes no new work so that happens promptly;
+	 * once it has reported since that grace period began, it takes work again at once
+	 * (not when control next looks: every grace period begun so far has what it needs
+	 * from this thread, and a new one makes it drain again). */
 	void quiesce() noexcept
 	{
-		draining = reg->quiesce_pending();
+		const unsigned qid = emu->qsbr_id(id);
 		if (idle()) {
-			reg->dp_quiescent(emu->qsbr_id(id));
+			reg->dp_quiescent(qid);
 			drain_since = 0;
-			return;
 		}
+		draining = reg->quiesce_pending() && !reg->dp_caught_up(qid);
 		if (draining)
 			note_slow_drain();
 	}

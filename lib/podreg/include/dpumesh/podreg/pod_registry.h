@@ -290,6 +290,17 @@ public:
 	/** Thread `id` holds no pointer or handle obtained before this call. Once per loop. */
 	void dp_quiescent(unsigned id) noexcept { rte_rcu_qsbr_quiescent(_qsbr, id); }
 	/**
+	 * Whether thread `id` has reported quiescence since the latest grace period began (its
+	 * counter is the QSBR token): every grace period waiting now has what it needs from
+	 * it. Reads the QSBR variable's token and the thread's counter, as
+	 * rte_rcu_qsbr_quiescent writes them.
+	 */
+	bool dp_caught_up(unsigned id) const noexcept
+	{
+		return __atomic_load_n(&_qsbr->qsbr_cnt[id].cnt, __ATOMIC_RELAXED) ==
+		       __atomic_load_n(&_qsbr->token, __ATOMIC_ACQUIRE);
+	}
+	/**
 	 * Control path: returns once every online data-path thread has reported quiescence
 	 * after the call, so none still uses what was unpublished before it (RCU grace period;
 	 * the sidecar's policy swap uses it too).
