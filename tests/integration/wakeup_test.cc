@@ -512,6 +512,19 @@ TEST(Wakeup, ASenderShortOfTxRoomIsWokenByItsCompletions)
 /* A pod that never sleeps but keeps making its need-wakeup word odd (a new value each time)
  * gets rung once per DPU pass that posted to it: it only costs itself wake-ups. The others
  * keep their round trips and their doorbells. */
+/* A test thread's stop and join when the test returns, also by an ASSERT that fails while
+ * it runs: the failure is reported as one, not as std::terminate on a joinable thread. */
+struct stop_and_join {
+	std::atomic<bool> &stop;
+	std::thread &t;
+	~stop_and_join()
+	{
+		stop.store(true);
+		if (t.joinable())
+			t.join();
+	}
+};
+
 TEST(Wakeup, ScribblingOnTheFlagHurtsOnlyThatPod)
 {
 	inproc_node n("wakeup-noisy", wakeup_config());
@@ -543,6 +556,7 @@ TEST(Wakeup, ScribblingOnTheFlagHurtsOnlyThatPod)
 			noisy_answers.store(p.answered);
 		}
 	});
+	stop_and_join join_noisy{stop, noisy};
 	while (noisy_rc.load() == 1)
 		std::this_thread::sleep_for(1ms);
 	ASSERT_EQ(noisy_rc.load(), 0);
@@ -645,6 +659,7 @@ TEST(Wakeup, ScribblingOnTheTxFlagHurtsOnlyThatPod)
 			(void)dpumesh_wait(p.h, 1); /* may stall itself: never more than 1 ms */
 		}
 	});
+	stop_and_join join_noisy{stop, noisy};
 	while (noisy_rc.load() == 1)
 		std::this_thread::sleep_for(1ms);
 	ASSERT_EQ(noisy_rc.load(), 0);
@@ -719,18 +734,7 @@ TEST(Wakeup, ColdPodsAreSweptAndParkedOnesRing)
 		(void)p.wait_for(sent, steady::now() + 2s);
 		streamed.store(p.answered);
 	});
-	/* an ASSERT below returns with the stream still running: stop and join it then too, so
-	 * a failure is reported as one, not as std::terminate on a joinable thread */
-	struct joiner {
-		std::atomic<bool> &stop;
-		std::thread &t;
-		~joiner()
-		{
-			stop.store(true);
-			if (t.joinable())
-				t.join();
-		}
-	} join_stream{stop, stream};
+	stop_and_join join_stream{stop, stream};
 	while (stream_rc.load() == 1)
 		std::this_thread::sleep_for(1ms);
 	ASSERT_EQ(stream_rc.load(), 0);
