@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -156,6 +157,7 @@ struct pod_registry::pod_state {
 	bool in_use = false;
 	bool retiring = false;   /* begin_unregister ran; try_retire has not finished it */
 	bool grace_done = false; /* every data-path thread reported quiescence since */
+	bool grace_told = false; /* a slow grace period's laggards were logged */
 	uint64_t retire_token = 0;
 	std::chrono::steady_clock::time_point retire_begun, grace_ended;
 	bool remote = false; /* register_remote: the DPA side holds its memory and queues */
@@ -456,10 +458,29 @@ status pod_registry::begin_unregister(uint32_t pod_id)
 	_quiesce_waiters.fetch_add(1, std::memory_order_acq_rel);
 	p.retiring = true;
 	p.grace_done = false;
+	p.grace_told = false;
 	p.retire_token = rte_rcu_qsbr_start(_qsbr);
 	p.retire_begun = std::chrono::steady_clock::now();
 	_retiring.push_back(pod_id);
 	return status::ok();
+}
+
+/* The data-path threads whose quiescence counter is behind `token` (online and not
+ * reported since): what a slow grace period waits for, logged once. */
+void pod_registry::note_lagging(uint32_t pod_id, uint64_t token) noexcept
+{
+	_retire_stats.lagging++;
+	char ids[160];
+	size_t at = 0;
+	ids[0] = '\0';
+	for (unsigned t = 0; t < _max_dp_threads && at < sizeof(ids) - 12; t++) {
+		const uint64_t cnt = __atomic_load_n(&_qsbr->qsbr_cnt[t].cnt, __ATOMIC_ACQUIRE);
+		if (cnt != 0 && cnt < token) /* 0: offline or not registered */
+			at += static_cast<size_t>(std::snprintf(ids + at, sizeof(ids) - at, " %u", t));
+	}
+	DPUMESH_LOG(NOTICE, podchan, "pod %u: its grace period waits 100 ms for data-path "
+		    "thread(s)%s (ids: DPA threads first, then the sidecar shards)", pod_id,
+		    at ? ids : " (none behind now)");
 }
 
 bool pod_registry::try_retire(uint32_t pod_id) noexcept
@@ -468,8 +489,13 @@ bool pod_registry::try_retire(uint32_t pod_id) noexcept
 	pod_state &p = _pods[pod_id];
 	const auto now = std::chrono::steady_clock::now();
 	if (!p.grace_done) {
-		if (rte_rcu_qsbr_check(_qsbr, p.retire_token, false) != 1)
+		if (rte_rcu_qsbr_check(_qsbr, p.retire_token, false) != 1) {
+			if (!p.grace_told && now - p.retire_begun >= milliseconds(retire_slow_ms)) {
+				p.grace_told = true; /* once: which threads hold it */
+				note_lagging(pod_id, p.retire_token);
+			}
 			return false;
+		}
 		p.grace_done = true;
 		p.grace_ended = now;
 		_quiesce_waiters.fetch_sub(1, std::memory_order_acq_rel);

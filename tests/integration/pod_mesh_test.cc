@@ -221,6 +221,9 @@ TEST_F(pod_mesh, unregistration_waits_in_the_background_and_registrations_go_on)
 	EXPECT_EQ(m->srv.counters().unregister_replies, 0u);
 	EXPECT_EQ(m->reg.retirements().retired, 0u);
 	EXPECT_EQ(client.wait(300ms), -1) << "answered before its pod was torn down";
+	m->run_until([] { return false; }, 20ms); /* past 100 ms: the laggard is named, once */
+	m->run_until([] { return false; }, 20ms);
+	EXPECT_EQ(m->reg.retirements().lagging, 1u);
 
 	m->reg.dp_quiescent(0); /* the grace period ends */
 	ASSERT_TRUE(m->run_until([&] { return m->reg.nb_retiring() == 0; }, 10s));

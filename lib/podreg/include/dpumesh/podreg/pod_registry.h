@@ -239,6 +239,8 @@ public:
 		uint64_t retired = 0; /**< finished */
 		uint64_t slow = 0;    /**< took retire_slow_ms or longer */
 		uint64_t max_ms = 0;  /**< the longest, begin to finish */
+		uint64_t lagging = 0; /**< grace periods still waiting after 100 ms (logged with
+					   the threads behind) */
 	};
 	static constexpr uint64_t retire_slow_ms = 100;
 	const retire_stats &retirements() const noexcept { return _retire_stats; }
@@ -487,6 +489,7 @@ private:
 	uint64_t take_refill(pod_state &p, bool body) noexcept;
 	/* finishes a retiring pod if it can now (true), else false; never waits */
 	bool try_retire(uint32_t pod_id) noexcept;
+	void note_lagging(uint32_t pod_id, uint64_t token) noexcept;
 
 	alignas(64) pod_registry_entry _table[DPUMESH_MAX_PODS] = {};
 	std::unique_ptr<pod_state[]> _pods;
