@@ -507,9 +507,14 @@ uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint6
 			max_out);
 }
 
-uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint64_t correlation,
-		  const uint8_t *l7, uint16_t l7_len, const body_ref &body, uint16_t mtu,
-		  mbuf_stash &mbufs, rte_mbuf **out, uint16_t max_out) noexcept
+namespace {
+
+/* fragment(), with the L7 header's raw_sum() given (l7_raw; nullptr: taken here when the
+ * one-frame path needs it): both public forms, one set of checks */
+uint16_t fragment_with(const link_addr &addr, frame_kind kind, uint32_t msg_id,
+		       uint64_t correlation, const uint8_t *l7, uint16_t l7_len,
+		       const uint16_t *l7_raw, const body_ref &body, uint16_t mtu,
+		       mbuf_stash &mbufs, rte_mbuf **out, uint16_t max_out) noexcept
 {
 	const bool v6 = !addr.src.is_v4();
 	if (addr.dst.is_v4() == v6 || l7_len < 16)
@@ -524,7 +529,7 @@ uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint6
 	const bool zero_copy = body.shinfo != nullptr || (body.seg && body.attach);
 	if (msg_len <= per && !zero_copy)
 		return one_frame(addr, v6, kind, msg_id, correlation, l7, l7_len,
-				 raw_sum(l7, l7_len), body, msg_len, mbufs, out);
+				 l7_raw ? *l7_raw : raw_sum(l7, l7_len), body, msg_len, mbufs, out);
 	if (frames_needed(msg_len, mtu, v6) > max_out)
 		return 0;
 	const uint32_t hdrs = sizeof(rte_ether_hdr) + l3_size(v6) + sizeof(rte_udp_hdr) +
@@ -599,6 +604,16 @@ fail:
 	return 0;
 }
 
+} // namespace
+
+uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint64_t correlation,
+		  const uint8_t *l7, uint16_t l7_len, const body_ref &body, uint16_t mtu,
+		  mbuf_stash &mbufs, rte_mbuf **out, uint16_t max_out) noexcept
+{
+	return fragment_with(addr, kind, msg_id, correlation, l7, l7_len, nullptr, body, mtu,
+			     mbufs, out, max_out);
+}
+
 uint16_t l7_sum(const uint8_t *l7, uint16_t len) noexcept
 {
 	return raw_sum(l7, len);
@@ -608,13 +623,8 @@ uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint6
 		  const l7_summed &l7, uint16_t mtu, mbuf_stash &mbufs, rte_mbuf **out,
 		  uint16_t max_out) noexcept
 {
-	const bool v6 = !addr.src.is_v4();
-	if (addr.dst.is_v4() != v6 && l7.len >= 16 && max_out != 0 && l7.len <= max_payload(mtu, v6))
-		return one_frame(addr, v6, kind, msg_id, correlation, l7.data, l7.len, l7.sum,
-				 body_ref{}, l7.len, mbufs, out);
-	/* several frames, or what fragment() refuses: its own way */
-	return fragment(addr, kind, msg_id, correlation, l7.data, l7.len, body_ref{}, mtu, mbufs,
-			out, max_out);
+	return fragment_with(addr, kind, msg_id, correlation, l7.data, l7.len, &l7.sum, body_ref{},
+			     mtu, mbufs, out, max_out);
 }
 
 } // namespace dpumesh::wire
