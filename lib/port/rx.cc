@@ -133,7 +133,7 @@ uint16_t rx_poll(void *arg) noexcept
 	/* reassembly ages by this clock: not while the lcore itself was descheduled */
 	if (c.stall_tsc == 0) [[unlikely]]
 		c.stall_tsc = rx_ctx::stall_tsc_for(0);
-	const uint64_t reasm_now = reasm_clock(c, now, c.stall_tsc);
+	const uint64_t reasm_now = reasm_clock(c, now);
 	if (++c.polls == rx_ctx::expire_every) {
 		c.polls = 0;
 		sweep(c, reasm_now, now);

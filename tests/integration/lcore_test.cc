@@ -792,13 +792,13 @@ TEST(Engine, PortTxOwesASlowPeerEveryFrameInOrder)
 TEST(Engine, ReassemblyClockLeavesOutTheLcoresOwnStalls)
 {
 	port::rx_ctx c;
-	const uint64_t stall = 20;
-	EXPECT_EQ(port::reasm_clock(c, 1000, stall), 1000u); /* first poll */
-	EXPECT_EQ(port::reasm_clock(c, 1010, stall), 1010u); /* polls 10 apart: as the TSC */
-	EXPECT_EQ(port::reasm_clock(c, 1030, stall), 1030u); /* 20: still a poll's gap */
-	EXPECT_EQ(port::reasm_clock(c, 5030, stall), 1030u); /* a stall of 4000: not counted */
-	EXPECT_EQ(port::reasm_clock(c, 5040, stall), 1040u); /* then on, as the TSC again */
-	EXPECT_EQ(port::reasm_clock(c, 5040, stall), 1040u);
+	c.stall_tsc = 20;
+	EXPECT_EQ(port::reasm_clock(c, 1000), 1000u); /* first poll */
+	EXPECT_EQ(port::reasm_clock(c, 1010), 1010u); /* polls 10 apart: as the TSC */
+	EXPECT_EQ(port::reasm_clock(c, 1030), 1030u); /* 20: still a poll's gap */
+	EXPECT_EQ(port::reasm_clock(c, 5030), 1030u); /* a stall of 4000: not counted */
+	EXPECT_EQ(port::reasm_clock(c, 5040), 1040u); /* then on, as the TSC again */
+	EXPECT_EQ(port::reasm_clock(c, 5040), 1040u);
 	EXPECT_EQ(c.stalled_tsc, 4000u);
 	/* the threshold: 20 ms, or twice a longer back-off sleep than 10 ms (config) */
 	const uint64_t hz = rte_get_tsc_hz();

@@ -151,9 +151,9 @@ struct rx_ctx {
  * it times out only after timeout_ms of polls that could have seen its frames
  * (docs/overload.md, "A reassembly the node itself stalled"). Call once per poll.
  */
-inline uint64_t reasm_clock(rx_ctx &c, uint64_t now, uint64_t stall_tsc) noexcept
+inline uint64_t reasm_clock(rx_ctx &c, uint64_t now) noexcept
 {
-	if (c.last_poll_tsc && now - c.last_poll_tsc > stall_tsc)
+	if (c.last_poll_tsc && now - c.last_poll_tsc > c.stall_tsc)
 		c.stalled_tsc += now - c.last_poll_tsc;
 	c.last_poll_tsc = now;
 	return now - c.stalled_tsc;
