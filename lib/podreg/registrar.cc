@@ -85,9 +85,7 @@ unsigned registrar::poll() noexcept
 	for (unsigned d = 0; d < nb_done; d++)
 		for (auto &c : _conns)
 			if (c->leaving == done[d]) {
-				dpumesh_ctrl_unregister r = {};
-				r.hdr = podchan::make_hdr(DPUMESH_CTRL_UNREGISTERED, sizeof(r));
-				(void)podchan::send(c->fd.get(), &r, sizeof(r));
+				reply_unregistered(*c, DPUMESH_CTRL_OK);
 				c->leaving = UINT32_MAX;
 				_counters.unregister_replies++;
 				handled++;
@@ -250,9 +248,14 @@ void registrar::handle_unregister(connection &c)
 		c.leaving = id;
 		return;
 	}
+	reply_unregistered(c, DPUMESH_CTRL_ERR_NOT_REGISTERED);
+}
+
+void registrar::reply_unregistered(connection &c, uint32_t code) noexcept
+{
 	dpumesh_ctrl_unregister r = {};
 	r.hdr = podchan::make_hdr(DPUMESH_CTRL_UNREGISTERED, sizeof(r));
-	r.result = DPUMESH_CTRL_ERR_NOT_REGISTERED;
+	r.result = code;
 	(void)podchan::send(c.fd.get(), &r, sizeof(r));
 }
 

@@ -80,6 +80,7 @@ private:
 	void handle_unregister(connection &c);
 	void drop(connection &c) noexcept;
 	bool reply_registered(connection &c, uint32_t code, const std::string &error);
+	void reply_unregistered(connection &c, uint32_t code) noexcept;
 
 	pod_registry &_registry;
 	unique_fd _listen;
