@@ -595,7 +595,8 @@ struct dpumesh::dpa::emulator::pair {
 	}
 
 	/* A drain that takes long holds an unregistration (and, while it lasts, this thread's
-	 * new work): say once per drain, after 100 ms, what it waits for. Control-path rare. */
+	 * new work): say once per drain, after pod_registry::retire_slow_ms (the threshold of
+	 * the registry's own slow-unregistration notes), what it waits for. Control-path rare. */
 	void note_slow_drain() noexcept
 	{
 		const uint64_t now = rte_rdtsc();
@@ -604,13 +605,16 @@ struct dpumesh::dpa::emulator::pair {
 			drain_told = false;
 			return;
 		}
-		if (drain_told || now - drain_since < rte_get_tsc_hz() / 10)
+		const uint64_t slow = rte_get_tsc_hz() / 1000 * pod_registry::retire_slow_ms;
+		if (drain_told || now - drain_since < slow)
 			return;
 		drain_told = true;
 		const dpa_rx_inflight &h = rs.slot[rs.head];
-		DPUMESH_LOG(NOTICE, dpa, "DPA thread %u: quiescence waits 100 ms: %u TX and %u RX "
+		DPUMESH_LOG(NOTICE, dpa, "DPA thread %u: quiescence waits %llu ms: %u TX and %u RX "
 			    "in flight (RX head: state %u, copies left %u, pod %u), hardware queues "
-			    "%s/%s, engine in flight %u", id, ts.nb_inflight, rs.nb_inflight,
+			    "%s/%s, engine in flight %u", id,
+			    static_cast<unsigned long long>(pod_registry::retire_slow_ms),
+			    ts.nb_inflight, rs.nb_inflight,
 			    rs.nb_inflight ? h.used : 0u, rs.nb_inflight ? h.copies_left : 0u,
 			    rs.nb_inflight ? h.cmd.dst.pod_id : 0u, tx.idle() ? "idle" : "busy",
 			    rx.idle() ? "idle" : "busy", dma->inflight());

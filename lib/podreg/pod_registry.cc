@@ -478,9 +478,9 @@ void pod_registry::note_lagging(uint32_t pod_id, uint64_t token) noexcept
 		if (cnt != 0 && cnt < token) /* 0: offline or not registered */
 			at += static_cast<size_t>(std::snprintf(ids + at, sizeof(ids) - at, " %u", t));
 	}
-	DPUMESH_LOG(NOTICE, podchan, "pod %u: its grace period waits 100 ms for data-path "
+	DPUMESH_LOG(NOTICE, podchan, "pod %u: its grace period waits %llu ms for data-path "
 		    "thread(s)%s (ids: DPA threads first, then the sidecar shards)", pod_id,
-		    at ? ids : " (none behind now)");
+		    static_cast<unsigned long long>(retire_slow_ms), at ? ids : " (none behind now)");
 }
 
 bool pod_registry::try_retire(uint32_t pod_id) noexcept

@@ -239,8 +239,8 @@ public:
 		uint64_t retired = 0; /**< finished */
 		uint64_t slow = 0;    /**< took retire_slow_ms or longer */
 		uint64_t max_ms = 0;  /**< the longest, begin to finish */
-		uint64_t lagging = 0; /**< grace periods still waiting after 100 ms (logged with
-					   the threads behind) */
+		uint64_t lagging = 0; /**< grace periods still waiting after retire_slow_ms
+					   (logged with the threads behind) */
 	};
 	static constexpr uint64_t retire_slow_ms = 100;
 	const retire_stats &retirements() const noexcept { return _retire_stats; }
