@@ -485,10 +485,6 @@ uint64_t thread_cpu_ns()
 
 } // namespace
 
-/* The sampled thread CPU clock: a stage that computes gets the CPU cycles per unit this
- * thread measures for the same computation; a stage that sleeps in its poll shows CPU far
- * below its TSC (the point of measuring both); a stage that never works gets only idle
- * samples; the lcore's /proc counters are consistent with its wall time. */
 /* A request whose reassembly times out with its first frame held is handed on to be
  * answered (408 incomplete), once; one whose first frame never came is not (a later first
  * frame would open its own reassembly), nor are frames that come after the timeout. */
@@ -560,6 +556,10 @@ TEST(Engine, PortRxHandsOnARequestWhoseReassemblyTimedOut)
 	rte_mempool_free(*pool);
 }
 
+/* The sampled thread CPU clock: a stage that computes gets the CPU cycles per unit this
+ * thread measures for the same computation; a stage that sleeps in its poll shows CPU far
+ * below its TSC (the point of measuring both); a stage that never works gets only idle
+ * samples; the lcore's /proc counters are consistent with its wall time. */
 TEST(Engine, StageCpuSamplingSeesComputeAndSleep)
 {
 	/* the reference: CPU time of one unit of the spin, on this thread */
