@@ -158,9 +158,44 @@ int subprocess::wait(std::chrono::milliseconds limit)
 			_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 			return _status;
 		}
-		if (std::chrono::steady_clock::now() >= end)
+		if (std::chrono::steady_clock::now() >= end) {
+			_out += stacks_of(_pid);
 			return -1;
+		}
 	}
+}
+
+std::string stacks_of(pid_t pid)
+{
+	/* what each thread is blocked in, from /proc (no tool needed): its name, the kernel
+	 * function it sleeps in and the system call it is in (number first, as the kernel
+	 * prints it) */
+	std::string out = "\n---- pid " + std::to_string(pid) + " did not exit: its threads ----\n";
+	const std::string task = "/proc/" + std::to_string(pid) + "/task";
+	std::error_code ec;
+	for (const auto &t : std::filesystem::directory_iterator(task, ec)) {
+		auto slurp = [&](const char *f) {
+			std::ifstream in(t.path() / f);
+			std::string s((std::istreambuf_iterator<char>(in)), {});
+			while (!s.empty() && (s.back() == '\n' || s.back() == '\0'))
+				s.pop_back();
+			return s;
+		};
+		out += "tid " + t.path().filename().string() + " " + slurp("comm") + ": wchan " +
+		       slurp("wchan") + ", syscall " + slurp("syscall") + "\n";
+	}
+	/* the user-space stacks, where gdb is installed (scripts/setup.sh installs it); not of
+	 * a gdb that hangs itself */
+	static thread_local bool in_gdb = false;
+	if (!in_gdb && access("/usr/bin/gdb", X_OK) == 0) {
+		in_gdb = true;
+		auto [rc, bt] = run_command({"/usr/bin/gdb", "-q", "-batch", "-nx", "-p",
+					     std::to_string(pid), "-ex", "thread apply all bt 30"},
+					    std::chrono::seconds(60));
+		in_gdb = false;
+		out += "---- gdb (exit " + std::to_string(rc) + ") ----\n" + bt;
+	}
+	return out;
 }
 
 std::pair<int, std::string> run_command(std::vector<std::string> argv,
