@@ -71,6 +71,22 @@ bool read_file(const char *path, char *buf, size_t size)
 	return n > 0;
 }
 
+} // namespace
+
+bool read_schedstat(int tid, uint64_t *oncpu_ns, uint64_t *runq_ns) noexcept
+{
+	char path[64], buf[256];
+	std::snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
+	unsigned long long on = 0, wait = 0;
+	if (!read_file(path, buf, sizeof(buf)) || std::sscanf(buf, "%llu %llu", &on, &wait) != 2)
+		return false;
+	*oncpu_ns = on;
+	*runq_ns = wait;
+	return true;
+}
+
+namespace {
+
 /** /proc/self/task/<tid>/{stat,schedstat,status}; fields it cannot read stay 0. */
 task_cpu read_task_cpu(int tid)
 {
@@ -88,14 +104,7 @@ task_cpu read_task_cpu(int tid)
 			c.sys_ns = st * tick_ns;
 		}
 	}
-	std::snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
-	if (read_file(path, buf, sizeof(buf))) {
-		unsigned long long on = 0, wait = 0;
-		if (std::sscanf(buf, "%llu %llu", &on, &wait) == 2) {
-			c.oncpu_ns = on;
-			c.runq_ns = wait;
-		}
-	}
+	(void)read_schedstat(tid, &c.oncpu_ns, &c.runq_ns);
 	std::snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
 	if (read_file(path, buf, sizeof(buf))) {
 		const char *v = std::strstr(buf, "\nvoluntary_ctxt_switches:");

@@ -124,6 +124,12 @@ struct lcore_cpu_view {
 	}
 };
 
+/**
+ * A thread of this process's time on a CPU and runnable but waiting for one, in ns since it
+ * started (/proc/self/task/<tid>/schedstat). False if the kernel does not show it. Control path.
+ */
+bool read_schedstat(int tid, uint64_t *oncpu_ns, uint64_t *runq_ns) noexcept;
+
 class runner {
 public:
 	explicit runner(const config::lcores_config &cfg);
