@@ -2,11 +2,14 @@
 // The lcore loop: polls each stage, measures cycles (TSC) and samples thread CPU time, and
 // backs off when idle.
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -83,6 +86,37 @@ bool read_schedstat(int tid, uint64_t *oncpu_ns, uint64_t *runq_ns) noexcept
 	*oncpu_ns = on;
 	*runq_ns = wait;
 	return true;
+}
+
+status set_control_priority(unsigned priority) noexcept
+{
+	sched_param p{};
+	p.sched_priority = static_cast<int>(priority);
+	const int policy = priority ? SCHED_FIFO : SCHED_OTHER;
+	const int rc = pthread_setschedparam(pthread_self(), policy, &p);
+	if (rc != 0)
+		return errorf("control thread: SCHED_%s priority %u: %s%s", priority ? "FIFO" : "OTHER",
+			      priority, std::strerror(rc),
+			      rc == EPERM ? " (needs CAP_SYS_NICE, or an RLIMIT_RTPRIO of at least "
+					    "the priority)"
+					  : "");
+	return status::ok();
+}
+
+std::string main_thread_policy()
+{
+	/* on Linux the calls take a thread id: the process id is its main thread's */
+	const int policy = sched_getscheduler(getpid());
+	sched_param p{};
+	(void)sched_getparam(getpid(), &p);
+	switch (policy) {
+	case SCHED_FIFO: return "SCHED_FIFO " + std::to_string(p.sched_priority);
+	case SCHED_RR: return "SCHED_RR " + std::to_string(p.sched_priority);
+	case SCHED_OTHER: return "SCHED_OTHER";
+	case SCHED_BATCH: return "SCHED_BATCH";
+	case SCHED_IDLE: return "SCHED_IDLE";
+	default: return "policy " + std::to_string(policy);
+	}
 }
 
 namespace {

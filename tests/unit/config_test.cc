@@ -231,6 +231,8 @@ TEST(Config, InvalidConfigsAreRejectedWithLocation)
 		 "t.json:12:27: /lcores/stages/port_rxx", "unknown key \"port_rxx\""},
 		{"no workers", with_line(12, "  \"lcores\": { \"workers\": 0 }"),
 		 "t.json:12:26: /lcores/workers", "0 is out of range [1, 16]"},
+		{"control priority", with_line(12, "  \"lcores\": { \"control_priority\": 100 }"),
+		 "t.json:12:35: /lcores/control_priority", "100 is out of range [0, 99]"},
 		{"sq_depth not a power of two", with_line(12, "  \"pools\": { \"sq_depth\": 100 }"),
 		 "t.json:12:26: /pools/sq_depth", "not a power of two"},
 		{"dest_queue share over its pool",

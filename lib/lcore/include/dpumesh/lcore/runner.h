@@ -130,6 +130,15 @@ struct lcore_cpu_view {
  */
 bool read_schedstat(int tid, uint64_t *oncpu_ns, uint64_t *runq_ns) noexcept;
 
+/**
+ * Runs the calling thread (the control thread) as SCHED_FIFO priority `priority` (1-99), or
+ * under SCHED_OTHER for 0. An error says why (no CAP_SYS_NICE, RLIMIT_RTPRIO). Control path.
+ */
+status set_control_priority(unsigned priority) noexcept;
+
+/** The policy of the process's main thread (the main lcore's): "SCHED_FIFO 10", "SCHED_OTHER". */
+std::string main_thread_policy();
+
 class runner {
 public:
 	explicit runner(const config::lcores_config &cfg);
