@@ -147,6 +147,7 @@ int subprocess::wait(std::chrono::milliseconds limit)
 	if (_reaped)
 		return _status;
 	auto end = std::chrono::steady_clock::now() + limit;
+	bool extended = false;
 	for (;;) {
 		drain(20);
 		int st;
@@ -159,10 +160,28 @@ int subprocess::wait(std::chrono::milliseconds limit)
 			return _status;
 		}
 		if (std::chrono::steady_clock::now() >= end) {
+			/* Its main thread has returned (a zombie leader): the exit has begun and
+			 * waits for the kernel to run each remaining thread once to tear it down.
+			 * On a loaded 2-vCPU box the scheduler has left such a thread runnable for
+			 * over 30 s (docs/memory-model.md, "Both wait for the control thread"): that
+			 * is not the program hanging, so it gets up to 120 s more, once. */
+			if (!extended && leader_exited(_pid)) {
+				extended = true;
+				end = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+				continue;
+			}
 			_out += stacks_of(_pid);
 			return -1;
 		}
 	}
+}
+
+bool leader_exited(pid_t pid)
+{
+	std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/stat");
+	std::string s((std::istreambuf_iterator<char>(in)), {});
+	const size_t close = s.rfind(')');
+	return close != std::string::npos && close + 2 < s.size() && s[close + 2] == 'Z';
 }
 
 std::string stacks_of(pid_t pid)

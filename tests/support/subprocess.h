@@ -63,6 +63,9 @@ private:
  */
 std::string stacks_of(pid_t pid);
 
+/** Whether the process's main thread has exited while other threads are still torn down. */
+bool leader_exited(pid_t pid);
+
 /** Runs a command to completion; returns {exit status, output}. */
 std::pair<int, std::string> run_command(std::vector<std::string> argv,
 					std::chrono::milliseconds limit = std::chrono::seconds(60));
