@@ -11,14 +11,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 namespace dpumesh::test {
 
@@ -200,8 +203,16 @@ std::string stacks_of(pid_t pid)
 				s.pop_back();
 			return s;
 		};
-		out += "tid " + t.path().filename().string() + " " + slurp("comm") + ": wchan " +
-		       slurp("wchan") + ", syscall " + slurp("syscall") + "\n";
+		/* state, utime and stime (fields 3, 14, 15): a thread that runs up CPU time is
+		 * spinning, one whose times stand still while runnable is not being scheduled */
+		const std::string stat = slurp("stat");
+		std::istringstream f(stat.substr(std::min(stat.size(), stat.rfind(')') + 2)));
+		std::vector<std::string> v((std::istream_iterator<std::string>(f)), {});
+		const std::string times =
+			v.size() > 12 ? v[0] + " utime " + v[11] + " stime " + v[12] : "?";
+		out += "tid " + t.path().filename().string() + " " + slurp("comm") + ": state " +
+		       times + ", wchan " + slurp("wchan") + ", syscall " + slurp("syscall") +
+		       "\n" + slurp("stack") + "\n";
 	}
 	/* the user-space stacks, where gdb is installed (scripts/setup.sh installs it); not of
 	 * a gdb that hangs itself */
