@@ -6,10 +6,33 @@
 #include <cstring>
 #include <string_view>
 
+#if defined(__SSSE3__)
+#include <tmmintrin.h>
+#endif
+
 namespace dpumesh::policy {
 
 namespace {
 
+#if defined(__SSSE3__)
+/* 16 lowercase hex digits of x, most significant first, in a vector: each byte's nibbles
+ * spread to two bytes and looked up in a 16-byte table (one pshufb). */
+inline __m128i hex16(uint64_t x) noexcept
+{
+	const __m128i bytes = _mm_cvtsi64_si128(static_cast<long long>(__builtin_bswap64(x)));
+	const __m128i low4 = _mm_set1_epi8(0x0f);
+	const __m128i hi = _mm_and_si128(_mm_srli_epi16(bytes, 4), low4);
+	const __m128i lo = _mm_and_si128(bytes, low4);
+	const __m128i digits = _mm_setr_epi8('0', '1', '2', '3', '4', '5', '6', '7', '8', '9',
+					     'a', 'b', 'c', 'd', 'e', 'f');
+	return _mm_shuffle_epi8(digits, _mm_unpacklo_epi8(hi, lo));
+}
+
+inline void put_hex16(char *out, uint64_t x) noexcept
+{
+	_mm_storeu_si128(reinterpret_cast<__m128i *>(out), hex16(x));
+}
+#else
 /* Eight lowercase hex digits of x, most significant first, as the bytes of a word in
  * memory order: the nibbles spread one per byte, each turned to ASCII at once (no table,
  * no branch, no printf machinery on the data path). */
@@ -36,6 +59,7 @@ inline void put_hex16(char *out, uint64_t x) noexcept
 	std::memcpy(out, &a, 8);
 	std::memcpy(out + 8, &b, 8);
 }
+#endif
 
 } // namespace
 
@@ -52,11 +76,29 @@ unsigned trace_missing(const wire::l7_view &v) noexcept
 
 void format_request_id(const trace_ids &ids, char out[36]) noexcept
 {
-	/* 8-4-4 from hi with the version nibble, 4-12 from lo with the variant bits; each
-	 * piece stored from the registers it was made in (a copy through 16-byte temporaries
-	 * stalled on store forwarding: more than half of this function's samples) */
+	/* 8-4-4 from hi with the version nibble, 4-12 from lo with the variant bits */
 	const uint64_t hi = (ids.hi & 0xffffffffffff0000ull) | 0x4000 | (ids.hi & 0xfff);
 	const uint64_t lo = (ids.lo & 0x3fffffffffffffffull) | 0x8000000000000000ull;
+#if defined(__SSSE3__)
+	/* the 32 digits moved into their places and the dashes put in, three stores (the
+	 * scalar form's 64-bit arithmetic per eight digits was 1.6% of the forwarding path) */
+	const __m128i a = hex16(hi), b = hex16(lo);
+	const __m128i out0 = _mm_or_si128(
+		_mm_shuffle_epi8(a, _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, -1, 8, 9, 10, 11, -1, 12, 13)),
+		_mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, '-', 0, 0, 0, 0, '-', 0, 0));
+	const __m128i out1 = _mm_or_si128(
+		_mm_or_si128(_mm_shuffle_epi8(a, _mm_setr_epi8(14, 15, -1, -1, -1, -1, -1, -1, -1,
+								-1, -1, -1, -1, -1, -1, -1)),
+			     _mm_shuffle_epi8(b, _mm_setr_epi8(-1, -1, -1, 0, 1, 2, 3, -1, 4, 5, 6, 7,
+								8, 9, 10, 11))),
+		_mm_setr_epi8(0, 0, '-', 0, 0, 0, 0, '-', 0, 0, 0, 0, 0, 0, 0, 0));
+	const uint32_t tail = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_srli_si128(b, 12)));
+	_mm_storeu_si128(reinterpret_cast<__m128i *>(out), out0);
+	_mm_storeu_si128(reinterpret_cast<__m128i *>(out + 16), out1);
+	std::memcpy(out + 32, &tail, 4);
+#else
+	/* each piece stored from the registers it was made in (a copy through 16-byte
+	 * temporaries stalled on store forwarding: more than half of this function's samples) */
 	const uint64_t a = hex8(static_cast<uint32_t>(hi >> 32));
 	const uint64_t b = hex8(static_cast<uint32_t>(hi));
 	const uint64_t c = hex8(static_cast<uint32_t>(lo >> 32));
@@ -79,6 +121,7 @@ void format_request_id(const trace_ids &ids, char out[36]) noexcept
 	out[23] = '-';
 	std::memcpy(out + 24, &c1, 4);
 	std::memcpy(out + 28, &d, 8);
+#endif
 }
 
 void format_traceparent(const trace_ids &ids, char out[55]) noexcept

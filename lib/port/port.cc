@@ -13,6 +13,8 @@
 
 #include <rte_bus.h>
 #include <rte_dev.h>
+#include <rte_mbuf_pool_ops.h>
+#include <rte_mempool.h>
 
 #include "dpumesh/common/log.h"
 #include "dpumesh/common/unique_fd.h"
@@ -208,15 +210,28 @@ void close_one(port_info &p)
 
 } // namespace
 
+const char *pktmbuf_pool_ops() noexcept
+{
+	if (const char *user = rte_mbuf_user_mempool_ops())
+		return user;
+	for (uint32_t i = 0; i < rte_mempool_ops_table.num_ops; i++)
+		if (std::strcmp(rte_mempool_ops_table.ops[i].name, "lf_stack") == 0)
+			return "lf_stack";
+	return rte_mbuf_best_mempool_ops();
+}
+
 result<rte_mempool *> create_pktmbuf_pool(const config::node_config &cfg)
 {
-	rte_mempool *mp = rte_pktmbuf_pool_create("dpumesh_pkt", cfg.mempool.mbufs,
-						  cfg.mempool.cache, 0, cfg.mempool.data_room,
-						  static_cast<int>(rte_socket_id()));
+	const char *ops = pktmbuf_pool_ops();
+	rte_mempool *mp = rte_pktmbuf_pool_create_by_ops("dpumesh_pkt", cfg.mempool.mbufs,
+							 cfg.mempool.cache, 0, cfg.mempool.data_room,
+							 static_cast<int>(rte_socket_id()), ops);
 	if (!mp)
-		return errorf("creating the packet pool (%u mbufs of %u bytes): %s "
+		return errorf("creating the packet pool (%u mbufs of %u bytes, %s): %s "
 			      "(with --no-huge, raise -m)",
-			      cfg.mempool.mbufs, cfg.mempool.data_room, rte_strerror(rte_errno));
+			      cfg.mempool.mbufs, cfg.mempool.data_room, ops, rte_strerror(rte_errno));
+	DPUMESH_LOG(INFO, port, "packet pool: %u mbufs of %u bytes, cache %u, %s", cfg.mempool.mbufs,
+		    cfg.mempool.data_room, cfg.mempool.cache, ops);
 	return mp;
 }
 

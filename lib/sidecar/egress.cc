@@ -316,11 +316,24 @@ bool egress::reply(const remote &to, uint64_t correlation, uint16_t status, cons
 		r->status = status;
 		r->reason = reason;
 		r->hop = &hop;
+		r->tmpl.clear();
+		r->tmpl_port = -1;
 	}
 	port_view &eg = _ports[to.port];
-	return put(eg, wire::fragment(to.addr, wire::frame_kind::response, _msg_id += _msg_id_step,
-				      correlation, wire::l7_summed{r->hdr, r->len, r->sum}, eg.mtu,
-				      *_mbufs, _frames.data(), static_cast<uint16_t>(_frames.size())));
+	const wire::l7_summed l7{r->hdr, r->len, r->sum};
+	const uint32_t id = _msg_id += _msg_id_step;
+	/* the frame to the same requester as the last one: copied and its ids written (a
+	 * deadline sweep answers a burst of 504s, mostly to few requesters) */
+	if (r->tmpl_port != to.port || !r->tmpl.made_for(to.addr, l7))
+		r->tmpl_port = r->tmpl.make(to.addr, wire::frame_kind::response, l7, eg.mtu) ? to.port
+											    : -1;
+	if (r->tmpl_port == to.port) {
+		_frames[0] = r->tmpl.stamp(id, correlation, *_mbufs);
+		return put(eg, _frames[0] ? 1 : 0);
+	}
+	return put(eg, wire::fragment(to.addr, wire::frame_kind::response, id, correlation, l7,
+				      eg.mtu, *_mbufs, _frames.data(),
+				      static_cast<uint16_t>(_frames.size())));
 }
 
 } // namespace dpumesh::sidecar

@@ -189,17 +189,28 @@ inline uint32_t load_be32(const uint8_t *p)
 	return rte_be_to_cpu_32(v);
 }
 
-/* The IPv4 header checksum of what write_headers() writes, from the values (reading the
- * header back after its piecewise stores stalled on store forwarding). */
-uint16_t ipv4_checksum_of(const link_addr &a, uint32_t total_len, uint16_t ip_id)
+/* The sum of the IPv4 header's words that write_headers() writes but the IP id's. */
+uint64_t ipv4_words_but_id(const link_addr &a, uint32_t total_len)
 {
-	uint64_t be = (uint32_t(RTE_IPV4_VHL_DEF) << 8) + total_len + ip_id + RTE_IPV4_HDR_DF_FLAG +
-		      ((64u << 8) | IPPROTO_UDP) + be_words(load_be32(a.src.ip + 12)) +
-		      be_words(load_be32(a.dst.ip + 12));
+	return (uint32_t(RTE_IPV4_VHL_DEF) << 8) + total_len + RTE_IPV4_HDR_DF_FLAG +
+	       ((64u << 8) | IPPROTO_UDP) + be_words(load_be32(a.src.ip + 12)) +
+	       be_words(load_be32(a.dst.ip + 12));
+}
+
+/* The IPv4 header checksum from the sum of its words (big-endian values). */
+uint16_t ipv4_checksum_from(uint64_t be)
+{
 	while (be >> 16)
 		be = (be & 0xffff) + (be >> 16);
 	/* as rte_ipv4_cksum(): a sum of all ones stays all ones */
 	return rte_cpu_to_be_16(be == 0xffff ? 0xffff : static_cast<uint16_t>(~be));
+}
+
+/* The IPv4 header checksum of what write_headers() writes, from the values (reading the
+ * header back after its piecewise stores stalled on store forwarding). */
+uint16_t ipv4_checksum_of(const link_addr &a, uint32_t total_len, uint16_t ip_id)
+{
+	return ipv4_checksum_from(ipv4_words_but_id(a, total_len) + ip_id);
 }
 
 /* A field of `n` bytes stored whole at p + at, from its value in network order. */
@@ -312,20 +323,13 @@ inline uint16_t raw_sum(const void *p, uint32_t n)
 	return static_cast<uint16_t>(__rte_raw_cksum_reduce(__rte_raw_cksum(p, n, 0)));
 }
 
-/**
- * The UDP checksum of a frame write_headers() just made, whose payload was copied from
- * n1 bytes that sum to `p1_sum` (raw_sum()) then a body whose bytes sum to `body_sum`
- * (raw_sum() of them as if they started at an even offset; 0 for none): the header
- * fields summed by value and the payload
- * from its sources, not read back from the frame (its bytes were just stored piecewise, and
- * the wide loads of a checksum over them stalled on store forwarding: 8% of the forwarding
- * path's samples).
- */
-uint16_t udp_checksum_of(const link_addr &a, frame_kind kind, uint32_t msg_id, uint32_t msg_len,
-			 uint32_t offset, uint16_t l7_len, uint64_t correlation, uint32_t udp_len,
-			 uint16_t p1_sum, uint32_t n1, uint16_t body_sum)
+/* The sum (big-endian word values) of what the UDP checksum covers of a frame that
+ * write_headers() makes, but its message id, its correlation and its payload: the pseudo
+ * header, the UDP header (checksum 0) and the fragment header's other fields. */
+uint64_t udp_words_but_ids(const link_addr &a, frame_kind kind, uint32_t msg_len, uint32_t offset,
+			   uint16_t l7_len, uint32_t udp_len)
 {
-	uint64_t be = 0; /* big-endian word values */
+	uint64_t be = 0;
 	if (a.src.is_v4()) {
 		be += be_words(load_be32(a.src.ip + 12)) + be_words(load_be32(a.dst.ip + 12));
 	} else {
@@ -335,8 +339,15 @@ uint16_t udp_checksum_of(const link_addr &a, frame_kind kind, uint32_t msg_id, u
 	be += IPPROTO_UDP + udp_len;                     /* the rest of the pseudo header */
 	be += a.src.port + a.dst.port + udp_len;          /* the UDP header, checksum 0 */
 	be += frame_magic + (uint32_t(frame_version) << 8) + static_cast<uint8_t>(kind) +
-	      be_words(msg_id) + be_words(msg_len) + be_words(offset) + l7_len +
-	      be_words(correlation); /* the fragment header (flags, reserved 0) */
+	      be_words(msg_len) + be_words(offset) + l7_len; /* (flags, reserved 0) */
+	return be;
+}
+
+/* The UDP checksum from udp_words_but_ids() plus the ids' words, and the payload's sums:
+ * n1 bytes that sum to `p1_sum` (raw_sum()), then a body whose bytes sum to `body_sum`
+ * (raw_sum() of them as if they started at an even offset; 0 for none). */
+uint16_t udp_checksum_from(uint64_t be, uint16_t p1_sum, uint32_t n1, uint16_t body_sum)
+{
 	while (be >> 16)
 		be = (be & 0xffff) + (be >> 16);
 	/* to the order of words loaded from memory, as __rte_raw_cksum sums them */
@@ -345,6 +356,23 @@ uint16_t udp_checksum_of(const link_addr &a, frame_kind kind, uint32_t msg_id, u
 	sum += n1 & 1 ? rte_bswap16(body_sum) : body_sum;
 	const uint16_t ck = static_cast<uint16_t>(~__rte_raw_cksum_reduce(sum));
 	return ck == 0 ? 0xffff : ck; /* RFC 768: a zero sum goes out as all ones */
+}
+
+/**
+ * The UDP checksum of a frame write_headers() just made, whose payload was copied from
+ * n1 bytes that sum to `p1_sum` then a body that sums to `body_sum`
+ * (udp_checksum_from()): the header fields summed by value and the payload from its
+ * sources, not read back from the frame (its bytes were just stored piecewise, and the
+ * wide loads of a checksum over them stalled on store forwarding: 8% of the forwarding
+ * path's samples).
+ */
+uint16_t udp_checksum_of(const link_addr &a, frame_kind kind, uint32_t msg_id, uint32_t msg_len,
+			 uint32_t offset, uint16_t l7_len, uint64_t correlation, uint32_t udp_len,
+			 uint16_t p1_sum, uint32_t n1, uint16_t body_sum)
+{
+	return udp_checksum_from(udp_words_but_ids(a, kind, msg_len, offset, l7_len, udp_len) +
+					 be_words(msg_id) + be_words(correlation),
+				 p1_sum, n1, body_sum);
 }
 
 /**
@@ -489,6 +517,60 @@ uint16_t one_frame(const link_addr &addr, bool v6, frame_kind kind, uint32_t msg
 }
 
 } // namespace
+
+bool frame_template::make(const link_addr &addr, frame_kind kind, const l7_summed &l7,
+			  uint16_t mtu) noexcept
+{
+	_len = 0;
+	const bool v6 = !addr.src.is_v4();
+	const uint32_t hdrs = sizeof(rte_ether_hdr) + l3_size(v6) + sizeof(rte_udp_hdr) +
+			      frame_hdr_size;
+	if (addr.dst.is_v4() == v6 || l7.len < 16 || l7.len > max_payload(mtu, v6) ||
+	    hdrs + l7.len > max_len)
+		return false;
+	/* as one_frame() writes them, with ids 0: stamp() writes those */
+	write_headers(_bytes, addr, kind, 0, l7.len, 0, l7.len, 0, l7.len, 0);
+	std::memcpy(_bytes + hdrs, l7.data, l7.len);
+	const uint32_t udp_len = static_cast<uint32_t>(sizeof(rte_udp_hdr) + frame_hdr_size) + l7.len;
+	_v4 = !v6;
+	_udp_at = static_cast<uint16_t>(sizeof(rte_ether_hdr) + l3_size(v6));
+	_ip_words = _v4 ? ipv4_words_but_id(addr, static_cast<uint32_t>(sizeof(rte_ipv4_hdr)) + udp_len)
+			: 0;
+	_udp_words = udp_words_but_ids(addr, kind, l7.len, 0, l7.len, udp_len);
+	_addr = addr;
+	_l7 = l7.data;
+	_l7_len = l7.len;
+	_l7_sum = l7.sum;
+	_len = static_cast<uint16_t>(hdrs + l7.len);
+	return true;
+}
+
+rte_mbuf *frame_template::stamp(uint32_t msg_id, uint64_t correlation, mbuf_stash &mbufs) const noexcept
+{
+	rte_mbuf *m = mbufs.get();
+	if (!m)
+		return nullptr;
+	if (_len > rte_pktmbuf_tailroom(m)) {
+		rte_pktmbuf_free(m);
+		return nullptr;
+	}
+	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+	m->data_len = _len;
+	m->pkt_len = _len;
+	std::memcpy(p, _bytes, _len);
+	if (_v4) { /* one_frame()'s IP id: the message id + 1 */
+		const uint16_t ip_id = static_cast<uint16_t>(msg_id + 1);
+		put(p, 18, rte_cpu_to_be_16(ip_id));
+		put(p, 24, ipv4_checksum_from(_ip_words + ip_id));
+	}
+	uint8_t *frag = p + _udp_at + sizeof(rte_udp_hdr);
+	detail::store_be(frag, offsetof(frame_hdr, msg_id), msg_id);
+	detail::store_be(frag, offsetof(frame_hdr, correlation), correlation);
+	const uint16_t ck = udp_checksum_from(_udp_words + be_words(msg_id) + be_words(correlation),
+					      _l7_sum, _l7_len, 0);
+	std::memcpy(p + _udp_at + offsetof(rte_udp_hdr, dgram_cksum), &ck, sizeof(ck));
+	return m;
+}
 
 uint32_t frames_needed(uint32_t msg_len, uint16_t mtu, bool v6) noexcept
 {

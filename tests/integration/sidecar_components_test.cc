@@ -15,9 +15,12 @@
 #include <string>
 #include <vector>
 
+#include <rte_ether.h>
+#include <rte_ip.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <rte_ring.h>
+#include <rte_udp.h>
 
 #include "dpumesh/common/fnv.h"
 #include "dpumesh/config/config.h"
@@ -1242,6 +1245,66 @@ TEST_F(egress_test, error_answers_are_the_same_bytes_as_before)
 	ASSERT_EQ(got.size(), std::size(expected)) << table;
 	for (size_t i = 0; i < got.size(); i++)
 		EXPECT_EQ(got[i], expected[i]) << "frame " << i << "; the whole table:\n" << table;
+}
+
+/* Answers in a row to one requester come from a frame made once (wire::frame_template):
+ * each is byte for byte what wire::fragment() makes for its message id and correlation,
+ * IPv4 and IPv6, and a requester that changes in between makes the frame again. */
+TEST_F(egress_test, answers_in_a_row_are_fragment_s_bytes)
+{
+	auto eg = make(false);
+	ASSERT_TRUE(eg);
+	const std::string hop = "n1/sidecar";
+	remote v4 = eg->peer(0).to;
+	v4.addr.dst = wire::endpoint::from_v4(htonl(0xc0a80709), 40001);
+	remote v6 = v4;
+	for (int i = 0; i < 16; i++) {
+		v6.addr.src.ip[i] = static_cast<uint8_t>(i == 0 ? 0xfd : i * 5);
+		v6.addr.dst.ip[i] = static_cast<uint8_t>(i == 0 ? 0xfd : 0xf0 - i * 3);
+	}
+	v6.addr.dst.port = 65535;
+	uint8_t hdr[256];
+	wire::l7_writer w(hdr, sizeof(hdr));
+	w.response(504, wire::l7_flag_mesh_generated, "timeout", hop);
+	const auto len = static_cast<uint16_t>(w.finish());
+	uint64_t corr = 7;
+	unsigned checked = 0;
+	for (const remote *r : {&v4, &v4, &v6, &v4, &v6, &v6}) {
+		eg->begin_burst();
+		for (int i = 0; i < 40; i++) {
+			corr = corr * 0x9e3779b97f4a7c15ull + 1;
+			ASSERT_TRUE(eg->reply(*r, corr, 504, "timeout", hop));
+		}
+		eg->end_burst();
+		void *m;
+		while (rte_ring_dequeue(tx, &m) == 0) {
+			auto *f = static_cast<rte_mbuf *>(m);
+			/* its message id and correlation, read back from its fragment header */
+			const size_t at = sizeof(rte_ether_hdr) +
+					  (r == &v4 ? sizeof(rte_ipv4_hdr) : sizeof(rte_ipv6_hdr)) +
+					  sizeof(rte_udp_hdr);
+			wire::frame_hdr fh;
+			ASSERT_GE(f->data_len, at + sizeof(fh));
+			std::memcpy(&fh, rte_pktmbuf_mtod_offset(f, const uint8_t *, at), sizeof(fh));
+			rte_mbuf *want[4];
+			ASSERT_EQ(wire::fragment(r->addr, wire::frame_kind::response,
+						 rte_be_to_cpu_32(fh.msg_id),
+						 rte_be_to_cpu_64(fh.correlation), hdr, len,
+						 wire::body_ref{}, 1500, pkts, want, 4),
+				  1u);
+			EXPECT_EQ(f->nb_segs, 1u);
+			ASSERT_EQ(f->data_len, want[0]->data_len);
+			EXPECT_EQ(std::memcmp(rte_pktmbuf_mtod(f, const void *),
+					      rte_pktmbuf_mtod(want[0], const void *), f->data_len),
+				  0)
+				<< "frame " << checked;
+			rte_pktmbuf_free(want[0]);
+			rte_pktmbuf_free(f);
+			checked++;
+		}
+	}
+	EXPECT_EQ(checked, 240u);
+	EXPECT_EQ(rte_mempool_avail_count(pkts), 1023u);
 }
 
 /* ---- network-in ---- */

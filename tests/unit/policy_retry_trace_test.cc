@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 #include <string>
 #include <vector>
@@ -112,6 +113,33 @@ TEST(trace, every_digit_of_the_formats)
 	EXPECT_EQ(std::string(id, 36), "ffffffff-ffff-4fff-8000-000000000000");
 	EXPECT_EQ(std::string(tp, 55),
 		  "00-ffffffffffffffff0000000000000000-a0b1c2d3e4f50617-01");
+}
+
+/* Every digit in its place for ids of every shape: the formats against snprintf's. */
+TEST(trace, formats_match_printf_for_many_ids)
+{
+	policy::trace_rng rng(7);
+	for (int i = 0; i < 20000; i++) {
+		policy::trace_ids ids = rng.next();
+		if (i % 3 == 1) /* runs of one digit, and each nibble value alone */
+			ids.hi = 0x1111111111111111ull * (i % 16);
+		if (i % 5 == 2)
+			ids.lo = uint64_t(i % 16) << (4 * (i % 16));
+		char id[36], tp[55], want[64];
+		policy::format_request_id(ids, id);
+		policy::format_traceparent(ids, tp);
+		const uint64_t hi = (ids.hi & 0xffffffffffff0fffull) | 0x4000;
+		const uint64_t lo = (ids.lo & 0x3fffffffffffffffull) | 0x8000000000000000ull;
+		std::snprintf(want, sizeof(want), "%08llx-%04llx-%04llx-%04llx-%012llx",
+			      (unsigned long long)(hi >> 32), (unsigned long long)(hi >> 16 & 0xffff),
+			      (unsigned long long)(hi & 0xffff), (unsigned long long)(lo >> 48),
+			      (unsigned long long)(lo & 0xffffffffffffull));
+		ASSERT_EQ(std::string(id, 36), want) << i;
+		std::snprintf(want, sizeof(want), "00-%016llx%016llx-%016llx-01",
+			      (unsigned long long)ids.hi, (unsigned long long)ids.lo,
+			      (unsigned long long)ids.span);
+		ASSERT_EQ(std::string(tp, 55), want) << i;
+	}
 }
 
 TEST(trace, rng_draws_distinct_ids_and_seeds_differ)

@@ -163,6 +163,9 @@ private:
 		const char *reason = nullptr;
 		const std::string *hop = nullptr;
 		uint8_t hdr[256];
+		/* its frame to the requester it went to last, out of port tmpl_port (-1: none) */
+		wire::frame_template tmpl;
+		int tmpl_port = -1;
 	};
 
 	pod_registry *_reg;

@@ -33,7 +33,17 @@ struct port_info {
 	bool hotplugged = false; /**< probed by us, so detached by us */
 };
 
-/** Creates the packet mbuf pool from the config's mempool section. */
+/**
+ * The packet pool's backend: EAL's --mbuf-pool-ops-name when it was given; else a LIFO,
+ * "lf_stack" (lock-free), where this DPDK has it; else DPDK's best (a FIFO ring). LIFO
+ * because a worker frees and takes mbufs in swings larger than its mempool cache (port TX
+ * frees up to 8 bursts a poll, a deadline sweep frames up to 8 bursts of 504s): what
+ * overflows the cache goes back to the backend, and a ring hands it out again only after
+ * every other free mbuf, cold in cache and TLB by then (docs/benchmarks.md, track side5).
+ */
+const char *pktmbuf_pool_ops() noexcept;
+
+/** Creates the packet mbuf pool from the config's mempool section, on pktmbuf_pool_ops(). */
 result<rte_mempool *> create_pktmbuf_pool(const config::node_config &cfg);
 
 /** Opens, configures and starts every configured port. On error, nothing is left open. */

@@ -19,6 +19,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 
 #include <rte_hash.h>
@@ -153,6 +154,45 @@ uint16_t l7_sum(const uint8_t *l7, uint16_t len) noexcept;
 uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint64_t correlation,
 		  const l7_summed &l7, uint16_t mtu, mbuf_stash &mbufs, rte_mbuf **out,
 		  uint16_t max_out) noexcept;
+
+/**
+ * One frame made again and again to one address, its ids alone changing: an error answer
+ * this node makes (the 504s of a deadline sweep go to few requesters, one after another).
+ * make() writes the frame's bytes once and keeps the sums of its checksummed words but the
+ * ids'; stamp() copies them into an mbuf and writes the message id, the correlation, the
+ * IPv4 id and both checksums: the same bytes fragment() makes for that message.
+ *
+ *   wire::frame_template t;
+ *   if (t.make(addr, frame_kind::response, l7, mtu)) m = t.stamp(msg_id, corr, stash);
+ */
+class frame_template {
+public:
+	/** For `l7` alone (no body) to `addr`; false when it needs more than one frame at this
+	 *  MTU or the addresses' families differ (then fragment() frames it). */
+	bool make(const link_addr &addr, frame_kind kind, const l7_summed &l7, uint16_t mtu) noexcept;
+	/** One frame with these ids; nullptr when no mbuf is left or it has no room. */
+	rte_mbuf *stamp(uint32_t msg_id, uint64_t correlation, mbuf_stash &mbufs) const noexcept;
+	/** Whether it was made for this address and header (the same bytes at `l7.data`). */
+	bool made_for(const link_addr &addr, const l7_summed &l7) const noexcept
+	{
+		return _len && _l7 == l7.data && _l7_len == l7.len && _l7_sum == l7.sum &&
+		       std::memcmp(&_addr, &addr, sizeof(addr)) == 0;
+	}
+	void clear() noexcept { _len = 0; }
+
+private:
+	static constexpr unsigned max_len = 128 + 256; /* headers, then an L7 header */
+	uint8_t _bytes[max_len];
+	uint16_t _len = 0;     /* 0: not made */
+	uint16_t _udp_at = 0;  /* the UDP header's offset */
+	bool _v4 = false;
+	link_addr _addr{};
+	const uint8_t *_l7 = nullptr;
+	uint16_t _l7_len = 0;
+	uint16_t _l7_sum = 0;
+	uint64_t _ip_words = 0;  /* ipv4_words_but_id() */
+	uint64_t _udp_words = 0; /* udp_words_but_ids() */
+};
 
 /** Frames needed for a message of msg_len bytes at this MTU and address family. */
 uint32_t frames_needed(uint32_t msg_len, uint16_t mtu, bool v6) noexcept;
