@@ -32,7 +32,8 @@ inline void put_hex16(char *out, uint64_t x) noexcept
 {
 	_mm_storeu_si128(reinterpret_cast<__m128i *>(out), hex16(x));
 }
-#else
+#endif
+
 /* Eight lowercase hex digits of x, most significant first, as the bytes of a word in
  * memory order: the nibbles spread one per byte, each turned to ASCII at once (no table,
  * no branch, no printf machinery on the data path). */
@@ -52,14 +53,13 @@ inline uint64_t hex8(uint32_t x) noexcept
 }
 
 /* 16 hex digits of x into out */
-inline void put_hex16(char *out, uint64_t x) noexcept
+inline void put_hex16_portable(char *out, uint64_t x) noexcept
 {
 	const uint64_t a = hex8(static_cast<uint32_t>(x >> 32));
 	const uint64_t b = hex8(static_cast<uint32_t>(x));
 	std::memcpy(out, &a, 8);
 	std::memcpy(out + 8, &b, 8);
 }
-#endif
 
 } // namespace
 
@@ -74,29 +74,23 @@ unsigned trace_missing(const wire::l7_view &v) noexcept
 	return need;
 }
 
-void format_request_id(const trace_ids &ids, char out[36]) noexcept
+namespace {
+
+/* 8-4-4 from hi with the version nibble, 4-12 from lo with the variant bits */
+inline uint64_t uuid_hi(const trace_ids &ids) noexcept
 {
-	/* 8-4-4 from hi with the version nibble, 4-12 from lo with the variant bits */
-	const uint64_t hi = (ids.hi & 0xffffffffffff0000ull) | 0x4000 | (ids.hi & 0xfff);
-	const uint64_t lo = (ids.lo & 0x3fffffffffffffffull) | 0x8000000000000000ull;
-#if defined(__SSSE3__)
-	/* the 32 digits moved into their places and the dashes put in, three stores (the
-	 * scalar form's 64-bit arithmetic per eight digits was 1.6% of the forwarding path) */
-	const __m128i a = hex16(hi), b = hex16(lo);
-	const __m128i out0 = _mm_or_si128(
-		_mm_shuffle_epi8(a, _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, -1, 8, 9, 10, 11, -1, 12, 13)),
-		_mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, '-', 0, 0, 0, 0, '-', 0, 0));
-	const __m128i out1 = _mm_or_si128(
-		_mm_or_si128(_mm_shuffle_epi8(a, _mm_setr_epi8(14, 15, -1, -1, -1, -1, -1, -1, -1,
-								-1, -1, -1, -1, -1, -1, -1)),
-			     _mm_shuffle_epi8(b, _mm_setr_epi8(-1, -1, -1, 0, 1, 2, 3, -1, 4, 5, 6, 7,
-								8, 9, 10, 11))),
-		_mm_setr_epi8(0, 0, '-', 0, 0, 0, 0, '-', 0, 0, 0, 0, 0, 0, 0, 0));
-	const uint32_t tail = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_srli_si128(b, 12)));
-	_mm_storeu_si128(reinterpret_cast<__m128i *>(out), out0);
-	_mm_storeu_si128(reinterpret_cast<__m128i *>(out + 16), out1);
-	std::memcpy(out + 32, &tail, 4);
-#else
+	return (ids.hi & 0xffffffffffff0000ull) | 0x4000 | (ids.hi & 0xfff);
+}
+inline uint64_t uuid_lo(const trace_ids &ids) noexcept
+{
+	return (ids.lo & 0x3fffffffffffffffull) | 0x8000000000000000ull;
+}
+
+} // namespace
+
+void format_request_id_portable(const trace_ids &ids, char out[36]) noexcept
+{
+	const uint64_t hi = uuid_hi(ids), lo = uuid_lo(ids);
 	/* each piece stored from the registers it was made in (a copy through 16-byte
 	 * temporaries stalled on store forwarding: more than half of this function's samples) */
 	const uint64_t a = hex8(static_cast<uint32_t>(hi >> 32));
@@ -121,17 +115,55 @@ void format_request_id(const trace_ids &ids, char out[36]) noexcept
 	out[23] = '-';
 	std::memcpy(out + 24, &c1, 4);
 	std::memcpy(out + 28, &d, 8);
+}
+
+void format_traceparent_portable(const trace_ids &ids, char out[55]) noexcept
+{
+	std::memcpy(out, "00-", 3);
+	put_hex16_portable(out + 3, ids.hi);
+	put_hex16_portable(out + 19, ids.lo);
+	out[35] = '-';
+	put_hex16_portable(out + 36, ids.span);
+	std::memcpy(out + 52, "-01", 3);
+}
+
+void format_request_id(const trace_ids &ids, char out[36]) noexcept
+{
+#if defined(__SSSE3__)
+	const uint64_t hi = uuid_hi(ids), lo = uuid_lo(ids);
+	/* the 32 digits moved into their places and the dashes put in, three stores (the
+	 * scalar form's 64-bit arithmetic per eight digits was 1.6% of the forwarding path) */
+	const __m128i a = hex16(hi), b = hex16(lo);
+	const __m128i out0 = _mm_or_si128(
+		_mm_shuffle_epi8(a, _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, -1, 8, 9, 10, 11, -1, 12, 13)),
+		_mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, '-', 0, 0, 0, 0, '-', 0, 0));
+	const __m128i out1 = _mm_or_si128(
+		_mm_or_si128(_mm_shuffle_epi8(a, _mm_setr_epi8(14, 15, -1, -1, -1, -1, -1, -1, -1,
+								-1, -1, -1, -1, -1, -1, -1)),
+			     _mm_shuffle_epi8(b, _mm_setr_epi8(-1, -1, -1, 0, 1, 2, 3, -1, 4, 5, 6, 7,
+								8, 9, 10, 11))),
+		_mm_setr_epi8(0, 0, '-', 0, 0, 0, 0, '-', 0, 0, 0, 0, 0, 0, 0, 0));
+	const uint32_t tail = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_srli_si128(b, 12)));
+	_mm_storeu_si128(reinterpret_cast<__m128i *>(out), out0);
+	_mm_storeu_si128(reinterpret_cast<__m128i *>(out + 16), out1);
+	std::memcpy(out + 32, &tail, 4);
+#else
+	format_request_id_portable(ids, out);
 #endif
 }
 
 void format_traceparent(const trace_ids &ids, char out[55]) noexcept
 {
+#if defined(__SSSE3__)
 	std::memcpy(out, "00-", 3);
 	put_hex16(out + 3, ids.hi);
 	put_hex16(out + 19, ids.lo);
 	out[35] = '-';
 	put_hex16(out + 36, ids.span);
 	std::memcpy(out + 52, "-01", 3);
+#else
+	format_traceparent_portable(ids, out);
+#endif
 }
 
 } // namespace dpumesh::policy

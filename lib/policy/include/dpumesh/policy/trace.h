@@ -68,6 +68,10 @@ unsigned trace_missing(const wire::l7_view &v) noexcept;
 void format_request_id(const trace_ids &ids, char out[36]) noexcept;
 /** traceparent text: 00-<32 hex trace id>-<16 hex span id>-01 (55 characters). */
 void format_traceparent(const trace_ids &ids, char out[55]) noexcept;
+/** The same texts without vector instructions: what CPUs without SSSE3 (a BlueField's Arm
+ *  cores) run, compiled everywhere so that tests hold it to the other form. */
+void format_request_id_portable(const trace_ids &ids, char out[36]) noexcept;
+void format_traceparent_portable(const trace_ids &ids, char out[55]) noexcept;
 
 struct trace_result {
 	uint32_t len = 0;       /**< the header's length now (unchanged when no_room) */
