@@ -79,6 +79,13 @@ struct lcores_config {
 	uint32_t idle_polls = 256;    /**< empty polls before backing off (adaptive) */
 	uint32_t max_sleep_us = 100; /**< longest back-off sleep (adaptive) */
 	/**
+	 * Adaptive: after the last work the lcore spins (rte_pause) this long (and idle_polls
+	 * empty passes), then naps: short sleeps that arm no wake-up, 1 us doubling to
+	 * max_sleep_us, until 1 ms without work, when it parks its pods and sleeps until one
+	 * rings (docs/config.md). 1000 or more: no naps (it spins until then).
+	 */
+	uint32_t spin_us = 50;
+	/**
 	 * Run-to-completion workers, each with its own port RX queues, reassembler, sidecar
 	 * shard and DPA threads, on the first `workers` worker lcores (docs/config.md). 1:
 	 * every stage placed by `stages` (else on the first worker lcore).
