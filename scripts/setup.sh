@@ -19,6 +19,8 @@ packages=(
   # tests, fuzzing, benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
   python3 tcpdump iproute2 procps
+  # a test whose process does not exit prints every thread's stack (tests/support/subprocess.cc)
+  gdb
   # the Python binding (python/): headers to build it, venv + pytest to test it
   python3-dev python3-venv python3-pytest
   # end-to-end tests and the ingress load run: HTTP client, load generator, manifest check

@@ -127,6 +127,8 @@ int run(int argc, char **argv)
 	}
 	if (st.is_ok())
 		st = n->start();
+	if (st.is_ok() && cfg->lcores.control_priority)
+		st = lcore::set_control_priority(cfg->lcores.control_priority);
 	if (!st.is_ok()) {
 		n.reset(); /* what was built goes before EAL does */
 		std::fprintf(stderr, "dpumesh: %s\n", st.message().c_str());

@@ -35,6 +35,7 @@ enum opt_id {
 	opt_wait_pods,
 	opt_stats_format,
 	opt_workers,
+	opt_control_priority,
 };
 
 const option long_options[] = {
@@ -48,6 +49,7 @@ const option long_options[] = {
 	{"dma", required_argument, nullptr, opt_dma},
 	{"wait-pods", required_argument, nullptr, opt_wait_pods},
 	{"workers", required_argument, nullptr, opt_workers},
+	{"control-priority", required_argument, nullptr, opt_control_priority},
 	{"help", no_argument, nullptr, opt_help},
 	{"version", no_argument, nullptr, opt_version},
 	{nullptr, 0, nullptr, 0},
@@ -85,6 +87,10 @@ std::string usage(const char *prog)
 	       "                            worker lcores, e.g. --lcores 0@0,1@1,2@1 for 2);\n"
 	       "                            overrides /lcores/workers (and, N > 1, the\n"
 	       "                            /lcores/stages placement)\n"
+	       "      --control-priority N  run the control thread (pod registrations, console)\n"
+	       "                            as SCHED_FIFO priority N (1-99; 0: time-sharing,\n"
+	       "                            the default); needs CAP_SYS_NICE; overrides\n"
+	       "                            /lcores/control_priority\n"
 	       "      --stats-period SEC    print statistics every SEC seconds (0: only at\n"
 	       "                            exit; default 1, or 0 with -i)\n"
 	       "      --stats-format compact|full\n"
@@ -210,6 +216,12 @@ result<options> parse_options(int argc, char **argv)
 			o.workers = w;
 			break;
 		}
+		case opt_control_priority: {
+			uint32_t p;
+			DPUMESH_ASSIGN_OR_RETURN(p, parse_uint("--control-priority", optarg, 99));
+			o.control_priority = p;
+			break;
+		}
 		case opt_stats_period: {
 			DPUMESH_ASSIGN_OR_RETURN(o.stats_period,
 						 parse_uint("--stats-period", optarg, 3600));
@@ -278,6 +290,8 @@ void apply_overrides(const options &o, config::node_config &cfg)
 			    "--workers %u: the config's /lcores/stages placement is for one worker; "
 			    "each worker runs every stage of its share",
 			    *o.workers);
+	if (o.control_priority)
+		cfg.lcores.control_priority = *o.control_priority;
 	if (o.dma_backend) {
 		cfg.dma.backend = *o.dma_backend;
 		if (!o.dma_device.empty())

@@ -2,11 +2,14 @@
 // The lcore loop: polls each stage, measures cycles (TSC) and samples thread CPU time, and
 // backs off when idle.
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -71,6 +74,53 @@ bool read_file(const char *path, char *buf, size_t size)
 	return n > 0;
 }
 
+} // namespace
+
+bool read_schedstat(int tid, uint64_t *oncpu_ns, uint64_t *runq_ns) noexcept
+{
+	char path[64], buf[256];
+	std::snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
+	unsigned long long on = 0, wait = 0;
+	if (!read_file(path, buf, sizeof(buf)) || std::sscanf(buf, "%llu %llu", &on, &wait) != 2)
+		return false;
+	*oncpu_ns = on;
+	*runq_ns = wait;
+	return true;
+}
+
+status set_control_priority(unsigned priority) noexcept
+{
+	sched_param p{};
+	p.sched_priority = static_cast<int>(priority);
+	const int policy = priority ? SCHED_FIFO : SCHED_OTHER;
+	const int rc = pthread_setschedparam(pthread_self(), policy, &p);
+	if (rc != 0)
+		return errorf("control thread: SCHED_%s priority %u: %s%s", priority ? "FIFO" : "OTHER",
+			      priority, std::strerror(rc),
+			      rc == EPERM ? " (needs CAP_SYS_NICE, or an RLIMIT_RTPRIO of at least "
+					    "the priority)"
+					  : "");
+	return status::ok();
+}
+
+std::string main_thread_policy()
+{
+	/* on Linux the calls take a thread id: the process id is its main thread's */
+	const int policy = sched_getscheduler(getpid());
+	sched_param p{};
+	(void)sched_getparam(getpid(), &p);
+	switch (policy) {
+	case SCHED_FIFO: return "SCHED_FIFO " + std::to_string(p.sched_priority);
+	case SCHED_RR: return "SCHED_RR " + std::to_string(p.sched_priority);
+	case SCHED_OTHER: return "SCHED_OTHER";
+	case SCHED_BATCH: return "SCHED_BATCH";
+	case SCHED_IDLE: return "SCHED_IDLE";
+	default: return "policy " + std::to_string(policy);
+	}
+}
+
+namespace {
+
 /** /proc/self/task/<tid>/{stat,schedstat,status}; fields it cannot read stay 0. */
 task_cpu read_task_cpu(int tid)
 {
@@ -88,14 +138,7 @@ task_cpu read_task_cpu(int tid)
 			c.sys_ns = st * tick_ns;
 		}
 	}
-	std::snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
-	if (read_file(path, buf, sizeof(buf))) {
-		unsigned long long on = 0, wait = 0;
-		if (std::sscanf(buf, "%llu %llu", &on, &wait) == 2) {
-			c.oncpu_ns = on;
-			c.runq_ns = wait;
-		}
-	}
+	(void)read_schedstat(tid, &c.oncpu_ns, &c.runq_ns);
 	std::snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
 	if (read_file(path, buf, sizeof(buf))) {
 		const char *v = std::strstr(buf, "\nvoluntary_ctxt_switches:");

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <ctime>
+
+#include <unistd.h>
 
 #include <rte_byteorder.h>
 #include <rte_errno.h>
@@ -440,9 +443,58 @@ void instance::stop() noexcept
 	}
 }
 
+namespace {
+
+uint64_t mono_ns() noexcept
+{
+	timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
+}
+
+} // namespace
+
+void instance::watch_control(uint64_t begin_ns) noexcept
+{
+	/* one schedstat read per pass (the control loop's is every 5 ms): a control-path file */
+	const int tid = static_cast<int>(gettid());
+	uint64_t oncpu = 0, runq = 0;
+	const bool known = lcore::read_schedstat(tid, &oncpu, &runq);
+	const uint64_t end = mono_ns();
+	const uint64_t stall_ns = uint64_t{control_stall_ms} * 1000000ull;
+	_watch.passes++;
+	if (end - begin_ns >= stall_ns)
+		_watch.slow_passes++;
+	if (_last_pass_ns != 0 && tid == _control_tid) {
+		const uint64_t gap = end - _last_pass_ns;
+		_watch.worst_gap_ns = std::max(_watch.worst_gap_ns, gap);
+		if (gap >= stall_ns) {
+			_watch.stalls++;
+			auto ms = [](uint64_t ns) { return static_cast<unsigned long long>(ns / 1000000); };
+			if (known)
+				DPUMESH_LOG(WARNING, main,
+					    "control thread: %llu ms since its previous pass, this one %llu "
+					    "ms: on a CPU %llu ms, waiting for one %llu ms, the rest asleep "
+					    "or blocked (registrations and unregistrations waited as long)",
+					    ms(gap), ms(end - begin_ns), ms(oncpu - _last_oncpu_ns),
+					    ms(runq - _last_runq_ns));
+			else
+				DPUMESH_LOG(WARNING, main,
+					    "control thread: %llu ms since its previous pass, this one %llu "
+					    "ms (registrations and unregistrations waited as long)",
+					    ms(gap), ms(end - begin_ns));
+		}
+	}
+	_control_tid = tid;
+	_last_pass_ns = end;
+	_last_oncpu_ns = oncpu;
+	_last_runq_ns = runq;
+}
+
 unsigned instance::poll_control() noexcept
 {
 	unsigned n = 0;
+	const uint64_t begin = mono_ns();
 	if (_registrar)
 		n = _registrar->poll(); /* pod registrations, unregistrations, crashes */
 #if DPUMESH_NODE_DOCA
@@ -451,6 +503,7 @@ unsigned instance::poll_control() noexcept
 #endif
 	else
 		return 0;
+	watch_control(begin);
 	if (_opt.wait_pods && _registry->nb_pods() >= _opt.wait_pods) {
 		std::printf("dpumesh: %u pod(s) registered: ports started\n", _registry->nb_pods());
 		std::fflush(stdout);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "dpumesh/podchan/channel.h"
@@ -140,7 +141,9 @@ bool registrar::handle_one(connection &c) noexcept
 			return false;
 		if (magic == region_export_magic) {
 			/* The pod's region, for the REGISTER that follows. */
+			const auto t0 = std::chrono::steady_clock::now();
 			auto r = region::import_from(c.fd.get());
+			note_slow("importing a pod's region", t0);
 			if (!r) {
 				_counters.bad_messages++;
 				DPUMESH_LOG(NOTICE, podchan, "region export refused: %s",
@@ -225,7 +228,9 @@ void registrar::handle_register(connection &c, const dpumesh_ctrl_register &m)
 	uint32_t code = DPUMESH_CTRL_ERR_INTERNAL;
 	region r = std::move(*c.pending_region);
 	c.pending_region.reset();
+	const auto t0 = std::chrono::steady_clock::now();
 	auto reg = _registry.register_pod(req, std::move(r), &code);
+	note_slow("registering a pod", t0);
 	if (!reg) {
 		_counters.register_refused++;
 		DPUMESH_LOG(NOTICE, podchan, "REGISTER refused (%s): %s", podchan::result_name(code),
@@ -235,7 +240,22 @@ void registrar::handle_register(connection &c, const dpumesh_ctrl_register &m)
 	}
 	_counters.registered++;
 	c.pod_id = reg->pod_id;
+	const auto t1 = std::chrono::steady_clock::now();
 	reply_registered(c, DPUMESH_CTRL_OK, "");
+	note_slow("sending REGISTERED", t1);
+}
+
+void registrar::note_slow(const char *what, std::chrono::steady_clock::time_point since) noexcept
+{
+	/* a step of a registration that took long enough to matter to a pod waiting 5 s */
+	const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+				std::chrono::steady_clock::now() - since)
+				.count();
+	if (ms < slow_step_ms)
+		return;
+	_counters.slow_steps++;
+	DPUMESH_LOG(NOTICE, podchan, "%s took %lld ms (the control thread did nothing else)",
+		    what, static_cast<long long>(ms));
 }
 
 void registrar::handle_unregister(connection &c)

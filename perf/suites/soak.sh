@@ -24,6 +24,8 @@
 # DPUMESH_SOAK_RESTARTS=0 restarts no pod, DPUMESH_SOAK_TENANTS=0 starts no greedy tenant,
 # DPUMESH_SOAK_GEN_PAUSE=S stops the Case 2 generator (SIGSTOP) for S seconds every 30 s, a
 # peer that reads nothing for a while (port TX owes it its answers: docs/overload.md).
+# DPUMESH_SOAK_CONTROL_PRIORITY=N runs dpumesh's control thread as SCHED_FIFO N (default 10
+# as root; 0: time-sharing, as the soaks before 2026-11-24 ran).
 
 soak_client_loop() { # NAME: runs clients until $WORK/soak.stop exists; one line per run
   local name=$1 i=0 line rc
@@ -99,7 +101,15 @@ suite_soak() {
     --port "net_memif0,role=server,socket=$memif,socket-abstract=no" --services echo:4,svc:8,client:8 \
     --idle adaptive --mbufs 65535 --timeout-ms 2000
   progress "soak: ${SOAK_SECONDS} s of replay + pod-to-pod traffic with pod restarts"
-  dp_start soak "$cfg" -- --wait-pods 4 || return
+  # the control thread real-time (docs/config.md "The control thread's priority"): on this
+  # 2-vCPU box the soak's pods, tenants and generator share its CPU, and the time-sharing
+  # scheduler left it runnable and not running for up to 10 s at a time (its REGISTERED
+  # answers timed out). 0, or a user without CAP_SYS_NICE, runs it time-sharing.
+  local prio=${DPUMESH_SOAK_CONTROL_PRIORITY:-10} popt=()
+  [ "$(id -u)" -eq 0 ] || prio=0
+  [ "$prio" = 0 ] || popt=(--control-priority "$prio")
+  echo "control_priority $prio" >> "$RAW/soak-settings.txt"
+  dp_start soak "$cfg" -- --wait-pods 4 "${popt[@]}" || return
   local p replay_pods=() svc_pods=()
   for p in 1 2; do
     DPUMESH_POD_NOSUM=1 "$BIN/dpumesh-pod" echo "$DP_SOCK" >> "$RAW/soak-echo-pods.log" 2>&1 &
@@ -171,6 +181,15 @@ suite_soak() {
   stop_pid "$watcher"
   tel get "$DP_TEL" /dpumesh/pods /dpumesh/dpa /dpumesh/sidecar /dpumesh/drops > "$RAW/soak-final.json" || true
   dp_stop
+  # control passes that came late (the node's watchdog, docs/overload.md): registrations and
+  # unregistrations waited as long
+  local stalls
+  stalls=$(awk '/control thread: [0-9]+ ms since its previous pass/ {
+      n++; for (i = 1; i <= NF; i++) if ($i == "ms" && $(i - 1) ~ /^[0-9]+$/) { if ($(i - 1) > m) m = $(i - 1); break } }
+    END { if (n) printf "%d %d", n, m }' "$DP_LOG")
+  if [ -n "$stalls" ]; then
+    anomaly WARN "soak: the control thread came late ${stalls% *} times (500 ms or more since its previous pass; the longest ${stalls#* } ms): see raw/soak.dpumesh.log"
+  fi
   local a
   a=$(python3 "$ROOT/perf/lib/soak_check.py" "$RESULTS" "$RAW/soak-telemetry.jsonl" "$RAW/soak-clients.txt" \
     "$RAW/soak-final.json" "$RAW/soak.final" "$held" "$RAW/soak-tenants.txt" $replay_sum) || anomaly ERROR "soak: analysis failed"

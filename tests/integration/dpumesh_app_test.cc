@@ -8,11 +8,13 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "eal_env.h"
 #include "subprocess.h"
@@ -118,6 +120,57 @@ TEST(DpumeshApp, EmbeddedDefaultStartsWithoutAnyFileAndStopsOnSigint)
 	int rc = p.wait(20s);
 	EXPECT_EQ(rc, 0) << p.output();
 	EXPECT_NE(access(memif, F_OK), 0) << "the memif socket is removed at exit";
+}
+
+/* --control-priority N runs the control thread (the process's main thread) as SCHED_FIFO N,
+ * and `show lcores` says so; the worker lcores keep the default policy. */
+TEST(DpumeshApp, ControlPriorityRunsTheControlThreadRealTime)
+{
+	temp_dir dir;
+	std::ofstream(dir.file("cmds")) << "show lcores\n";
+	auto args = eal_args("prio");
+	args.insert(args.end(), {"--", node_workers_arg(), "--config",
+				 private_config(dir, "conf/default.json"), "--stats-period", "0",
+				 "--control-priority", "7", "--cmdline-file", dir.file("cmds")});
+	subprocess p(args);
+	bool up = p.wait_output(
+		[](const std::string &o) {
+			return o.find("SCHED_FIFO 7") != std::string::npos ||
+			       o.find("CAP_SYS_NICE") != std::string::npos;
+		},
+		30s);
+	if (p.output().find("CAP_SYS_NICE") != std::string::npos)
+		GTEST_SKIP() << "no CAP_SYS_NICE here: " << p.output();
+	ASSERT_TRUE(up) << p.output();
+	EXPECT_NE(p.output().find("main    control: pod registrations, console, stats (SCHED_FIFO 7"),
+		  std::string::npos)
+		<< p.output();
+	/* /proc/PID/task/TID/stat: field 40 rt_priority, 41 policy (1: SCHED_FIFO) */
+	auto policy_of = [&](pid_t tid) {
+		std::ifstream in("/proc/" + std::to_string(p.pid()) + "/task/" + std::to_string(tid) +
+				 "/stat");
+		std::string s((std::istreambuf_iterator<char>(in)), {});
+		std::istringstream rest(s.substr(s.rfind(')') + 2));
+		std::string f;
+		std::vector<std::string> fields;
+		while (rest >> f)
+			fields.push_back(f);
+		/* fields[0] is field 3 (state): field k is fields[k - 3] */
+		return fields.size() > 38 ? fields[37] + " " + fields[38] : std::string("?");
+	};
+	EXPECT_EQ(policy_of(p.pid()), "7 1");
+	unsigned others = 0;
+	for (const auto &t : std::filesystem::directory_iterator("/proc/" + std::to_string(p.pid()) +
+								 "/task")) {
+		pid_t tid = std::stoi(t.path().filename().string());
+		if (tid == p.pid())
+			continue;
+		EXPECT_EQ(policy_of(tid), "0 0") << "thread " << tid << " is not the control thread";
+		others++;
+	}
+	EXPECT_GT(others, 0u); /* at least the worker lcore */
+	p.signal(SIGINT);
+	EXPECT_EQ(p.wait(20s), 0) << p.output();
 }
 
 /* A memif server socket left by a killed node is removed and the port comes up; one that a

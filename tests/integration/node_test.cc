@@ -196,6 +196,35 @@ TEST(Node, StartsServesAndStops100TimesWithoutGrowth)
 	}
 }
 
+TEST(Node, AControlPassThatComesLateIsCountedAsAStall)
+{
+	const std::string sock = sock_path("watch");
+	auto cfg = config::load_string(node_config(sock, "net_null0,no-rx=1"), "node_test");
+	ASSERT_TRUE(cfg) << cfg.error().message();
+	auto n = node::create(*cfg, {});
+	ASSERT_TRUE(n) << n.error().message();
+	ASSERT_TRUE((*n)->start().is_ok());
+	for (int i = 0; i < 20; i++) {
+		(*n)->poll_control();
+		std::this_thread::sleep_for(5ms);
+	}
+	auto w = (*n)->control_watched();
+	EXPECT_EQ(w.passes, 20u);
+	EXPECT_EQ(w.stalls, 0u); /* 5 ms apart: no stall (a loaded box may stretch one, not to 500 ms) */
+	EXPECT_LT(w.worst_gap_ns, uint64_t{node::instance::control_stall_ms} * 1000000u);
+	/* the control thread away for longer than the threshold: one stall, its gap measured */
+	std::this_thread::sleep_for(std::chrono::milliseconds(node::instance::control_stall_ms + 100));
+	(*n)->poll_control();
+	w = (*n)->control_watched();
+	EXPECT_EQ(w.passes, 21u);
+	EXPECT_EQ(w.stalls, 1u);
+	EXPECT_GE(w.worst_gap_ns, uint64_t{node::instance::control_stall_ms + 100} * 1000000u);
+	EXPECT_EQ(w.slow_passes, 0u);
+	(*n)->poll_control();
+	EXPECT_EQ((*n)->control_watched().stalls, 1u);
+	(*n)->stop();
+}
+
 TEST(Node, FailedPartIsAClearErrorAndLeavesNothing)
 {
 	const unsigned fds0 = open_fds(), zones0 = memzones();

@@ -147,6 +147,7 @@ int subprocess::wait(std::chrono::milliseconds limit)
 	if (_reaped)
 		return _status;
 	auto end = std::chrono::steady_clock::now() + limit;
+	bool extended = false;
 	for (;;) {
 		drain(20);
 		int st;
@@ -158,9 +159,62 @@ int subprocess::wait(std::chrono::milliseconds limit)
 			_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 			return _status;
 		}
-		if (std::chrono::steady_clock::now() >= end)
+		if (std::chrono::steady_clock::now() >= end) {
+			/* Its main thread has returned (a zombie leader): the exit has begun and
+			 * waits for the kernel to run each remaining thread once to tear it down.
+			 * On a loaded 2-vCPU box the scheduler has left such a thread runnable for
+			 * over 30 s (docs/memory-model.md, "Both wait for the control thread"): that
+			 * is not the program hanging, so it gets up to 120 s more, once. */
+			if (!extended && leader_exited(_pid)) {
+				extended = true;
+				end = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+				continue;
+			}
+			_out += stacks_of(_pid);
 			return -1;
+		}
 	}
+}
+
+bool leader_exited(pid_t pid)
+{
+	std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/stat");
+	std::string s((std::istreambuf_iterator<char>(in)), {});
+	const size_t close = s.rfind(')');
+	return close != std::string::npos && close + 2 < s.size() && s[close + 2] == 'Z';
+}
+
+std::string stacks_of(pid_t pid)
+{
+	/* what each thread is blocked in, from /proc (no tool needed): its name, the kernel
+	 * function it sleeps in and the system call it is in (number first, as the kernel
+	 * prints it) */
+	std::string out = "\n---- pid " + std::to_string(pid) + " did not exit: its threads ----\n";
+	const std::string task = "/proc/" + std::to_string(pid) + "/task";
+	std::error_code ec;
+	for (const auto &t : std::filesystem::directory_iterator(task, ec)) {
+		auto slurp = [&](const char *f) {
+			std::ifstream in(t.path() / f);
+			std::string s((std::istreambuf_iterator<char>(in)), {});
+			while (!s.empty() && (s.back() == '\n' || s.back() == '\0'))
+				s.pop_back();
+			return s;
+		};
+		out += "tid " + t.path().filename().string() + " " + slurp("comm") + ": wchan " +
+		       slurp("wchan") + ", syscall " + slurp("syscall") + "\n";
+	}
+	/* the user-space stacks, where gdb is installed (scripts/setup.sh installs it); not of
+	 * a gdb that hangs itself */
+	static thread_local bool in_gdb = false;
+	if (!in_gdb && access("/usr/bin/gdb", X_OK) == 0) {
+		in_gdb = true;
+		auto [rc, bt] = run_command({"/usr/bin/gdb", "-q", "-batch", "-nx", "-p",
+					     std::to_string(pid), "-ex", "thread apply all bt 30"},
+					    std::chrono::seconds(60));
+		in_gdb = false;
+		out += "---- gdb (exit " + std::to_string(rc) + ") ----\n" + bt;
+	}
+	return out;
 }
 
 std::pair<int, std::string> run_command(std::vector<std::string> argv,

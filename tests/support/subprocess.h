@@ -40,7 +40,11 @@ public:
 	/** Writes to the process's terminal (io::pty only): typed keys. */
 	bool write(const std::string &keys);
 
-	/** Waits for exit; returns the exit status (128+sig if killed), or -1 on time-out. */
+	/**
+	 * Waits for exit; returns the exit status (128+sig if killed), or -1 on time-out, and
+	 * then output() ends with what each of the process's threads was blocked in
+	 * (stacks_of()), so that a test that fails on a hang says where.
+	 */
 	int wait(std::chrono::milliseconds limit);
 
 private:
@@ -51,6 +55,16 @@ private:
 	int _status = 0;
 	std::string _out;
 };
+
+/**
+ * What the threads of a running process are blocked in: each thread's name, kernel wait
+ * channel and system call from /proc, then `thread apply all bt` from gdb where it is
+ * installed. For the failure message of a test whose process did not exit.
+ */
+std::string stacks_of(pid_t pid);
+
+/** Whether the process's main thread has exited while other threads are still torn down. */
+bool leader_exited(pid_t pid);
 
 /** Runs a command to completion; returns {exit status, output}. */
 std::pair<int, std::string> run_command(std::vector<std::string> argv,

@@ -243,6 +243,8 @@ TEST(Config, InvalidConfigsAreRejectedWithLocation)
 		 "t.json:12:26: /lcores/workers", "0 is out of range [1, 16]"},
 		{"spin past its range", with_line(12, "  \"lcores\": { \"spin_us\": 1000001 }"),
 		 "t.json:12:26: /lcores/spin_us", "1000001 is out of range [0, 1000000]"},
+		{"control priority", with_line(12, "  \"lcores\": { \"control_priority\": 100 }"),
+		 "t.json:12:35: /lcores/control_priority", "100 is out of range [0, 99]"},
 		{"sq_depth not a power of two", with_line(12, "  \"pools\": { \"sq_depth\": 100 }"),
 		 "t.json:12:26: /pools/sq_depth", "not a power of two"},
 		{"dest_queue share over its pool",

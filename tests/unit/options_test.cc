@@ -52,6 +52,15 @@ TEST(Options, AllOptions)
 	EXPECT_EQ(cfg.lcores.workers, 2u);
 	EXPECT_EQ(c->config_path, "y.json");
 	EXPECT_EQ(c->dma_backend, config::dma_backend::cpu);
+	EXPECT_EQ(cfg.lcores.control_priority, 0u); /* not given: the config's stays */
+	auto p = parse({"--control-priority", "10"});
+	ASSERT_TRUE(p) << p.error().message();
+	app::apply_overrides(*p, cfg);
+	EXPECT_EQ(cfg.lcores.control_priority, 10u);
+	auto z = parse({"--control-priority", "0"}); /* 0 overrides a config's priority too */
+	ASSERT_TRUE(z);
+	app::apply_overrides(*z, cfg);
+	EXPECT_EQ(cfg.lcores.control_priority, 0u);
 }
 
 TEST(Options, Errors)
@@ -77,6 +86,8 @@ TEST(Options, Errors)
 		{{"extra"}, "unexpected argument \"extra\""},
 		{{"--workers", "0"}, "--workers: must be 1 to 16"},
 		{{"--workers", "17"}, "in [0, 16]"},
+		{{"--control-priority", "100"}, "--control-priority: \"100\" is not a whole number in [0, 99]"},
+		{{"--control-priority", "fifo"}, "--control-priority: \"fifo\""},
 	};
 	for (auto &c : cases) {
 		auto o = parse(c.args);
@@ -130,7 +141,8 @@ TEST(Options, UsageListsEveryOption)
 {
 	std::string u = app::usage("dpumesh");
 	for (const char *opt : {"--config", "--interactive", "--cmdline-file", "--stats-period",
-				"--dpa-backend", "--dpa-device", "--dma", "--workers", "--help", "--version"})
+				"--dpa-backend", "--dpa-device", "--dma", "--workers", "--control-priority",
+				"--help", "--version"})
 		EXPECT_NE(u.find(opt), std::string::npos) << opt;
 }
 

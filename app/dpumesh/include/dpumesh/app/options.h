@@ -20,6 +20,8 @@ struct options {
 	std::optional<config::dpa_backend> dpa_backend;
 	std::string dpa_device; /**< --dpa-device: PCI address (doca backend) */
 	std::optional<uint32_t> workers; /**< --workers N: overrides /lcores/workers */
+	/** --control-priority N: overrides /lcores/control_priority */
+	std::optional<uint32_t> control_priority;
 	std::optional<config::dma_backend> dma_backend;
 	std::string dma_device;
 	unsigned wait_pods = 0; /**< keep port stages paused until this many pods registered */

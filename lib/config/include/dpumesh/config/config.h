@@ -86,6 +86,12 @@ struct lcores_config {
 	 */
 	uint32_t spin_us = 50;
 	/**
+	 * The control thread (main lcore: pod registrations, grace periods, console): 0 runs
+	 * it under the default time-sharing policy; N (1-99) as SCHED_FIFO priority N, so that
+	 * busy pods and other spinners on its CPU cannot keep it off for seconds (docs/config.md).
+	 */
+	uint32_t control_priority = 0;
+	/**
 	 * Run-to-completion workers, each with its own port RX queues, reassembler, sidecar
 	 * shard and DPA threads, on the first `workers` worker lcores (docs/config.md). 1:
 	 * every stage placed by `stages` (else on the first worker lcore).

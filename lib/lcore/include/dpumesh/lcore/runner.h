@@ -128,6 +128,21 @@ struct lcore_cpu_view {
 	}
 };
 
+/**
+ * A thread of this process's time on a CPU and runnable but waiting for one, in ns since it
+ * started (/proc/self/task/<tid>/schedstat). False if the kernel does not show it. Control path.
+ */
+bool read_schedstat(int tid, uint64_t *oncpu_ns, uint64_t *runq_ns) noexcept;
+
+/**
+ * Runs the calling thread (the control thread) as SCHED_FIFO priority `priority` (1-99), or
+ * under SCHED_OTHER for 0. An error says why (no CAP_SYS_NICE, RLIMIT_RTPRIO). Control path.
+ */
+status set_control_priority(unsigned priority) noexcept;
+
+/** The policy of the process's main thread (the main lcore's): "SCHED_FIFO 10", "SCHED_OTHER". */
+std::string main_thread_policy();
+
 class runner {
 public:
 	explicit runner(const config::lcores_config &cfg);

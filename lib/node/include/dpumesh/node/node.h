@@ -119,6 +119,21 @@ public:
 	 */
 	unsigned poll_control() noexcept;
 
+	/**
+	 * The control passes' watchdog (poll_control()): a pass that comes
+	 * control_stall_ms or more after the previous one is a stall, logged once with the
+	 * control thread's time on a CPU and waiting for one in between (pods wait 5 s for
+	 * REGISTERED, and grace periods end only when this thread looks: docs/memory-model.md).
+	 */
+	struct control_watch {
+		uint64_t passes = 0;
+		uint64_t stalls = 0;        /**< gaps of control_stall_ms or more */
+		uint64_t worst_gap_ns = 0;  /**< the longest gap between two passes */
+		uint64_t slow_passes = 0;   /**< passes that themselves took control_stall_ms */
+	};
+	static constexpr unsigned control_stall_ms = 500;
+	const control_watch &control_watched() const noexcept { return _watch; }
+
 	const config::node_config &config() const noexcept { return _cfg; }
 	const std::vector<port::port_info> &ports() const noexcept { return _ports.list; }
 	const std::vector<port::rx_ctx *> &rx() const noexcept { return _rx_view; }
@@ -160,6 +175,8 @@ private:
 	status build();
 	status build_port_stages();
 	status build_mesh();
+	/** The watchdog's bookkeeping at the end of a control pass that began at begin_ns. */
+	void watch_control(uint64_t begin_ns) noexcept;
 	/** The lcore of stage `stage` of worker k: worker k's lcore, or the config's mapping. */
 	result<unsigned> lcore_of(unsigned worker, const std::string &stage) const;
 
@@ -168,6 +185,10 @@ private:
 	bool _pdump = false;
 	bool _stopped = false;
 	unsigned _nb_dpa_threads = 0;
+	control_watch _watch;
+	int _control_tid = 0;                /* the thread of the latest control pass */
+	uint64_t _last_pass_ns = 0;          /* CLOCK_MONOTONIC at its end */
+	uint64_t _last_oncpu_ns = 0, _last_runq_ns = 0; /* its schedstat then */
 	/* construction order; destruction runs it backwards */
 	std::unique_ptr<rte_mempool, internal::mempool_free> _pkts;
 	internal::port_set _ports;

@@ -10,6 +10,7 @@
 //   for (;;) { srv.poll(); ... }
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,6 +33,7 @@ struct registrar_counters {
 	uint64_t register_refused = 0;
 	uint64_t unregistered = 0;        /**< begun by UNREGISTER or by close */
 	uint64_t unregister_replies = 0;  /**< UNREGISTERED sent once the pod was torn down */
+	uint64_t slow_steps = 0;          /**< region imports, registrations, replies of 100 ms+ */
 };
 
 class registrar {
@@ -81,6 +83,9 @@ private:
 	void drop(connection &c) noexcept;
 	bool reply_registered(connection &c, uint32_t code, const std::string &error);
 	void reply_unregistered(connection &c, uint32_t code) noexcept;
+	/** Logs and counts (slow_steps) a registration step that took slow_step_ms or more. */
+	void note_slow(const char *what, std::chrono::steady_clock::time_point since) noexcept;
+	static constexpr long long slow_step_ms = 100;
 
 	pod_registry &_registry;
 	unique_fd _listen;
