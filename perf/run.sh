@@ -57,7 +57,9 @@ Suites: ${ALL_SUITES[*]} (default: ${DEFAULT_SUITES[*]}; soak and filldrain only
   --repeat N       with --baseline: old, new, old, new, ... N times each (default 1)
 Environment: DPUMESH_PERF_BUILD_DIR (default build-perf/), DPUMESH_JOBS (default 2),
 DPUMESH_PERF_P2P_SIZES, _P2P_WINDOWS, _P2P_BACKENDS, _REPLAY_CAPTURES, _SCALE_PODS,
-_SCALE_SERVICES (space-separated lists narrowing a suite's matrix).
+_SCALE_SERVICES (space-separated lists narrowing a suite's matrix); DPUMESH_PERF_SCALE_RATE
+(round trips/s of the scaling suite's paced points, default 10000, 0: none);
+DPUMESH_PERF_SPIN_US (lcores.spin_us of every dpumesh; a build that knows the key).
 USAGE
 }
 

@@ -156,6 +156,7 @@ void read_lcores(ctx &c, const json_t *v, node_config &cfg)
 		      {{"busy", idle_policy::busy}, {"adaptive", idle_policy::adaptive}});
 	o.uint("idle_polls", cfg.lcores.idle_polls, 1, 1u << 24);
 	o.uint("max_sleep_us", cfg.lcores.max_sleep_us, 1, 100000);
+	o.uint("spin_us", cfg.lcores.spin_us, 0, 1000000);
 	o.uint("control_priority", cfg.lcores.control_priority, 0, 99);
 	o.uint("workers", cfg.lcores.workers, 1, 16);
 	if (const json_t *st = o.get("stages", false)) {

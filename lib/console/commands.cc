@@ -333,9 +333,11 @@ status cmd_show_config(invocation &inv)
 	std::string map;
 	for (const auto &[stage, lcore] : c.lcores.stages)
 		map += " " + stage + "=" + std::to_string(lcore);
-	appendf(inv.out, "  lcores idle=%s idle_polls=%u max_sleep_us=%u control_priority=%u stages:%s\n",
+	appendf(inv.out, "  lcores idle=%s idle_polls=%u max_sleep_us=%u spin_us=%u control_priority=%u "
+			 "stages:%s\n",
 		std::string(config::to_string(c.lcores.idle)).c_str(), c.lcores.idle_polls,
-		c.lcores.max_sleep_us, c.lcores.control_priority, map.empty() ? " (default)" : map.c_str());
+		c.lcores.max_sleep_us, c.lcores.spin_us, c.lcores.control_priority,
+		map.empty() ? " (default)" : map.c_str());
 	appendf(inv.out, "  services=%zu routes=%zu peers=%zu rbac=%zu rate_limits=%zu "
 			 "circuit_breakers=%zu timeouts=%zu jwt=%s\n",
 		c.services.size(), c.routes.size(), c.peers.size(), c.policy.rbac.size(),

@@ -488,7 +488,8 @@ const char *fixed_section_changed(const config::node_config &a, const config::no
 	    a.mempool.data_room != b.mempool.data_room)
 		return "mempool";
 	if (a.lcores.idle != b.lcores.idle || a.lcores.idle_polls != b.lcores.idle_polls ||
-	    a.lcores.max_sleep_us != b.lcores.max_sleep_us || a.lcores.stages != b.lcores.stages)
+	    a.lcores.max_sleep_us != b.lcores.max_sleep_us || a.lcores.spin_us != b.lcores.spin_us ||
+	    a.lcores.stages != b.lcores.stages)
 		return "lcores";
 	if (!same(a.pools.tx_header, b.pools.tx_header) || !same(a.pools.tx_body, b.pools.tx_body) ||
 	    !same(a.pools.rx_header, b.pools.rx_header) || !same(a.pools.rx_body, b.pools.rx_body) ||

@@ -300,6 +300,7 @@ struct dpumesh::dpa::emulator::pair {
 	uint32_t membership = UINT32_MAX; /* the registry's, when owned[] was built */
 	uint32_t ready_cursor = 0;        /* where the next look at hot pods starts */
 	uint32_t sweep_cursor = 0;        /* where the next sweep of cold pods starts */
+	bool sweep_all = false;           /* the lcore napped: the next sweep takes every cold pod */
 	bool draining = false;
 
 	/* Pod -> DPA doorbells (docs/memory-model.md "Doorbells, pod to DPU"). A pod owned by
@@ -856,9 +857,12 @@ uint32_t dpa_tx_ready(struct dpa_dev *d, uint32_t *sqs, uint32_t max)
 		p->ready_cursor = (p->ready_cursor + 1) % n;
 	const uint32_t nc = p->nb_cold;
 	if (nc) {
-		uint32_t found[dpa::emulator::pair::sweep_pods];
+		uint32_t found[DPUMESH_MAX_PODS];
 		uint32_t nf = 0;
-		const uint32_t m = std::min(nc, dpa::emulator::pair::sweep_pods);
+		/* after a nap every cold pod (a nap lasts longer than a pass: what came in
+		 * meanwhile should not wait ceil(cold / sweep_pods) more passes) */
+		const uint32_t m = p->sweep_all ? nc : std::min(nc, dpa::emulator::pair::sweep_pods);
+		p->sweep_all = false;
 		for (uint32_t k = 0; k < m; k++) {
 			const uint32_t pid = p->cold[(p->sweep_cursor + k) % nc];
 			if (look(p->watch[pid]))
@@ -1066,6 +1070,9 @@ bool pair_prepare_sleep(void *arg) noexcept
 	return static_cast<emulator::pair *>(arg)->prepare_sleep();
 }
 
+/* the lcore napped (nothing rang meanwhile): the next TX pass sweeps every cold pod */
+void pair_after_nap(void *arg) noexcept { static_cast<emulator::pair *>(arg)->sweep_all = true; }
+
 /* both stages of a pair share one lcore: the second pass runs the DMA hardware and the RX
  * kernel if it became due in between, not the always-due (polling) TX kernel again */
 uint16_t pair_poll_rx(void *arg) noexcept
@@ -1188,6 +1195,7 @@ lcore::stage_def emulator::tx_stage(unsigned t) noexcept
 {
 	lcore::stage_def s{"dpa_tx", &pair_poll, _threads[t].get(), false};
 	s.prepare_sleep = &pair_prepare_sleep;
+	s.after_nap = &pair_after_nap;
 	s.wait_fd = _threads[t]->epfd;
 	return s;
 }

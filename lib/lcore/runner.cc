@@ -228,6 +228,15 @@ bool runner::prepare_sleep(lcore_slot &slot, bool forwarding) noexcept
 	return ok;
 }
 
+void runner::after_nap(lcore_slot &slot, bool forwarding) noexcept
+{
+	for (unsigned i = 0; i < slot.nb_stages; i++) {
+		const stage_def &d = slot.stages[i].def;
+		if (d.after_nap && (forwarding || !d.pausable))
+			d.after_nap(d.arg);
+	}
+}
+
 int runner::lcore_main(void *arg)
 {
 	auto *slot = static_cast<lcore_slot *>(arg);
@@ -243,6 +252,7 @@ void runner::loop(lcore_slot &slot)
 	uint32_t empty = 0;
 	uint32_t sleep_us = 1;
 	const uint64_t sleep_after = _tsc_hz / 1000000 * sleep_after_us;
+	const uint64_t spin = _tsc_hz / 1000000 * std::min(_cfg.spin_us, sleep_after_us);
 	uint64_t last_work = 0;
 	/* thread CPU sampling: busy passes until the next sampled poll, and whose it is */
 	uint32_t until_sample = cpu_sample_period;
@@ -338,11 +348,22 @@ void runner::loop(lcore_slot &slot)
 			last_work = pass_start;
 			continue;
 		}
-		/* adaptive: pause first, then sleep with exponential back-off; stages that can be
-		 * woken arm their wake-up first (a stage that finds work cancels the sleep), and
-		 * the sleep ends early when one of their fds turns readable */
-		if (++empty < idle_polls || pass_start - last_work < sleep_after) {
+		/* adaptive: pause first (spin_us), then nap (sleeps that arm nothing: what comes
+		 * in waits for the nap's end, at most max_sleep_us), then, past sleep_after_us,
+		 * sleep with exponential back-off; stages that can be woken arm their wake-up
+		 * first (a stage that finds work cancels the sleep), and the sleep ends early when
+		 * one of their fds turns readable. A nap costs a syscall and two task switches
+		 * (12-17 us of the thread's CPU on this VM, docs/benchmarks.md): it pays for
+		 * gaps longer than the spin, not for the short ones a stream leaves. */
+		if (++empty < idle_polls || pass_start - last_work < spin) {
 			rte_pause();
+			continue;
+		}
+		if (pass_start - last_work < sleep_after) {
+			rte_delay_us_sleep(sleep_us);
+			after_nap(slot, forwarding);
+			if (sleep_us < max_sleep_us)
+				sleep_us = std::min(sleep_us * 2, max_sleep_us);
 			continue;
 		}
 		if (!prepare_sleep(slot, forwarding)) {

@@ -12,6 +12,7 @@
 # defaults) and only replaces the control socket (and the port device when given).
 import argparse
 import json
+import os
 
 p = argparse.ArgumentParser()
 p.add_argument("--sock", required=True)
@@ -58,9 +59,13 @@ cfg = {
              "ipv6": "fd00:50::1", "mesh_port": 7000, "control_socket": a.sock},
     "ports": [{"name": "uplink", "dev": a.port, "role": "external"}] if a.port else [],
     "mempool": {"mbufs": a.mbufs, "cache": 256, "data_room": 2176},
-    "lcores": {"idle": a.idle,
-               "stages": dict({"sidecar": w, "dpa": w},
-                              **({"port_rx": w, "port_tx": w} if a.port else {}))},
+    # DPUMESH_PERF_SPIN_US: lcores.spin_us (a build that knows the key: not with --baseline
+    # of an older one)
+    "lcores": dict({"idle": a.idle,
+                    "stages": dict({"sidecar": w, "dpa": w},
+                                   **({"port_rx": w, "port_tx": w} if a.port else {}))},
+                   **({"spin_us": int(os.environ["DPUMESH_PERF_SPIN_US"])}
+                      if os.environ.get("DPUMESH_PERF_SPIN_US") else {})),
     "pools": {
         "tx_header": {"slots": a.header_slots, "slot_size": 1024},
         "tx_body": {"slots": a.body_slots, "slot_size": a.body_size},

@@ -13,10 +13,15 @@
 # sleeps and wake-ups, the loop), its sleeps per round trip, and the work-only figure (work polls less the DPA's eventfd writes: what the
 # scaling target is judged on beside the whole process, docs/benchmarks.md); SQ heads a DPA
 # TX look loads, the DPA's epoll_wait looks and the pods' TX doorbell writes per round trip.
+# Beside each series, a paced one at its first and last point (dimensions pods-paced and
+# services-paced): the client offers the same round trips/s at both (DPUMESH_CLIENT_RATE =
+# DPUMESH_PERF_SCALE_RATE, default 10000), so that the worker lcore idles alike at 1 and at
+# 64 and the ratio shows what the extra pods cost, not what a lower rate leaves idle.
 # Sourced by perf/run.sh; writes scaling.csv.
 
 read -r -a SCALE_PODS <<< "${DPUMESH_PERF_SCALE_PODS:-1 4 16 64}"
 read -r -a SCALE_SERVICES <<< "${DPUMESH_PERF_SCALE_SERVICES:-1 8 64}"
+SCALE_RATE=${DPUMESH_PERF_SCALE_RATE:-10000}
 # the profiled point (run.sh --profile): the most pods asked for
 PROFILE_AT_scaling=pods-${SCALE_PODS[-1]}
 
@@ -26,7 +31,8 @@ scale_csv() {
   echo "$*" >> "$RESULTS/scaling.csv"
 }
 
-# scale_point DIMENSION N SERVICES(comma list): one client run, window 64, 64 B bodies.
+# scale_point DIMENSION N SERVICES(comma list) [RATE]: one client run, window 64, 64 B
+# bodies; with RATE, paced to RATE round trips/s.
 scale_point() {
   local before after line delta p rss=0 client_pid cpu="" cpu_file="$RAW/scaling-$1-$2.cpu.json" pods=()
   before=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/dpa)
@@ -37,7 +43,7 @@ scale_point() {
     "${pods[@]}" client="@$WORK/client.pid" tel="$DP_TEL" waitnew=1
   profile_window scaling "$1-$2" "$P2P_WARMUP" "$(cpu_secs "$P2P_SECONDS" "$P2P_WARMUP")"
   sleep 0.3 # python's start-up, so that it sees the pods before the client
-  env DPUMESH_CLIENT_SERVICE="$3" DPUMESH_CLIENT_FIXED=1 DPUMESH_POD_NOSUM=1 \
+  env DPUMESH_CLIENT_SERVICE="$3" DPUMESH_CLIENT_RATE="${4:-0}" DPUMESH_CLIENT_FIXED=1 DPUMESH_POD_NOSUM=1 \
     DPUMESH_CLIENT_WINDOW=64 DPUMESH_CLIENT_SECONDS="$P2P_SECONDS" DPUMESH_CLIENT_WARMUP="$P2P_WARMUP" \
     taskset -c "$SCALE_CPU" "$BIN/dpumesh-pod" client "$DP_SOCK" 2000000 "$(next_seed)" 64 > "$WORK/scale-client.out" 2>&1 &
   client_pid=$!; track "$client_pid"
@@ -76,6 +82,15 @@ scale_point() {
   scale_csv "$1,$2,$(kv "$line" rps),$(kv "$line" rtt_p50_us),$(kv "$line" rtt_p99_us),$(kv "$line" rtt_p999_us),$(awk -v b="$(kv "$delta" busy)" -v n="$ok" 'BEGIN { printf "%.0f", n ? b / n : 0 }'),$answering,$(rss_kb "$DP_PID"),$rss,$err,$(kv "$cpu" dpumesh_cpu_us),$(kv "$cpu" dpumesh_user_us),$(kv "$cpu" dpumesh_sys_us),$(kv "$cpu" pods_cpu_us),$(kv "$cpu" pods_user_us),$(kv "$cpu" pods_sys_us),$db,$(kv "$cpu" doorbell_us),$(kv "$cpu" lcore_us),$(kv "$cpu" work_us),$(kv "$cpu" work_only_us),$(kv "$cpu" rest_us),$(kv "$cpu" sleeps_per_unit),$(kv "$cpu" stage.dpa_tx_us),$(kv "$cpu" stage.dpa_rx_us),$(kv "$cpu" stage.sidecar_us),$(kv "$cpu" sq_heads_per_look),$(kv "$cpu" doorbell_cpu_us),$(kv "$cpu" tx_ring_checks_per_unit),$(kv "$cpu" tx_rings_per_unit)"
 }
 
+# scale_paced DIMENSION N SERVICES SERIES...: the paced point, at the series' first and last N.
+scale_paced() {
+  local dim=$1 n=$2 list=$3
+  shift 3
+  [ "$SCALE_RATE" != 0 ] && { [ "$n" = "$1" ] || [ "$n" = "${*: -1}" ]; } || return 0
+  progress "scaling: $dim=$n paced at $SCALE_RATE round trips/s"
+  scale_point "$dim-paced" "$n" "$list" "$SCALE_RATE"
+}
+
 suite_scaling() {
   local svcs="echo:64,client:4" k
   for k in $(seq 0 63); do svcs="$svcs,svc$k:1"; done
@@ -94,6 +109,7 @@ suite_scaling() {
     done
     tel wait "$DP_TEL" /dpumesh/pods pod_id "$n" 60 || anomaly ERROR "scaling: fewer than $n pods registered"
     scale_point pods "$n" echo
+    scale_paced pods "$n" echo "${SCALE_PODS[@]}"
   done
   for p in "${SCALE_PIDS[@]}"; do stop_pid "$p"; done
   SCALE_PIDS=()
@@ -108,6 +124,7 @@ suite_scaling() {
     done
     tel wait "$DP_TEL" /dpumesh/pods pod_id "$n" 60 || anomaly ERROR "scaling: fewer than $n pods registered"
     scale_point services "$n" "$list"
+    scale_paced services "$n" "$list" "${SCALE_SERVICES[@]}"
   done
   for p in "${SCALE_PIDS[@]}"; do stop_pid "$p"; done
   dp_stop

@@ -89,6 +89,16 @@ TEST(Config, QuotasHaveDefaultsAndAreRead)
 	EXPECT_EQ(c->pools.quota.rx_stall_ms, 12u);
 }
 
+TEST(Config, LcoreSpinHasADefaultAndIsRead)
+{
+	auto d = config::load_string(with_line(0, ""), "t.json");
+	ASSERT_TRUE(d) << d.error().message();
+	EXPECT_EQ(d->lcores.spin_us, 50u);
+	auto c = config::load_string(with_line(12, "  \"lcores\": { \"spin_us\": 1000 }"), "t.json");
+	ASSERT_TRUE(c) << c.error().message();
+	EXPECT_EQ(c->lcores.spin_us, 1000u);
+}
+
 TEST(Config, AdmissionQueueBeyondSlots)
 {
 	auto c = config::load_string(with_line(0, ""), "t.json");
@@ -231,6 +241,8 @@ TEST(Config, InvalidConfigsAreRejectedWithLocation)
 		 "t.json:12:27: /lcores/stages/port_rxx", "unknown key \"port_rxx\""},
 		{"no workers", with_line(12, "  \"lcores\": { \"workers\": 0 }"),
 		 "t.json:12:26: /lcores/workers", "0 is out of range [1, 16]"},
+		{"spin past its range", with_line(12, "  \"lcores\": { \"spin_us\": 1000001 }"),
+		 "t.json:12:26: /lcores/spin_us", "1000001 is out of range [0, 1000000]"},
 		{"control priority", with_line(12, "  \"lcores\": { \"control_priority\": 100 }"),
 		 "t.json:12:35: /lcores/control_priority", "100 is out of range [0, 99]"},
 		{"sq_depth not a power of two", with_line(12, "  \"pools\": { \"sq_depth\": 100 }"),

@@ -79,6 +79,13 @@ struct lcores_config {
 	uint32_t idle_polls = 256;    /**< empty polls before backing off (adaptive) */
 	uint32_t max_sleep_us = 100; /**< longest back-off sleep (adaptive) */
 	/**
+	 * Adaptive: after the last work the lcore spins (rte_pause) this long (and idle_polls
+	 * empty passes), then naps: short sleeps that arm no wake-up, 1 us doubling to
+	 * max_sleep_us, until 1 ms without work, when it parks its pods and sleeps until one
+	 * rings (docs/config.md). 1000 or more: no naps (it spins until then).
+	 */
+	uint32_t spin_us = 50;
+	/**
 	 * The control thread (main lcore: pod registrations, grace periods, console): 0 runs
 	 * it under the default time-sharing policy; N (1-99) as SCHED_FIFO priority N, so that
 	 * busy pods and other spinners on its CPU cannot keep it off for seconds (docs/config.md).

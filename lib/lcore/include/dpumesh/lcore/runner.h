@@ -50,6 +50,10 @@ struct stage_def {
 	/** Optional: an fd that turns readable when work comes in for a stage that prepared
 	 *  to sleep; the lcore's back-off sleep ends early when it does (ppoll). -1: none. */
 	int wait_fd = -1;
+	/** Optional (adaptive idle): called after a nap, a short sleep that armed nothing;
+	 *  the stage's next poll looks wider than a pass does (the DPA emulator sweeps every
+	 *  cold pod), since nothing rang for what came in meanwhile. */
+	void (*after_nap)(void *arg) noexcept = nullptr;
 };
 
 struct alignas(64) stage_stats {
@@ -192,11 +196,12 @@ private:
 			base_runq_ns{0}, base_vol{0}, base_invol{0};
 	};
 
-	/** Adaptive idle: the lcore sleeps only after this long without work (and idle_polls
-	 *  empty passes). A thread that sleeps loses its scheduler weight on a shared CPU (with
-	 *  autogroups a process's weight there follows its load there) and then waited seconds
-	 *  to run again behind other processes' spinners on this box; while traffic flows, with
-	 *  gaps shorter than this, the lcore stays on its CPU (docs/architecture.md). */
+	/** Adaptive idle: the lcore parks its stages and sleeps until woken only after this
+	 *  long without work (and idle_polls empty passes); before, past lcores.spin_us, it
+	 *  naps (short sleeps that arm nothing). A thread that sleeps loses its scheduler
+	 *  weight on a shared CPU (with autogroups a process's weight there follows its load
+	 *  there) and then waited seconds to run again behind other processes' spinners on
+	 *  this box (docs/architecture.md). */
 	static constexpr unsigned sleep_after_us = 1000;
 	/** Timer slack of lcore threads (PR_SET_TIMERSLACK): back-off sleeps end within this. */
 	static constexpr unsigned long timer_slack_ns = 1000;
@@ -206,6 +211,8 @@ private:
 	/** Before an adaptive sleep: every stage's prepare_sleep (all are called, so each arms
 	 *  its wake-up); false when one found work. */
 	static bool prepare_sleep(lcore_slot &slot, bool forwarding) noexcept;
+	/** After a nap: every stage's after_nap. */
+	static void after_nap(lcore_slot &slot, bool forwarding) noexcept;
 
 	config::lcores_config _cfg;
 	uint64_t _tsc_hz;
