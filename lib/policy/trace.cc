@@ -117,14 +117,25 @@ void format_request_id_portable(const trace_ids &ids, char out[36]) noexcept
 	std::memcpy(out + 28, &d, 8);
 }
 
-void format_traceparent_portable(const trace_ids &ids, char out[55]) noexcept
+namespace {
+
+/* 00-<trace id>-<span id>-01, the digits written by put_hex (16 at a time) */
+template <void (*put_hex)(char *, uint64_t) noexcept>
+inline void traceparent_with(const trace_ids &ids, char out[55]) noexcept
 {
 	std::memcpy(out, "00-", 3);
-	put_hex16_portable(out + 3, ids.hi);
-	put_hex16_portable(out + 19, ids.lo);
+	put_hex(out + 3, ids.hi);
+	put_hex(out + 19, ids.lo);
 	out[35] = '-';
-	put_hex16_portable(out + 36, ids.span);
+	put_hex(out + 36, ids.span);
 	std::memcpy(out + 52, "-01", 3);
+}
+
+} // namespace
+
+void format_traceparent_portable(const trace_ids &ids, char out[55]) noexcept
+{
+	traceparent_with<put_hex16_portable>(ids, out);
 }
 
 void format_request_id(const trace_ids &ids, char out[36]) noexcept
@@ -155,12 +166,7 @@ void format_request_id(const trace_ids &ids, char out[36]) noexcept
 void format_traceparent(const trace_ids &ids, char out[55]) noexcept
 {
 #if defined(__SSSE3__)
-	std::memcpy(out, "00-", 3);
-	put_hex16(out + 3, ids.hi);
-	put_hex16(out + 19, ids.lo);
-	out[35] = '-';
-	put_hex16(out + 36, ids.span);
-	std::memcpy(out + 52, "-01", 3);
+	traceparent_with<put_hex16>(ids, out);
 #else
 	format_traceparent_portable(ids, out);
 #endif
