@@ -39,12 +39,6 @@ uint64_t thread_cpu_ns() noexcept
 	return to_ns(t);
 }
 
-uint64_t mono_ns() noexcept
-{
-	timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return to_ns(t);
-}
 
 /** What one thread-CPU clock read adds to a bracket: the least CPU time between two
  * back-to-back reads (the end of one call and the start of the next). */
@@ -75,6 +69,13 @@ bool read_file(const char *path, char *buf, size_t size)
 }
 
 } // namespace
+
+uint64_t mono_ns() noexcept
+{
+	timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return to_ns(t);
+}
 
 bool read_schedstat(int tid, uint64_t *oncpu_ns, uint64_t *runq_ns) noexcept
 {

@@ -3,8 +3,8 @@
 #include "dpumesh/node/node.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
-#include <ctime>
 
 #include <unistd.h>
 
@@ -443,24 +443,13 @@ void instance::stop() noexcept
 	}
 }
 
-namespace {
-
-uint64_t mono_ns() noexcept
-{
-	timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
-}
-
-} // namespace
-
 void instance::watch_control(uint64_t begin_ns) noexcept
 {
 	/* one schedstat read per pass (the control loop's is every 5 ms): a control-path file */
 	const int tid = static_cast<int>(gettid());
 	uint64_t oncpu = 0, runq = 0;
 	const bool known = lcore::read_schedstat(tid, &oncpu, &runq);
-	const uint64_t end = mono_ns();
+	const uint64_t end = lcore::mono_ns();
 	const uint64_t stall_ns = uint64_t{control_stall_ms} * 1000000ull;
 	_watch.passes++;
 	if (end - begin_ns >= stall_ns)
@@ -471,18 +460,16 @@ void instance::watch_control(uint64_t begin_ns) noexcept
 		if (gap >= stall_ns) {
 			_watch.stalls++;
 			auto ms = [](uint64_t ns) { return static_cast<unsigned long long>(ns / 1000000); };
+			char sched[96] = "";
 			if (known)
-				DPUMESH_LOG(WARNING, main,
-					    "control thread: %llu ms since its previous pass, this one %llu "
-					    "ms: on a CPU %llu ms, waiting for one %llu ms, the rest asleep "
-					    "or blocked (registrations and unregistrations waited as long)",
-					    ms(gap), ms(end - begin_ns), ms(oncpu - _last_oncpu_ns),
-					    ms(runq - _last_runq_ns));
-			else
-				DPUMESH_LOG(WARNING, main,
-					    "control thread: %llu ms since its previous pass, this one %llu "
-					    "ms (registrations and unregistrations waited as long)",
-					    ms(gap), ms(end - begin_ns));
+				std::snprintf(sched, sizeof(sched),
+					      ": on a CPU %llu ms, waiting for one %llu ms, the rest asleep "
+					      "or blocked", ms(oncpu - _last_oncpu_ns),
+					      ms(runq - _last_runq_ns));
+			DPUMESH_LOG(WARNING, main,
+				    "control thread: %llu ms since its previous pass, this one %llu ms%s "
+				    "(registrations and unregistrations waited as long)",
+				    ms(gap), ms(end - begin_ns), sched);
 		}
 	}
 	_control_tid = tid;
@@ -494,7 +481,7 @@ void instance::watch_control(uint64_t begin_ns) noexcept
 unsigned instance::poll_control() noexcept
 {
 	unsigned n = 0;
-	const uint64_t begin = mono_ns();
+	const uint64_t begin = lcore::mono_ns();
 	if (_registrar)
 		n = _registrar->poll(); /* pod registrations, unregistrations, crashes */
 #if DPUMESH_NODE_DOCA

@@ -128,6 +128,9 @@ struct lcore_cpu_view {
 	}
 };
 
+/** CLOCK_MONOTONIC in ns (the lcore threads' wall clock, lcore_cpu_view::wall_ns). */
+uint64_t mono_ns() noexcept;
+
 /**
  * A thread of this process's time on a CPU and runnable but waiting for one, in ns since it
  * started (/proc/self/task/<tid>/schedstat). False if the kernel does not show it. Control path.
