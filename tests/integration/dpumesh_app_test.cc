@@ -147,15 +147,7 @@ TEST(DpumeshApp, ControlPriorityRunsTheControlThreadRealTime)
 		<< p.output();
 	/* /proc/PID/task/TID/stat: field 40 rt_priority, 41 policy (1: SCHED_FIFO) */
 	auto policy_of = [&](pid_t tid) {
-		std::ifstream in("/proc/" + std::to_string(p.pid()) + "/task/" + std::to_string(tid) +
-				 "/stat");
-		std::string s((std::istreambuf_iterator<char>(in)), {});
-		std::istringstream rest(s.substr(s.rfind(')') + 2));
-		std::string f;
-		std::vector<std::string> fields;
-		while (rest >> f)
-			fields.push_back(f);
-		/* fields[0] is field 3 (state): field k is fields[k - 3] */
+		const std::vector<std::string> fields = task_stat(p.pid(), tid);
 		return fields.size() > 38 ? fields[37] + " " + fields[38] : std::string("?");
 	};
 	EXPECT_EQ(policy_of(p.pid()), "7 1");

@@ -11,7 +11,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -179,19 +178,28 @@ int subprocess::wait(std::chrono::milliseconds limit)
 	}
 }
 
+std::vector<std::string> task_stat(pid_t pid, pid_t tid)
+{
+	std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/stat");
+	const std::string s((std::istreambuf_iterator<char>(in)), {});
+	const size_t close = s.rfind(')'); /* the command may hold spaces and parentheses */
+	if (close == std::string::npos)
+		return {};
+	std::istringstream rest(s.substr(close + 1));
+	return {std::istream_iterator<std::string>(rest), {}};
+}
+
 bool leader_exited(pid_t pid)
 {
-	std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/stat");
-	std::string s((std::istreambuf_iterator<char>(in)), {});
-	const size_t close = s.rfind(')');
-	return close != std::string::npos && close + 2 < s.size() && s[close + 2] == 'Z';
+	const std::vector<std::string> f = task_stat(pid, pid);
+	return !f.empty() && f[0] == "Z";
 }
 
 std::string stacks_of(pid_t pid)
 {
-	/* what each thread is blocked in, from /proc (no tool needed): its name, the kernel
-	 * function it sleeps in and the system call it is in (number first, as the kernel
-	 * prints it) */
+	/* what each thread is doing, from /proc (no tool needed): its name, state, user and
+	 * system time, the kernel function it sleeps in, the system call it is in (number
+	 * first, as the kernel prints it) and its kernel stack */
 	std::string out = "\n---- pid " + std::to_string(pid) + " did not exit: its threads ----\n";
 	const std::string task = "/proc/" + std::to_string(pid) + "/task";
 	std::error_code ec;
@@ -205,9 +213,8 @@ std::string stacks_of(pid_t pid)
 		};
 		/* state, utime and stime (fields 3, 14, 15): a thread that runs up CPU time is
 		 * spinning, one whose times stand still while runnable is not being scheduled */
-		const std::string stat = slurp("stat");
-		std::istringstream f(stat.substr(std::min(stat.size(), stat.rfind(')') + 2)));
-		std::vector<std::string> v((std::istream_iterator<std::string>(f)), {});
+		const std::vector<std::string> v =
+			task_stat(pid, static_cast<pid_t>(std::stoi(t.path().filename().string())));
 		const std::string times =
 			v.size() > 12 ? v[0] + " utime " + v[11] + " stime " + v[12] : "?";
 		out += "tid " + t.path().filename().string() + " " + slurp("comm") + ": state " +

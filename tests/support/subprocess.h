@@ -63,6 +63,10 @@ private:
  */
 std::string stacks_of(pid_t pid);
 
+/** The fields of /proc/PID/task/TID/stat after the command: [0] is field 3 (state), so
+ *  field k is [k - 3]. Empty if the thread is gone. */
+std::vector<std::string> task_stat(pid_t pid, pid_t tid);
+
 /** Whether the process's main thread has exited while other threads are still torn down. */
 bool leader_exited(pid_t pid);
 
