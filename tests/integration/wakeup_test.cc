@@ -509,9 +509,6 @@ TEST(Wakeup, ASenderShortOfTxRoomIsWokenByItsCompletions)
 	EXPECT_EQ(sink.requests.load(), 96u);
 }
 
-/* A pod that never sleeps but keeps making its need-wakeup word odd (a new value each time)
- * gets rung once per DPU pass that posted to it: it only costs itself wake-ups. The others
- * keep their round trips and their doorbells. */
 /* A test thread's stop and join when the test returns, also by an ASSERT that fails while
  * it runs: the failure is reported as one, not as std::terminate on a joinable thread. */
 struct stop_and_join {
@@ -525,6 +522,9 @@ struct stop_and_join {
 	}
 };
 
+/* A pod that never sleeps but keeps making its need-wakeup word odd (a new value each time)
+ * gets rung once per DPU pass that posted to it: it only costs itself wake-ups. The others
+ * keep their round trips and their doorbells. */
 TEST(Wakeup, ScribblingOnTheFlagHurtsOnlyThatPod)
 {
 	inproc_node n("wakeup-noisy", wakeup_config());
