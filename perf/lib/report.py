@@ -474,6 +474,48 @@ if so:
     table(list(so[0].keys()), [list(r.values()) for r in so])
     plots.append(("soak.png", "soak"))
 
+# ---- overload ----
+def overload_section():
+    ov = read("overload.csv")
+    if not ov:
+        return
+    out.append("## Overload: one service offered 10× what its pods answer")
+    out.append("")
+    targets = [r for r in ov if r["phase"].startswith("target:")]
+    if targets:
+        out.append("Targets (issue 16), as overload.csv's `target:` rows have them:")
+        out.append("")
+        table(["target", "value", "bound", "met"],
+              [[r["phase"][len("target:"):], r["value"], r["target"],
+                "yes" if r["met"] == "yes" else "**%s**" % (r["met"] or "—")] for r in targets])
+    phases = [r for r in ov if ":" not in r["phase"] and "per-message" not in r["phase"]]
+    if phases:
+        out.append("Per phase (latencies of the 200s where the phase has them, else of every answer; "
+                   "sidecar thread CPU per delivered round trip and per refused request in the "
+                   "per-message rows below):")
+        out.append("")
+        table(["phase", "offered/s", "200s/s", "answers/s", "p50 µs", "p99 µs", "sent", "200s", "refused"],
+              [[r["phase"], num(r["offered_rps"]), num(r["ok_rps"]), num(r["answers_rps"]),
+                num(r["ok_p50_us"] if f(r["ok"]) else r["p50_us"]),
+                num(r["ok_p99_us"] if f(r["ok"]) else r["p99_us"]),
+                r["sent"], r["ok"], r["refused"]] for r in phases])
+    per = [r for r in ov if "per-message" in r["phase"] or r["phase"].startswith("stage:")]
+    if per:
+        out.append("CPU per message (thread clock, ns; TSC cycles beside it; `stage:` rows from the "
+                   "unpaced network flood, value = refused ÷ delivered):")
+        out.append("")
+        table(["row", "ns per delivered", "ns per refused", "cycles per delivered",
+               "cycles per refused", "value"],
+              [[r["phase"], num(r["cpu_ns_per_ok"]), num(r["cpu_ns_per_refused"]),
+                num(r["cycles_per_ok"]), num(r["cycles_per_refused"]), num(r["value"])] for r in per])
+    info = [r for r in ov if r["phase"].startswith("info:")]
+    if info:
+        out.append("; ".join("%s %s" % (r["phase"][len("info:"):], r["value"]) for r in info) + ".")
+        out.append("")
+
+
+overload_section()
+
 # ---- fill and drain ----
 fd = read("filldrain.csv")
 if fd:
