@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -307,6 +308,15 @@ TEST_F(replay_gen, gbps_mode_paces_l1_bits)
  * capture time (no drift). The bounds are this loaded 2-vCPU machine's scheduling (a polling
  * thread runs a few ms every ~20 ms when 10+ are runnable); on an idle core the same gaps
  * are kept to microseconds. The reflector checks that every frame arrived. */
+/* The thread's own CPU time, ns: the generator spins, so a trial whose thread CPU falls well
+ * short of its wall time was descheduled for that long (another process took the CPU). */
+uint64_t thread_cpu_ns()
+{
+	timespec t{};
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return uint64_t(t.tv_sec) * 1000000000u + uint64_t(t.tv_nsec);
+}
+
 TEST_F(replay_gen, timing_mode_keeps_the_capture_gaps)
 {
 	const uint64_t gap_ns = 5000000;
@@ -315,39 +325,63 @@ TEST_F(replay_gen, timing_mode_keeps_the_capture_gaps)
 	EXPECT_EQ(cap.span_ns, n * gap_ns);
 	auto g = generator::create(gen_port, pool, cap, match_mode::frame);
 	const double hz = double(rte_get_tsc_hz());
+	struct pacing {
+		double worst = 0; /* the largest offset from the schedule, less the median's, s */
+		size_t within = 0; /* frames within 25 ms of the median offset */
+		double span = 0;  /* first to last send, s */
+		bool good(size_t frames) const { return worst <= 0.060 && within >= size_t(0.95 * double(frames)); }
+	};
 	for (double speed : {1.0, 2.0}) {
-		reflector refl(dut_port, {});
+		/* A trial is judged on its send times, which the generator's thread takes on its
+		 * own. A trial that misses the bounds while that thread lost 20 ms or more of CPU to
+		 * other processes (a loaded box: a stall of hundreds of ms was seen) is run again,
+		 * at most 5 times in all; the last one is judged whatever happened to it. */
 		std::vector<uint64_t> tx;
-		tx.reserve(n);
-		trial_config c;
-		c.kind = rate_kind::timing;
-		c.value = speed;
-		c.passes = 1;
-		c.drain_seconds = 0.3;
-		c.trial_id = uint8_t(10 + speed);
-		c.tx_tsc_log = &tx;
-		trial_result r = (*g)->run(c);
-		refl.stop();
+		trial_result r;
+		size_t reflected = 0;
+		double lost_ms = 0;
+		pacing p;
+		for (int attempt = 1; attempt <= 5; attempt++) {
+			reflector refl(dut_port, {});
+			tx.clear();
+			tx.reserve(n);
+			trial_config c;
+			c.kind = rate_kind::timing;
+			c.value = speed;
+			c.passes = 1;
+			c.drain_seconds = 0.3;
+			c.trial_id = uint8_t(8 + 2 * attempt + speed);
+			c.tx_tsc_log = &tx;
+			const uint64_t wall0 = rte_rdtsc(), cpu0 = thread_cpu_ns();
+			r = (*g)->run(c);
+			lost_ms = double(rte_rdtsc() - wall0) / hz * 1e3 - double(thread_cpu_ns() - cpu0) / 1e6;
+			refl.stop();
+			reflected = refl.rx_tsc.size();
+			ASSERT_EQ(tx.size(), n);
+			std::vector<double> off;
+			for (size_t i = 0; i < n; i++)
+				off.push_back(double(tx[i] - tx[0]) / hz - double(i * gap_ns) / 1e9 / speed);
+			std::vector<double> sorted = off;
+			std::sort(sorted.begin(), sorted.end());
+			const double median = sorted[n / 2];
+			p = pacing{};
+			for (size_t i = 0; i < n; i++) {
+				p.worst = std::max(p.worst, std::abs(off[i] - median));
+				p.within += std::abs(off[i] - median) <= 0.025;
+			}
+			p.span = double(tx.back() - tx.front()) / hz;
+			if (p.good(n) || lost_ms < 20 || attempt == 5)
+				break;
+			std::fprintf(stderr, "speed %.0f, attempt %d: worst offset %.3f s, %zu of %zu within 25 ms, "
+				     "while the generator's thread lost %.1f ms of CPU: running the trial again\n",
+				     speed, attempt, p.worst, p.within, n, lost_ms);
+		}
 		ASSERT_EQ(r.tx_frames, n);
 		ASSERT_EQ(r.answered, n);
-		ASSERT_EQ(refl.rx_tsc.size(), n);
-		ASSERT_EQ(tx.size(), n);
-		std::vector<double> off;
-		for (size_t i = 0; i < n; i++)
-			off.push_back(double(tx[i] - tx[0]) / hz - double(i * gap_ns) / 1e9 / speed);
-		std::vector<double> sorted = off;
-		std::sort(sorted.begin(), sorted.end());
-		const double median = sorted[n / 2];
-		size_t within = 0;
-		double worst = 0;
-		for (size_t i = 0; i < n; i++) {
-			worst = std::max(worst, std::abs(off[i] - median));
-			within += std::abs(off[i] - median) <= 0.025;
-		}
-		EXPECT_LE(worst, 0.060) << "speed " << speed;
-		EXPECT_GE(within, size_t(0.95 * n)) << "speed " << speed;
-		double span = double(tx.back() - tx.front()) / hz;
-		EXPECT_NEAR(span, double((n - 1) * gap_ns) / 1e9 / speed, 0.025) << "speed " << speed;
+		ASSERT_EQ(reflected, n);
+		EXPECT_LE(p.worst, 0.060) << "speed " << speed << ", the thread lost " << lost_ms << " ms of CPU";
+		EXPECT_GE(p.within, size_t(0.95 * n)) << "speed " << speed;
+		EXPECT_NEAR(p.span, double((n - 1) * gap_ns) / 1e9 / speed, 0.025) << "speed " << speed;
 	}
 }
 
