@@ -212,9 +212,15 @@ void runner::stop()
 	_quit.store(true, std::memory_order_release);
 	if (!_launched)
 		return;
+	/* DPDK's rte_eal_wait_lcore spins until the lcore is back: look, then sleep, instead,
+	 * so that a real-time control thread (lcores.control_priority) does not keep a worker
+	 * lcore that shares its CPU from ever seeing _quit */
 	for (unsigned l = 0; l < RTE_MAX_LCORE; l++)
-		if (_slots[l])
+		if (_slots[l]) {
+			while (rte_eal_get_lcore_state(l) == RUNNING)
+				usleep(50);
 			rte_eal_wait_lcore(l);
+		}
 	_launched = false;
 }
 

@@ -590,6 +590,13 @@ status pod_registry::unregister_pod(uint32_t pod_id)
 	return status::ok();
 }
 
+void pod_registry::dp_synchronize() noexcept
+{
+	const uint64_t token = rte_rcu_qsbr_start(_qsbr);
+	while (rte_rcu_qsbr_check(_qsbr, token, false) != 1)
+		usleep(50);
+}
+
 status pod_registry::dp_thread_register(unsigned id)
 {
 	if (id >= _max_dp_threads)

@@ -2,6 +2,7 @@
 // Engine + port + port_rx on a real EAL: frames sent into a net_ring port are received by
 // the port_rx stage on a worker lcore and classified, each drop counted by reason.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <cinttypes>
@@ -732,6 +733,64 @@ TEST(Engine, AdaptiveLcoreNapsInGapsPastItsSpin)
 	/* the 100 ms after the work: both prepared to sleep */
 	EXPECT_GT(napping.sleeps, 0u);
 	EXPECT_GT(spinning.sleeps, 0u);
+}
+
+namespace {
+
+uint16_t count_poll(void *arg) noexcept
+{
+	static_cast<std::atomic<uint64_t> *>(arg)->fetch_add(1, std::memory_order_relaxed);
+	return 0;
+}
+
+} // namespace
+
+/* The control thread may run real-time (lcores.control_priority). When it stops the lcores
+ * it must wait for them by sleeping: a worker lcore on its CPU (time-sharing, so it runs
+ * only when the real-time thread does not) must still run to see the stop. DPDK's
+ * rte_eal_wait_lcore spins, which left such a worker runnable and not running until the
+ * kernel's real-time throttling gave it a turn (up to ~1 s here; never where that
+ * throttling is off). */
+TEST(Engine, ARealTimeControlThreadStopsAWorkerThatSharesItsCpu)
+{
+	config::lcores_config lc;
+	lc.idle = config::idle_policy::busy;
+	std::atomic<uint64_t> polls{0};
+	lcore::runner r(lc);
+	ASSERT_TRUE(r.add(1, {"count", &count_poll, &polls}).is_ok());
+	ASSERT_TRUE(r.launch().is_ok());
+	const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+	while (r.lcore_cpu().empty() || r.lcore_cpu()[0].tid == 0 || polls.load() == 0) {
+		ASSERT_LT(std::chrono::steady_clock::now(), until) << "the worker lcore never polled";
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+	/* the worker onto this thread's CPU, this thread pinned there */
+	cpu_set_t mine, one;
+	ASSERT_EQ(sched_getaffinity(0, sizeof(mine), &mine), 0);
+	const int cpu = sched_getcpu();
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+	ASSERT_EQ(sched_setaffinity(r.lcore_cpu()[0].tid, sizeof(one), &one), 0);
+	const uint64_t before = polls.load();
+	while (polls.load() == before) {
+		ASSERT_LT(std::chrono::steady_clock::now(), until) << "the worker did not move";
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+	const status st = lcore::set_control_priority(10);
+	if (!st.is_ok()) {
+		r.stop();
+		(void)sched_setaffinity(0, sizeof(mine), &mine);
+		GTEST_SKIP() << "cannot run real-time here: " << st.message();
+	}
+	const auto t0 = std::chrono::steady_clock::now();
+	r.stop();
+	const auto took = std::chrono::steady_clock::now() - t0;
+	(void)lcore::set_control_priority(0);
+	(void)sched_setaffinity(0, sizeof(mine), &mine);
+	const double ms = std::chrono::duration<double, std::milli>(took).count();
+	std::printf("stop from SCHED_FIFO 10 with the worker on CPU %d: %.1f ms\n", cpu, ms);
+	EXPECT_LT(ms, 300.0) << "the stop waited for a worker that could not run";
 }
 
 /* A peer that takes nothing for longer than port TX's give-up time, then drains: it gets

@@ -2,11 +2,14 @@
 // Pods as real processes (dpumesh-pod on libdpumesh) registered with a DPU side run by
 // this test: registrar + pod_registry + a harness that moves messages with CPU copies
 // through the security core (take_tx, take_rx_slots, deliver, complete_tx).
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -193,6 +196,51 @@ TEST_F(pod_mesh, crash_cleans_up_and_restart_gets_new_generation)
 	echo2.wait(5s);
 	echo3.wait(5s);
 	expect_idle();
+}
+
+/* A grace period asked for by a real-time control thread (lcores.control_priority) ends
+ * once a data-path thread that shares its CPU, time-sharing, has reported: the wait sleeps
+ * between looks. rte_rcu_qsbr_check's own wait spins, which left that thread runnable and
+ * not running until the kernel's real-time throttling gave it a turn (~1 s here). */
+TEST_F(pod_mesh, a_real_time_control_thread_s_grace_period_lets_a_data_path_thread_on_its_cpu_report)
+{
+	ASSERT_TRUE(m->reg.dp_thread_register(0).is_ok());
+	cpu_set_t mine, one;
+	ASSERT_EQ(sched_getaffinity(0, sizeof(mine), &mine), 0);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+	std::atomic<bool> stop{false};
+	std::atomic<uint64_t> reports{0};
+	std::thread dp([&] {
+		(void)sched_setaffinity(0, sizeof(one), &one);
+		while (!stop.load(std::memory_order_relaxed)) {
+			m->reg.dp_quiescent(0);
+			reports.fetch_add(1, std::memory_order_relaxed);
+		}
+	});
+	auto finish = [&] {
+		sched_param other{};
+		(void)pthread_setschedparam(pthread_self(), SCHED_OTHER, &other);
+		stop.store(true);
+		dp.join();
+		m->reg.dp_thread_unregister(0);
+		(void)sched_setaffinity(0, sizeof(mine), &mine);
+	};
+	while (reports.load() == 0)
+		std::this_thread::sleep_for(1ms);
+	sched_param fifo{};
+	fifo.sched_priority = 10;
+	if (const int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo); rc != 0) {
+		finish();
+		GTEST_SKIP() << "cannot run real-time here: " << std::strerror(rc);
+	}
+	const auto t0 = std::chrono::steady_clock::now();
+	m->reg.dp_synchronize();
+	const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+	finish();
+	std::printf("grace period from SCHED_FIFO 10, the data-path thread on the same CPU: %.1f ms\n", ms);
+	EXPECT_LT(ms, 300.0) << "the grace period waited for a thread that could not run";
 }
 
 /* A pod's unregistration waits for the data path's grace period in the background: a

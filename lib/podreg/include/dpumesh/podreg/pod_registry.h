@@ -305,12 +305,11 @@ public:
 	/**
 	 * Control path: returns once every online data-path thread has reported quiescence
 	 * after the call, so none still uses what was unpublished before it (RCU grace period;
-	 * the sidecar's policy swap uses it too).
+	 * the sidecar's policy swap uses it too). It sleeps between looks, never spins: the
+	 * control thread may run real-time (`lcores.control_priority`) on a CPU that a
+	 * data-path thread shares, and that thread must run to report.
 	 */
-	void dp_synchronize() noexcept
-	{
-		rte_rcu_qsbr_check(_qsbr, rte_rcu_qsbr_start(_qsbr), true);
-	}
+	void dp_synchronize() noexcept;
 
 	/* ---- data path: the security core (noexcept, counted) ---- */
 
