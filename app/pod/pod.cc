@@ -13,7 +13,8 @@
 //                                    its TX completions, never releases what it receives
 //   nodrain SOCK                     a client that sends as fast as the API lets it and never
 //                                    releases its answers (its RX slots run out)
-// Prints "READY pod=<id> gen=<g>" once registered and "DONE ..." at the end.
+// Prints "READY pod=<id> gen=<g>" once registered and "DONE ..." at the end; a pod whose
+// node closes its channel (stops or dies) prints "NODE LOST" and exits 3, whatever its mode.
 // $DPUMESH_POD_SERVICE: the service echo registers as; $DPUMESH_CLIENT_SERVICE: the service
 // client calls (both "echo" by default; a comma list: requests go round robin).
 // Benchmark options (perf/, docs/benchmarks.md), all environment variables:
@@ -170,6 +171,19 @@ dpumesh_t *open_pod(const char *sock, const char *service, dpumesh_callbacks cb,
 	return h;
 }
 
+/* dpumesh_wait, and this pod's end once its node has gone (stopped or died): nothing more
+ * will come and nothing outstanding will be answered, so it says so and exits 3 */
+int wait_or_leave(dpumesh_t *h, int timeout_ms)
+{
+	const int rc = dpumesh_wait(h, timeout_ms);
+	if (rc == -ENOTCONN) {
+		std::printf("NODE LOST\n");
+		std::fflush(stdout);
+		std::_Exit(3);
+	}
+	return rc;
+}
+
 /* ---- echo ---- */
 struct echo_state {
 	std::deque<dpumesh_msg *> backlog; /* requests not answered yet (try again) */
@@ -236,7 +250,7 @@ int run_echo(const char *sock)
 	};
 	dpumesh_t *h = open_pod(sock, service_name("DPUMESH_POD_SERVICE"), cb, &st);
 	for (;;) {
-		(void)dpumesh_wait(h, st.backlog.empty() ? -1 : 1);
+		(void)wait_or_leave(h, st.backlog.empty() ? -1 : 1);
 		while (!st.backlog.empty() && answer(h, st.backlog.front(), &st))
 			st.backlog.pop_front();
 	}
@@ -258,7 +272,7 @@ int run_sink(const char *sock, bool hog)
 	};
 	dpumesh_t *h = open_pod(sock, service_name("DPUMESH_POD_SERVICE"), cb, nullptr);
 	for (;;)
-		(void)dpumesh_wait(h, -1);
+		(void)wait_or_leave(h, -1);
 }
 
 /* ---- client ---- */
@@ -523,7 +537,7 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 			pause_ms = 0;
 			seen_at = now_ns();
 		}
-		(void)dpumesh_wait(h, rate > 0 ? 1 : 1000);
+		(void)wait_or_leave(h, rate > 0 ? 1 : 1000);
 	}
 	dpumesh_stats stats;
 	dpumesh_get_stats(h, &stats);
@@ -630,7 +644,7 @@ int run_greedy(const char *sock, bool raw)
 		if (rc == 0)
 			st.posted++;
 		else
-			(void)dpumesh_wait(h, 1); /* TX completions free room */
+			(void)wait_or_leave(h, 1); /* TX completions free room */
 		if (now_ns() >= next_stat) {
 			next_stat += 1000000000ull;
 			std::printf("STAT posted=%" PRIu64 " tx_ok=%" PRIu64 " tx_quota=%" PRIu64
@@ -708,12 +722,12 @@ int run_evil(const char *sock, uint64_t victim_txh, uint64_t victim_rxb)
 		if (dpumesh_post_raw(h, 0, &d) == 0)
 			posted++;
 		else
-			(void)dpumesh_wait(h, 100);
+			(void)wait_or_leave(h, 100);
 	}
 	/* A forged response for a request this pod never received, claiming another pod as
 	 * its destination: taken by the core (it is well-formed) and refused by the harness. */
 	while (st.got < posted)
-		(void)dpumesh_wait(h, 1000);
+		(void)wait_or_leave(h, 1000);
 	char out[512] = {};
 	size_t used = 0;
 	for (uint32_t i = 0; i < bad.size(); i++) {

@@ -279,8 +279,14 @@ void event_loop::resume_ready()
 void event_loop::run_pass()
 {
 	_stats.dispatches++;
+	bool work = false;
 	for (pod *p : _pods)
-		p->progress();
+		work |= p->progress();
+	/* a wake-up with nothing for any pod: a timer, or a node that closed its pod's channel
+	 * (the node fds are in the set; one recv per pod, on these passes only) */
+	if (!work)
+		for (pod *p : _pods)
+			p->check_node();
 	fire_timers();
 	resume_ready();
 }
@@ -505,6 +511,8 @@ std::unique_ptr<pod> pod::open(event_loop &loop, const pod_options &o, std::stri
 	for (uint32_t i = o.max_calls; i-- > 0;)
 		p->_free_slots.push_back(i);
 	loop.attach(p->_h.fd(), p.get());
+	if (p->_h.node_fd() >= 0)
+		loop.attach(p->_h.node_fd(), p.get());
 	loop._pods.push_back(p.get());
 	return p;
 }
@@ -513,32 +521,51 @@ pod::~pod()
 {
 	/* server coroutines first: they hold this pod's requests */
 	_loop.cancel_owned(this);
-	/* calls in flight or waiting end with an error value; their coroutines resume later */
+	fail_outstanding("pod_closed");
+	_loop.detach(_h.fd());
+	if (!_node_lost && _h.node_fd() >= 0)
+		_loop.detach(_h.node_fd());
+	std::erase(_loop._pods, this);
+}
+
+/* Calls in flight or waiting end with an error value (503 `why`), their coroutines resumed
+ * later; responses waiting for TX room end with -ESHUTDOWN. */
+void pod::fail_outstanding(const char *why)
+{
 	while (!_slot_wait.empty()) {
 		auto *a = static_cast<call_awaiter *>(static_cast<tx_waiter *>(_slot_wait.front()));
-		a->finish(reply::local_error(503, "pod_closed"));
+		a->finish(reply::local_error(503, why));
 	}
 	while (!_tx_wait.empty()) {
 		auto *w = static_cast<tx_waiter *>(_tx_wait.front());
 		detail::waiter_list::unlink(w);
 		w->rc = -ESHUTDOWN;
 		if (w->try_send == call_awaiter::try_send_cb)
-			static_cast<call_awaiter *>(w)->finish(reply::local_error(503, "pod_closed"));
+			static_cast<call_awaiter *>(w)->finish(reply::local_error(503, why));
 		else
 			_loop.ready(w);
 	}
 	for (call_slot &s : _slots)
 		if (s.owner)
-			s.owner->finish(reply::local_error(503, "pod_closed"));
-	_loop.detach(_h.fd());
-	std::erase(_loop._pods, this);
+			s.owner->finish(reply::local_error(503, why));
 }
 
-void pod::progress()
+bool pod::progress()
 {
 	int rc = dpumesh_progress(_h.get());
 	_starved = rc == -EBUSY;
 	retry_sends();
+	return rc > 0;
+}
+
+void pod::check_node()
+{
+	if (_node_lost || _h.node_check() == 0)
+		return;
+	/* the node closed our channel: nothing more comes, nothing outstanding is answered */
+	_node_lost = true;
+	_loop.detach(_h.node_fd()); /* readable for good now */
+	fail_outstanding("node_lost");
 }
 
 void pod::retry_sends()
@@ -630,6 +657,12 @@ bool pod::call_awaiter::await_suspend(std::coroutine_handle<> c) noexcept
 		a->_pod._stats.deadlines++;
 		a->finish(reply::local_error(504, "deadline"));
 	};
+	if (_pod._node_lost) { /* no node to send to: the reply at once */
+		_state = state::done;
+		_result = reply::local_error(503, "node_lost");
+		_pod._loop.ready(this);
+		return true;
+	}
 	_pod._loop.add_timer(this);
 	if (_pod._free_slots.empty()) {
 		_state = state::wait_slot;

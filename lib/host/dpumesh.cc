@@ -176,6 +176,7 @@ struct dpumesh_pod {
 	uint64_t *rx_wait = nullptr;
 	bool armed = false;
 	bool explicit_wait = false;
+	bool node_lost = false; /* the node closed our channel (dpumesh_node_check) */
 	counter1 tx_done, tx_errors, received, bad_rx, sleeps, self_rings;
 #if DPUMESH_HOST_DOCA
 	/* On a DOCA node: the registration over comch (closed before the region goes), and
@@ -1038,11 +1039,45 @@ int dpumesh_progress(dpumesh_t *h)
 	return handled;
 }
 
+int dpumesh_node_fd(const dpumesh_t *h)
+{
+#if DPUMESH_HOST_DOCA
+	if (h->link)
+		return -1;
+#endif
+	return h->sock.get();
+}
+
+int dpumesh_node_check(dpumesh_t *h)
+{
+	if (h->node_lost)
+		return -ENOTCONN;
+	const int fd = dpumesh_node_fd(h);
+	if (fd < 0)
+		return 0;
+	/* after REGISTERED the node says nothing on the channel unless asked (UNREGISTER):
+	 * end of file, or an error, is the node closing it; a byte is left where it is */
+	char c;
+	const ssize_t n = ::recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+		h->node_lost = true;
+		return -ENOTCONN;
+	}
+	return 0;
+}
+
 int dpumesh_wait(dpumesh_t *h, int timeout_ms)
 {
-	if (dpumesh_prepare_wait(h) == 0) {
-		pollfd p = {dpumesh_fd(h), POLLIN, 0};
-		(void)::poll(&p, 1, timeout_ms);
+	if (h->node_lost) {
+		const int handled = dpumesh_progress(h); /* what was queued before it went */
+		return handled > 0 ? handled : -ENOTCONN;
 	}
-	return dpumesh_progress(h);
+	if (dpumesh_prepare_wait(h) == 0) {
+		/* the node's channel beside the doorbell: the same one poll */
+		pollfd p[2] = {{dpumesh_fd(h), POLLIN, 0}, {dpumesh_node_fd(h), POLLIN, 0}};
+		if (::poll(p, p[1].fd >= 0 ? 2 : 1, timeout_ms) > 0 && p[1].fd >= 0 && p[1].revents != 0)
+			(void)dpumesh_node_check(h);
+	}
+	const int handled = dpumesh_progress(h);
+	return handled == 0 && h->node_lost ? -ENOTCONN : handled;
 }

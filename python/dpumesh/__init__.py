@@ -134,6 +134,11 @@ class Pod:
                                rx_slots, depth)
         self._loop = asyncio.get_running_loop()
         self._loop.add_reader(self._c.fd(), self._progress)
+        # the node's channel: readable when the node stops or dies (_node_check)
+        self._node_fd = self._c.node_fd()
+        if self._node_fd >= 0:
+            self._loop.add_reader(self._node_fd, self._node_check)
+        self.node_lost = False
         self._arm()
         self._deadline = deadline
         self._calls = {}  # slot -> (seq, future)
@@ -156,12 +161,31 @@ class Pod:
         for t in list(self._tasks):
             t.cancel()
         self._loop.remove_reader(self._c.fd())
-        for _, fut in self._calls.values():
-            if not fut.done():
-                fut.set_result(Reply(None, 503, "pod_closed", "pod"))
-        self._calls.clear()
+        if self._node_fd >= 0 and not self.node_lost:
+            self._loop.remove_reader(self._node_fd)
+        self._fail_calls("pod_closed")
         c, self._c = self._c, None
         c.close()
+
+    def _fail_calls(self, why):
+        """Ends calls in flight with 503 `why`; senders waiting for TX room look again."""
+        for _, fut in self._calls.values():
+            if not fut.done():
+                fut.set_result(Reply(None, 503, why, "pod"))
+        self._calls.clear()
+        while self._tx_wait:
+            f = self._tx_wait.popleft()
+            if not f.done():
+                f.set_result(None)
+
+    def _node_check(self):
+        if self._c is None or self._c.node_check() == 0:
+            return
+        # the node closed our channel (stopped or died): nothing more comes, nothing
+        # outstanding is answered, and every later call ends 503 node_lost at once
+        self.node_lost = True
+        self._loop.remove_reader(self._node_fd)
+        self._fail_calls("node_lost")
 
     def serve(self, handler):
         """Runs `await handler(request)` for each request in its own task; a request the
@@ -173,6 +197,8 @@ class Pod:
         if isinstance(body, str):
             body = body.encode()
         deadline = self._deadline if deadline is None else deadline
+        if self.node_lost:
+            return Reply(None, 503, "node_lost", "pod")
         end = self._loop.time() + deadline
         while not self._free:
             fut = self._loop.create_future()
@@ -191,6 +217,8 @@ class Pod:
             ms = max(1, int(deadline * 1000))
             rc = await self._send(lambda: self._c.send_request(
                 service, method, path, fields, body, 0x80000000 | slot, seq, ms))
+            if rc == -_dpumesh.ENOTCONN:
+                return Reply(None, 503, "node_lost", "pod")
             if rc != 0:
                 return Reply(None, 413 if rc == -_dpumesh.EMSGSIZE else 400,
                              "too_large" if rc == -_dpumesh.EMSGSIZE else "bad_request", "pod")
@@ -221,6 +249,8 @@ class Pod:
             self._tx_wait.append(fut)
             self.stats["tx_waits"] += 1
             await fut
+            if self.node_lost:
+                return -_dpumesh.ENOTCONN
             rc = attempt()
             if rc not in _AGAIN:
                 self._wake_tx()  # the next waiter may fit too

@@ -293,6 +293,22 @@ static PyObject *pod_fd(PodObject *p, PyObject *unused)
 	return PyLong_FromLong(dpumesh_fd(p->h));
 }
 
+static PyObject *pod_node_fd(PodObject *p, PyObject *unused)
+{
+	(void)unused;
+	if (pod_check(p))
+		return NULL;
+	return PyLong_FromLong(dpumesh_node_fd(p->h));
+}
+
+static PyObject *pod_node_check(PodObject *p, PyObject *unused)
+{
+	(void)unused;
+	if (pod_check(p))
+		return NULL;
+	return PyLong_FromLong(dpumesh_node_check(p->h));
+}
+
 static PyObject *pod_id(PodObject *p, PyObject *unused)
 {
 	(void)unused;
@@ -437,6 +453,10 @@ static PyObject *pod_send_response(PodObject *p, PyObject *args)
 
 static PyMethodDef pod_methods[] = {
 	{"fd", (PyCFunction)pod_fd, METH_NOARGS, "The doorbell fd (readable: call progress())."},
+	{"node_fd", (PyCFunction)pod_node_fd, METH_NOARGS,
+	 "The channel to the node (readable: call node_check()); -1 if not known."},
+	{"node_check", (PyCFunction)pod_node_check, METH_NOARGS,
+	 "0 while the node is there, -ENOTCONN once it closed the channel."},
 	{"pod_id", (PyCFunction)pod_id, METH_NOARGS, "This pod's id."},
 	{"prepare_wait", (PyCFunction)pod_prepare_wait, METH_NOARGS,
 	 "Arm the doorbell before the loop blocks; True: work is queued, progress() again."},
@@ -503,6 +523,7 @@ PyMODINIT_FUNC PyInit__dpumesh(void)
 	    PyModule_AddIntConstant(m, "EAGAIN", EAGAIN) < 0 ||
 	    PyModule_AddIntConstant(m, "ENOBUFS", ENOBUFS) < 0 ||
 	    PyModule_AddIntConstant(m, "EMSGSIZE", EMSGSIZE) < 0 ||
+	    PyModule_AddIntConstant(m, "ENOTCONN", ENOTCONN) < 0 ||
 	    PyModule_AddIntConstant(m, "OP_ERROR", DPUMESH_OP_ERROR) < 0) {
 		Py_DECREF(m);
 		return NULL;

@@ -120,6 +120,43 @@ def test_errors_are_values_and_deadlines(mesh):
     run(main())
 
 
+def test_a_node_that_goes_away_ends_calls_with_node_lost():
+    """The mesh process killed while a call waits: the call ends 503 node_lost at once (not
+    at its 30 s deadline), later calls too, and the pod says so (node_lost)."""
+    d = tempfile.mkdtemp(prefix="dpumesh-py-")
+    sock = os.path.join(d, "mesh.sock")
+    p = subprocess.Popen([MESH, sock, "slow", "client"], stdout=subprocess.PIPE, text=True)
+    _wait_line(p, "READY")
+
+    async def main():
+        slow = dpumesh.Pod(sock, "slow")
+
+        async def never(req):
+            await asyncio.sleep(60)
+        slow.serve(never)
+        client = dpumesh.Pod(sock, "client")
+        call = asyncio.ensure_future(client.call("slow", b"x", deadline=30))
+        await asyncio.sleep(0.3)
+        assert not call.done()
+        p.kill()
+        p.wait(10)
+        t0 = time.monotonic()
+        r = await asyncio.wait_for(call, 5)
+        assert (r.status, r.reason, r.hop) == (503, "node_lost", "pod")
+        assert time.monotonic() - t0 < 2
+        assert client.node_lost and slow.node_lost
+        r = await client.call("slow", b"y", deadline=30)
+        assert (r.status, r.reason) == (503, "node_lost")
+        client.close()
+        slow.close()
+    try:
+        run(main())
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait(10)
+
+
 def test_handler_errors_and_missing_answers_still_answer_once(mesh):
     async def main():
         server = dpumesh.Pod(mesh, "echo")

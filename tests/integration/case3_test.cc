@@ -456,6 +456,31 @@ TEST(Case3Errors, AKilledDestinationDoesNotStopTheService)
 	expect_idle(fin, n);
 }
 
+/* The node dies (SIGKILL) while an echo pod waits for requests, a client waits for answers
+ * and a sink holds requests it never answers: every pod learns it from its channel (end of
+ * file), says "NODE LOST" and exits 3 in well under its deadlines, instead of waiting for
+ * ever on a doorbell nobody will ring. */
+TEST(Case3NodeLoss, PodsLeaveWhenTheirNodeDies)
+{
+	proc_node n("loss", 60000, false);
+	ASSERT_TRUE(n.up) << n.proc->output();
+	auto echo = n.pod({"echo", n.sock});
+	ASSERT_TRUE(ready(*echo)) << echo->output();
+	auto sink = n.pod({"sink", n.sock}, {{"DPUMESH_POD_SERVICE", "echo"}});
+	ASSERT_TRUE(ready(*sink)) << sink->output();
+	/* a client with more requests than it will ever see answered: half go to the sink,
+	 * which holds them until the node's 60 s timeout */
+	auto client = n.pod({"client", n.sock, "1000000", "1", "100"});
+	ASSERT_TRUE(ready(*client)) << client->output();
+	std::this_thread::sleep_for(300ms);
+	n.proc->signal(SIGKILL);
+	EXPECT_EQ(n.proc->wait(10s), 128 + SIGKILL);
+	for (subprocess *p : {echo.get(), sink.get(), client.get()}) {
+		EXPECT_EQ(p->wait(10s), 3) << p->output();
+		EXPECT_NE(p->output().find("NODE LOST"), std::string::npos) << p->output();
+	}
+}
+
 TEST(Case3Console, PodCommandsShowTheLiveMesh)
 {
 	proc_node n("console", 1000, true);

@@ -344,6 +344,40 @@ TEST_F(coro, client_pod_exits_with_calls_in_flight)
 	}
 }
 
+/* The node goes away (its registrar closes every pod's channel) while calls wait for a
+ * server that holds them: they end 503 node_lost at once, not at their 30 s deadline, and
+ * a later call ends so without being sent. */
+TEST_F(coro, calls_end_with_node_lost_when_the_node_goes_away)
+{
+	auto server = open("slow");
+	auto client = open("client");
+	serve_delayed(*server);
+	std::vector<reply> got(3);
+	int done = 0;
+	for (reply &r : got)
+		loop.spawn(call_into(*client, "30000", "slow", &r, &done));
+	EXPECT_TRUE(drive([&] { return server->counters().requests == 3; }));
+	stop = true;
+	mover.join();
+	mesh.reset(); /* the node: registrar and registry gone, the channels closed */
+	const auto t0 = clock::now();
+	EXPECT_TRUE(drive([&] { return done == 3; }, 5s));
+	EXPECT_LT(clock::now() - t0, 2s);
+	for (const reply &r : got) {
+		EXPECT_EQ(r.status(), 503);
+		EXPECT_EQ(r.reason(), "node_lost");
+	}
+	reply late;
+	int late_done = 0;
+	loop.spawn(call_into(*client, "0", "slow", &late, &late_done));
+	EXPECT_TRUE(drive([&] { return late_done == 1; }, 1s));
+	EXPECT_EQ(late.reason(), "node_lost");
+	EXPECT_EQ(client->counters().calls, 3u) << "the late call was sent";
+	server.reset();
+	client.reset();
+	mover = std::thread([] {}); /* TearDown joins it */
+}
+
 TEST_F(coro, coroutine_destroyed_while_suspended_gives_up_its_call)
 {
 	auto server = open("slow");

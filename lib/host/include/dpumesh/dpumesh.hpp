@@ -32,6 +32,10 @@ public:
 	int rc() const noexcept { return _rc; }
 	const std::string &error() const noexcept { return _error; }
 	int fd() const noexcept { return dpumesh_fd(_h.get()); }
+	/** dpumesh_node_fd(): readable when the node closes the pod's channel; -1 if unknown. */
+	int node_fd() const noexcept { return dpumesh_node_fd(_h.get()); }
+	/** dpumesh_node_check(): 0 while the node is there, -ENOTCONN once it has gone. */
+	int node_check() noexcept { return dpumesh_node_check(_h.get()); }
 	int progress() noexcept { return dpumesh_progress(_h.get()); }
 	/** dpumesh_prepare_wait(): true when work is queued (do not block). */
 	bool prepare_wait() noexcept { return dpumesh_prepare_wait(_h.get()) != 0; }

@@ -369,7 +369,9 @@ public:
 
 private:
 	pod(event_loop &loop, const pod_options &o);
-	void progress();
+	bool progress(); /* true: it handled something */
+	void check_node();
+	void fail_outstanding(const char *why);
 	void retry_sends();
 	static void on_request(dpumesh_t *h, dpumesh_msg *m, void *u);
 	static void on_response(dpumesh_t *h, dpumesh_msg *m, void *u);
@@ -389,6 +391,7 @@ private:
 	detail::waiter_list _tx_wait;   /* sends waiting for TX room */
 	uint32_t _seq = 0;
 	bool _starved = false; /* progress found every message object held */
+	bool _node_lost = false; /* the node closed our channel: every call ends 503 node_lost */
 	stats _stats = {};
 	friend class call_awaiter;
 	friend class event_loop;

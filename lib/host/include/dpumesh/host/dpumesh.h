@@ -162,13 +162,31 @@ int dpumesh_progress(dpumesh_t *h);
 
 /**
  * The whole event loop of a simple C pod: dpumesh_prepare_wait(), waits up to timeout_ms
- * (-1: no limit) for the doorbell unless work is queued, then dpumesh_progress(). Pods with
- * other fds watch dpumesh_fd() themselves (with dpumesh_prepare_wait() before each block);
- * C++ pods use dpumesh::host::event_loop (dpumesh/host/coro.h).
+ * (-1: no limit) for the doorbell or the node's channel unless work is queued, then
+ * dpumesh_progress(). Pods with other fds watch dpumesh_fd() and dpumesh_node_fd()
+ * themselves (with dpumesh_prepare_wait() before each block); C++ pods use
+ * dpumesh::host::event_loop (dpumesh/host/coro.h).
  *
- * @return as dpumesh_progress
+ * @return as dpumesh_progress, or -ENOTCONN once the node has closed the pod's channel (it
+ *         stopped or died: nothing more will come, and no answer to what is outstanding)
+ *         and nothing was left to hand out; every later call returns it too
  */
 int dpumesh_wait(dpumesh_t *h, int timeout_ms);
+
+/**
+ * The pod's channel to its node (the registration socket): readable when the node closes
+ * it, i.e. stops or dies. An event loop of the application's own watches it beside
+ * dpumesh_fd() and calls dpumesh_node_check() when it turns readable. -1 on a DOCA node,
+ * whose link does not say so (there the node's loss is not detected).
+ */
+int dpumesh_node_fd(const dpumesh_t *h);
+
+/**
+ * Whether the node is still there, without blocking (one recv of the channel, peeking).
+ *
+ * @return 0: it is (or cannot be told); -ENOTCONN: it closed the channel, for good
+ */
+int dpumesh_node_check(dpumesh_t *h);
 
 #define DPUMESH_BUF_HEADER 0
 #define DPUMESH_BUF_BODY 1
