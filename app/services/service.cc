@@ -243,14 +243,17 @@ int main(int argc, char **argv)
 	std::printf("READY service=%s pod=%u node=%s stages=%zu cpu_us=%u\n", name.c_str(),
 		    p->pod_id(), node.c_str(), def.stages.size(), def.cpu_us);
 	std::fflush(stdout);
-	while (!g_stop)
+	while (!g_stop && !p->node_lost())
 		loop.run_once(200);
+	if (p->node_lost()) /* nothing more will come: leave, as dpumesh-pod does */
+		std::printf("NODE LOST\n");
 	std::printf("DONE service=%s served=%llu failed=%llu calls=%llu bad_bodies=%llu\n",
 		    name.c_str(), static_cast<unsigned long long>(n.served),
 		    static_cast<unsigned long long>(n.failed),
 		    static_cast<unsigned long long>(n.calls),
 		    static_cast<unsigned long long>(n.bad_bodies));
 	std::fflush(stdout);
+	const bool lost = p->node_lost();
 	p.reset();
-	return 0;
+	return lost ? 3 : 0;
 }

@@ -372,6 +372,8 @@ TEST_F(coro, calls_end_with_node_lost_when_the_node_goes_away)
 	loop.spawn(call_into(*client, "0", "slow", &late, &late_done));
 	EXPECT_TRUE(drive([&] { return late_done == 1; }, 1s));
 	EXPECT_EQ(late.reason(), "node_lost");
+	EXPECT_TRUE(client->node_lost());
+	EXPECT_TRUE(server->node_lost());
 	EXPECT_EQ(client->counters().calls, 3u) << "the late call was sent";
 	server.reset();
 	client.reset();

@@ -344,6 +344,8 @@ public:
 	event_loop &loop() const noexcept { return _loop; }
 	uint32_t pod_id() const noexcept { return dpumesh_pod_id(_h.get()); }
 	uint32_t worker() const noexcept { return _worker; }
+	/** The node closed this pod's channel (stopped or died): every call ends 503 node_lost. */
+	bool node_lost() const noexcept { return _node_lost; }
 
 	struct stats {
 		uint64_t calls, replies, deadlines, late, tx_waits, requests, no_response, cancelled;
