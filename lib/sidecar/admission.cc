@@ -154,6 +154,16 @@ void admission::count_refused_at_rx(uint32_t svc) noexcept
 	_metrics[svc].answer(503, true);
 }
 
+void admission::count_saturated(uint32_t svc) noexcept
+{
+	_stats.saturated.inc();
+	l7_metrics &m = _metrics[svc];
+	m.requests.inc();
+	m.refused.inc();
+	m.refused_by[static_cast<size_t>(refusal_reason::saturated)].inc();
+	m.answer(503, true);
+}
+
 void admission::overloaded(verdict &v) noexcept
 {
 	_stats.overloaded.inc();

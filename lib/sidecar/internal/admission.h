@@ -110,6 +110,9 @@ public:
 	void refresh_gate() noexcept;
 	/** A request port RX refused (service gate): in the service's metrics. */
 	void count_refused_at_rx(uint32_t svc) noexcept;
+	/** A pod's request refused on its service's gate flag (no decode): `saturated`, and
+	 *  the service's metrics by reason (not a route's: the path was not read). */
+	void count_saturated(uint32_t svc) noexcept;
 
 private:
 	pod_registry &_reg;

@@ -289,6 +289,7 @@ private:
 	/* pods (flow_pod.cc) */
 	void from_pod(const sw_descriptor &d, uint64_t now) noexcept;
 	void pod_request(const pod_message &m, const wire::l7_view &v, uint64_t now) noexcept;
+	bool pod_over_quota(const pod_message &m, uint64_t now) noexcept;
 	void pod_response(const pod_message &m, const wire::l7_view &v, uint64_t now) noexcept;
 	uint32_t open_request(const pending::entry &base, const verdict &a, const wire::l7_view &v,
 			      bool hold, const request_ctx &ctx, uint64_t now) noexcept;
