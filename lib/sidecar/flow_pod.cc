@@ -41,13 +41,15 @@ void stage::from_pod(const sw_descriptor &d, uint64_t now) noexcept
 	reset_park_state(m.header); /* a fresh delivery (hbufs are reused) */
 	const auto *hdr = reinterpret_cast<const uint8_t *>(m.header);
 	/* a request to a service whose gate flag is up (no pod of it had room at its last
-	 * look: docs/overload.md) is refused on its :service alone, as port RX refuses one
-	 * from the network: no decode, no route, no pick (a third of the refusal's cost) */
+	 * look: docs/overload.md) and none of whose pods has room now is refused on its
+	 * :service alone, as port RX refuses one from the network: no decode, no route, no
+	 * policy (half the refusal's cost in the overload suite) */
 	std::string_view name;
 	uint32_t svc;
 	if (m.request && _admission->gate().any_saturated() &&
 	    wire::l7_peek_service(hdr, m.header_len, &name) == wire::l7_error::ok &&
-	    _admission->gate().saturated(svc = _admission->service_of(name))) {
+	    _admission->gate().saturated(svc = _admission->service_of(name)) &&
+	    _admission->still_saturated(svc)) {
 		_stats.requests.inc();
 		if (pod_over_quota(m, now))
 			return;
