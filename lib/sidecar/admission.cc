@@ -154,6 +154,24 @@ void admission::count_refused_at_rx(uint32_t svc) noexcept
 	_metrics[svc].answer(503, true);
 }
 
+bool admission::still_saturated(uint32_t svc) noexcept
+{
+	/* admit()'s first look without the header: a service with no live pod is not
+	 * saturated (the caller's decode and admit() answer no_live_pod) */
+	return _loads != nullptr && _reg.nb_live(svc) != 0 && pick_with_room(svc) == 0;
+}
+
+void admission::count_saturated(uint32_t svc) noexcept
+{
+	_stats.saturated.inc();
+	_stats.saturated_gate.inc();
+	l7_metrics &m = _metrics[svc];
+	m.requests.inc();
+	m.refused.inc();
+	m.refused_by[static_cast<size_t>(refusal_reason::saturated)].inc();
+	m.answer(503, true);
+}
+
 void admission::overloaded(verdict &v) noexcept
 {
 	_stats.overloaded.inc();

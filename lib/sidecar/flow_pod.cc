@@ -39,9 +39,25 @@ void stage::from_pod(const sw_descriptor &d, uint64_t now) noexcept
 		return complete(m.header, DPUMESH_STATUS_DMA_ERROR);
 	}
 	reset_park_state(m.header); /* a fresh delivery (hbufs are reused) */
+	const auto *hdr = reinterpret_cast<const uint8_t *>(m.header);
+	/* a request to a service whose gate flag is up (no pod of it had room at its last
+	 * look: docs/overload.md) and none of whose pods has room now is refused on its
+	 * :service alone, as port RX refuses one from the network: no decode, no route, no
+	 * policy (half the refusal's cost in the overload suite) */
+	std::string_view name;
+	uint32_t svc;
+	if (m.request && _admission->gate().any_saturated() &&
+	    wire::l7_peek_service(hdr, m.header_len, &name) == wire::l7_error::ok &&
+	    _admission->gate().saturated(svc = _admission->service_of(name)) &&
+	    _admission->still_saturated(svc)) {
+		_stats.requests.inc();
+		if (pod_over_quota(m, now))
+			return;
+		_admission->count_saturated(svc);
+		return complete(m.header, DPUMESH_STATUS_DEST_FULL);
+	}
 	wire::l7_view v;
-	wire::l7_error err = wire::l7_decode(reinterpret_cast<const uint8_t *>(m.header),
-					     m.header_len, &v);
+	wire::l7_error err = wire::l7_decode(hdr, m.header_len, &v);
 	if (err == wire::l7_error::ok && m.request != (v.kind == wire::l7_kind::request))
 		err = wire::l7_error::bad_kind; /* descriptor and header disagree */
 	if (err != wire::l7_error::ok) {
@@ -105,20 +121,27 @@ uint32_t stage::add_trace(uint64_t header, uint32_t len, const wire::l7_view &v)
 	return r.len;
 }
 
+/* A pod over its quota (pending requests plus answers waiting for its RX room, or an RX
+ * that took nothing for rx_stall_ms) is refused before anything else is spent on it, by its
+ * TX completion status alone: no hbuf and no RX slot, which a flooding pod may have none of
+ * (docs/quota.md). Whether it was (and its TX completed). */
+bool stage::pod_over_quota(const pod_message &m, uint64_t now) noexcept
+{
+	const dest_queues &q = _outbox->queues();
+	const uint32_t pod_id = DPUMESH_HANDLE_POD_ID(m.src);
+	if (_quota->pod_may_ask(m.src, q.answers(pod_id) + _owed->refused.count(pod_id),
+				q.stalled_for(m.src, now))) [[likely]]
+		return false;
+	_stats.quota_refused.inc();
+	complete(m.header, DPUMESH_STATUS_POLICY);
+	return true;
+}
+
 void stage::pod_request(const pod_message &m, const wire::l7_view &v, uint64_t now) noexcept
 {
 	_stats.requests.inc();
-	/* a pod over its quota (pending requests plus answers waiting for its RX room, or an RX
-	 * that took nothing for rx_stall_ms) is
-	 * refused before anything else is spent on it, by its TX completion status alone: no
-	 * hbuf and no RX slot, which a flooding pod may have none of (docs/quota.md) */
-	const dest_queues &q = _outbox->queues();
-	const uint32_t pod_id = DPUMESH_HANDLE_POD_ID(m.src);
-	if (!_quota->pod_may_ask(m.src, q.answers(pod_id) + _owed->refused.count(pod_id),
-				 q.stalled_for(m.src, now))) [[unlikely]] {
-		_stats.quota_refused.inc();
-		return complete(m.header, DPUMESH_STATUS_POLICY);
-	}
+	if (pod_over_quota(m, now))
+		return;
 	verdict a = _admission->admit(*_cur, v, m.src, source::pod, now);
 	if (a.why == refusal::saturated) {
 		/* the cheapest refusal: the sender's TX completion carries it (503 dest_full to

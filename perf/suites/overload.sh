@@ -26,8 +26,10 @@
 #   net-flood that rate to "echo": admitted (200) and refused (503) counts, where they were
 #             refused (port RX or sidecar), the lcore CPU per refused network request;
 #   net-isolation the network flood again, and the "quiet" client (pod to pod) beside it.
-# Then the flood unpaced (the issue's x113 came from one):
-#   net-unpaced   dpumesh-replay --pps max to "echo" (as fast as the memif ring takes
+# Then the flood unpaced (the issue's x113 came from one), twice: net-unpaced-shared with the
+# generator at the pods' priority on their CPU (info rows: it took their CPU), then
+#   net-unpaced   with the generator at SCHED_IDLE (it stands for another machine: the pods
+#             get their CPU when they want it), dpumesh-replay --pps max to "echo" (as fast as the memif ring takes
 #             frames, OVL_UNPACED_SECS seconds of TX) with the "quiet" round trips beside
 #             it: their p50/p99 against quiet, the flooded service's goodput against its
 #             capacity, and, per stage of the worker lcore (port RX, sidecar, DPA, port
@@ -86,19 +88,49 @@ ns, units, work, busy = (tot(b, k) - tot(a, k) for k in ("cpu_ns", "cpu_work", "
 print("%.0f %d" % (ns / units * work if units else 0, busy))' "$1" "$2"
 }
 
-# lcore_cost BEFORE AFTER: as sidecar_cost, over every stage (the worker lcore's whole work:
-# port RX, sidecar, DPA, port TX): "thread_ns busy_cycles".
+# lcore_cost BEFORE AFTER [unclipped]: as sidecar_cost, over every stage (the worker lcore's
+# whole work: port RX, sidecar, DPA, port TX): "thread_ns busy_cycles". With "unclipped",
+# the samples as they were before each was bounded by its poll's TSC time (cpu_clipped_ns
+# added back; docs/benchmarks.md "overload"; 0 in a build without the column).
 lcore_cost() {
   python3 -c 'import json, sys
 a, b = (json.loads(x)["data"]["/dpumesh/stages"] for x in sys.argv[1:3])
+keys = ["cpu_ns"] + (["cpu_clipped_ns"] if sys.argv[3:] == ["unclipped"] else [])
 ns = busy = 0
 for i, n in enumerate(b["name"]):
     j = a["name"].index(n)
     units = b["cpu_work"][i] - a["cpu_work"][j]
     if units:
-        ns += (b["cpu_ns"][i] - a["cpu_ns"][j]) / units * (b["work"][i] - a["work"][j])
+        cpu = sum(b.get(k, [0] * len(b["name"]))[i] - a.get(k, [0] * len(a["name"]))[j] for k in keys)
+        ns += cpu / units * (b["work"][i] - a["work"][j])
     busy += b["busy_cycles"][i] - a["busy_cycles"][j]
-print("%.0f %d" % (ns, busy))' "$1" "$2"
+print("%.0f %d" % (ns, busy))' "$@"
+}
+
+# net_per_delivered BEFORE AFTER "NS CYCLES": a window's lcore cost over the messages port
+# RX took in it: "ns cycles" per delivered network request (request in, answer out).
+net_per_delivered() {
+  python3 -c 'import json, sys
+a, b = (json.loads(x)["data"]["/dpumesh/stages"] for x in sys.argv[1:3])
+rx = lambda d: sum(v for n, v in zip(d["name"], d["work"]) if n.startswith("port_rx"))
+n = rx(b) - rx(a)
+ns, cyc = (float(v) for v in sys.argv[3].split())
+print("%.0f %.0f" % (ns / n, cyc / n) if n else "0 0")' "$@"
+}
+
+# net_per_refused BEFORE AFTER "NS CYCLES" "DELIVERED_NS DELIVERED_CYCLES": what the window
+# cost beyond its admitted requests' share (each at a delivered one's cost), over its
+# refusals (port RX's and the sidecar's): "ns cycles" per refused network request.
+net_per_refused() {
+  python3 -c 'import json, sys
+a, b = (json.loads(x)["data"] for x in sys.argv[1:3])
+d = lambda e, k: b[e].get(k, 0) - a[e].get(k, 0)
+rx = lambda x: sum(v for n, v in zip(x["/dpumesh/stages"]["name"], x["/dpumesh/stages"]["work"]) if n.startswith("port_rx"))
+refused = d("/dpumesh/drops", "refused_saturated") + d("/dpumesh/sidecar", "saturated")
+admitted = max(rx(b) - rx(a) - refused, 0)
+ns, cyc = (float(v) for v in sys.argv[3].split())
+dns, dcyc = (float(v) for v in sys.argv[4].split())
+print("%.0f %.0f" % (max(ns - admitted * dns, 0) / refused, max(cyc - admitted * dcyc, 0) / refused) if refused else "0 0")' "$@"
 }
 
 # stage_costs BEFORE AFTER: per stage of the worker lcore, "name:ns_per_unit:units" (thread
@@ -118,13 +150,21 @@ for k, (ns, units, work) in sorted(kinds.items()):
     print("%s:%.1f:%d" % (k, ns / units if units else 0, work))' "$1" "$2"
 }
 
+# ovl_tel_raw PHASE BEFORE AFTER: the telemetry around a phase, kept in raw/
+ovl_tel_raw() {
+  printf '%s\n' "$2" > "$RAW/overload-tel-$1-before.json"
+  printf '%s\n' "$3" > "$RAW/overload-tel-$1-after.json"
+}
+
 # ovl_gen NAME CAPTURE RATE SECONDS: dpumesh-replay in the background (OVL_GEN_PID), the
 # capture paced at RATE frames/s out of the memif client, every answer matched; its
 # summary in $WORK/ovl-gen-NAME/summary.json. On the pods' CPU, sleeping when idle.
 ovl_gen() {
   local name=$1 cap=$2 rate=$3 secs=$4 dir="$WORK/ovl-gen-$1"
+  local sched=()
+  [ "${OVL_GEN_SCHED:-}" != idle ] || sched=(chrt --idle 0)
   mkdir -p "$dir"
-  "$OVL_GEN_DIR/dpumesh-replay" -l "$MAIN_CPU" --no-huge -m 256 --no-pci --no-shconf \
+  "${sched[@]}" "$OVL_GEN_DIR/dpumesh-replay" -l "$MAIN_CPU" --no-huge -m 256 --no-pci --no-shconf \
     --file-prefix "perf-ovl-gen-$$" \
     --vdev "net_memif0,role=client,socket=$OVL_MEMIF,socket-abstract=no,rsize=12" -- \
     --pcap "$cap" --match mesh --mode fixed --pps "$rate" --duration "$secs" --drain 1 \
@@ -219,6 +259,39 @@ ovl_target() {
   progress "overload: $1 = $2 (target $3 $4): $met"
 }
 
+# ovl_unpaced PHASE SCHED SECONDS STEP: the network flood to "echo" unpaced (the generator
+# at SCHED_IDLE when SCHED is "idle", else at the pods' priority) with 64 B round trips to
+# "quiet" beside it; its rows (PHASE, PHASE-flood, info:PHASE_*); sets OVL_u50 OVL_u99
+# OVL_ugood and the telemetry around it (OVL_ubefore, OVL_uafter).
+ovl_unpaced() {
+  local phase=$1 gen_sched=$2 secs=$3 usecs ngen line uwhere tag=${1//-/_}
+  usecs=${OVL_UNPACED_SECS:-$(awk -v s="$secs" 'BEGIN { print s + 6 }')}
+  progress "overload: $4 $phase: the network flood to \"echo\" unpaced for $usecs s (generator ${gen_sched:-normal}), 64 B round trips to \"quiet\" beside it"
+  OVL_ubefore=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/drops /dpumesh/lcore_cpu)
+  OVL_GEN_SCHED=$gen_sched ovl_gen "$phase" "$WORK/ovl-net-echo.pcap" max "$usecs"
+  ngen=$OVL_GEN_PID
+  ovl_wait_rx
+  profile_window overload "$phase" 0.5 "$(cpu_secs "$secs" 0.5)"
+  ovl_client "$WORK/ovl-$phase.out" "$secs" 1 0 quiet
+  wait "$OVL_CLIENT_PID" 2>/dev/null || true
+  profile_wait
+  kill -0 "$ngen" 2>/dev/null || anomaly WARN "overload $phase: the flood ended before the round trips did"
+  wait "$ngen" 2>/dev/null || true
+  OVL_uafter=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/drops /dpumesh/lcore_cpu)
+  ovl_tel_raw "$phase" "$OVL_ubefore" "$OVL_uafter"
+  line=$(tr '\n' ' ' < "$WORK/ovl-$phase.out")
+  ovl_row "$phase" "$line" 0 || true
+  OVL_u50=$OVL_p50 OVL_u99=$OVL_p99
+  uwhere=$(ovl_counters "$OVL_ubefore" "$OVL_uafter")
+  echo "$phase refused at: $uwhere" >> "$RAW/overload.txt"
+  ovl_gen_row "$phase-flood" "$phase" "$(lcore_cost "$OVL_ubefore" "$OVL_uafter")" "$usecs" || true
+  OVL_ugood=$OVL_ok_rps
+  ovl_csv "info:${tag}_offered_rps,,,,,,,,,,,,,,,,,$(awk -v n="$OVL_sent" -v s="$usecs" 'BEGIN { printf "%.0f", n / s }'),,"
+  ovl_csv "info:${tag}_refused_at_port_rx,,,,,,,,,,,,,,,,,$(kv "$uwhere" rx),,"
+  ovl_csv "info:${tag}_refused_in_sidecar,,,,,,,,,,,,,,,,,$(kv "$uwhere" sidecar),,"
+  ovl_csv "info:${tag}_client_runq_per_answer_us,,,,,,,,,,,,,,,,,$(kv "$line" runq_per_answer_us),,"
+}
+
 suite_overload() {
   local cfg="$WORK/overload.json" secs=${P2P_SECONDS} i before after busy line bound
   [ "$(awk -v s="$secs" 'BEGIN { print (s < 3) }')" = 0 ] || secs=3
@@ -251,7 +324,7 @@ suite_overload() {
     { anomaly ERROR "overload: pods did not register"; dp_stop; return; }
 
   # capacity: enough outstanding to keep every slot busy, never more than twice that
-  progress "overload: [1/10] capacity ($OVL_ECHO_PODS pods x $OVL_SLOTS slots, ${OVL_DELAY_US} us each)"
+  progress "overload: [1/11] capacity ($OVL_ECHO_PODS pods x $OVL_SLOTS slots, ${OVL_DELAY_US} us each)"
   before=$(tel get "$DP_TEL" /dpumesh/stages)
   ovl_client "$WORK/ovl-cap.out" "$secs" $(( 2 * OVL_ECHO_PODS * OVL_SLOTS )) 0 echo
   wait "$OVL_CLIENT_PID" 2>/dev/null || true
@@ -264,7 +337,7 @@ suite_overload() {
   local rate
   rate=$(awk -v c="$cap" -v f="$OVL_FACTOR" 'BEGIN { printf "%.0f", c * f }')
 
-  progress "overload: [2/10] quiet: 64 B round trips to another pod, one outstanding"
+  progress "overload: [2/11] quiet: 64 B round trips to another pod, one outstanding"
   ovl_client "$WORK/ovl-quiet.out" "$secs" 1 0 quiet
   wait "$OVL_CLIENT_PID" 2>/dev/null || true
   line=$(tr '\n' ' ' < "$WORK/ovl-quiet.out")
@@ -273,11 +346,12 @@ suite_overload() {
 
   # the sidecar's cost of a delivered request at the flood's rate (the same batching): the
   # flood's rate offered to "quiet", which answers them all
-  progress "overload: [3/10] delivered: $rate requests/s to \"quiet\" (all answered)"
+  progress "overload: [3/11] delivered: $rate requests/s to \"quiet\" (all answered)"
   before=$(tel get "$DP_TEL" /dpumesh/stages)
   ovl_client "$WORK/ovl-del.out" "$secs" 256 "$rate" quiet
   wait "$OVL_CLIENT_PID" 2>/dev/null || true
   after=$(tel get "$DP_TEL" /dpumesh/stages)
+  ovl_tel_raw delivered "$before" "$after"
   busy=$(sidecar_cost "$before" "$after")
   line=$(tr '\n' ' ' < "$WORK/ovl-del.out")
   OVL_SECS_SENT=$secs ovl_row delivered "$line" "$busy" || true
@@ -287,19 +361,20 @@ suite_overload() {
   # requests and never answers (sink: it releases them, so nothing waits for RX slots):
   # once its slots and queue's worth are in flight, every request is refused at the first
   # look until they time out
-  progress "overload: [4/10] refused: $rate requests/s to \"full\" (a pod that never answers)"
+  progress "overload: [4/11] refused: $rate requests/s to \"full\" (a pod that never answers)"
   before=$(tel get "$DP_TEL" /dpumesh/stages)
   profile_window overload refused "$OVL_WARMUP" "$(cpu_secs "$secs" "$OVL_WARMUP")"
   ovl_client "$WORK/ovl-ref.out" "$secs" 256 "$rate" full
   wait "$OVL_CLIENT_PID" 2>/dev/null || true
   profile_wait
   after=$(tel get "$DP_TEL" /dpumesh/stages)
+  ovl_tel_raw refused "$before" "$after"
   busy=$(sidecar_cost "$before" "$after")
   line=$(tr '\n' ' ' < "$WORK/ovl-ref.out")
   OVL_SECS_SENT=$secs ovl_row refused "$line" "$busy" || true
   local ref_cpu=${busy%% *} ref_cyc=${busy#* } ref_n=$OVL_refused
 
-  progress "overload: [5/10] flood: $rate requests/s offered (${OVL_FACTOR}x $cap)"
+  progress "overload: [5/11] flood: $rate requests/s offered (${OVL_FACTOR}x $cap)"
   before=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/dpa)
   ovl_client "$WORK/ovl-flood.out" "$secs" 256 "$rate" echo
   wait "$OVL_CLIENT_PID" 2>/dev/null || true
@@ -314,7 +389,7 @@ suite_overload() {
   tsc_ref=$(awk -v b="$ref_cyc" -v r="$ref_n" 'BEGIN { printf "%.0f", r ? b / r : 0 }')
   ovl_csv "per-message,,,,,,,,,,,,$cyc_del,$cyc_ref,,$tsc_del,$tsc_ref,,,"
 
-  progress "overload: [6/10] isolation: the flood again, 64 B round trips to \"quiet\" beside it"
+  progress "overload: [6/11] isolation: the flood again, 64 B round trips to \"quiet\" beside it"
   ovl_client "$WORK/ovl-flood2.out" "$(awk -v s="$secs" 'BEGIN { print s + 1 }')" 256 "$rate" echo
   local flood_pid=$OVL_CLIENT_PID
   sleep 0.5
@@ -329,7 +404,7 @@ suite_overload() {
 
   # Case 2: the same rate from the network (net_memif), single-frame requests; each
   # window is the generator's whole run (the node is idle before and after it)
-  local nrate ngen nsecs=$secs cost ncost_del nwhere nref_ns=0 nref_cyc=0 n50=0 n99=0
+  local nrate ngen nsecs=$secs cost ncost_del ncost_del_u="0 0" nref_u="0 0" nwhere nref_ns=0 nref_cyc=0 n50=0 n99=0
   if [ "$OVL_NET" != 0 ]; then
   nrate=${OVL_NET_RATE:-$(awk -v c="$cap" -v f="$OVL_NET_FACTOR" 'BEGIN { printf "%.0f", c * f }')}
   for i in quiet echo; do
@@ -337,50 +412,37 @@ suite_overload() {
       --services "$i" --frame-size 64 --ipv6-share 0 --seed 1 > /dev/null ||
       { anomaly ERROR "overload: dpumesh-pcapgen failed"; break; }
   done
-  progress "overload: [7/10] net-delivered: $nrate requests/s to \"quiet\" from the network"
-  before=$(tel get "$DP_TEL" /dpumesh/stages)
+  progress "overload: [7/11] net-delivered: $nrate requests/s to \"quiet\" from the network"
+  before=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/lcore_cpu)
   ovl_gen net-delivered "$WORK/ovl-net-quiet.pcap" "$nrate" "$nsecs"
   wait "$OVL_GEN_PID" 2>/dev/null || true
-  after=$(tel get "$DP_TEL" /dpumesh/stages)
+  after=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/lcore_cpu)
+  ovl_tel_raw net-delivered "$before" "$after"
   cost=$(lcore_cost "$before" "$after")
   OVL_DEL_STAGES=$(stage_costs "$before" "$after" | tr '\n' ' ')
   ovl_gen_row net-delivered net-delivered "$cost" "$nsecs" || true
-  # per delivered network request (request in, answer out): the window's cost over the
-  # messages port RX took in it
-  ncost_del=$(python3 -c 'import json, sys
-a, b = (json.loads(x)["data"]["/dpumesh/stages"] for x in sys.argv[1:3])
-rx = lambda d: sum(v for n, v in zip(d["name"], d["work"]) if n.startswith("port_rx"))
-n = rx(b) - rx(a)
-print("%.0f %.0f" % (float(sys.argv[3]) / n, float(sys.argv[4]) / n) if n else "0 0")' "$before" "$after" "${cost%% *}" "${cost#* }")
+  ncost_del=$(net_per_delivered "$before" "$after" "$cost")
+  ncost_del_u=$(net_per_delivered "$before" "$after" "$(lcore_cost "$before" "$after" unclipped)")
 
-  progress "overload: [8/10] net-flood: $nrate requests/s to \"echo\" from the network (capacity $cap)"
-  before=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/drops)
+  progress "overload: [8/11] net-flood: $nrate requests/s to \"echo\" from the network (capacity $cap)"
+  before=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/drops /dpumesh/lcore_cpu)
   ovl_gen net-flood "$WORK/ovl-net-echo.pcap" "$nrate" "$nsecs"
   profile_window overload net-flood 1 "$(cpu_secs "$nsecs" 1)"
   wait "$OVL_GEN_PID" 2>/dev/null || true
   profile_wait
-  after=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/drops)
+  after=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/drops /dpumesh/lcore_cpu)
+  ovl_tel_raw net-flood "$before" "$after"
   cost=$(lcore_cost "$before" "$after")
   nwhere=$(ovl_counters "$before" "$after")
   echo "net-flood refused at: $nwhere" >> "$RAW/overload.txt"
   ovl_gen_row net-flood net-flood "$cost" "$nsecs" || true
-  # per refused: what the window cost beyond its admitted requests' share (each costs
-  # what a delivered one does), over its refusals (port RX's and the sidecar's)
-  read -r nref_ns nref_cyc <<< "$(python3 -c 'import json, sys
-a, b = (json.loads(x)["data"] for x in sys.argv[1:3])
-d = lambda e, k: b[e].get(k, 0) - a[e].get(k, 0)
-rx = lambda x: sum(v for n, v in zip(x["/dpumesh/stages"]["name"], x["/dpumesh/stages"]["work"]) if n.startswith("port_rx"))
-refused = d("/dpumesh/drops", "refused_saturated") + d("/dpumesh/sidecar", "saturated")
-admitted = max(rx(b) - rx(a) - refused, 0)
-ns, cyc = (float(v) for v in sys.argv[3].split())
-dns, dcyc = (float(v) for v in sys.argv[4].split())
-print("%.0f %.0f" % (max(ns - admitted * dns, 0) / refused, max(cyc - admitted * dcyc, 0) / refused) if refused else "0 0")' \
-    "$before" "$after" "$cost" "$ncost_del")"
+  read -r nref_ns nref_cyc <<< "$(net_per_refused "$before" "$after" "$cost" "$ncost_del")"
+  nref_u=$(net_per_refused "$before" "$after" "$(lcore_cost "$before" "$after" unclipped)" "$ncost_del_u")
   ovl_csv "net-per-message,,,,,,,,,,,,${ncost_del%% *},$nref_ns,,${ncost_del#* },$nref_cyc,,,"
   ovl_csv "info:net_refused_at_port_rx,,,,,,,,,,,,,,,,,$(kv "$nwhere" rx),,"
   ovl_csv "info:net_refused_in_sidecar,,,,,,,,,,,,,,,,,$(kv "$nwhere" sidecar),,"
 
-  progress "overload: [9/10] net-isolation: the network flood again, 64 B round trips to \"quiet\" beside it"
+  progress "overload: [9/11] net-isolation: the network flood again, 64 B round trips to \"quiet\" beside it"
   local gsecs
   # long enough for the round trips to start (the generator's link, a loaded box) and end
   # inside the flood
@@ -398,38 +460,21 @@ print("%.0f %.0f" % (max(ns - admitted * dns, 0) / refused, max(cyc - admitted *
   ovl_gen_row net-isolation-flood net-isolation "0 0" "$gsecs" || true
   fi
 
-  # the same flood unpaced: as fast as the generator gets frames into the memif ring
-  local u50=0 u99=0 ugood=0 usecs ustages dstages uwhere
+  # the same flood unpaced: as fast as the generator gets frames into the memif ring; first
+  # with the generator at the pods' priority (as until 2026-11-24: info rows), then at
+  # SCHED_IDLE (the targets: it stands for another machine, docs/benchmarks.md "overload")
+  local u50=0 u99=0 ugood=0 ustages st k uns dns
   if [ "$OVL_NET" != 0 ] && [ "$OVL_UNPACED" != 0 ]; then
-  usecs=${OVL_UNPACED_SECS:-$(awk -v s="$secs" 'BEGIN { print s + 6 }')}
-  progress "overload: [10/10] net-unpaced: the network flood to \"echo\" unpaced for $usecs s, 64 B round trips to \"quiet\" beside it"
-  before=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/drops)
-  ovl_gen net-unpaced "$WORK/ovl-net-echo.pcap" max "$usecs"
-  ngen=$OVL_GEN_PID
-  ovl_wait_rx
-  profile_window overload net-unpaced 0.5 "$(cpu_secs "$secs" 0.5)"
-  ovl_client "$WORK/ovl-nunp.out" "$secs" 1 0 quiet
-  wait "$OVL_CLIENT_PID" 2>/dev/null || true
-  profile_wait
-  kill -0 "$ngen" 2>/dev/null || anomaly WARN "overload net-unpaced: the flood ended before the round trips did"
-  wait "$ngen" 2>/dev/null || true
-  after=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/drops)
-  line=$(tr '\n' ' ' < "$WORK/ovl-nunp.out")
-  ovl_row net-unpaced "$line" 0 || true
-  u50=$OVL_p50 u99=$OVL_p99
-  uwhere=$(ovl_counters "$before" "$after")
-  echo "net-unpaced refused at: $uwhere" >> "$RAW/overload.txt"
-  ovl_gen_row net-unpaced-flood net-unpaced "$(lcore_cost "$before" "$after")" "$usecs" || true
-  ugood=$OVL_ok_rps
-  ovl_csv "info:net_unpaced_offered_rps,,,,,,,,,,,,,,,,,$(awk -v n="$OVL_sent" -v s="$usecs" 'BEGIN { printf "%.0f", n / s }'),,"
-  ovl_csv "info:net_unpaced_refused_at_port_rx,,,,,,,,,,,,,,,,,$(kv "$uwhere" rx),,"
-  ovl_csv "info:net_unpaced_refused_in_sidecar,,,,,,,,,,,,,,,,,$(kv "$uwhere" sidecar),,"
+  ovl_unpaced net-unpaced-shared "" "$secs" "[10/11]"
+  ovl_csv "info:net_unpaced_shared_p50_over_quiet,,,,,,,,,,,,,,,,,$(awk -v a="$OVL_u50" -v b="$q50" 'BEGIN { printf "%.2f", b ? a / b : 0 }'),,"
+  ovl_csv "info:net_unpaced_shared_p99_over_quiet,,,,,,,,,,,,,,,,,$(awk -v a="$OVL_u99" -v b="$q99" 'BEGIN { printf "%.2f", b ? a / b : 0 }'),,"
+  ovl_unpaced net-unpaced idle "$secs" "[11/11]"
+  u50=$OVL_u50 u99=$OVL_u99 ugood=$OVL_ugood
   # per stage: thread CPU per message handled under the unpaced flood (nearly all refused)
   # against net-delivered's (all delivered)
-  ustages=$(stage_costs "$before" "$after")
+  ustages=$(stage_costs "$OVL_ubefore" "$OVL_uafter")
   echo "net-unpaced stages (name:ns_per_unit:units): $(echo "$ustages" | tr '\n' ' ')" >> "$RAW/overload.txt"
   echo "net-delivered stages (name:ns_per_unit:units): ${OVL_DEL_STAGES:-}" >> "$RAW/overload.txt"
-  local st k uns dns
   for st in $ustages; do
     k=${st%%:*}; uns=$(echo "$st" | cut -d: -f2)
     dns=$(echo "${OVL_DEL_STAGES:-}" | tr ' ' '\n' | awk -F: -v k="$k" '$1 == k { print $2 }')
@@ -446,6 +491,7 @@ print("%.0f %.0f" % (max(ns - admitted * dns, 0) / refused, max(cyc - admitted *
   [ "$OVL_NET" = 0 ] || {
   ovl_target net_refused_over_delivered_cpu "$(awk -v r="$nref_ns" -v d="${ncost_del%% *}" 'BEGIN { printf "%.3f", d ? r / d : 0 }')" "<=" 0.25
   ovl_csv "info:net_refused_over_delivered_cycles,,,,,,,,,,,,,,,,,$(awk -v r="$nref_cyc" -v d="${ncost_del#* }" 'BEGIN { printf "%.3f", d ? r / d : 0 }'),,"
+  ovl_csv "info:net_refused_over_delivered_cpu_unclipped,,,,,,,,,,,,,,,,,$(awk -v r="${nref_u%% *}" -v d="${ncost_del_u%% *}" 'BEGIN { printf "%.3f", d ? r / d : 0 }'),,"
   ovl_target net_isolation_p50_over_quiet "$(awk -v a="$n50" -v b="$q50" 'BEGIN { printf "%.2f", b ? a / b : 0 }')" "<=" 2
   ovl_target net_isolation_p99_over_quiet "$(awk -v a="$n99" -v b="$q99" 'BEGIN { printf "%.2f", b ? a / b : 0 }')" "<=" 3
   }

@@ -413,6 +413,10 @@ TEST(Case3Overload, ASaturatedServiceIsRefusedAtTheFirstLook)
 	e2->wait(5s);
 	auto fin = n.stop();
 	EXPECT_EQ(fin.sidecar_value("saturated"), static_cast<uint64_t>(value_of(out, "DONE", "refused")));
+	/* once the service's gate flag is up, its requests are refused on their :service
+	 * alone (no decode); the first refusal of each saturation raised the flag */
+	EXPECT_GT(fin.sidecar_value("saturated_gate"), 0u);
+	EXPECT_LT(fin.sidecar_value("saturated_gate"), fin.sidecar_value("saturated"));
 	bool echo_seen = false; /* counted for the service, by reason */
 	for (const dpumesh::control::service_view &sv : fin.services)
 		if (sv.name == "echo") {

@@ -826,10 +826,10 @@ TEST_F(sidecar_stage, counters_are_listed_by_name)
 	});
 	/* 42 + relayed, relayed_answers + three hand-off counters + the destination queues'
 	 * park_refused, park_refused_network and resumes + the quotas' quota_refused, answers_refused,
-	 * answers_orphaned and answers_deferred + admission's saturated + the owed answers'
-	 * answers_owed and answers_unsent + network-in's expiry_cycles and
+	 * answers_orphaned and answers_deferred + admission's saturated and saturated_gate + the
+	 * owed answers' answers_owed and answers_unsent + network-in's expiry_cycles and
 	 * decoded_without_hbuf + the network's share between sources, net_share_refused */
-	EXPECT_EQ(n, 60u);
+	EXPECT_EQ(n, 61u);
 	EXPECT_TRUE(saw_requests);
 	EXPECT_EQ(queue_counters, 3u);
 	EXPECT_EQ(stage->policy()->version(), 1u);

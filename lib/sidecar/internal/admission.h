@@ -110,6 +110,12 @@ public:
 	void refresh_gate() noexcept;
 	/** A request port RX refused (service gate): in the service's metrics. */
 	void count_refused_at_rx(uint32_t svc) noexcept;
+	/** For a request to `svc` whose flag is up, before its header is decoded: whether no
+	 *  live pod of it has room still (the first look's pick, without route or policy). */
+	bool still_saturated(uint32_t svc) noexcept;
+	/** A pod's request refused that way: `saturated` and `saturated_gate`, and the
+	 *  service's metrics by reason (not a route's: the path was not read). */
+	void count_saturated(uint32_t svc) noexcept;
 
 private:
 	pod_registry &_reg;

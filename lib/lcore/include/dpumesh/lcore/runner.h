@@ -8,9 +8,9 @@
 // cpu_sample_period passes that did work (and at most every cpu_sample_gap_us), one poll of
 // one stage (round robin) is bracketed by CLOCK_THREAD_CPUTIME_ID reads (a syscall, ~0.4 us
 // here; three per sample: at most ~25 ns per busy pass and 0.75% of the wall time), so
-// `show stages` can report CPU cycles per unit of work that descheduling does not inflate. The clock's own cost, measured at loop start, is taken off each sample;
-// ~0.1-0.15 us per sampled poll remains (the second read's entry runs after the poll evicted
-// it from cache), i.e. that much divided by the units per poll (docs/benchmarks.md). The control thread reads
+// `show stages` can report CPU cycles per unit of work that descheduling does not inflate. The clock's own cost, measured at loop start, is taken off each sample,
+// and a sample is at most its poll's TSC time: the reads' entry and exit, cold after the
+// poll, would otherwise stay in it (0.1-0.8 us per sampled poll, docs/benchmarks.md). The control thread reads
 // each lcore thread's user/kernel CPU and run-queue wait from /proc (lcore_cpu()).
 //
 //   lcore::runner r(cfg.lcores);
@@ -64,7 +64,9 @@ struct alignas(64) stage_stats {
 	/* the sampled polls (thread CPU clock) */
 	counter cpu_polls;   /**< sampled polls that did work */
 	counter cpu_work;    /**< their units of work */
-	counter cpu_ns;      /**< their thread CPU time, the clock's own cost taken off */
+	counter cpu_ns;      /**< their thread CPU time, the clock's own cost taken off, each
+			      *  at most its poll's TSC time */
+	counter cpu_clipped_ns; /**< what that bound took off them (the reads' overhead) */
 	counter cpu_tsc;     /**< their TSC (wall) cycles */
 	counter cpu_idle_polls; /**< sampled polls that did no work */
 	counter cpu_idle_ns;
@@ -75,7 +77,7 @@ struct stage_view {
 	std::string name;
 	unsigned lcore;
 	uint64_t calls, work, busy_cycles, idle_cycles;
-	uint64_t cpu_polls = 0, cpu_work = 0, cpu_ns = 0, cpu_tsc = 0;
+	uint64_t cpu_polls = 0, cpu_work = 0, cpu_ns = 0, cpu_tsc = 0, cpu_clipped_ns = 0;
 	uint64_t cpu_idle_polls = 0, cpu_idle_ns = 0;
 
 	/** TSC (wall) cycles per unit of work, every busy poll. */

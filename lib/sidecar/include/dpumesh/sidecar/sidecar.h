@@ -96,6 +96,7 @@ using port::rx_msg;
 	_(overloaded, "requests refused: pending table full, or a network source over its quota (503)") \
 	_(quota_refused, "requests refused: their origin (pod, network address) over its quota") \
 	_(saturated, "requests refused at the first look: every pod of the service full (503)") \
+	_(saturated_gate, "of saturated: pods' requests refused on the service's gate flag, undecoded") \
 	_(timeouts, "requests not answered before their deadline (504)")                 \
 	_(retries, "deliveries retried on another pod")                                  \
 	_(dest_full, "deliveries given back: destination had no RX slot, or an earlier one waits") \
@@ -289,6 +290,7 @@ private:
 	/* pods (flow_pod.cc) */
 	void from_pod(const sw_descriptor &d, uint64_t now) noexcept;
 	void pod_request(const pod_message &m, const wire::l7_view &v, uint64_t now) noexcept;
+	bool pod_over_quota(const pod_message &m, uint64_t now) noexcept;
 	void pod_response(const pod_message &m, const wire::l7_view &v, uint64_t now) noexcept;
 	uint32_t open_request(const pending::entry &base, const verdict &a, const wire::l7_view &v,
 			      bool hold, const request_ctx &ctx, uint64_t now) noexcept;
