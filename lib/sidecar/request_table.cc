@@ -35,6 +35,8 @@ uint32_t request_table::open(const pending::entry &e, const opening &o) noexcept
 	if (token == 0)
 		return 0;
 	request_ctx &x = _ctx[token & 0xffff];
+	if (const uint32_t next = _t.next_slot(); next < _t.capacity())
+		__builtin_prefetch(&_ctx[next], 1); /* the next open()'s (see pending::table::insert) */
 	if (o.reply_to)
 		x.reply_to = *o.reply_to;
 	else

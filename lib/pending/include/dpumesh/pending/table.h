@@ -126,6 +126,10 @@ public:
 		return n;
 	}
 
+	/** The slot (token & 0xffff) the next insert() takes, or UINT32_MAX: a caller with
+	 *  per-slot data of its own prefetches it. */
+	uint32_t next_slot() const noexcept { return _free_head; }
+
 	/** Entries in use; read by control while the owner lcore writes it (relaxed). */
 	uint32_t size() const noexcept { return _nb_used.load(std::memory_order_relaxed); }
 	uint32_t capacity() const noexcept { return _capacity; }
