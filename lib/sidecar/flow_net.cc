@@ -128,9 +128,7 @@ void stage::net_request(net_message &m, uint64_t now) noexcept
 			       static_cast<uint16_t>(peer < 0 ? UINT16_MAX : peer)};
 		base.dest = pod_party(a.dst);
 		base.origin_correlation = m.correlation;
-		request_ctx ctx;
-		ctx.reply_to = m.reply_to;
-		token = open_request(base, a, m.view, hold, ctx, now);
+		token = open_request(base, a, m.view, hold, &m.reply_to, now);
 		if (token == 0)
 			_admission->overloaded(a);
 	}
@@ -165,9 +163,7 @@ void stage::relay(net_message &m, const verdict &a, uint64_t now) noexcept
 	base.origin = {pending::party::kind::peer, 0, UINT16_MAX}; /* a client, not a peer */
 	base.dest = {pending::party::kind::peer, 0, sr.peer};
 	base.origin_correlation = m.correlation;
-	request_ctx ctx;
-	ctx.reply_to = m.reply_to;
-	const uint32_t token = open_request(base, a, m.view, false, ctx, now);
+	const uint32_t token = open_request(base, a, m.view, false, &m.reply_to, now);
 	if (token == 0) {
 		verdict v = a;
 		_admission->overloaded(v);

@@ -72,9 +72,10 @@ void stage::from_pod(const sw_descriptor &d, uint64_t now) noexcept
 }
 
 /* Opens a request for an admitted verdict, due by the route's timeout (or the request's
- * own shorter deadline); its token, or 0 when the table is full. */
+ * own shorter deadline), answered on the network at `reply_to` (nullptr: a pod's); its
+ * token, or 0 when the table is full. */
 uint32_t stage::open_request(const pending::entry &base, const verdict &a,
-			     const wire::l7_view &v, bool hold, const request_ctx &ctx,
+			     const wire::l7_view &v, bool hold, const remote *reply_to,
 			     uint64_t now) noexcept
 {
 	uint64_t timeout_ms = a.route->timeout_ms;
@@ -88,17 +89,15 @@ uint32_t stage::open_request(const pending::entry &base, const verdict &a,
 	e.version = static_cast<uint32_t>(_cur->version());
 	e.backoff_ms = a.route->backoff_ms;
 	e.retries_left = hold ? static_cast<uint16_t>(a.route->retries) : 0;
-	request_ctx c = ctx;
-	c.holding = c.in_flight = hold;
-	c.policy = a.policy;
 	/* a network address over its quota: the caller answers 503 overloaded (pods are
 	 * checked before admission, pod_request) */
+	uint16_t source = request_ctx::no_source;
 	if (base.origin.type == pending::party::kind::peer &&
-	    !_quota->source_may_ask(ctx.reply_to.addr.dst, &c.source)) {
+	    !_quota->source_may_ask(reply_to ? reply_to->addr.dst : wire::endpoint{}, &source)) {
 		_stats.quota_refused.inc();
 		return 0;
 	}
-	return _requests->open(e, c);
+	return _requests->open(e, request_table::opening{reply_to, source, hold, a.policy});
 }
 
 /* Trace ids (lib/policy) for a request header that has none; its new length. */
@@ -165,7 +164,7 @@ void stage::pod_request(const pod_message &m, const wire::l7_view &v, uint64_t n
 			     : pending::party{pending::party::kind::peer, 0, sr.peer};
 	base.origin_req_id = m.req_id;
 	base.step_id = m.step_id;
-	const uint32_t token = open_request(base, a, v, hold, request_ctx{}, now);
+	const uint32_t token = open_request(base, a, v, hold, nullptr, now);
 	if (token == 0) {
 		_admission->overloaded(a);
 		_admission->count_refusal(*_cur, a);

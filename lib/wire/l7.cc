@@ -144,6 +144,12 @@ l7_error check_fixed(const uint8_t *buf, size_t len, bool requests_only) noexcep
 
 } // namespace
 
+/* Decoded into *out in place, a store per field: a view made on the stack was cleared with
+ * a `rep stos` and copied out with 16-byte loads behind its narrow stores (a store-forwarding
+ * stall): 30% of this function's samples in the forward profile. The pseudo-fields go
+ * straight to their slots; the loop's own state stays in locals (stores through `out` may
+ * alias `buf` for the compiler, so nothing the loop reads again lives there). On an error
+ * *out is left half written. */
 l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
 {
 	if (l7_error e = check_fixed(buf, len, false); e != l7_error::ok)
@@ -153,25 +159,26 @@ l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
 		return l7_error::truncated;
 	if (hlen != len || hlen < l7_fixed_size)
 		return l7_error::bad_length;
-	l7_view v;
-	v.kind = static_cast<l7_kind>(buf[3]);
-	uint16_t nb = get16(buf + 6);
-	v.status = get16(buf + 8);
-	v.flags = get16(buf + 10);
-	v.deadline_ms = get32(buf + 12);
+	const auto kind = static_cast<l7_kind>(buf[3]);
+	const bool is_req = kind == l7_kind::request;
+	const uint16_t nb = get16(buf + 6);
+	const uint16_t status = get16(buf + 8);
+	const uint16_t flags = get16(buf + 10);
+	const uint32_t deadline_ms = get32(buf + 12);
 	if (nb > l7_max_fields)
 		return l7_error::too_many_fields;
-	if (v.flags & ~l7_flag_known)
+	if (flags & ~l7_flag_known)
 		return l7_error::bad_flags;
-	if (v.kind == l7_kind::request ? v.status != 0 : (v.status < 100 || v.status > 599))
+	if (is_req ? status != 0 : (status < 100 || status > 599))
 		return l7_error::bad_status;
-	if (v.kind == l7_kind::response && v.deadline_ms != 0)
+	if (!is_req && deadline_ms != 0)
 		return l7_error::bad_deadline;
 
 	const uint8_t *p = buf + l7_fixed_size;
 	const uint8_t *end = buf + hlen;
+	const uint8_t *fields = nullptr;
+	uint16_t nb_fields = 0;
 	unsigned seen = 0;
-	bool regular = false;
 	for (uint16_t i = 0; i < nb; i++) {
 		if (end - p < 4 || p[1] != 0)
 			return l7_error::bad_field;
@@ -184,21 +191,20 @@ l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
 		if (!valid_value(value))
 			return l7_error::bad_value;
 		if (!name.empty() && name[0] == ':') {
-			if (regular)
+			if (fields)
 				return l7_error::pseudo_after_field;
 			unsigned bit;
 			std::string_view *slot;
-			bool is_req = v.kind == l7_kind::request;
 			if (name == ":service" && is_req)
-				bit = ps_service, slot = &v.service;
+				bit = ps_service, slot = &out->service;
 			else if (name == ":method" && is_req)
-				bit = ps_method, slot = &v.method;
+				bit = ps_method, slot = &out->method;
 			else if (name == ":path" && is_req)
-				bit = ps_path, slot = &v.path;
+				bit = ps_path, slot = &out->path;
 			else if (name == ":reason" && !is_req)
-				bit = ps_reason, slot = &v.reason;
+				bit = ps_reason, slot = &out->reason;
 			else if (name == ":hop" && !is_req)
-				bit = ps_hop, slot = &v.hop;
+				bit = ps_hop, slot = &out->hop;
 			else
 				return l7_error::unknown_pseudo;
 			if (seen & bit)
@@ -208,30 +214,43 @@ l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
 		} else {
 			if (!valid_name(name))
 				return l7_error::bad_name;
-			if (!regular) {
-				regular = true;
-				v.fields = p;
-			}
-			v.nb_fields++;
+			if (!fields)
+				fields = p;
+			nb_fields++;
 		}
 		p += 4 + nl + vl;
 	}
 	if (p != end)
 		return l7_error::bad_length;
-	if (v.kind == l7_kind::request) {
+	if (is_req) {
 		if ((seen & (ps_service | ps_method | ps_path)) != (ps_service | ps_method | ps_path))
 			return l7_error::missing_pseudo;
-		if (v.service.empty())
+		if (out->service.empty())
 			return l7_error::missing_pseudo;
-		if (v.path.empty() || v.path[0] != '/')
+		if (out->path.empty() || out->path[0] != '/')
 			return l7_error::bad_path;
-		if (!valid_method(v.method))
+		if (!valid_method(out->method))
 			return l7_error::bad_method;
+		/* one assignment each: `a = b = {}` reads b back (16 bytes behind two 8-byte
+		 * stores: a store-forwarding stall) */
+		out->reason = {};
+		out->hop = {};
+	} else {
+		if (!(seen & ps_reason))
+			out->reason = {};
+		if (!(seen & ps_hop))
+			out->hop = {};
+		out->service = {};
+		out->method = {};
+		out->path = {};
 	}
-	if (!v.fields)
-		v.fields = end;
-	v.end = end;
-	*out = v;
+	out->kind = kind;
+	out->status = status;
+	out->flags = flags;
+	out->deadline_ms = deadline_ms;
+	out->fields = fields ? fields : end;
+	out->end = end;
+	out->nb_fields = nb_fields;
 	return l7_error::ok;
 }
 

@@ -212,7 +212,7 @@ pending::entry entry_for(uint32_t origin, uint32_t dest, uint64_t deadline)
 TEST(request_table, tokens_match_only_their_responder_and_are_not_reused)
 {
 	request_table t(4, hz);
-	request_ctx c;
+	request_table::opening c;
 	c.policy = true;
 	const uint32_t tok = t.open(entry_for(0x10001, 0x20002, 50000), c);
 	ASSERT_NE(tok, 0u);
@@ -227,7 +227,7 @@ TEST(request_table, tokens_match_only_their_responder_and_are_not_reused)
 	EXPECT_FALSE(t.find(tok));
 	EXPECT_EQ(t.size(), 0u);
 	/* the slot comes back with a new generation: the old token stays dead */
-	const uint32_t again = t.open(entry_for(0x10001, 0x20002, 50000), request_ctx{});
+	const uint32_t again = t.open(entry_for(0x10001, 0x20002, 50000), request_table::opening{});
 	ASSERT_NE(again, 0u);
 	EXPECT_NE(again, tok);
 	EXPECT_FALSE(t.find(tok));
@@ -249,7 +249,7 @@ TEST(quota, pods_and_addresses_over_their_share_are_refused_and_every_entry_is_r
 	std::vector<uint32_t> toks;
 	for (int i = 0; i < 3; i++) {
 		ASSERT_TRUE(q.pod_may_ask(A, 0, 0));
-		toks.push_back(t.open(entry_for(A, B, 1000), request_ctx{}));
+		toks.push_back(t.open(entry_for(A, B, 1000), request_table::opening{}));
 	}
 	EXPECT_FALSE(q.pod_may_ask(A, 0, 0));
 	EXPECT_TRUE(q.pod_may_ask(B, 0, 0)); /* another pod has a share of its own */
@@ -282,10 +282,10 @@ TEST(quota, pods_and_addresses_over_their_share_are_refused_and_every_entry_is_r
 	pending::entry e = entry_for(0, B, 1000000);
 	e.origin = {pending::party::kind::peer, 0, UINT16_MAX};
 	ASSERT_TRUE(q.source_may_ask(c.reply_to.addr.dst));
-	const uint32_t n1 = t.open(e, c);
+	const uint32_t n1 = t.open(e, {&c.reply_to});
 	c.reply_to.addr.dst.port = 2000;
 	ASSERT_TRUE(q.source_may_ask(c.reply_to.addr.dst));
-	const uint32_t n2 = t.open(e, c);
+	const uint32_t n2 = t.open(e, {&c.reply_to});
 	EXPECT_FALSE(q.source_may_ask(c.reply_to.addr.dst));
 	EXPECT_TRUE(q.source_may_ask(wire::endpoint::from_v4(htonl(0x0a000006), 1000)));
 	t.close(n1);
@@ -303,7 +303,7 @@ TEST(quota, pods_and_addresses_over_their_share_are_refused_and_every_entry_is_r
 	const uint32_t kb = quota::bucket_of(k.reply_to.addr.dst);
 	ASSERT_TRUE(q.source_may_ask(k.reply_to.addr.dst, &k.source));
 	EXPECT_EQ(k.source, kb);
-	const uint32_t n3 = t.open(e, k);
+	const uint32_t n3 = t.open(e, {&k.reply_to, k.source});
 	ASSERT_NE(n3, 0u);
 	EXPECT_EQ(q.source(kb, nullptr).in_flight, 1u);
 	request_ctx hashed; /* no bucket named: the address is hashed, to the same bucket */
@@ -314,7 +314,7 @@ TEST(quota, pods_and_addresses_over_their_share_are_refused_and_every_entry_is_r
 	/* a context that names a bucket is counted there (the bucket is not hashed again) */
 	request_ctx other = k;
 	other.source = static_cast<uint16_t>((kb + 1) % quota::nb_sources);
-	const uint32_t n4 = t.open(e, other);
+	const uint32_t n4 = t.open(e, {&other.reply_to, other.source});
 	ASSERT_NE(n4, 0u);
 	EXPECT_EQ(q.source(other.source, nullptr).in_flight, 1u);
 	EXPECT_EQ(q.source(kb, nullptr).in_flight, 0u);
@@ -331,8 +331,8 @@ TEST(quota, each_origin_retries_out_of_its_own_requests)
 	const uint32_t A = 0x10001, B = 0x20002, C = 0x30003;
 	request_ctx none;
 	for (int i = 0; i < 20; i++)
-		ASSERT_NE(t.open(entry_for(A, C, 1000), none), 0u);
-	ASSERT_NE(t.open(entry_for(B, C, 1000), none), 0u);
+		ASSERT_NE(t.open(entry_for(A, C, 1000), {}), 0u);
+	ASSERT_NE(t.open(entry_for(B, C, 1000), {}), 0u);
 	policy::retry_budget *a = q.origin_budget(entry_for(A, C, 1000), none);
 	policy::retry_budget *b = q.origin_budget(entry_for(B, C, 1000), none);
 	ASSERT_NE(a, nullptr);
@@ -352,7 +352,7 @@ TEST(quota, each_origin_retries_out_of_its_own_requests)
 	c.reply_to.addr.dst = wire::endpoint::from_v4(htonl(0x0a000005), 1000);
 	pending::entry e = entry_for(0, C, 1000);
 	e.origin = {pending::party::kind::peer, 0, UINT16_MAX};
-	ASSERT_NE(t.open(e, c), 0u);
+	ASSERT_NE(t.open(e, {&c.reply_to}), 0u);
 	policy::retry_budget *n1 = q.origin_budget(e, c);
 	c.reply_to.addr.dst.port = 2000;
 	EXPECT_EQ(q.origin_budget(e, c), n1);
@@ -434,25 +434,26 @@ TEST(request_table, full_table_refuses)
 	request_table t(4, hz);
 	std::vector<uint32_t> toks;
 	for (int i = 0; i < 4; i++)
-		toks.push_back(t.open(entry_for(1, 2, 1000000), request_ctx{}));
+		toks.push_back(t.open(entry_for(1, 2, 1000000), request_table::opening{}));
 	for (uint32_t tok : toks)
 		EXPECT_NE(tok, 0u);
-	EXPECT_EQ(t.open(entry_for(1, 2, 1000000), request_ctx{}), 0u);
+	EXPECT_EQ(t.open(entry_for(1, 2, 1000000), request_table::opening{}), 0u);
 	t.close(toks[2]);
-	EXPECT_NE(t.open(entry_for(1, 2, 1000000), request_ctx{}), 0u);
+	EXPECT_NE(t.open(entry_for(1, 2, 1000000), request_table::opening{}), 0u);
 }
 
 TEST(request_table, expiry_hands_over_timeouts_and_keeps_in_flight_ones_for_the_dpa)
 {
 	request_table t(8, hz);
-	request_ctx plain;
-	plain.reply_to.port = 2;
-	request_ctx held;
-	held.holding = held.in_flight = true;
-	held.held.req_id = 99;
-	const uint32_t a = t.open(entry_for(1, 2, 5000), plain);
+	remote plain;
+	plain.port = 2;
+	request_table::opening held;
+	held.hold = true;
+	const uint32_t a = t.open(entry_for(1, 2, 5000), {&plain});
 	const uint32_t b = t.open(entry_for(1, 2, 6000), held);
-	const uint32_t later = t.open(entry_for(1, 2, 50000000), request_ctx{});
+	ASSERT_TRUE(t.find(b).ctx().holding && t.find(b).ctx().in_flight);
+	t.find(b).ctx().held.req_id = 99; /* the caller's, as the sidecar's holding requests */
+	const uint32_t later = t.open(entry_for(1, 2, 50000000), request_table::opening{});
 	expiry out[8];
 	EXPECT_EQ(t.expire(4000, out, 8), 0u); /* nothing due yet */
 	uint32_t n = t.expire(10000, out, 8);
@@ -484,14 +485,14 @@ TEST(request_table, counts_requests_in_flight_per_destination_pod_until_they_end
 {
 	request_table t(16, hz);
 	const uint32_t pod_a = dpumesh_pod_handle(3, 7), pod_b = dpumesh_pod_handle(4, 9);
-	request_ctx held;
-	held.holding = held.in_flight = true;
-	const uint32_t a1 = t.open(entry_for(1, pod_a, 5000), request_ctx{});
+	request_table::opening held;
+	held.hold = true;
+	const uint32_t a1 = t.open(entry_for(1, pod_a, 5000), request_table::opening{});
 	const uint32_t a2 = t.open(entry_for(1, pod_a, 5000), held);
-	const uint32_t b1 = t.open(entry_for(1, pod_b, 50000000), request_ctx{});
+	const uint32_t b1 = t.open(entry_for(1, pod_b, 50000000), request_table::opening{});
 	pending::entry to_peer = entry_for(1, 0, 50000000);
 	to_peer.dest = {pending::party::kind::peer, 0, 0};
-	const uint32_t p1 = t.open(to_peer, request_ctx{});
+	const uint32_t p1 = t.open(to_peer, request_table::opening{});
 	ASSERT_TRUE(a1 && a2 && b1 && p1);
 	EXPECT_EQ(t.in_flight(3), 2u);
 	EXPECT_EQ(t.in_flight(4), 1u);
@@ -515,7 +516,7 @@ TEST(request_table, counts_requests_in_flight_per_destination_pod_until_they_end
 	EXPECT_EQ(out[0].what, expiry::kind::lost);
 	EXPECT_EQ(t.in_flight(3), 0u);
 	/* a slot used again counts its new destination only */
-	const uint32_t a3 = t.open(entry_for(1, pod_b, 50000000), request_ctx{});
+	const uint32_t a3 = t.open(entry_for(1, pod_b, 50000000), request_table::opening{});
 	EXPECT_EQ(t.in_flight(4), 1u);
 	EXPECT_EQ(t.in_flight(3), 0u);
 	t.close(a3);
@@ -524,11 +525,45 @@ TEST(request_table, counts_requests_in_flight_per_destination_pod_until_they_end
 	EXPECT_EQ(t.size(), 0u);
 }
 
+TEST(request_table, a_slot_used_again_starts_a_fresh_context)
+{
+	/* open() writes the context in place, field by field: nothing of the slot's last
+	 * request may show through (one slot, so every open() takes the same one) */
+	request_table t(1, hz);
+	remote first;
+	first.port = 3;
+	first.addr.dst = wire::endpoint::from_v4(htonl(0x0a000009), 4000);
+	const uint32_t a = t.open(entry_for(1, dpumesh_pod_handle(5, 1), 5000),
+				  {&first, 17, true, true});
+	ASSERT_NE(a, 0u);
+	request_ctx &c = t.find(a).ctx();
+	EXPECT_TRUE(c.holding && c.in_flight && c.policy);
+	EXPECT_EQ(c.source, 17u);
+	EXPECT_EQ(c.reply_to.port, 3);
+	EXPECT_EQ(c.load_pod, 5u);
+	c.ended = c.answer_failed = true;
+	t.close(a);
+	pending::entry to_peer = entry_for(1, 0, 5000);
+	to_peer.dest = {pending::party::kind::peer, 0, 0};
+	const uint32_t b = t.open(to_peer, {});
+	ASSERT_NE(b, 0u);
+	ASSERT_EQ(b & 0xffff, a & 0xffff);
+	const request_ctx &d = t.find(b).ctx();
+	EXPECT_FALSE(d.holding || d.in_flight || d.ended || d.policy || d.answer_failed);
+	EXPECT_EQ(d.source, request_ctx::no_source);
+	EXPECT_EQ(d.load_pod, request_ctx::no_load);
+	EXPECT_EQ(d.reply_to.port, -1);
+	const remote none{};
+	EXPECT_EQ(std::memcmp(&d.reply_to.addr, &none.addr, sizeof(none.addr)), 0);
+	EXPECT_EQ(t.in_flight(5), 0u);
+	t.close(b);
+}
+
 TEST(request_table, expiry_hands_over_at_most_max)
 {
 	request_table t(16, hz);
 	for (int i = 0; i < 10; i++)
-		ASSERT_NE(t.open(entry_for(1, 2, 2000), request_ctx{}), 0u);
+		ASSERT_NE(t.open(entry_for(1, 2, 2000), request_table::opening{}), 0u);
 	expiry out[4];
 	EXPECT_EQ(t.expire(3000, out, 4), 4u);
 	EXPECT_EQ(t.size(), 6u);

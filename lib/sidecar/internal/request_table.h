@@ -12,6 +12,7 @@
 //   n = t.expire(now, out, max);                  // what timed out, already taken care of
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 
@@ -30,9 +31,12 @@ inline pending::party pod_party(uint32_t handle) noexcept
 	return {pending::party::kind::pod, handle, 0};
 }
 
-/** The sidecar's part of a pending request. */
-struct request_ctx {
-	dpa_command held;   /**< the request as delivered (valid while `holding`) */
+/**
+ * The sidecar's part of a pending request: one cache line of what every request's end
+ * reads (the deadline sweep: its flags, counts and where to answer), then the held command
+ * that only held requests use, in the next line.
+ */
+struct alignas(64) request_ctx {
 	remote reply_to;    /**< origin on the network: where its answer goes */
 	bool holding = false;  /**< the sender's buffers are kept for a retry (HOLD) */
 	bool in_flight = false; /**< a held delivery the DPA has not reported done yet */
@@ -46,7 +50,10 @@ struct request_ctx {
 	 *  retry budget read it instead of hashing the address again (no_source: they hash). */
 	uint16_t source = no_source;
 	static constexpr uint16_t no_source = UINT16_MAX;
+	dpa_command held;   /**< the request as delivered (valid while `holding` only) */
 };
+static_assert(offsetof(request_ctx, held) == 64 && sizeof(request_ctx) == 128,
+	      "what a request's end reads fits the first line");
 
 /**
  * A request whose deadline passed, as expire() hands it over: its entry and context are
@@ -106,8 +113,16 @@ public:
 		request_ctx *_c = nullptr;
 	};
 
-	/** Takes a slot; its token (never 0), or 0 when the table is full. */
-	uint32_t open(const pending::entry &e, const request_ctx &c) noexcept;
+	/** A new request's context, as open() writes it. */
+	struct opening {
+		const remote *reply_to = nullptr; /**< a network origin's address (else none) */
+		uint16_t source = request_ctx::no_source; /**< its quota bucket, if known */
+		bool hold = false;   /**< holding and in flight (the caller sets `held`) */
+		bool policy = false; /**< admitted by the policy engine */
+	};
+	/** Takes a slot; its token (never 0), or 0 when the table is full. The slot's context
+	 *  is written in place (`held` is not: the caller's, when it holds). */
+	uint32_t open(const pending::entry &e, const opening &o) noexcept;
 	/** The request a response with this token from `responder` with `step_id` answers. */
 	ref match(uint32_t token, const pending::party &responder, uint32_t step_id) noexcept;
 	/** The request behind a token, whoever asks. */

@@ -101,7 +101,8 @@ struct l7_view {
 	}
 };
 
-/** Validates and decodes `len` bytes. On ok, *out refers into buf. */
+/** Validates and decodes `len` bytes. On ok, *out refers into buf; on an error its
+ *  contents are unspecified (partly written). */
 l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept;
 
 /**
