@@ -20,6 +20,7 @@ has a deadline (504 "deadline", hop "pod", when it passes).
 
 import asyncio
 import collections
+import errno
 
 from . import _dpumesh
 
@@ -219,6 +220,8 @@ class Pod:
                 service, method, path, fields, body, 0x80000000 | slot, seq, ms))
             if rc == -_dpumesh.ENOTCONN:
                 return Reply(None, 503, "node_lost", "pod")
+            if rc == -errno.ESHUTDOWN:
+                return Reply(None, 503, "pod_closed", "pod")
             if rc != 0:
                 return Reply(None, 413 if rc == -_dpumesh.EMSGSIZE else 400,
                              "too_large" if rc == -_dpumesh.EMSGSIZE else "bad_request", "pod")
@@ -249,6 +252,8 @@ class Pod:
             self._tx_wait.append(fut)
             self.stats["tx_waits"] += 1
             await fut
+            if self._c is None:  # closed meanwhile (close() wakes the waiters)
+                return -errno.ESHUTDOWN
             if self.node_lost:
                 return -_dpumesh.ENOTCONN
             rc = attempt()
