@@ -366,6 +366,8 @@ public:
 	{
 		_stats.tx_waits++;
 		_tx_wait.push_back(w);
+		if (_node_lost) /* nothing will ever free TX room: it ends now, as the others did */
+			fail_outstanding("node_lost");
 	}
 	bool tx_queue_empty() noexcept { return _tx_wait.empty(); }
 
