@@ -658,9 +658,7 @@ bool pod::call_awaiter::await_suspend(std::coroutine_handle<> c) noexcept
 		a->finish(reply::local_error(504, "deadline"));
 	};
 	if (_pod._node_lost) { /* no node to send to: the reply at once */
-		_state = state::done;
-		_result = reply::local_error(503, "node_lost");
-		_pod._loop.ready(this);
+		finish(reply::local_error(503, "node_lost"));
 		return true;
 	}
 	_pod._loop.add_timer(this);

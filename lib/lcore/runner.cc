@@ -39,7 +39,6 @@ uint64_t thread_cpu_ns() noexcept
 	return to_ns(t);
 }
 
-
 /** What one thread-CPU clock read adds to a bracket: the least CPU time between two
  * back-to-back reads (the end of one call and the start of the next). */
 uint64_t clock_read_cost() noexcept
