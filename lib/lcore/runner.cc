@@ -31,13 +31,6 @@ uint64_t to_ns(const timespec &t) noexcept
 	return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
 }
 
-/** The calling thread's CPU time: a syscall on Linux (no vDSO for CPU-time clocks). */
-uint64_t thread_cpu_ns() noexcept
-{
-	timespec t;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return to_ns(t);
-}
 
 /** What one thread-CPU clock read adds to a bracket: the least CPU time between two
  * back-to-back reads (the end of one call and the start of the next). */
@@ -68,6 +61,13 @@ bool read_file(const char *path, char *buf, size_t size)
 }
 
 } // namespace
+
+uint64_t thread_cpu_ns() noexcept
+{
+	timespec t;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	return to_ns(t);
+}
 
 uint64_t mono_ns() noexcept
 {

@@ -477,12 +477,6 @@ uint16_t sleep_poll(void *) noexcept
 
 uint16_t idle_poll(void *) noexcept { return 0; }
 
-uint64_t thread_cpu_ns()
-{
-	timespec t;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
-}
 
 } // namespace
 
@@ -566,10 +560,10 @@ TEST(Engine, StageCpuSamplingSeesComputeAndSleep)
 	/* the reference: CPU time of one unit of the spin, on this thread */
 	uint64_t ref_ns = UINT64_MAX;
 	for (int r = 0; r < 5; r++) {
-		uint64_t c0 = thread_cpu_ns();
+		uint64_t c0 = lcore::thread_cpu_ns();
 		for (int i = 0; i < 50; i++)
 			(void)spin(static_cast<uint64_t>(i), spin_rounds);
-		ref_ns = std::min(ref_ns, (thread_cpu_ns() - c0) / 50);
+		ref_ns = std::min(ref_ns, (lcore::thread_cpu_ns() - c0) / 50);
 	}
 	const uint64_t hz = rte_get_tsc_hz();
 	const double ref_cycles = static_cast<double>(ref_ns) * static_cast<double>(hz) / 1e9;

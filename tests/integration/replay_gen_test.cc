@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "dpumesh/lcore/runner.h"
 #include "dpumesh/replay/capture.h"
 #include "dpumesh/replay/generator.h"
 #include "dpumesh/wire/frame_hdr.h"
@@ -308,14 +309,6 @@ TEST_F(replay_gen, gbps_mode_paces_l1_bits)
  * capture time (no drift). The bounds are this loaded 2-vCPU machine's scheduling (a polling
  * thread runs a few ms every ~20 ms when 10+ are runnable); on an idle core the same gaps
  * are kept to microseconds. The reflector checks that every frame arrived. */
-/* The thread's own CPU time, ns: the generator spins, so a trial whose thread CPU falls well
- * short of its wall time was descheduled for that long (another process took the CPU). */
-uint64_t thread_cpu_ns()
-{
-	timespec t{};
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return uint64_t(t.tv_sec) * 1000000000u + uint64_t(t.tv_nsec);
-}
 
 TEST_F(replay_gen, timing_mode_keeps_the_capture_gaps)
 {
@@ -352,9 +345,12 @@ TEST_F(replay_gen, timing_mode_keeps_the_capture_gaps)
 			c.drain_seconds = 0.3;
 			c.trial_id = uint8_t(8 + 2 * attempt + speed);
 			c.tx_tsc_log = &tx;
-			const uint64_t wall0 = rte_rdtsc(), cpu0 = thread_cpu_ns();
+			/* the generator spins: a trial whose thread CPU falls well short of its
+			 * wall time was descheduled for that long (another process took the CPU) */
+			const uint64_t wall0 = rte_rdtsc(), cpu0 = lcore::thread_cpu_ns();
 			r = (*g)->run(c);
-			lost_ms = double(rte_rdtsc() - wall0) / hz * 1e3 - double(thread_cpu_ns() - cpu0) / 1e6;
+			lost_ms = double(rte_rdtsc() - wall0) / hz * 1e3 -
+				  double(lcore::thread_cpu_ns() - cpu0) / 1e6;
 			refl.stop();
 			reflected = refl.rx_tsc.size();
 			ASSERT_EQ(tx.size(), n);

@@ -133,6 +133,10 @@ struct lcore_cpu_view {
 /** CLOCK_MONOTONIC in ns (the lcore threads' wall clock, lcore_cpu_view::wall_ns). */
 uint64_t mono_ns() noexcept;
 
+/** The calling thread's CPU time in ns (CLOCK_THREAD_CPUTIME_ID: a syscall on Linux, no vDSO
+ * for CPU-time clocks). */
+uint64_t thread_cpu_ns() noexcept;
+
 /**
  * A thread of this process's time on a CPU and runnable but waiting for one, in ns since it
  * started (/proc/self/task/<tid>/schedstat). False if the kernel does not show it. Control path.
