@@ -66,10 +66,13 @@ void outbox::send(unsigned thread, const dpa_command &c) noexcept
 	}
 	b.q[(b.head + b.count) % backlog_size] = c;
 	b.count++;
+	_backlogged++;
 }
 
 void outbox::flush() noexcept
 {
+	if (_backlogged == 0)
+		return;
 	for (size_t t = 0; t < _backlogs.size(); t++) {
 		backlog &b = *_backlogs[t];
 		while (b.count) {
@@ -77,6 +80,7 @@ void outbox::flush() noexcept
 				break;
 			b.head = (b.head + 1) % backlog_size;
 			b.count--;
+			_backlogged--;
 		}
 	}
 }

@@ -103,9 +103,9 @@ public:
 	}
 	/** Room for a burst of input that makes new work (each input makes at most 3 commands,
 	 *  and notifications keep a reserve). */
-	bool room() const noexcept { return free() >= 6 * burst; }
+	bool room() const noexcept { return _backlogged == 0 || free() >= 6 * burst; }
 	/** Room for a burst of notifications. */
-	bool note_room() const noexcept { return free() >= 3 * burst; }
+	bool note_room() const noexcept { return _backlogged == 0 || free() >= 3 * burst; }
 
 	/**
 	 * Parks a delivery until `retry_at` (0: a back-off that doubles per bounce, 20 us ..
@@ -160,6 +160,11 @@ private:
 	std::unique_ptr<parked_cmd[]> _parking;
 	dest_queues _queues;
 	uint32_t _park_head = 0, _park_count = 0, _to_visit = 0;
+	/* commands in every backlog together: 0 nearly always, and then room(), note_room()
+	 * and flush() need not look at the backlogs (each one's count lies after its queue of
+	 * 4096 commands: a page of its own per thread, which free() touched several times a
+	 * poll) */
+	uint32_t _backlogged = 0;
 };
 
 } // namespace dpumesh::sidecar
