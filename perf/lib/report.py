@@ -75,10 +75,18 @@ def doorbell_cell(r, system):
     return num(v)
 
 
+def doorbell_cpu(r):
+    """The emulated DPA's doorbell writes, CPU µs per round trip: their TSC scaled by the DPA
+    stages' CPU/TSC where the row has it (TSC alone counts the time the lcore was descheduled
+    inside the write, and on a loaded box came to more than dpumesh's whole CPU), else TSC."""
+    d = f(r.get("doorbell_cpu_us_rt"))
+    return d if d is not None else f(r.get("doorbell_us_rt"))
+
+
 def arm_total(r):
-    """dpumesh's CPU µs per round trip without the emulated DPA's doorbell writes (the
-    threads' TSC around them): what the Arm's own stages cost; None when not counted."""
-    t, d = cpu_total(r, "dp"), f(r.get("doorbell_us_rt"))
+    """dpumesh's CPU µs per round trip without the emulated DPA's doorbell writes: what the
+    Arm's own stages cost; None when not counted."""
+    t, d = cpu_total(r, "dp"), doorbell_cpu(r)
     return t - d if t is not None and d is not None else None
 
 
@@ -392,9 +400,11 @@ if sc:
     out.append("")
     out.append("Ratios against the first point of each series (1 pod, 1 service); flat mesh "
                "cycles per round trip mean the per-message cost does not grow with pods or services. "
-               "\"Without DPA doorbells\": dpumesh's CPU less the time its emulated DPA threads spent "
-               "writing pods' eventfds (each pod that sleeps is woken by one; on a BlueField-3 the "
-               "DPA rings it, not an Arm core). \"Work only\": the worker lcore's polls that did work "
+               "`idle-pods`: the client to one pod while n pods are registered (n − 1 idle): what "
+               "idle pods cost a round trip. "
+               "\"Without DPA doorbells\": dpumesh's CPU less the CPU its emulated DPA threads spent "
+               "writing pods' eventfds (their TSC scaled by the DPA stages' CPU/TSC; each pod that "
+               "sleeps is woken by one; on a BlueField-3 the DPA rings it, not an Arm core). \"Work only\": the worker lcore's polls that did work "
                "(per stage: its thread CPU per unit of work over the sampled busy polls × its units) less those "
                "eventfd writes, "
                "without its empty polls and sleeps; the target is judged on both figures side by side "
@@ -411,7 +421,7 @@ if sc:
                      ratio(f(r.get("work_only_us_rt")), f(b.get("work_only_us_rt"))),
                      ratio(r["cycles_per_rt"], b["cycles_per_rt"]),
                      ratio(r["rps"], b["rps"]), ratio(r["p50_us"], b["p50_us"]),
-                     cpu_cell(r, "dp"), num(r.get("doorbell_us_rt"), "%.2f") if r.get("doorbell_us_rt") else "n/a",
+                     cpu_cell(r, "dp"), num(doorbell_cpu(r), "%.2f") if doorbell_cpu(r) is not None else "n/a",
                      cpu_cell(r, "pods"), doorbell_cell(r, "dpumesh"),
                      num(r["cycles_per_rt"]), num(r["rps"]), num(r["p50_us"]), num(r["p99_us"]),
                      r["answering_pods"], "%.1f" % (int(r["dpumesh_rss_kb"]) / 1024),

@@ -16,7 +16,9 @@
 # Beside each series, a paced one at its first and last point (dimensions pods-paced and
 # services-paced): the client offers the same round trips/s at both (DPUMESH_CLIENT_RATE =
 # DPUMESH_PERF_SCALE_RATE, default 10000), so that the worker lcore idles alike at 1 and at
-# 64 and the ratio shows what the extra pods cost, not what a lower rate leaves idle.
+# 64 and the ratio shows what the extra pods cost, not what a lower rate leaves idle. At the
+# services series' first and last point, dimension idle-pods: the client to svc0 alone, so
+# one pod has work and the others are registered and idle (what idle pods cost).
 # Sourced by perf/run.sh; writes scaling.csv.
 
 read -r -a SCALE_PODS <<< "${DPUMESH_PERF_SCALE_PODS:-1 4 16 64}"
@@ -31,8 +33,9 @@ scale_csv() {
   echo "$*" >> "$RESULTS/scaling.csv"
 }
 
-# scale_point DIMENSION N SERVICES(comma list) [RATE]: one client run, window 64, 64 B
-# bodies; with RATE, paced to RATE round trips/s.
+# scale_point DIMENSION N SERVICES(comma list) [RATE] [ANSWERING]: one client run, window
+# 64, 64 B bodies; with RATE (0: unpaced), paced to RATE round trips/s; ANSWERING: the pods
+# expected to answer (default N).
 scale_point() {
   local before after line delta p rss=0 client_pid cpu="" cpu_file="$RAW/scaling-$1-$2.cpu.json" pods=()
   before=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/dpa)
@@ -76,7 +79,7 @@ scale_point() {
   local extra=${delta#busy=* }
   [ "$extra" = "$delta" ] || anomaly WARN "scaling $1=$2: mesh counters: $extra"
   answering=$(kv "$line" pods | tr ',' '\n' | grep -c . || true)
-  [ "$answering" -ge "$2" ] || anomaly WARN "scaling $1=$2: only $answering of $2 pods answered (load balancing)"
+  [ "$answering" -ge "${5:-$2}" ] || anomaly WARN "scaling $1=$2: only $answering of ${5:-$2} pods answered (load balancing)"
   local db
   db=$(kv "$cpu" doorbells_per_unit)
   scale_csv "$1,$2,$(kv "$line" rps),$(kv "$line" rtt_p50_us),$(kv "$line" rtt_p99_us),$(kv "$line" rtt_p999_us),$(awk -v b="$(kv "$delta" busy)" -v n="$ok" 'BEGIN { printf "%.0f", n ? b / n : 0 }'),$answering,$(rss_kb "$DP_PID"),$rss,$err,$(kv "$cpu" dpumesh_cpu_us),$(kv "$cpu" dpumesh_user_us),$(kv "$cpu" dpumesh_sys_us),$(kv "$cpu" pods_cpu_us),$(kv "$cpu" pods_user_us),$(kv "$cpu" pods_sys_us),$db,$(kv "$cpu" doorbell_us),$(kv "$cpu" lcore_us),$(kv "$cpu" work_us),$(kv "$cpu" work_only_us),$(kv "$cpu" rest_us),$(kv "$cpu" sleeps_per_unit),$(kv "$cpu" stage.dpa_tx_us),$(kv "$cpu" stage.dpa_rx_us),$(kv "$cpu" stage.sidecar_us),$(kv "$cpu" sq_heads_per_look),$(kv "$cpu" doorbell_cpu_us),$(kv "$cpu" tx_ring_checks_per_unit),$(kv "$cpu" tx_rings_per_unit)"
@@ -89,6 +92,18 @@ scale_paced() {
   [ "$SCALE_RATE" != 0 ] && { [ "$n" = "$1" ] || [ "$n" = "${*: -1}" ]; } || return 0
   progress "scaling: $dim=$n paced at $SCALE_RATE round trips/s"
   scale_point "$dim-paced" "$n" "$list" "$SCALE_RATE"
+}
+
+# scale_idle N SERIES...: at the services series' first and last N, the client to svc0
+# alone: one pod with work, N - 1 registered and idle (dimension idle-pods). Its ratio is
+# what idle pods cost a round trip: "a DPA pass must not cost O(pods) when few pods have
+# work" (issue 15), without the batching a load spread over every pod loses.
+scale_idle() {
+  local n=$1
+  shift
+  { [ "$n" = "$1" ] || [ "$n" = "${*: -1}" ]; } || return 0
+  progress "scaling: $n pod(s) registered, one with work"
+  scale_point idle-pods "$n" svc0 0 1
 }
 
 suite_scaling() {
@@ -125,6 +140,7 @@ suite_scaling() {
     tel wait "$DP_TEL" /dpumesh/pods pod_id "$n" 60 || anomaly ERROR "scaling: fewer than $n pods registered"
     scale_point services "$n" "$list"
     scale_paced services "$n" "$list" "${SCALE_SERVICES[@]}"
+    scale_idle "$n" "${SCALE_SERVICES[@]}"
   done
   for p in "${SCALE_PIDS[@]}"; do stop_pid "$p"; done
   dp_stop
