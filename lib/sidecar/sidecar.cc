@@ -197,9 +197,16 @@ const std::string &stage::service_name(uint32_t svc) const noexcept
 {
 	return _admission->name(svc);
 }
-const l7_metrics &stage::service_metrics(uint32_t svc) const noexcept
+void stage::add_service_metrics(uint32_t svc, l7_metrics &to) const noexcept
 {
-	return _admission->metrics(svc);
+	to.add(_admission->metrics(svc));
+	/* port RX's own 503s, counted as refused_at_rx() counts those it hands on */
+	if (const uint64_t n = _admission->gate().answered(svc)) {
+		to.requests.add(n);
+		to.refused.add(n);
+		to.classes[503 / 100 - 1].add(n);
+		to.mesh_generated.add(n);
+	}
 }
 const port::service_gate &stage::gate() const noexcept { return _admission->gate(); }
 
@@ -439,6 +446,8 @@ uint32_t stage::run() noexcept
 							     burst, nullptr);
 		for (unsigned i = 0; i < n; i++)
 			refused_at_rx(refs[i]);
+		if (n)
+			_stats.rx_refusals.add(n);
 		work += n;
 	}
 	/* 6. whole messages from the network (Case 2 requests, Case 1 answers), a burst
