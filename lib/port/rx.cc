@@ -156,13 +156,18 @@ uint16_t rx_poll(void *arg) noexcept
 	if (n == 0)
 		return 0;
 
-	/* rx_msgs for the burst in one go (a single-frame message per frame is the common
-	 * case); what the burst did not use goes back at the end */
+	/* rx_msgs for the rest of the burst in one go, at its first message that needs one (a
+	 * single-frame message per frame is the common case; a burst port RX answers itself
+	 * needs none); what the burst did not use goes back at the end */
 	rx_msg *objs[rx_ctx::burst];
 	unsigned nb_objs = 0, nb_used = 0;
-	if (rte_mempool_get_bulk(c.msg_pool, reinterpret_cast<void **>(objs), n) == 0)
-		nb_objs = n;
-	const auto take = [&](bool refusal, bool *reserve) noexcept {
+	bool bulk = false;
+	const auto take = [&](bool refusal, bool *reserve, unsigned left) noexcept {
+		if (!bulk) {
+			bulk = true;
+			if (rte_mempool_get_bulk(c.msg_pool, reinterpret_cast<void **>(objs), left) == 0)
+				nb_objs = left;
+		}
 		return nb_used < nb_objs ? objs[nb_used++] : msg_beyond_burst(c, refusal, reserve);
 	};
 	/* whole messages go on `next`, refusals on their own ring where there is one (the
@@ -231,7 +236,7 @@ uint16_t rx_poll(void *arg) noexcept
 				continue; /* its first frame again: refused (answered) already */
 			}
 			bool reserve = false;
-			rx_msg *rm = take(true, &reserve);
+			rx_msg *rm = take(true, &reserve, n - i);
 			if (!rm) [[unlikely]] {
 				(c.reserve_pool ? c.stats.reserve_empty : c.stats.msg_pool_empty).inc();
 				continue;
@@ -249,7 +254,7 @@ uint16_t rx_poll(void *arg) noexcept
 			continue; /* held, or dropped and counted by the reassembler */
 		const bool request = msg.kind == wire::frame_kind::request;
 		bool reserve = false;
-		rx_msg *rm = take(request, &reserve);
+		rx_msg *rm = take(request, &reserve, n - i);
 		if (!rm) [[unlikely]] {
 			(request && c.reserve_pool ? c.stats.reserve_empty : c.stats.msg_pool_empty).inc();
 			rte_pktmbuf_free(msg.chain);
@@ -285,7 +290,7 @@ uint16_t rx_poll(void *arg) noexcept
 		for (unsigned i = answered; i < nb_answers; i++) {
 			rte_pktmbuf_free(answers[i]);
 			bool reserve = false;
-			rx_msg *rm = take(true, &reserve);
+			rx_msg *rm = take(true, &reserve, nb_answers - i);
 			if (!rm) [[unlikely]] {
 				(c.reserve_pool ? c.stats.reserve_empty : c.stats.msg_pool_empty).inc();
 				continue;
