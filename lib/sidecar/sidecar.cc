@@ -41,6 +41,9 @@ constexpr uint32_t net_ahead = 128;
  * lcore was descheduled mid-burst; unbounded, a 100 ms preemption paused the network for
  * 200 ms (net_fair_test on a box whose worker waited for a CPU 90% of the time) */
 constexpr uint64_t net_max_debt_per_s = 10000;
+/* a service whose flag was lowered is looked at for 1 ms more: raised again if the room
+ * that let a request in is taken (admission::refresh_gate) */
+constexpr uint64_t gate_watch_per_s = 1000;
 /* step 6's intake: what port RX handed on, at most this many bursts a poll */
 constexpr unsigned net_intake_bursts = 4;
 /* the lcore's cost of a network message per cycle of this stage's: port RX + sidecar +
@@ -474,11 +477,12 @@ uint32_t stage::run() noexcept
 		work += total;
 		_stats.expiry_cycles.add(rte_rdtsc() - t0);
 	}
-	/* 8. saturated services whose pods have room again: port RX lets their requests in.
+	/* 8. saturated services whose pods have room again: port RX lets their requests in
+	 * (and those lowered lately whose room was taken again: refused at port RX again).
 	 * Every 10 us, not every poll: looking at each raised service's pods took a tenth of
 	 * the lcore under a network flood (perf record), and a pod's slot lasts far longer */
 	if (now >= _next_gate) {
-		_admission->refresh_gate();
+		_admission->refresh_gate(now, _tsc_hz / gate_watch_per_s);
 		_next_gate = now + _tsc_hz / 100000;
 	}
 	_egress->end_burst();
