@@ -309,13 +309,15 @@ void stats_printer::print_final(FILE *out)
 		     "final stage=port_rx frames=%" PRIu64 " accepted=%" PRIu64 " messages=%" PRIu64
 		     " duplicates=%" PRIu64 " msg_no_consumer=%" PRIu64 " msg_ring_full=%" PRIu64
 		     " msg_pool_empty=%" PRIu64 " refused_saturated=%" PRIu64
+		     " answered_saturated=%" PRIu64 " answers_handed_on=%" PRIu64
 		     " refused_overloaded=%" PRIu64 " overloaded_backlog=%" PRIu64
 		     " refused_incomplete=%" PRIu64 " reserve_empty=%" PRIu64,
 		     r.frames, r.accepted,
-		     r.messages + r.no_consumer + r.ring_full + r.msg_pool_empty + r.reserve_empty,
+		     r.messages + r.answered_saturated + r.no_consumer + r.ring_full +
+			     r.msg_pool_empty + r.reserve_empty,
 		     r.duplicates, r.no_consumer, r.ring_full, r.msg_pool_empty, r.refused_saturated,
-		     r.refused_overloaded, r.overloaded_backlog, r.refused_incomplete,
-		     r.reserve_empty);
+		     r.answered_saturated, r.answers_handed_on, r.refused_overloaded,
+		     r.overloaded_backlog, r.refused_incomplete, r.reserve_empty);
 	for (size_t d = 1; d < r.drops.size(); d++)
 		std::fprintf(out, " drop_%s=%" PRIu64,
 			     port::rx_drop_name(static_cast<port::rx_drop>(d)), r.drops[d]);

@@ -423,8 +423,12 @@ status cmd_show_metrics(invocation &inv)
 	if (!sc)
 		return errorf("no sidecar in this node");
 	appendf(inv.out, "by service (since start; latency: bucket upper bounds, log2 us)\n");
-	for (uint32_t i = 0; i < sc->nb_services(); i++)
-		append_metrics(inv.out, sc->service_name(i).c_str(), sc->service_metrics(i));
+	for (uint32_t i = 0; i < sc->nb_services(); i++) {
+		sidecar::l7_metrics t; /* the sum over the shards, as telemetry gives it */
+		for (const sidecar::stage *sh : inv.node.shards())
+			sh->add_service_metrics(i, t);
+		append_metrics(inv.out, sc->service_name(i).c_str(), t);
+	}
 	auto pol = sc->policy();
 	appendf(inv.out, "by route (since policy version %" PRIu64 ")\n", pol->version());
 	for (const sidecar::service_rules &svc : pol->services())

@@ -218,6 +218,8 @@ drop_totals drops(const node &n)
 		t.ring_full += rx->stats.ring_full.get();
 		t.msg_pool_empty += rx->stats.msg_pool_empty.get();
 		t.refused_saturated += rx->stats.refused_saturated.get();
+		t.answered_saturated += rx->stats.answered_saturated.get();
+		t.answers_handed_on += rx->stats.answers_handed_on.get();
 		t.refused_overloaded += rx->stats.refused_overloaded.get();
 		t.overloaded_backlog += rx->stats.overloaded_backlog.get();
 		t.refused_incomplete += rx->stats.refused_incomplete.get();

@@ -114,7 +114,7 @@ snapshot take_snapshot(const node &n, unsigned sections)
 		for (uint32_t i = 0; i < sc.nb_services(); i++) {
 			sidecar::l7_metrics t; /* the sum over the shards */
 			for (const sidecar::stage *sh : shards)
-				t.add(sh->service_metrics(i));
+				sh->add_service_metrics(i, t);
 			service_view v{sc.service_name(i), t.requests.get(), t.refused.get(),
 				       t.mesh_generated.get(), t.retries.get(), t.timeouts.get(),
 				       {}, t.latency.read()};

@@ -243,7 +243,7 @@ rte_tel_data *metrics_dict(const sidecar::l7_metrics &m)
 void add_service_total(node &n, uint32_t svc, sidecar::l7_metrics &t)
 {
 	for (const sidecar::stage *sh : n.shards())
-		t.add(sh->service_metrics(svc));
+		sh->add_service_metrics(svc, t);
 }
 
 int fill_metrics(node &n, rte_tel_data *d)

@@ -302,6 +302,56 @@ status instance::build_port_stages()
 	return status::ok();
 }
 
+/**
+ * Port RX k's own answers (port::rx_answers): on each external port it polls whose port TX
+ * stage runs on its lcore (TX queue k where the port has one per worker; queue 0 for worker
+ * 0 otherwise), with shard k's hop name and message ids nw + k + 2nw j (the shards send k +
+ * 2nw j). A port without such a queue keeps the sidecar's path, said in the log.
+ */
+void instance::attach_rx_answers(unsigned k, const sidecar::stage &shard)
+{
+	port::rx_ctx &rx = *_worker_rx[k];
+	const unsigned nw = static_cast<unsigned>(_ingress.size());
+	std::optional<wire::endpoint> ep4, ep6;
+	if (_cfg.node.ipv4)
+		ep4 = wire::endpoint::from_v4(_cfg.node.ipv4->s_addr, _cfg.node.mesh_port);
+	if (_cfg.node.ipv6) {
+		wire::endpoint e;
+		std::memcpy(e.ip, _cfg.node.ipv6->s6_addr, 16);
+		e.port = _cfg.node.mesh_port;
+		ep6 = e;
+	}
+	auto answers = std::make_unique<port::rx_answers>(_cfg.node.mac, ep4, ep6, shard.hop(),
+							  nw + k, 2 * nw);
+	auto rx_lcore = lcore_of(k, "port_rx");
+	bool any = false;
+	for (size_t i = 0; i < _ports.list.size(); i++) {
+		const port::port_info &p = _ports.list[i];
+		if (p.role != config::port_role::external ||
+		    std::none_of(rx.queues.begin(), rx.queues.end(),
+				 [&](const port::rx_ctx::queue &q) { return q.port == p.port_id; }))
+			continue;
+		const port::tx_ctx *here = nullptr;
+		for (const port::tx_ctx *t : _tx_view) {
+			auto tx_lcore = lcore_of(t->queue, "port_tx");
+			if (t->port == p.port_id && rx_lcore && tx_lcore && *tx_lcore == *rx_lcore)
+				here = t;
+		}
+		if (here) {
+			answers->attach(p.port_id, here, _cfg.ports[i].mtu);
+			any = true;
+			DPUMESH_LOG(INFO, port, "port %s: port RX %u answers a saturated service's "
+				    "requests itself, out of TX queue %u", p.name.c_str(), k, here->queue);
+		} else {
+			DPUMESH_LOG(INFO, port, "port %s: port RX %u hands a saturated service's "
+				    "requests to the sidecar to answer: no TX queue of the port on its "
+				    "lcore (%u TX queues for %u workers)", p.name.c_str(), k, p.nb_txq, nw);
+		}
+	}
+	if (any)
+		rx.answers = std::move(answers);
+}
+
 /** Pods: the registry and its socket, the DPA runtime, the sidecar shards; their stages. */
 status instance::build_mesh()
 {
@@ -357,6 +407,7 @@ status instance::build_mesh()
 		net.pkts = _pkts.get();
 		net.shard = k;
 		net.nb_shards = nw;
+		net.id_step = 2 * nw; /* ids k + 2nw j; nw + k + 2nw j are port RX k's */
 		for (size_t i = 0; i < _ports.list.size(); i++) {
 			const port::port_info &p = _ports.list[i];
 			sidecar::network::port np;
@@ -381,8 +432,10 @@ status instance::build_mesh()
 		_sidecars.push_back(std::move(*s));
 		_shard_view.push_back(_sidecars.back().get());
 		/* worker k's port RX refuses what shard k marks saturated (docs/overload.md) */
-		if (k < _worker_rx.size() && _worker_rx[k])
+		if (k < _worker_rx.size() && _worker_rx[k]) {
 			_worker_rx[k]->gate = &_sidecars.back()->gate();
+			attach_rx_answers(k, *_sidecars.back());
+		}
 
 		auto l = lcore_of(k, "sidecar");
 		st = l ? _runner->add(*l, _sidecars.back()->lcore_stage()) : l.error();

@@ -47,6 +47,16 @@ void refusal_of(const Frame &pf, rx_refusal why, rx_msg *rm) noexcept
 	rm->refusal = why;
 }
 
+/* A saturated service's request refused at its first frame, for the sidecar to answer. */
+void refused_at(const wire::parsed_frame &pf, uint32_t svc, uint64_t now, uint16_t port,
+		rx_msg *rm) noexcept
+{
+	refusal_of(pf, rx_refusal::saturated, rm);
+	rm->rx_tsc = now;
+	rm->port_id = port;
+	rm->svc = svc;
+}
+
 /* Whether two 16-byte addresses are the same: two word compares (memcmp() was a libc call
  * per frame) */
 inline bool same_ip(const uint8_t *a, const uint8_t *b) noexcept
@@ -146,13 +156,18 @@ uint16_t rx_poll(void *arg) noexcept
 	if (n == 0)
 		return 0;
 
-	/* rx_msgs for the burst in one go (a single-frame message per frame is the common
-	 * case); what the burst did not use goes back at the end */
+	/* rx_msgs for the rest of the burst in one go, at its first message that needs one (a
+	 * single-frame message per frame is the common case; a burst port RX answers itself
+	 * needs none); what the burst did not use goes back at the end */
 	rx_msg *objs[rx_ctx::burst];
 	unsigned nb_objs = 0, nb_used = 0;
-	if (rte_mempool_get_bulk(c.msg_pool, reinterpret_cast<void **>(objs), n) == 0)
-		nb_objs = n;
-	const auto take = [&](bool refusal, bool *reserve) noexcept {
+	bool bulk = false;
+	const auto take = [&](bool refusal, bool *reserve, unsigned left) noexcept {
+		if (!bulk) {
+			bulk = true;
+			if (rte_mempool_get_bulk(c.msg_pool, reinterpret_cast<void **>(objs), left) == 0)
+				nb_objs = left;
+		}
 		return nb_used < nb_objs ? objs[nb_used++] : msg_beyond_burst(c, refusal, reserve);
 	};
 	/* whole messages go on `next`, refusals on their own ring where there is one (the
@@ -165,6 +180,15 @@ uint16_t rx_poll(void *arg) noexcept
 		else
 			done[nb_done++] = rm;
 	};
+	/* a saturated service's requests of one frame, answered here (rx_answer.h): their
+	 * answers (the requests' own mbufs) go out together after the loop. Whether this port
+	 * has a queue here and port TX holds nothing for it is read once, at the burst's first
+	 * such request: 0 no queue here, 1 answer, 2 port TX holds frames (hand on) */
+	rte_mbuf *answers[rx_ctx::burst];
+	wire::parsed_frame answered_pf[rx_ctx::burst];
+	uint32_t answered_svc[rx_ctx::burst];
+	unsigned nb_answers = 0;
+	int answer_here = c.answers ? -1 : 0;
 	/* messages already waiting for the sidecar: past backlog_limit a request is refused */
 	const unsigned backlog =
 		c.next && c.backlog_limit != UINT32_MAX ? rte_ring_count(c.next) : 0;
@@ -192,22 +216,34 @@ uint16_t rx_poll(void *arg) noexcept
 		uint32_t svc;
 		if (c.gate && c.gate->any_saturated() && pf.kind == wire::frame_kind::request &&
 		    pf.frag_offset == 0 && (svc = gated_service(*c.gate, m, pf)) != UINT32_MAX) {
-			/* refused before reassembly: the sidecar answers from the frame's addresses;
-			 * a message of several frames leaves a tombstone that drops the others */
-			if (pf.frag_len == pf.msg_len)
+			/* refused before reassembly: answered here (one frame, the port's queue on
+			 * this lcore), else by the sidecar from the frame's addresses; a message of
+			 * several frames leaves a tombstone that drops the others */
+			if (pf.frag_len == pf.msg_len) {
+				if (answer_here < 0)
+					answer_here = !c.answers->attached(q.port) ? 0
+						      : c.answers->ready(q.port)    ? 1
+										    : 2;
+				if (answer_here == 1 && c.answers->make(m, pf, q.port)) {
+					answered_pf[nb_answers] = pf;
+					answered_svc[nb_answers] = svc;
+					answers[nb_answers++] = m;
+					refused++;
+					continue;
+				}
 				rte_pktmbuf_free(m);
-			else if (c.reasm->refuse(m, pf, reasm_now) == wire::reasm_refusal::repeat)
+			} else if (c.reasm->refuse(m, pf, reasm_now) == wire::reasm_refusal::repeat) {
 				continue; /* its first frame again: refused (answered) already */
+			}
 			bool reserve = false;
-			rx_msg *rm = take(true, &reserve);
+			rx_msg *rm = take(true, &reserve, n - i);
 			if (!rm) [[unlikely]] {
 				(c.reserve_pool ? c.stats.reserve_empty : c.stats.msg_pool_empty).inc();
 				continue;
 			}
-			refusal_of(pf, rx_refusal::saturated, rm);
-			rm->rx_tsc = now;
-			rm->port_id = q.port;
-			rm->svc = svc;
+			if (pf.frag_len == pf.msg_len && answer_here > 0) [[unlikely]]
+				c.stats.answers_handed_on.inc(); /* port TX held frames, or no answer */
+			refused_at(pf, svc, now, q.port, rm);
 			refused++;
 			refuse(rm);
 			continue;
@@ -218,7 +254,7 @@ uint16_t rx_poll(void *arg) noexcept
 			continue; /* held, or dropped and counted by the reassembler */
 		const bool request = msg.kind == wire::frame_kind::request;
 		bool reserve = false;
-		rx_msg *rm = take(request, &reserve);
+		rx_msg *rm = take(request, &reserve, n - i);
 		if (!rm) [[unlikely]] {
 			(request && c.reserve_pool ? c.stats.reserve_empty : c.stats.msg_pool_empty).inc();
 			rte_pktmbuf_free(msg.chain);
@@ -243,6 +279,28 @@ uint16_t rx_poll(void *arg) noexcept
 		rm->port_id = q.port;
 		rm->refusal = rx_refusal::none;
 		done[nb_done++] = rm;
+	}
+	uint32_t answered = 0;
+	if (nb_answers) {
+		/* one burst out of the port; what it did not take is handed on as a refusal,
+		 * the sidecar's to answer (or owe) */
+		answered = c.answers->send(q.port, answers, static_cast<uint16_t>(nb_answers));
+		for (unsigned i = 0; i < answered; i++)
+			c.gate->count_answered(answered_svc[i]);
+		for (unsigned i = answered; i < nb_answers; i++) {
+			rte_pktmbuf_free(answers[i]);
+			bool reserve = false;
+			rx_msg *rm = take(true, &reserve, nb_answers - i);
+			if (!rm) [[unlikely]] {
+				(c.reserve_pool ? c.stats.reserve_empty : c.stats.msg_pool_empty).inc();
+				continue;
+			}
+			refused_at(answered_pf[i], answered_svc[i], now, q.port, rm);
+			refuse(rm);
+		}
+		c.stats.answered_saturated.add(answered);
+		if (answered < nb_answers) [[unlikely]]
+			c.stats.answers_handed_on.add(nb_answers - answered);
 	}
 	if (nb_used < nb_objs)
 		rte_mempool_put_bulk(c.msg_pool, reinterpret_cast<void *const *>(objs + nb_used),

@@ -28,7 +28,8 @@ uint32_t name_hash(std::string_view n) noexcept
 } // namespace
 
 service_gate::service_gate(std::vector<std::string> names)
-	: _names(std::move(names)), _flags(std::make_unique<std::atomic<uint8_t>[]>(_names.size()))
+	: _names(std::move(names)), _flags(std::make_unique<std::atomic<uint8_t>[]>(_names.size())),
+	  _answered(std::make_unique<counter[]>(_names.size()))
 {
 	size_t cap = 4;
 	while (cap < 2 * _names.size())

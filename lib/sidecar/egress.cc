@@ -31,9 +31,10 @@ result<std::unique_ptr<egress>> egress::create(const config::node_config &cfg,
 	}
 	e->_pkts = net.pkts;
 	e->_mbufs = std::make_unique<wire::mbuf_stash>(net.pkts);
-	/* message ids of the node's shards never meet: shard k of n sends k + n, k + 2n, ... */
+	/* message ids of the node's shards never meet: shard k sends k + s, k + 2s, ... (s:
+	 * id_step, the shards and port RX stages; or the shards) */
 	e->_msg_id = net.shard;
-	e->_msg_id_step = net.nb_shards ? net.nb_shards : 1;
+	e->_msg_id_step = net.id_step ? net.id_step : net.nb_shards ? net.nb_shards : 1;
 	for (const network::port &p : net.ports) {
 		port_view v;
 		v.port_id = p.port_id;

@@ -41,6 +41,9 @@ constexpr uint32_t net_ahead = 128;
  * lcore was descheduled mid-burst; unbounded, a 100 ms preemption paused the network for
  * 200 ms (net_fair_test on a box whose worker waited for a CPU 90% of the time) */
 constexpr uint64_t net_max_debt_per_s = 10000;
+/* a service whose flag was lowered is looked at for 1 ms more: raised again if the room
+ * that let a request in is taken (admission::refresh_gate) */
+constexpr uint64_t gate_watch_per_s = 1000;
 /* step 6's intake: what port RX handed on, at most this many bursts a poll */
 constexpr unsigned net_intake_bursts = 4;
 /* the lcore's cost of a network message per cycle of this stage's: port RX + sidecar +
@@ -197,9 +200,16 @@ const std::string &stage::service_name(uint32_t svc) const noexcept
 {
 	return _admission->name(svc);
 }
-const l7_metrics &stage::service_metrics(uint32_t svc) const noexcept
+void stage::add_service_metrics(uint32_t svc, l7_metrics &to) const noexcept
 {
-	return _admission->metrics(svc);
+	to.add(_admission->metrics(svc));
+	/* port RX's own 503s, counted as refused_at_rx() counts those it hands on */
+	if (const uint64_t n = _admission->gate().answered(svc)) {
+		to.requests.add(n);
+		to.refused.add(n);
+		to.classes[503 / 100 - 1].add(n);
+		to.mesh_generated.add(n);
+	}
 }
 const port::service_gate &stage::gate() const noexcept { return _admission->gate(); }
 
@@ -439,6 +449,8 @@ uint32_t stage::run() noexcept
 							     burst, nullptr);
 		for (unsigned i = 0; i < n; i++)
 			refused_at_rx(refs[i]);
+		if (n)
+			_stats.rx_refusals.add(n);
 		work += n;
 	}
 	/* 6. whole messages from the network (Case 2 requests, Case 1 answers), a burst
@@ -465,11 +477,12 @@ uint32_t stage::run() noexcept
 		work += total;
 		_stats.expiry_cycles.add(rte_rdtsc() - t0);
 	}
-	/* 8. saturated services whose pods have room again: port RX lets their requests in.
+	/* 8. saturated services whose pods have room again: port RX lets their requests in
+	 * (and those lowered lately whose room was taken again: refused at port RX again).
 	 * Every 10 us, not every poll: looking at each raised service's pods took a tenth of
 	 * the lcore under a network flood (perf record), and a pod's slot lasts far longer */
 	if (now >= _next_gate) {
-		_admission->refresh_gate();
+		_admission->refresh_gate(now, _tsc_hz / gate_watch_per_s);
 		_next_gate = now + _tsc_hz / 100000;
 	}
 	_egress->end_burst();

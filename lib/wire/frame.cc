@@ -548,12 +548,17 @@ bool frame_template::make(const link_addr &addr, frame_kind kind, const l7_summe
 rte_mbuf *frame_template::stamp(uint32_t msg_id, uint64_t correlation, mbuf_stash &mbufs) const noexcept
 {
 	rte_mbuf *m = mbufs.get();
-	if (!m)
-		return nullptr;
-	if (_len > rte_pktmbuf_tailroom(m)) {
+	if (m && !stamp_into(m, msg_id, correlation)) {
 		rte_pktmbuf_free(m);
 		return nullptr;
 	}
+	return m;
+}
+
+bool frame_template::stamp_into(rte_mbuf *m, uint32_t msg_id, uint64_t correlation) const noexcept
+{
+	if (_len > rte_pktmbuf_tailroom(m))
+		return false;
 	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
 	m->data_len = _len;
 	m->pkt_len = _len;
@@ -569,7 +574,7 @@ rte_mbuf *frame_template::stamp(uint32_t msg_id, uint64_t correlation, mbuf_stas
 	const uint16_t ck = udp_checksum_from(_udp_words + be_words(msg_id) + be_words(correlation),
 					      _l7_sum, _l7_len, 0);
 	std::memcpy(p + _udp_at + offsetof(rte_udp_hdr, dgram_cksum), &ck, sizeof(ck));
-	return m;
+	return true;
 }
 
 uint32_t frames_needed(uint32_t msg_len, uint16_t mtu, bool v6) noexcept

@@ -439,6 +439,187 @@ TEST(Engine, PortRxRefusesAManyFrameRequestAtItsFirstFrame)
 	rte_mempool_free(*pool);
 }
 
+/* A saturated service's requests of one frame are answered by port RX itself, in the poll
+ * that read them (docs/overload.md, "Port RX answers what it refuses"): each once, 503
+ * saturated, the bytes the sidecar's egress::reply() makes for that requester (fragment() of
+ * the same header: docs/wire.md), each with a message id of this port RX's own, out of the
+ * queue port TX uses on this lcore, none on the refusal ring. A requester of a family the
+ * node has no address of, and what the port's queue does not take, go on the refusal ring
+ * for the sidecar to answer: counted, none lost. The port is made from rings: the test puts
+ * the requests on its RX ring and reads its TX ring as the requester. */
+TEST(Engine, PortRxAnswersASaturatedServicesOneFrameRequestsItself)
+{
+	rte_mempool *mp = rte_pktmbuf_pool_create("engine_ans_pool", 2047, 0, 0,
+						  RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	rte_ring *in = rte_ring_create("engine_ans_in", 64, SOCKET_ID_ANY,
+				       RING_F_SP_ENQ | RING_F_SC_DEQ);
+	rte_ring *peer = rte_ring_create("engine_ans_peer", 64, SOCKET_ID_ANY,
+					 RING_F_SP_ENQ | RING_F_SC_DEQ);
+	ASSERT_NE(mp, nullptr);
+	ASSERT_NE(in, nullptr);
+	ASSERT_NE(peer, nullptr);
+	const int port_id = rte_eth_from_rings("engine_ans", &in, 1, &peer, 1, SOCKET_ID_ANY);
+	ASSERT_GE(port_id, 0);
+	const auto pid = static_cast<uint16_t>(port_id);
+	{
+		rte_eth_conf conf{};
+		ASSERT_EQ(rte_eth_dev_configure(pid, 1, 1, &conf), 0);
+		ASSERT_EQ(rte_eth_rx_queue_setup(pid, 0, 64, SOCKET_ID_ANY, nullptr, mp), 0);
+		ASSERT_EQ(rte_eth_tx_queue_setup(pid, 0, 64, SOCKET_ID_ANY, nullptr), 0);
+		ASSERT_EQ(rte_eth_dev_start(pid), 0);
+	}
+	port::service_gate gate({"echo", "other"});
+	const uint32_t echo = gate.find("echo");
+	gate.set_saturated(echo, true);
+	port::rx_ctx rx;
+	ASSERT_NO_FATAL_FAILURE(refusing_rx(rx, "engine_ans", wire::reasm_config{}));
+	rx.gate = &gate;
+	rx.queues.push_back({pid, 0});
+	port::tx_ctx tx; /* port TX of the port on the same lcore: holds nothing here */
+	tx.port = pid;
+	tx.in = rte_ring_create("engine_ans_tx", 64, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	ASSERT_NE(tx.in, nullptr);
+	const uint8_t mac[6] = {0x02, 0, 0, 0, 0, 0x01};
+	const wire::endpoint self4 = wire::endpoint::from_v4(rte_cpu_to_be_32(0x0a010001), 7000);
+	/* worker 1 of 2: ids 2 + 1 + 4j (the shards send k + 4j) */
+	rx.answers = std::make_unique<port::rx_answers>(mac, self4, std::nullopt, "t/sidecar", 3, 4);
+	rx.answers->attach(pid, &tx, 1500);
+
+	/* requests into the port in one burst, port RX and port TX on one lcore until all are in */
+	const auto run = [&](std::vector<rte_mbuf *> reqs) {
+		for (rte_mbuf *m : reqs)
+			ASSERT_NE(m, nullptr);
+		ASSERT_EQ(rte_ring_enqueue_bulk(in, reinterpret_cast<void **>(reqs.data()),
+						static_cast<unsigned>(reqs.size()), nullptr),
+			  reqs.size());
+		const uint64_t until = rx.stats.frames.get() + reqs.size();
+		config::lcores_config lc;
+		lcore::runner r(lc);
+		ASSERT_TRUE(r.add(1, port::rx_stage(rx)).is_ok());
+		ASSERT_TRUE(r.add(1, port::tx_stage(tx)).is_ok());
+		ASSERT_TRUE(r.launch().is_ok());
+		const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+		while (rx.stats.frames.get() < until && std::chrono::steady_clock::now() < deadline)
+			std::this_thread::sleep_for(std::chrono::milliseconds(2));
+		r.stop();
+		ASSERT_EQ(rx.stats.frames.get(), until);
+	};
+	/* what the sidecar would send: fragment() of egress::reply()'s header for 503
+	 * saturated, from the node to the requester (make_mesh_frame's), with these ids */
+	uint8_t l7[256];
+	wire::l7_writer w(l7, sizeof(l7));
+	w.response(503, wire::l7_flag_mesh_generated, "saturated", std::string("t/sidecar"));
+	const auto l7_len = static_cast<uint16_t>(w.finish());
+	ASSERT_GT(l7_len, 0);
+	const auto expect_answer = [&](rte_mbuf *m, uint32_t id) {
+		wire::parsed_frame pf;
+		ASSERT_EQ(wire::parse_frame(m, 0, 1u << 20, &pf), wire::wire_drop::none);
+		EXPECT_EQ(pf.kind, wire::frame_kind::response);
+		EXPECT_EQ(pf.correlation, 1000u + id);
+		EXPECT_EQ(pf.msg_id % 4, 3u) << "port RX 1 of 2's ids";
+		wire::link_addr a{};
+		std::memcpy(a.src_mac, mac, 6);
+		a.src = self4;
+		a.dst = wire::endpoint::from_v4(rte_cpu_to_be_32(0x0a010002), 40000);
+		rte_mbuf *e = nullptr;
+		ASSERT_EQ(wire::fragment(a, wire::frame_kind::response, pf.msg_id, pf.correlation, l7,
+					 l7_len, wire::body_ref{}, 1500, mp, &e, 1),
+			  1);
+		ASSERT_EQ(m->nb_segs, 1u);
+		ASSERT_EQ(m->pkt_len, e->pkt_len);
+		EXPECT_EQ(std::memcmp(rte_pktmbuf_mtod(m, void *), rte_pktmbuf_mtod(e, void *),
+				      e->data_len),
+			  0)
+			<< "answer " << id << ": not the sidecar's bytes";
+		rte_pktmbuf_free(e);
+	};
+	const auto refusals = [&] {
+		std::vector<uint64_t> corr;
+		void *obj;
+		while (rte_ring_dequeue(rx.refusals, &obj) == 0) {
+			auto *m = static_cast<port::rx_msg *>(obj);
+			EXPECT_EQ(m->refusal, port::rx_refusal::saturated);
+			EXPECT_EQ(m->msg.chain, nullptr);
+			EXPECT_EQ(m->svc, echo);
+			EXPECT_EQ(m->port_id, pid);
+			corr.push_back(m->msg.correlation);
+			port::rx_msg_free(m);
+		}
+		return corr;
+	};
+
+	/* 1. twenty requests answered here; one from an IPv6 requester (the node has no IPv6
+	 *    address: port RX cannot answer it) goes to the sidecar */
+	std::vector<rte_mbuf *> reqs;
+	for (uint32_t id = 0; id < 20; id++)
+		reqs.push_back(make_mesh_frame(mp, false, id));
+	reqs.push_back(make_mesh_frame(mp, true, 20));
+	ASSERT_NO_FATAL_FAILURE(run(reqs));
+	EXPECT_EQ(rx.stats.refused_saturated.get(), 21u);
+	EXPECT_EQ(rx.stats.answered_saturated.get(), 20u);
+	EXPECT_EQ(rx.stats.answers_handed_on.get(), 1u);
+	EXPECT_EQ(gate.answered(echo), 20u);
+	EXPECT_EQ(tx.stats.frames.get(), 0u) << "not through port TX's ring";
+	EXPECT_EQ(refusals(), (std::vector<uint64_t>{1020}));
+	std::vector<uint32_t> ids;
+	void *b[64];
+	unsigned n = rte_ring_dequeue_burst(peer, b, 64, nullptr);
+	ASSERT_EQ(n, 20u);
+	for (unsigned i = 0; i < n; i++) {
+		auto *m = static_cast<rte_mbuf *>(b[i]);
+		ASSERT_NO_FATAL_FAILURE(expect_answer(m, i));
+		wire::parsed_frame pf;
+		ASSERT_EQ(wire::parse_frame(m, 0, 1u << 20, &pf), wire::wire_drop::none);
+		ids.push_back(pf.msg_id);
+		rte_pktmbuf_free(m);
+	}
+	std::sort(ids.begin(), ids.end());
+	EXPECT_EQ(std::unique(ids.begin(), ids.end()), ids.end()) << "a message id twice";
+
+	/* 2. the port's queue takes 5 of a burst of 10 (the requester's ring has room for 5):
+	 *    the other 5 go to the sidecar, in order, none lost */
+	const unsigned room = 5, fill = rte_ring_get_capacity(peer) - room;
+	std::vector<rte_mbuf *> fillers(fill);
+	ASSERT_EQ(rte_pktmbuf_alloc_bulk(mp, fillers.data(), fill), 0);
+	ASSERT_EQ(rte_ring_enqueue_bulk(peer, reinterpret_cast<void **>(fillers.data()), fill,
+					nullptr),
+		  fill);
+	reqs.clear();
+	for (uint32_t id = 100; id < 110; id++)
+		reqs.push_back(make_mesh_frame(mp, false, id));
+	ASSERT_NO_FATAL_FAILURE(run(reqs));
+	EXPECT_EQ(rx.stats.refused_saturated.get(), 31u);
+	EXPECT_EQ(rx.stats.answered_saturated.get(), 25u);
+	EXPECT_EQ(rx.stats.answers_handed_on.get(), 6u);
+	EXPECT_EQ(gate.answered(echo), 25u);
+	EXPECT_EQ(refusals(), (std::vector<uint64_t>{1105, 1106, 1107, 1108, 1109}));
+	n = rte_ring_dequeue_burst(peer, b, 64, nullptr);
+	ASSERT_EQ(n, fill + room);
+	for (unsigned i = 0; i < n; i++) {
+		auto *m = static_cast<rte_mbuf *>(b[i]);
+		if (i >= fill) {
+			ASSERT_NO_FATAL_FAILURE(expect_answer(m, 100 + i - fill));
+		}
+		rte_pktmbuf_free(m);
+	}
+	EXPECT_EQ(rx.stats.messages.get(), 6u) << "the refusals handed on, no more";
+	EXPECT_EQ(rte_mempool_avail_count(rx.msg_pool), 63u);
+
+	rx.answers.reset();
+	rte_mempool_free(rx.msg_pool);
+	rte_ring_free(rx.next);
+	rte_ring_free(rx.refusals);
+	rx.reasm.reset();
+	rte_eth_dev_stop(pid);
+	rte_eth_dev_close(pid);
+	rte_ring_free(tx.in);
+	tx.in = nullptr;
+	EXPECT_EQ(rte_mempool_in_use_count(mp), 0u) << "every request's mbuf answered or freed";
+	rte_mempool_free(mp);
+	rte_ring_free(in);
+	rte_ring_free(peer);
+}
+
 namespace {
 
 /* A fixed amount of computation the compiler cannot fold away. */

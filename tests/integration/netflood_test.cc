@@ -9,7 +9,8 @@
 //   - every flooded request got exactly one answer (the generator: none lost, none twice),
 //     200 from the pod or a refusal, and both happened;
 //   - refusals were counted at port RX (refused_saturated: the service gate), not only in
-//     the sidecar after reassembly and decode;
+//     the sidecar after reassembly and decode, and answered by port RX itself (its own 503
+//     out of the port: answered_saturated), the sidecar answering only what it handed on;
 //   - the pod-to-pod round trips all completed (completion, not timing);
 //   - nothing is left behind (pending requests, header buffers, mbufs, messages).
 // A second case floods requests of two or three frames: each refused at its first frame,
@@ -166,6 +167,17 @@ TEST(NetFlood, ASaturatedServiceIsRefusedAtPortRxAndEveryRequestIsAnsweredOnce)
 	EXPECT_GT(at_rx, 0) << fin;
 	EXPECT_GT(at_rx, in_sidecar) << fin; /* most of them: the sidecar only raises the flag */
 	EXPECT_LE(at_rx + in_sidecar, f.refused) << fin;
+	/* requests of one frame: answered by port RX itself, out of the port's queue on its
+	 * lcore (docs/overload.md, "Port RX answers what it refuses"); what it handed on, the
+	 * sidecar answered from the refusal ring, and nothing else came that way */
+	const long long by_rx = value_of(fin, "final stage=port_rx", "answered_saturated");
+	const long long handed_on = value_of(fin, "final stage=port_rx", "answers_handed_on");
+	EXPECT_GT(by_rx, at_rx / 2) << fin;
+	EXPECT_EQ(by_rx + handed_on, at_rx) << fin;
+	EXPECT_EQ(value_of(fin, "final stage=sidecar", "rx_refusals"),
+		  handed_on + value_of(fin, "final stage=port_rx", "refused_overloaded") +
+			  value_of(fin, "final stage=port_rx", "refused_incomplete"))
+		<< fin;
 	EXPECT_EQ(value_of(fin, "final stage=sidecar", "responses_lost"), 0) << fin;
 	EXPECT_EQ(value_of(fin, "final stage=sidecar", "pending"), 0) << fin;
 	EXPECT_EQ(value_of(fin, "final dpa", "hbufs_in_use"), 0) << fin;
@@ -216,6 +228,9 @@ TEST(NetFlood, RequestsOfSeveralFramesAreRefusedAtTheirFirstFrameOnceEach)
 	EXPECT_GT(at_rx, expected / 4) << fin;
 	EXPECT_GE(later, at_rx) << fin; /* at least one later frame each */
 	EXPECT_LE(later, 2 * at_rx) << fin; /* at most two: no request has more than 3 frames */
+	/* several frames: the sidecar answers them (port RX answers only one-frame requests) */
+	EXPECT_EQ(value_of(fin, "final stage=port_rx", "answered_saturated"), 0) << fin;
+	EXPECT_GE(value_of(fin, "final stage=sidecar", "rx_refusals"), at_rx) << fin;
 	/* only the message the trial ended inside (its last frames never sent) may time out, when
 	 * its first frame came while the flag was down */
 	EXPECT_LE(value_of(fin, "final stage=port_rx", "drop_timeout"), 1) << fin;

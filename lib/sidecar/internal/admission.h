@@ -11,7 +11,8 @@
 // `saturated`) what no pod of the service has room for, before anything is copied or parked.
 // It publishes that in its service gate (port::service_gate) for its shard's port RX, which
 // then refuses the service's network requests at their first frame; refresh_gate() lowers
-// a service's flag once one of its pods has room again (or none is live).
+// a service's flag once one of its pods has room again (or none is live), and raises it
+// again when that room is taken within a while (docs/overload.md).
 //
 //   verdict v = adm.admit(rules, view, source_id, source::client, now);
 //   if (v.refused()) { adm.count_refusal(rules, v); answer v.status, v.reason(); }
@@ -106,8 +107,10 @@ public:
 	/** Publishes port RX's frames per poll (0: a full burst): the network's share. */
 	void rx_quantum(uint16_t q) noexcept { _gate.set_rx_quantum(q); }
 	/** Lowers the flag of every saturated service that has a pod with room again, or no
-	 *  live pod (then the sidecar answers no_live_pod); cheap when none is raised. */
-	void refresh_gate() noexcept;
+	 *  live pod (then the sidecar answers no_live_pod), and raises it again for one
+	 *  lowered in the last `watch_tsc` cycles whose pods are full again (the request let
+	 *  in took the room); cheap when none is raised or watched. */
+	void refresh_gate(uint64_t now, uint64_t watch_tsc) noexcept;
 	/** A request port RX refused (service gate): in the service's metrics. */
 	void count_refused_at_rx(uint32_t svc) noexcept;
 	/** For a request to `svc` whose flag is up, before its header is decoded: whether no
@@ -120,8 +123,12 @@ public:
 private:
 	pod_registry &_reg;
 	port::service_gate _gate;           /* the names' index and the saturation flags */
-	std::vector<uint32_t> _raised;      /* services whose flag is up */
-	std::vector<uint8_t> _is_raised;    /* per service: in _raised */
+	std::vector<uint32_t> _raised;      /* services whose flag is up, or was lately */
+	std::vector<uint8_t> _gate_state;   /* per service: gate_state */
+	std::vector<uint64_t> _watch_until; /* per service watched: TSC it stops being */
+	enum gate_state : uint8_t { gate_down, gate_up, gate_watched };
+
+	void raise(uint32_t svc) noexcept;
 	std::unique_ptr<l7_metrics[]> _metrics;
 	tsc_clock _clock;
 	counters &_stats;

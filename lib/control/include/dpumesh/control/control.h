@@ -183,6 +183,9 @@ struct drop_totals {
 	std::array<uint64_t, static_cast<size_t>(port::rx_drop::count)> drops{};
 	uint64_t no_consumer = 0, ring_full = 0, msg_pool_empty = 0, duplicates = 0;
 	uint64_t refused_saturated = 0, refused_overloaded = 0, reserve_empty = 0;
+	/** of refused_saturated: answered by port RX itself; handed on to the sidecar though
+	 *  port RX could answer (docs/overload.md, "Port RX answers what it refuses") */
+	uint64_t answered_saturated = 0, answers_handed_on = 0;
 	uint64_t overloaded_backlog = 0; /**< of refused_overloaded: the backlog bound fired */
 	uint64_t refused_incomplete = 0; /**< timed-out reassemblies answered 408 */
 
@@ -203,6 +206,14 @@ struct drop_totals {
 		fn("refused_saturated",
 		   "requests refused at their first frame: their service was saturated (503)",
 		   refused_saturated);
+		fn("answered_saturated",
+		   "of refused_saturated: requests of one frame port RX answered 503 itself, out "
+		   "of the port (the rest: answered by the sidecar)",
+		   answered_saturated);
+		fn("answers_handed_on",
+		   "of refused_saturated: requests of one frame port RX could answer but handed to "
+		   "the sidecar (port TX held frames, or the port's queue did not take the answer)",
+		   answers_handed_on);
 		fn("refused_overloaded",
 		   "requests refused 503 overloaded: no message buffer was left (the reserve's), "
 		   "or pools.network.backlog messages waited for the sidecar",

@@ -175,6 +175,9 @@ private:
 	status build();
 	status build_port_stages();
 	status build_mesh();
+	/** Worker k's port RX answers a saturated service's one-frame requests itself on the
+	 *  ports whose TX queue runs on its lcore (docs/overload.md); the others' go to shard k. */
+	void attach_rx_answers(unsigned k, const sidecar::stage &shard);
 	/** The watchdog's bookkeeping at the end of a control pass that began at begin_ns. */
 	void watch_control(uint64_t begin_ns) noexcept;
 	/** The lcore of stage `stage` of worker k: worker k's lcore, or the config's mapping. */

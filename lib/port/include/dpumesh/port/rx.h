@@ -25,7 +25,9 @@
 // which answers it 503 `saturated` without decoding anything (docs/overload.md). A request
 // of several frames leaves a tombstone in the reassembler (wire::reassembler::refuse) that
 // drops its later frames (`refused_frag`) and makes a repeat of its first frame no second
-// refusal.
+// refusal. A refused request of one frame is answered by port RX itself where it can
+// (`answers`, rx_answer.h): its mbuf becomes the 503 and leaves on the port in the same
+// poll, without the sidecar; what the port does not take goes the sidecar's way as above.
 #pragma once
 
 #include <algorithm>
@@ -43,6 +45,7 @@
 #include "dpumesh/common/counter.h"
 #include "dpumesh/dpa/emulator.h"
 #include "dpumesh/lcore/runner.h"
+#include "dpumesh/port/rx_answer.h"
 #include "dpumesh/port/service_gate.h"
 #include "dpumesh/wire/frame.h"
 
@@ -88,6 +91,12 @@ struct alignas(64) rx_stats {
 				   of an rx_msg */
 	counter refused_saturated; /**< requests refused at their first frame (service gate),
 				      of one frame or of several */
+	counter answered_saturated; /**< of refused_saturated: answered 503 by port RX itself,
+				       out of the port (the rest: handed on to the sidecar) */
+	counter answers_handed_on; /**< of refused_saturated: requests of one frame port RX
+				      could answer (its port's queue is on this lcore) but handed
+				      on to the sidecar: port TX held frames for the queue, the
+				      queue did not take the answer, or it could not be made */
 	counter refused_overloaded; /**< requests refused: the pool was empty (the reserve's
 				       rx_msg), or backlog_limit messages waited */
 	counter overloaded_backlog; /**< of refused_overloaded: backlog_limit messages waited
@@ -125,6 +134,10 @@ struct rx_ctx {
 	/** The sidecar shard's saturation flags (nullptr: no refusal at RX). Set before the
 	 *  lcores start. */
 	const service_gate *gate = nullptr;
+	/** Its own answers to refused requests of one frame (nullptr: every refusal goes to
+	 *  the sidecar). Set before the lcores start, where port TX of a port it polls runs on
+	 *  this lcore. */
+	std::unique_ptr<rx_answers> answers;
 	rx_stats stats;
 	unsigned next_queue = 0;
 	unsigned polls = 0;

@@ -30,6 +30,8 @@
 #include <string_view>
 #include <vector>
 
+#include "dpumesh/common/counter.h"
+
 namespace dpumesh::port {
 
 class service_gate {
@@ -65,6 +67,15 @@ public:
 		_nb_raised.store(on ? n + 1 : n - 1, std::memory_order_relaxed);
 	}
 
+	/** Port RX: a request of `svc` it answered 503 `saturated` itself (docs/overload.md,
+	 *  "Port RX answers what it refuses"). The one thing port RX writes here; single writer
+	 *  (the gate's one port RX), read by the shard when it reports the service's metrics. */
+	void count_answered(uint32_t svc) const noexcept { _answered[svc].inc(); }
+	uint64_t answered(uint32_t svc) const noexcept
+	{
+		return svc < _names.size() ? _answered[svc].get() : 0;
+	}
+
 	/** Port RX: how many frames to take now, at most `burst`. */
 	uint16_t rx_quantum(uint16_t burst) const noexcept
 	{
@@ -82,6 +93,7 @@ private:
 	std::vector<std::string> _names;
 	std::vector<uint32_t> _index; /* open addressing: index + 1, 0 = empty */
 	std::unique_ptr<std::atomic<uint8_t>[]> _flags;
+	std::unique_ptr<counter[]> _answered; /* by port RX: apart from the flags' line */
 	std::atomic<uint32_t> _nb_raised{0}; /* flags up */
 	std::atomic<uint16_t> _rx_quantum{0}; /* port RX's frames per poll; 0: a full burst */
 };

@@ -97,6 +97,7 @@ using port::rx_msg;
 	_(quota_refused, "requests refused: their origin (pod, network address) over its quota") \
 	_(saturated, "requests refused at the first look: every pod of the service full (503)") \
 	_(saturated_gate, "of saturated: pods' requests refused on the service's gate flag, undecoded") \
+	_(rx_refusals, "requests port RX refused and handed here to answer (503 saturated or overloaded, 408)") \
 	_(timeouts, "requests not answered before their deadline (504)")                 \
 	_(retries, "deliveries retried on another pod")                                  \
 	_(dest_full, "deliveries given back: destination had no RX slot, or an earlier one waits") \
@@ -182,8 +183,10 @@ struct network {
 	rte_ring *refusals = nullptr;  /**< rx_msg* port RX refused (taken every poll) */
 	rte_mempool *pkts = nullptr;   /**< frames are built from it */
 	std::vector<port> ports;       /**< by ethdev port id order of the config */
-	/** The sidecar shard this is for, of how many (frames' message ids stay distinct). */
-	unsigned shard = 0, nb_shards = 1;
+	/** The sidecar shard this is for, of how many (frames' message ids stay distinct:
+	 *  shard k sends k + s, k + 2s, ..., s = id_step, or nb_shards when it is 0; the node
+	 *  gives 2 × nb_shards, the other half to its port RX stages' own answers). */
+	unsigned shard = 0, nb_shards = 1, id_step = 0;
 	/** Port RX's rx_msgs, all shards (0: no bound): network requests wait in this shard's
 	 *  destination queues at most half of them, shared out among the shards. */
 	uint32_t rx_msgs = 0;
@@ -270,7 +273,9 @@ public:
 	/** Per-service metrics for the sidecar's whole life, by registry service index. */
 	uint32_t nb_services() const noexcept;
 	const std::string &service_name(uint32_t svc) const noexcept;
-	const l7_metrics &service_metrics(uint32_t svc) const noexcept;
+	/** Adds the service's metrics here into `to`: this shard's, and the refusals its port
+	 *  RX answered itself (counted in the gate, as the shard counts the rest). */
+	void add_service_metrics(uint32_t svc, l7_metrics &to) const noexcept;
 	/** Deliveries waiting here now: in destination queues, parked retries and refused
 	 *  answers owed to pods that did not drain (control path, read without locks). */
 	uint32_t waiting() const noexcept;
@@ -281,6 +286,8 @@ public:
 	/** The saturation flags this shard publishes; its port RX reads them (set before
 	 *  the lcores start; docs/overload.md). */
 	const port::service_gate &gate() const noexcept;
+	/** The node's hop name in the answers the mesh makes ("<node>/sidecar"). */
+	const std::string &hop() const noexcept { return _hop; }
 
 private:
 	stage();

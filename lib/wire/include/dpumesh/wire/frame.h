@@ -172,6 +172,10 @@ public:
 	bool make(const link_addr &addr, frame_kind kind, const l7_summed &l7, uint16_t mtu) noexcept;
 	/** One frame with these ids; nullptr when no mbuf is left or it has no room. */
 	rte_mbuf *stamp(uint32_t msg_id, uint64_t correlation, mbuf_stash &mbufs) const noexcept;
+	/** The same frame written into `m`, an empty (reset) one-segment mbuf of the caller's
+	 *  (port RX turns a refused request's own mbuf into its answer); false when it has no
+	 *  room (m unchanged). */
+	bool stamp_into(rte_mbuf *m, uint32_t msg_id, uint64_t correlation) const noexcept;
 	/** Whether it was made for this address and header (the same bytes at `l7.data`). */
 	bool made_for(const link_addr &addr, const l7_summed &l7) const noexcept
 	{
