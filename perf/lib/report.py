@@ -479,7 +479,7 @@ if so:
 # info:TAG_rN_FIELD: a paired isolation round's figure (perf/suites/overload.sh ovl_iso_rounds);
 # PHASE-quiet-rN and PHASE-rN: its two client rows
 ROUND_ROW = re.compile(r"^info:([a-z_]+?)_r([0-9]+)_((?:quiet|flood)_(?:p50_us|p99_us|samples|"
-                       r"runq_per_answer_us)|p50_over_quiet|p99_over_quiet)$")
+                       r"runq_per_answer_us|worker_runq_pct)|p50_over_quiet|p99_over_quiet)$")
 ROUND_CLIENT = re.compile(r"^[a-z-]+-(quiet-)?r[0-9]+$")
 
 
@@ -506,16 +506,19 @@ def overload_section():
         out.append("Isolation, paired (docs/benchmarks.md \"overload\"): each round is a quiet "
                    "measurement followed at once by the same one beside the flood; a target is the "
                    "median of its rounds' ratios. Round trips to `quiet`, window 1; samples = round "
-                   "trips measured; run-queue wait = the client's, per answer:")
+                   "trips measured; run-queue wait = the client's, per answer; worker run-queue % = "
+                   "the share of the client's window the worker lcore waited for its CPU:")
         out.append("")
         table(["phase", "round", "quiet p50 µs", "quiet p99 µs", "flood p50 µs", "flood p99 µs",
-               "p50 ÷ quiet", "p99 ÷ quiet", "samples quiet / flood", "run-queue µs quiet / flood"],
+               "p50 ÷ quiet", "p99 ÷ quiet", "samples quiet / flood", "run-queue µs quiet / flood",
+               "worker run-queue % quiet / flood"],
               [[tag.replace("_", "-"), str(n), num(v.get("quiet_p50_us")), num(v.get("quiet_p99_us")),
                 num(v.get("flood_p50_us")), num(v.get("flood_p99_us")), num(v.get("p50_over_quiet")),
                 num(v.get("p99_over_quiet")),
                 "%s / %s" % (v.get("quiet_samples", "—"), v.get("flood_samples", "—")),
                 "%s / %s" % (num(v.get("quiet_runq_per_answer_us")),
-                             num(v.get("flood_runq_per_answer_us")))]
+                             num(v.get("flood_runq_per_answer_us"))),
+                "%s / %s" % (num(v.get("quiet_worker_runq_pct")), num(v.get("flood_worker_runq_pct")))]
                for (tag, n), v in rounds.items()])
     # the rounds' own client rows are in the table above; their floods' rows stay below
     phases = [r for r in ov if ":" not in r["phase"] and "per-message" not in r["phase"]

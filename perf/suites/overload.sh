@@ -72,6 +72,9 @@ OVL_WARMUP=0.5
 # rounds' ratios (docs/benchmarks.md "overload")
 OVL_ISO_ROUNDS=${DPUMESH_PERF_OVL_ISO_ROUNDS:-3}
 OVL_ISO_SECS=${DPUMESH_PERF_OVL_ISO_SECS:-2}
+# a round whose quiet or flood window measured fewer round trips than this is left out of
+# the median (its p99 is a handful of answers: a stalled client), with a WARN
+OVL_ISO_MIN_SAMPLES=${DPUMESH_PERF_OVL_ISO_MIN_SAMPLES:-1000}
 # the profiled window (run.sh --profile): the refused phase, the cost the issue bounds, or
 # DPUMESH_PERF_OVL_PROFILE_AT=net-flood: the network flood's generator run
 PROFILE_AT_overload=${DPUMESH_PERF_OVL_PROFILE_AT:-refused}
@@ -270,40 +273,64 @@ ovl_median() {
 # ovl_ratio A B: A / B with two decimals (0 when B is 0).
 ovl_ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? a / b : 0 }'; }
 
+# ovl_lcore_tel: the worker lcores' CPU accounting now (/dpumesh/lcore_cpu).
+ovl_lcore_tel() { tel get "$DP_TEL" /dpumesh/lcore_cpu; }
+
+# ovl_runq_pct BEFORE AFTER: the share of the window the worker lcores waited in the run
+# queue (runq_ns over wall_ns, %): the box taking the node's CPU, not the node's work.
+ovl_runq_pct() {
+  python3 -c 'import json, sys
+a, b = (json.loads(x)["data"]["/dpumesh/lcore_cpu"] for x in sys.argv[1:3])
+d = lambda k: sum(b[k]) - sum(a[k])
+print("%.1f" % (100.0 * d("runq_ns") / d("wall_ns")) if d("wall_ns") > 0 else "")' "$1" "$2" 2>/dev/null || true
+}
+
 # ovl_iso_rounds PHASE STEP BESIDE [ARGS...]: the paired isolation measurement. OVL_ISO_ROUNDS
 # rounds, each a quiet measurement (64 B round trips to "quiet", window 1, OVL_ISO_SECS;
 # row PHASE-quiet-rN) followed at once by the same client beside a flood: BESIDE NAME
-# SECONDS [ARGS...] runs it (row NAME = PHASE-rN) and sets OVL_b50 OVL_b99 OVL_bline.
+# SECONDS [ARGS...] runs it (row NAME = PHASE-rN) and sets OVL_b50 OVL_b99 OVL_bline, and
+# OVL_bt0 OVL_bt1 (ovl_lcore_tel just before and after its client).
 # Every round's figures as info rows (info:TAG_rN_*: quiet and flood p50, p99, samples,
-# the client's run-queue wait per answer, the two ratios); sets OVL_iso50 OVL_iso99 (the
+# the client's run-queue wait per answer, the worker lcore's run-queue share of the
+# client's window, the two ratios); sets OVL_iso50 OVL_iso99 (the
 # median of the rounds' p50 and p99 ratios: the targets) and OVL_isof50 OVL_isof99 (the
 # median of the rounds' flood p50 and p99, for the single-quiet figure).
 ovl_iso_rounds() {
-  local phase=$1 step=$2 beside=$3 tag=${1//-/_} r qline q50 q99 r50 r99
+  local phase=$1 step=$2 beside=$3 tag=${1//-/_} r qline q50 q99 r50 r99 t0 qrunq
   shift 3
   local a50=() a99=() f50=() f99=()
   for r in $(seq "$OVL_ISO_ROUNDS"); do
     progress "overload: $step $phase round $r/$OVL_ISO_ROUNDS: quiet round trips, then beside the flood (${OVL_ISO_SECS} s each)"
+    t0=$(ovl_lcore_tel)
     ovl_client "$WORK/ovl-$phase-quiet-r$r.out" "$OVL_ISO_SECS" 1 0 quiet
     wait "$OVL_CLIENT_PID" 2>/dev/null || true
+    qrunq=$(ovl_runq_pct "$t0" "$(ovl_lcore_tel)")
     qline=$(tr '\n' ' ' < "$WORK/ovl-$phase-quiet-r$r.out")
     ovl_row "$phase-quiet-r$r" "$qline" 0 || true
     q50=$OVL_p50 q99=$OVL_p99
-    OVL_b50=0 OVL_b99=0 OVL_bline=
+    OVL_b50=0 OVL_b99=0 OVL_bline='' OVL_bt0='' OVL_bt1=''
     "$beside" "$phase-r$r" "$OVL_ISO_SECS" "$@"
     r50=$(ovl_ratio "$OVL_b50" "$q50") r99=$(ovl_ratio "$OVL_b99" "$q99")
-    a50+=("$r50") a99+=("$r99") f50+=("$OVL_b50") f99+=("$OVL_b99")
+    if [ "$(num "$qline" samples)" -ge "$OVL_ISO_MIN_SAMPLES" ] &&
+       [ "$(num "$OVL_bline" samples)" -ge "$OVL_ISO_MIN_SAMPLES" ]; then
+      a50+=("$r50") a99+=("$r99") f50+=("$OVL_b50") f99+=("$OVL_b99")
+    else
+      anomaly WARN "overload $phase round $r: $(num "$qline" samples) quiet and $(num "$OVL_bline" samples) flood samples (< $OVL_ISO_MIN_SAMPLES): left out of the median"
+    fi
     local k v
     for k in quiet_p50_us:$q50 quiet_p99_us:$q99 quiet_samples:$(num "$qline" samples) \
-      quiet_runq_per_answer_us:$(kv "$qline" runq_per_answer_us) flood_p50_us:$OVL_b50 \
-      flood_p99_us:$OVL_b99 flood_samples:$(num "$OVL_bline" samples) \
-      flood_runq_per_answer_us:$(kv "$OVL_bline" runq_per_answer_us) p50_over_quiet:$r50 \
+      quiet_runq_per_answer_us:$(kv "$qline" runq_per_answer_us) quiet_worker_runq_pct:$qrunq \
+      flood_p50_us:$OVL_b50 flood_p99_us:$OVL_b99 flood_samples:$(num "$OVL_bline" samples) \
+      flood_runq_per_answer_us:$(kv "$OVL_bline" runq_per_answer_us) \
+      flood_worker_runq_pct:$(ovl_runq_pct "$OVL_bt0" "$OVL_bt1") p50_over_quiet:$r50 \
       p99_over_quiet:$r99; do
       v=${k#*:}
       ovl_csv "info:${tag}_r${r}_${k%%:*},,,,,,,,,,,,,,,,,$v,,"
     done
     echo "$phase round $r: quiet p50=$q50 p99=$q99, beside the flood p50=$OVL_b50 p99=$OVL_b99: x$r50, x$r99" >> "$RAW/overload.txt"
   done
+  # no round with enough samples: no figure (the target is not met)
+  [ "${#a50[@]}" -gt 0 ] || { anomaly ERROR "overload $phase: no round measured enough round trips"; a50=(inf) a99=(inf) f50=(inf) f99=(inf); }
   OVL_iso50=$(ovl_median "${a50[@]}") OVL_iso99=$(ovl_median "${a99[@]}")
   OVL_isof50=$(ovl_median "${f50[@]}") OVL_isof99=$(ovl_median "${f99[@]}")
 }
@@ -316,8 +343,10 @@ ovl_beside_pod() {
   ovl_client "$WORK/ovl-$name-flood.out" "$fsecs" 256 "$rate" echo
   flood_pid=$OVL_CLIENT_PID
   sleep 0.5
+  OVL_bt0=$(ovl_lcore_tel)
   ovl_client "$WORK/ovl-$name.out" "$secs" 1 0 quiet
   wait "$OVL_CLIENT_PID" 2>/dev/null || true
+  OVL_bt1=$(ovl_lcore_tel)
   wait "$flood_pid" 2>/dev/null || true
   OVL_bline=$(tr '\n' ' ' < "$WORK/ovl-$name.out")
   ovl_row "$name" "$OVL_bline" 0 || true
@@ -335,8 +364,10 @@ ovl_beside_net() {
   ovl_gen "$name" "$WORK/ovl-net-echo.pcap" "$rate" "$gsecs"
   ngen=$OVL_GEN_PID
   ovl_wait_rx
+  OVL_bt0=$(ovl_lcore_tel)
   ovl_client "$WORK/ovl-$name.out" "$secs" 1 0 quiet
   wait "$OVL_CLIENT_PID" 2>/dev/null || true
+  OVL_bt1=$(ovl_lcore_tel)
   kill -0 "$ngen" 2>/dev/null || anomaly WARN "overload $name: the flood ended before the round trips did"
   wait "$ngen" 2>/dev/null || true
   OVL_bline=$(tr '\n' ' ' < "$WORK/ovl-$name.out")
@@ -350,7 +381,7 @@ ovl_beside_net() {
 # the flooded service's goodput of each round collected in OVL_ugoods.
 ovl_beside_unpaced() {
   ovl_unpaced "$1" idle "$2" "$3"
-  OVL_b50=$OVL_u50 OVL_b99=$OVL_u99 OVL_bline=$OVL_uline
+  OVL_b50=$OVL_u50 OVL_b99=$OVL_u99 OVL_bline=$OVL_uline OVL_bt0=$OVL_ut0 OVL_bt1=$OVL_ut1
   OVL_ugoods+=("$OVL_ugood")
 }
 
@@ -375,8 +406,10 @@ ovl_unpaced() {
   ngen=$OVL_GEN_PID
   ovl_wait_rx
   profile_window overload "$phase" 0.5 "$(cpu_secs "$secs" 0.5)"
+  OVL_ut0=$(ovl_lcore_tel)
   ovl_client "$WORK/ovl-$phase.out" "$secs" 1 0 quiet
   wait "$OVL_CLIENT_PID" 2>/dev/null || true
+  OVL_ut1=$(ovl_lcore_tel)
   profile_wait
   kill -0 "$ngen" 2>/dev/null || anomaly WARN "overload $phase: the flood ended before the round trips did"
   wait "$ngen" 2>/dev/null || true
