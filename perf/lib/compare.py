@@ -41,6 +41,10 @@ KNOWN = {
     "memcpy.csv": (["size"], [("memcpy_gbps", +1, "memcpy GB/s")]),
 }
 SKIP = {"profile.csv", "soak_series.csv", "ndr_trials.csv"}
+# files compared generically but keyed on these columns alone (a target row whose "met"
+# changed is still one row), and whose "value" column's direction is its row's bound:
+# "<= x" less is better, ">= x" more is better, none (info rows) not called
+KEYED = {"overload.csv": (["phase"], "target")}
 
 
 def fnum(x):
@@ -79,7 +83,19 @@ def spec_for(name, rows):
     cols = list(rows[0].keys()) if rows else []
     keys = [c for c in cols if not all(fnum(r[c]) is not None for r in rows if r[c] != "")]
     mets = [(c, guess_direction(c), c) for c in cols if c not in keys]
+    if name in KEYED:
+        keys = KEYED[name][0]
+        mets = [(c, 0 if c == "value" else d, label) for c, d, label in mets if c not in keys]
     return keys, mets
+
+
+def row_direction(name, rows, keys, key, metric, direction):
+    """the direction of a KEYED file's "value" in the row KEY: from its bound column."""
+    if name not in KEYED or metric != "value":
+        return direction
+    bound = next((r.get(KEYED[name][1], "") for r in rows
+                  if tuple(r.get(c, "") for c in keys) == key), "")
+    return -1 if bound.startswith("<=") else +1 if bound.startswith(">=") else 0
 
 
 def mean(v):
@@ -185,6 +201,7 @@ for name in files:
         rrow = list(k) + (["baseline (same binary)"] if base else [""])
         arow = list(k)
         for metric, direction, label in mets:
+            direction = row_direction(name, allrows, keys, k, metric, direction)
             o, n = cols[metric][0].get(k, []), cols[metric][1].get(k, [])
             mo_, mn_ = mean(o), mean(n)
             if mo_ is None or mn_ is None:

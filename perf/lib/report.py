@@ -6,6 +6,7 @@
 #   report.py RESULTS_DIR
 import csv
 import os
+import re
 import subprocess
 import sys
 
@@ -485,6 +486,13 @@ if so:
     plots.append(("soak.png", "soak"))
 
 # ---- overload ----
+# info:TAG_rN_FIELD: a paired isolation round's figure (perf/suites/overload.sh ovl_iso_rounds);
+# PHASE-quiet-rN and PHASE-rN: its two client rows
+ROUND_ROW = re.compile(r"^info:([a-z_]+?)_r([0-9]+)_((?:quiet|flood)_(?:p50_us|p99_us|samples|"
+                       r"runq_per_answer_us|worker_runq_pct)|p50_over_quiet|p99_over_quiet)$")
+ROUND_CLIENT = re.compile(r"^[a-z-]+-(quiet-)?r[0-9]+$")
+
+
 def overload_section():
     ov = read("overload.csv")
     if not ov:
@@ -498,7 +506,33 @@ def overload_section():
         table(["target", "value", "bound", "met"],
               [[r["phase"][len("target:"):], r["value"], r["target"],
                 "yes" if r["met"] == "yes" else "**%s**" % (r["met"] or "—")] for r in targets])
-    phases = [r for r in ov if ":" not in r["phase"] and "per-message" not in r["phase"]]
+    # the paired isolation rounds (info:TAG_rN_FIELD rows): one table row per phase and round
+    rounds = {}
+    for r in ov:
+        m = ROUND_ROW.match(r["phase"])
+        if m:
+            rounds.setdefault((m.group(1), int(m.group(2))), {})[m.group(3)] = r["value"]
+    if rounds:
+        out.append("Isolation, paired (docs/benchmarks.md \"overload\"): each round is a quiet "
+                   "measurement followed at once by the same one beside the flood; a target is the "
+                   "median of its rounds' ratios. Round trips to `quiet`, window 1; samples = round "
+                   "trips measured; run-queue wait = the client's, per answer; worker run-queue % = "
+                   "the share of the client's window the worker lcore waited for its CPU:")
+        out.append("")
+        table(["phase", "round", "quiet p50 µs", "quiet p99 µs", "flood p50 µs", "flood p99 µs",
+               "p50 ÷ quiet", "p99 ÷ quiet", "samples quiet / flood", "run-queue µs quiet / flood",
+               "worker run-queue % quiet / flood"],
+              [[tag.replace("_", "-"), str(n), num(v.get("quiet_p50_us")), num(v.get("quiet_p99_us")),
+                num(v.get("flood_p50_us")), num(v.get("flood_p99_us")), num(v.get("p50_over_quiet")),
+                num(v.get("p99_over_quiet")),
+                "%s / %s" % (v.get("quiet_samples", "—"), v.get("flood_samples", "—")),
+                "%s / %s" % (num(v.get("quiet_runq_per_answer_us")),
+                             num(v.get("flood_runq_per_answer_us"))),
+                "%s / %s" % (num(v.get("quiet_worker_runq_pct")), num(v.get("flood_worker_runq_pct")))]
+               for (tag, n), v in rounds.items()])
+    # the rounds' own client rows are in the table above; their floods' rows stay below
+    phases = [r for r in ov if ":" not in r["phase"] and "per-message" not in r["phase"]
+              and not ROUND_CLIENT.match(r["phase"])]
     if phases:
         out.append("Per phase (latencies of the 200s where the phase has them, else of every answer; "
                    "sidecar thread CPU per delivered round trip and per refused request in the "
@@ -518,7 +552,7 @@ def overload_section():
                "cycles per refused", "value"],
               [[r["phase"], num(r["cpu_ns_per_ok"]), num(r["cpu_ns_per_refused"]),
                 num(r["cycles_per_ok"]), num(r["cycles_per_refused"]), num(r["value"])] for r in per])
-    info = [r for r in ov if r["phase"].startswith("info:")]
+    info = [r for r in ov if r["phase"].startswith("info:") and not ROUND_ROW.match(r["phase"])]
     if info:
         out.append("; ".join("%s %s" % (r["phase"][len("info:"):], r["value"]) for r in info) + ".")
         out.append("")
