@@ -439,6 +439,43 @@ TEST(Engine, PortRxRefusesAManyFrameRequestAtItsFirstFrame)
 	rte_mempool_free(*pool);
 }
 
+namespace {
+
+/* A started port of one RX and one TX queue of 64 made from two rings
+ * (rte_eth_from_rings), with its mbuf pool: the test puts frames on `rx` and reads what the
+ * port sends from `tx`. port_id -1: something could not be made. */
+struct ring_port {
+	rte_mempool *mp = nullptr;
+	rte_ring *rx = nullptr, *tx = nullptr;
+	int port_id = -1;
+};
+
+ring_port started_ring_port(const std::string &name)
+{
+	ring_port p;
+	p.mp = rte_pktmbuf_pool_create((name + "_pool").c_str(), 2047, 0, 0,
+				       RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	p.rx = rte_ring_create((name + "_rxr").c_str(), 64, SOCKET_ID_ANY,
+			       RING_F_SP_ENQ | RING_F_SC_DEQ);
+	p.tx = rte_ring_create((name + "_txr").c_str(), 64, SOCKET_ID_ANY,
+			       RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (!p.mp || !p.rx || !p.tx)
+		return p;
+	const int port_id = rte_eth_from_rings(name.c_str(), &p.rx, 1, &p.tx, 1, SOCKET_ID_ANY);
+	if (port_id < 0)
+		return p;
+	const auto pid = static_cast<uint16_t>(port_id);
+	rte_eth_conf conf{};
+	if (rte_eth_dev_configure(pid, 1, 1, &conf) == 0 &&
+	    rte_eth_rx_queue_setup(pid, 0, 64, SOCKET_ID_ANY, nullptr, p.mp) == 0 &&
+	    rte_eth_tx_queue_setup(pid, 0, 64, SOCKET_ID_ANY, nullptr) == 0 &&
+	    rte_eth_dev_start(pid) == 0)
+		p.port_id = port_id;
+	return p;
+}
+
+} // namespace
+
 /* A saturated service's requests of one frame are answered by port RX itself, in the poll
  * that read them (docs/overload.md, "Port RX answers what it refuses"): each once, 503
  * saturated, the bytes the sidecar's egress::reply() makes for that requester (fragment() of
@@ -449,25 +486,9 @@ TEST(Engine, PortRxRefusesAManyFrameRequestAtItsFirstFrame)
  * the requests on its RX ring and reads its TX ring as the requester. */
 TEST(Engine, PortRxAnswersASaturatedServicesOneFrameRequestsItself)
 {
-	rte_mempool *mp = rte_pktmbuf_pool_create("engine_ans_pool", 2047, 0, 0,
-						  RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	rte_ring *in = rte_ring_create("engine_ans_in", 64, SOCKET_ID_ANY,
-				       RING_F_SP_ENQ | RING_F_SC_DEQ);
-	rte_ring *peer = rte_ring_create("engine_ans_peer", 64, SOCKET_ID_ANY,
-					 RING_F_SP_ENQ | RING_F_SC_DEQ);
-	ASSERT_NE(mp, nullptr);
-	ASSERT_NE(in, nullptr);
-	ASSERT_NE(peer, nullptr);
-	const int port_id = rte_eth_from_rings("engine_ans", &in, 1, &peer, 1, SOCKET_ID_ANY);
+	const auto [mp, in, peer, port_id] = started_ring_port("engine_ans");
 	ASSERT_GE(port_id, 0);
 	const auto pid = static_cast<uint16_t>(port_id);
-	{
-		rte_eth_conf conf{};
-		ASSERT_EQ(rte_eth_dev_configure(pid, 1, 1, &conf), 0);
-		ASSERT_EQ(rte_eth_rx_queue_setup(pid, 0, 64, SOCKET_ID_ANY, nullptr, mp), 0);
-		ASSERT_EQ(rte_eth_tx_queue_setup(pid, 0, 64, SOCKET_ID_ANY, nullptr), 0);
-		ASSERT_EQ(rte_eth_dev_start(pid), 0);
-	}
 	port::service_gate gate({"echo", "other"});
 	const uint32_t echo = gate.find("echo");
 	gate.set_saturated(echo, true);
@@ -974,25 +995,8 @@ TEST(Engine, ARealTimeControlThreadStopsAWorkerThatSharesItsCpu)
  * it does not drop"). The port is a ring port whose TX ring the test reads as the peer. */
 TEST(Engine, PortTxOwesASlowPeerEveryFrameInOrder)
 {
-	rte_mempool *mp = rte_pktmbuf_pool_create("engine_txo_pool", 2047, 0, 0,
-						  RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-	rte_ring *peer = rte_ring_create("engine_txo_peer", 64, SOCKET_ID_ANY,
-					 RING_F_SP_ENQ | RING_F_SC_DEQ);
-	rte_ring *unused = rte_ring_create("engine_txo_rx", 64, SOCKET_ID_ANY,
-					   RING_F_SP_ENQ | RING_F_SC_DEQ);
-	ASSERT_NE(mp, nullptr);
-	ASSERT_NE(peer, nullptr);
-	ASSERT_NE(unused, nullptr);
-	const int port_id = rte_eth_from_rings("engine_txo", &unused, 1, &peer, 1, SOCKET_ID_ANY);
+	const auto [mp, unused, peer, port_id] = started_ring_port("engine_txo");
 	ASSERT_GE(port_id, 0);
-	{
-		const auto pid = static_cast<uint16_t>(port_id);
-		rte_eth_conf conf{};
-		ASSERT_EQ(rte_eth_dev_configure(pid, 1, 1, &conf), 0);
-		ASSERT_EQ(rte_eth_rx_queue_setup(pid, 0, 64, SOCKET_ID_ANY, nullptr, mp), 0);
-		ASSERT_EQ(rte_eth_tx_queue_setup(pid, 0, 64, SOCKET_ID_ANY, nullptr), 0);
-		ASSERT_EQ(rte_eth_dev_start(pid), 0);
-	}
 	const unsigned peer_room = rte_ring_get_capacity(peer);
 	constexpr unsigned backlog = 256;
 	std::vector<uint32_t> got;
