@@ -47,16 +47,6 @@ void refusal_of(const Frame &pf, rx_refusal why, rx_msg *rm) noexcept
 	rm->refusal = why;
 }
 
-/* A saturated service's request refused at its first frame, for the sidecar to answer. */
-void refused_at(const wire::parsed_frame &pf, uint32_t svc, uint64_t now, uint16_t port,
-		rx_msg *rm) noexcept
-{
-	refusal_of(pf, rx_refusal::saturated, rm);
-	rm->rx_tsc = now;
-	rm->port_id = port;
-	rm->svc = svc;
-}
-
 /* Whether two 16-byte addresses are the same: two word compares (memcmp() was a libc call
  * per frame) */
 inline bool same_ip(const uint8_t *a, const uint8_t *b) noexcept
@@ -189,6 +179,23 @@ uint16_t rx_poll(void *arg) noexcept
 	uint32_t answered_svc[rx_ctx::burst];
 	unsigned nb_answers = 0;
 	int answer_here = c.answers ? -1 : 0;
+	/* a saturated service's request refused at its first frame, handed on for the sidecar
+	 * to answer; false when no rx_msg was left (counted) */
+	const auto hand_on = [&](const wire::parsed_frame &f, uint32_t svc,
+				 unsigned left) noexcept {
+		bool reserve = false;
+		rx_msg *rm = take(true, &reserve, left);
+		if (!rm) [[unlikely]] {
+			(c.reserve_pool ? c.stats.reserve_empty : c.stats.msg_pool_empty).inc();
+			return false;
+		}
+		refusal_of(f, rx_refusal::saturated, rm);
+		rm->rx_tsc = now;
+		rm->port_id = q.port;
+		rm->svc = svc;
+		refuse(rm);
+		return true;
+	};
 	/* messages already waiting for the sidecar: past backlog_limit a request is refused */
 	const unsigned backlog =
 		c.next && c.backlog_limit != UINT32_MAX ? rte_ring_count(c.next) : 0;
@@ -235,17 +242,11 @@ uint16_t rx_poll(void *arg) noexcept
 			} else if (c.reasm->refuse(m, pf, reasm_now) == wire::reasm_refusal::repeat) {
 				continue; /* its first frame again: refused (answered) already */
 			}
-			bool reserve = false;
-			rx_msg *rm = take(true, &reserve, n - i);
-			if (!rm) [[unlikely]] {
-				(c.reserve_pool ? c.stats.reserve_empty : c.stats.msg_pool_empty).inc();
+			if (!hand_on(pf, svc, n - i)) [[unlikely]]
 				continue;
-			}
 			if (pf.frag_len == pf.msg_len && answer_here > 0) [[unlikely]]
 				c.stats.answers_handed_on.inc(); /* port TX held frames, or no answer */
-			refused_at(pf, svc, now, q.port, rm);
 			refused++;
-			refuse(rm);
 			continue;
 		}
 		wire::message msg;
@@ -289,14 +290,7 @@ uint16_t rx_poll(void *arg) noexcept
 			c.gate->count_answered(answered_svc[i]);
 		for (unsigned i = answered; i < nb_answers; i++) {
 			rte_pktmbuf_free(answers[i]);
-			bool reserve = false;
-			rx_msg *rm = take(true, &reserve, nb_answers - i);
-			if (!rm) [[unlikely]] {
-				(c.reserve_pool ? c.stats.reserve_empty : c.stats.msg_pool_empty).inc();
-				continue;
-			}
-			refused_at(answered_pf[i], answered_svc[i], now, q.port, rm);
-			refuse(rm);
+			(void)hand_on(answered_pf[i], answered_svc[i], nb_answers - i);
 		}
 		c.stats.answered_saturated.add(answered);
 		if (answered < nb_answers) [[unlikely]]
