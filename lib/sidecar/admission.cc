@@ -165,9 +165,7 @@ void admission::count_refused_at_rx(uint32_t svc) noexcept
 {
 	if (svc >= nb_services())
 		return;
-	_metrics[svc].requests.inc();
-	_metrics[svc].refused.inc();
-	_metrics[svc].answer(503, true);
+	_metrics[svc].refused_here(503);
 }
 
 bool admission::still_saturated(uint32_t svc) noexcept
@@ -182,10 +180,8 @@ void admission::count_saturated(uint32_t svc) noexcept
 	_stats.saturated.inc();
 	_stats.saturated_gate.inc();
 	l7_metrics &m = _metrics[svc];
-	m.requests.inc();
-	m.refused.inc();
+	m.refused_here(503);
 	m.refused_by[static_cast<size_t>(refusal_reason::saturated)].inc();
-	m.answer(503, true);
 }
 
 void admission::overloaded(verdict &v) noexcept

@@ -204,12 +204,8 @@ void stage::add_service_metrics(uint32_t svc, l7_metrics &to) const noexcept
 {
 	to.add(_admission->metrics(svc));
 	/* port RX's own 503s, counted as refused_at_rx() counts those it hands on */
-	if (const uint64_t n = _admission->gate().answered(svc)) {
-		to.requests.add(n);
-		to.refused.add(n);
-		to.classes[503 / 100 - 1].add(n);
-		to.mesh_generated.add(n);
-	}
+	if (const uint64_t n = _admission->gate().answered(svc))
+		to.refused_here(503, n);
 }
 const port::service_gate &stage::gate() const noexcept { return _admission->gate(); }
 

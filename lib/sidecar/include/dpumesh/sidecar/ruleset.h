@@ -92,6 +92,15 @@ struct alignas(64) l7_metrics {
 		if (mesh)
 			mesh_generated.inc();
 	}
+	/** `n` requests the mesh refused itself with `status`: taken, refused, answered. */
+	void refused_here(uint16_t status, uint64_t n = 1) noexcept
+	{
+		requests.add(n);
+		refused.add(n);
+		if (status >= 100 && status < 600)
+			classes[status / 100 - 1].add(n);
+		mesh_generated.add(n);
+	}
 	/** Adds another's reads into this one (control: the sum over sidecar shards). */
 	void add(const l7_metrics &o) noexcept;
 };
