@@ -246,8 +246,7 @@ wire::endpoint endpoint_of(const sockaddr_storage &sa) noexcept
 		e = wire::endpoint::from_v4(a->sin_addr.s_addr, ntohs(a->sin_port));
 	} else if (sa.ss_family == AF_INET6) {
 		const auto *a = reinterpret_cast<const sockaddr_in6 *>(&sa);
-		std::memcpy(e.ip, &a->sin6_addr, 16);
-		e.port = ntohs(a->sin6_port);
+		e = wire::endpoint::from_v6(a->sin6_addr.s6_addr, ntohs(a->sin6_port));
 	}
 	return e;
 }

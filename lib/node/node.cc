@@ -237,11 +237,8 @@ status instance::build_port_stages()
 		ctx->mesh_port_be = rte_cpu_to_be_16(_cfg.node.mesh_port);
 		if (_cfg.node.ipv4)
 			ctx->ip4 = wire::endpoint::from_v4(_cfg.node.ipv4->s_addr, 0);
-		if (_cfg.node.ipv6) {
-			wire::endpoint e;
-			std::memcpy(e.ip, _cfg.node.ipv6->s6_addr, 16);
-			ctx->ip6 = e;
-		}
+		if (_cfg.node.ipv6)
+			ctx->ip6 = wire::endpoint::from_v6(_cfg.node.ipv6->s6_addr, 0);
 		ctx->max_message = wire::reasm_config{}.max_message;
 		ctx->msg_pool = _msgs.get();
 		ctx->reserve_pool = _msg_reserve.get();
@@ -315,12 +312,8 @@ void instance::attach_rx_answers(unsigned k, const sidecar::stage &shard)
 	std::optional<wire::endpoint> ep4, ep6;
 	if (_cfg.node.ipv4)
 		ep4 = wire::endpoint::from_v4(_cfg.node.ipv4->s_addr, _cfg.node.mesh_port);
-	if (_cfg.node.ipv6) {
-		wire::endpoint e;
-		std::memcpy(e.ip, _cfg.node.ipv6->s6_addr, 16);
-		e.port = _cfg.node.mesh_port;
-		ep6 = e;
-	}
+	if (_cfg.node.ipv6)
+		ep6 = wire::endpoint::from_v6(_cfg.node.ipv6->s6_addr, _cfg.node.mesh_port);
 	auto answers = std::make_unique<port::rx_answers>(_cfg.node.mac, ep4, ep6, shard.hop(),
 							  nw + k, 2 * nw);
 	auto rx_lcore = lcore_of(k, "port_rx");

@@ -23,12 +23,8 @@ result<std::unique_ptr<egress>> egress::create(const config::node_config &cfg,
 	std::memcpy(e->_mac, cfg.node.mac, 6);
 	if (cfg.node.ipv4)
 		e->_ep4 = wire::endpoint::from_v4(cfg.node.ipv4->s_addr, cfg.node.mesh_port);
-	if (cfg.node.ipv6) {
-		wire::endpoint ep;
-		std::memcpy(ep.ip, cfg.node.ipv6->s6_addr, 16);
-		ep.port = cfg.node.mesh_port;
-		e->_ep6 = ep;
-	}
+	if (cfg.node.ipv6)
+		e->_ep6 = wire::endpoint::from_v6(cfg.node.ipv6->s6_addr, cfg.node.mesh_port);
 	e->_pkts = net.pkts;
 	e->_mbufs = std::make_unique<wire::mbuf_stash>(net.pkts);
 	/* message ids of the node's shards never meet: shard k sends k + s, k + 2s, ... (s:
@@ -65,8 +61,7 @@ result<std::unique_ptr<egress>> egress::create(const config::node_config &cfg,
 			pl.to.addr.dst = wire::endpoint::from_v4(pc.ipv4->s_addr, pc.mesh_port);
 		} else if (pc.ipv6 && e->_ep6) {
 			pl.to.addr.src = *e->_ep6;
-			std::memcpy(pl.to.addr.dst.ip, pc.ipv6->s6_addr, 16);
-			pl.to.addr.dst.port = pc.mesh_port;
+			pl.to.addr.dst = wire::endpoint::from_v6(pc.ipv6->s6_addr, pc.mesh_port);
 		} else {
 			return errorf("%s: peer %s has no IP address family in common with node %s",
 				      cfg.where("/peers/" + std::to_string(i)).c_str(), pc.name.c_str(),

@@ -98,6 +98,14 @@ struct endpoint {
 		e.set_v4(addr_be, port);
 		return e;
 	}
+	/** An IPv6 endpoint: the address's 16 bytes (network order), port. */
+	static endpoint from_v6(const uint8_t addr[16], uint16_t port) noexcept
+	{
+		endpoint e;
+		std::memcpy(e.ip, addr, 16);
+		e.port = port;
+		return e;
+	}
 	/** This endpoint as ::ffff:addr, port. */
 	void set_v4(uint32_t addr_be, uint16_t p) noexcept
 	{
