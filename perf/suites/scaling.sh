@@ -85,11 +85,18 @@ scale_point() {
   scale_csv "$1,$2,$(kv "$line" rps),$(kv "$line" rtt_p50_us),$(kv "$line" rtt_p99_us),$(kv "$line" rtt_p999_us),$(awk -v b="$(kv "$delta" busy)" -v n="$ok" 'BEGIN { printf "%.0f", n ? b / n : 0 }'),$answering,$(rss_kb "$DP_PID"),$rss,$err,$(kv "$cpu" dpumesh_cpu_us),$(kv "$cpu" dpumesh_user_us),$(kv "$cpu" dpumesh_sys_us),$(kv "$cpu" pods_cpu_us),$(kv "$cpu" pods_user_us),$(kv "$cpu" pods_sys_us),$db,$(kv "$cpu" doorbell_us),$(kv "$cpu" lcore_us),$(kv "$cpu" work_us),$(kv "$cpu" work_only_us),$(kv "$cpu" rest_us),$(kv "$cpu" sleeps_per_unit),$(kv "$cpu" stage.dpa_tx_us),$(kv "$cpu" stage.dpa_rx_us),$(kv "$cpu" stage.sidecar_us),$(kv "$cpu" sq_heads_per_look),$(kv "$cpu" doorbell_cpu_us),$(kv "$cpu" tx_ring_checks_per_unit),$(kv "$cpu" tx_rings_per_unit)"
 }
 
+# scale_end N SERIES...: whether N is the series' first or last point.
+scale_end() {
+  local n=$1
+  shift
+  [ "$n" = "$1" ] || [ "$n" = "${*: -1}" ]
+}
+
 # scale_paced DIMENSION N SERVICES SERIES...: the paced point, at the series' first and last N.
 scale_paced() {
   local dim=$1 n=$2 list=$3
   shift 3
-  [ "$SCALE_RATE" != 0 ] && { [ "$n" = "$1" ] || [ "$n" = "${*: -1}" ]; } || return 0
+  [ "$SCALE_RATE" != 0 ] && scale_end "$n" "$@" || return 0
   progress "scaling: $dim=$n paced at $SCALE_RATE round trips/s"
   scale_point "$dim-paced" "$n" "$list" "$SCALE_RATE"
 }
@@ -100,8 +107,7 @@ scale_paced() {
 # work" (issue 15), without the batching a load spread over every pod loses.
 scale_idle() {
   local n=$1
-  shift
-  { [ "$n" = "$1" ] || [ "$n" = "${*: -1}" ]; } || return 0
+  scale_end "$@" || return 0
   progress "scaling: $n pod(s) registered, one with work"
   scale_point idle-pods "$n" svc0 0 1
 }
