@@ -274,14 +274,14 @@ status cmd_show_dpa(invocation &inv)
 			" tx_parks=%" PRIu64 " tx_rings=%" PRIu64
 			" tx_ring_checks=%" PRIu64 "\n"
 			"  tx pods: cools=%" PRIu64 " unparks=%" PRIu64 " looks=%" PRIu64
-			" sq_heads=%" PRIu64 " sweep_finds=%" PRIu64 "\n"
+			" sq_heads=%" PRIu64 " sweep_finds=%" PRIu64 " follow_ups=%" PRIu64 "\n"
 			"  kernels: tx_inflight=%u rx_inflight=%u tx_no_hbuf=%" PRIu64
 			" tx_dma_errors=%" PRIu64 " rx_completions=%" PRIu64 " rx_bad_commands=%" PRIu64
 			"\n",
 			t.thread, t.tx_taken, t.tx_posted, t.rx_delivered, t.rx_handed_back,
 			t.tx_completions, t.remote_completions, t.doorbells, t.doorbells_suppressed,
 			t.doorbell_cycles, t.tx_parks, t.tx_rings, t.tx_ring_checks,
-			t.tx_cools, t.tx_unparks, t.tx_ready_calls, t.tx_sq_looks, t.tx_sweep_finds,
+			t.tx_cools, t.tx_unparks, t.tx_ready_calls, t.tx_sq_looks, t.tx_sweep_finds, t.follow_ups,
 			t.tx_inflight, t.rx_inflight,
 			t.tx_no_hbuf, t.tx_dma_errors, t.rx_completions, t.rx_bad_commands);
 	return status::ok();

@@ -48,6 +48,7 @@ void read_dpa(const dpa::emulator &emu, snapshot &s)
 		v.tx_ready_calls = ts.tx_ready_calls.get();
 		v.tx_sq_looks = ts.tx_sq_looks.get();
 		v.tx_sweep_finds = ts.tx_sweep_finds.get();
+		v.follow_ups = ts.follow_ups.get();
 		v.tx_inflight = k.nb_tx_inflight;
 		v.rx_inflight = k.nb_rx_inflight;
 		v.tx_no_hbuf = k.tx_no_hbuf;

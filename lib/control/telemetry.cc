@@ -324,6 +324,7 @@ int fill_dpa(node &n, rte_tel_data *d)
 	DPUMESH_TEL_U64_COLUMN(c, "tx_ready_calls", t, r.tx_ready_calls);
 	DPUMESH_TEL_U64_COLUMN(c, "tx_sq_looks", t, r.tx_sq_looks);
 	DPUMESH_TEL_U64_COLUMN(c, "tx_sweep_finds", t, r.tx_sweep_finds);
+	DPUMESH_TEL_U64_COLUMN(c, "follow_ups", t, r.follow_ups);
 	/* one pool for all threads: the same number in every row */
 	DPUMESH_TEL_U64_COLUMN(c, "hbufs_in_use", t, ((void)r, s.hbufs_in_use));
 	/* what doorbell_cycles count in (the same in every row) */

@@ -212,6 +212,12 @@ struct dpa_dev {
 		return !finished && (notified || doorbell || (armed && cq_tail != cq_taken));
 	}
 
+	/* due because a copy it asked to hear of completed (not merely notified) */
+	bool completed() const noexcept { return !finished && armed && cq_tail != cq_taken; }
+
+	/* copies posted and rung that the DMA hardware has not taken yet */
+	bool copies_rung() const noexcept { return submitted != rung; }
+
 	void activate(dpa::kernel_fn fn, void *arg) noexcept
 	{
 		notified = false;
@@ -276,6 +282,9 @@ struct dpumesh::dpa::emulator::pair {
 	static constexpr uint64_t cool_after_us = 50;
 	static constexpr uint32_t sweep_pods = 8;
 	static constexpr uint64_t ring_gap_us = 5;
+	/* Rounds of DMA hardware + kernels a poll runs after its first, while the kernels'
+	 * copies complete (poll(): a message's leg in one poll, not one pass per step). */
+	static constexpr unsigned follow_ups = 2;
 
 	dpa::emulator *emu = nullptr;
 	pod_registry *reg = nullptr;
@@ -330,6 +339,7 @@ struct dpumesh::dpa::emulator::pair {
 	uint64_t next_ring_check = 0, next_cool_check = 0;
 	uint64_t pass_now = 0;          /* TSC at the start of this poll */
 	bool look_now = false;          /* the lcore slept: look at the doorbells at once */
+	bool tx_looked = false;         /* this poll's TX look at the SQ heads is done */
 	bool had_work = false;          /* a poll did work since the lcore last prepared to sleep */
 	uint32_t pass_work = 0;         /* units of work in this poll (descriptors, rings) */
 
@@ -649,6 +659,44 @@ struct dpumesh::dpa::emulator::pair {
 		       rte_ring_count(completions) != 0;
 	}
 
+	void run_tx() noexcept
+	{
+		tx.activate([](::dpa_dev *d, void *a) { dpa_tx_kernel(d, static_cast<dpa_tx_state *>(a)); }, &ts);
+	}
+	void run_rx() noexcept
+	{
+		rx.activate([](::dpa_dev *d, void *a) { dpa_rx_kernel(d, static_cast<dpa_rx_state *>(a)); }, &rs);
+	}
+
+	/*
+	 * The kernels' copies of this poll, and their next step in the same poll. A CPU engine
+	 * copies when the DMA hardware submits, so a header the TX kernel took is in its hbuf
+	 * at once, and a delivery's copies likewise: the kernel's next activation (post the
+	 * header to the Arm; post the pod's RX SQ entry, complete the sender) is due now, not
+	 * on the next pass. Run it here, so that one poll carries a message's leg where it took
+	 * three passes: a lone message (at 64 pods every message is alone in its pass) paid
+	 * three polls' fixed costs per step. Only kernels a completion made due run (not the
+	 * TX kernel's look again: tx_looked); an engine whose copies are not done yet leaves
+	 * them to later passes as before. Bounded by follow_ups rounds.
+	 */
+	void follow_up(bool with_tx) noexcept
+	{
+		for (unsigned r = 0; r < follow_ups; r++) {
+			if (!tx.copies_rung() && !rx.copies_rung())
+				return;
+			hw.step();
+			const bool run_t = with_tx && tx.completed();
+			const bool run_r = rx.completed();
+			if (!run_t && !run_r)
+				return;
+			stats.follow_ups.inc();
+			if (run_t)
+				run_tx();
+			if (run_r)
+				run_rx();
+		}
+	}
+
 	/* One pass of the lcore: the pods' TX doorbells (with_tx), the DMA hardware, then each
 	 * kernel if an activation is due. The TX kernel's doorbell is "a hot or cold pod may have
 	 * work" (the emulator loads the hot pods' SQ heads and sweep_pods cold pods'); parked pods
@@ -675,12 +723,14 @@ struct dpumesh::dpa::emulator::pair {
 				cool_idle(now);
 			}
 		}
+		tx_looked = false;
 		hw.step();
 		if (with_tx && tx.due(nb_active != 0 || nb_cold != 0))
-			tx.activate([](::dpa_dev *d, void *a) { dpa_tx_kernel(d, static_cast<dpa_tx_state *>(a)); }, &ts);
+			run_tx();
 		drain_completions();
 		if (rx.due(rx_doorbell()))
-			rx.activate([](::dpa_dev *d, void *a) { dpa_rx_kernel(d, static_cast<dpa_rx_state *>(a)); }, &rs);
+			run_rx();
+		follow_up(with_tx);
 		uint32_t ran = pass_work + (idle() ? 0 : 1);
 		if (ran)
 			had_work = true;
@@ -827,8 +877,9 @@ int dpa_thread_stop_requested(struct dpa_dev *d) { return d->stop; }
 uint32_t dpa_tx_ready(struct dpa_dev *d, uint32_t *sqs, uint32_t max)
 {
 	auto *p = d->pair;
-	if (!p || p->draining)
-		return 0;
+	if (!p || p->draining || p->tx_looked)
+		return 0; /* a follow-up activation: the heads were looked at in this poll */
+	p->tx_looked = true;
 	if (p->membership != p->reg->membership())
 		p->refresh_owned();
 	const uint64_t now = p->pass_now;
@@ -847,14 +898,19 @@ uint32_t dpa_tx_ready(struct dpa_dev *d, uint32_t *sqs, uint32_t max)
 		}
 		return got != before;
 	};
+	/* the lists are walked from their cursors with a wrap, not a division per pod */
 	const uint32_t n = p->nb_active;
-	for (uint32_t k = 0; k < n && got < max; k++) {
-		auto &w = p->watch[p->active[(p->ready_cursor + k) % n]];
-		if (look(w))
-			w.last_work = now;
+	if (n) {
+		uint32_t i = p->ready_cursor < n ? p->ready_cursor : 0;
+		for (uint32_t k = 0; k < n && got < max; k++) {
+			auto &w = p->watch[p->active[i]];
+			if (look(w))
+				w.last_work = now;
+			if (++i == n)
+				i = 0;
+		}
+		p->ready_cursor = p->ready_cursor + 1 < n ? p->ready_cursor + 1 : 0;
 	}
-	if (n)
-		p->ready_cursor = (p->ready_cursor + 1) % n;
 	const uint32_t nc = p->nb_cold;
 	if (nc) {
 		uint32_t found[DPUMESH_MAX_PODS];
@@ -863,12 +919,15 @@ uint32_t dpa_tx_ready(struct dpa_dev *d, uint32_t *sqs, uint32_t max)
 		 * meanwhile should not wait ceil(cold / sweep_pods) more passes) */
 		const uint32_t m = p->sweep_all ? nc : std::min(nc, dpa::emulator::pair::sweep_pods);
 		p->sweep_all = false;
+		uint32_t i = p->sweep_cursor < nc ? p->sweep_cursor : 0;
 		for (uint32_t k = 0; k < m; k++) {
-			const uint32_t pid = p->cold[(p->sweep_cursor + k) % nc];
+			const uint32_t pid = p->cold[i];
 			if (look(p->watch[pid]))
 				found[nf++] = pid;
+			if (++i == nc)
+				i = 0;
 		}
-		p->sweep_cursor = (p->sweep_cursor + m) % nc;
+		p->sweep_cursor = i;
 		for (uint32_t k = 0; k < nf; k++)
 			p->heat(found[k], now);
 		if (nf)

@@ -55,6 +55,7 @@ struct dpa_thread_view {
 	uint64_t tx_parks, tx_rings, tx_ring_checks;
 	/** hot -> cold, parked -> cold, looks for SQs with work, SQ heads loaded, sweep finds */
 	uint64_t tx_cools, tx_unparks, tx_ready_calls, tx_sq_looks, tx_sweep_finds;
+	uint64_t follow_ups; /**< dpa::thread_stats::follow_ups */
 	/* the thread's kernels */
 	uint32_t tx_inflight, rx_inflight;
 	uint64_t tx_no_hbuf, tx_dma_errors, rx_completions, rx_bad_commands;

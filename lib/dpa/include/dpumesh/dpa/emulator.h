@@ -90,6 +90,9 @@ struct alignas(64) thread_stats {
 	 *  heads they loaded (heads per look: what a pass costs), cold pods the sweep found
 	 *  with work */
 	counter tx_cools, tx_unparks, tx_ready_calls, tx_sq_looks, tx_sweep_finds;
+	/** follow-up rounds: kernels run again in a poll on copies that completed in it (a
+	 *  message's leg in one poll: the header posted to the Arm, a delivery finished) */
+	counter follow_ups;
 };
 
 /** The kernels' own counters, read with relaxed loads (a snapshot for control). */
