@@ -17,6 +17,7 @@
 #include <rte_errno.h>
 #include <rte_malloc.h>
 
+#include "dpumesh/common/eal.h"
 #include "dpumesh/dma/dma.h"
 #include "dpumesh/common/log.h"
 
@@ -144,6 +145,6 @@ int main(int argc, char **argv)
 	dev.value().reset();
 	rte_free(src);
 	rte_free(dst);
-	rte_eal_cleanup();
+	dpumesh::eal_cleanup();
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 
+#include "dpumesh/common/eal.h"
 #include "dpumesh/app/options.h"
 #include "dpumesh/common/log.h"
 #include "dpumesh/config/config.h"
@@ -95,7 +96,7 @@ int run(int argc, char **argv)
 		st = errorf("--cmdline-file %s: %s", opts->cmdline_file.c_str(), std::strerror(errno));
 	if (!st.is_ok()) {
 		std::fprintf(stderr, "dpumesh: %s\nTry 'dpumesh --help'.\n", st.message().c_str());
-		rte_eal_cleanup();
+		dpumesh::eal_cleanup();
 		return 2;
 	}
 	if (opts->interactive && !opts->stats_period_given)
@@ -132,7 +133,7 @@ int run(int argc, char **argv)
 	if (!st.is_ok()) {
 		n.reset(); /* what was built goes before EAL does */
 		std::fprintf(stderr, "dpumesh: %s\n", st.message().c_str());
-		rte_eal_cleanup();
+		dpumesh::eal_cleanup();
 		return 1;
 	}
 	std::signal(SIGINT, on_signal);
@@ -161,7 +162,7 @@ int run(int argc, char **argv)
 	n->drain();
 	app::print_pools(stdout, *n); /* everything the data path took is back */
 	n.reset();
-	int rc = rte_eal_cleanup();
+	int rc = dpumesh::eal_cleanup();
 	if (rc != 0)
 		std::fprintf(stderr, "dpumesh: EAL cleanup: %s\n", rte_strerror(-rc));
 	std::printf("dpumesh: stopped\n");

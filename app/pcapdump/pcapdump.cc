@@ -16,6 +16,7 @@
 #include <rte_eal.h>
 #include <rte_mbuf.h>
 
+#include "dpumesh/common/eal.h"
 #include "dpumesh/wire/frame.h"
 #include "dpumesh/common/fnv.h"
 #include "dpumesh/wire/l7.h"
@@ -182,6 +183,6 @@ int main(int argc, char **argv)
 	std::printf("\n");
 	reasm->reset();
 	rte_mempool_free(mp);
-	rte_eal_cleanup();
+	dpumesh::eal_cleanup();
 	return 0;
 }

@@ -22,6 +22,7 @@
 #include <rte_mbuf.h>
 #include <rte_udp.h>
 
+#include "dpumesh/common/eal.h"
 #include "dpumesh/wire/frame.h"
 #include "dpumesh/wire/l7.h"
 
@@ -400,6 +401,6 @@ int main(int argc, char **argv)
 		    "other=%lu\n",
 		    frames, bytes, written_messages, valid_messages, malformed, other);
 	rte_mempool_free(mp);
-	rte_eal_cleanup();
+	dpumesh::eal_cleanup();
 	return 0;
 }

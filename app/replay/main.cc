@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "dpumesh/common/eal.h"
 #include "dpumesh/replay/capture.h"
 #include "dpumesh/replay/generator.h"
 #include "dpumesh/replay/report.h"
@@ -529,6 +530,6 @@ int main(int argc, char **argv)
 		std::signal(SIGTERM, on_signal);
 		rc = run(o);
 	}
-	rte_eal_cleanup();
+	dpumesh::eal_cleanup();
 	return rc;
 }

@@ -165,7 +165,9 @@ void admission::count_refused_at_rx(uint32_t svc) noexcept
 {
 	if (svc >= nb_services())
 		return;
-	_metrics[svc].refused_here(503);
+	l7_metrics &m = _metrics[svc];
+	m.refused_here(503);
+	m.refused_by[static_cast<size_t>(refusal_reason::saturated)].inc();
 }
 
 bool admission::still_saturated(uint32_t svc) noexcept

@@ -203,9 +203,11 @@ const std::string &stage::service_name(uint32_t svc) const noexcept
 void stage::add_service_metrics(uint32_t svc, l7_metrics &to) const noexcept
 {
 	to.add(_admission->metrics(svc));
-	/* port RX's own 503s, counted as refused_at_rx() counts those it hands on */
-	if (const uint64_t n = _admission->gate().answered(svc))
+	/* port RX's own 503s, counted as count_refused_at_rx() counts those it hands on */
+	if (const uint64_t n = _admission->gate().answered(svc)) {
 		to.refused_here(503, n);
+		to.refused_by[static_cast<size_t>(refusal_reason::saturated)].add(n);
+	}
 }
 const port::service_gate &stage::gate() const noexcept { return _admission->gate(); }
 

@@ -339,6 +339,20 @@ ovl_iso_rounds() {
   OVL_isof50=$(ovl_median "${f50[@]}") OVL_isof99=$(ovl_median "${f99[@]}")
 }
 
+# ovl_quiet_beside NAME SECONDS: the quiet client (64 B round trips to "quiet", window 1) for
+# SECONDS while a flood runs, and its row NAME; sets OVL_bline OVL_b50 OVL_b99, and OVL_bt0
+# OVL_bt1 (ovl_lcore_tel just before and after the client).
+ovl_quiet_beside() {
+  local name=$1 secs=$2
+  OVL_bt0=$(ovl_lcore_tel)
+  ovl_client "$WORK/ovl-$name.out" "$secs" 1 0 quiet
+  wait "$OVL_CLIENT_PID" 2>/dev/null || true
+  OVL_bt1=$(ovl_lcore_tel)
+  OVL_bline=$(tr '\n' ' ' < "$WORK/ovl-$name.out")
+  ovl_row "$name" "$OVL_bline" 0 || true
+  OVL_b50=$OVL_p50 OVL_b99=$OVL_p99
+}
+
 # ovl_beside_pod NAME SECONDS RATE: the pod flood (RATE requests/s to "echo", window 256)
 # and, from 0.5 s into it, the quiet client beside it (rows NAME, NAME-flood).
 ovl_beside_pod() {
@@ -347,14 +361,8 @@ ovl_beside_pod() {
   ovl_client "$WORK/ovl-$name-flood.out" "$fsecs" 256 "$rate" echo
   flood_pid=$OVL_CLIENT_PID
   sleep 0.5
-  OVL_bt0=$(ovl_lcore_tel)
-  ovl_client "$WORK/ovl-$name.out" "$secs" 1 0 quiet
-  wait "$OVL_CLIENT_PID" 2>/dev/null || true
-  OVL_bt1=$(ovl_lcore_tel)
+  ovl_quiet_beside "$name" "$secs"
   wait "$flood_pid" 2>/dev/null || true
-  OVL_bline=$(tr '\n' ' ' < "$WORK/ovl-$name.out")
-  ovl_row "$name" "$OVL_bline" 0 || true
-  OVL_b50=$OVL_p50 OVL_b99=$OVL_p99
   OVL_SECS_SENT=$fsecs ovl_row "$name-flood" "$(tr '\n' ' ' < "$WORK/ovl-$name-flood.out")" 0 || true
 }
 
@@ -368,15 +376,9 @@ ovl_beside_net() {
   ovl_gen "$name" "$WORK/ovl-net-echo.pcap" "$rate" "$gsecs"
   ngen=$OVL_GEN_PID
   ovl_wait_rx
-  OVL_bt0=$(ovl_lcore_tel)
-  ovl_client "$WORK/ovl-$name.out" "$secs" 1 0 quiet
-  wait "$OVL_CLIENT_PID" 2>/dev/null || true
-  OVL_bt1=$(ovl_lcore_tel)
+  ovl_quiet_beside "$name" "$secs"
   kill -0 "$ngen" 2>/dev/null || anomaly WARN "overload $name: the flood ended before the round trips did"
   wait "$ngen" 2>/dev/null || true
-  OVL_bline=$(tr '\n' ' ' < "$WORK/ovl-$name.out")
-  ovl_row "$name" "$OVL_bline" 0 || true
-  OVL_b50=$OVL_p50 OVL_b99=$OVL_p99
   ovl_gen_row "$name-flood" "$name" "0 0" "$gsecs" || true
 }
 
@@ -385,7 +387,6 @@ ovl_beside_net() {
 # the flooded service's goodput of each round collected in OVL_ugoods.
 ovl_beside_unpaced() {
   ovl_unpaced "$1" idle "$2" "$3"
-  OVL_b50=$OVL_u50 OVL_b99=$OVL_u99 OVL_bline=$OVL_uline OVL_bt0=$OVL_ut0 OVL_bt1=$OVL_ut1
   OVL_ugoods+=("$OVL_ugood")
 }
 
@@ -399,8 +400,9 @@ ovl_target() {
 
 # ovl_unpaced PHASE SCHED SECONDS STEP: the network flood to "echo" unpaced (the generator
 # at SCHED_IDLE when SCHED is "idle", else at the pods' priority) with 64 B round trips to
-# "quiet" beside it; its rows (PHASE, PHASE-flood, info:PHASE_*); sets OVL_u50 OVL_u99
-# OVL_ugood and the telemetry around it (OVL_ubefore, OVL_uafter).
+# "quiet" beside it; its rows (PHASE, PHASE-flood, info:PHASE_*); sets what
+# ovl_quiet_beside sets (OVL_b50 OVL_b99 OVL_bline OVL_bt0 OVL_bt1), OVL_ugood and the
+# telemetry around it (OVL_ubefore, OVL_uafter).
 ovl_unpaced() {
   local phase=$1 gen_sched=$2 secs=$3 usecs ngen line uwhere tag=${1//-/_}
   usecs=${OVL_UNPACED_SECS:-$(awk -v s="$secs" 'BEGIN { print s + 6 }')}
@@ -410,18 +412,13 @@ ovl_unpaced() {
   ngen=$OVL_GEN_PID
   ovl_wait_rx
   profile_window overload "$phase" 0.5 "$(cpu_secs "$secs" 0.5)"
-  OVL_ut0=$(ovl_lcore_tel)
-  ovl_client "$WORK/ovl-$phase.out" "$secs" 1 0 quiet
-  wait "$OVL_CLIENT_PID" 2>/dev/null || true
-  OVL_ut1=$(ovl_lcore_tel)
+  ovl_quiet_beside "$phase" "$secs"
   profile_wait
   kill -0 "$ngen" 2>/dev/null || anomaly WARN "overload $phase: the flood ended before the round trips did"
   wait "$ngen" 2>/dev/null || true
   OVL_uafter=$(tel get "$DP_TEL" /dpumesh/stages /dpumesh/sidecar /dpumesh/drops /dpumesh/lcore_cpu)
   ovl_tel_raw "$phase" "$OVL_ubefore" "$OVL_uafter"
-  line=$(tr '\n' ' ' < "$WORK/ovl-$phase.out")
-  ovl_row "$phase" "$line" 0 || true
-  OVL_u50=$OVL_p50 OVL_u99=$OVL_p99 OVL_uline=$line
+  line=$OVL_bline
   uwhere=$(ovl_counters "$OVL_ubefore" "$OVL_uafter")
   echo "$phase refused at: $uwhere" >> "$RAW/overload.txt"
   ovl_gen_row "$phase-flood" "$phase" "$(lcore_cost "$OVL_ubefore" "$OVL_uafter")" "$usecs" || true
@@ -584,8 +581,8 @@ suite_overload() {
   local u50=0 u99=0 u1_50=0 u1_99=0 ugood=0 ustages st k uns dns
   if [ "$OVL_NET" != 0 ] && [ "$OVL_UNPACED" != 0 ]; then
   ovl_unpaced net-unpaced-shared "" "$secs" "[10/11]"
-  ovl_csv "info:net_unpaced_shared_p50_over_quiet,,,,,,,,,,,,,,,,,$(ovl_ratio "$OVL_u50" "$q50"),,"
-  ovl_csv "info:net_unpaced_shared_p99_over_quiet,,,,,,,,,,,,,,,,,$(ovl_ratio "$OVL_u99" "$q99"),,"
+  ovl_csv "info:net_unpaced_shared_p50_over_quiet,,,,,,,,,,,,,,,,,$(ovl_ratio "$OVL_b50" "$q50"),,"
+  ovl_csv "info:net_unpaced_shared_p99_over_quiet,,,,,,,,,,,,,,,,,$(ovl_ratio "$OVL_b99" "$q99"),,"
   # net-unpaced, paired: quiet then beside the unpaced flood (generator at SCHED_IDLE)
   OVL_ugoods=()
   ovl_iso_rounds net-unpaced "[11/11]" ovl_beside_unpaced "[11/11]"

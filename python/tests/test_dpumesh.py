@@ -34,14 +34,20 @@ def _wait_line(proc, word, limit=20.0):
 
 @pytest.fixture()
 def mesh():
-    d = tempfile.mkdtemp(prefix="dpumesh-py-")
-    sock = os.path.join(d, "mesh.sock")
-    p = subprocess.Popen([MESH, sock, "echo", "client", "slow", "nobody", "cecho", "front"],
-                         stdout=subprocess.PIPE, text=True)
-    _wait_line(p, "READY")
-    yield sock
-    p.terminate()
-    p.wait(10)
+    with tempfile.TemporaryDirectory(prefix="dpumesh-py-") as d:
+        sock = os.path.join(d, "mesh.sock")
+        p = subprocess.Popen([MESH, sock, "echo", "client", "slow", "nobody", "cecho", "front"],
+                             stdout=subprocess.PIPE, text=True)
+        _wait_line(p, "READY")
+        yield sock
+        p.terminate()
+        p.wait(10)
+
+
+@pytest.fixture()
+def sock_dir():
+    with tempfile.TemporaryDirectory(prefix="dpumesh-py-") as d:
+        yield d
 
 
 def run(coro):
@@ -120,11 +126,10 @@ def test_errors_are_values_and_deadlines(mesh):
     run(main())
 
 
-def test_a_node_that_goes_away_ends_calls_with_node_lost():
+def test_a_node_that_goes_away_ends_calls_with_node_lost(sock_dir):
     """The mesh process killed while a call waits: the call ends 503 node_lost at once (not
     at its 30 s deadline), later calls too, and the pod says so (node_lost)."""
-    d = tempfile.mkdtemp(prefix="dpumesh-py-")
-    sock = os.path.join(d, "mesh.sock")
+    sock = os.path.join(sock_dir, "mesh.sock")
     p = subprocess.Popen([MESH, sock, "slow", "client"], stdout=subprocess.PIPE, text=True)
     _wait_line(p, "READY")
 

@@ -23,11 +23,13 @@
 #include <unistd.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mesh_node.h"
 #include "output.h"
 #include "subprocess.h"
+#include "telemetry_client.h"
 
 using namespace dpumesh;
 using namespace dpumesh::test;
@@ -94,6 +96,40 @@ flood_result expect_one_answer_each(const std::string &out, const std::string &g
 	return f;
 }
 
+/** A service's refusals in `/dpumesh/metrics`: `refused`, and the `refused_<reason>` keys. */
+struct service_refusals {
+	long long refused = -1, by_reason = 0, saturated = 0;
+	std::string text;
+};
+service_refusals refusals_of(const mesh_node &n, const char *service)
+{
+	service_refusals r;
+	telemetry_client tc;
+	std::string hello;
+	if (!tc.connect(runtime_dir(n.prefix) + "/dpdk_telemetry.v2", &hello)) {
+		ADD_FAILURE() << "no telemetry socket for " << n.prefix;
+		return r;
+	}
+	json_ptr mx = tc.query("/dpumesh/metrics");
+	json_t *m = mx ? json_object_get(mx.get(), service) : nullptr;
+	if (!m) {
+		ADD_FAILURE() << "no metrics for " << service;
+		return r;
+	}
+	char *dump = json_dumps(m, JSON_COMPACT);
+	r.text = dump ? dump : "";
+	free(dump);
+	r.refused = json_integer_value(json_object_get(m, "refused"));
+	const char *key;
+	json_t *v;
+	json_object_foreach(m, key, v) {
+		if (std::string_view(key).starts_with("refused_"))
+			r.by_reason += json_integer_value(v);
+	}
+	r.saturated = json_integer_value(json_object_get(m, "refused_saturated"));
+	return r;
+}
+
 /** dpumesh-replay as the memif client of `memif`: `cap` at `pps` frames/s ("max":
  *  unpaced) for `secs` seconds, every answer matched (2 s of drain), summary under `out`. */
 std::vector<std::string> generator_args(const std::string &prefix, const std::string &memif,
@@ -155,6 +191,11 @@ TEST(NetFlood, ASaturatedServiceIsRefusedAtPortRxAndEveryRequestIsAnsweredOnce)
 	const flood_result f = expect_one_answer_each(out, gen.output());
 	EXPECT_GT(f.frames, 30000) << gen.output(); /* most of 60,000: the box may be loaded */
 	EXPECT_EQ(f.expected, f.frames) << gen.output();
+	/* the service's metrics count every refusal by its reason, port RX's included (answered
+	 * there or handed on): refused = the sum of refused_<reason>, most of it saturated */
+	const service_refusals sr = refusals_of(n, "slow");
+	EXPECT_EQ(sr.by_reason, sr.refused) << sr.text;
+	EXPECT_GT(sr.saturated, 0) << sr.text;
 
 	slow->signal(SIGTERM);
 	quiet->signal(SIGTERM);
@@ -167,6 +208,7 @@ TEST(NetFlood, ASaturatedServiceIsRefusedAtPortRxAndEveryRequestIsAnsweredOnce)
 	EXPECT_GT(at_rx, 0) << fin;
 	EXPECT_GT(at_rx, in_sidecar) << fin; /* most of them: the sidecar only raises the flag */
 	EXPECT_LE(at_rx + in_sidecar, f.refused) << fin;
+	EXPECT_EQ(sr.saturated, at_rx + in_sidecar) << fin << sr.text;
 	/* requests of one frame: answered by port RX itself, out of the port's queue on its
 	 * lcore (docs/overload.md, "Port RX answers what it refuses"); what it handed on, the
 	 * sidecar answered from the refusal ring, and nothing else came that way */

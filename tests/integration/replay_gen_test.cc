@@ -209,6 +209,7 @@ protected:
 		o.match = m;
 		auto c = load_captures({path}, o);
 		EXPECT_TRUE(c.is_ok()) << (c ? "" : c.error().message());
+		unlink(path.c_str()); /* write_pcap()'s file: in memory now */
 		return c ? std::move(c).value() : capture{};
 	}
 };

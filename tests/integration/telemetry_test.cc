@@ -192,6 +192,9 @@ TEST(Telemetry, CountersMatchTheCaptureAndTheExporterServesThem)
 	p.signal(SIGTERM); /* non-interactive runs stop on SIGTERM as on SIGINT */
 	EXPECT_EQ(p.wait(30s), 0) << p.output();
 	EXPECT_NE(p.output().find("dpumesh: stopped"), std::string::npos) << p.output();
+	/* and its EAL runtime directory with it (config, memseg lists, the telemetry socket:
+	 * dpumesh::eal_cleanup()), though the exporter was connected to it */
+	EXPECT_NE(access(runtime_dir(pfx).c_str(), F_OK), 0) << runtime_dir(pfx);
 	/* dpumesh gone: the exporter answers 503 with dpumesh_up 0, it does not crash */
 	std::string down = http_get(port, "/metrics");
 	EXPECT_NE(down.find("503"), std::string::npos) << down;

@@ -10,6 +10,7 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 
+#include "dpumesh/common/eal.h"
 #include "dpumesh/common/log.h"
 
 namespace dpumesh::test {
@@ -75,6 +76,6 @@ void eal_env::SetUp()
 	ASSERT_GE(rc, 0) << "rte_eal_init: " << rte_strerror(rte_errno);
 }
 
-void eal_env::TearDown() { rte_eal_cleanup(); }
+void eal_env::TearDown() { dpumesh::eal_cleanup(); }
 
 } // namespace dpumesh::test

@@ -31,13 +31,13 @@ public:
 		  std::vector<std::string> app_extra = {})
 	{
 		sock = dir.file("ctl.sock");
+		prefix = "dpumesh-" + tag + "-" + std::to_string(getpid());
 		for (size_t at; (at = config.find("@SOCK@")) != std::string::npos;)
 			config.replace(at, 6, sock);
 		std::ofstream(dir.file("node.json")) << config;
 		std::vector<std::string> args = {bin_path("dpumesh"), node_lcores_arg(), "--no-huge", "-m",
 						 "512", "--no-pci", "--no-shconf",
-						 "--file-prefix=dpumesh-" + tag + "-" +
-							 std::to_string(getpid()),
+						 "--file-prefix=" + prefix,
 						 "--log-level=lib.eal:warning"};
 		args.insert(args.end(), eal_extra.begin(), eal_extra.end());
 		args.insert(args.end(), {"--", node_workers_arg(),
@@ -75,6 +75,7 @@ public:
 
 	temp_dir dir;
 	std::string sock;
+	std::string prefix; /* EAL's --file-prefix (telemetry_client.h runtime_dir()) */
 	std::unique_ptr<subprocess> proc;
 	bool up = false;
 };

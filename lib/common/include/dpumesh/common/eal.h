@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Leaving EAL without leaving its runtime directory behind.
+#pragma once
+
+namespace dpumesh {
+
+/**
+ * rte_eal_cleanup(), then, in the primary process, what EAL left in its runtime directory
+ * (/var/run/dpdk/<file-prefix> as root): DPDK 22.11 keeps the directory after exit, and
+ * without --no-shconf also the shared config and the memseg lists' fbarray files (about
+ * 6 MB with --no-huge). A unique --file-prefix per run, as the tests and perf/ use, left one
+ * per run. The config and fbarray files are removed (a secondary still attached keeps what
+ * it mapped; a later one finds no primary, as it should), and the telemetry sockets (the
+ * telemetry thread outlives rte_eal_cleanup(): its own unlink runs at exit, too late for the
+ * directory), then the directory if empty: a secondary's own files keep it. Call it last,
+ * right before the process exits. Returns rte_eal_cleanup()'s result.
+ */
+int eal_cleanup() noexcept;
+
+} // namespace dpumesh
