@@ -692,6 +692,10 @@ struct dpumesh::dpa::emulator::pair {
 			stats.follow_ups.inc();
 			if (run_t)
 				run_tx();
+			/* as in the first round: TX completions other threads handed us go to their
+			 * pods before this round's deliveries, so a sender's TX-done is not overtaken
+			 * by a delivery that the RX kernel finishes here */
+			drain_completions();
 			if (run_r)
 				run_rx();
 		}
