@@ -73,27 +73,32 @@ void network_in::attach(net_message &out, port::rx_msg *m, uint8_t *hdr) noexcep
 	}
 }
 
+/* A message that cannot be delivered: its view and command empty. */
+void network_in::failed(net_message &out, net_message::kind why, port::rx_msg *m) noexcept
+{
+	out.what = why;
+	out.view = wire::l7_view{};
+	out.cmd = dpa_command{};
+	port::rx_msg_free(m);
+}
+
 net_message network_in::take(port::rx_msg *m, unsigned buf) noexcept
 {
 	const wire::message &msg = m->msg;
-	net_message out;
+	net_message out; /* view, cmd, reply_to and from written below on every path */
 	out.request = msg.kind == wire::frame_kind::request;
 	out.from = msg.src;
 	out.correlation = msg.correlation;
 	(out.request ? _stats.net_requests : _stats.net_responses).inc();
 	if (out.request)
 		_egress.remote_of(*m, out.reply_to);
+	else
+		out.reply_to = remote{};
 	if (msg.l7_len > _hbuf_size - DPA_HBUF_META_SIZE) {
 		_stats.net_header_too_large.inc();
-		out.what = net_message::kind::too_large;
-		port::rx_msg_free(m);
+		failed(out, net_message::kind::too_large, m);
 		return out;
 	}
-	dpa_command &c = out.cmd;
-	c.what = out.request ? dpa_command::op::deliver_request : dpa_command::op::deliver_response;
-	c.flow = DPUMESH_CASE_INGRESS;
-	c.header_len = msg.l7_len;
-	c.body_len = msg.msg_len - msg.l7_len;
 	/* a request: its header into network-in's own buffer (a relay never takes an hbuf;
 	 * a delivery to a pod does, to_hbuf()); a response: into an hbuf */
 	void *obj = nullptr;
@@ -103,8 +108,7 @@ net_message network_in::take(port::rx_msg *m, unsigned buf) noexcept
 	} else {
 		if (rte_mempool_get(_hbufs, &obj) != 0) {
 			_stats.hbuf_empty.inc();
-			out.what = net_message::kind::no_hbuf;
-			port::rx_msg_free(m);
+			failed(out, net_message::kind::no_hbuf, m);
 			return out;
 		}
 		hdr = fresh_hbuf(obj);
@@ -116,15 +120,20 @@ net_message network_in::take(port::rx_msg *m, unsigned buf) noexcept
 	if (err != wire::l7_error::ok) {
 		_stats.bad_header.inc();
 		_stats.l7_errors[static_cast<size_t>(err)].inc();
-		out.what = net_message::kind::bad_header;
 		out.error = err;
-		out.view = wire::l7_view{};
-		out.cmd = dpa_command{};
 		if (obj)
 			rte_mempool_put(_hbufs, obj);
-		port::rx_msg_free(m);
+		failed(out, net_message::kind::bad_header, m);
 		return out;
 	}
+	/* the command (header and body: attach(), or 0 until to_hbuf()); 56 bytes cleared
+	 * by a few stores */
+	out.cmd = dpa_command{};
+	dpa_command &c = out.cmd;
+	c.what = out.request ? dpa_command::op::deliver_request : dpa_command::op::deliver_response;
+	c.flow = DPUMESH_CASE_INGRESS;
+	c.header_len = msg.l7_len;
+	c.body_len = msg.msg_len - msg.l7_len;
 	out.what = out.request ? net_message::kind::request : net_message::kind::response;
 	if (out.request) {
 		_stats.decoded_without_hbuf.inc();
