@@ -74,6 +74,7 @@ unsigned stage::from_network_burst(rx_msg **msgs, unsigned n, uint64_t now) noex
 		else
 			dispatch(in[i], now);
 	}
+	_net_in->end_burst();
 	return n;
 }
 
@@ -82,6 +83,7 @@ void stage::from_network(rx_msg *msg, uint64_t now) noexcept
 {
 	net_message m = _net_in->take(msg, 0);
 	dispatch(m, now);
+	_net_in->end_burst();
 }
 
 /* A decoded message to where it goes; a failed decode answered (a requester) or dropped.

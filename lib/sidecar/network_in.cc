@@ -163,10 +163,20 @@ bool network_in::to_hbuf(net_message &m) noexcept
 	return true;
 }
 
+void network_in::free_spent() noexcept
+{
+	port::rx_msg_free_bulk(_spent, _nb_spent);
+	_nb_spent = 0;
+}
+
 void network_in::release(net_message &m) noexcept
 {
 	if (m.held) {
-		port::rx_msg_free(m.held);
+		/* freed with the burst's others (rte_pktmbuf_free one mbuf at a time was 2.8% of
+		 * the forward path's samples) */
+		if (_nb_spent == nb_buffers)
+			free_spent();
+		_spent[_nb_spent++] = m.held;
 		m.held = nullptr;
 	} else if (m.cmd.header) {
 		/* an hbuf from our pool (to_hbuf): the network path runs on the emulator only */

@@ -1592,6 +1592,17 @@ TEST_F(network_in_test, requests_take_no_hbuf_until_a_pod_needs_one_and_response
 	EXPECT_EQ(stats.decoded_without_hbuf.get(), 2u);
 	in.release(r);
 	EXPECT_EQ(r.held, nullptr);
+	EXPECT_EQ(rte_mempool_avail_count(msgs), 62u) << "freed with its burst's others";
+	in.end_burst();
+	expect_all_back();
+	/* a burst's released requests, more than a burst's buffers, freed in bulk */
+	for (unsigned i = 0; i < 45; i++) {
+		r = in.take(message(bytes, l7_len, true, i % 2 ? 1000 : l7_len / 2), i);
+		ASSERT_NE(r.held, nullptr);
+		in.release(r);
+	}
+	EXPECT_LT(rte_mempool_avail_count(msgs), 63u);
+	in.end_burst();
 	expect_all_back();
 	/* no hbuf left: a held request stays held, counted, and is released whole */
 	std::vector<void *> all(511);
@@ -1603,6 +1614,7 @@ TEST_F(network_in_test, requests_take_no_hbuf_until_a_pod_needs_one_and_response
 	EXPECT_EQ(stats.hbuf_empty.get(), empty + 1);
 	EXPECT_NE(r.held, nullptr);
 	in.release(r);
+	in.end_burst();
 	rte_mempool_put_bulk(hbufs, all.data(), 511);
 	expect_all_back();
 }

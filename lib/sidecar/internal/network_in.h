@@ -102,12 +102,21 @@ public:
 	 * it): false when no hbuf is free (counted hbuf_empty; the message stays as it was).
 	 */
 	bool to_hbuf(net_message &m) noexcept;
-	/** Frees what a net_message holds (its rx_msg, or the hbuf and body of its command). */
+	/** Frees what a net_message holds: the hbuf and body of its command now, its rx_msg
+	 *  with the burst's others at end_burst() (one bulk free). */
 	void release(net_message &m) noexcept;
+	/** The rx_msgs released since the last call, freed (the end of a burst). */
+	void end_burst() noexcept
+	{
+		if (_nb_spent)
+			free_spent();
+	}
+	~network_in() { end_burst(); }
 
 private:
 	void attach(net_message &out, port::rx_msg *m, uint8_t *hdr) noexcept;
 	static void failed(net_message &out, net_message::kind why, port::rx_msg *m) noexcept;
+	void free_spent() noexcept;
 
 	rte_mempool *_hbufs;
 	uint32_t _hbuf_size;
@@ -115,6 +124,8 @@ private:
 	counters &_stats;
 	uint32_t _hdr_words;              /* one header buffer: hbuf_size, whole cache lines */
 	std::unique_ptr<uint64_t[]> _hdr; /* requests' headers (nb_buffers of them, 8-aligned) */
+	port::rx_msg *_spent[nb_buffers]; /* released, to be freed at end_burst() */
+	unsigned _nb_spent = 0;
 };
 
 } // namespace dpumesh::sidecar
