@@ -125,12 +125,10 @@ void stage::net_request(net_message &m, uint64_t now) noexcept
 	if (!a.refused() && !_net_in->to_hbuf(m))
 		_admission->overloaded(a);
 	if (!a.refused()) {
-		pending::entry base{};
-		base.origin = {pending::party::kind::peer, 0,
-			       static_cast<uint16_t>(peer < 0 ? UINT16_MAX : peer)};
-		base.dest = pod_party(a.dst);
-		base.origin_correlation = m.correlation;
-		token = open_request(base, a, m.view, hold, &m.reply_to, now);
+		const pending::party origin{pending::party::kind::peer, 0,
+					    static_cast<uint16_t>(peer < 0 ? UINT16_MAX : peer)};
+		token = open_request(origin, pod_party(a.dst), a, m.view, hold, &m.reply_to, now,
+				     m.correlation);
 		if (token == 0)
 			_admission->overloaded(a);
 	}
@@ -161,11 +159,10 @@ void stage::net_request(net_message &m, uint64_t now) noexcept
 void stage::relay(net_message &m, const verdict &a, uint64_t now) noexcept
 {
 	const service_rules &sr = _cur->services()[a.svc];
-	pending::entry base{};
-	base.origin = {pending::party::kind::peer, 0, UINT16_MAX}; /* a client, not a peer */
-	base.dest = {pending::party::kind::peer, 0, sr.peer};
-	base.origin_correlation = m.correlation;
-	const uint32_t token = open_request(base, a, m.view, false, &m.reply_to, now);
+	const uint32_t token =
+		open_request({pending::party::kind::peer, 0, UINT16_MAX}, /* a client, not a peer */
+			     {pending::party::kind::peer, 0, sr.peer}, a, m.view, false, &m.reply_to,
+			     now, m.correlation);
 	if (token == 0) {
 		verdict v = a;
 		_admission->overloaded(v);
