@@ -12,6 +12,7 @@
 #include "internal/command.h"
 #include "internal/egress.h"
 #include "internal/network_in.h"
+#include "internal/open_request.h"
 #include "internal/outbox.h"
 #include "internal/request_table.h"
 

@@ -299,10 +299,12 @@ private:
 	void pod_request(const pod_message &m, const wire::l7_view &v, uint64_t now) noexcept;
 	bool pod_over_quota(const pod_message &m, uint64_t now) noexcept;
 	void pod_response(const pod_message &m, const wire::l7_view &v, uint64_t now) noexcept;
-	uint32_t open_request(pending::party origin, pending::party dest, const verdict &a,
-			      const wire::l7_view &v, bool hold, const remote *reply_to, uint64_t now,
-			      uint64_t origin_correlation, uint32_t origin_req_id = 0,
-			      uint32_t step_id = 0) noexcept;
+	/* internal/open_request.h */
+	[[gnu::always_inline]] inline uint32_t
+	open_request(pending::party origin, pending::party dest, const verdict &a,
+		     const wire::l7_view &v, bool hold, const remote *reply_to, uint64_t now,
+		     uint64_t origin_correlation, uint32_t origin_req_id = 0,
+		     uint32_t step_id = 0) noexcept;
 	uint32_t add_trace(uint64_t header, uint32_t len, const wire::l7_view &v) noexcept;
 	void answered(const pending::entry &e, const request_ctx &c, uint16_t status, bool mesh,
 		      uint64_t now, bool report) noexcept;
