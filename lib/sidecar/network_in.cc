@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "dpumesh/common/copy.h"
 #include "internal/outbox.h"
 #include "dpumesh/sidecar/sidecar.h"
 
@@ -12,8 +13,16 @@ namespace dpumesh::sidecar {
 
 namespace {
 
-void copy_from_chain(const rte_mbuf *m, uint32_t len, uint8_t *dst) noexcept
+/* `len` bytes from the start of a chain to `dst`, which has `room` bytes: a header within
+ * the first segment in whole chunks, inline (libc's memcpy of ~60 bytes was 1.6% of the
+ * forward path's worker), when both the segment's buffer and `dst` have room for them */
+void copy_from_chain(const rte_mbuf *m, uint32_t len, uint8_t *dst, uint32_t room) noexcept
 {
+	if (m && len <= m->data_len && copy_chunks_len(len) <= room &&
+	    m->data_off + copy_chunks_len(len) <= m->buf_len) {
+		copy_chunks(dst, rte_pktmbuf_mtod(m, const uint8_t *), len);
+		return;
+	}
 	while (m && len) {
 		uint32_t n = std::min<uint32_t>(m->data_len, len);
 		std::memcpy(dst, rte_pktmbuf_mtod(m, const uint8_t *), n);
@@ -113,7 +122,8 @@ net_message network_in::take(port::rx_msg *m, unsigned buf) noexcept
 		}
 		hdr = fresh_hbuf(obj);
 	}
-	copy_from_chain(msg.chain, msg.l7_len, hdr);
+	copy_from_chain(msg.chain, msg.l7_len, hdr,
+			out.request ? _hdr_words * 8 : _hbuf_size - DPA_HBUF_META_SIZE);
 	wire::l7_error err = wire::l7_decode(hdr, msg.l7_len, &out.view);
 	if (err == wire::l7_error::ok && out.request != (out.view.kind == wire::l7_kind::request))
 		err = wire::l7_error::bad_kind; /* frame and header disagree */

@@ -12,6 +12,8 @@
 
 #include "dpumesh/wire/frame.h"
 
+#include "dpumesh/common/copy.h"
+
 namespace dpumesh::wire {
 
 namespace {
@@ -561,12 +563,19 @@ rte_mbuf *frame_template::stamp(uint32_t msg_id, uint64_t correlation, uint16_t 
 bool frame_template::stamp_into(rte_mbuf *m, uint32_t msg_id, uint64_t correlation,
 				uint16_t dst_port) const noexcept
 {
-	if (_len > rte_pktmbuf_tailroom(m))
+	const uint16_t room = rte_pktmbuf_tailroom(m);
+	if (_len > room)
 		return false;
 	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
 	m->data_len = _len;
 	m->pkt_len = _len;
-	std::memcpy(p, _bytes, _len);
+	/* whole chunks, inline (_bytes is a multiple of them): libc's memcpy of ~130 bytes was
+	 * 2% of the forward path's worker */
+	static_assert(max_len % copy_chunk == 0);
+	if (copy_chunks_len(_len) <= room)
+		copy_chunks(p, _bytes, _len);
+	else
+		std::memcpy(p, _bytes, _len);
 	if (_v4) { /* one_frame()'s IP id: the message id + 1 */
 		const uint16_t ip_id = static_cast<uint16_t>(msg_id + 1);
 		put(p, 18, rte_cpu_to_be_16(ip_id));
