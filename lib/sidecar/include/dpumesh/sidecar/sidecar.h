@@ -333,6 +333,7 @@ private:
 	bool retry(pending::entry &e, request_ctx &c, uint64_t now) noexcept;
 	void release_held(request_ctx &c) noexcept;
 	void expired(const expiry &x, uint64_t now) noexcept;
+	void timeouts_flush() noexcept;
 	uint32_t unpark(uint64_t now) noexcept;
 	/* per-destination queues (flow_notes.cc): order while a pod is full */
 	void admit_delivery(unsigned thread, const dpa_command &c) noexcept;
@@ -384,6 +385,16 @@ private:
 	int64_t _net_credit = 0;  /* what the network may still spend (deficit round robin) */
 	int64_t _net_max_debt = 0; /* the most it may owe */
 	policy::trace_rng _trace_rng; /* trace ids of requests without them (seeded at create) */
+	/* a deadline sweep's 504 timeouts of one service, route and latency bucket in a row,
+	 * counted at once (timeouts_flush(), at the end of each burst of the sweep) */
+	struct timeout_tally {
+		uint32_t n = 0;
+		uint32_t service = 0;
+		uint32_t route = 0;    /* route_metrics index, when `current` */
+		bool current = false;  /* admitted under the poll's routing version */
+		unsigned bucket = 0;   /* latency_histogram::bucket_of() */
+		uint64_t sum_us = 0;
+	} _tally;
 	counters _stats;
 };
 
