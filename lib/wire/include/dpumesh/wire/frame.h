@@ -219,10 +219,15 @@ private:
 			std::memcpy(&y, q + i, 8);
 			diff |= x ^ y;
 		}
-		uint64_t x = 0, y = 0;
-		std::memcpy(&x, p + 40, 6);
-		std::memcpy(&y, q + 40, 6);
-		return (diff | (x ^ y)) == 0;
+		/* the last six as four and two (copied into one word they went through the stack:
+		 * a word load behind a four- and a two-byte store) */
+		uint32_t x4, y4;
+		uint16_t x2, y2;
+		std::memcpy(&x4, p + 40, 4);
+		std::memcpy(&y4, q + 40, 4);
+		std::memcpy(&x2, p + 44, 2);
+		std::memcpy(&y2, q + 44, 2);
+		return (diff | (x4 ^ y4) | uint32_t(x2 ^ y2)) == 0;
 	}
 	static constexpr unsigned max_len = 128 + 256; /* headers, then an L7 header */
 	uint8_t _bytes[max_len];
