@@ -64,7 +64,7 @@ uint32_t request_table::open_written(const opening &o) noexcept
 		x.load_pod = static_cast<uint16_t>(id);
 	}
 	if (_quota)
-		_quota->charge(e, x);
+		_quota->charge(e, x, o.reply_to ? &o.reply_to->addr.dst : nullptr);
 	return token | _shard_base;
 }
 
