@@ -120,6 +120,15 @@ void table::leave(uint32_t idx) noexcept
 
 uint32_t table::insert(const entry &e) noexcept
 {
+	entry *to = next_entry();
+	if (!to)
+		return 0;
+	*to = e;
+	return insert_written();
+}
+
+uint32_t table::insert_written() noexcept
+{
 	if (_free_head == nil)
 		return 0;
 	uint32_t idx = _free_head;
@@ -132,7 +141,6 @@ uint32_t table::insert(const entry &e) noexcept
 		__builtin_prefetch(&_slots[_free_head], 1);
 		__builtin_prefetch(reinterpret_cast<const char *>(&_slots[_free_head]) + 64, 1);
 	}
-	s.e = e;
 	s.used = true;
 	s.in_fifo = false;
 	if (!to_fifo(idx))

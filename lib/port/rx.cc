@@ -2,6 +2,7 @@
 // Port RX stage: rx_burst, parse and validate mesh frames, reassemble, hand messages on.
 #include "dpumesh/port/rx.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <rte_cycles.h>
@@ -120,6 +121,33 @@ void rx_msg_free(rx_msg *m) noexcept
 	rte_pktmbuf_free(m->body.chain);
 	m->msg.chain = m->body.chain = nullptr;
 	rte_mempool_put(rte_mempool_from_obj(m), m);
+}
+
+void rx_msg_free_bulk(rx_msg *const *msgs, unsigned n) noexcept
+{
+	constexpr unsigned chunk = 32;
+	for (unsigned at = 0; at < n; at += chunk) {
+		const unsigned k = std::min(chunk, n - at);
+		rte_mbuf *chains[2 * chunk];
+		unsigned nb = 0;
+		for (unsigned i = 0; i < k; i++) {
+			rx_msg *m = msgs[at + i];
+			if (m->msg.chain)
+				chains[nb++] = m->msg.chain;
+			if (m->body.chain)
+				chains[nb++] = m->body.chain;
+			m->msg.chain = m->body.chain = nullptr;
+		}
+		rte_pktmbuf_free_bulk(chains, nb);
+		for (unsigned i = 0; i < k;) {
+			rte_mempool *mp = rte_mempool_from_obj(msgs[at + i]);
+			unsigned j = i + 1;
+			while (j < k && rte_mempool_from_obj(msgs[at + j]) == mp)
+				j++;
+			rte_mempool_put_bulk(mp, reinterpret_cast<void *const *>(msgs + at + i), j - i);
+			i = j;
+		}
+	}
 }
 
 uint16_t rx_poll(void *arg) noexcept

@@ -9,14 +9,8 @@
 namespace dpumesh::port {
 
 namespace {
-/* which kept frame a requester's answers are made from: its address and port mixed */
-unsigned kept_slot(const wire::endpoint &ep) noexcept
-{
-	uint32_t w;
-	std::memcpy(&w, ep.ip + 12, 4);
-	return ((w ^ ep.port) * 0x9e3779b1u) >> (32 - 3);
-}
-static_assert(rx_answers::nb_templates == 1u << 3);
+constexpr unsigned kept_bits = 3;
+static_assert(rx_answers::nb_templates == 1u << kept_bits);
 } // namespace
 
 rx_answers::rx_answers(const uint8_t mac[6], std::optional<wire::endpoint> ep4,
@@ -52,7 +46,7 @@ bool rx_answers::make(rte_mbuf *m, const wire::parsed_frame &pf, uint16_t port_i
 	a.src = *self;
 	a.dst = pf.src;
 	const wire::l7_summed l7{_l7, _l7_len, _l7_sum};
-	kept &k = _kept[kept_slot(pf.src)];
+	kept &k = _kept[wire::frame_template::slot_of(pf.src, kept_bits)];
 	if (k.port != port_id || !k.frame.made_for(a, l7)) {
 		k.port = k.frame.make(a, wire::frame_kind::response, l7, _out[port_id].mtu)
 				 ? port_id
@@ -66,7 +60,7 @@ bool rx_answers::make(rte_mbuf *m, const wire::parsed_frame &pf, uint16_t port_i
 		m->next = nullptr;
 	}
 	rte_pktmbuf_reset(m);
-	if (!k.frame.stamp_into(m, _msg_id + _id_step, pf.correlation)) [[unlikely]]
+	if (!k.frame.stamp_into(m, _msg_id + _id_step, pf.correlation, pf.src.port)) [[unlikely]]
 		return false;
 	_msg_id += _id_step;
 	return true;

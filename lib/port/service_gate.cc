@@ -25,6 +25,36 @@ uint32_t name_hash(std::string_view n) noexcept
 		h = rte_hash_crc_1byte(static_cast<uint8_t>(p[i]), h);
 	return h;
 }
+
+/* Whether two names are the same bytes: eight at a time, inline (libc's memcmp, called for
+ * a four-byte name, was 1.4% of the forward path's samples) */
+bool same_name(const std::string &known, std::string_view n) noexcept
+{
+	const size_t len = n.size();
+	if (known.size() != len)
+		return false;
+	const char *a = known.data(), *b = n.data();
+	size_t i = 0;
+	for (; i + 8 <= len; i += 8) {
+		uint64_t x, y;
+		std::memcpy(&x, a + i, 8);
+		std::memcpy(&y, b + i, 8);
+		if (x != y)
+			return false;
+	}
+	if (i + 4 <= len) {
+		uint32_t x, y;
+		std::memcpy(&x, a + i, 4);
+		std::memcpy(&y, b + i, 4);
+		if (x != y)
+			return false;
+		i += 4;
+	}
+	for (; i < len; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
 } // namespace
 
 service_gate::service_gate(std::vector<std::string> names)
@@ -51,7 +81,7 @@ uint32_t service_gate::find(std::string_view name) const noexcept
 		const uint32_t v = _index[h];
 		if (v == 0)
 			return UINT32_MAX;
-		if (_names[v - 1] == name)
+		if (same_name(_names[v - 1], name))
 			return v - 1;
 	}
 }

@@ -312,19 +312,21 @@ bool egress::reply(const remote &to, uint64_t correlation, uint16_t status, cons
 		r->status = status;
 		r->reason = reason;
 		r->hop = &hop;
-		r->tmpl.clear();
-		r->tmpl_port = -1;
+		for (kept_frame &k : r->kept) {
+			k.frame.clear();
+			k.port = -1;
+		}
 	}
 	port_view &eg = _ports[to.port];
 	const wire::l7_summed l7{r->hdr, r->len, r->sum};
 	const uint32_t id = _msg_id += _msg_id_step;
-	/* the frame to the same requester as the last one: copied and its ids written (a
-	 * deadline sweep answers a burst of 504s, mostly to few requesters) */
-	if (r->tmpl_port != to.port || !r->tmpl.made_for(to.addr, l7))
-		r->tmpl_port = r->tmpl.make(to.addr, wire::frame_kind::response, l7, eg.mtu) ? to.port
-											    : -1;
-	if (r->tmpl_port == to.port) {
-		_frames[0] = r->tmpl.stamp(id, correlation, *_mbufs);
+	/* the frame kept for the requester's address, stamped with its port and ids (a
+	 * deadline sweep answers a burst of 504s to few addresses, from many ports each) */
+	kept_frame &k = r->kept[wire::frame_template::slot_of(to.addr.dst, kept_bits)];
+	if (k.port != to.port || !k.frame.made_for(to.addr, l7))
+		k.port = k.frame.make(to.addr, wire::frame_kind::response, l7, eg.mtu) ? to.port : -1;
+	if (k.port == to.port) {
+		_frames[0] = k.frame.stamp(id, correlation, to.addr.dst.port, *_mbufs);
 		return put(eg, _frames[0] ? 1 : 0);
 	}
 	return put(eg, wire::fragment(to.addr, wire::frame_kind::response, id, correlation, l7,

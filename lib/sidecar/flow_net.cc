@@ -12,6 +12,7 @@
 #include "internal/command.h"
 #include "internal/egress.h"
 #include "internal/network_in.h"
+#include "internal/open_request.h"
 #include "internal/outbox.h"
 #include "internal/request_table.h"
 
@@ -74,6 +75,7 @@ unsigned stage::from_network_burst(rx_msg **msgs, unsigned n, uint64_t now) noex
 		else
 			dispatch(in[i], now);
 	}
+	_net_in->end_burst();
 	return n;
 }
 
@@ -82,6 +84,7 @@ void stage::from_network(rx_msg *msg, uint64_t now) noexcept
 {
 	net_message m = _net_in->take(msg, 0);
 	dispatch(m, now);
+	_net_in->end_burst();
 }
 
 /* A decoded message to where it goes; a failed decode answered (a requester) or dropped.
@@ -123,12 +126,10 @@ void stage::net_request(net_message &m, uint64_t now) noexcept
 	if (!a.refused() && !_net_in->to_hbuf(m))
 		_admission->overloaded(a);
 	if (!a.refused()) {
-		pending::entry base{};
-		base.origin = {pending::party::kind::peer, 0,
-			       static_cast<uint16_t>(peer < 0 ? UINT16_MAX : peer)};
-		base.dest = pod_party(a.dst);
-		base.origin_correlation = m.correlation;
-		token = open_request(base, a, m.view, hold, &m.reply_to, now);
+		const pending::party origin{pending::party::kind::peer, 0,
+					    static_cast<uint16_t>(peer < 0 ? UINT16_MAX : peer)};
+		token = open_request(origin, pod_party(a.dst), a, m.view, hold, &m.reply_to, now,
+				     m.correlation);
 		if (token == 0)
 			_admission->overloaded(a);
 	}
@@ -159,11 +160,10 @@ void stage::net_request(net_message &m, uint64_t now) noexcept
 void stage::relay(net_message &m, const verdict &a, uint64_t now) noexcept
 {
 	const service_rules &sr = _cur->services()[a.svc];
-	pending::entry base{};
-	base.origin = {pending::party::kind::peer, 0, UINT16_MAX}; /* a client, not a peer */
-	base.dest = {pending::party::kind::peer, 0, sr.peer};
-	base.origin_correlation = m.correlation;
-	const uint32_t token = open_request(base, a, m.view, false, &m.reply_to, now);
+	const uint32_t token =
+		open_request({pending::party::kind::peer, 0, UINT16_MAX}, /* a client, not a peer */
+			     {pending::party::kind::peer, 0, sr.peer}, a, m.view, false, &m.reply_to,
+			     now, m.correlation);
 	if (token == 0) {
 		verdict v = a;
 		_admission->overloaded(v);

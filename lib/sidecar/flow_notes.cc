@@ -120,14 +120,51 @@ void stage::expired(const expiry &x, uint64_t now) noexcept
 		reply_to_origin(e, c, 502, "egress_failed", now);
 		return;
 	}
-	_stats.timeouts.inc();
-	_admission->metrics(e.service).timeouts.inc();
-	if (e.version == _cur->version())
-		_cur->route_metrics(e.route).timeouts.inc();
-	answered(e, c, 504, true, now, true);
+	/* answered(e, c, 504, true, now, true), its counters tallied with the sweep's others of
+	 * the same service, route and latency bucket (one add each per run of them instead of
+	 * ten counter updates per 504: answered() was 2.7% of the forward path's worker) */
+	const uint64_t us = _admission->clock().ns(now - e.start_tsc) / 1000;
+	const bool current = e.version == _cur->version();
+	const unsigned bucket = latency_histogram::bucket_of(us);
+	timeout_tally &t = _tally;
+	if (t.n && (t.service != e.service || t.current != current ||
+		    (current && t.route != e.route) || t.bucket != bucket))
+		timeouts_flush();
+	if (t.n == 0) {
+		t.service = e.service;
+		t.current = current;
+		t.route = e.route;
+		t.bucket = bucket;
+	}
+	t.n++;
+	t.sum_us += us;
+	if (current && c.policy)
+		_cur->engine().on_response(_cur->services()[e.service].policy, 504,
+					   _admission->clock().ns(now));
 	reply_to_origin(e, c, 504, "timeout", now);
 	if (x.what == expiry::kind::timeout && c.holding)
 		finish(c.held, DPUMESH_STATUS_OK);
+}
+
+/* The tallied timeouts into the counters answered() and expired() keep: the stage's, the
+ * service's and (admitted under the current version) the route's. */
+void stage::timeouts_flush() noexcept
+{
+	timeout_tally &t = _tally;
+	if (t.n == 0)
+		return;
+	_stats.timeouts.add(t.n);
+	const auto count = [&](l7_metrics &m) {
+		m.timeouts.add(t.n);
+		m.classes[504 / 100 - 1].add(t.n);
+		m.mesh_generated.add(t.n);
+		m.latency.record(t.bucket, t.n, t.sum_us);
+	};
+	count(_admission->metrics(t.service));
+	if (t.current)
+		count(_cur->route_metrics(t.route));
+	t.n = 0;
+	t.sum_us = 0;
 }
 
 /* A delivery that cannot be made: a request is answered 503, a response is lost. */

@@ -12,6 +12,7 @@
 #include "internal/admission.h"
 #include "internal/command.h"
 #include "internal/egress.h"
+#include "internal/open_request.h"
 #include "internal/outbox.h"
 #include "internal/owed.h"
 #include "internal/quota.h"
@@ -69,35 +70,6 @@ void stage::from_pod(const sw_descriptor &d, uint64_t now) noexcept
 		pod_request(m, v, now);
 	else
 		pod_response(m, v, now);
-}
-
-/* Opens a request for an admitted verdict, due by the route's timeout (or the request's
- * own shorter deadline), answered on the network at `reply_to` (nullptr: a pod's); its
- * token, or 0 when the table is full. */
-uint32_t stage::open_request(const pending::entry &base, const verdict &a,
-			     const wire::l7_view &v, bool hold, const remote *reply_to,
-			     uint64_t now) noexcept
-{
-	uint64_t timeout_ms = a.route->timeout_ms;
-	if (v.deadline_ms && v.deadline_ms < timeout_ms)
-		timeout_ms = v.deadline_ms;
-	pending::entry e = base;
-	e.start_tsc = now;
-	e.deadline_tsc = now + timeout_ms * _tsc_hz / 1000;
-	e.service = a.svc;
-	e.route = a.route->metrics;
-	e.version = static_cast<uint32_t>(_cur->version());
-	e.backoff_ms = a.route->backoff_ms;
-	e.retries_left = hold ? static_cast<uint16_t>(a.route->retries) : 0;
-	/* a network address over its quota: the caller answers 503 overloaded (pods are
-	 * checked before admission, pod_request) */
-	uint16_t source = request_ctx::no_source;
-	if (base.origin.type == pending::party::kind::peer &&
-	    !_quota->source_may_ask(reply_to ? reply_to->addr.dst : wire::endpoint{}, &source)) {
-		_stats.quota_refused.inc();
-		return 0;
-	}
-	return _requests->open(e, request_table::opening{reply_to, source, hold, a.policy});
 }
 
 /* Trace ids (lib/policy) for a request header that has none; its new length. */
@@ -158,13 +130,10 @@ void stage::pod_request(const pod_message &m, const wire::l7_view &v, uint64_t n
 	out.header_len = add_trace(m.header, m.header_len, v);
 	const bool hold = policy::hold_for_retry(a.route->retries, a.dst != 0,
 						 a.route->retry_non_idempotent, v.method, v.flags);
-	pending::entry base{};
-	base.origin = pod_party(m.src);
-	base.dest = sr.local ? pod_party(a.dst)
-			     : pending::party{pending::party::kind::peer, 0, sr.peer};
-	base.origin_req_id = m.req_id;
-	base.step_id = m.step_id;
-	const uint32_t token = open_request(base, a, v, hold, nullptr, now);
+	const pending::party dest = sr.local ? pod_party(a.dst)
+					     : pending::party{pending::party::kind::peer, 0, sr.peer};
+	const uint32_t token =
+		open_request(pod_party(m.src), dest, a, v, hold, nullptr, now, 0, m.req_id, m.step_id);
 	if (token == 0) {
 		_admission->overloaded(a);
 		_admission->count_refusal(*_cur, a);

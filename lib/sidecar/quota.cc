@@ -81,13 +81,14 @@ bool quota::source_may_ask(const wire::endpoint &ep, uint16_t *bucket) noexcept
 	return false;
 }
 
-void quota::charge(const pending::entry &e, const request_ctx &c) noexcept
+void quota::charge(const pending::entry &e, const request_ctx &c,
+		   const wire::endpoint *requester) noexcept
 {
 	if (e.origin.type == pending::party::kind::pod) {
 		pod_of(e.origin.pod_handle).charge();
 	} else if (e.origin.type == pending::party::kind::peer) {
 		source_tenant &t = source_of(c);
-		t.note(c.reply_to.addr.dst);
+		t.note(requester ? *requester : c.reply_to.addr.dst);
 		t.charge();
 	}
 }

@@ -31,9 +31,20 @@ request_table::request_table(uint32_t capacity, uint64_t tsc_hz, unsigned shard,
  * that holds sets it for. */
 uint32_t request_table::open(const pending::entry &e, const opening &o) noexcept
 {
-	uint32_t token = _t.insert(e);
+	pending::entry *to = _t.next_entry();
+	if (!to)
+		return 0;
+	*to = e;
+	return open_written(o);
+}
+
+uint32_t request_table::open_written(const opening &o) noexcept
+{
+	pending::entry *written = _t.next_entry();
+	const uint32_t token = _t.insert_written();
 	if (token == 0)
 		return 0;
+	const pending::entry &e = *written;
 	request_ctx &x = _ctx[token & 0xffff];
 	if (const uint32_t next = _t.next_slot(); next < _t.capacity())
 		__builtin_prefetch(&_ctx[next], 1); /* the next open()'s (see pending::table::insert) */
@@ -53,7 +64,7 @@ uint32_t request_table::open(const pending::entry &e, const opening &o) noexcept
 		x.load_pod = static_cast<uint16_t>(id);
 	}
 	if (_quota)
-		_quota->charge(e, x);
+		_quota->charge(e, x, o.reply_to ? &o.reply_to->addr.dst : nullptr);
 	return token | _shard_base;
 }
 

@@ -468,6 +468,7 @@ uint32_t stage::run() noexcept
 			n = _requests->expire(now, due, burst);
 			for (uint32_t i = 0; i < n; i++)
 				expired(due[i], now);
+			timeouts_flush();
 			total += n;
 		} while (n == burst && total < 8 * burst && _outbox->room());
 		if (n < burst)

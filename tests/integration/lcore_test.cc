@@ -342,6 +342,37 @@ void refusing_rx(port::rx_ctx &rx, const std::string &name, const wire::reasm_co
 
 } // namespace
 
+/* The gate's name index: every service found by its name, from any place in memory (port
+ * RX looks names up in place in a frame), and nothing else: names that differ in one byte
+ * at any place, prefixes and longer names are not services. */
+TEST(ServiceGate, FindsEachNameAndNoNearMiss)
+{
+	std::vector<std::string> names;
+	for (size_t len = 1; len <= 21; len++) {
+		std::string n;
+		for (size_t i = 0; i < len; i++)
+			n += static_cast<char>('a' + (i * 7 + len) % 26);
+		names.push_back(n);
+	}
+	port::service_gate gate(names);
+	for (uint32_t i = 0; i < names.size(); i++) {
+		const std::string &n = names[i];
+		std::vector<char> frame(n.size() + 3, '#');
+		std::memcpy(frame.data() + 3, n.data(), n.size()); /* at an odd offset */
+		EXPECT_EQ(gate.find(std::string_view(frame.data() + 3, n.size())), i) << n;
+		for (size_t at = 0; at < n.size(); at++) {
+			std::string miss = n;
+			miss[at] = static_cast<char>(miss[at] ^ 0x20);
+			EXPECT_EQ(gate.find(miss), UINT32_MAX) << miss;
+		}
+		EXPECT_EQ(gate.find(n + "x"), UINT32_MAX);
+		if (n.size() > 1) { /* its prefixes are not names (each length's letters differ) */
+			EXPECT_EQ(gate.find(std::string_view(n).substr(0, n.size() - 1)), UINT32_MAX);
+		}
+	}
+	EXPECT_EQ(gate.find(""), UINT32_MAX);
+}
+
 /* A saturated service's request of several frames is refused at its first frame: one refusal
  * for the sidecar, its later frames dropped by the reassembler's tombstone (also those that
  * came before the first), a repeat of its first frame no second refusal; another service's

@@ -1342,6 +1342,83 @@ TEST_F(egress_test, answers_in_a_row_are_fragment_s_bytes)
 	EXPECT_EQ(rte_mempool_avail_count(pkts), 1023u);
 }
 
+/* A sweep's 504s to many requesters, interleaved: several addresses (more than the frames
+ * kept, IPv4 and IPv6, some with another MAC) each from many ports. Every answer is
+ * fragment()'s bytes for its own requester (address, port, MAC) and correlation. */
+TEST_F(egress_test, answers_to_many_requesters_interleaved_are_each_their_own)
+{
+	auto eg = make(false);
+	ASSERT_TRUE(eg);
+	const std::string hop = "n1/sidecar";
+	std::vector<remote> addrs;
+	for (uint32_t a = 0; a < 6; a++) {
+		remote r = eg->peer(0).to;
+		r.addr.dst = wire::endpoint::from_v4(htonl(0xc0a83202 + a * 0x01010000u), 0);
+		r.addr.dst_mac[5] = static_cast<uint8_t>(a & 1 ? 0x77 : r.addr.dst_mac[5]);
+		addrs.push_back(r);
+	}
+	remote v6 = addrs[0];
+	for (int i = 0; i < 16; i++) {
+		v6.addr.src.ip[i] = static_cast<uint8_t>(i == 0 ? 0xfd : i * 5);
+		v6.addr.dst.ip[i] = static_cast<uint8_t>(i == 0 ? 0xfd : 0xf0 - i * 3);
+	}
+	addrs.push_back(v6);
+	uint8_t hdr[256];
+	wire::l7_writer w(hdr, sizeof(hdr));
+	w.response(504, wire::l7_flag_mesh_generated, "timeout", hop);
+	const auto len = static_cast<uint16_t>(w.finish());
+	struct sent_to {
+		remote r;
+		uint64_t corr;
+	};
+	std::vector<sent_to> sent;
+	uint64_t corr = 11;
+	for (int round = 0; round < 3; round++) {
+		eg->begin_burst();
+		for (unsigned i = 0; i < 100; i++) {
+			remote r = addrs[(i * 5 + round) % addrs.size()];
+			r.addr.dst.port = static_cast<uint16_t>(40000 + (i * 7 + round) % 1000);
+			corr = corr * 0x9e3779b97f4a7c15ull + 1;
+			ASSERT_TRUE(eg->reply(r, corr, 504, "timeout", hop));
+			sent.push_back({r, corr});
+		}
+		eg->end_burst();
+	}
+	size_t checked = 0;
+	void *m;
+	while (rte_ring_dequeue(tx, &m) == 0) {
+		auto *f = static_cast<rte_mbuf *>(m);
+		ASSERT_LT(checked, sent.size());
+		const sent_to &s = sent[checked];
+		const bool v4 = s.r.addr.dst.is_v4();
+		const size_t at = sizeof(rte_ether_hdr) +
+				  (v4 ? sizeof(rte_ipv4_hdr) : sizeof(rte_ipv6_hdr)) + sizeof(rte_udp_hdr);
+		wire::frame_hdr fh;
+		ASSERT_GE(f->data_len, at + sizeof(fh));
+		std::memcpy(&fh, rte_pktmbuf_mtod_offset(f, const uint8_t *, at), sizeof(fh));
+		EXPECT_EQ(rte_be_to_cpu_64(fh.correlation), s.corr) << "frame " << checked;
+		rte_udp_hdr udp;
+		std::memcpy(&udp, rte_pktmbuf_mtod_offset(f, const uint8_t *, at - sizeof(udp)),
+			    sizeof(udp));
+		EXPECT_EQ(rte_be_to_cpu_16(udp.dst_port), s.r.addr.dst.port) << "frame " << checked;
+		rte_mbuf *want[4];
+		ASSERT_EQ(wire::fragment(s.r.addr, wire::frame_kind::response,
+					 rte_be_to_cpu_32(fh.msg_id), s.corr, hdr, len,
+					 wire::body_ref{}, 1500, pkts, want, 4),
+			  1u);
+		ASSERT_EQ(f->data_len, want[0]->data_len);
+		EXPECT_EQ(std::memcmp(rte_pktmbuf_mtod(f, const void *),
+				      rte_pktmbuf_mtod(want[0], const void *), f->data_len),
+			  0)
+			<< "frame " << checked;
+		rte_pktmbuf_free(want[0]);
+		rte_pktmbuf_free(f);
+		checked++;
+	}
+	EXPECT_EQ(checked, sent.size());
+	EXPECT_EQ(rte_mempool_avail_count(pkts), 1023u);
+}
+
 /* ---- network-in ---- */
 
 class network_in_test : public egress_test {
@@ -1515,6 +1592,17 @@ TEST_F(network_in_test, requests_take_no_hbuf_until_a_pod_needs_one_and_response
 	EXPECT_EQ(stats.decoded_without_hbuf.get(), 2u);
 	in.release(r);
 	EXPECT_EQ(r.held, nullptr);
+	EXPECT_EQ(rte_mempool_avail_count(msgs), 62u) << "freed with its burst's others";
+	in.end_burst();
+	expect_all_back();
+	/* a burst's released requests, more than a burst's buffers, freed in bulk */
+	for (unsigned i = 0; i < 45; i++) {
+		r = in.take(message(bytes, l7_len, true, i % 2 ? 1000 : l7_len / 2), i);
+		ASSERT_NE(r.held, nullptr);
+		in.release(r);
+	}
+	EXPECT_LT(rte_mempool_avail_count(msgs), 63u);
+	in.end_burst();
 	expect_all_back();
 	/* no hbuf left: a held request stays held, counted, and is released whole */
 	std::vector<void *> all(511);
@@ -1526,6 +1614,7 @@ TEST_F(network_in_test, requests_take_no_hbuf_until_a_pod_needs_one_and_response
 	EXPECT_EQ(stats.hbuf_empty.get(), empty + 1);
 	EXPECT_NE(r.held, nullptr);
 	in.release(r);
+	in.end_burst();
 	rte_mempool_put_bulk(hbufs, all.data(), 511);
 	expect_all_back();
 }

@@ -72,6 +72,44 @@ TEST(Pending, StaleTokenNeverMatchesAReusedSlot)
 	}
 }
 
+/* An entry written where the next insert goes (next_entry) and taken as written
+ * (insert_written) is the same as one inserted whole: found and matched by its token,
+ * expired at its deadline. Written and not taken, it is no entry; a full table has no
+ * next entry and takes nothing. */
+TEST(Pending, AnEntryWrittenInItsSlotIsTakenAsWritten)
+{
+	table t(2, hz);
+	entry *e = t.next_entry();
+	ASSERT_NE(e, nullptr);
+	*e = make_entry(pod(1), peer(0), 5, 0, 30 * ms); /* written, not taken */
+	EXPECT_EQ(t.size(), 0u);
+	unsigned live = 0;
+	t.for_each([&](uint32_t, const entry &) { live++; });
+	EXPECT_EQ(live, 0u);
+	e = t.next_entry();
+	ASSERT_NE(e, nullptr);
+	e->origin = pod(3);
+	e->dest = pod(4);
+	e->origin_req_id = 9;
+	e->step_id = 2;
+	e->deadline_tsc = 10 * ms;
+	const uint32_t a = t.insert_written();
+	ASSERT_NE(a, 0u);
+	ASSERT_NE(t.match(a, pod(4), 2), nullptr);
+	EXPECT_EQ(t.match(a, pod(4), 2)->origin_req_id, 9u);
+	EXPECT_EQ(t.match(a, pod(4), 1), nullptr);
+	const uint32_t b = t.insert(make_entry(pod(1), pod(2), 1, 0, 20 * ms));
+	ASSERT_NE(b, 0u);
+	EXPECT_EQ(t.next_entry(), nullptr); /* full */
+	EXPECT_EQ(t.insert_written(), 0u);
+	EXPECT_EQ(t.size(), 2u);
+	std::vector<uint32_t> due;
+	t.expire(15 * ms, [&](uint32_t tok, entry &) { due.push_back(tok); });
+	EXPECT_EQ(due, std::vector<uint32_t>{a});
+	t.remove(b);
+	EXPECT_EQ(t.size(), 0u);
+}
+
 TEST(Pending, DeadlinesFireOnceInTimeAndRetriesRearm)
 {
 	table t(1024, hz, 64); /* a small wheel, so deadlines wrap around it */

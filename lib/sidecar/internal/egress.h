@@ -155,6 +155,13 @@ private:
 	egress(pod_registry *reg, counters &stats) : _reg(reg), _stats(stats) {}
 	static void nic_done(void *addr, void *opaque);
 
+	/** Frames kept made per error answer: one per requester address (any of its ports), a
+	 *  few addresses (wire::frame_template::slot_of()). */
+	static constexpr unsigned kept_bits = 2;
+	struct kept_frame {
+		wire::frame_template frame;
+		int port = -1; /* made for this port's MTU (-1: not made) */
+	};
 	/** An error response's L7 header, made once (reply()), and its sum (wire::l7_sum). */
 	struct reply_hdr {
 		uint16_t status = 0;
@@ -163,9 +170,7 @@ private:
 		const char *reason = nullptr;
 		const std::string *hop = nullptr;
 		uint8_t hdr[256];
-		/* its frame to the requester it went to last, out of port tmpl_port (-1: none) */
-		wire::frame_template tmpl;
-		int tmpl_port = -1;
+		std::array<kept_frame, 1u << kept_bits> kept;
 	};
 
 	pod_registry *_reg;

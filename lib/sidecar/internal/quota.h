@@ -60,8 +60,12 @@ public:
 	/** Whether the network address `ep` may open one more request; false: refused.
 	 *  `bucket` (if given) gets its bucket, for the request's request_ctx::source. */
 	bool source_may_ask(const wire::endpoint &ep, uint16_t *bucket = nullptr) noexcept;
-	/** A request opened / ended (the request table calls these for every entry). */
-	void charge(const pending::entry &e, const request_ctx &c) noexcept;
+	/** A request opened / ended (the request table calls these for every entry).
+	 *  `requester`: a network origin's address where the caller has it (nullptr: the
+	 *  context's copy, which open() has just written: read back at once, it stalled on
+	 *  store forwarding). */
+	void charge(const pending::entry &e, const request_ctx &c,
+		    const wire::endpoint *requester = nullptr) noexcept;
 	void release(const pending::entry &e, const request_ctx &c) noexcept;
 	/**
 	 * The retry budget of the request's origin (its pod, or its network address's bucket):

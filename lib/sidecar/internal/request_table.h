@@ -123,6 +123,11 @@ public:
 	/** Takes a slot; its token (never 0), or 0 when the table is full. The slot's context
 	 *  is written in place (`held` is not: the caller's, when it holds). */
 	uint32_t open(const pending::entry &e, const opening &o) noexcept;
+	/** The entry the next open takes, to be written in place (nullptr: the table is
+	 *  full; pending::table::next_entry()), then opened with open_written(). */
+	pending::entry *next_entry() noexcept { return _t.next_entry(); }
+	/** open() of the entry written at next_entry(). */
+	uint32_t open_written(const opening &o) noexcept;
 	/** The request a response with this token from `responder` with `step_id` answers. */
 	ref match(uint32_t token, const pending::party &responder, uint32_t step_id) noexcept;
 	/** The request behind a token, whoever asks. */

@@ -80,6 +80,15 @@ public:
 
 	/** Takes a slot; returns its token (never 0), or 0 when the table is full. */
 	uint32_t insert(const entry &e) noexcept;
+	/**
+	 * The entry the next insert takes, to be written where it is (nullptr: the table is
+	 * full), then taken as written with insert_written(): an entry made aside and copied
+	 * in was read back in 16-byte loads behind its narrow stores (a store-forwarding
+	 * stall). Writing it takes nothing: an entry written and not taken is no entry.
+	 */
+	entry *next_entry() noexcept { return _free_head == nil ? nullptr : &_slots[_free_head].e; }
+	/** Takes the slot of next_entry() as written: its token, or 0 when the table is full. */
+	uint32_t insert_written() noexcept;
 
 	/** The entry a response with this token from `responder` with `step_id` answers. */
 	entry *match(uint32_t token, const party &responder, uint32_t step_id) noexcept;

@@ -177,6 +177,9 @@ uint16_t rx_poll(void *arg) noexcept;
 
 /** Frees an rx_msg and its mbuf chain. */
 void rx_msg_free(rx_msg *m) noexcept;
+/** Frees n rx_msgs and their chains: the mbufs in one rte_pktmbuf_free_bulk(), the rx_msgs
+ *  in one put per run of the same pool. */
+void rx_msg_free_bulk(rx_msg *const *msgs, unsigned n) noexcept;
 
 inline lcore::stage_def rx_stage(rx_ctx &ctx)
 {

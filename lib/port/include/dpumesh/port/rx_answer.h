@@ -4,7 +4,7 @@
 // (docs/overload.md, "Port RX answers what it refuses").
 //
 // The request's own mbuf becomes its answer: the frame is stamped into it from a
-// wire::frame_template kept per requester (a few, by address), the bytes the sidecar's
+// wire::frame_template kept per requester address (a few; one serves all its ports), the bytes the sidecar's
 // egress::reply() makes for that requester (the same L7 header: status, reason, flag, the
 // node's hop), with a message id of this port RX's own. A burst's answers leave in one
 // rte_eth_tx_burst() on the TX queue that port TX uses for that port on this lcore (the
@@ -33,7 +33,8 @@ namespace dpumesh::port {
 
 class rx_answers {
 public:
-	/** Requesters whose answer frames are kept made (by address; one each). */
+	/** Requester addresses whose answer frames are kept made (one each, for all its
+	 *  ports). */
 	static constexpr unsigned nb_templates = 8;
 
 	/**

@@ -42,9 +42,19 @@ struct latency_histogram {
 
 	void record(uint64_t us) noexcept
 	{
-		unsigned b = us == 0 ? 0 : 64 - static_cast<unsigned>(__builtin_clzll(us));
-		buckets[b < nb_buckets ? b : nb_buckets - 1].inc();
+		buckets[bucket_of(us)].inc();
 		sum_us.add(us);
+	}
+	/** `n` latencies of one bucket that add up to `sum` us, at once. */
+	void record(unsigned bucket, uint64_t n, uint64_t sum) noexcept
+	{
+		buckets[bucket].add(n);
+		sum_us.add(sum);
+	}
+	static unsigned bucket_of(uint64_t us) noexcept
+	{
+		const unsigned b = us == 0 ? 0 : 64 - static_cast<unsigned>(__builtin_clzll(us));
+		return b < nb_buckets ? b : nb_buckets - 1;
 	}
 	/** Upper bound (us) of the bucket holding quantile q (0..1); 0 when empty. Control. */
 	uint64_t quantile_us(double q) const noexcept;

@@ -299,8 +299,12 @@ private:
 	void pod_request(const pod_message &m, const wire::l7_view &v, uint64_t now) noexcept;
 	bool pod_over_quota(const pod_message &m, uint64_t now) noexcept;
 	void pod_response(const pod_message &m, const wire::l7_view &v, uint64_t now) noexcept;
-	uint32_t open_request(const pending::entry &base, const verdict &a, const wire::l7_view &v,
-			      bool hold, const remote *reply_to, uint64_t now) noexcept;
+	/* internal/open_request.h */
+	[[gnu::always_inline]] inline uint32_t
+	open_request(pending::party origin, pending::party dest, const verdict &a,
+		     const wire::l7_view &v, bool hold, const remote *reply_to, uint64_t now,
+		     uint64_t origin_correlation, uint32_t origin_req_id = 0,
+		     uint32_t step_id = 0) noexcept;
 	uint32_t add_trace(uint64_t header, uint32_t len, const wire::l7_view &v) noexcept;
 	void answered(const pending::entry &e, const request_ctx &c, uint16_t status, bool mesh,
 		      uint64_t now, bool report) noexcept;
@@ -329,6 +333,7 @@ private:
 	bool retry(pending::entry &e, request_ctx &c, uint64_t now) noexcept;
 	void release_held(request_ctx &c) noexcept;
 	void expired(const expiry &x, uint64_t now) noexcept;
+	void timeouts_flush() noexcept;
 	uint32_t unpark(uint64_t now) noexcept;
 	/* per-destination queues (flow_notes.cc): order while a pod is full */
 	void admit_delivery(unsigned thread, const dpa_command &c) noexcept;
@@ -380,6 +385,16 @@ private:
 	int64_t _net_credit = 0;  /* what the network may still spend (deficit round robin) */
 	int64_t _net_max_debt = 0; /* the most it may owe */
 	policy::trace_rng _trace_rng; /* trace ids of requests without them (seeded at create) */
+	/* a deadline sweep's 504 timeouts of one service, route and latency bucket in a row,
+	 * counted at once (timeouts_flush(), at the end of each burst of the sweep) */
+	struct timeout_tally {
+		uint32_t n = 0;
+		uint32_t service = 0;
+		uint32_t route = 0;    /* route_metrics index, when `current` */
+		bool current = false;  /* admitted under the poll's routing version */
+		unsigned bucket = 0;   /* latency_histogram::bucket_of() */
+		uint64_t sum_us = 0;
+	} _tally;
 	counters _stats;
 };
 

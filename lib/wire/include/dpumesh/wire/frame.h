@@ -156,35 +156,79 @@ uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint6
 		  uint16_t max_out) noexcept;
 
 /**
- * One frame made again and again to one address, its ids alone changing: an error answer
- * this node makes (the 504s of a deadline sweep go to few requesters, one after another).
- * make() writes the frame's bytes once and keeps the sums of its checksummed words but the
- * ids'; stamp() copies them into an mbuf and writes the message id, the correlation, the
- * IPv4 id and both checksums: the same bytes fragment() makes for that message.
+ * One frame made again and again to one requester, its ids and its UDP port alone
+ * changing: an error answer this node makes (the 504s of a deadline sweep go to few
+ * requester addresses, each from many ports: a client's sockets). make() writes the
+ * frame's bytes once and keeps the sums of its checksummed words but the ids' and the
+ * destination port's; stamp() copies them into an mbuf and writes the message id, the
+ * correlation, the destination port, the IPv4 id and both checksums: the same bytes
+ * fragment() makes for that message to that port.
  *
  *   wire::frame_template t;
- *   if (t.make(addr, frame_kind::response, l7, mtu)) m = t.stamp(msg_id, corr, stash);
+ *   if (t.make(addr, frame_kind::response, l7, mtu))
+ *           m = t.stamp(msg_id, corr, addr.dst.port, stash);
  */
 class frame_template {
 public:
-	/** For `l7` alone (no body) to `addr`; false when it needs more than one frame at this
-	 *  MTU or the addresses' families differ (then fragment() frames it). */
+	/** For `l7` alone (no body) to `addr` (its dst.port is stamp()'s); false when it needs
+	 *  more than one frame at this MTU or the addresses' families differ (then fragment()
+	 *  frames it). */
 	bool make(const link_addr &addr, frame_kind kind, const l7_summed &l7, uint16_t mtu) noexcept;
-	/** One frame with these ids; nullptr when no mbuf is left or it has no room. */
-	rte_mbuf *stamp(uint32_t msg_id, uint64_t correlation, mbuf_stash &mbufs) const noexcept;
+	/** One frame with these ids to `dst_port` (host order); nullptr when no mbuf is left
+	 *  or it has no room. */
+	rte_mbuf *stamp(uint32_t msg_id, uint64_t correlation, uint16_t dst_port,
+			mbuf_stash &mbufs) const noexcept;
 	/** The same frame written into `m`, an empty (reset) one-segment mbuf of the caller's
 	 *  (port RX turns a refused request's own mbuf into its answer); false when it has no
 	 *  room (m unchanged). */
-	bool stamp_into(rte_mbuf *m, uint32_t msg_id, uint64_t correlation) const noexcept;
-	/** Whether it was made for this address and header (the same bytes at `l7.data`). */
+	bool stamp_into(rte_mbuf *m, uint32_t msg_id, uint64_t correlation,
+			uint16_t dst_port) const noexcept;
+	/** Whether it was made for this address, but perhaps another destination port, and
+	 *  this header (the same bytes at `l7.data`): then stamp() makes its frames. */
 	bool made_for(const link_addr &addr, const l7_summed &l7) const noexcept
 	{
 		return _len && _l7 == l7.data && _l7_len == l7.len && _l7_sum == l7.sum &&
-		       std::memcmp(&_addr, &addr, sizeof(addr)) == 0;
+		       same_but_port(_addr, addr);
 	}
 	void clear() noexcept { _len = 0; }
+	/** Which of 2^bits kept templates a requester's answers are stamped from: its address
+	 *  mixed (not its port: one template serves all of them). */
+	static unsigned slot_of(const endpoint &requester, unsigned bits) noexcept
+	{
+		uint32_t w;
+		std::memcpy(&w, requester.ip + 12, 4);
+		return bits ? (w * 0x9e3779b1u) >> (32 - bits) : 0;
+	}
 
 private:
+	/* the bytes of a link_addr made_for() compares: all but the destination's port */
+	static constexpr size_t addr_but_port = offsetof(link_addr, dst) + offsetof(endpoint, port);
+	static_assert(addr_but_port + sizeof(endpoint::port) == sizeof(link_addr),
+		      "the destination port is a link_addr's last bytes");
+	static_assert(addr_but_port == 5 * 8 + 6);
+	/* those 46 bytes in words, inline (a memcmp of 46 is a call into libc: 10% of
+	 * egress::reply()'s samples) */
+	static bool same_but_port(const link_addr &a, const link_addr &b) noexcept
+	{
+		const auto *p = reinterpret_cast<const unsigned char *>(&a);
+		const auto *q = reinterpret_cast<const unsigned char *>(&b);
+		uint64_t diff = 0;
+		for (size_t i = 0; i < 40; i += 8) {
+			uint64_t x, y;
+			std::memcpy(&x, p + i, 8);
+			std::memcpy(&y, q + i, 8);
+			diff |= x ^ y;
+		}
+		/* the last six as four and two (copied into one word they went through the stack:
+		 * a word load behind a four- and a two-byte store) */
+		uint32_t x4, y4;
+		uint16_t x2, y2;
+		std::memcpy(&x4, p + 40, 4);
+		std::memcpy(&y4, q + 40, 4);
+		std::memcpy(&x2, p + 44, 2);
+		std::memcpy(&y2, q + 44, 2);
+		return (diff | (x4 ^ y4) | uint32_t(x2 ^ y2)) == 0;
+	}
 	static constexpr unsigned max_len = 128 + 256; /* headers, then an L7 header */
 	uint8_t _bytes[max_len];
 	uint16_t _len = 0;     /* 0: not made */
@@ -195,7 +239,7 @@ private:
 	uint16_t _l7_len = 0;
 	uint16_t _l7_sum = 0;
 	uint64_t _ip_words = 0;  /* ipv4_words_but_id() */
-	uint64_t _udp_words = 0; /* udp_words_but_ids() */
+	uint64_t _udp_words = 0; /* udp_words_but_ids() less the destination port */
 };
 
 /** Frames needed for a message of msg_len bytes at this MTU and address family. */
