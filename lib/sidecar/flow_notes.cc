@@ -156,8 +156,7 @@ void stage::timeouts_flush() noexcept
 	_stats.timeouts.add(t.n);
 	const auto count = [&](l7_metrics &m) {
 		m.timeouts.add(t.n);
-		m.classes[504 / 100 - 1].add(t.n);
-		m.mesh_generated.add(t.n);
+		m.answer(504, true, t.n);
 		m.latency.record(t.bucket, t.n, t.sum_us);
 	};
 	count(_admission->metrics(t.service));

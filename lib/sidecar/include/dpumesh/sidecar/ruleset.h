@@ -95,21 +95,20 @@ struct alignas(64) l7_metrics {
 	counter timeouts;               /**< 504 timeout made here */
 	latency_histogram latency;      /**< request taken -> answer sent to the origin */
 
-	void answer(uint16_t status, bool mesh) noexcept
+	/** `n` answers to the origin with `status`, made by the mesh (`mesh`) or not. */
+	void answer(uint16_t status, bool mesh, uint64_t n = 1) noexcept
 	{
 		if (status >= 100 && status < 600)
-			classes[status / 100 - 1].inc();
+			classes[status / 100 - 1].add(n);
 		if (mesh)
-			mesh_generated.inc();
+			mesh_generated.add(n);
 	}
 	/** `n` requests the mesh refused itself with `status`: taken, refused, answered. */
 	void refused_here(uint16_t status, uint64_t n = 1) noexcept
 	{
 		requests.add(n);
 		refused.add(n);
-		if (status >= 100 && status < 600)
-			classes[status / 100 - 1].add(n);
-		mesh_generated.add(n);
+		answer(status, true, n);
 	}
 	/** Adds another's reads into this one (control: the sum over sidecar shards). */
 	void add(const l7_metrics &o) noexcept;
