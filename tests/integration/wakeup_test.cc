@@ -503,12 +503,16 @@ TEST(Wakeup, ASuccessfulTxCompletionDoesNotWakeASleeper)
 	 * passes that overlapped two epochs), not once more per message it sent */
 	EXPECT_LE(e.doorbells, rounds + rounds / 8) << "the echo pod was woken for its completions";
 	EXPECT_LE(k.doorbells, rounds + rounds / 8) << "the client was woken for its completions";
-	/* some completions found their sender asleep and waited (every one with one worker;
-	 * with two, the completion crosses to the sender's thread, and since a message's leg
-	 * takes one poll (docs/memory-model.md) it often arrives before the sender sleeps:
-	 * 333-611 of 4000 seen) */
-	EXPECT_GT(e.doorbells_deferred + k.doorbells_deferred, uint64_t(rounds / 16))
-		<< "completions to sleeping pods should wait for their next wake-up";
+	/* completions that found their sender asleep waited for its next wake-up. With one
+	 * worker that is nearly every one (3998-4000 of 4000 in runs). With two, the completion is
+	 * made on the sender's worker, and since a message's leg takes one poll
+	 * (docs/memory-model.md) it usually arrives before the sender sleeps: 330-370 of 4000
+	 * here, 101 in CI under ASan. How many is timing; that there are some, and that none of
+	 * them rang, is the property: a code that rang for them would count none deferred. */
+	const uint64_t deferred = e.doorbells_deferred + k.doorbells_deferred;
+	const uint64_t least = test_workers() == 1 ? rounds / 4 : 0;
+	EXPECT_GT(deferred, least) << "completions to sleeping pods should wait for their next "
+				      "wake-up";
 }
 
 /* A client with 4 TX slots sends 96 requests (fewer than the pod's RX slots: admission takes
