@@ -7,6 +7,7 @@
 // need-wakeup word only makes the DPU ring it more, never stalls the others.
 #include <gtest/gtest.h>
 
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -513,6 +514,30 @@ TEST(Wakeup, ASuccessfulTxCompletionDoesNotWakeASleeper)
 	const uint64_t least = test_workers() == 1 ? rounds / 4 : 0;
 	EXPECT_GT(deferred, least) << "completions to sleeping pods should wait for their next "
 				      "wake-up";
+}
+
+/* Rings that piled up while a pod slept (the DPU's, its own senders', a stale epoch's) are
+ * one wake-up: the wake-up's single read of its doorbell leaves it unreadable, so the next
+ * wait blocks for its full timeout instead of returning at once. */
+TEST(Wakeup, PiledUpRingsAreOneWakeUp)
+{
+	inproc_node n("wakeup-piled", wakeup_config());
+	ASSERT_TRUE(n.up) << n.error;
+	client_pod c(n.sock, "client");
+	ASSERT_TRUE(c.error.empty()) << c.error;
+	const int fd = dpumesh_fd(c.h);
+	ASSERT_GE(fd, 0);
+	const uint64_t one = 1;
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(::write(fd, &one, sizeof(one)), static_cast<ssize_t>(sizeof(one)));
+	auto t0 = steady::now();
+	EXPECT_GE(dpumesh_wait(c.h, 5000), 0);
+	EXPECT_LT(steady::now() - t0, 1s) << "a rung doorbell did not end the wait";
+	pollfd p{fd, POLLIN, 0};
+	EXPECT_EQ(::poll(&p, 1, 0), 0) << "the doorbell is still readable after the wake-up";
+	t0 = steady::now();
+	EXPECT_EQ(dpumesh_wait(c.h, 50), 0);
+	EXPECT_GE(steady::now() - t0, 40ms) << "the next wait returned early";
 }
 
 /* A client with 4 TX slots sends 96 requests (fewer than the pod's RX slots: admission takes
