@@ -109,6 +109,7 @@ int fill_stages(node &n, rte_tel_data *d)
 	DPUMESH_TEL_U64_COLUMN(c, "cpu_ns", st, r.cpu_ns);
 	DPUMESH_TEL_U64_COLUMN(c, "cpu_tsc", st, r.cpu_tsc);
 	DPUMESH_TEL_U64_COLUMN(c, "cpu_clipped_ns", st, r.cpu_clipped_ns);
+	DPUMESH_TEL_U64_COLUMN(c, "cpu_bell_ns", st, r.cpu_bell_ns);
 	DPUMESH_TEL_U64_COLUMN(c, "cpu_idle_polls", st, r.cpu_idle_polls);
 	DPUMESH_TEL_U64_COLUMN(c, "cpu_idle_ns", st, r.cpu_idle_ns);
 	const uint64_t hz = n.runner().tsc_hz();

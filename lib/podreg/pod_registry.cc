@@ -14,6 +14,7 @@
 
 #include <rte_cycles.h>
 
+#include "dpumesh/common/cpu_sample.h"
 #include "dpumesh/common/log.h"
 
 namespace dpumesh {
@@ -710,6 +711,7 @@ bool pod_registry::ring_if_asleep(pod_state &p, bool urgent) noexcept
 	 * comch event the host library turns into the same fd. EAGAIN (counter at its
 	 * maximum) still leaves the fd readable, so it is ignored. */
 	uint64_t one = 1;
+	cpu_sample::part_begin(); /* the lcore's sampled poll times the writes apart */
 	ssize_t rc = ::write(p.doorbell, &one, sizeof(one));
 	(void)rc;
 	p.counters.doorbells.inc();
@@ -727,6 +729,7 @@ void pod_registry::note_post(pod_state &p, bool urgent) noexcept
 	}
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	ring_if_asleep(p, urgent);
+	cpu_sample::part_end();
 }
 
 bool pod_registry::post_rx(pod_state &p, const sw_descriptor &d) noexcept
@@ -771,8 +774,10 @@ pod_registry::doorbell_counts pod_registry::flush_doorbells(doorbell_batch *b) n
 			n.suppressed++;
 	}
 	b->nb = 0;
-	if (n.rung)
+	if (n.rung) {
 		n.cycles = rte_rdtsc() - t0;
+		cpu_sample::part_end();
+	}
 	return n;
 }
 
