@@ -813,7 +813,7 @@ TEST(Wakeup, ColdPodsAreSweptAndParkedOnesRing)
 	std::vector<unsigned> order(idle.size());
 	for (unsigned i = 0; i < order.size(); i++)
 		order[i] = i;
-	std::this_thread::sleep_for(5ms); /* past the 50 us after which a pod turns cold */
+	std::this_thread::sleep_for(5ms); /* past the 20 us after which a pod turns cold */
 	control::snapshot a = n.snapshot();
 	for (unsigned round = 0; round < 4; round++) {
 		std::shuffle(order.begin(), order.end(), rng);
