@@ -28,6 +28,7 @@
 #include <rte_mbuf.h>
 #include <unistd.h>
 
+#include "dpumesh/common/eal.h"
 #include "dpumesh/wire/frame.h"
 
 using namespace dpumesh::wire;
@@ -153,6 +154,8 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***)
 			      prefix.c_str(), "--log-level=*:error", "-l", "0"};
 	if (rte_eal_init(static_cast<int>(std::size(args)), const_cast<char **>(args)) < 0)
 		std::abort();
+	/* libFuzzer leaves by exit(): EAL's runtime directory goes with it */
+	std::atexit([] { (void)dpumesh::eal_cleanup(); });
 	g_pool = rte_pktmbuf_pool_create("fuzz", 4095, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, 0);
 	g_cfg.max_message = 1u << 16;
 	g_cfg.max_reassemblies = 8;

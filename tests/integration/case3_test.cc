@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -80,6 +81,17 @@ public:
 	{
 		return start_pod(args, env);
 	}
+
+	/* a node killed (Case3NodeLoss) left its EAL runtime directory: dpumesh's own
+	 * eal_cleanup() never ran */
+	~proc_node()
+	{
+		proc.reset();
+		std::error_code ec;
+		std::filesystem::remove_all(runtime_dir(prefix), ec);
+	}
+	proc_node(const proc_node &) = delete;
+	proc_node &operator=(const proc_node &) = delete;
 
 	/** Stops dpumesh and returns everything it printed. */
 	std::string stop()
