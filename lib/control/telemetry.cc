@@ -109,7 +109,6 @@ int fill_stages(node &n, rte_tel_data *d)
 	DPUMESH_TEL_U64_COLUMN(c, "cpu_ns", st, r.cpu_ns);
 	DPUMESH_TEL_U64_COLUMN(c, "cpu_tsc", st, r.cpu_tsc);
 	DPUMESH_TEL_U64_COLUMN(c, "cpu_clipped_ns", st, r.cpu_clipped_ns);
-	DPUMESH_TEL_U64_COLUMN(c, "cpu_bell_ns", st, r.cpu_bell_ns);
 	DPUMESH_TEL_U64_COLUMN(c, "cpu_idle_polls", st, r.cpu_idle_polls);
 	DPUMESH_TEL_U64_COLUMN(c, "cpu_idle_ns", st, r.cpu_idle_ns);
 	const uint64_t hz = n.runner().tsc_hz();
@@ -317,6 +316,8 @@ int fill_dpa(node &n, rte_tel_data *d)
 	DPUMESH_TEL_U64_COLUMN(c, "doorbells", t, r.doorbells);
 	DPUMESH_TEL_U64_COLUMN(c, "doorbells_suppressed", t, r.doorbells_suppressed);
 	DPUMESH_TEL_U64_COLUMN(c, "doorbell_cycles", t, r.doorbell_cycles);
+	DPUMESH_TEL_U64_COLUMN(c, "doorbell_timed_ns", t, r.doorbell_timed_ns);
+	DPUMESH_TEL_U64_COLUMN(c, "doorbell_timed_writes", t, r.doorbell_timed_writes);
 	DPUMESH_TEL_U64_COLUMN(c, "tx_parks", t, r.tx_parks);
 	DPUMESH_TEL_U64_COLUMN(c, "tx_rings", t, r.tx_rings);
 	DPUMESH_TEL_U64_COLUMN(c, "tx_ring_checks", t, r.tx_ring_checks);

@@ -755,6 +755,10 @@ struct dpumesh::dpa::emulator::pair {
 		if (rung.rung) {
 			stats.doorbells.add(rung.rung);
 			stats.doorbell_cycles.add(rung.cycles);
+			if (rung.timed_rung) {
+				stats.doorbell_timed_ns.add(rung.timed_ns);
+				stats.doorbell_timed_writes.add(rung.timed_rung);
+			}
 		}
 		if (rung.suppressed)
 			stats.doorbells_suppressed.add(rung.suppressed);

@@ -20,8 +20,8 @@
 #include <rte_pause.h>
 
 #include "dpumesh/lcore/runner.h"
-#include "dpumesh/common/cpu_sample.h"
 #include "dpumesh/common/log.h"
+#include "dpumesh/common/thread_clock.h"
 
 namespace dpumesh::lcore {
 
@@ -32,19 +32,6 @@ uint64_t to_ns(const timespec &t) noexcept
 	return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
 }
 
-
-/** What one thread-CPU clock read adds to a bracket: the least CPU time between two
- * back-to-back reads (the end of one call and the start of the next). */
-uint64_t clock_read_cost() noexcept
-{
-	uint64_t best = UINT64_MAX;
-	for (int i = 0; i < 32; i++) {
-		uint64_t a = thread_cpu_ns();
-		uint64_t b = thread_cpu_ns();
-		best = std::min(best, b - a);
-	}
-	return best;
-}
 
 struct task_cpu {
 	uint64_t user_ns = 0, sys_ns = 0, oncpu_ns = 0, runq_ns = 0, vol = 0, invol = 0;
@@ -63,7 +50,7 @@ bool read_file(const char *path, char *buf, size_t size)
 
 } // namespace
 
-uint64_t thread_cpu_ns() noexcept { return cpu_sample::thread_cpu_now(); }
+uint64_t thread_cpu_ns() noexcept { return dpumesh::thread_cpu_ns(); }
 
 uint64_t mono_ns() noexcept
 {
@@ -273,7 +260,7 @@ void runner::loop(lcore_slot &slot)
 			wait_fds[nb_wait_fds++] = {slot.stages[i].def.wait_fd, POLLIN, 0};
 
 	const int tid = static_cast<int>(gettid());
-	const uint64_t clock_ns = clock_read_cost();
+	const uint64_t clock_ns = dpumesh::clock_read_cost();
 	const task_cpu base = read_task_cpu(tid);
 	slot.base_user_ns.store(base.user_ns, std::memory_order_relaxed);
 	slot.base_sys_ns.store(base.sys_ns, std::memory_order_relaxed);
@@ -310,16 +297,11 @@ void runner::loop(lcore_slot &slot)
 				 * data evicts: the end of a cold read costs ~0.2-0.5 us more
 				 * than a warm one, which would land in the sample. */
 				(void)thread_cpu_ns();
-				cpu_sample::t = cpu_sample::state{};
-				cpu_sample::t.on = true;
-				cpu_sample::t.read_ns = clock_ns;
 				const uint64_t c0 = thread_cpu_ns();
 				t0 = rte_rdtsc();
 				n = s.def.poll(s.def.arg);
 				t1 = rte_rdtsc();
 				uint64_t c = thread_cpu_ns() - c0;
-				cpu_sample::part_end();
-				cpu_sample::t.on = false;
 				c = c > clock_ns ? c - clock_ns : 0;
 				/* a poll runs no longer on the CPU than on the wall clock: what the
 				 * bracket has beyond its own TSC time is the clock reads' (their
@@ -329,20 +311,10 @@ void runner::loop(lcore_slot &slot)
 					static_cast<double>(t1 - t0) * ns_per_cycle);
 				const uint64_t clipped = c > wall ? c - wall : 0;
 				c -= clipped;
-				/* the parts the poll timed apart (the DPA's eventfd writes): each
-				 * cost two clock reads (read_ns each, warm; a cold one's excess
-				 * stays in the poll's figure, not the part's) */
-				uint64_t bell = 0;
-				if (const uint32_t parts = cpu_sample::t.parts) {
-					const uint64_t reads = 2ull * parts * clock_ns;
-					c = c > reads ? c - reads : 0;
-					bell = std::min(cpu_sample::t.carved, c);
-				}
 				if (n) {
 					s.stats.cpu_polls.inc();
 					s.stats.cpu_work.add(n);
 					s.stats.cpu_ns.add(c);
-					s.stats.cpu_bell_ns.add(bell);
 					s.stats.cpu_clipped_ns.add(clipped);
 					s.stats.cpu_tsc.add(t1 - t0);
 				} else {
@@ -427,7 +399,6 @@ std::vector<stage_view> runner::stages() const
 			v.cpu_ns = st.stats.cpu_ns.get();
 			v.cpu_tsc = st.stats.cpu_tsc.get();
 			v.cpu_clipped_ns = st.stats.cpu_clipped_ns.get();
-			v.cpu_bell_ns = st.stats.cpu_bell_ns.get();
 			v.cpu_idle_polls = st.stats.cpu_idle_polls.get();
 			v.cpu_idle_ns = st.stats.cpu_idle_ns.get();
 			out.push_back(std::move(v));

@@ -26,7 +26,6 @@
 #include <rte_ring.h>
 #include <rte_udp.h>
 
-#include "dpumesh/common/cpu_sample.h"
 #include "dpumesh/config/config.h"
 #include "dpumesh/wire/frame.h"
 #include "dpumesh/wire/l7.h"
@@ -701,22 +700,6 @@ uint16_t spin_poll(void *arg) noexcept
 	return spin_units;
 }
 
-/* As spin_poll, with half of its units inside a part timed apart (common/cpu_sample.h), as
- * the DPA's eventfd writes are. */
-uint16_t parted_poll(void *arg) noexcept
-{
-	auto *s = static_cast<synthetic *>(arg);
-	uint64_t v = 0;
-	for (unsigned u = 0; u < spin_units / 2; u++)
-		v += spin(u, spin_rounds);
-	cpu_sample::part_begin();
-	for (unsigned u = spin_units / 2; u < spin_units; u++)
-		v += spin(u, spin_rounds);
-	cpu_sample::part_end();
-	s->sink.store(v, std::memory_order_relaxed);
-	return spin_units;
-}
-
 /* Sleeps inside its poll and reports one unit: wall time without CPU. */
 uint16_t sleep_poll(void *) noexcept
 {
@@ -799,46 +782,6 @@ TEST(Engine, PortRxHandsOnARequestWhoseReassemblyTimedOut)
 	port::close_all(*ports);
 	EXPECT_EQ(rte_mempool_avail_count(*pool), cfg->mempool.mbufs);
 	rte_mempool_free(*pool);
-}
-
-/* A part of a sampled poll timed apart (the DPA's eventfd writes in the mesh) is counted in
- * cpu_bell_ns, its share of the poll's CPU; a poll without parts counts none, and outside a
- * sampled poll a part reads no clock. */
-TEST(Engine, StageCpuSamplingTimesAPartApart)
-{
-	config::lcores_config lc;
-	lc.idle = config::idle_policy::busy;
-	synthetic syn;
-	lcore::runner r(lc);
-	ASSERT_TRUE(r.add(1, {"parted", &parted_poll, &syn}).is_ok());
-	ASSERT_TRUE(r.add(1, {"spin", &spin_poll, &syn}).is_ok());
-	ASSERT_TRUE(r.launch().is_ok());
-	auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-	auto enough = [&] {
-		for (const lcore::stage_view &v : r.stages())
-			if (v.cpu_polls < 40)
-				return false;
-		return true;
-	};
-	while (!enough() && std::chrono::steady_clock::now() < deadline)
-		std::this_thread::sleep_for(std::chrono::milliseconds(50));
-	r.stop();
-	auto st = r.stages();
-	ASSERT_EQ(st.size(), 2u);
-	const lcore::stage_view &parted = st[0], &whole = st[1];
-	ASSERT_GE(parted.cpu_polls, 40u);
-	ASSERT_GE(whole.cpu_polls, 40u);
-	const double share = static_cast<double>(parted.cpu_bell_ns) / static_cast<double>(parted.cpu_ns);
-	std::printf("parted: %" PRIu64 " samples, part %.3f of the poll's CPU; whole: part %" PRIu64
-		    " ns\n", parted.cpu_polls, share, whole.cpu_bell_ns);
-	EXPECT_GT(share, 0.3);
-	EXPECT_LT(share, 0.7);
-	EXPECT_EQ(whole.cpu_bell_ns, 0u);
-	/* outside a sampled poll nothing is open or carved */
-	cpu_sample::part_begin();
-	EXPECT_EQ(cpu_sample::t.start, 0u);
-	cpu_sample::part_end();
-	EXPECT_EQ(cpu_sample::t.parts, 0u);
 }
 
 /* The sampled thread CPU clock: a stage that computes gets the CPU cycles per unit this

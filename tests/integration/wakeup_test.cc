@@ -21,7 +21,10 @@
 #include <thread>
 #include <vector>
 
+#include <rte_cycles.h>
+
 #include "dpumesh/control/control.h"
+#include "dpumesh/podreg/pod_registry.h"
 #include "dpumesh/host/dpumesh.h"
 #include "eal_env.h"
 #include "inproc_node.h"
@@ -504,6 +507,24 @@ TEST(Wakeup, ASuccessfulTxCompletionDoesNotWakeASleeper)
 	 * passes that overlapped two epochs), not once more per message it sent */
 	EXPECT_LE(e.doorbells, rounds + rounds / 8) << "the echo pod was woken for its completions";
 	EXPECT_LE(k.doorbells, rounds + rounds / 8) << "the client was woken for its completions";
+	/* one flush in pod_registry::doorbell_time_period that wrote is timed on the thread
+	 * clock: each timed write cost some CPU, and no more than the writes' TSC allows on
+	 * average (CPU without descheduled time, TSC with it; a few timed writes may be slow) */
+	control::snapshot s = n.snapshot();
+	const uint64_t timed = dpa_sum(s, &control::dpa_thread_view::doorbell_timed_writes);
+	const uint64_t timed_ns = dpa_sum(s, &control::dpa_thread_view::doorbell_timed_ns);
+	const uint64_t writes = dpa_sum(s, &control::dpa_thread_view::doorbells);
+	const double tsc_ns = static_cast<double>(dpa_sum(s, &control::dpa_thread_view::doorbell_cycles)) *
+			      1e9 / static_cast<double>(rte_get_tsc_hz());
+	std::printf("[ wakeup ] %llu of %llu doorbell writes timed: %.0f ns CPU each, %.0f ns TSC "
+		    "each over all\n", (unsigned long long)timed, (unsigned long long)writes,
+		    timed ? static_cast<double>(timed_ns) / static_cast<double>(timed) : 0.0,
+		    writes ? tsc_ns / static_cast<double>(writes) : 0.0);
+	EXPECT_GE(timed, writes / pod_registry::doorbell_time_period / 2);
+	EXPECT_LE(timed, writes / 4);
+	EXPECT_GT(timed_ns, 0u);
+	EXPECT_LT(static_cast<double>(timed_ns) / static_cast<double>(timed),
+		  4.0 * tsc_ns / static_cast<double>(writes));
 	/* completions that found their sender asleep waited for its next wake-up. With one
 	 * worker that is nearly every one (3998-4000 of 4000 in runs). With two, the completion is
 	 * made on the sender's worker, and since a message's leg takes one poll

@@ -67,8 +67,6 @@ struct alignas(64) stage_stats {
 	counter cpu_ns;      /**< their thread CPU time, the clock's own cost taken off, each
 			      *  at most its poll's TSC time */
 	counter cpu_clipped_ns; /**< what that bound took off them (the reads' overhead) */
-	counter cpu_bell_ns; /**< of cpu_ns, the DPA's eventfd writes, timed apart
-			      *  (common/cpu_sample.h) */
 	counter cpu_tsc;     /**< their TSC (wall) cycles */
 	counter cpu_idle_polls; /**< sampled polls that did no work */
 	counter cpu_idle_ns;
@@ -80,7 +78,6 @@ struct stage_view {
 	unsigned lcore;
 	uint64_t calls, work, busy_cycles, idle_cycles;
 	uint64_t cpu_polls = 0, cpu_work = 0, cpu_ns = 0, cpu_tsc = 0, cpu_clipped_ns = 0;
-	uint64_t cpu_bell_ns = 0;
 	uint64_t cpu_idle_polls = 0, cpu_idle_ns = 0;
 
 	/** TSC (wall) cycles per unit of work, every busy poll. */
