@@ -40,6 +40,8 @@ void read_dpa(const dpa::emulator &emu, snapshot &s)
 		v.doorbells = ts.doorbells.get();
 		v.doorbells_suppressed = ts.doorbells_suppressed.get();
 		v.doorbell_cycles = ts.doorbell_cycles.get();
+		v.doorbell_timed_ns = ts.doorbell_timed_ns.get();
+		v.doorbell_timed_writes = ts.doorbell_timed_writes.get();
 		v.tx_parks = ts.tx_parks.get();
 		v.tx_rings = ts.tx_rings.get();
 		v.tx_ring_checks = ts.tx_ring_checks.get();

@@ -316,6 +316,8 @@ int fill_dpa(node &n, rte_tel_data *d)
 	DPUMESH_TEL_U64_COLUMN(c, "doorbells", t, r.doorbells);
 	DPUMESH_TEL_U64_COLUMN(c, "doorbells_suppressed", t, r.doorbells_suppressed);
 	DPUMESH_TEL_U64_COLUMN(c, "doorbell_cycles", t, r.doorbell_cycles);
+	DPUMESH_TEL_U64_COLUMN(c, "doorbell_timed_ns", t, r.doorbell_timed_ns);
+	DPUMESH_TEL_U64_COLUMN(c, "doorbell_timed_writes", t, r.doorbell_timed_writes);
 	DPUMESH_TEL_U64_COLUMN(c, "tx_parks", t, r.tx_parks);
 	DPUMESH_TEL_U64_COLUMN(c, "tx_rings", t, r.tx_rings);
 	DPUMESH_TEL_U64_COLUMN(c, "tx_ring_checks", t, r.tx_ring_checks);

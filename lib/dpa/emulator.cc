@@ -275,12 +275,19 @@ struct hw {
 struct dpumesh::dpa::emulator::pair {
 	static constexpr uint32_t queue_depth = 1024;  /* sidecar TX/RX SQs, notifications */
 	/* A hot pod whose SQs stayed empty this long turns cold (swept, not looked at every
-	 * pass); the cold pods are looked at sweep_pods per TX pass, so a cold pod's post is
-	 * seen within ceil(cold / sweep_pods) passes; while some pod is parked (after a sleep,
+	 * pass); the cold pods are looked at sweep_pods per sweep, so a cold pod's post is
+	 * seen within ceil(cold / sweep_pods) sweeps. A TX pass sweeps when its hot pods had
+	 * nothing after an idle pass (what an idle lcore would find), and at least every
+	 * sweep_gap_us while the lcore is busy: a pass in the middle of a message's legs does not
+	 * also pay for sweep_pods cold heads more than once per gap. A pod turns cold 20 us
+	 * after its last post (50 before track scale6: at 64 pods, each answering once in ~1 ms,
+	 * a pod found with its answer was looked at for 50 us more, 10 hot heads of the 18 per
+	 * look; now ~4). While some pod is parked (after a sleep,
 	 * until the lcore has work again) the doorbells are looked at (one epoll_wait) at most
 	 * every ring_gap_us. docs/memory-model.md "Doorbells, pod to DPU" for the trade. */
-	static constexpr uint64_t cool_after_us = 50;
+	static constexpr uint64_t cool_after_us = 20;
 	static constexpr uint32_t sweep_pods = 8;
+	static constexpr uint64_t sweep_gap_us = 2;
 	static constexpr uint64_t ring_gap_us = 5;
 	/* Rounds of DMA hardware + kernels a poll runs after its first, while the kernels'
 	 * copies complete (poll(): a message's leg in one poll, not one pass per step). */
@@ -310,6 +317,9 @@ struct dpumesh::dpa::emulator::pair {
 	uint32_t ready_cursor = 0;        /* where the next look at hot pods starts */
 	uint32_t sweep_cursor = 0;        /* where the next sweep of cold pods starts */
 	bool sweep_all = false;           /* the lcore napped: the next sweep takes every cold pod */
+	uint64_t next_sweep = 0;          /* TSC: a busy lcore's next pass sweeps from here */
+	bool last_idle = true;            /* the last TX pass did no work */
+	uint64_t sweep_gap_cycles = 0;
 	bool draining = false;
 
 	/* Pod -> DPA doorbells (docs/memory-model.md "Doorbells, pod to DPU"). A pod owned by
@@ -738,11 +748,17 @@ struct dpumesh::dpa::emulator::pair {
 		uint32_t ran = pass_work + (idle() ? 0 : 1);
 		if (ran)
 			had_work = true;
+		if (with_tx)
+			last_idle = ran == 0;
 		/* before quiescence: the batch names pods */
 		const pod_registry::doorbell_counts rung = reg->end_doorbells(&bells);
 		if (rung.rung) {
 			stats.doorbells.add(rung.rung);
 			stats.doorbell_cycles.add(rung.cycles);
+			if (rung.timed_rung) {
+				stats.doorbell_timed_ns.add(rung.timed_ns);
+				stats.doorbell_timed_writes.add(rung.timed_rung);
+			}
 		}
 		if (rung.suppressed)
 			stats.doorbells_suppressed.add(rung.suppressed);
@@ -872,10 +888,12 @@ void dpa_thread_finish(struct dpa_dev *d)
 int dpa_thread_stop_requested(struct dpa_dev *d) { return d->stop; }
 
 /* The emulated doorbell hardware: the SQs whose head holds a descriptor, one acquire load
- * each (what a hardware doorbell event says for free), of the hot pods and of the next
- * sweep_pods cold pods; parked pods are not looked at (they ring). The sweep runs even when
- * the hot pods fill `max` (a cold pod found with work turns hot and is taken next pass), so
- * a cold pod's post waits at most ceil(cold / sweep_pods) passes. The head pointers move
+ * each (what a hardware doorbell event says for free), of the hot pods and, in a sweep, of
+ * the next sweep_pods cold pods; parked pods are not looked at (they ring). A look sweeps
+ * when the hot pods had nothing after an idle pass, after a nap, and at least every
+ * sweep_gap_us, even when the hot pods fill `max` (a cold pod found with work turns hot and
+ * is taken next pass), so a cold pod's post waits at most ceil(cold / sweep_pods) sweeps of
+ * an awake lcore, a sweep at least every sweep_gap_us. The head pointers move
  * only on a take, and owned[] is rebuilt when a pod comes or goes (membership moves before
  * the unregistration waits for our quiescence). */
 uint32_t dpa_tx_ready(struct dpa_dev *d, uint32_t *sqs, uint32_t max)
@@ -915,8 +933,11 @@ uint32_t dpa_tx_ready(struct dpa_dev *d, uint32_t *sqs, uint32_t max)
 		}
 		p->ready_cursor = p->ready_cursor + 1 < n ? p->ready_cursor + 1 : 0;
 	}
+	/* the sweep: when the hot pods had nothing after an idle pass (the lcore is waiting for
+	 * work), after a nap, and at least every sweep_gap_us while it is busy */
 	const uint32_t nc = p->nb_cold;
-	if (nc) {
+	if (nc && ((got == 0 && p->last_idle) || p->sweep_all || now >= p->next_sweep)) {
+		p->next_sweep = now + p->sweep_gap_cycles;
 		uint32_t found[DPUMESH_MAX_PODS];
 		uint32_t nf = 0;
 		/* after a nap every cold pod (a nap lasts longer than a pass: what came in
@@ -1178,6 +1199,7 @@ result<std::unique_ptr<emulator>> emulator::create(const config::node_config &cf
 			return errorf("DPA thread %u: epoll_create1 for the pods' TX doorbells: %s", t,
 				      std::strerror(errno));
 		p->cool_cycles = rte_get_tsc_hz() / 1000000 * pair::cool_after_us;
+		p->sweep_gap_cycles = rte_get_tsc_hz() / 1000000 * pair::sweep_gap_us;
 		p->ring_gap_cycles = rte_get_tsc_hz() / 1000000 * pair::ring_gap_us;
 		p->id = t;
 		p->nb_threads = nb_threads;

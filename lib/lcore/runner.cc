@@ -21,6 +21,7 @@
 
 #include "dpumesh/lcore/runner.h"
 #include "dpumesh/common/log.h"
+#include "dpumesh/common/thread_clock.h"
 
 namespace dpumesh::lcore {
 
@@ -31,19 +32,6 @@ uint64_t to_ns(const timespec &t) noexcept
 	return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
 }
 
-
-/** What one thread-CPU clock read adds to a bracket: the least CPU time between two
- * back-to-back reads (the end of one call and the start of the next). */
-uint64_t clock_read_cost() noexcept
-{
-	uint64_t best = UINT64_MAX;
-	for (int i = 0; i < 32; i++) {
-		uint64_t a = thread_cpu_ns();
-		uint64_t b = thread_cpu_ns();
-		best = std::min(best, b - a);
-	}
-	return best;
-}
 
 struct task_cpu {
 	uint64_t user_ns = 0, sys_ns = 0, oncpu_ns = 0, runq_ns = 0, vol = 0, invol = 0;
@@ -62,12 +50,7 @@ bool read_file(const char *path, char *buf, size_t size)
 
 } // namespace
 
-uint64_t thread_cpu_ns() noexcept
-{
-	timespec t;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-	return to_ns(t);
-}
+uint64_t thread_cpu_ns() noexcept { return dpumesh::thread_cpu_ns(); }
 
 uint64_t mono_ns() noexcept
 {
@@ -277,7 +260,7 @@ void runner::loop(lcore_slot &slot)
 			wait_fds[nb_wait_fds++] = {slot.stages[i].def.wait_fd, POLLIN, 0};
 
 	const int tid = static_cast<int>(gettid());
-	const uint64_t clock_ns = clock_read_cost();
+	const uint64_t clock_ns = dpumesh::clock_read_cost();
 	const task_cpu base = read_task_cpu(tid);
 	slot.base_user_ns.store(base.user_ns, std::memory_order_relaxed);
 	slot.base_sys_ns.store(base.sys_ns, std::memory_order_relaxed);

@@ -168,7 +168,10 @@ profile_window() {
   PROFILE_DATA="$WORK/profile-$suite.data"
   ( [ "$pods" = 0 ] || tel wait "$DP_TEL" /dpumesh/pods pod_id "$pods" 60 > /dev/null 2>&1 || true
     sleep "$delay"
-    exec "$PERF_BIN" record -F "${PROFILE_FREQ:-999}" -g -p "$DP_PID" \
+    # DPUMESH_PERF_PROFILE_ALL=1: every CPU (the pods and the client beside dpumesh)
+    local who=(-p "$DP_PID")
+    [ "${DPUMESH_PERF_PROFILE_ALL:-0}" = 1 ] && who=(-a)
+    exec "$PERF_BIN" record -F "${PROFILE_FREQ:-999}" -g "${who[@]}" \
       -o "$PROFILE_DATA" -- sleep "$secs" ) > "$RAW/profile-$suite.record.log" 2>&1 &
   PROFILE_PID=$!; track "$PROFILE_PID"
 }

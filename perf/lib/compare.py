@@ -34,6 +34,7 @@ KNOWN = {
         ("dp_cpu_us_rt", -1, "dpumesh CPU µs/rt"), ("pods_cpu_us_rt", -1, "pods CPU µs/rt"),
         ("doorbells_per_rt", -1, "doorbells/rt"), ("doorbell_us_rt", -1, "DPA doorbell µs/rt"),
         ("cycles_per_rt", -1, "TSC cycles/rt"), ("work_only_us_rt", -1, "work-only CPU µs/rt"),
+        ("work_only_timed_us_rt", -1, "work-only, writes timed, µs/rt"),
         ("work_us_rt", -1, "lcore work-poll CPU µs/rt"), ("lcore_us_rt", -1, "lcore CPU µs/rt"),
         ("epoll_waits_per_rt", -1, "DPA epoll_waits/rt"), ("tx_rings_per_rt", -1, "pods' TX doorbells/rt")]),
     "ndr.csv": (["capture", "system"], [("ndr_pps", +1, "NDR pps"), ("pdr_pps", +1, "PDR pps")]),

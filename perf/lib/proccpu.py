@@ -28,7 +28,10 @@
 # over the same window and while the client pod is still registered; "n/a" without it; and
 # /dpumesh/stages and /dpumesh/lcore_cpu give the worker lcores' CPU split (lcore_split:
 # lcore_us, work_us, stage.NAME_us, rest_us, sleeps_per_unit, doorbell_cpu_us (doorbell_us
-# scaled by the DPA stages' CPU/TSC) and work_only_us = work_us less doorbell_cpu_us), and
+# scaled by the DPA stages' CPU/TSC) and work_only_us = work_us less doorbell_cpu_us;
+# doorbell_timed_us, the writes' CPU from the DPA's flushes timed on the thread clock (one in
+# 32 that wrote) times the writes, and work_only_timed_us = work_us less that, where the build
+# counts doorbell_timed_ns), and
 # tx_ring_checks_per_unit, tx_rings_per_unit (the DPA's epoll_wait looks, the pods' TX
 # doorbell writes). With
 # "waitnew=1" (started before the client) the DELAY starts once a new pod registered (the
@@ -355,6 +358,15 @@ def summarize(path, rate=0.0):
         r = ns / (tsc * 1e9 / hz) if tsc and hz else 1.0
         out["doorbell_cpu_us"] = out["doorbell_us"] * min(r, 1.0)
         out["work_only_us"] = max(split["work_us"] - out["doorbell_cpu_us"], 0.0)
+    tn = [dpa_sum(x.get("tel", {}), "doorbell_timed_ns") for x in (d["before"], d["after"])]
+    tw = [dpa_sum(x.get("tel", {}), "doorbell_timed_writes") for x in (d["before"], d["after"])]
+    if "work_us" in split and "doorbells" in out and None not in tn and None not in tw and tw[1] > 0:
+        # the same, with the writes' CPU from the DPA's timed flushes (one in 32 that wrote,
+        # on the thread clock: no descheduled time in it) times the writes in the window;
+        # the whole run's figure when the window holds too few timed flushes
+        per = (tn[1] - tn[0]) / (tw[1] - tw[0]) if tw[1] - tw[0] >= 16 else tn[1] / tw[1]
+        out["doorbell_timed_us"] = out["doorbells"] * per / 1e3 / units
+        out["work_only_timed_us"] = max(split["work_us"] - out["doorbell_timed_us"], 0.0)
     return out
 
 

@@ -420,6 +420,7 @@ if sc:
         rows.append([r["dimension"], r["n"], ratio(cpu_total(r, "dp"), cpu_total(b, "dp")),
                      ratio(arm_total(r), arm_total(b)),
                      ratio(f(r.get("work_only_us_rt")), f(b.get("work_only_us_rt"))),
+                     ratio(f(r.get("work_only_timed_us_rt")), f(b.get("work_only_timed_us_rt"))),
                      ratio(r["cycles_per_rt"], b["cycles_per_rt"]),
                      ratio(r["rps"], b["rps"]), ratio(r["p50_us"], b["p50_us"]),
                      cpu_cell(r, "dp"), num(doorbell_cpu(r), "%.2f") if doorbell_cpu(r) is not None else "n/a",
@@ -428,7 +429,7 @@ if sc:
                      r["answering_pods"], "%.1f" % (int(r["dpumesh_rss_kb"]) / 1024),
                      "%.1f" % (int(r["pods_rss_kb"]) / 1024), r["errors"]])
     table(["grows", "n", "**dpumesh CPU/rt ÷ n=1**", "**without DPA doorbells ÷ n=1**",
-           "**work only ÷ n=1**",
+           "**work only ÷ n=1**", "**work only, writes timed ÷ n=1**",
            "**mesh TSC cycles/rt ÷ n=1**", "**rps ÷ n=1**",
            "**p50 ÷ n=1**", "dpumesh CPU µs/rt (user+sys)", "of which DPA doorbells µs/rt",
            "pods CPU µs/rt (user+sys)",
@@ -438,12 +439,13 @@ if sc:
     for r in sc:
         cell = lambda k: num(r.get(k), "%.2f") if f(r.get(k)) is not None else "n/a"
         rows.append([r["dimension"], r["n"], cell("lcore_us_rt"), cell("work_us_rt"),
-                     cell("doorbell_cpu_us_rt"), cell("work_only_us_rt"), cell("dpa_tx_us_rt"),
+                     cell("doorbell_cpu_us_rt"), cell("work_only_us_rt"),
+                     cell("doorbell_timed_us_rt"), cell("work_only_timed_us_rt"), cell("dpa_tx_us_rt"),
                      cell("dpa_rx_us_rt"), cell("sidecar_us_rt"), cell("rest_us_rt"),
                      cell("sleeps_per_rt"), cell("sq_heads_per_look"), cell("epoll_waits_per_rt"),
                      cell("tx_rings_per_rt")])
     table(["grows", "n", "worker lcore CPU µs/rt", "polls with work", "of which DPA doorbells",
-           "**work only**", "dpa_tx", "dpa_rx", "sidecar", "empty polls, sleeps, loop",
+           "**work only**", "DPA doorbells, timed", "**work only, writes timed**", "dpa_tx", "dpa_rx", "sidecar", "empty polls, sleeps, loop",
            "lcore sleeps per rt", "SQ heads per DPA look", "DPA epoll_waits per rt",
            "pods' TX doorbells per rt"], rows)
     plots.append(("scaling.png", "scaling"))

@@ -29,7 +29,7 @@ PROFILE_AT_scaling=pods-${SCALE_PODS[-1]}
 
 scale_csv() {
   [ -s "$RESULTS/scaling.csv" ] ||
-    echo "dimension,n,rps,p50_us,p99_us,p999_us,cycles_per_rt,answering_pods,dpumesh_rss_kb,pods_rss_kb,errors,dp_cpu_us_rt,dp_user_us_rt,dp_sys_us_rt,pods_cpu_us_rt,pods_user_us_rt,pods_sys_us_rt,doorbells_per_rt,doorbell_us_rt,lcore_us_rt,work_us_rt,work_only_us_rt,rest_us_rt,sleeps_per_rt,dpa_tx_us_rt,dpa_rx_us_rt,sidecar_us_rt,sq_heads_per_look,doorbell_cpu_us_rt,epoll_waits_per_rt,tx_rings_per_rt" > "$RESULTS/scaling.csv"
+    echo "dimension,n,rps,p50_us,p99_us,p999_us,cycles_per_rt,answering_pods,dpumesh_rss_kb,pods_rss_kb,errors,dp_cpu_us_rt,dp_user_us_rt,dp_sys_us_rt,pods_cpu_us_rt,pods_user_us_rt,pods_sys_us_rt,doorbells_per_rt,doorbell_us_rt,lcore_us_rt,work_us_rt,work_only_us_rt,rest_us_rt,sleeps_per_rt,dpa_tx_us_rt,dpa_rx_us_rt,sidecar_us_rt,sq_heads_per_look,doorbell_cpu_us_rt,epoll_waits_per_rt,tx_rings_per_rt,doorbell_timed_us_rt,work_only_timed_us_rt" > "$RESULTS/scaling.csv"
   echo "$*" >> "$RESULTS/scaling.csv"
 }
 
@@ -68,7 +68,7 @@ scale_point() {
   for p in "${SCALE_PIDS[@]}"; do rss=$((rss + $(rss_kb "$p"))); done
   if [ -z "$(kv "$line" ok)" ]; then
     anomaly ERROR "scaling $1=$2: client failed: ${line:0:200}"
-    scale_csv "$1,$2,0,0,0,0,0,0,$(rss_kb "$DP_PID"),$rss,1,,,,,,,,,,,,,,,,,,,,"
+    scale_csv "$1,$2,0,0,0,0,0,0,$(rss_kb "$DP_PID"),$rss,1,,,,,,,,,,,,,,,,,,,,,,"
     return
   fi
   local ok sent err answering
@@ -82,7 +82,7 @@ scale_point() {
   [ "$answering" -ge "${5:-$2}" ] || anomaly WARN "scaling $1=$2: only $answering of ${5:-$2} pods answered (load balancing)"
   local db
   db=$(kv "$cpu" doorbells_per_unit)
-  scale_csv "$1,$2,$(kv "$line" rps),$(kv "$line" rtt_p50_us),$(kv "$line" rtt_p99_us),$(kv "$line" rtt_p999_us),$(awk -v b="$(kv "$delta" busy)" -v n="$ok" 'BEGIN { printf "%.0f", n ? b / n : 0 }'),$answering,$(rss_kb "$DP_PID"),$rss,$err,$(kv "$cpu" dpumesh_cpu_us),$(kv "$cpu" dpumesh_user_us),$(kv "$cpu" dpumesh_sys_us),$(kv "$cpu" pods_cpu_us),$(kv "$cpu" pods_user_us),$(kv "$cpu" pods_sys_us),$db,$(kv "$cpu" doorbell_us),$(kv "$cpu" lcore_us),$(kv "$cpu" work_us),$(kv "$cpu" work_only_us),$(kv "$cpu" rest_us),$(kv "$cpu" sleeps_per_unit),$(kv "$cpu" stage.dpa_tx_us),$(kv "$cpu" stage.dpa_rx_us),$(kv "$cpu" stage.sidecar_us),$(kv "$cpu" sq_heads_per_look),$(kv "$cpu" doorbell_cpu_us),$(kv "$cpu" tx_ring_checks_per_unit),$(kv "$cpu" tx_rings_per_unit)"
+  scale_csv "$1,$2,$(kv "$line" rps),$(kv "$line" rtt_p50_us),$(kv "$line" rtt_p99_us),$(kv "$line" rtt_p999_us),$(awk -v b="$(kv "$delta" busy)" -v n="$ok" 'BEGIN { printf "%.0f", n ? b / n : 0 }'),$answering,$(rss_kb "$DP_PID"),$rss,$err,$(kv "$cpu" dpumesh_cpu_us),$(kv "$cpu" dpumesh_user_us),$(kv "$cpu" dpumesh_sys_us),$(kv "$cpu" pods_cpu_us),$(kv "$cpu" pods_user_us),$(kv "$cpu" pods_sys_us),$db,$(kv "$cpu" doorbell_us),$(kv "$cpu" lcore_us),$(kv "$cpu" work_us),$(kv "$cpu" work_only_us),$(kv "$cpu" rest_us),$(kv "$cpu" sleeps_per_unit),$(kv "$cpu" stage.dpa_tx_us),$(kv "$cpu" stage.dpa_rx_us),$(kv "$cpu" stage.sidecar_us),$(kv "$cpu" sq_heads_per_look),$(kv "$cpu" doorbell_cpu_us),$(kv "$cpu" tx_ring_checks_per_unit),$(kv "$cpu" tx_rings_per_unit),$(kv "$cpu" doorbell_timed_us),$(kv "$cpu" work_only_timed_us)"
 }
 
 # scale_end N SERIES...: whether N is the series' first or last point.

@@ -7,6 +7,7 @@
 // need-wakeup word only makes the DPU ring it more, never stalls the others.
 #include <gtest/gtest.h>
 
+#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -20,7 +21,10 @@
 #include <thread>
 #include <vector>
 
+#include <rte_cycles.h>
+
 #include "dpumesh/control/control.h"
+#include "dpumesh/podreg/pod_registry.h"
 #include "dpumesh/host/dpumesh.h"
 #include "eal_env.h"
 #include "inproc_node.h"
@@ -503,6 +507,24 @@ TEST(Wakeup, ASuccessfulTxCompletionDoesNotWakeASleeper)
 	 * passes that overlapped two epochs), not once more per message it sent */
 	EXPECT_LE(e.doorbells, rounds + rounds / 8) << "the echo pod was woken for its completions";
 	EXPECT_LE(k.doorbells, rounds + rounds / 8) << "the client was woken for its completions";
+	/* one flush in pod_registry::doorbell_time_period that wrote is timed on the thread
+	 * clock: each timed write cost some CPU, and no more than the writes' TSC allows on
+	 * average (CPU without descheduled time, TSC with it; a few timed writes may be slow) */
+	control::snapshot s = n.snapshot();
+	const uint64_t timed = dpa_sum(s, &control::dpa_thread_view::doorbell_timed_writes);
+	const uint64_t timed_ns = dpa_sum(s, &control::dpa_thread_view::doorbell_timed_ns);
+	const uint64_t writes = dpa_sum(s, &control::dpa_thread_view::doorbells);
+	const double tsc_ns = static_cast<double>(dpa_sum(s, &control::dpa_thread_view::doorbell_cycles)) *
+			      1e9 / static_cast<double>(rte_get_tsc_hz());
+	std::printf("[ wakeup ] %llu of %llu doorbell writes timed: %.0f ns CPU each, %.0f ns TSC "
+		    "each over all\n", (unsigned long long)timed, (unsigned long long)writes,
+		    timed ? static_cast<double>(timed_ns) / static_cast<double>(timed) : 0.0,
+		    writes ? tsc_ns / static_cast<double>(writes) : 0.0);
+	EXPECT_GE(timed, writes / pod_registry::doorbell_time_period / 2);
+	EXPECT_LE(timed, writes / 4);
+	EXPECT_GT(timed_ns, 0u);
+	EXPECT_LT(static_cast<double>(timed_ns) / static_cast<double>(timed),
+		  4.0 * tsc_ns / static_cast<double>(writes));
 	/* completions that found their sender asleep waited for its next wake-up. With one
 	 * worker that is nearly every one (3998-4000 of 4000 in runs). With two, the completion is
 	 * made on the sender's worker, and since a message's leg takes one poll
@@ -513,6 +535,30 @@ TEST(Wakeup, ASuccessfulTxCompletionDoesNotWakeASleeper)
 	const uint64_t least = test_workers() == 1 ? rounds / 4 : 0;
 	EXPECT_GT(deferred, least) << "completions to sleeping pods should wait for their next "
 				      "wake-up";
+}
+
+/* Rings that piled up while a pod slept (the DPU's, its own senders', a stale epoch's) are
+ * one wake-up: the wake-up's single read of its doorbell leaves it unreadable, so the next
+ * wait blocks for its full timeout instead of returning at once. */
+TEST(Wakeup, PiledUpRingsAreOneWakeUp)
+{
+	inproc_node n("wakeup-piled", wakeup_config());
+	ASSERT_TRUE(n.up) << n.error;
+	client_pod c(n.sock, "client");
+	ASSERT_TRUE(c.error.empty()) << c.error;
+	const int fd = dpumesh_fd(c.h);
+	ASSERT_GE(fd, 0);
+	const uint64_t one = 1;
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(::write(fd, &one, sizeof(one)), static_cast<ssize_t>(sizeof(one)));
+	auto t0 = steady::now();
+	EXPECT_GE(dpumesh_wait(c.h, 5000), 0);
+	EXPECT_LT(steady::now() - t0, 1s) << "a rung doorbell did not end the wait";
+	pollfd p{fd, POLLIN, 0};
+	EXPECT_EQ(::poll(&p, 1, 0), 0) << "the doorbell is still readable after the wake-up";
+	t0 = steady::now();
+	EXPECT_EQ(dpumesh_wait(c.h, 50), 0);
+	EXPECT_GE(steady::now() - t0, 40ms) << "the next wait returned early";
 }
 
 /* A client with 4 TX slots sends 96 requests (fewer than the pod's RX slots: admission takes
@@ -788,7 +834,7 @@ TEST(Wakeup, ColdPodsAreSweptAndParkedOnesRing)
 	std::vector<unsigned> order(idle.size());
 	for (unsigned i = 0; i < order.size(); i++)
 		order[i] = i;
-	std::this_thread::sleep_for(5ms); /* past the 50 us after which a pod turns cold */
+	std::this_thread::sleep_for(5ms); /* past the 20 us after which a pod turns cold */
 	control::snapshot a = n.snapshot();
 	for (unsigned round = 0; round < 4; round++) {
 		std::shuffle(order.begin(), order.end(), rng);

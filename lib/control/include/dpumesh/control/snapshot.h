@@ -51,6 +51,8 @@ struct dpa_thread_view {
 		remote_completions, completion_ring_full;
 	uint64_t doorbells, doorbells_suppressed; /**< pods' eventfds written / not needed */
 	uint64_t doorbell_cycles;                 /**< TSC cycles spent writing them */
+	uint64_t doorbell_timed_ns = 0;           /**< thread CPU of the timed ones (1 flush in 32) */
+	uint64_t doorbell_timed_writes = 0;       /**< how many writes those flushes made */
 	/** pod -> DPA: pods parked, parked pods woken by their TX doorbell, doorbell looks */
 	uint64_t tx_parks, tx_rings, tx_ring_checks;
 	/** hot -> cold, parked -> cold, looks for SQs with work, SQ heads loaded, sweep finds */

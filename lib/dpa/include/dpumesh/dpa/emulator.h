@@ -82,6 +82,9 @@ struct alignas(64) thread_stats {
 	/** TSC cycles this thread spent writing those doorbells (the emulated DPA's work: on a
 	 *  BlueField-3 the DPA rings a pod, not an Arm core) */
 	counter doorbell_cycles;
+	/* one flush in pod_registry::doorbell_time_period that wrote, on the thread clock: the
+	 * writes' CPU and how many (their CPU per write without descheduled time) */
+	counter doorbell_timed_ns, doorbell_timed_writes;
 	/** pod -> DPA: pods parked when the lcore went to sleep, parked pods woken by their TX
 	 *  doorbell (rings), and doorbell looks (epoll_wait) */
 	counter tx_parks, tx_rings, tx_ring_checks;

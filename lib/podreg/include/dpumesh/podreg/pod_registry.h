@@ -404,8 +404,15 @@ public:
 	struct doorbell_batch {
 		const pod_registry *reg = nullptr;
 		uint32_t nb = 0;
+		/** flushes that wrote to go until one is timed on the thread clock (0: this one) */
+		uint32_t time_in = 0;
+		uint64_t read_ns = 0; /**< a thread-clock read's own cost (measured once) */
 		uint32_t handles[DPUMESH_MAX_PODS]; /**< pods posted to since the last flush */
 	};
+	/** One flush in this many that wrote is timed on the thread clock (three clock reads,
+	 *  ~0.5 us here): the writes' CPU without the time the thread was descheduled in them,
+	 *  which their TSC (`cycles`) includes. */
+	static constexpr uint32_t doorbell_time_period = 32;
 	/** Makes posts on the calling thread mark pods in b until end_doorbells(). */
 	void begin_doorbells(doorbell_batch *b) noexcept;
 	/** What a flush did: eventfd writes, and marked pods that needed none (awake). */
@@ -414,6 +421,9 @@ public:
 		/** TSC cycles of the writes (rung > 0 only): what the emulated DPA's doorbells
 		 *  cost the thread that rang them (on a BlueField-3 the DPA rings, not an Arm core) */
 		uint64_t cycles = 0;
+		/** a timed flush (doorbell_time_period): the writes' thread CPU, and how many */
+		uint64_t timed_ns = 0;
+		uint32_t timed_rung = 0;
 	};
 	/** Rings the marked pods that sleep (at most once each), empties b. Same thread. */
 	doorbell_counts flush_doorbells(doorbell_batch *b) noexcept;
