@@ -729,4 +729,12 @@ uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint6
 			     mtu, mbufs, out, max_out);
 }
 
+uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint64_t correlation,
+		  const l7_summed &l7, const body_ref &body, uint16_t mtu, mbuf_stash &mbufs,
+		  rte_mbuf **out, uint16_t max_out) noexcept
+{
+	return fragment_with(addr, kind, msg_id, correlation, l7.data, l7.len, &l7.sum, body, mtu,
+			     mbufs, out, max_out);
+}
+
 } // namespace dpumesh::wire

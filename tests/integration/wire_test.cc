@@ -903,6 +903,56 @@ TEST(Wire, AHeaderFramedFromItsSumIsTheSameFrames)
 	EXPECT_EQ(rte_mempool_avail_count(pool()), free0);
 }
 
+/* A header that grew in place (fields appended, as the sidecar adds trace ids to a relayed
+ * request): its sum kept from the old one and the appended bytes' is its bytes' sum, at
+ * every parity of the old length and of what was added; and the frames made from it, with
+ * a body, are the bytes fragment() makes reading the header. */
+TEST(Wire, AGrownHeadersSumIsItsBytesSum)
+{
+	mbuf_stash stash(pool());
+	uint32_t id = 77;
+	const std::vector<uint8_t> body = [] {
+		std::vector<uint8_t> b(33);
+		for (size_t i = 0; i < b.size(); i++)
+			b[i] = static_cast<uint8_t>(0xf0 - 7 * i);
+		return b;
+	}();
+	for (size_t path_len = 1; path_len <= 12; path_len++)
+		for (size_t value_len : {0u, 1u, 2u, 5u, 36u, 55u}) {
+			std::vector<uint8_t> l7 = l7_request(path_len);
+			const uint16_t old_len = static_cast<uint16_t>(l7.size());
+			const uint16_t old_nb = static_cast<uint16_t>(l7[6] << 8 | l7[7]);
+			const uint16_t old_sum = l7_sum(l7.data(), old_len);
+			l7.resize(512);
+			wire::l7_writer w = wire::l7_writer::extend(l7.data(), old_len, l7.size());
+			w.field("x-a", std::string(value_len, 'v'));
+			w.field("traceparent", std::string(value_len + 3, '\x7e'));
+			const uint16_t new_len = static_cast<uint16_t>(w.finish());
+			ASSERT_GT(new_len, old_len);
+			const uint32_t added = csum_bytes(reinterpret_cast<const char *>(l7.data()) + old_len,
+							  new_len - old_len);
+			const uint16_t got = l7_sum_grown(old_sum, old_len, old_nb, new_len,
+							  static_cast<uint16_t>(old_nb + 2), added);
+			const std::string what = "header " + std::to_string(old_len) + " + " +
+						 std::to_string(new_len - old_len);
+			EXPECT_EQ(got % 0xffff, l7_sum(l7.data(), new_len) % 0xffff) << what;
+			body_ref b;
+			b.data = body.data();
+			b.len = static_cast<uint32_t>(body.size());
+			rte_mbuf *plain[4], *summed[4];
+			ASSERT_EQ(fragment(addr(path_len & 1), frame_kind::request, id, id * 5ull,
+					   l7.data(), new_len, b, 1500, stash, plain, 4),
+				  1u) << what;
+			ASSERT_EQ(fragment(addr(path_len & 1), frame_kind::request, id, id * 5ull,
+					   l7_summed{l7.data(), new_len, got}, b, 1500, stash, summed, 4),
+				  1u) << what;
+			EXPECT_EQ(bytes_of(plain[0]), bytes_of(summed[0])) << what;
+			rte_pktmbuf_free(plain[0]);
+			rte_pktmbuf_free(summed[0]);
+			id++;
+		}
+}
+
 int main(int argc, char **argv)
 {
 	::testing::InitGoogleTest(&argc, argv);

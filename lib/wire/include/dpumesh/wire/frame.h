@@ -26,6 +26,7 @@
 #include <rte_mbuf.h>
 
 #include "dpumesh/common/copy.h"
+#include "dpumesh/common/csum.h"
 #include "dpumesh/common/counter.h"
 #include "dpumesh/wire/frame_hdr.h"
 #include "dpumesh/common/status.h"
@@ -150,11 +151,38 @@ struct l7_summed {
 };
 /** The sum l7_summed::sum holds: of `len` bytes as the UDP checksum adds them. */
 uint16_t l7_sum(const uint8_t *l7, uint16_t len) noexcept;
+/**
+ * The one's-complement sum of a header (as wire::l7_sum() takes it: the UDP checksum's
+ * part) that grew in place, from the sum it had: `old_len` bytes and `old_nb` fields
+ * before, `new_len` and `new_nb` after, the bytes appended at old_len summing to `added`
+ * (csum_bytes() from the first of them, unfolded). Only the length and field-count words
+ * of the fixed part change besides: nothing is read again (a header just written in narrow
+ * stores read back with wide loads stalls on store forwarding).
+ */
+inline uint16_t l7_sum_grown(uint16_t old_sum, uint16_t old_len, uint16_t old_nb,
+			     uint16_t new_len, uint16_t new_nb, uint32_t added) noexcept
+{
+	/* a big-endian field at an even offset, as its two bytes sum */
+	const auto word = [](uint16_t v) noexcept {
+		const char b[2] = {static_cast<char>(v >> 8), static_cast<char>(v & 0xff)};
+		return csum_bytes(b, 2);
+	};
+	const uint64_t s = uint64_t(old_sum) + csum_neg(static_cast<uint16_t>(word(old_len))) +
+			   csum_neg(static_cast<uint16_t>(word(old_nb))) + word(new_len) +
+			   word(new_nb) + (old_len & 1 ? uint64_t(added) << 8 : uint64_t(added));
+	return csum_fold(s);
+}
+
 /** fragment() of a message that is `l7` alone: the same frames, one UDP checksum made from
  *  `l7.sum` where the message fits one frame (the header read again otherwise). */
 uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint64_t correlation,
 		  const l7_summed &l7, uint16_t mtu, mbuf_stash &mbufs, rte_mbuf **out,
 		  uint16_t max_out) noexcept;
+/** fragment() of `l7` and a body, the header's sum given (`l7.sum`: l7_sum() of it, or
+ *  l7_sum_grown() of a header that grew in place): the same frames. */
+uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint64_t correlation,
+		  const l7_summed &l7, const body_ref &body, uint16_t mtu, mbuf_stash &mbufs,
+		  rte_mbuf **out, uint16_t max_out) noexcept;
 
 /**
  * One frame made again and again to one requester, its ids and its UDP port alone
