@@ -93,17 +93,6 @@ constexpr uint32_t traceparent_fixed =
 
 } // namespace
 
-unsigned trace_missing(const wire::l7_view &v) noexcept
-{
-	std::string_view have;
-	unsigned need = 0;
-	if (!v.find("x-request-id", &have))
-		need |= trace_request_id;
-	if (!v.find("traceparent", &have))
-		need |= trace_traceparent;
-	return need;
-}
-
 namespace {
 
 /* 8-4-4 from hi with the version nibble, 4-12 from lo with the variant bits */

@@ -21,8 +21,8 @@ namespace dpumesh::policy {
 
 /** Bits of trace_missing(). */
 enum trace_field : unsigned {
-	trace_request_id = 1u << 0,  /**< x-request-id */
-	trace_traceparent = 1u << 1, /**< traceparent */
+	trace_request_id = wire::l7_trace_request_id,   /**< x-request-id */
+	trace_traceparent = wire::l7_trace_traceparent, /**< traceparent */
 };
 
 /** 128 random bits (the trace id, shared by both fields) and a 64-bit span id (non-zero). */
@@ -62,8 +62,11 @@ private:
 	uint64_t _state;
 };
 
-/** The trace fields a request header lacks (trace_field bits). */
-unsigned trace_missing(const wire::l7_view &v) noexcept;
+/** The trace fields a request header lacks (trace_field bits), as l7_decode() noted them. */
+inline unsigned trace_missing(const wire::l7_view &v) noexcept
+{
+	return ~unsigned(v.trace) & (trace_request_id | trace_traceparent);
+}
 
 /** x-request-id text: UUID 8-4-4-4-12, version 4, variant 1 (36 characters).
  *  @return what the text sums to as a UDP checksum adds it (csum_bytes(out, 36), made from
