@@ -23,7 +23,7 @@ uint16_t chain_raw_cksum(const rte_mbuf *m, uint32_t off, uint32_t len);
 /* One's-complement sum of an address pair (pseudo header), unfolded. */
 uint32_t addr_sum(const void *src, const void *dst, size_t len)
 {
-	return __rte_raw_cksum(src, len, 0) + __rte_raw_cksum(dst, len, 0);
+	return csum_fold(csum_raw(src, len) + csum_raw(dst, len));
 }
 
 /* Whether a datagram's UDP checksum holds: the port's verdict where it gives one
@@ -46,9 +46,9 @@ bool udp_checksum_ok(const rte_mbuf *m, uint32_t l4_off, uint32_t dgram, uint16_
 	}
 	uint32_t sum = phdr_addrs + rte_cpu_to_be_16(static_cast<uint16_t>(dgram)) +
 		       rte_cpu_to_be_16(static_cast<uint16_t>(IPPROTO_UDP));
-	sum += m->nb_segs == 1 ? __rte_raw_cksum_reduce(__rte_raw_cksum(
-					 rte_pktmbuf_mtod_offset(m, const char *, l4_off), dgram, 0))
-			       : chain_raw_cksum(m, l4_off, dgram);
+	sum += m->nb_segs == 1
+		       ? csum_fold(csum_raw(rte_pktmbuf_mtod_offset(m, const char *, l4_off), dgram))
+		       : chain_raw_cksum(m, l4_off, dgram);
 	return __rte_raw_cksum_reduce(sum) == 0xffff;
 }
 
@@ -288,8 +288,7 @@ uint16_t chain_raw_cksum(const rte_mbuf *m, uint32_t off, uint32_t len)
 			continue;
 		}
 		uint32_t n = std::min(sl - off, len);
-		uint32_t t = __rte_raw_cksum_reduce(
-			__rte_raw_cksum(rte_pktmbuf_mtod_offset(seg, const char *, off), n, 0));
+		uint32_t t = csum_fold(csum_raw(rte_pktmbuf_mtod_offset(seg, const char *, off), n));
 		if (done & 1)
 			t = rte_bswap16(static_cast<uint16_t>(t));
 		sum += t;
@@ -322,7 +321,7 @@ void finish_checksum(rte_mbuf *m, bool v6)
 /* The one's-complement sum of n bytes, folded to 16 bits (as loaded from memory). */
 inline uint16_t raw_sum(const void *p, uint32_t n)
 {
-	return static_cast<uint16_t>(__rte_raw_cksum_reduce(__rte_raw_cksum(p, n, 0)));
+	return csum_fold(csum_raw(p, n));
 }
 
 /* The sum (big-endian word values) of what the UDP checksum covers of a frame that

@@ -953,6 +953,21 @@ TEST(Wire, AGrownHeadersSumIsItsBytesSum)
 		}
 }
 
+/* csum_raw() is __rte_raw_cksum() folded, at every length and alignment. */
+TEST(Wire, TheWordSumIsDpdksSum)
+{
+	const std::vector<uint8_t> bytes = random_body(600, 99);
+	for (size_t off = 0; off < 8; off++)
+		for (size_t n = 0; n <= 520; n++) {
+			const uint16_t want = static_cast<uint16_t>(
+				__rte_raw_cksum_reduce(__rte_raw_cksum(bytes.data() + off, n, 0)));
+			ASSERT_EQ(csum_fold(csum_raw(bytes.data() + off, n)), want)
+				<< "offset " << off << " length " << n;
+		}
+	const std::vector<uint8_t> ones(64, 0xff);
+	EXPECT_EQ(csum_fold(csum_raw(ones.data(), ones.size())), 0xffff);
+}
+
 int main(int argc, char **argv)
 {
 	::testing::InitGoogleTest(&argc, argv);

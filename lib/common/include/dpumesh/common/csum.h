@@ -17,12 +17,49 @@
 
 namespace dpumesh {
 
-/** A sum folded to 16 bits (one's complement: carries added back in). */
+/** A sum folded to 16 bits (one's complement: carries added back in), in four steps, no
+ *  loop: 2^33 at most after the first, 0x2fffe after the second, 0x10001 after the third. */
 inline constexpr uint16_t csum_fold(uint64_t s) noexcept
 {
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffffffff) + (s >> 32);
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
 	return static_cast<uint16_t>(s);
+}
+
+/**
+ * n bytes summed as __rte_raw_cksum() sums them, unfolded: csum_fold() of it is its
+ * __rte_raw_cksum_reduce(). Eight bytes a load (a 64-bit word adds its two 32-bit halves:
+ * 2^32 is 1 in one's-complement arithmetic, as 2^16 is), the tail in one 4-, 2- and 1-byte
+ * load each. DPDK 22.11's loop, 16 bits a step with a vectorized prologue and epilogue,
+ * cost ~12 cycles for a 57-byte header in the forward profile.
+ */
+inline uint64_t csum_raw(const void *p, size_t n) noexcept
+{
+	const auto *b = static_cast<const unsigned char *>(p);
+	uint64_t s = 0;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		std::memcpy(&w, b + i, 8);
+		s += (w & 0xffffffff) + (w >> 32);
+	}
+	if (i + 4 <= n) {
+		uint32_t w;
+		std::memcpy(&w, b + i, 4);
+		s += w;
+		i += 4;
+	}
+	if (i + 2 <= n) {
+		uint16_t w;
+		std::memcpy(&w, b + i, 2);
+		s += w;
+		i += 2;
+	}
+	if (i < n) /* alone: the first byte of a word whose second is zero */
+		s += __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? b[i] : uint32_t(b[i]) << 8;
+	return s;
 }
 
 /** A part's folded sum where the part starts `offset` bytes into the whole: an odd offset

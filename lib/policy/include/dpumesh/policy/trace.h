@@ -87,7 +87,7 @@ struct trace_result {
 	/** The fields added, summed as a UDP checksum adds them from the first one's offset
 	 *  (csum_bytes() of the added bytes, unfolded; 0 when none): with l7_sum_grown() the
 	 *  header's new sum without reading it again. */
-	uint32_t added_sum = 0;
+	uint64_t added_sum = 0;
 };
 
 /** The sum of a field the mesh adds, but its value's: its length word and its name. */
@@ -115,14 +115,14 @@ inline trace_result add_trace(uint8_t *hdr, uint32_t len, uint32_t cap, unsigned
 	wire::l7_writer w = wire::l7_writer::extend(hdr, len, cap);
 	/* each field's sum from its parts: the name's (a constant) and the value's, which the
 	 * formatter made from its registers; both fields have even lengths (52, 70) */
-	uint32_t sum = 0;
+	uint64_t sum = 0;
 	if (need & trace_request_id)
 		if (char *id = w.mesh_field("x-request-id", 36)) /* the value at 16: even */
 			sum += mesh_field_sum("x-request-id", 36) + format_request_id(ids, id);
 	if (need & trace_traceparent)
 		if (char *tp = w.mesh_field("traceparent", 55)) /* at 15: odd, weighed by 256 */
 			sum += mesh_field_sum("traceparent", 55) +
-			       (uint32_t(csum_fold(format_traceparent(ids, tp))) << 8);
+			       (uint64_t(format_traceparent(ids, tp)) << 8);
 	const size_t n = w.finish();
 	if (n == 0) { /* no room: the header is left as it was */
 		r.no_room = true;

@@ -160,7 +160,7 @@ uint16_t l7_sum(const uint8_t *l7, uint16_t len) noexcept;
  * stores read back with wide loads stalls on store forwarding).
  */
 inline uint16_t l7_sum_grown(uint16_t old_sum, uint16_t old_len, uint16_t old_nb,
-			     uint16_t new_len, uint16_t new_nb, uint32_t added) noexcept
+			     uint16_t new_len, uint16_t new_nb, uint64_t added) noexcept
 {
 	/* a big-endian field at an even offset, as its two bytes sum */
 	const auto word = [](uint16_t v) noexcept {
@@ -169,7 +169,7 @@ inline uint16_t l7_sum_grown(uint16_t old_sum, uint16_t old_len, uint16_t old_nb
 	};
 	const uint64_t s = uint64_t(old_sum) + csum_neg(static_cast<uint16_t>(word(old_len))) +
 			   csum_neg(static_cast<uint16_t>(word(old_nb))) + word(new_len) +
-			   word(new_nb) + (old_len & 1 ? uint64_t(added) << 8 : uint64_t(added));
+			   word(new_nb) + (old_len & 1 ? added << 8 : added);
 	return csum_fold(s);
 }
 
