@@ -174,13 +174,23 @@ void stage::relay(net_message &m, const verdict &a, uint64_t now) noexcept
 	/* the header buffer has an hbuf's room: the trace fields go there. Its sum for the
 	 * frame's checksum is taken before they are, and kept as it grows: read back after the
 	 * formatter's stores, it stalled on them (a fifth of the frame's cost) */
-	uint16_t sum = wire::l7_sum(m.l7, static_cast<uint16_t>(m.cmd.header_len));
-	const uint32_t hdr_len =
-		add_trace(reinterpret_cast<uint64_t>(m.l7), m.cmd.header_len, m.view, &sum);
-	const dpa::local_body body = m.relay_body();
-	const bool sent = _egress->forward(_egress->peer(sr.peer).to, wire::frame_kind::request,
-					   token, m.l7, static_cast<uint16_t>(hdr_len), &body,
-					   m.cmd.body_len, &sum);
+	const uint16_t old_len = static_cast<uint16_t>(m.cmd.header_len);
+	uint16_t sum = wire::l7_sum(m.l7, old_len);
+	const uint16_t hdr_len = static_cast<uint16_t>(
+		add_trace(reinterpret_cast<uint64_t>(m.l7), m.cmd.header_len, m.view, &sum));
+	const remote &to = _egress->peer(sr.peer).to;
+	/* a message of one frame goes on in the mbuf it came in (no mbuf to take, no body to
+	 * copy, no mbuf to free); the others, or when that mbuf cannot be, in fresh frames */
+	bool sent = false;
+	if (m.held && _egress->forward_in_place(to, wire::frame_kind::request, token,
+						wire::l7_summed{m.l7, hdr_len, sum},
+						m.held->msg.chain, old_len, &sent)) {
+		m.held->msg.chain = nullptr; /* the frame's now */
+	} else {
+		const dpa::local_body body = m.relay_body();
+		sent = _egress->forward(to, wire::frame_kind::request, token, m.l7, hdr_len, &body,
+					m.cmd.body_len, &sum);
+	}
 	_net_in->release(m); /* the frames hold what they need of the received mbufs */
 	if (!sent) {
 		_requests->close(token);

@@ -534,7 +534,7 @@ TEST_F(sidecar_stage, relayed_requests_take_no_hbuf_and_keep_their_trace_ids)
 {
 	const sidecar::counters &st = stage->stats();
 	const uint64_t decoded = st.decoded_without_hbuf.get(), relayed = st.relayed.get(),
-		       ids = st.request_ids.get();
+		       ids = st.request_ids.get(), in_place = st.relayed_in_place.get();
 	std::vector<uint8_t> traced(512);
 	{
 		wire::l7_writer w(traced.data(), traced.size());
@@ -554,6 +554,7 @@ TEST_F(sidecar_stage, relayed_requests_take_no_hbuf_and_keep_their_trace_ids)
 	EXPECT_TRUE(out[0].checksum_ok);
 	EXPECT_EQ(st.decoded_without_hbuf.get(), decoded + 1);
 	EXPECT_EQ(st.request_ids.get(), ids);
+	EXPECT_EQ(st.relayed_in_place.get(), in_place + 1); /* one segment: its own mbuf */
 	const uint64_t t1 = out[0].pf.correlation;
 
 	/* the header split over two segments: the same relay */
@@ -590,6 +591,7 @@ TEST_F(sidecar_stage, relayed_requests_take_no_hbuf_and_keep_their_trace_ids)
 	EXPECT_EQ(st.decoded_without_hbuf.get(), decoded + 2);
 	EXPECT_EQ(st.request_ids.get(), ids + 1);
 	EXPECT_EQ(st.relayed.get(), relayed + 2);
+	EXPECT_EQ(st.relayed_in_place.get(), in_place + 1); /* two segments: a fresh frame */
 	const uint64_t t2 = out[0].pf.correlation;
 
 	/* both answered back to the client, each once */
@@ -852,8 +854,8 @@ TEST_F(sidecar_stage, counters_are_listed_by_name)
 	 * answers_orphaned and answers_deferred + admission's saturated and saturated_gate + the
 	 * owed answers' answers_owed and answers_unsent + network-in's expiry_cycles and
 	 * decoded_without_hbuf + the network's share between sources, net_share_refused + the
-	 * refusals port RX handed on, rx_refusals */
-	EXPECT_EQ(n, 62u);
+	 * refusals port RX handed on, rx_refusals + relayed_in_place */
+	EXPECT_EQ(n, 63u);
 	EXPECT_TRUE(saw_requests);
 	EXPECT_EQ(queue_counters, 3u);
 	EXPECT_EQ(stage->policy()->version(), 1u);

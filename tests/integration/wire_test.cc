@@ -968,6 +968,97 @@ TEST(Wire, TheWordSumIsDpdksSum)
 	EXPECT_EQ(csum_fold(csum_raw(ones.data(), ones.size())), 0xffff);
 }
 
+/* A request of one frame as port RX leaves it (parsed, reassembled: data at its header),
+ * made in its own mbuf into the frame that relays it with a grown header: the bytes
+ * fragment() makes for that message, at both families and header parities, with and
+ * without a body; and nothing done to an mbuf that cannot be made so. */
+TEST(Wire, ARequestRelayedInItsOwnMbufIsFragmentsFrame)
+{
+	const unsigned free0 = rte_mempool_avail_count(pool());
+	auto r = make_reasm("in_place");
+	ASSERT_TRUE(r);
+	mbuf_stash stash(pool());
+	uint32_t id = 500;
+	for (bool v6 : {false, true})
+		for (size_t path_len : {1u, 2u, 9u, 40u})
+			for (size_t body_len : {0u, 1u, 64u, 301u}) {
+				const std::vector<uint8_t> old_l7 = l7_request(path_len);
+				const std::vector<uint8_t> body = random_body(body_len, unsigned(id));
+				rte_mbuf *in[4];
+				body_ref b;
+				b.data = body.data();
+				b.len = static_cast<uint32_t>(body.size());
+				ASSERT_EQ(fragment(addr(v6), frame_kind::request, id, 7, old_l7.data(),
+						   static_cast<uint16_t>(old_l7.size()), b, 1500, pool(), in, 4),
+					  1u);
+				std::vector<message> got = feed(*r, {in[0]}, 1);
+				ASSERT_EQ(got.size(), 1u);
+				rte_mbuf *m = got[0].chain;
+				/* the header grown as the sidecar grows it: two fields appended */
+				std::vector<uint8_t> l7 = old_l7;
+				l7.resize(512);
+				l7_writer w = l7_writer::extend(l7.data(), old_l7.size(), l7.size());
+				w.field("x-request-id", std::string(36 + path_len % 2, 'r'));
+				w.field("traceparent", std::string(55, 't'));
+				l7.resize(w.finish());
+				const l7_summed grown{l7.data(), static_cast<uint16_t>(l7.size()),
+						      l7_sum(l7.data(), static_cast<uint16_t>(l7.size()))};
+				const std::string what = "v6 " + std::to_string(v6) + " header " +
+							 std::to_string(old_l7.size()) + " -> " +
+							 std::to_string(l7.size()) + " body " +
+							 std::to_string(body_len);
+				/* what cannot be made in place is left as it was */
+				rte_mbuf_refcnt_update(m, 1);
+				EXPECT_FALSE(frame_in_place(m, static_cast<uint16_t>(old_l7.size()),
+							    addr(!v6), frame_kind::request, id, 9, grown,
+							    1500)) << what;
+				EXPECT_FALSE(frame_in_place(m, static_cast<uint16_t>(old_l7.size()),
+							    addr(v6), frame_kind::request, id, 9, grown,
+							    1500)) << what; /* a second reference */
+				rte_mbuf_refcnt_update(m, -1);
+				EXPECT_FALSE(frame_in_place(m, static_cast<uint16_t>(old_l7.size()),
+							    addr(v6), frame_kind::request, id, 9, grown,
+							    static_cast<uint16_t>(59 + l7.size()))) << what;
+				EXPECT_EQ(bytes_of(m).size(), old_l7.size() + body_len) << what;
+				rte_mbuf *want[4];
+				ASSERT_EQ(fragment(addr(v6), frame_kind::request, id + 1, 9, l7.data(),
+						   static_cast<uint16_t>(l7.size()), b, 1500, stash, want, 4),
+					  1u) << what;
+				ASSERT_TRUE(frame_in_place(m, static_cast<uint16_t>(old_l7.size()), addr(v6),
+							   frame_kind::request, id + 1, 9, grown, 1500))
+					<< what;
+				EXPECT_EQ(bytes_of(m), bytes_of(want[0])) << what;
+				EXPECT_EQ(m->nb_segs, 1u);
+				EXPECT_EQ(m->ol_flags, 0u);
+				EXPECT_EQ(m->packet_type, 0u);
+				rte_pktmbuf_free(want[0]);
+				rte_pktmbuf_free(m);
+				id += 2;
+			}
+	/* a header that grew past the room in front of the body: fragment()'s job */
+	{
+		const std::vector<uint8_t> old_l7 = l7_request(3);
+		rte_mbuf *in[1];
+		ASSERT_EQ(fragment(addr(false), frame_kind::request, id, 7, old_l7.data(),
+				   static_cast<uint16_t>(old_l7.size()), body_ref{}, 1500, pool(), in, 1),
+			  1u);
+		std::vector<message> got = feed(*r, {in[0]}, 1);
+		ASSERT_EQ(got.size(), 1u);
+		std::vector<uint8_t> l7 = old_l7;
+		l7.resize(1024);
+		l7_writer w = l7_writer::extend(l7.data(), old_l7.size(), l7.size());
+		w.field("x-big", std::string(400, 'b'));
+		l7.resize(w.finish());
+		EXPECT_FALSE(frame_in_place(got[0].chain, static_cast<uint16_t>(old_l7.size()),
+					    addr(false), frame_kind::request, id, 9,
+					    l7_summed{l7.data(), static_cast<uint16_t>(l7.size()), 0}, 1500));
+		EXPECT_EQ(bytes_of(got[0].chain), old_l7);
+		rte_pktmbuf_free(got[0].chain);
+	}
+	stash.end();
+	EXPECT_EQ(rte_mempool_avail_count(pool()), free0);
+}
+
 int main(int argc, char **argv)
 {
 	::testing::InitGoogleTest(&argc, argv);

@@ -88,6 +88,7 @@ using port::rx_msg;
 	_(relayed_answers, "peers' answers to relayed requests sent back to the client")  \
 	_(zero_copy, "bodies sent out of a port without a copy")                         \
 	_(copied_out, "bodies copied into frames (the port takes no chained mbufs)")     \
+	_(relayed_in_place, "relayed requests framed in the mbuf they came in")           \
 	_(no_egress, "replies to the network not sent: receive-only port or no address") \
 	_(egress_no_mbuf, "messages not sent: packet mbuf pool empty")                   \
 	_(egress_ring_full, "messages not sent: port TX ring full")                      \

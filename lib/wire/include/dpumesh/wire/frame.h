@@ -254,6 +254,21 @@ private:
 	uint64_t _udp_words = 0; /* udp_words_but_ids() less the destination port */
 };
 
+/**
+ * A message of one frame that came in, made in its own mbuf into the frame that carries it
+ * on with another L7 header (a relayed request: its trace fields added): `m` is one direct
+ * segment of its own (reference count 1) whose data is the message as port RX left it, an
+ * L7 header of `old_l7_len` bytes then the body. The body stays where it is; `l7` (its
+ * bytes elsewhere, its sum given) goes in front of it and the frame's headers before that,
+ * over the received headers and into the headroom. The frame is the bytes fragment() makes
+ * for the message (one frame). No mbuf is taken and the body is not copied.
+ * @return false, m unchanged, when it is not such an mbuf, the message needs more than one
+ *         frame at this MTU, or the headroom is short: fragment() frames it then
+ */
+bool frame_in_place(rte_mbuf *m, uint16_t old_l7_len, const link_addr &addr, frame_kind kind,
+		    uint32_t msg_id, uint64_t correlation, const l7_summed &l7,
+		    uint16_t mtu) noexcept;
+
 /** Frames needed for a message of msg_len bytes at this MTU and address family. */
 uint32_t frames_needed(uint32_t msg_len, uint16_t mtu, bool v6) noexcept;
 
