@@ -55,8 +55,15 @@ unsigned stage::from_network_burst(rx_msg **msgs, unsigned n, uint64_t now) noex
 				continue;
 			}
 		}
-		if (nm < decode_ahead && m->refusal == port::rx_refusal::none)
-			rte_prefetch0(rte_pktmbuf_mtod(wm.chain, const void *));
+		/* the first few messages' frames; the others' mbufs, whose data address phase 2
+		 * reads to prefetch their frames ahead (a message that waited in its source's
+		 * FIFO has a cold mbuf: that read was a fifth of this function's samples) */
+		if (m->refusal == port::rx_refusal::none) {
+			if (nm < decode_ahead)
+				rte_prefetch0(rte_pktmbuf_mtod(wm.chain, const void *));
+			else
+				rte_prefetch0(wm.chain);
+		}
 		mine[nm++] = m;
 	}
 	/* made by take() in place: a default-made array would be written twice */
