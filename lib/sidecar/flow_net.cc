@@ -27,24 +27,18 @@ namespace dpumesh::sidecar {
 namespace {
 /* How many messages ahead of the one decoded have their first bytes prefetched. */
 constexpr unsigned decode_ahead = 3;
-/* Phases 2 and 3 go a group of messages at a time: what a decode leaves for the dispatch
- * (the message, its header buffer, its mbuf's first lines) is still in L1 when the
- * dispatch comes, and a few header buffers serve every group. Over a whole burst of 32
- * the dispatch found them evicted (the relay's first read of the route's peer, the
- * header's sum, the mbuf: a tenth of the relay's samples). */
-constexpr unsigned decode_group = 8;
 static_assert(network_in::nb_buffers >= outbox::burst, "a header buffer per message");
 } // namespace
 
 /*
- * A burst from port RX, one phase at a time (docs/architecture.md, "Case 2"): (1) over
- * the whole burst, answers whose pending entry is another shard's go there; then a group
- * of decode_group messages at a time, (2) the rest are decoded, each request's header
- * into its own header buffer, the frames a few messages ahead prefetched; (3) refused-at-RX
- * requests, requests and answers are then admitted, routed, opened and framed in the
- * order they came (the frames go onto the port's ring together, egress::end_burst()).
- * Phases 1 and 2 have no effect but counters and hbufs, so per-source order and one
- * answer per request are those of one message at a time. Returns n.
+ * A burst from port RX, one phase at a time over the whole burst (docs/architecture.md,
+ * "Case 2"): (1) answers whose pending entry is another shard's go there; (2) the rest
+ * are decoded, each request's header into its own header buffer, the frames a few
+ * messages ahead prefetched; (3) refused-at-RX requests, requests and answers are then
+ * admitted, routed, opened and framed in the order they came (the frames go onto the
+ * port's ring together, egress::end_burst()). Phases 1 and 2 have no effect but counters
+ * and hbufs, so per-source order and one answer per request are those of one message at
+ * a time. Returns n.
  */
 unsigned stage::from_network_burst(rx_msg **msgs, unsigned n, uint64_t now) noexcept
 {
@@ -80,26 +74,21 @@ unsigned stage::from_network_burst(rx_msg **msgs, unsigned n, uint64_t now) noex
 	}
 	/* made by take() in place: a default-made array would be written twice */
 	static_assert(std::is_trivially_destructible_v<net_message>);
-	alignas(net_message) unsigned char room[sizeof(net_message) * decode_group];
+	alignas(net_message) unsigned char room[sizeof(net_message) * outbox::burst];
 	net_message *in = reinterpret_cast<net_message *>(room);
-	for (unsigned g = 0; g < nm; g += decode_group) {
-		const unsigned end = std::min(nm, g + decode_group);
-		for (unsigned i = g; i < end; i++) {
-			if (i + decode_ahead < nm &&
-			    mine[i + decode_ahead]->refusal == port::rx_refusal::none)
-				rte_prefetch0(rte_pktmbuf_mtod(mine[i + decode_ahead]->msg.chain,
-							       const void *));
-			if (mine[i]->refusal == port::rx_refusal::none)
-				new (&in[i - g]) net_message(_net_in->take(mine[i], i - g));
-		}
-		for (unsigned i = g; i < end; i++) {
-			if (i + 1 < end && mine[i + 1]->refusal == port::rx_refusal::none)
-				prefetch_dispatch(in[i + 1 - g]);
-			if (mine[i]->refusal != port::rx_refusal::none)
-				refused_at_rx(mine[i]);
-			else
-				dispatch(in[i - g], now);
-		}
+	for (unsigned i = 0; i < nm; i++) {
+		if (i + decode_ahead < nm && mine[i + decode_ahead]->refusal == port::rx_refusal::none)
+			rte_prefetch0(rte_pktmbuf_mtod(mine[i + decode_ahead]->msg.chain, const void *));
+		if (mine[i]->refusal == port::rx_refusal::none)
+			new (&in[i]) net_message(_net_in->take(mine[i], i));
+	}
+	for (unsigned i = 0; i < nm; i++) {
+		if (i + 1 < nm && mine[i + 1]->refusal == port::rx_refusal::none)
+			prefetch_dispatch(in[i + 1]);
+		if (mine[i]->refusal != port::rx_refusal::none)
+			refused_at_rx(mine[i]);
+		else
+			dispatch(in[i], now);
 	}
 	_net_in->end_burst();
 	return n;
