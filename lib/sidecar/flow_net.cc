@@ -95,20 +95,18 @@ unsigned stage::from_network_burst(rx_msg **msgs, unsigned n, uint64_t now) noex
 }
 
 /* What the next message's dispatch touches first, while this one's runs: its header in
- * network-in's buffer (decoded a burst ago: out of L1 by now), its mbuf's header and the
- * front of its data, where a relay in place writes the frame's headers and the grown
- * header (the 128-byte headroom and the received headers: untouched since the mbuf was
- * filled). */
+ * network-in's buffer (decoded a burst ago: out of L1 by now), and the front of its
+ * received mbuf, where a relay in place writes the frame's headers and the grown header
+ * (the 128-byte headroom and the received headers: untouched since the mbuf was filled). */
 void stage::prefetch_dispatch(const net_message &m) noexcept
 {
 	rte_prefetch0(m.l7);
 	rte_prefetch0(m.l7 + RTE_CACHE_LINE_SIZE);
-	if (m.held) { /* addresses take() noted: reading them from the mbuf missed (the burst's
-		       * decode evicts its first lines) */
-		rte_prefetch0(m.held_mbuf);
-		rte_prefetch0_write(m.held_data - 3 * RTE_CACHE_LINE_SIZE);
-		rte_prefetch0_write(m.held_data - 2 * RTE_CACHE_LINE_SIZE);
-		rte_prefetch0_write(m.held_data - RTE_CACHE_LINE_SIZE);
+	if (m.held && m.held->msg.chain) {
+		const auto *data = rte_pktmbuf_mtod(m.held->msg.chain, const uint8_t *);
+		rte_prefetch0_write(data - 3 * RTE_CACHE_LINE_SIZE);
+		rte_prefetch0_write(data - 2 * RTE_CACHE_LINE_SIZE);
+		rte_prefetch0_write(data - RTE_CACHE_LINE_SIZE);
 	}
 }
 

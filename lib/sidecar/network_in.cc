@@ -157,8 +157,6 @@ net_message network_in::take(port::rx_msg *m, unsigned buf) noexcept
 		_stats.decoded_without_hbuf.inc();
 		out.l7 = hdr;
 		out.held = m;
-		out.held_mbuf = msg.chain;
-		out.held_data = rte_pktmbuf_mtod(msg.chain, const uint8_t *);
 	} else {
 		attach(out, m, hdr);
 	}

@@ -72,36 +72,19 @@ inline bool bad_word(uint64_t w) noexcept
 		zero_byte(w ^ 0x0a0a0a0a0a0a0a0aull)) != 0;
 }
 
-/* A 4- or 2-byte word's bytes, as a number (memory order inside it: any, the test is per
- * byte) */
-template <typename T> inline uint64_t load_word(const char *p) noexcept
-{
-	T w;
-	std::memcpy(&w, p, sizeof(w));
-	return w;
-}
-
-/* Inline (a call per field was 1.8% of the forward path, for values of a few bytes). */
-[[gnu::always_inline]] inline bool valid_value(std::string_view v) noexcept
+bool valid_value(std::string_view v) noexcept
 {
 	if (v.size() > l7_max_value)
 		return false;
 	const char *p = v.data();
 	const size_t n = v.size();
-	if (n < 8) {
-		/* every byte into one word by two overlapping loads (the same byte twice is
-		 * harmless), never a byte loop: 4-7 bytes, 2-3, or one byte repeated */
-		uint64_t w;
-		if (n >= 4)
-			w = load_word<uint32_t>(p) | load_word<uint32_t>(p + n - 4) << 32;
-		else if (n >= 2)
-			w = (load_word<uint16_t>(p) | load_word<uint16_t>(p + n - 2) << 16) *
-			    0x0000000100000001ull;
-		else if (n == 1)
-			w = static_cast<uint8_t>(p[0]) * 0x0101010101010101ull;
-		else
-			return true;
-		return !bad_word(w);
+	if (n < 8) { /* the bytes below 0x0e that are CR, LF or NUL, or-ed together */
+		uint32_t bad = 0;
+		for (size_t i = 0; i < n; i++) {
+			const auto c = static_cast<uint8_t>(p[i]);
+			bad |= c < 14 ? (0x2401u >> c) & 1 : 0;
+		}
+		return bad == 0;
 	}
 	/* eight bytes a step (values are trace ids, tokens, paths: tens of bytes); the last
 	 * word overlaps the one before (read again, not copied to a padded buffer: byte stores

@@ -63,10 +63,6 @@ struct net_message {
 	/** Decoded in the header buffer: the received message, still the caller's (its chain
 	 *  holds the body); to_hbuf() or release() ends it. */
 	port::rx_msg *held = nullptr;
-	/** Held: its first mbuf and that mbuf's data, noted by take() while they were in cache
-	 *  (the sidecar prefetches what a relay in place writes without reading them again). */
-	const rte_mbuf *held_mbuf = nullptr;
-	const uint8_t *held_data = nullptr;
 	union {
 		remote reply_to; /**< requests and refused requests: where to answer */
 	};
