@@ -264,22 +264,21 @@ bool egress::forward(const remote &to, wire::frame_kind kind, uint64_t correlati
 	return true;
 }
 
-bool egress::in_place_begin(const remote &to, rte_mbuf *m, uint16_t old_l7_len,
-			    uint16_t l7_len, wire::in_place *f) const noexcept
+bool egress::forward_in_place(const remote &to, wire::frame_kind kind, uint64_t correlation,
+			      const wire::l7_summed &l7, rte_mbuf *m, uint16_t old_l7_len,
+			      bool *sent) noexcept
 {
-	return can_send(to.port) &&
-	       wire::frame_in_place_begin(m, old_l7_len, to.addr, l7_len, _ports[to.port].mtu, f);
-}
-
-bool egress::in_place_send(const remote &to, wire::frame_kind kind, uint64_t correlation,
-			   rte_mbuf *m, const wire::in_place &f, uint16_t l7_sum) noexcept
-{
+	if (!can_send(to.port))
+		return false; /* forward() counts it */
 	port_view &eg = _ports[to.port];
-	wire::frame_in_place_end(m, f, to.addr, kind, _msg_id += _msg_id_step, correlation, l7_sum);
-	_frames[0] = m;
-	if (!put(eg, 1))
+	if (!wire::frame_in_place(m, old_l7_len, to.addr, kind, _msg_id + _msg_id_step,
+				  correlation, l7, eg.mtu))
 		return false;
-	_stats.relayed_in_place.inc();
+	_msg_id += _msg_id_step;
+	_frames[0] = m;
+	*sent = put(eg, 1);
+	if (*sent)
+		_stats.relayed_in_place.inc();
 	return true;
 }
 

@@ -4,15 +4,10 @@
 #include "dpumesh/sidecar/sidecar.h"
 
 #include <algorithm>
-#include <cstring>
 #include <new>
 #include <type_traits>
 
 #include <rte_prefetch.h>
-
-#include "dpumesh/policy/trace.h"
-
-#include "dpumesh/common/copy.h"
 
 #include "internal/admission.h"
 #include "internal/command.h"
@@ -207,32 +202,17 @@ void stage::relay(net_message &m, const verdict &a, uint64_t now) noexcept
 	 * formatter's stores, it stalled on them (a fifth of the frame's cost) */
 	const uint16_t old_len = static_cast<uint16_t>(m.cmd.header_len);
 	uint16_t sum = wire::l7_sum(m.l7, old_len);
+	const uint16_t hdr_len = static_cast<uint16_t>(
+		add_trace(reinterpret_cast<uint64_t>(m.l7), m.cmd.header_len, m.view, &sum));
 	const remote &to = _egress->peer(sr.peer).to;
 	/* a message of one frame goes on in the mbuf it came in (no mbuf to take, no body to
-	 * copy, no mbuf to free): the received header copied to its place there and the trace
-	 * fields it lacks written after it, where they go out (read back from the header
-	 * buffer, just written, the copy stalled on store forwarding); the others, or when
-	 * that mbuf cannot be, or the fields would not fit (add_trace() counts that), in fresh
-	 * frames from the header buffer */
-	const unsigned need = policy::trace_missing(m.view);
-	const uint32_t grown = old_len + policy::trace_size(need);
-	const uint32_t room = _dpa.hbuf_size - DPA_HBUF_META_SIZE;
-	rte_mbuf *const in = m.held ? m.held->msg.chain : nullptr;
-	wire::in_place f;
-	bool sent;
-	if (in && grown <= std::min<uint32_t>(room, wire::l7_max_size) &&
-	    policy::trace_fits(static_cast<uint16_t>(m.l7[6] << 8 | m.l7[7]), need) &&
-	    _egress->in_place_begin(to, in, old_len, static_cast<uint16_t>(grown), &f)) {
-		m.held->msg.chain = nullptr; /* the frame's from here */
-		if (copy_chunks_len(old_len) <= grown) /* the header buffer has an hbuf's room */
-			copy_chunks(f.l7, m.l7, old_len);
-		else
-			std::memcpy(f.l7, m.l7, old_len);
-		add_trace(reinterpret_cast<uint64_t>(f.l7), old_len, m.view, &sum, grown);
-		sent = _egress->in_place_send(to, wire::frame_kind::request, token, in, f, sum);
+	 * copy, no mbuf to free); the others, or when that mbuf cannot be, in fresh frames */
+	bool sent = false;
+	if (m.held && _egress->forward_in_place(to, wire::frame_kind::request, token,
+						wire::l7_summed{m.l7, hdr_len, sum},
+						m.held->msg.chain, old_len, &sent)) {
+		m.held->msg.chain = nullptr; /* the frame's now */
 	} else {
-		const uint16_t hdr_len = static_cast<uint16_t>(
-			add_trace(reinterpret_cast<uint64_t>(m.l7), old_len, m.view, &sum));
 		const dpa::local_body body = m.relay_body();
 		sent = _egress->forward(to, wire::frame_kind::request, token, m.l7, hdr_len, &body,
 					m.cmd.body_len, &sum);

@@ -75,10 +75,9 @@ void stage::from_pod(const sw_descriptor &d, uint64_t now) noexcept
 }
 
 /* Trace ids (lib/policy) for a request header that has none; its new length. `sum`, when
- * given, holds the header's sum (wire::l7_sum()) and is kept true as the header grows.
- * `cap`: the room the header has (0: an hbuf's). */
+ * given, holds the header's sum (wire::l7_sum()) and is kept true as the header grows. */
 uint32_t stage::add_trace(uint64_t header, uint32_t len, const wire::l7_view &v,
-			  uint16_t *sum, uint32_t cap) noexcept
+			  uint16_t *sum) noexcept
 {
 	const unsigned need = policy::trace_missing(v);
 	if (!need)
@@ -86,8 +85,8 @@ uint32_t stage::add_trace(uint64_t header, uint32_t len, const wire::l7_view &v,
 	const policy::trace_ids ids = _trace_rng.next();
 	auto *hdr = reinterpret_cast<uint8_t *>(header);
 	const uint16_t nb = static_cast<uint16_t>(hdr[6] << 8 | hdr[7]); /* fields before */
-	policy::trace_result r = policy::add_trace(
-		hdr, len, cap ? cap : _dpa.hbuf_size - DPA_HBUF_META_SIZE, need, ids);
+	policy::trace_result r = policy::add_trace(hdr, len, _dpa.hbuf_size - DPA_HBUF_META_SIZE,
+						   need, ids);
 	if (r.no_room) {
 		_stats.trace_no_room.inc();
 		return len;

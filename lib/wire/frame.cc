@@ -591,67 +591,46 @@ bool frame_template::stamp_into(rte_mbuf *m, uint32_t msg_id, uint64_t correlati
 	return true;
 }
 
-bool frame_in_place_begin(rte_mbuf *m, uint16_t old_l7_len, const link_addr &addr,
-			  uint16_t l7_len, uint16_t mtu, in_place *f) noexcept
+bool frame_in_place(rte_mbuf *m, uint16_t old_l7_len, const link_addr &addr, frame_kind kind,
+		    uint32_t msg_id, uint64_t correlation, const l7_summed &l7,
+		    uint16_t mtu) noexcept
 {
 	const bool v6 = !addr.src.is_v4();
-	if (addr.dst.is_v4() == v6 || l7_len < 16 || m->nb_segs != 1 || m->next ||
+	if (addr.dst.is_v4() == v6 || l7.len < 16 || m->nb_segs != 1 || m->next ||
 	    !RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1 || m->data_len < old_l7_len)
 		return false;
 	const uint32_t body_len = m->data_len - old_l7_len;
+	const uint32_t msg_len = l7.len + body_len;
 	const uint32_t hdrs = sizeof(rte_ether_hdr) + l3_size(v6) + sizeof(rte_udp_hdr) +
 			      frame_hdr_size;
-	const uint32_t front = hdrs + l7_len; /* what goes before the body */
+	const uint32_t front = hdrs + l7.len; /* what goes before the body */
 	const uint32_t body_at = uint32_t(m->data_off) + old_l7_len;
-	if (l7_len + body_len > max_payload(mtu, v6) || front > body_at)
+	if (msg_len > max_payload(mtu, v6) || front > body_at)
 		return false;
 	uint8_t *body = static_cast<uint8_t *>(m->buf_addr) + body_at;
-	f->frame = body - front;
-	f->l7 = body - l7_len;
-	f->body_len = body_len;
-	f->l7_len = l7_len;
-	return true;
-}
-
-void frame_in_place_end(rte_mbuf *m, const in_place &f, const link_addr &addr, frame_kind kind,
-			uint32_t msg_id, uint64_t correlation, uint16_t l7_sum) noexcept
-{
-	uint8_t *p = f.frame;
-	const uint32_t hdrs = static_cast<uint32_t>(f.l7 - f.frame);
-	const uint32_t msg_len = f.l7_len + f.body_len;
-	/* one_frame()'s bytes: its headers, the header the caller wrote, the body where it is */
-	write_headers(p, addr, kind, msg_id, msg_len, 0, f.l7_len, correlation, msg_len,
+	uint8_t *p = body - front;
+	/* one_frame()'s bytes: its headers, the header copied, the body where it is */
+	write_headers(p, addr, kind, msg_id, msg_len, 0, l7.len, correlation, msg_len,
 		      static_cast<uint16_t>(msg_id + 1));
-	const uint16_t body_sum = f.body_len ? raw_sum(f.l7 + f.l7_len, f.body_len) : 0;
-	const uint16_t ck = udp_checksum_of(addr, kind, msg_id, msg_len, 0, f.l7_len, correlation,
+	std::memcpy(p + hdrs, l7.data, l7.len);
+	const uint16_t body_sum = body_len ? raw_sum(body, body_len) : 0;
+	const uint16_t ck = udp_checksum_of(addr, kind, msg_id, msg_len, 0, l7.len, correlation,
 					    static_cast<uint32_t>(sizeof(rte_udp_hdr) + frame_hdr_size) +
 						    msg_len,
-					    l7_sum, f.l7_len, body_sum);
+					    l7.sum, l7.len, body_sum);
 	std::memcpy(p + hdrs - frame_hdr_size - sizeof(rte_udp_hdr) +
 			    offsetof(rte_udp_hdr, dgram_cksum),
 		    &ck, sizeof(ck));
 	/* an mbuf to send: what rte_pktmbuf_reset() clears of a received one */
-	const uint32_t len = hdrs + msg_len;
-	m->data_off = static_cast<uint16_t>(p - static_cast<uint8_t *>(m->buf_addr));
-	m->data_len = static_cast<uint16_t>(len);
-	m->pkt_len = len;
+	m->data_off = static_cast<uint16_t>(body_at - front);
+	m->data_len = static_cast<uint16_t>(front + body_len);
+	m->pkt_len = front + body_len;
 	m->ol_flags &= RTE_MBUF_F_EXTERNAL;
 	m->packet_type = 0;
 	m->tx_offload = 0;
 	m->vlan_tci = 0;
 	m->vlan_tci_outer = 0;
 	m->port = RTE_MBUF_PORT_INVALID;
-}
-
-bool frame_in_place(rte_mbuf *m, uint16_t old_l7_len, const link_addr &addr, frame_kind kind,
-		    uint32_t msg_id, uint64_t correlation, const l7_summed &l7,
-		    uint16_t mtu) noexcept
-{
-	in_place f;
-	if (!frame_in_place_begin(m, old_l7_len, addr, l7.len, mtu, &f))
-		return false;
-	std::memcpy(f.l7, l7.data, l7.len);
-	frame_in_place_end(m, f, addr, kind, msg_id, correlation, l7.sum);
 	return true;
 }
 

@@ -90,20 +90,6 @@ struct trace_result {
 	uint64_t added_sum = 0;
 };
 
-/** How many bytes add_trace() appends for `need` (each field: its 4-byte head, name and
- *  value), and whether they fit a header of `nb` fields (the count's limit; the length's
- *  is the caller's room). */
-inline constexpr uint32_t trace_size(unsigned need) noexcept
-{
-	return (need & trace_request_id ? 4 + 12 + 36 : 0) + (need & trace_traceparent ? 4 + 11 + 55 : 0);
-}
-inline constexpr bool trace_fits(uint16_t nb, unsigned need) noexcept
-{
-	return nb + unsigned(need & trace_request_id ? 1 : 0) +
-		       unsigned(need & trace_traceparent ? 1 : 0) <=
-	       wire::l7_max_fields;
-}
-
 /** The sum of a field the mesh adds, but its value's: its length word and its name. */
 template <size_t N> constexpr uint32_t mesh_field_sum(const char (&name)[N], uint16_t len) noexcept
 {

@@ -269,24 +269,6 @@ bool frame_in_place(rte_mbuf *m, uint16_t old_l7_len, const link_addr &addr, fra
 		    uint32_t msg_id, uint64_t correlation, const l7_summed &l7,
 		    uint16_t mtu) noexcept;
 
-/** frame_in_place() in two steps, the header written between them by the caller where it
- *  goes (a relay copies the received header there and appends its trace fields in place:
- *  nothing reads them back). */
-struct in_place {
-	uint8_t *frame = nullptr; /**< where the frame's headers go (end() writes them) */
-	uint8_t *l7 = nullptr;    /**< where the caller writes the l7_len-byte L7 header */
-	uint32_t body_len = 0;
-	uint16_t l7_len = 0;
-};
-/** Checks `m` as frame_in_place() does for an L7 header of `l7_len` bytes and says where
- *  it goes (*f); writes nothing. False: as frame_in_place(). */
-bool frame_in_place_begin(rte_mbuf *m, uint16_t old_l7_len, const link_addr &addr,
-			  uint16_t l7_len, uint16_t mtu, in_place *f) noexcept;
-/** The frame's headers and checksum (`l7_sum`: wire::l7_sum() of the header written at
- *  f.l7) and the mbuf made the frame: the bytes frame_in_place() makes. */
-void frame_in_place_end(rte_mbuf *m, const in_place &f, const link_addr &addr, frame_kind kind,
-			uint32_t msg_id, uint64_t correlation, uint16_t l7_sum) noexcept;
-
 /** Frames needed for a message of msg_len bytes at this MTU and address family. */
 uint32_t frames_needed(uint32_t msg_len, uint16_t mtu, bool v6) noexcept;
 
