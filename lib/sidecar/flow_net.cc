@@ -3,7 +3,6 @@
 // stays in the received mbufs) and answers from peers to Case 1 requests.
 #include "dpumesh/sidecar/sidecar.h"
 
-#include <algorithm>
 #include <new>
 #include <type_traits>
 
