@@ -6,6 +6,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "dpumesh/common/csum.h"
+
 #if defined(__SSSE3__)
 #include <tmmintrin.h>
 #endif
@@ -28,9 +30,19 @@ inline __m128i hex16(uint64_t x) noexcept
 	return _mm_shuffle_epi8(digits, _mm_unpacklo_epi8(hi, lo));
 }
 
-inline void put_hex16(char *out, uint64_t x) noexcept
+/* The 16-bit words of a vector of text (bytes below 0x80: each word a positive int16) in
+ * memory order, summed in pairs: four 32-bit sums (pmaddwd by ones). */
+inline __m128i word_pairs(__m128i text) noexcept
 {
-	_mm_storeu_si128(reinterpret_cast<__m128i *>(out), hex16(x));
+	return _mm_madd_epi16(text, _mm_set1_epi16(1));
+}
+
+/* The four 32-bit sums of a vector added up. */
+inline uint32_t sum4(__m128i s) noexcept
+{
+	s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+	s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+	return static_cast<uint32_t>(_mm_cvtsi128_si32(s));
 }
 #endif
 
@@ -52,27 +64,29 @@ inline uint64_t hex8(uint32_t x) noexcept
 	return t;
 }
 
-/* 16 hex digits of x into out */
-inline void put_hex16_portable(char *out, uint64_t x) noexcept
+/* 16 hex digits of x into out; their sum (csum_bytes()) from the words */
+inline uint32_t put_hex16_portable(char *out, uint64_t x) noexcept
 {
 	const uint64_t a = hex8(static_cast<uint32_t>(x >> 32));
 	const uint64_t b = hex8(static_cast<uint32_t>(x));
 	std::memcpy(out, &a, 8);
 	std::memcpy(out + 8, &b, 8);
+	return csum_lanes(a) + csum_lanes(b);
 }
+
+/* The sum of a text's fixed characters (csum_bytes() with its digits as zeros). */
+template <size_t N> constexpr uint32_t fixed_sum(const char (&text)[N]) noexcept
+{
+	char t[N] = {};
+	for (size_t i = 0; i + 1 < N; i++)
+		t[i] = text[i] == 'x' ? '\0' : text[i];
+	return csum_bytes(t, N - 1);
+}
+constexpr uint32_t request_id_dashes = fixed_sum("xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx");
+constexpr uint32_t traceparent_fixed =
+	fixed_sum("00-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-xxxxxxxxxxxxxxxx-01");
 
 } // namespace
-
-unsigned trace_missing(const wire::l7_view &v) noexcept
-{
-	std::string_view have;
-	unsigned need = 0;
-	if (!v.find("x-request-id", &have))
-		need |= trace_request_id;
-	if (!v.find("traceparent", &have))
-		need |= trace_traceparent;
-	return need;
-}
 
 namespace {
 
@@ -88,7 +102,7 @@ inline uint64_t uuid_lo(const trace_ids &ids) noexcept
 
 } // namespace
 
-void format_request_id_portable(const trace_ids &ids, char out[36]) noexcept
+uint32_t format_request_id_portable(const trace_ids &ids, char out[36]) noexcept
 {
 	const uint64_t hi = uuid_hi(ids), lo = uuid_lo(ids);
 	/* each piece stored from the registers it was made in (a copy through 16-byte
@@ -115,30 +129,36 @@ void format_request_id_portable(const trace_ids &ids, char out[36]) noexcept
 	out[23] = '-';
 	std::memcpy(out + 24, &c1, 4);
 	std::memcpy(out + 28, &d, 8);
+	/* b0 and c0 sit at odd offsets: weighed by 256 (their bytes pair the other way) */
+	const auto two = [](uint32_t w) noexcept { return (w & 0xffff) + (w >> 16); };
+	return csum_lanes(a) + csum_lanes(d) + two(b1) + two(c1) + ((two(b0) + two(c0)) << 8) +
+	       request_id_dashes;
 }
 
 namespace {
 
-/* 00-<trace id>-<span id>-01, the digits written by put_hex (16 at a time) */
-template <void (*put_hex)(char *, uint64_t) noexcept>
-inline void traceparent_with(const trace_ids &ids, char out[55]) noexcept
+/* 00-<trace id>-<span id>-01, the digits written by put_hex (16 at a time, which says
+ * what they sum to); the sum of the text */
+template <uint32_t (*put_hex)(char *, uint64_t) noexcept>
+inline uint32_t traceparent_with(const trace_ids &ids, char out[55]) noexcept
 {
 	std::memcpy(out, "00-", 3);
-	put_hex(out + 3, ids.hi);
-	put_hex(out + 19, ids.lo);
+	const uint32_t hi = put_hex(out + 3, ids.hi); /* odd offsets: weighed by 256 */
+	const uint32_t lo = put_hex(out + 19, ids.lo);
 	out[35] = '-';
-	put_hex(out + 36, ids.span);
+	const uint32_t span = put_hex(out + 36, ids.span);
 	std::memcpy(out + 52, "-01", 3);
+	return ((hi + lo) << 8) + span + traceparent_fixed;
 }
 
 } // namespace
 
-void format_traceparent_portable(const trace_ids &ids, char out[55]) noexcept
+uint32_t format_traceparent_portable(const trace_ids &ids, char out[55]) noexcept
 {
-	traceparent_with<put_hex16_portable>(ids, out);
+	return traceparent_with<put_hex16_portable>(ids, out);
 }
 
-void format_request_id(const trace_ids &ids, char out[36]) noexcept
+uint32_t format_request_id(const trace_ids &ids, char out[36]) noexcept
 {
 #if defined(__SSSE3__)
 	const uint64_t hi = uuid_hi(ids), lo = uuid_lo(ids);
@@ -158,17 +178,28 @@ void format_request_id(const trace_ids &ids, char out[36]) noexcept
 	_mm_storeu_si128(reinterpret_cast<__m128i *>(out), out0);
 	_mm_storeu_si128(reinterpret_cast<__m128i *>(out + 16), out1);
 	std::memcpy(out + 32, &tail, 4);
+	return sum4(_mm_add_epi32(word_pairs(out0), word_pairs(out1))) + (tail & 0xffff) +
+	       (tail >> 16);
 #else
-	format_request_id_portable(ids, out);
+	return format_request_id_portable(ids, out);
 #endif
 }
 
-void format_traceparent(const trace_ids &ids, char out[55]) noexcept
+uint32_t format_traceparent(const trace_ids &ids, char out[55]) noexcept
 {
 #if defined(__SSSE3__)
-	traceparent_with<put_hex16>(ids, out);
+	/* traceparent_with(), its sum taken once from the three vectors */
+	const __m128i hi = hex16(ids.hi), lo = hex16(ids.lo), span = hex16(ids.span);
+	std::memcpy(out, "00-", 3);
+	_mm_storeu_si128(reinterpret_cast<__m128i *>(out + 3), hi);
+	_mm_storeu_si128(reinterpret_cast<__m128i *>(out + 19), lo);
+	out[35] = '-';
+	_mm_storeu_si128(reinterpret_cast<__m128i *>(out + 36), span);
+	std::memcpy(out + 52, "-01", 3);
+	const __m128i odd = _mm_add_epi32(word_pairs(hi), word_pairs(lo)); /* at 3 and 19 */
+	return sum4(_mm_add_epi32(_mm_slli_epi32(odd, 8), word_pairs(span))) + traceparent_fixed;
 #else
-	format_traceparent_portable(ids, out);
+	return format_traceparent_portable(ids, out);
 #endif
 }
 

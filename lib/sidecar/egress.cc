@@ -234,7 +234,7 @@ bool egress::send(const remote &to, wire::frame_kind kind, uint64_t correlation,
 
 bool egress::forward(const remote &to, wire::frame_kind kind, uint64_t correlation,
 		     const uint8_t *l7, uint16_t l7_len, const dpa::local_body *body,
-		     uint32_t body_len) noexcept
+		     uint32_t body_len, const uint16_t *l7_sum) noexcept
 {
 	if (!can_send(to.port)) {
 		_stats.no_egress.inc();
@@ -249,12 +249,36 @@ bool egress::forward(const remote &to, wire::frame_kind kind, uint64_t correlati
 		b.attach = eg.zero_copy;
 	}
 	/* the shard's own message ids, as send() and reply() take (++ was the next shard's) */
-	if (!put(eg, wire::fragment(to.addr, kind, _msg_id += _msg_id_step, correlation, l7,
-				    l7_len, b, eg.mtu, *_mbufs, _frames.data(),
-				    static_cast<uint16_t>(_frames.size()))))
+	const uint32_t id = _msg_id += _msg_id_step;
+	const uint16_t n =
+		l7_sum ? wire::fragment(to.addr, kind, id, correlation,
+					wire::l7_summed{l7, l7_len, *l7_sum}, b, eg.mtu, *_mbufs,
+					_frames.data(), static_cast<uint16_t>(_frames.size()))
+		       : wire::fragment(to.addr, kind, id, correlation, l7, l7_len, b, eg.mtu,
+					*_mbufs, _frames.data(),
+					static_cast<uint16_t>(_frames.size()));
+	if (!put(eg, n))
 		return false;
 	if (body_len)
 		(eg.zero_copy ? _stats.zero_copy : _stats.copied_out).inc();
+	return true;
+}
+
+bool egress::forward_in_place(const remote &to, wire::frame_kind kind, uint64_t correlation,
+			      const wire::l7_summed &l7, rte_mbuf *m, uint16_t old_l7_len,
+			      bool *sent) noexcept
+{
+	if (!can_send(to.port))
+		return false; /* forward() counts it */
+	port_view &eg = _ports[to.port];
+	if (!wire::frame_in_place(m, old_l7_len, to.addr, kind, _msg_id + _msg_id_step,
+				  correlation, l7, eg.mtu))
+		return false;
+	_msg_id += _msg_id_step;
+	_frames[0] = m;
+	*sent = put(eg, 1);
+	if (*sent)
+		_stats.relayed_in_place.inc();
 	return true;
 }
 

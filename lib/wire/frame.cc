@@ -23,7 +23,7 @@ uint16_t chain_raw_cksum(const rte_mbuf *m, uint32_t off, uint32_t len);
 /* One's-complement sum of an address pair (pseudo header), unfolded. */
 uint32_t addr_sum(const void *src, const void *dst, size_t len)
 {
-	return __rte_raw_cksum(src, len, 0) + __rte_raw_cksum(dst, len, 0);
+	return csum_fold(csum_raw(src, len) + csum_raw(dst, len));
 }
 
 /* Whether a datagram's UDP checksum holds: the port's verdict where it gives one
@@ -46,9 +46,9 @@ bool udp_checksum_ok(const rte_mbuf *m, uint32_t l4_off, uint32_t dgram, uint16_
 	}
 	uint32_t sum = phdr_addrs + rte_cpu_to_be_16(static_cast<uint16_t>(dgram)) +
 		       rte_cpu_to_be_16(static_cast<uint16_t>(IPPROTO_UDP));
-	sum += m->nb_segs == 1 ? __rte_raw_cksum_reduce(__rte_raw_cksum(
-					 rte_pktmbuf_mtod_offset(m, const char *, l4_off), dgram, 0))
-			       : chain_raw_cksum(m, l4_off, dgram);
+	sum += m->nb_segs == 1
+		       ? csum_fold(csum_raw(rte_pktmbuf_mtod_offset(m, const char *, l4_off), dgram))
+		       : chain_raw_cksum(m, l4_off, dgram);
 	return __rte_raw_cksum_reduce(sum) == 0xffff;
 }
 
@@ -288,8 +288,7 @@ uint16_t chain_raw_cksum(const rte_mbuf *m, uint32_t off, uint32_t len)
 			continue;
 		}
 		uint32_t n = std::min(sl - off, len);
-		uint32_t t = __rte_raw_cksum_reduce(
-			__rte_raw_cksum(rte_pktmbuf_mtod_offset(seg, const char *, off), n, 0));
+		uint32_t t = csum_fold(csum_raw(rte_pktmbuf_mtod_offset(seg, const char *, off), n));
 		if (done & 1)
 			t = rte_bswap16(static_cast<uint16_t>(t));
 		sum += t;
@@ -322,7 +321,7 @@ void finish_checksum(rte_mbuf *m, bool v6)
 /* The one's-complement sum of n bytes, folded to 16 bits (as loaded from memory). */
 inline uint16_t raw_sum(const void *p, uint32_t n)
 {
-	return static_cast<uint16_t>(__rte_raw_cksum_reduce(__rte_raw_cksum(p, n, 0)));
+	return csum_fold(csum_raw(p, n));
 }
 
 /* The sum (big-endian word values) of what the UDP checksum covers of a frame that
@@ -592,6 +591,49 @@ bool frame_template::stamp_into(rte_mbuf *m, uint32_t msg_id, uint64_t correlati
 	return true;
 }
 
+bool frame_in_place(rte_mbuf *m, uint16_t old_l7_len, const link_addr &addr, frame_kind kind,
+		    uint32_t msg_id, uint64_t correlation, const l7_summed &l7,
+		    uint16_t mtu) noexcept
+{
+	const bool v6 = !addr.src.is_v4();
+	if (addr.dst.is_v4() == v6 || l7.len < 16 || m->nb_segs != 1 || m->next ||
+	    !RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1 || m->data_len < old_l7_len)
+		return false;
+	const uint32_t body_len = m->data_len - old_l7_len;
+	const uint32_t msg_len = l7.len + body_len;
+	const uint32_t hdrs = sizeof(rte_ether_hdr) + l3_size(v6) + sizeof(rte_udp_hdr) +
+			      frame_hdr_size;
+	const uint32_t front = hdrs + l7.len; /* what goes before the body */
+	const uint32_t body_at = uint32_t(m->data_off) + old_l7_len;
+	if (msg_len > max_payload(mtu, v6) || front > body_at)
+		return false;
+	uint8_t *body = static_cast<uint8_t *>(m->buf_addr) + body_at;
+	uint8_t *p = body - front;
+	/* one_frame()'s bytes: its headers, the header copied, the body where it is */
+	write_headers(p, addr, kind, msg_id, msg_len, 0, l7.len, correlation, msg_len,
+		      static_cast<uint16_t>(msg_id + 1));
+	std::memcpy(p + hdrs, l7.data, l7.len);
+	const uint16_t body_sum = body_len ? raw_sum(body, body_len) : 0;
+	const uint16_t ck = udp_checksum_of(addr, kind, msg_id, msg_len, 0, l7.len, correlation,
+					    static_cast<uint32_t>(sizeof(rte_udp_hdr) + frame_hdr_size) +
+						    msg_len,
+					    l7.sum, l7.len, body_sum);
+	std::memcpy(p + hdrs - frame_hdr_size - sizeof(rte_udp_hdr) +
+			    offsetof(rte_udp_hdr, dgram_cksum),
+		    &ck, sizeof(ck));
+	/* an mbuf to send: what rte_pktmbuf_reset() clears of a received one */
+	m->data_off = static_cast<uint16_t>(body_at - front);
+	m->data_len = static_cast<uint16_t>(front + body_len);
+	m->pkt_len = front + body_len;
+	m->ol_flags &= RTE_MBUF_F_EXTERNAL;
+	m->packet_type = 0;
+	m->tx_offload = 0;
+	m->vlan_tci = 0;
+	m->vlan_tci_outer = 0;
+	m->port = RTE_MBUF_PORT_INVALID;
+	return true;
+}
+
 uint32_t frames_needed(uint32_t msg_len, uint16_t mtu, bool v6) noexcept
 {
 	uint32_t per = max_payload(mtu, v6);
@@ -727,6 +769,14 @@ uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint6
 {
 	return fragment_with(addr, kind, msg_id, correlation, l7.data, l7.len, &l7.sum, body_ref{},
 			     mtu, mbufs, out, max_out);
+}
+
+uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint64_t correlation,
+		  const l7_summed &l7, const body_ref &body, uint16_t mtu, mbuf_stash &mbufs,
+		  rte_mbuf **out, uint16_t max_out) noexcept
+{
+	return fragment_with(addr, kind, msg_id, correlation, l7.data, l7.len, &l7.sum, body, mtu,
+			     mbufs, out, max_out);
 }
 
 } // namespace dpumesh::wire

@@ -109,6 +109,19 @@ bool valid_method(std::string_view m) noexcept
 	return true;
 }
 
+/* Whether a regular field's name is one of the trace fields (l7_trace bits): noted while
+ * the fields are walked (looking for them again afterwards, two finds, was 1% of the
+ * forward path) */
+inline unsigned trace_field(std::string_view n) noexcept
+{
+	using namespace std::string_view_literals;
+	if (n.size() == 12 && n == "x-request-id"sv)
+		return l7_trace_request_id;
+	if (n.size() == 11 && n == "traceparent"sv)
+		return l7_trace_traceparent;
+	return 0;
+}
+
 enum pseudo : unsigned { ps_service = 1, ps_method = 2, ps_path = 4, ps_reason = 8, ps_hop = 16 };
 
 } // namespace
@@ -178,7 +191,7 @@ l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
 	const uint8_t *end = buf + hlen;
 	const uint8_t *fields = nullptr;
 	uint16_t nb_fields = 0;
-	unsigned seen = 0;
+	unsigned seen = 0, trace = 0;
 	for (uint16_t i = 0; i < nb; i++) {
 		if (end - p < 4 || p[1] != 0)
 			return l7_error::bad_field;
@@ -217,6 +230,7 @@ l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
 			if (!fields)
 				fields = p;
 			nb_fields++;
+			trace |= trace_field(name);
 		}
 		p += 4 + nl + vl;
 	}
@@ -245,6 +259,7 @@ l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
 		out->path = {};
 	}
 	out->kind = kind;
+	out->trace = static_cast<uint8_t>(trace);
 	out->status = status;
 	out->flags = flags;
 	out->deadline_ms = deadline_ms;

@@ -152,6 +152,9 @@ public:
 		rte_mbuf *a = rte_pktmbuf_alloc(pkts), *b = rte_pktmbuf_alloc(pkts);
 		ASSERT_TRUE(a && b);
 		const size_t split = std::min<size_t>(body.size(), 100);
+		/* as port RX leaves a frame: its Ethernet, IPv4, UDP and fragment headers taken
+		 * off the front (rte_pktmbuf_adj), the message where they ended */
+		a->data_off = static_cast<uint16_t>(a->data_off + 14 + 20 + 8 + wire::frame_hdr_size);
 		auto *p = reinterpret_cast<uint8_t *>(rte_pktmbuf_append(a, static_cast<uint16_t>(l7.size() + split)));
 		std::memcpy(p, l7.data(), l7.size());
 		if (split)
@@ -534,7 +537,7 @@ TEST_F(sidecar_stage, relayed_requests_take_no_hbuf_and_keep_their_trace_ids)
 {
 	const sidecar::counters &st = stage->stats();
 	const uint64_t decoded = st.decoded_without_hbuf.get(), relayed = st.relayed.get(),
-		       ids = st.request_ids.get();
+		       ids = st.request_ids.get(), in_place = st.relayed_in_place.get();
 	std::vector<uint8_t> traced(512);
 	{
 		wire::l7_writer w(traced.data(), traced.size());
@@ -554,6 +557,7 @@ TEST_F(sidecar_stage, relayed_requests_take_no_hbuf_and_keep_their_trace_ids)
 	EXPECT_TRUE(out[0].checksum_ok);
 	EXPECT_EQ(st.decoded_without_hbuf.get(), decoded + 1);
 	EXPECT_EQ(st.request_ids.get(), ids);
+	EXPECT_EQ(st.relayed_in_place.get(), in_place + 1); /* one segment: its own mbuf */
 	const uint64_t t1 = out[0].pf.correlation;
 
 	/* the header split over two segments: the same relay */
@@ -590,7 +594,33 @@ TEST_F(sidecar_stage, relayed_requests_take_no_hbuf_and_keep_their_trace_ids)
 	EXPECT_EQ(st.decoded_without_hbuf.get(), decoded + 2);
 	EXPECT_EQ(st.request_ids.get(), ids + 1);
 	EXPECT_EQ(st.relayed.get(), relayed + 2);
+	EXPECT_EQ(st.relayed_in_place.get(), in_place + 1); /* two segments: a fresh frame */
 	const uint64_t t2 = out[0].pf.correlation;
+
+	/* its own x-request-id, no traceparent, a header of odd length: the traceparent is
+	 * added in the mbuf it came in, after the header copied there */
+	std::vector<uint8_t> half_traced(512);
+	{
+		wire::l7_writer w(half_traced.data(), half_traced.size());
+		w.request("billing", "POST", "/pay/odd", 0, 0);
+		w.field("x-request-id", "mine-1");
+		half_traced.resize(w.finish());
+	}
+	ASSERT_EQ(half_traced.size() % 2, 1u);
+	const uint64_t tps = st.traceparents.get();
+	from_host(client_ip, 1, half_traced, body, true, 1003);
+	run_polls();
+	out = frames(tx);
+	ASSERT_EQ(out.size(), 1u);
+	EXPECT_EQ(out[0].request_id, "mine-1");
+	EXPECT_EQ(out[0].pf.l7_len, half_traced.size() + 70); /* traceparent: 4 + 11 + 55 */
+	EXPECT_EQ(out[0].body, body);
+	EXPECT_TRUE(out[0].checksum_ok);
+	EXPECT_EQ(st.traceparents.get(), tps + 1);
+	EXPECT_EQ(st.relayed_in_place.get(), in_place + 2);
+	from_host(peer_ip, 0, response(200), {}, false, out[0].pf.correlation);
+	run_polls();
+	ASSERT_EQ(frames(tx2).size(), 1u);
 
 	/* both answered back to the client, each once */
 	from_host(peer_ip, 0, response(200), {}, false, t1);
@@ -645,7 +675,7 @@ TEST_F(sidecar_stage, a_mixed_burst_keeps_each_header_and_the_order_it_came_in)
 {
 	const sidecar::counters &st = stage->stats();
 	const uint64_t relayed = st.relayed.get(), answers = st.relayed_answers.get(),
-		       bad = st.bad_header.get();
+		       bad = st.bad_header.get(), in_place = st.relayed_in_place.get();
 	const auto req = [](unsigned i) {
 		std::vector<uint8_t> b(256);
 		wire::l7_writer w(b.data(), b.size());
@@ -694,6 +724,8 @@ TEST_F(sidecar_stage, a_mixed_burst_keeps_each_header_and_the_order_it_came_in)
 		tokens.push_back(out[i].pf.correlation);
 	}
 	EXPECT_EQ(std::set<uint64_t>(tokens.begin(), tokens.end()).size(), 40u);
+	/* each of one segment: made in its own mbuf, both trace fields written there */
+	EXPECT_EQ(st.relayed_in_place.get(), in_place + 40);
 	std::vector<frame_out> back = frames(tx2);
 	ASSERT_EQ(back.size(), refused_corr.size()); /* in the order they came */
 	for (size_t i = 0; i < back.size(); i++) {
@@ -852,8 +884,8 @@ TEST_F(sidecar_stage, counters_are_listed_by_name)
 	 * answers_orphaned and answers_deferred + admission's saturated and saturated_gate + the
 	 * owed answers' answers_owed and answers_unsent + network-in's expiry_cycles and
 	 * decoded_without_hbuf + the network's share between sources, net_share_refused + the
-	 * refusals port RX handed on, rx_refusals */
-	EXPECT_EQ(n, 62u);
+	 * refusals port RX handed on, rx_refusals + relayed_in_place */
+	EXPECT_EQ(n, 63u);
 	EXPECT_TRUE(saw_requests);
 	EXPECT_EQ(queue_counters, 3u);
 	EXPECT_EQ(stage->policy()->version(), 1u);

@@ -903,6 +903,162 @@ TEST(Wire, AHeaderFramedFromItsSumIsTheSameFrames)
 	EXPECT_EQ(rte_mempool_avail_count(pool()), free0);
 }
 
+/* A header that grew in place (fields appended, as the sidecar adds trace ids to a relayed
+ * request): its sum kept from the old one and the appended bytes' is its bytes' sum, at
+ * every parity of the old length and of what was added; and the frames made from it, with
+ * a body, are the bytes fragment() makes reading the header. */
+TEST(Wire, AGrownHeadersSumIsItsBytesSum)
+{
+	mbuf_stash stash(pool());
+	uint32_t id = 77;
+	const std::vector<uint8_t> body = [] {
+		std::vector<uint8_t> b(33);
+		for (size_t i = 0; i < b.size(); i++)
+			b[i] = static_cast<uint8_t>(0xf0 - 7 * i);
+		return b;
+	}();
+	for (size_t path_len = 1; path_len <= 12; path_len++)
+		for (size_t value_len : {0u, 1u, 2u, 5u, 36u, 55u}) {
+			std::vector<uint8_t> l7 = l7_request(path_len);
+			const uint16_t old_len = static_cast<uint16_t>(l7.size());
+			const uint16_t old_nb = static_cast<uint16_t>(l7[6] << 8 | l7[7]);
+			const uint16_t old_sum = l7_sum(l7.data(), old_len);
+			l7.resize(512);
+			wire::l7_writer w = wire::l7_writer::extend(l7.data(), old_len, l7.size());
+			w.field("x-a", std::string(value_len, 'v'));
+			w.field("traceparent", std::string(value_len + 3, '\x7e'));
+			const uint16_t new_len = static_cast<uint16_t>(w.finish());
+			ASSERT_GT(new_len, old_len);
+			const uint32_t added = csum_bytes(reinterpret_cast<const char *>(l7.data()) + old_len,
+							  new_len - old_len);
+			const uint16_t got = l7_sum_grown(old_sum, old_len, old_nb, new_len,
+							  static_cast<uint16_t>(old_nb + 2), added);
+			const std::string what = "header " + std::to_string(old_len) + " + " +
+						 std::to_string(new_len - old_len);
+			EXPECT_EQ(got % 0xffff, l7_sum(l7.data(), new_len) % 0xffff) << what;
+			body_ref b;
+			b.data = body.data();
+			b.len = static_cast<uint32_t>(body.size());
+			rte_mbuf *plain[4], *summed[4];
+			ASSERT_EQ(fragment(addr(path_len & 1), frame_kind::request, id, id * 5ull,
+					   l7.data(), new_len, b, 1500, stash, plain, 4),
+				  1u) << what;
+			ASSERT_EQ(fragment(addr(path_len & 1), frame_kind::request, id, id * 5ull,
+					   l7_summed{l7.data(), new_len, got}, b, 1500, stash, summed, 4),
+				  1u) << what;
+			EXPECT_EQ(bytes_of(plain[0]), bytes_of(summed[0])) << what;
+			rte_pktmbuf_free(plain[0]);
+			rte_pktmbuf_free(summed[0]);
+			id++;
+		}
+}
+
+/* csum_raw() is __rte_raw_cksum() folded, at every length and alignment. */
+TEST(Wire, TheWordSumIsDpdksSum)
+{
+	const std::vector<uint8_t> bytes = random_body(600, 99);
+	for (size_t off = 0; off < 8; off++)
+		for (size_t n = 0; n <= 520; n++) {
+			const uint16_t want = static_cast<uint16_t>(
+				__rte_raw_cksum_reduce(__rte_raw_cksum(bytes.data() + off, n, 0)));
+			ASSERT_EQ(csum_fold(csum_raw(bytes.data() + off, n)), want)
+				<< "offset " << off << " length " << n;
+		}
+	const std::vector<uint8_t> ones(64, 0xff);
+	EXPECT_EQ(csum_fold(csum_raw(ones.data(), ones.size())), 0xffff);
+}
+
+/* A request of one frame as port RX leaves it (parsed, reassembled: data at its header),
+ * made in its own mbuf into the frame that relays it with a grown header: the bytes
+ * fragment() makes for that message, at both families and header parities, with and
+ * without a body; and nothing done to an mbuf that cannot be made so. */
+TEST(Wire, ARequestRelayedInItsOwnMbufIsFragmentsFrame)
+{
+	const unsigned free0 = rte_mempool_avail_count(pool());
+	auto r = make_reasm("in_place");
+	ASSERT_TRUE(r);
+	mbuf_stash stash(pool());
+	uint32_t id = 500;
+	for (bool v6 : {false, true})
+		for (size_t path_len : {1u, 2u, 9u, 40u})
+			for (size_t body_len : {0u, 1u, 64u, 301u}) {
+				const std::vector<uint8_t> old_l7 = l7_request(path_len);
+				const std::vector<uint8_t> body = random_body(body_len, unsigned(id));
+				rte_mbuf *in[4];
+				body_ref b;
+				b.data = body.data();
+				b.len = static_cast<uint32_t>(body.size());
+				ASSERT_EQ(fragment(addr(v6), frame_kind::request, id, 7, old_l7.data(),
+						   static_cast<uint16_t>(old_l7.size()), b, 1500, pool(), in, 4),
+					  1u);
+				std::vector<message> got = feed(*r, {in[0]}, 1);
+				ASSERT_EQ(got.size(), 1u);
+				rte_mbuf *m = got[0].chain;
+				/* the header grown as the sidecar grows it: two fields appended */
+				std::vector<uint8_t> l7 = old_l7;
+				l7.resize(512);
+				l7_writer w = l7_writer::extend(l7.data(), old_l7.size(), l7.size());
+				w.field("x-request-id", std::string(36 + path_len % 2, 'r'));
+				w.field("traceparent", std::string(55, 't'));
+				l7.resize(w.finish());
+				const l7_summed grown{l7.data(), static_cast<uint16_t>(l7.size()),
+						      l7_sum(l7.data(), static_cast<uint16_t>(l7.size()))};
+				const std::string what = "v6 " + std::to_string(v6) + " header " +
+							 std::to_string(old_l7.size()) + " -> " +
+							 std::to_string(l7.size()) + " body " +
+							 std::to_string(body_len);
+				/* what cannot be made in place is left as it was */
+				rte_mbuf_refcnt_update(m, 1);
+				EXPECT_FALSE(frame_in_place(m, static_cast<uint16_t>(old_l7.size()),
+							    addr(!v6), frame_kind::request, id, 9, grown,
+							    1500)) << what;
+				EXPECT_FALSE(frame_in_place(m, static_cast<uint16_t>(old_l7.size()),
+							    addr(v6), frame_kind::request, id, 9, grown,
+							    1500)) << what; /* a second reference */
+				rte_mbuf_refcnt_update(m, -1);
+				EXPECT_FALSE(frame_in_place(m, static_cast<uint16_t>(old_l7.size()),
+							    addr(v6), frame_kind::request, id, 9, grown,
+							    static_cast<uint16_t>(59 + l7.size()))) << what;
+				EXPECT_EQ(bytes_of(m).size(), old_l7.size() + body_len) << what;
+				rte_mbuf *want[4];
+				ASSERT_EQ(fragment(addr(v6), frame_kind::request, id + 1, 9, l7.data(),
+						   static_cast<uint16_t>(l7.size()), b, 1500, stash, want, 4),
+					  1u) << what;
+				ASSERT_TRUE(frame_in_place(m, static_cast<uint16_t>(old_l7.size()), addr(v6),
+							   frame_kind::request, id + 1, 9, grown, 1500))
+					<< what;
+				EXPECT_EQ(bytes_of(m), bytes_of(want[0])) << what;
+				EXPECT_EQ(m->nb_segs, 1u);
+				EXPECT_EQ(m->ol_flags, 0u);
+				EXPECT_EQ(m->packet_type, 0u);
+				rte_pktmbuf_free(want[0]);
+				rte_pktmbuf_free(m);
+				id += 2;
+			}
+	/* a header that grew past the room in front of the body: fragment()'s job */
+	{
+		const std::vector<uint8_t> old_l7 = l7_request(3);
+		rte_mbuf *in[1];
+		ASSERT_EQ(fragment(addr(false), frame_kind::request, id, 7, old_l7.data(),
+				   static_cast<uint16_t>(old_l7.size()), body_ref{}, 1500, pool(), in, 1),
+			  1u);
+		std::vector<message> got = feed(*r, {in[0]}, 1);
+		ASSERT_EQ(got.size(), 1u);
+		std::vector<uint8_t> l7 = old_l7;
+		l7.resize(1024);
+		l7_writer w = l7_writer::extend(l7.data(), old_l7.size(), l7.size());
+		w.field("x-big", std::string(400, 'b'));
+		l7.resize(w.finish());
+		EXPECT_FALSE(frame_in_place(got[0].chain, static_cast<uint16_t>(old_l7.size()),
+					    addr(false), frame_kind::request, id, 9,
+					    l7_summed{l7.data(), static_cast<uint16_t>(l7.size()), 0}, 1500));
+		EXPECT_EQ(bytes_of(got[0].chain), old_l7);
+		rte_pktmbuf_free(got[0].chain);
+	}
+	stash.end();
+	EXPECT_EQ(rte_mempool_avail_count(pool()), free0);
+}
+
 int main(int argc, char **argv)
 {
 	::testing::InitGoogleTest(&argc, argv);

@@ -77,6 +77,48 @@ TEST(L7, RequestRoundTrip)
 						   "empty="}));
 }
 
+/* The decoder notes the trace fields among the regular fields, and only those names (a
+ * near miss, a prefix, an extension, a value that spells one are not). */
+TEST(L7, DecodeNotesTheTraceFields)
+{
+	struct sample {
+		std::vector<std::pair<std::string, std::string>> fields;
+		uint8_t want;
+	};
+	const std::vector<sample> samples = {
+		{{}, 0},
+		{{{"x-request-id", "a"}}, l7_trace_request_id},
+		{{{"traceparent", "b"}}, l7_trace_traceparent},
+		{{{"a", "x"}, {"traceparent", "b"}, {"x-request-id", "a"}},
+		 l7_trace_request_id | l7_trace_traceparent},
+		{{{"x-request-id", "a"}, {"x-request-id", "again"}}, l7_trace_request_id},
+		{{{"x-request-ix", "a"}, {"traceparenu", "b"}, {"x-request-i", "c"},
+		  {"traceparents", "d"}, {"tracestate", "e"}, {"some", "traceparent"}},
+		 0},
+	};
+	for (const sample &x : samples) {
+		std::vector<uint8_t> b(512);
+		l7_writer w(b.data(), b.size());
+		w.request("echo", "GET", "/");
+		for (const auto &[n, v] : x.fields)
+			w.field(n, v);
+		b.resize(w.finish());
+		ASSERT_FALSE(b.empty());
+		l7_view v;
+		ASSERT_EQ(l7_decode(b.data(), b.size(), &v), l7_error::ok);
+		EXPECT_EQ(v.trace, x.want) << x.fields.size() << " fields";
+	}
+	/* a response's fields are noted the same way */
+	std::vector<uint8_t> b(256);
+	l7_writer w(b.data(), b.size());
+	w.response(200);
+	w.field("traceparent", "b");
+	b.resize(w.finish());
+	l7_view v;
+	ASSERT_EQ(l7_decode(b.data(), b.size(), &v), l7_error::ok);
+	EXPECT_EQ(v.trace, l7_trace_traceparent);
+}
+
 TEST(L7, ResponseWithMeshReason)
 {
 	uint8_t buf[256];

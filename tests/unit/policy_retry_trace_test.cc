@@ -126,8 +126,9 @@ TEST(trace, formats_match_printf_for_many_ids)
 		if (i % 5 == 2)
 			ids.lo = uint64_t(i % 16) << (4 * (i % 16));
 		char id[36], tp[55], want[64];
-		policy::format_request_id(ids, id);
-		policy::format_traceparent(ids, tp);
+		uint32_t sums[4];
+		sums[0] = policy::format_request_id(ids, id);
+		sums[1] = policy::format_traceparent(ids, tp);
 		const uint64_t hi = (ids.hi & 0xffffffffffff0fffull) | 0x4000;
 		const uint64_t lo = (ids.lo & 0x3fffffffffffffffull) | 0x8000000000000000ull;
 		std::snprintf(want, sizeof(want), "%08llx-%04llx-%04llx-%04llx-%012llx",
@@ -141,10 +142,15 @@ TEST(trace, formats_match_printf_for_many_ids)
 		ASSERT_EQ(std::string(tp, 55), want) << i;
 		/* the form CPUs without SSSE3 run (a BlueField's Arm cores) writes the same */
 		char pid[36], ptp[55];
-		policy::format_request_id_portable(ids, pid);
-		policy::format_traceparent_portable(ids, ptp);
+		sums[2] = policy::format_request_id_portable(ids, pid);
+		sums[3] = policy::format_traceparent_portable(ids, ptp);
 		ASSERT_EQ(std::string(pid, 36), std::string(id, 36)) << i;
 		ASSERT_EQ(std::string(ptp, 55), std::string(tp, 55)) << i;
+		/* each says what its text sums to (the UDP checksum's words) */
+		ASSERT_EQ(csum_fold(sums[0]), csum_fold(csum_bytes(id, 36))) << i;
+		ASSERT_EQ(csum_fold(sums[1]), csum_fold(csum_bytes(tp, 55))) << i;
+		ASSERT_EQ(csum_fold(sums[2]), csum_fold(csum_bytes(pid, 36))) << i;
+		ASSERT_EQ(csum_fold(sums[3]), csum_fold(csum_bytes(ptp, 55))) << i;
 	}
 }
 
@@ -186,6 +192,36 @@ TEST(trace, adds_only_the_missing_fields)
 	policy::trace_result again = policy::add_trace(b.data(), r.len, 1024, 0, {4, 5, 6});
 	EXPECT_EQ(again.len, r.len);
 	EXPECT_EQ(again.added, 0u);
+}
+
+/* What add_trace() says its fields sum to is their bytes' sum, for each set of fields and
+ * at either parity of the header they go after. */
+TEST(trace, the_added_fields_sum_to_what_it_says)
+{
+	policy::trace_rng rng(11);
+	for (bool has_id : {false, true})
+		for (bool has_tp : {false, true})
+			for (int pad = 0; pad < 4; pad++) {
+				std::vector<uint8_t> b(1024);
+				wire::l7_writer w(b.data(), b.size());
+				w.request("svc", "GET", "/p" + std::string(size_t(pad), 'x'));
+				if (has_id)
+					w.field("x-request-id", "mine");
+				if (has_tp)
+					w.field("traceparent", "theirs");
+				const uint32_t len = static_cast<uint32_t>(w.finish());
+				ASSERT_GT(len, 0u);
+				wire::l7_view v;
+				ASSERT_EQ(wire::l7_decode(b.data(), len, &v), wire::l7_error::ok);
+				const unsigned need = policy::trace_missing(v);
+				const policy::trace_result r =
+					policy::add_trace(b.data(), len, 1024, need, rng.next());
+				ASSERT_FALSE(r.no_room);
+				const uint32_t want =
+					csum_bytes(reinterpret_cast<const char *>(b.data()) + len, r.len - len);
+				EXPECT_EQ(csum_fold(r.added_sum) % 0xffff, csum_fold(want) % 0xffff)
+					<< "header " << len << " need " << need;
+			}
 }
 
 TEST(trace, no_room_leaves_the_header_as_it_was)

@@ -98,10 +98,23 @@ public:
 	 * the received mbufs (`body_len` bytes from body.first/first_off). The body's segments
 	 * are attached to the frames by reference where the port takes chained mbufs, copied
 	 * otherwise; the caller frees the received chain either way once this returns.
+	 * `l7_sum`, when given, is the header's sum (wire::l7_summed): not read again.
 	 */
 	bool forward(const remote &to, wire::frame_kind kind, uint64_t correlation,
 		     const uint8_t *l7, uint16_t l7_len, const dpa::local_body *body,
-		     uint32_t body_len) noexcept;
+		     uint32_t body_len, const uint16_t *l7_sum = nullptr) noexcept;
+	/**
+	 * forward() of a message of one frame from the network whose header grew (`l7`, its
+	 * sum given), made in the mbuf it came in (`m`, data at its old header of
+	 * `old_l7_len` bytes: wire::frame_in_place()): no mbuf taken, the body not copied.
+	 * @return false, `m` untouched and still the caller's, when it cannot be made there
+	 *         (forward() it then); true when `m` became the frame, which is then this
+	 *         egress's: `*sent` says whether it went onto the port's ring (it was freed and
+	 *         counted when not)
+	 */
+	bool forward_in_place(const remote &to, wire::frame_kind kind, uint64_t correlation,
+			      const wire::l7_summed &l7, rte_mbuf *m, uint16_t old_l7_len,
+			      bool *sent) noexcept;
 	/** An error response made here, to a requester on the network. `reason` must live as
 	 *  long as the egress (a literal, a static name): its header is made once and kept. */
 	bool reply(const remote &to, uint64_t correlation, uint16_t status, const char *reason,

@@ -14,14 +14,15 @@
 
 #include <cstdint>
 
+#include "dpumesh/common/csum.h"
 #include "dpumesh/wire/l7.h"
 
 namespace dpumesh::policy {
 
 /** Bits of trace_missing(). */
 enum trace_field : unsigned {
-	trace_request_id = 1u << 0,  /**< x-request-id */
-	trace_traceparent = 1u << 1, /**< traceparent */
+	trace_request_id = wire::l7_trace_request_id,   /**< x-request-id */
+	trace_traceparent = wire::l7_trace_traceparent, /**< traceparent */
 };
 
 /** 128 random bits (the trace id, shared by both fields) and a 64-bit span id (non-zero). */
@@ -61,23 +62,41 @@ private:
 	uint64_t _state;
 };
 
-/** The trace fields a request header lacks (trace_field bits). */
-unsigned trace_missing(const wire::l7_view &v) noexcept;
+/** The trace fields a request header lacks (trace_field bits), as l7_decode() noted them. */
+inline unsigned trace_missing(const wire::l7_view &v) noexcept
+{
+	return ~unsigned(v.trace) & (trace_request_id | trace_traceparent);
+}
 
-/** x-request-id text: UUID 8-4-4-4-12, version 4, variant 1 (36 characters). */
-void format_request_id(const trace_ids &ids, char out[36]) noexcept;
-/** traceparent text: 00-<32 hex trace id>-<16 hex span id>-01 (55 characters). */
-void format_traceparent(const trace_ids &ids, char out[55]) noexcept;
+/** x-request-id text: UUID 8-4-4-4-12, version 4, variant 1 (36 characters).
+ *  @return what the text sums to as a UDP checksum adds it (csum_bytes(out, 36), made from
+ *          the registers the digits were made in: no load of what was just stored) */
+uint32_t format_request_id(const trace_ids &ids, char out[36]) noexcept;
+/** traceparent text: 00-<32 hex trace id>-<16 hex span id>-01 (55 characters).
+ *  @return csum_bytes(out, 55), as format_request_id() */
+uint32_t format_traceparent(const trace_ids &ids, char out[55]) noexcept;
 /** The same texts without vector instructions: what CPUs without SSSE3 (a BlueField's Arm
  *  cores) run, compiled everywhere so that tests hold it to the other form. */
-void format_request_id_portable(const trace_ids &ids, char out[36]) noexcept;
-void format_traceparent_portable(const trace_ids &ids, char out[55]) noexcept;
+uint32_t format_request_id_portable(const trace_ids &ids, char out[36]) noexcept;
+uint32_t format_traceparent_portable(const trace_ids &ids, char out[55]) noexcept;
 
 struct trace_result {
 	uint32_t len = 0;       /**< the header's length now (unchanged when no_room) */
 	unsigned added = 0;     /**< trace_field bits written */
 	bool no_room = false;   /**< the fields did not fit: the header was left as it was */
+	/** The fields added, summed as a UDP checksum adds them from the first one's offset
+	 *  (csum_bytes() of the added bytes, unfolded; 0 when none): with l7_sum_grown() the
+	 *  header's new sum without reading it again. */
+	uint64_t added_sum = 0;
 };
+
+/** The sum of a field the mesh adds, but its value's: its length word and its name. */
+template <size_t N> constexpr uint32_t mesh_field_sum(const char (&name)[N], uint16_t len) noexcept
+{
+	const char head[4] = {static_cast<char>(N - 1), 0, static_cast<char>(len >> 8),
+			      static_cast<char>(len & 0xff)};
+	return csum_bytes(head, 4) + csum_bytes(name, N - 1);
+}
 
 /**
  * Appends the `need` fields to a header that l7_decode() accepted (`len` bytes of a buffer
@@ -94,12 +113,16 @@ inline trace_result add_trace(uint8_t *hdr, uint32_t len, uint32_t cap, unsigned
 	/* formatted in place, as fields the mesh made: names are tokens and the ids hex
 	 * digits and dashes, nothing to validate or copy */
 	wire::l7_writer w = wire::l7_writer::extend(hdr, len, cap);
+	/* each field's sum from its parts: the name's (a constant) and the value's, which the
+	 * formatter made from its registers; both fields have even lengths (52, 70) */
+	uint64_t sum = 0;
 	if (need & trace_request_id)
-		if (char *id = w.mesh_field("x-request-id", 36))
-			format_request_id(ids, id);
+		if (char *id = w.mesh_field("x-request-id", 36)) /* the value at 16: even */
+			sum += mesh_field_sum("x-request-id", 36) + format_request_id(ids, id);
 	if (need & trace_traceparent)
-		if (char *tp = w.mesh_field("traceparent", 55))
-			format_traceparent(ids, tp);
+		if (char *tp = w.mesh_field("traceparent", 55)) /* at 15: odd, weighed by 256 */
+			sum += mesh_field_sum("traceparent", 55) +
+			       (uint64_t(format_traceparent(ids, tp)) << 8);
 	const size_t n = w.finish();
 	if (n == 0) { /* no room: the header is left as it was */
 		r.no_room = true;
@@ -107,6 +130,7 @@ inline trace_result add_trace(uint8_t *hdr, uint32_t len, uint32_t cap, unsigned
 	}
 	r.len = static_cast<uint32_t>(n);
 	r.added = need;
+	r.added_sum = sum;
 	return r;
 }
 

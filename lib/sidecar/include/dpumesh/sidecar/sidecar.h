@@ -88,6 +88,7 @@ using port::rx_msg;
 	_(relayed_answers, "peers' answers to relayed requests sent back to the client")  \
 	_(zero_copy, "bodies sent out of a port without a copy")                         \
 	_(copied_out, "bodies copied into frames (the port takes no chained mbufs)")     \
+	_(relayed_in_place, "relayed requests framed in the mbuf they came in")           \
 	_(no_egress, "replies to the network not sent: receive-only port or no address") \
 	_(egress_no_mbuf, "messages not sent: packet mbuf pool empty")                   \
 	_(egress_ring_full, "messages not sent: port TX ring full")                      \
@@ -305,7 +306,9 @@ private:
 		     const wire::l7_view &v, bool hold, const remote *reply_to, uint64_t now,
 		     uint64_t origin_correlation, uint32_t origin_req_id = 0,
 		     uint32_t step_id = 0) noexcept;
-	uint32_t add_trace(uint64_t header, uint32_t len, const wire::l7_view &v) noexcept;
+	void prefetch_dispatch(const net_message &m) noexcept;
+	uint32_t add_trace(uint64_t header, uint32_t len, const wire::l7_view &v,
+			   uint16_t *sum = nullptr) noexcept;
 	void answered(const pending::entry &e, const request_ctx &c, uint16_t status, bool mesh,
 		      uint64_t now, bool report) noexcept;
 	void reply_error(uint32_t origin, uint32_t req_id, uint32_t step_id, uint16_t status,

@@ -26,6 +26,7 @@
 #include <rte_mbuf.h>
 
 #include "dpumesh/common/copy.h"
+#include "dpumesh/common/csum.h"
 #include "dpumesh/common/counter.h"
 #include "dpumesh/wire/frame_hdr.h"
 #include "dpumesh/common/status.h"
@@ -150,11 +151,38 @@ struct l7_summed {
 };
 /** The sum l7_summed::sum holds: of `len` bytes as the UDP checksum adds them. */
 uint16_t l7_sum(const uint8_t *l7, uint16_t len) noexcept;
+/**
+ * The one's-complement sum of a header (as wire::l7_sum() takes it: the UDP checksum's
+ * part) that grew in place, from the sum it had: `old_len` bytes and `old_nb` fields
+ * before, `new_len` and `new_nb` after, the bytes appended at old_len summing to `added`
+ * (csum_bytes() from the first of them, unfolded). Only the length and field-count words
+ * of the fixed part change besides: nothing is read again (a header just written in narrow
+ * stores read back with wide loads stalls on store forwarding).
+ */
+inline uint16_t l7_sum_grown(uint16_t old_sum, uint16_t old_len, uint16_t old_nb,
+			     uint16_t new_len, uint16_t new_nb, uint64_t added) noexcept
+{
+	/* a big-endian field at an even offset, as its two bytes sum */
+	const auto word = [](uint16_t v) noexcept {
+		const char b[2] = {static_cast<char>(v >> 8), static_cast<char>(v & 0xff)};
+		return csum_bytes(b, 2);
+	};
+	const uint64_t s = uint64_t(old_sum) + csum_neg(static_cast<uint16_t>(word(old_len))) +
+			   csum_neg(static_cast<uint16_t>(word(old_nb))) + word(new_len) +
+			   word(new_nb) + (old_len & 1 ? added << 8 : added);
+	return csum_fold(s);
+}
+
 /** fragment() of a message that is `l7` alone: the same frames, one UDP checksum made from
  *  `l7.sum` where the message fits one frame (the header read again otherwise). */
 uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint64_t correlation,
 		  const l7_summed &l7, uint16_t mtu, mbuf_stash &mbufs, rte_mbuf **out,
 		  uint16_t max_out) noexcept;
+/** fragment() of `l7` and a body, the header's sum given (`l7.sum`: l7_sum() of it, or
+ *  l7_sum_grown() of a header that grew in place): the same frames. */
+uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint64_t correlation,
+		  const l7_summed &l7, const body_ref &body, uint16_t mtu, mbuf_stash &mbufs,
+		  rte_mbuf **out, uint16_t max_out) noexcept;
 
 /**
  * One frame made again and again to one requester, its ids and its UDP port alone
@@ -225,6 +253,21 @@ private:
 	uint64_t _ip_words = 0;  /* ipv4_words_but_id() */
 	uint64_t _udp_words = 0; /* udp_words_but_ids() less the destination port */
 };
+
+/**
+ * A message of one frame that came in, made in its own mbuf into the frame that carries it
+ * on with another L7 header (a relayed request: its trace fields added): `m` is one direct
+ * segment of its own (reference count 1) whose data is the message as port RX left it, an
+ * L7 header of `old_l7_len` bytes then the body. The body stays where it is; `l7` (its
+ * bytes elsewhere, its sum given) goes in front of it and the frame's headers before that,
+ * over the received headers and into the headroom. The frame is the bytes fragment() makes
+ * for the message (one frame). No mbuf is taken and the body is not copied.
+ * @return false, m unchanged, when it is not such an mbuf, the message needs more than one
+ *         frame at this MTU, or the headroom is short: fragment() frames it then
+ */
+bool frame_in_place(rte_mbuf *m, uint16_t old_l7_len, const link_addr &addr, frame_kind kind,
+		    uint32_t msg_id, uint64_t correlation, const l7_summed &l7,
+		    uint16_t mtu) noexcept;
 
 /** Frames needed for a message of msg_len bytes at this MTU and address family. */
 uint32_t frames_needed(uint32_t msg_len, uint16_t mtu, bool v6) noexcept;

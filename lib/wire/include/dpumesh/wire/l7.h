@@ -71,9 +71,16 @@ enum class l7_error : uint8_t {
 
 const char *l7_error_name(l7_error e) noexcept;
 
+/** Trace fields a header has (l7_view::trace): the sidecar adds the missing ones. */
+enum l7_trace : uint8_t {
+	l7_trace_request_id = 1u << 0,  /**< x-request-id */
+	l7_trace_traceparent = 1u << 1, /**< traceparent */
+};
+
 /** A decoded header: views into the decoded buffer, valid while it is. */
 struct l7_view {
 	l7_kind kind = l7_kind::request;
+	uint8_t trace = 0;        /**< l7_trace bits: the trace fields among its regular fields */
 	uint16_t status = 0;      /**< response: 100-599 */
 	uint16_t flags = 0;       /**< l7_flag bits */
 	uint32_t deadline_ms = 0; /**< request: remaining budget, 0 = none */

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Pieces of a UDP checksum summed apart and put together: the one's-complement sum of bytes
+// as DPDK's __rte_raw_cksum() takes them (16-bit words loaded from memory from an even
+// offset, the last byte of an odd length alone as if followed by a zero).
+//
+// A sum made of values in registers (text the mesh just formatted) needs no load of the
+// bytes it wrote: loads behind fresh narrow stores wait for them (a store-forwarding stall:
+// a fifth of the relay's frame in the forward profile).
+//
+//   uint32_t s = csum_bytes(text, n);               // a part, as if at an even offset
+//   uint16_t whole = csum_fold(head + csum_at(csum_fold(s), head_len));
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace dpumesh {
+
+/** A sum folded to 16 bits (one's complement: carries added back in), in four steps, no
+ *  loop: 2^33 at most after the first, 0x2fffe after the second, 0x10001 after the third. */
+inline constexpr uint16_t csum_fold(uint64_t s) noexcept
+{
+	s = (s & 0xffffffff) + (s >> 32);
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	s = (s & 0xffff) + (s >> 16);
+	return static_cast<uint16_t>(s);
+}
+
+/**
+ * n bytes summed as __rte_raw_cksum() sums them, unfolded: csum_fold() of it is its
+ * __rte_raw_cksum_reduce(). Eight bytes a load (a 64-bit word adds its two 32-bit halves:
+ * 2^32 is 1 in one's-complement arithmetic, as 2^16 is), the tail in one 4-, 2- and 1-byte
+ * load each. DPDK 22.11's loop, 16 bits a step with a vectorized prologue and epilogue,
+ * cost ~12 cycles for a 57-byte header in the forward profile.
+ */
+inline uint64_t csum_raw(const void *p, size_t n) noexcept
+{
+	const auto *b = static_cast<const unsigned char *>(p);
+	uint64_t s = 0;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		std::memcpy(&w, b + i, 8);
+		s += (w & 0xffffffff) + (w >> 32);
+	}
+	if (i + 4 <= n) {
+		uint32_t w;
+		std::memcpy(&w, b + i, 4);
+		s += w;
+		i += 4;
+	}
+	if (i + 2 <= n) {
+		uint16_t w;
+		std::memcpy(&w, b + i, 2);
+		s += w;
+		i += 2;
+	}
+	if (i < n) /* alone: the first byte of a word whose second is zero */
+		s += __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? b[i] : uint32_t(b[i]) << 8;
+	return s;
+}
+
+/** A part's folded sum where the part starts `offset` bytes into the whole: an odd offset
+ *  pairs its bytes the other way round, so its sum is byte-swapped. */
+inline constexpr uint16_t csum_at(uint16_t s, size_t offset) noexcept
+{
+	return offset & 1 ? static_cast<uint16_t>(s << 8 | s >> 8) : s;
+}
+
+/** x taken out of a sum (one's complement: its complement added). */
+inline constexpr uint16_t csum_neg(uint16_t x) noexcept
+{
+	return static_cast<uint16_t>(~x);
+}
+
+/** The 16-bit words of the 8 bytes a word holds in memory, summed: what those bytes add at
+ *  an even offset (either byte order: a sum does not care where each word sits). */
+inline constexpr uint32_t csum_lanes(uint64_t w) noexcept
+{
+	return static_cast<uint32_t>((w & 0xffff) + (w >> 16 & 0xffff) + (w >> 32 & 0xffff) +
+				     (w >> 48));
+}
+
+/** n bytes summed as if at an even offset, unfolded (constant expressions: the fixed parts
+ *  of a field the mesh writes). */
+inline constexpr uint32_t csum_bytes(const char *p, size_t n) noexcept
+{
+	uint32_t s = 0;
+	constexpr bool little = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+	for (size_t i = 0; i < n; i += 2) {
+		const uint32_t a = static_cast<uint8_t>(p[i]);
+		const uint32_t b = i + 1 < n ? static_cast<uint8_t>(p[i + 1]) : 0;
+		s += little ? a | b << 8 : a << 8 | b;
+	}
+	return s;
+}
+
+} // namespace dpumesh
