@@ -16,7 +16,6 @@
 #include <rte_version.h>
 
 #include "dpumesh/abi/abi.h"
-#include "dpumesh/common/eal.h"
 #include "dpumesh/common/log.h"
 
 namespace dpumesh::app {
@@ -172,8 +171,6 @@ result<std::vector<char *>> eal_init(int argc, char **argv)
 	int nb = rte_eal_init(static_cast<int>(args.size()), args.data());
 	if (nb < 0)
 		return errorf("EAL initialisation failed: %s", rte_strerror(rte_errno));
-	/* --no-huge: the pools about to be made on transparent huge pages, as hugetlbfs's */
-	eal_advise_huge_pages();
 	args.erase(args.begin(), args.begin() + nb); /* EAL leaves the program name at [nb] */
 	return args;
 }

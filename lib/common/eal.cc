@@ -1,37 +1,17 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// EAL's memory advised to huge pages; its runtime directory removed at exit (eal.h).
+// EAL's runtime directory removed at exit (eal.h).
 #include "dpumesh/common/eal.h"
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <string>
 
 #include <rte_eal.h>
-#include <rte_memory.h>
 
 namespace dpumesh {
-
-size_t eal_advise_huge_pages() noexcept
-{
-	if (rte_eal_process_type() != RTE_PROC_PRIMARY)
-		return 0;
-	size_t advised = 0;
-	rte_memseg_list_walk(
-		[](const rte_memseg_list *msl, void *arg) {
-			constexpr uint64_t huge = uint64_t(2) << 20;
-			if (msl->external || msl->page_sz >= huge || !msl->base_va || !msl->len)
-				return 0;
-			if (madvise(msl->base_va, msl->len, MADV_HUGEPAGE) == 0)
-				*static_cast<size_t *>(arg) += msl->len;
-			return 0;
-		},
-		&advised);
-	return advised;
-}
 
 int eal_cleanup() noexcept
 {
