@@ -164,7 +164,10 @@ bool egress::enqueue(port_view &p, rte_mbuf **frames, uint16_t n) noexcept
 		if (p.room < n)
 			return false;
 	}
-	std::memcpy(p.staged.get() + p.nb_staged, frames, n * sizeof(*frames));
+	if (n == 1) /* most messages: a memcpy of a run-time length is a call into libc */
+		p.staged[p.nb_staged] = frames[0];
+	else
+		std::memcpy(p.staged.get() + p.nb_staged, frames, n * sizeof(*frames));
 	p.nb_staged = static_cast<uint16_t>(p.nb_staged + n);
 	p.room -= n;
 	return true;
