@@ -46,7 +46,6 @@ void refusal_of(const Frame &pf, rx_refusal why, rx_msg *rm) noexcept
 	rm->msg.l7_len = pf.l7_len;
 	rm->msg.correlation = pf.correlation;
 	rm->refusal = why;
-	rm->src_bucket = UINT16_MAX;
 }
 
 /* Whether two 16-byte addresses are the same: two word compares (memcmp() was a libc call
@@ -98,7 +97,6 @@ rx_msg *msg_beyond_burst(const rx_ctx &c, bool refusal, bool *reserve) noexcept
 		rm->rx_tsc = now;
 		rm->port_id = ex[i].port;
 		rm->svc = UINT32_MAX;
-		rm->src_bucket = UINT16_MAX;
 		refs[k++] = rm;
 	}
 	if (k == 0)
@@ -309,7 +307,6 @@ uint16_t rx_poll(void *arg) noexcept
 		rm->rx_tsc = now;
 		rm->port_id = q.port;
 		rm->refusal = rx_refusal::none;
-		rm->src_bucket = UINT16_MAX;
 		done[nb_done++] = rm;
 	}
 	uint32_t answered = 0;

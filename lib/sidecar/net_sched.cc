@@ -18,10 +18,7 @@ uint32_t net_sched::queue_of(const wire::endpoint &src) noexcept
 
 bool net_sched::push(port::rx_msg *m, bool always) noexcept
 {
-	/* the quota's bucket, kept for the request's open (one hash of the address, not two) */
-	const uint32_t b = quota::bucket_of(m->msg.src);
-	m->src_bucket = static_cast<uint16_t>(b);
-	const uint32_t q = b % nb_queues;
+	const uint32_t q = queue_of(m->msg.src);
 	fifo &f = _q[q];
 	/* full: a source with work holds its share of it at most (the sources with work, this
 	 * one counted if it has none yet) */

@@ -37,9 +37,8 @@ public:
 	net_sched(const net_sched &) = delete;
 	net_sched &operator=(const net_sched &) = delete;
 
-	/** Takes a message (its src_bucket set: quota::bucket_of() of its source); false (not
-	 *  taken) when the backlog is full and its source holds its share of it: the caller
-	 *  answers it. `always`: taken whatever the backlog (an
+	/** Takes a message; false (not taken) when the backlog is full and its source holds
+	 *  its share of it: the caller answers it. `always`: taken whatever the backlog (an
 	 *  answer from the network, bounded by the requests the node sent). */
 	bool push(port::rx_msg *m, bool always = false) noexcept;
 	/** Up to `n` messages into `out`, one per source with work per turn, oldest first

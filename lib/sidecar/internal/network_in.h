@@ -70,9 +70,6 @@ struct net_message {
 		wire::endpoint from; /**< the sender's address */
 	};
 	uint64_t correlation = 0;
-	/** The sender's quota bucket as its source's FIFO found it (rx_msg::src_bucket;
-	 *  UINT16_MAX: not known, hashed where needed). */
-	uint16_t source = UINT16_MAX;
 
 	/** The body as a relay reads it: the received segments after the header. */
 	dpa::local_body relay_body() const noexcept

@@ -9,8 +9,7 @@
 namespace dpumesh::sidecar {
 
 /* Opens a request for an admitted verdict, due by the route's timeout (or the request's
- * own shorter deadline), answered on the network at `reply_to` (nullptr: a pod's; its
- * quota bucket `known_source` when the caller has it, else hashed from the address); its
+ * own shorter deadline), answered on the network at `reply_to` (nullptr: a pod's); its
  * token, or 0 when the table is full or a network address is over its quota (the caller
  * answers 503 overloaded; pods are checked before admission, pod_request). The entry is
  * written in its slot a field at a time, who asked and who must answer passed in
@@ -23,15 +22,14 @@ inline uint32_t stage::open_request(pending::party origin, pending::party dest,
 				    const verdict &a, const wire::l7_view &v, bool hold,
 				    const remote *reply_to, uint64_t now,
 				    uint64_t origin_correlation, uint32_t origin_req_id,
-				    uint32_t step_id, uint16_t known_source) noexcept
+				    uint32_t step_id) noexcept
 {
 	uint64_t timeout_ms = a.route->timeout_ms;
 	if (v.deadline_ms && v.deadline_ms < timeout_ms)
 		timeout_ms = v.deadline_ms;
 	uint16_t source = request_ctx::no_source;
 	if (origin.type == pending::party::kind::peer &&
-	    !_quota->source_may_ask(reply_to ? reply_to->addr.dst : wire::endpoint{}, &source,
-				    known_source)) {
+	    !_quota->source_may_ask(reply_to ? reply_to->addr.dst : wire::endpoint{}, &source)) {
 		_stats.quota_refused.inc();
 		return 0;
 	}

@@ -76,10 +76,6 @@ struct rx_msg {
 	uint16_t port_id; /**< where it arrived */
 	rx_refusal refusal; /**< none, or why port RX refused it (then msg.chain is nullptr) */
 	uint32_t svc;       /**< refusal saturated: the gate's service index */
-	/** The sidecar's: its source's quota bucket (quota::bucket_of(msg.src)), as its
-	 *  source's FIFO found it, so that the request's quota does not hash the address
-	 *  again; UINT16_MAX (port RX's) until then. */
-	uint16_t src_bucket;
 	rx_msg *sched_next; /**< the sidecar's link while it waits in its source's FIFO */
 };
 
