@@ -24,7 +24,6 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <cstring>
 
 #include "dpumesh/abi/abi.h"
 #include "dpumesh/common/counter.h"
@@ -32,10 +31,10 @@
 #include "dpumesh/policy/retry.h"
 #include "dpumesh/sidecar/sidecar.h"
 #include "dpumesh/wire/frame_hdr.h"
-#include "request_table.h"
 
 namespace dpumesh::sidecar {
 
+struct request_ctx;
 
 /** The limits (config: /pools/quota, docs/config.md). */
 using quota_limits = config::pools_config::quota_config;
@@ -59,10 +58,8 @@ public:
 	/** rx_stall_ms in TSC cycles (dest_queues::next gives such a pod's answers up). */
 	uint64_t rx_stall_tsc() const noexcept { return _rx_stall; }
 	/** Whether the network address `ep` may open one more request; false: refused.
-	 *  `bucket` (if given) gets its bucket, for the request's request_ctx::source;
-	 *  `known`: that bucket where the caller has it (rx_msg::src_bucket), else hashed. */
-	bool source_may_ask(const wire::endpoint &ep, uint16_t *bucket = nullptr,
-			    uint16_t known = UINT16_MAX) noexcept;
+	 *  `bucket` (if given) gets its bucket, for the request's request_ctx::source. */
+	bool source_may_ask(const wire::endpoint &ep, uint16_t *bucket = nullptr) noexcept;
 	/** A request opened / ended (the request table calls these for every entry).
 	 *  `requester`: a network origin's address where the caller has it (nullptr: the
 	 *  context's copy, which open() has just written: read back at once, it stalled on
@@ -129,14 +126,7 @@ private:
 		/* the last address counted here (its 16 bytes; control may see the halves of
 		 * two addresses that share the bucket) */
 		std::atomic<uint64_t> last_lo{0}, last_hi{0};
-		void note(const wire::endpoint &ep) noexcept
-		{
-			uint64_t lo, hi;
-			std::memcpy(&lo, ep.ip, 8);
-			std::memcpy(&hi, ep.ip + 8, 8);
-			last_lo.store(lo, std::memory_order_relaxed);
-			last_hi.store(hi, std::memory_order_relaxed);
-		}
+		void note(const wire::endpoint &ep) noexcept;
 	};
 
 	pod_tenant &pod_of(uint32_t handle) noexcept;
@@ -149,63 +139,5 @@ private:
 	std::array<pod_tenant, DPUMESH_MAX_PODS> _pods;
 	std::array<source_tenant, nb_sources> _sources;
 };
-
-/* What every network request's open and end calls, inline (out of line, the calls were
- * ~5% of the forwarding path's sidecar: a hash, a look, a note, a charge per request) */
-
-inline uint32_t quota::bucket_of(const wire::endpoint &ep) noexcept
-{
-	/* the address only: one host's many ports are one tenant */
-	uint64_t a, b;
-	std::memcpy(&a, ep.ip, 8);
-	std::memcpy(&b, ep.ip + 8, 8);
-	/* splitmix64's finalizer over both halves: every address bit reaches the bucket (an
-	 * IPv4 address sits in the top bytes of b, which a plain product leaves out of the
-	 * low bits) */
-	uint64_t x = a ^ (b * 0x9e3779b97f4a7c15ull);
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return static_cast<uint32_t>(x % nb_sources);
-}
-
-inline quota::source_tenant &quota::source_of(const request_ctx &c) noexcept
-{
-	return _sources[c.source < nb_sources ? c.source : bucket_of(c.reply_to.addr.dst)];
-}
-
-inline bool quota::source_may_ask(const wire::endpoint &ep, uint16_t *bucket,
-				  uint16_t known) noexcept
-{
-	const uint32_t b = known < nb_sources ? known : bucket_of(ep);
-	if (bucket)
-		*bucket = static_cast<uint16_t>(b);
-	source_tenant &t = _sources[b];
-	if (t.held() < _limits.requests_per_source) [[likely]]
-		return true;
-	t.note(ep);
-	t.refused.inc();
-	return false;
-}
-
-inline void quota::charge(const pending::entry &e, const request_ctx &c,
-			  const wire::endpoint *requester) noexcept
-{
-	if (e.origin.type == pending::party::kind::pod) {
-		pod_of(e.origin.pod_handle).charge();
-	} else if (e.origin.type == pending::party::kind::peer) {
-		source_tenant &t = source_of(c);
-		t.note(requester ? *requester : c.reply_to.addr.dst);
-		t.charge();
-	}
-}
-
-inline void quota::release(const pending::entry &e, const request_ctx &c) noexcept
-{
-	if (e.origin.type == pending::party::kind::pod)
-		_pods[DPUMESH_HANDLE_POD_ID(e.origin.pod_handle)].release();
-	else if (e.origin.type == pending::party::kind::peer)
-		source_of(c).release();
-}
 
 } // namespace dpumesh::sidecar
