@@ -114,7 +114,7 @@ public:
 	unsigned held() const noexcept { return _n - _i; }
 
 private:
-	void prefetch_next() const noexcept;
+	void prefetch(unsigned k) const noexcept;
 
 	rte_mempool *_pool;
 	uint32_t _data_off; /* from an mbuf's address to its headroom's end */
