@@ -212,11 +212,12 @@ void stage::relay(net_message &m, const verdict &a, uint64_t now) noexcept
 	uint16_t sum = wire::l7_sum(m.l7, old_len);
 	const uint16_t hdr_len = static_cast<uint16_t>(
 		add_trace(reinterpret_cast<uint64_t>(m.l7), m.cmd.header_len, m.view, &sum));
-	const remote &to = _egress->peer(sr.peer).to;
+	const peer_link &peer = _egress->peer(sr.peer);
+	const remote &to = peer.to;
 	/* a message of one frame goes on in the mbuf it came in (no mbuf to take, no body to
 	 * copy, no mbuf to free); the others, or when that mbuf cannot be, in fresh frames */
 	bool sent = false;
-	if (m.held && _egress->forward_in_place(to, wire::frame_kind::request, token,
+	if (m.held && _egress->forward_in_place(peer, wire::frame_kind::request, token,
 						wire::l7_summed{m.l7, hdr_len, sum},
 						m.held->msg.chain, old_len, &sent)) {
 		m.held->msg.chain = nullptr; /* the frame's now */

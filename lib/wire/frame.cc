@@ -597,38 +597,82 @@ rte_mbuf *frame_template::stamp(uint32_t msg_id, uint64_t correlation, uint16_t 
 	return true;
 }
 
-/* flatten: the headers' writer and the checksum's helpers inline here (out of line, their
- * calls and the address words they each read again were a quarter of the relay's frame) */
-[[gnu::flatten]] bool frame_in_place(rte_mbuf *m, uint16_t old_l7_len, const link_addr &addr,
-				     frame_kind kind, uint32_t msg_id, uint64_t correlation,
-				     const l7_summed &l7, uint16_t mtu) noexcept
+bool frame_in_place(rte_mbuf *m, uint16_t old_l7_len, const link_addr &addr, frame_kind kind,
+		    uint32_t msg_id, uint64_t correlation, const l7_summed &l7,
+		    uint16_t mtu) noexcept
 {
+	link_template t;
+	return t.make(addr) && t.frame_in_place(m, old_l7_len, kind, msg_id, correlation, l7, mtu);
+}
+
+bool link_template::make(const link_addr &addr) noexcept
+{
+	_len = 0;
 	const bool v6 = !addr.src.is_v4();
-	if (addr.dst.is_v4() == v6 || l7.len < 16 || m->nb_segs != 1 || m->next ||
-	    !RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1 || m->data_len < old_l7_len)
+	if (addr.dst.is_v4() == v6)
+		return false;
+	/* write_headers()' bytes with every length, id and checksum 0 (the fragment header
+	 * after them is frame_in_place()'s); the sums of what stays */
+	uint8_t frame[max_len + frame_hdr_size];
+	write_headers(frame, addr, frame_kind::request, 0, 0, 0, 0, 0, 0, 0);
+	_v4 = !v6;
+	_len = static_cast<uint8_t>(sizeof(rte_ether_hdr) + l3_size(v6) + sizeof(rte_udp_hdr));
+	std::memcpy(_bytes, frame, _len);
+	if (_v4) { /* the IPv4 length (at 16) and checksum (at 24) are stamped; the id is 0 */
+		std::memset(_bytes + 16, 0, 2);
+		std::memset(_bytes + 24, 0, 2);
+	} else {   /* the IPv6 payload length */
+		std::memset(_bytes + sizeof(rte_ether_hdr) + 4, 0, 2);
+	}
+	std::memset(_bytes + _len - sizeof(rte_udp_hdr) + 4, 0, 2); /* the UDP length */
+	_ip_words = _v4 ? ipv4_words_but_id(addr, 0) : 0;
+	_udp_words = udp_words_but_ids(addr, frame_kind{}, 0, 0, 0, 0);
+	return true;
+}
+
+/* flatten: the fragment header's writer and the checksum's helpers inline here */
+[[gnu::flatten]] bool link_template::frame_in_place(rte_mbuf *m, uint16_t old_l7_len,
+						    frame_kind kind, uint32_t msg_id,
+						    uint64_t correlation, const l7_summed &l7,
+						    uint16_t mtu) const noexcept
+{
+	if (!_len || l7.len < 16 || m->nb_segs != 1 || m->next || !RTE_MBUF_DIRECT(m) ||
+	    rte_mbuf_refcnt_read(m) != 1 || m->data_len < old_l7_len)
 		return false;
 	const uint32_t body_len = m->data_len - old_l7_len;
 	const uint32_t msg_len = l7.len + body_len;
-	const uint32_t hdrs = sizeof(rte_ether_hdr) + l3_size(v6) + sizeof(rte_udp_hdr) +
-			      frame_hdr_size;
+	const uint32_t hdrs = _len + frame_hdr_size;
 	const uint32_t front = hdrs + l7.len; /* what goes before the body */
 	const uint32_t body_at = uint32_t(m->data_off) + old_l7_len;
-	if (msg_len > max_payload(mtu, v6) || front > body_at)
+	if (msg_len > max_payload(mtu, !_v4) || front > body_at)
 		return false;
 	uint8_t *body = static_cast<uint8_t *>(m->buf_addr) + body_at;
 	uint8_t *p = body - front;
-	/* one_frame()'s bytes: its headers, the header copied, the body where it is */
-	write_headers(p, addr, kind, msg_id, msg_len, 0, l7.len, correlation, msg_len,
-		      static_cast<uint16_t>(msg_id + 1));
+	/* one_frame()'s bytes: the kept headers (whole chunks: the fragment header after them
+	 * is written next, and front > 64), their lengths and ids, the header copied, the body
+	 * where it is */
+	static_assert(max_len % copy_chunk == 0 && max_len < frame_hdr_size + 42 + 16);
+	copy_chunks(p, _bytes, max_len);
+	const uint16_t udp_len = static_cast<uint16_t>(sizeof(rte_udp_hdr) + frame_hdr_size + msg_len);
+	if (_v4) {
+		const uint16_t total = static_cast<uint16_t>(sizeof(rte_ipv4_hdr) + udp_len);
+		const uint16_t ip_id = static_cast<uint16_t>(msg_id + 1);
+		put(p, 16, rte_cpu_to_be_16(total));
+		put(p, 18, rte_cpu_to_be_16(ip_id));
+		put(p, 24, ipv4_checksum_from(_ip_words + total + ip_id));
+	} else {
+		put(p, unsigned(sizeof(rte_ether_hdr)) + 4, rte_cpu_to_be_16(udp_len));
+	}
+	uint8_t *udp = p + _len - sizeof(rte_udp_hdr);
+	put(udp, 4, rte_cpu_to_be_16(udp_len));
+	encode_frag_hdr(frag_fields{kind, msg_id, msg_len, 0, 0, l7.len, correlation}, udp + 8);
 	copy_exact(p + hdrs, l7.data, l7.len); /* >= 16 (above); libc's memcpy was a call */
 	const uint16_t body_sum = body_len ? raw_sum(body, body_len) : 0;
-	const uint16_t ck = udp_checksum_of(addr, kind, msg_id, msg_len, 0, l7.len, correlation,
-					    static_cast<uint32_t>(sizeof(rte_udp_hdr) + frame_hdr_size) +
-						    msg_len,
-					    l7.sum, l7.len, body_sum);
-	std::memcpy(p + hdrs - frame_hdr_size - sizeof(rte_udp_hdr) +
-			    offsetof(rte_udp_hdr, dgram_cksum),
-		    &ck, sizeof(ck));
+	/* udp_checksum_of()'s words: the address's kept, the lengths', kind's and ids' added */
+	const uint64_t words = _udp_words + 2u * udp_len + static_cast<uint8_t>(kind) +
+			       be_words(msg_len) + l7.len + be_words(msg_id) + be_words(correlation);
+	const uint16_t ck = udp_checksum_from(words, l7.sum, l7.len, body_sum);
+	std::memcpy(udp + offsetof(rte_udp_hdr, dgram_cksum), &ck, sizeof(ck));
 	/* an mbuf to send: what rte_pktmbuf_reset() clears of a received one */
 	m->data_off = static_cast<uint16_t>(body_at - front);
 	m->data_len = static_cast<uint16_t>(front + body_len);
