@@ -50,8 +50,9 @@ TEST(HugeArray, AlignedAndInitialisedSmallAndLarge)
 		ASSERT_NE(a.get(), nullptr);
 		EXPECT_EQ(reinterpret_cast<uintptr_t>(a.get()) % 64, 0u);
 		EXPECT_EQ(a.mapped(), n * sizeof(line) >= huge_page_size) << n;
-		if (a.mapped()) /* a huge page backs an aligned 2 MiB only */
+		if (a.mapped()) { /* a huge page backs an aligned 2 MiB only */
 			EXPECT_EQ(reinterpret_cast<uintptr_t>(a.get()) % huge_page_size, 0u);
+		}
 		for (size_t i = 0; i < n; i++) {
 			ASSERT_EQ(a[i].a, 7u);
 			ASSERT_EQ(a[i].b, 0u);
