@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Mesh wire frames: validation of received frames and fragmentation of outgoing messages.
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include <rte_byteorder.h>
@@ -17,6 +18,18 @@
 namespace dpumesh::wire {
 
 namespace {
+
+/* A 16-bit value to or from network order. DPDK 22.11's rte_cpu_to_be_16() of a run-time
+ * value on x86 is an `asm volatile` xchgb of a register's low and high bytes (a partial-
+ * register merge; a fifth of the in-place frame's samples sat right behind one);
+ * __builtin_bswap16 is one rotate the compiler schedules freely */
+inline uint16_t be16(uint16_t x) noexcept
+{
+	if constexpr (std::endian::native == std::endian::little)
+		return __builtin_bswap16(x);
+	else
+		return x;
+}
 
 uint16_t chain_raw_cksum(const rte_mbuf *m, uint32_t off, uint32_t len);
 
@@ -44,8 +57,8 @@ bool udp_checksum_ok(const rte_mbuf *m, uint32_t l4_off, uint32_t dgram, uint16_
 	default:
 		break;
 	}
-	uint32_t sum = phdr_addrs + rte_cpu_to_be_16(static_cast<uint16_t>(dgram)) +
-		       rte_cpu_to_be_16(static_cast<uint16_t>(IPPROTO_UDP));
+	uint32_t sum = phdr_addrs + be16(static_cast<uint16_t>(dgram)) +
+		       be16(static_cast<uint16_t>(IPPROTO_UDP));
 	sum += m->nb_segs == 1
 		       ? csum_fold(csum_raw(rte_pktmbuf_mtod_offset(m, const char *, l4_off), dgram))
 		       : chain_raw_cksum(m, l4_off, dgram);
@@ -106,7 +119,7 @@ wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t max_mes
 		 * check: the UDP checksum covers the addresses, protocol and length used here) */
 		if ((m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_BAD)
 			return wire_drop::bad_checksum;
-		uint32_t total = rte_be_to_cpu_16(ip->total_length);
+		uint32_t total = be16(ip->total_length);
 		if (total < lens.l3_len || l3_off + total > m->pkt_len)
 			return wire_drop::bad_ip;
 		ip_payload = total - lens.l3_len;
@@ -119,7 +132,7 @@ wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t max_mes
 			rte_pktmbuf_read(m, l3_off, sizeof(buf), &buf));
 		if (!ip)
 			return wire_drop::bad_ip;
-		uint32_t plen = rte_be_to_cpu_16(ip->payload_len);
+		uint32_t plen = be16(ip->payload_len);
 		uint32_t ext = lens.l3_len - static_cast<uint32_t>(sizeof(rte_ipv6_hdr));
 		if (plen < ext || l3_off + sizeof(rte_ipv6_hdr) + plen > m->pkt_len)
 			return wire_drop::bad_ip;
@@ -134,13 +147,13 @@ wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t max_mes
 		return wire_drop::bad_udp;
 	if (mesh_port_be != 0 && udp->dst_port != mesh_port_be)
 		return wire_drop::other_port;
-	uint32_t dgram = rte_be_to_cpu_16(udp->dgram_len);
+	uint32_t dgram = be16(udp->dgram_len);
 	if (dgram < sizeof(rte_udp_hdr) || dgram != ip_payload)
 		return wire_drop::bad_udp;
 	if (!udp_checksum_ok(m, l4_off, dgram, udp->dgram_cksum, phdr, v4))
 		return wire_drop::bad_checksum;
-	f.src.port = rte_be_to_cpu_16(udp->src_port);
-	f.dst.port = rte_be_to_cpu_16(udp->dst_port);
+	f.src.port = be16(udp->src_port);
+	f.dst.port = be16(udp->dst_port);
 	uint32_t payload = dgram - static_cast<uint32_t>(sizeof(rte_udp_hdr));
 	if (payload < frame_hdr_size)
 		return wire_drop::truncated;
@@ -205,7 +218,7 @@ uint16_t ipv4_checksum_from(uint64_t be)
 	while (be >> 16)
 		be = (be & 0xffff) + (be >> 16);
 	/* as rte_ipv4_cksum(): a sum of all ones stays all ones */
-	return rte_cpu_to_be_16(be == 0xffff ? 0xffff : static_cast<uint16_t>(~be));
+	return be16(be == 0xffff ? 0xffff : static_cast<uint16_t>(~be));
 }
 
 /* The IPv4 header checksum of what write_headers() writes, from the values (reading the
@@ -236,16 +249,16 @@ void write_headers(uint8_t *p, const link_addr &a, frame_kind kind, uint32_t msg
 		std::memcpy(p + 6, a.src_mac, 6);
 		put(p, 12, RTE_BE16(RTE_ETHER_TYPE_IPV4));
 		put(p, 14, RTE_BE16(uint16_t(RTE_IPV4_VHL_DEF) << 8)); /* type of service 0 */
-		put(p, 16, rte_cpu_to_be_16(total));
-		put(p, 18, rte_cpu_to_be_16(ip_id));
+		put(p, 16, be16(total));
+		put(p, 18, be16(ip_id));
 		/* DF, time to live 64, UDP */
 		put(p, 20, RTE_BE32(uint32_t(RTE_IPV4_HDR_DF_FLAG) << 16 | 64u << 8 | IPPROTO_UDP));
 		put(p, 24, ipv4_checksum_of(a, total, ip_id));
 		std::memcpy(p + 26, a.src.ip + 12, 4);
 		std::memcpy(p + 30, a.dst.ip + 12, 4);
-		put(p, 34, rte_cpu_to_be_16(a.src.port));
-		put(p, 36, rte_cpu_to_be_16(a.dst.port));
-		put(p, 38, rte_cpu_to_be_16(udp_len));
+		put(p, 34, be16(a.src.port));
+		put(p, 36, be16(a.dst.port));
+		put(p, 38, be16(udp_len));
 		put(p, 40, uint16_t(0)); /* the UDP checksum: the caller's */
 		encode_frag_hdr(frag_fields{kind, msg_id, msg_len, offset, 0, l7_len, correlation},
 				p + 42);
@@ -254,18 +267,18 @@ void write_headers(uint8_t *p, const link_addr &a, frame_kind kind, uint32_t msg
 	auto *eth = reinterpret_cast<rte_ether_hdr *>(p);
 	std::memcpy(eth->dst_addr.addr_bytes, a.dst_mac, 6);
 	std::memcpy(eth->src_addr.addr_bytes, a.src_mac, 6);
-	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6);
+	eth->ether_type = be16(RTE_ETHER_TYPE_IPV6);
 	auto *ip = reinterpret_cast<rte_ipv6_hdr *>(eth + 1);
 	ip->vtc_flow = rte_cpu_to_be_32(6u << 28);
-	ip->payload_len = rte_cpu_to_be_16(udp_len);
+	ip->payload_len = be16(udp_len);
 	ip->proto = IPPROTO_UDP;
 	ip->hop_limits = 64;
 	std::memcpy(ip->src_addr, a.src.ip, 16);
 	std::memcpy(ip->dst_addr, a.dst.ip, 16);
 	auto *udp = reinterpret_cast<rte_udp_hdr *>(ip + 1);
-	udp->src_port = rte_cpu_to_be_16(a.src.port);
-	udp->dst_port = rte_cpu_to_be_16(a.dst.port);
-	udp->dgram_len = rte_cpu_to_be_16(udp_len);
+	udp->src_port = be16(a.src.port);
+	udp->dst_port = be16(a.dst.port);
+	udp->dgram_len = be16(udp_len);
 	udp->dgram_cksum = 0;
 	encode_frag_hdr(frag_fields{kind, msg_id, msg_len, offset, 0, l7_len, correlation}, udp + 1);
 }
@@ -290,7 +303,7 @@ uint16_t chain_raw_cksum(const rte_mbuf *m, uint32_t off, uint32_t len)
 		uint32_t n = std::min(sl - off, len);
 		uint32_t t = csum_fold(csum_raw(rte_pktmbuf_mtod_offset(seg, const char *, off), n));
 		if (done & 1)
-			t = rte_bswap16(static_cast<uint16_t>(t));
+			t = __builtin_bswap16(static_cast<uint16_t>(t));
 		sum += t;
 		done += n;
 		len -= n;
@@ -308,7 +321,7 @@ void finish_checksum(rte_mbuf *m, bool v6)
 	uint32_t l3 = sizeof(rte_ether_hdr);
 	uint32_t l4 = l3 + l3_size(v6);
 	auto *udp = reinterpret_cast<rte_udp_hdr *>(p + l4);
-	uint32_t len = rte_be_to_cpu_16(udp->dgram_len);
+	uint32_t len = be16(udp->dgram_len);
 	uint32_t sum = chain_raw_cksum(m, l4, len);
 	sum += v6 ? rte_ipv6_phdr_cksum(reinterpret_cast<rte_ipv6_hdr *>(p + l3), 0)
 		  : rte_ipv4_phdr_cksum(reinterpret_cast<rte_ipv4_hdr *>(p + l3), 0);
@@ -352,9 +365,9 @@ uint16_t udp_checksum_from(uint64_t be, uint16_t p1_sum, uint32_t n1, uint16_t b
 	while (be >> 16)
 		be = (be & 0xffff) + (be >> 16);
 	/* to the order of words loaded from memory, as __rte_raw_cksum sums them */
-	uint32_t sum = rte_cpu_to_be_16(static_cast<uint16_t>(be));
+	uint32_t sum = be16(static_cast<uint16_t>(be));
 	sum += p1_sum; /* at an even UDP offset */
-	sum += n1 & 1 ? rte_bswap16(body_sum) : body_sum;
+	sum += n1 & 1 ? __builtin_bswap16(body_sum) : body_sum;
 	const uint16_t ck = static_cast<uint16_t>(~__rte_raw_cksum_reduce(sum));
 	return ck == 0 ? 0xffff : ck; /* RFC 768: a zero sum goes out as all ones */
 }
@@ -397,7 +410,7 @@ bool chain_body(rte_mbuf *m, uint8_t *dst, const rte_mbuf *&cur, uint32_t &cur_o
 			const uint8_t *src = rte_pktmbuf_mtod_offset(cur, const uint8_t *, cur_off);
 			std::memcpy(dst, src, piece);
 			const uint16_t t = raw_sum(src, piece);
-			acc += done & 1 ? rte_bswap16(t) : t; /* a piece at an odd offset */
+			acc += done & 1 ? __builtin_bswap16(t) : t; /* a piece at an odd offset */
 			done += piece;
 			dst += piece;
 		} else {
@@ -583,10 +596,10 @@ rte_mbuf *frame_template::stamp(uint32_t msg_id, uint64_t correlation, uint16_t 
 		std::memcpy(p, _bytes, _len);
 	if (_v4) { /* one_frame()'s IP id: the message id + 1 */
 		const uint16_t ip_id = static_cast<uint16_t>(msg_id + 1);
-		put(p, 18, rte_cpu_to_be_16(ip_id));
+		put(p, 18, be16(ip_id));
 		put(p, 24, ipv4_checksum_from(_ip_words + ip_id));
 	}
-	put(p, _udp_at + unsigned(offsetof(rte_udp_hdr, dst_port)), rte_cpu_to_be_16(dst_port));
+	put(p, _udp_at + unsigned(offsetof(rte_udp_hdr, dst_port)), be16(dst_port));
 	uint8_t *frag = p + _udp_at + sizeof(rte_udp_hdr);
 	detail::store_be(frag, offsetof(frame_hdr, msg_id), msg_id);
 	detail::store_be(frag, offsetof(frame_hdr, correlation), correlation);
@@ -657,14 +670,14 @@ bool link_template::make(const link_addr &addr) noexcept
 	if (_v4) {
 		const uint16_t total = static_cast<uint16_t>(sizeof(rte_ipv4_hdr) + udp_len);
 		const uint16_t ip_id = static_cast<uint16_t>(msg_id + 1);
-		put(p, 16, rte_cpu_to_be_16(total));
-		put(p, 18, rte_cpu_to_be_16(ip_id));
+		put(p, 16, be16(total));
+		put(p, 18, be16(ip_id));
 		put(p, 24, ipv4_checksum_from(_ip_words + total + ip_id));
 	} else {
-		put(p, unsigned(sizeof(rte_ether_hdr)) + 4, rte_cpu_to_be_16(udp_len));
+		put(p, unsigned(sizeof(rte_ether_hdr)) + 4, be16(udp_len));
 	}
 	uint8_t *udp = p + _len - sizeof(rte_udp_hdr);
-	put(udp, 4, rte_cpu_to_be_16(udp_len));
+	put(udp, 4, be16(udp_len));
 	encode_frag_hdr(frag_fields{kind, msg_id, msg_len, 0, 0, l7.len, correlation}, udp + 8);
 	copy_exact(p + hdrs, l7.data, l7.len); /* >= 16 (above); libc's memcpy was a call */
 	const uint16_t body_sum = body_len ? raw_sum(body, body_len) : 0;
