@@ -264,23 +264,26 @@ void write_headers(uint8_t *p, const link_addr &a, frame_kind kind, uint32_t msg
 				p + 42);
 		return;
 	}
-	auto *eth = reinterpret_cast<rte_ether_hdr *>(p);
-	std::memcpy(eth->dst_addr.addr_bytes, a.dst_mac, 6);
-	std::memcpy(eth->src_addr.addr_bytes, a.src_mac, 6);
-	eth->ether_type = be16(RTE_ETHER_TYPE_IPV6);
-	auto *ip = reinterpret_cast<rte_ipv6_hdr *>(eth + 1);
-	ip->vtc_flow = rte_cpu_to_be_32(6u << 28);
-	ip->payload_len = be16(udp_len);
-	ip->proto = IPPROTO_UDP;
-	ip->hop_limits = 64;
-	std::memcpy(ip->src_addr, a.src.ip, 16);
-	std::memcpy(ip->dst_addr, a.dst.ip, 16);
-	auto *udp = reinterpret_cast<rte_udp_hdr *>(ip + 1);
-	udp->src_port = be16(a.src.port);
-	udp->dst_port = be16(a.dst.port);
-	udp->dgram_len = be16(udp_len);
-	udp->dgram_cksum = 0;
-	encode_frag_hdr(frag_fields{kind, msg_id, msg_len, offset, 0, l7_len, correlation}, udp + 1);
+	static_assert(sizeof(rte_ether_hdr) == 14 && sizeof(rte_ipv6_hdr) == 40 &&
+		      offsetof(rte_ipv6_hdr, payload_len) == 4 && offsetof(rte_ipv6_hdr, proto) == 6 &&
+		      offsetof(rte_ipv6_hdr, hop_limits) == 7 && offsetof(rte_ipv6_hdr, src_addr) == 8 &&
+		      offsetof(rte_ipv6_hdr, dst_addr) == 24 && sizeof(rte_udp_hdr) == 8);
+	/* the same stores at their offsets, never through the rte_* structs: a relay in place
+	 * (frame_in_place()) starts the frame wherever the body leaves room, an odd address when
+	 * the grown L7 header's length is odd */
+	std::memcpy(p, a.dst_mac, 6);
+	std::memcpy(p + 6, a.src_mac, 6);
+	put(p, 12, RTE_BE16(RTE_ETHER_TYPE_IPV6));
+	put(p, 14, RTE_BE32(6u << 28)); /* version 6, traffic class 0, flow label 0 */
+	put(p, 18, be16(udp_len));
+	put(p, 20, RTE_BE16(uint16_t(IPPROTO_UDP) << 8 | 64u)); /* next header UDP, hop limit 64 */
+	std::memcpy(p + 22, a.src.ip, 16);
+	std::memcpy(p + 38, a.dst.ip, 16);
+	put(p, 54, be16(a.src.port));
+	put(p, 56, be16(a.dst.port));
+	put(p, 58, be16(udp_len));
+	put(p, 60, uint16_t(0)); /* the UDP checksum: the caller's */
+	encode_frag_hdr(frag_fields{kind, msg_id, msg_len, offset, 0, l7_len, correlation}, p + 62);
 }
 
 /**
