@@ -17,7 +17,7 @@ table::table(uint32_t capacity, uint64_t tsc_hz, uint32_t wheel_ticks)
 	while (w < wheel_ticks && w < (1u << 20))
 		w <<= 1;
 	_wheel_mask = w - 1;
-	_slots.reset(new slot[c]());
+	_slots = make_huge_array<slot>(c);
 	_buckets.reset(new uint32_t[w]);
 	std::fill(_buckets.get(), _buckets.get() + w, nil);
 	for (uint32_t i = 0; i < c; i++) {
@@ -26,7 +26,7 @@ table::table(uint32_t capacity, uint64_t tsc_hz, uint32_t wheel_ticks)
 	}
 	/* not initialised: a FIFO's pages are touched only as far as it is used */
 	for (fifo &q : _fifos)
-		q.items.reset(new fifo_item[c]);
+		q.items = make_huge_array<fifo_item>(c, false);
 }
 
 table::~table() = default;

@@ -68,6 +68,7 @@ result<std::unique_ptr<egress>> egress::create(const config::node_config &cfg,
 				      cfg.node.name.c_str());
 		}
 		pl.to.port = first_external;
+		pl.frame.make(pl.to.addr);
 		e->_peers.push_back(std::move(pl));
 	}
 	uint32_t max_frames = 1;
@@ -164,7 +165,10 @@ bool egress::enqueue(port_view &p, rte_mbuf **frames, uint16_t n) noexcept
 		if (p.room < n)
 			return false;
 	}
-	std::memcpy(p.staged.get() + p.nb_staged, frames, n * sizeof(*frames));
+	if (n == 1) /* most messages: a memcpy of a run-time length is a call into libc */
+		p.staged[p.nb_staged] = frames[0];
+	else
+		std::memcpy(p.staged.get() + p.nb_staged, frames, n * sizeof(*frames));
 	p.nb_staged = static_cast<uint16_t>(p.nb_staged + n);
 	p.room -= n;
 	return true;
@@ -264,15 +268,15 @@ bool egress::forward(const remote &to, wire::frame_kind kind, uint64_t correlati
 	return true;
 }
 
-bool egress::forward_in_place(const remote &to, wire::frame_kind kind, uint64_t correlation,
+bool egress::forward_in_place(const peer_link &to, wire::frame_kind kind, uint64_t correlation,
 			      const wire::l7_summed &l7, rte_mbuf *m, uint16_t old_l7_len,
 			      bool *sent) noexcept
 {
-	if (!can_send(to.port))
+	if (!can_send(to.to.port))
 		return false; /* forward() counts it */
-	port_view &eg = _ports[to.port];
-	if (!wire::frame_in_place(m, old_l7_len, to.addr, kind, _msg_id + _msg_id_step,
-				  correlation, l7, eg.mtu))
+	port_view &eg = _ports[to.to.port];
+	if (!to.frame.frame_in_place(m, old_l7_len, kind, _msg_id + _msg_id_step, correlation, l7,
+				     eg.mtu))
 		return false;
 	_msg_id += _msg_id_step;
 	_frames[0] = m;

@@ -16,7 +16,7 @@ uint32_t shard_capacity(uint32_t capacity, unsigned nb_shards) noexcept
 
 request_table::request_table(uint32_t capacity, uint64_t tsc_hz, unsigned shard, unsigned nb_shards)
 	: _t(shard_capacity(capacity, nb_shards), tsc_hz),
-	  _ctx(std::make_unique<request_ctx[]>(_t.capacity())), _tsc_hz(tsc_hz)
+	  _ctx(make_huge_array<request_ctx>(_t.capacity())), _tsc_hz(tsc_hz)
 {
 	const unsigned bits = shard_bits(nb_shards);
 	if (bits) {

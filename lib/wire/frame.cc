@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Mesh wire frames: validation of received frames and fragmentation of outgoing messages.
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include <rte_byteorder.h>
@@ -17,6 +18,18 @@
 namespace dpumesh::wire {
 
 namespace {
+
+/* A 16-bit value to or from network order. DPDK 22.11's rte_cpu_to_be_16() of a run-time
+ * value on x86 is an `asm volatile` xchgb of a register's low and high bytes (a partial-
+ * register merge; a fifth of the in-place frame's samples sat right behind one);
+ * __builtin_bswap16 is one rotate the compiler schedules freely */
+inline uint16_t be16(uint16_t x) noexcept
+{
+	if constexpr (std::endian::native == std::endian::little)
+		return __builtin_bswap16(x);
+	else
+		return x;
+}
 
 uint16_t chain_raw_cksum(const rte_mbuf *m, uint32_t off, uint32_t len);
 
@@ -44,8 +57,8 @@ bool udp_checksum_ok(const rte_mbuf *m, uint32_t l4_off, uint32_t dgram, uint16_
 	default:
 		break;
 	}
-	uint32_t sum = phdr_addrs + rte_cpu_to_be_16(static_cast<uint16_t>(dgram)) +
-		       rte_cpu_to_be_16(static_cast<uint16_t>(IPPROTO_UDP));
+	uint32_t sum = phdr_addrs + be16(static_cast<uint16_t>(dgram)) +
+		       be16(static_cast<uint16_t>(IPPROTO_UDP));
 	sum += m->nb_segs == 1
 		       ? csum_fold(csum_raw(rte_pktmbuf_mtod_offset(m, const char *, l4_off), dgram))
 		       : chain_raw_cksum(m, l4_off, dgram);
@@ -106,7 +119,7 @@ wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t max_mes
 		 * check: the UDP checksum covers the addresses, protocol and length used here) */
 		if ((m->ol_flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_BAD)
 			return wire_drop::bad_checksum;
-		uint32_t total = rte_be_to_cpu_16(ip->total_length);
+		uint32_t total = be16(ip->total_length);
 		if (total < lens.l3_len || l3_off + total > m->pkt_len)
 			return wire_drop::bad_ip;
 		ip_payload = total - lens.l3_len;
@@ -119,7 +132,7 @@ wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t max_mes
 			rte_pktmbuf_read(m, l3_off, sizeof(buf), &buf));
 		if (!ip)
 			return wire_drop::bad_ip;
-		uint32_t plen = rte_be_to_cpu_16(ip->payload_len);
+		uint32_t plen = be16(ip->payload_len);
 		uint32_t ext = lens.l3_len - static_cast<uint32_t>(sizeof(rte_ipv6_hdr));
 		if (plen < ext || l3_off + sizeof(rte_ipv6_hdr) + plen > m->pkt_len)
 			return wire_drop::bad_ip;
@@ -134,13 +147,13 @@ wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t max_mes
 		return wire_drop::bad_udp;
 	if (mesh_port_be != 0 && udp->dst_port != mesh_port_be)
 		return wire_drop::other_port;
-	uint32_t dgram = rte_be_to_cpu_16(udp->dgram_len);
+	uint32_t dgram = be16(udp->dgram_len);
 	if (dgram < sizeof(rte_udp_hdr) || dgram != ip_payload)
 		return wire_drop::bad_udp;
 	if (!udp_checksum_ok(m, l4_off, dgram, udp->dgram_cksum, phdr, v4))
 		return wire_drop::bad_checksum;
-	f.src.port = rte_be_to_cpu_16(udp->src_port);
-	f.dst.port = rte_be_to_cpu_16(udp->dst_port);
+	f.src.port = be16(udp->src_port);
+	f.dst.port = be16(udp->dst_port);
 	uint32_t payload = dgram - static_cast<uint32_t>(sizeof(rte_udp_hdr));
 	if (payload < frame_hdr_size)
 		return wire_drop::truncated;
@@ -205,7 +218,7 @@ uint16_t ipv4_checksum_from(uint64_t be)
 	while (be >> 16)
 		be = (be & 0xffff) + (be >> 16);
 	/* as rte_ipv4_cksum(): a sum of all ones stays all ones */
-	return rte_cpu_to_be_16(be == 0xffff ? 0xffff : static_cast<uint16_t>(~be));
+	return be16(be == 0xffff ? 0xffff : static_cast<uint16_t>(~be));
 }
 
 /* The IPv4 header checksum of what write_headers() writes, from the values (reading the
@@ -236,16 +249,16 @@ void write_headers(uint8_t *p, const link_addr &a, frame_kind kind, uint32_t msg
 		std::memcpy(p + 6, a.src_mac, 6);
 		put(p, 12, RTE_BE16(RTE_ETHER_TYPE_IPV4));
 		put(p, 14, RTE_BE16(uint16_t(RTE_IPV4_VHL_DEF) << 8)); /* type of service 0 */
-		put(p, 16, rte_cpu_to_be_16(total));
-		put(p, 18, rte_cpu_to_be_16(ip_id));
+		put(p, 16, be16(total));
+		put(p, 18, be16(ip_id));
 		/* DF, time to live 64, UDP */
 		put(p, 20, RTE_BE32(uint32_t(RTE_IPV4_HDR_DF_FLAG) << 16 | 64u << 8 | IPPROTO_UDP));
 		put(p, 24, ipv4_checksum_of(a, total, ip_id));
 		std::memcpy(p + 26, a.src.ip + 12, 4);
 		std::memcpy(p + 30, a.dst.ip + 12, 4);
-		put(p, 34, rte_cpu_to_be_16(a.src.port));
-		put(p, 36, rte_cpu_to_be_16(a.dst.port));
-		put(p, 38, rte_cpu_to_be_16(udp_len));
+		put(p, 34, be16(a.src.port));
+		put(p, 36, be16(a.dst.port));
+		put(p, 38, be16(udp_len));
 		put(p, 40, uint16_t(0)); /* the UDP checksum: the caller's */
 		encode_frag_hdr(frag_fields{kind, msg_id, msg_len, offset, 0, l7_len, correlation},
 				p + 42);
@@ -262,13 +275,13 @@ void write_headers(uint8_t *p, const link_addr &a, frame_kind kind, uint32_t msg
 	std::memcpy(p + 6, a.src_mac, 6);
 	put(p, 12, RTE_BE16(RTE_ETHER_TYPE_IPV6));
 	put(p, 14, RTE_BE32(6u << 28)); /* version 6, traffic class 0, flow label 0 */
-	put(p, 18, rte_cpu_to_be_16(udp_len));
+	put(p, 18, be16(udp_len));
 	put(p, 20, RTE_BE16(uint16_t(IPPROTO_UDP) << 8 | 64u)); /* next header UDP, hop limit 64 */
 	std::memcpy(p + 22, a.src.ip, 16);
 	std::memcpy(p + 38, a.dst.ip, 16);
-	put(p, 54, rte_cpu_to_be_16(a.src.port));
-	put(p, 56, rte_cpu_to_be_16(a.dst.port));
-	put(p, 58, rte_cpu_to_be_16(udp_len));
+	put(p, 54, be16(a.src.port));
+	put(p, 56, be16(a.dst.port));
+	put(p, 58, be16(udp_len));
 	put(p, 60, uint16_t(0)); /* the UDP checksum: the caller's */
 	encode_frag_hdr(frag_fields{kind, msg_id, msg_len, offset, 0, l7_len, correlation}, p + 62);
 }
@@ -293,7 +306,7 @@ uint16_t chain_raw_cksum(const rte_mbuf *m, uint32_t off, uint32_t len)
 		uint32_t n = std::min(sl - off, len);
 		uint32_t t = csum_fold(csum_raw(rte_pktmbuf_mtod_offset(seg, const char *, off), n));
 		if (done & 1)
-			t = rte_bswap16(static_cast<uint16_t>(t));
+			t = __builtin_bswap16(static_cast<uint16_t>(t));
 		sum += t;
 		done += n;
 		len -= n;
@@ -311,7 +324,7 @@ void finish_checksum(rte_mbuf *m, bool v6)
 	uint32_t l3 = sizeof(rte_ether_hdr);
 	uint32_t l4 = l3 + l3_size(v6);
 	auto *udp = reinterpret_cast<rte_udp_hdr *>(p + l4);
-	uint32_t len = rte_be_to_cpu_16(udp->dgram_len);
+	uint32_t len = be16(udp->dgram_len);
 	uint32_t sum = chain_raw_cksum(m, l4, len);
 	sum += v6 ? rte_ipv6_phdr_cksum(reinterpret_cast<rte_ipv6_hdr *>(p + l3), 0)
 		  : rte_ipv4_phdr_cksum(reinterpret_cast<rte_ipv4_hdr *>(p + l3), 0);
@@ -355,9 +368,9 @@ uint16_t udp_checksum_from(uint64_t be, uint16_t p1_sum, uint32_t n1, uint16_t b
 	while (be >> 16)
 		be = (be & 0xffff) + (be >> 16);
 	/* to the order of words loaded from memory, as __rte_raw_cksum sums them */
-	uint32_t sum = rte_cpu_to_be_16(static_cast<uint16_t>(be));
+	uint32_t sum = be16(static_cast<uint16_t>(be));
 	sum += p1_sum; /* at an even UDP offset */
-	sum += n1 & 1 ? rte_bswap16(body_sum) : body_sum;
+	sum += n1 & 1 ? __builtin_bswap16(body_sum) : body_sum;
 	const uint16_t ck = static_cast<uint16_t>(~__rte_raw_cksum_reduce(sum));
 	return ck == 0 ? 0xffff : ck; /* RFC 768: a zero sum goes out as all ones */
 }
@@ -400,7 +413,7 @@ bool chain_body(rte_mbuf *m, uint8_t *dst, const rte_mbuf *&cur, uint32_t &cur_o
 			const uint8_t *src = rte_pktmbuf_mtod_offset(cur, const uint8_t *, cur_off);
 			std::memcpy(dst, src, piece);
 			const uint16_t t = raw_sum(src, piece);
-			acc += done & 1 ? rte_bswap16(t) : t; /* a piece at an odd offset */
+			acc += done & 1 ? __builtin_bswap16(t) : t; /* a piece at an odd offset */
 			done += piece;
 			dst += piece;
 		} else {
@@ -440,14 +453,16 @@ void mbuf_stash::end() noexcept
 	_bulk = false;
 }
 
-void mbuf_stash::prefetch_next() const noexcept
+void mbuf_stash::prefetch(unsigned k) const noexcept
 {
 	/* both lines of the mbuf (the reset writes next and tx_offload in the second) and
-	 * the first line its headers go to (a direct mbuf's buffer follows it) */
-	const char *m = reinterpret_cast<const char *>(_m[_i]);
+	 * the two lines its headers go to (a direct mbuf's buffer follows it: a 504's frame
+	 * is ~130 bytes) */
+	const char *m = reinterpret_cast<const char *>(_m[k]);
 	rte_prefetch0(m);
 	rte_prefetch0(m + RTE_CACHE_LINE_SIZE);
 	rte_prefetch0(m + _data_off);
+	rte_prefetch0(m + _data_off + RTE_CACHE_LINE_SIZE);
 }
 
 rte_mbuf *mbuf_stash::get() noexcept
@@ -459,11 +474,14 @@ rte_mbuf *mbuf_stash::get() noexcept
 		_n = rte_mempool_get_bulk(_pool, reinterpret_cast<void **>(_m), size) == 0 ? size : 0;
 		if (_n == 0) /* fewer than a stash left: one at a time */
 			return rte_pktmbuf_alloc(_pool);
-		prefetch_next();
+		prefetch(0);
+		prefetch(1);
 	}
+	/* two ahead: a sweep's 504s come ~100 cycles apart, less than a cold mbuf's miss
+	 * (prefetched one ahead, the first prefetch's wait was 84% of prefetch_next()) */
 	rte_mbuf *m = _m[_i++];
-	if (_i < _n)
-		prefetch_next();
+	if (_i + 1 < _n)
+		prefetch(_i + 1);
 	rte_pktmbuf_reset(m);
 	return m;
 }
@@ -562,8 +580,9 @@ rte_mbuf *frame_template::stamp(uint32_t msg_id, uint64_t correlation, uint16_t 
 	return m;
 }
 
-bool frame_template::stamp_into(rte_mbuf *m, uint32_t msg_id, uint64_t correlation,
-				uint16_t dst_port) const noexcept
+[[gnu::flatten]] bool frame_template::stamp_into(rte_mbuf *m, uint32_t msg_id,
+						 uint64_t correlation,
+						 uint16_t dst_port) const noexcept
 {
 	const uint16_t room = rte_pktmbuf_tailroom(m);
 	if (_len > room)
@@ -580,10 +599,10 @@ bool frame_template::stamp_into(rte_mbuf *m, uint32_t msg_id, uint64_t correlati
 		std::memcpy(p, _bytes, _len);
 	if (_v4) { /* one_frame()'s IP id: the message id + 1 */
 		const uint16_t ip_id = static_cast<uint16_t>(msg_id + 1);
-		put(p, 18, rte_cpu_to_be_16(ip_id));
+		put(p, 18, be16(ip_id));
 		put(p, 24, ipv4_checksum_from(_ip_words + ip_id));
 	}
-	put(p, _udp_at + unsigned(offsetof(rte_udp_hdr, dst_port)), rte_cpu_to_be_16(dst_port));
+	put(p, _udp_at + unsigned(offsetof(rte_udp_hdr, dst_port)), be16(dst_port));
 	uint8_t *frag = p + _udp_at + sizeof(rte_udp_hdr);
 	detail::store_be(frag, offsetof(frame_hdr, msg_id), msg_id);
 	detail::store_be(frag, offsetof(frame_hdr, correlation), correlation);
@@ -598,32 +617,78 @@ bool frame_in_place(rte_mbuf *m, uint16_t old_l7_len, const link_addr &addr, fra
 		    uint32_t msg_id, uint64_t correlation, const l7_summed &l7,
 		    uint16_t mtu) noexcept
 {
+	link_template t;
+	return t.make(addr) && t.frame_in_place(m, old_l7_len, kind, msg_id, correlation, l7, mtu);
+}
+
+bool link_template::make(const link_addr &addr) noexcept
+{
+	_len = 0;
 	const bool v6 = !addr.src.is_v4();
-	if (addr.dst.is_v4() == v6 || l7.len < 16 || m->nb_segs != 1 || m->next ||
-	    !RTE_MBUF_DIRECT(m) || rte_mbuf_refcnt_read(m) != 1 || m->data_len < old_l7_len)
+	if (addr.dst.is_v4() == v6)
+		return false;
+	/* write_headers()' bytes with every length, id and checksum 0 (the fragment header
+	 * after them is frame_in_place()'s); the sums of what stays */
+	uint8_t frame[max_len + frame_hdr_size];
+	write_headers(frame, addr, frame_kind::request, 0, 0, 0, 0, 0, 0, 0);
+	_v4 = !v6;
+	_len = static_cast<uint8_t>(sizeof(rte_ether_hdr) + l3_size(v6) + sizeof(rte_udp_hdr));
+	std::memcpy(_bytes, frame, _len);
+	if (_v4) { /* the IPv4 length (at 16) and checksum (at 24) are stamped; the id is 0 */
+		std::memset(_bytes + 16, 0, 2);
+		std::memset(_bytes + 24, 0, 2);
+	} else {   /* the IPv6 payload length */
+		std::memset(_bytes + sizeof(rte_ether_hdr) + 4, 0, 2);
+	}
+	std::memset(_bytes + _len - sizeof(rte_udp_hdr) + 4, 0, 2); /* the UDP length */
+	_ip_words = _v4 ? ipv4_words_but_id(addr, 0) : 0;
+	_udp_words = udp_words_but_ids(addr, frame_kind{}, 0, 0, 0, 0);
+	return true;
+}
+
+/* flatten: the fragment header's writer and the checksum's helpers inline here */
+[[gnu::flatten]] bool link_template::frame_in_place(rte_mbuf *m, uint16_t old_l7_len,
+						    frame_kind kind, uint32_t msg_id,
+						    uint64_t correlation, const l7_summed &l7,
+						    uint16_t mtu) const noexcept
+{
+	if (!_len || l7.len < 16 || m->nb_segs != 1 || m->next || !RTE_MBUF_DIRECT(m) ||
+	    rte_mbuf_refcnt_read(m) != 1 || m->data_len < old_l7_len)
 		return false;
 	const uint32_t body_len = m->data_len - old_l7_len;
 	const uint32_t msg_len = l7.len + body_len;
-	const uint32_t hdrs = sizeof(rte_ether_hdr) + l3_size(v6) + sizeof(rte_udp_hdr) +
-			      frame_hdr_size;
+	const uint32_t hdrs = _len + frame_hdr_size;
 	const uint32_t front = hdrs + l7.len; /* what goes before the body */
 	const uint32_t body_at = uint32_t(m->data_off) + old_l7_len;
-	if (msg_len > max_payload(mtu, v6) || front > body_at)
+	if (msg_len > max_payload(mtu, !_v4) || front > body_at)
 		return false;
 	uint8_t *body = static_cast<uint8_t *>(m->buf_addr) + body_at;
 	uint8_t *p = body - front;
-	/* one_frame()'s bytes: its headers, the header copied, the body where it is */
-	write_headers(p, addr, kind, msg_id, msg_len, 0, l7.len, correlation, msg_len,
-		      static_cast<uint16_t>(msg_id + 1));
-	std::memcpy(p + hdrs, l7.data, l7.len);
+	/* one_frame()'s bytes: the kept headers (whole chunks: the fragment header after them
+	 * is written next, and front > 64), their lengths and ids, the header copied, the body
+	 * where it is */
+	static_assert(max_len % copy_chunk == 0 && max_len < frame_hdr_size + 42 + 16);
+	copy_chunks(p, _bytes, max_len);
+	const uint16_t udp_len = static_cast<uint16_t>(sizeof(rte_udp_hdr) + frame_hdr_size + msg_len);
+	if (_v4) {
+		const uint16_t total = static_cast<uint16_t>(sizeof(rte_ipv4_hdr) + udp_len);
+		const uint16_t ip_id = static_cast<uint16_t>(msg_id + 1);
+		put(p, 16, be16(total));
+		put(p, 18, be16(ip_id));
+		put(p, 24, ipv4_checksum_from(_ip_words + total + ip_id));
+	} else {
+		put(p, unsigned(sizeof(rte_ether_hdr)) + 4, be16(udp_len));
+	}
+	uint8_t *udp = p + _len - sizeof(rte_udp_hdr);
+	put(udp, 4, be16(udp_len));
+	encode_frag_hdr(frag_fields{kind, msg_id, msg_len, 0, 0, l7.len, correlation}, udp + 8);
+	copy_exact(p + hdrs, l7.data, l7.len); /* >= 16 (above); libc's memcpy was a call */
 	const uint16_t body_sum = body_len ? raw_sum(body, body_len) : 0;
-	const uint16_t ck = udp_checksum_of(addr, kind, msg_id, msg_len, 0, l7.len, correlation,
-					    static_cast<uint32_t>(sizeof(rte_udp_hdr) + frame_hdr_size) +
-						    msg_len,
-					    l7.sum, l7.len, body_sum);
-	std::memcpy(p + hdrs - frame_hdr_size - sizeof(rte_udp_hdr) +
-			    offsetof(rte_udp_hdr, dgram_cksum),
-		    &ck, sizeof(ck));
+	/* udp_checksum_of()'s words: the address's kept, the lengths', kind's and ids' added */
+	const uint64_t words = _udp_words + 2u * udp_len + static_cast<uint8_t>(kind) +
+			       be_words(msg_len) + l7.len + be_words(msg_id) + be_words(correlation);
+	const uint16_t ck = udp_checksum_from(words, l7.sum, l7.len, body_sum);
+	std::memcpy(udp + offsetof(rte_udp_hdr, dgram_cksum), &ck, sizeof(ck));
 	/* an mbuf to send: what rte_pktmbuf_reset() clears of a received one */
 	m->data_off = static_cast<uint16_t>(body_at - front);
 	m->data_len = static_cast<uint16_t>(front + body_len);

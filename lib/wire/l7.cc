@@ -392,19 +392,6 @@ void l7_writer::response(uint16_t status, uint16_t flags, std::string_view reaso
 		put(":hop", hop);
 }
 
-l7_writer l7_writer::extend(uint8_t *buf, size_t len, size_t cap) noexcept
-{
-	l7_writer w(buf, cap);
-	if (len < l7_fixed_size || len > cap) {
-		w._failed = true;
-		return w;
-	}
-	w._started = true;
-	w._len = len;
-	w._nb = get16(buf + 6);
-	return w;
-}
-
 void l7_writer::field(std::string_view name, std::string_view value) noexcept
 {
 	if (!_started || !valid_name(name)) {
@@ -412,24 +399,6 @@ void l7_writer::field(std::string_view name, std::string_view value) noexcept
 		return;
 	}
 	put(name, value);
-}
-
-char *l7_writer::mesh_field(std::string_view name, uint16_t len) noexcept
-{
-	if (!_started) {
-		_failed = true;
-		return nullptr;
-	}
-	return reinterpret_cast<char *>(append(name, len));
-}
-
-size_t l7_writer::finish() noexcept
-{
-	if (!_started || _failed)
-		return 0;
-	put16(_buf + 4, static_cast<uint16_t>(_len));
-	put16(_buf + 6, _nb);
-	return _len;
 }
 
 } // namespace dpumesh::wire

@@ -971,7 +971,8 @@ TEST(Wire, TheWordSumIsDpdksSum)
 /* A request of one frame as port RX leaves it (parsed, reassembled: data at its header),
  * made in its own mbuf into the frame that relays it with a grown header: the bytes
  * fragment() makes for that message, at both families and header parities, with and
- * without a body; and nothing done to an mbuf that cannot be made so. */
+ * without a body, both kinds, from one link_template per address made once (as egress
+ * keeps a peer's); and nothing done to an mbuf that cannot be made so. */
 TEST(Wire, ARequestRelayedInItsOwnMbufIsFragmentsFrame)
 {
 	const unsigned free0 = rte_mempool_avail_count(pool());
@@ -979,6 +980,15 @@ TEST(Wire, ARequestRelayedInItsOwnMbufIsFragmentsFrame)
 	ASSERT_TRUE(r);
 	mbuf_stash stash(pool());
 	uint32_t id = 500;
+	/* the headers kept once per address, as egress keeps a peer's, for every frame */
+	link_template kept[2];
+	ASSERT_TRUE(kept[0].make(addr(false)));
+	ASSERT_TRUE(kept[1].make(addr(true)));
+	link_template mixed;
+	link_addr v4_to_v6 = addr(false);
+	v4_to_v6.dst = addr(true).dst;
+	EXPECT_FALSE(mixed.make(v4_to_v6));
+	EXPECT_FALSE(mixed.made());
 	for (bool v6 : {false, true})
 		for (size_t path_len : {1u, 2u, 9u, 40u})
 			for (size_t body_len : {0u, 1u, 64u, 301u}) {
@@ -1021,11 +1031,14 @@ TEST(Wire, ARequestRelayedInItsOwnMbufIsFragmentsFrame)
 							    static_cast<uint16_t>(59 + l7.size()))) << what;
 				EXPECT_EQ(bytes_of(m).size(), old_l7.size() + body_len) << what;
 				rte_mbuf *want[4];
-				ASSERT_EQ(fragment(addr(v6), frame_kind::request, id + 1, 9, l7.data(),
+				const frame_kind kind =
+					body_len % 2 ? frame_kind::response : frame_kind::request;
+				const uint64_t corr = 9 + (uint64_t(id) << 33);
+				ASSERT_EQ(fragment(addr(v6), kind, id + 1, corr, l7.data(),
 						   static_cast<uint16_t>(l7.size()), b, 1500, stash, want, 4),
 					  1u) << what;
-				ASSERT_TRUE(frame_in_place(m, static_cast<uint16_t>(old_l7.size()), addr(v6),
-							   frame_kind::request, id + 1, 9, grown, 1500))
+				ASSERT_TRUE(kept[v6].frame_in_place(m, static_cast<uint16_t>(old_l7.size()),
+								    kind, id + 1, corr, grown, 1500))
 					<< what;
 				EXPECT_EQ(bytes_of(m), bytes_of(want[0])) << what;
 				EXPECT_EQ(m->nb_segs, 1u);

@@ -359,7 +359,7 @@ TEST(L7, PeekServiceFindsTheDecodersServiceAndStaysInBounds)
 TEST(L7, MeshFieldWritesWhatFieldWritesAndKeepsEveryBound)
 {
 	const std::string_view id = "0af7651916cd43dd8448eb211c80319c";
-	const auto mesh = [](l7_writer &w, std::string_view name, std::string_view value) {
+	const auto mesh = []<size_t N>(l7_writer &w, const char(&name)[N], std::string_view value) {
 		char *p = w.mesh_field(name, static_cast<uint16_t>(value.size()));
 		if (p)
 			std::memcpy(p, value.data(), value.size());

@@ -43,6 +43,7 @@ struct remote {
 struct peer_link {
 	std::string name;
 	remote to; /**< this node -> the peer */
+	wire::link_template frame; /**< the headers of frames to.addr (in-place relays) */
 };
 
 class egress {
@@ -104,15 +105,16 @@ public:
 		     const uint8_t *l7, uint16_t l7_len, const dpa::local_body *body,
 		     uint32_t body_len, const uint16_t *l7_sum = nullptr) noexcept;
 	/**
-	 * forward() of a message of one frame from the network whose header grew (`l7`, its
-	 * sum given), made in the mbuf it came in (`m`, data at its old header of
-	 * `old_l7_len` bytes: wire::frame_in_place()): no mbuf taken, the body not copied.
+	 * forward() to a peer of a message of one frame from the network whose header grew
+	 * (`l7`, its sum given), made in the mbuf it came in (`m`, data at its old header of
+	 * `old_l7_len` bytes: wire::link_template::frame_in_place(), from the peer's kept
+	 * headers): no mbuf taken, the body not copied.
 	 * @return false, `m` untouched and still the caller's, when it cannot be made there
 	 *         (forward() it then); true when `m` became the frame, which is then this
 	 *         egress's: `*sent` says whether it went onto the port's ring (it was freed and
 	 *         counted when not)
 	 */
-	bool forward_in_place(const remote &to, wire::frame_kind kind, uint64_t correlation,
+	bool forward_in_place(const peer_link &to, wire::frame_kind kind, uint64_t correlation,
 			      const wire::l7_summed &l7, rte_mbuf *m, uint16_t old_l7_len,
 			      bool *sent) noexcept;
 	/** An error response made here, to a requester on the network. `reason` must live as

@@ -19,6 +19,7 @@
 #include "command.h"
 #include "egress.h"
 #include "dpumesh/abi/abi.h"
+#include "dpumesh/common/huge_array.h"
 #include "dpumesh/pending/table.h"
 
 namespace dpumesh::sidecar {
@@ -180,7 +181,7 @@ private:
 	uint32_t _shard_base = 0; /* this shard in the slot field */
 	uint32_t _shard_mask = 0; /* the slot field's shard bits */
 	pending::table _t;
-	std::unique_ptr<request_ctx[]> _ctx; /* by slot (token & 0xffff) */
+	huge_array<request_ctx> _ctx; /* by slot (token & 0xffff); on huge pages, as the slots */
 	uint64_t _tsc_hz;
 	quota *_quota = nullptr;
 	uint32_t _load[DPUMESH_MAX_PODS] = {}; /* in_flight() by pod_id */

@@ -33,6 +33,23 @@ inline void copy_chunks(void *dst, const void *src, size_t n) noexcept
 		std::memcpy(d + i, s + i, copy_chunk);
 }
 
+/** Copies exactly n >= 16 bytes, inline, where nothing past either end may be touched: whole
+ *  32-byte chunks, then the last 32 (or, under 32, two 16-byte halves) again overlapping
+ *  what is already copied. dst and src must not overlap. */
+inline void copy_exact(void *dst, const void *src, size_t n) noexcept
+{
+	auto *d = static_cast<unsigned char *>(dst);
+	const auto *s = static_cast<const unsigned char *>(src);
+	if (n < copy_chunk) {
+		std::memcpy(d, s, 16);
+		std::memcpy(d + n - 16, s + n - 16, 16);
+		return;
+	}
+	for (size_t i = 0; i + copy_chunk <= n; i += copy_chunk)
+		std::memcpy(d + i, s + i, copy_chunk);
+	std::memcpy(d + n - copy_chunk, s + n - copy_chunk, copy_chunk);
+}
+
 /** Whether the n bytes at `a` and at `b` are the same: eight at a time, then four, two and
  *  one, inline (libc's memcmp is a call even for a few bytes: a service's name, an
  *  address). With a constant n it unrolls into one load per word and per tail piece, never

@@ -34,6 +34,8 @@
 #include <memory>
 #include <vector>
 
+#include "dpumesh/common/huge_array.h"
+
 namespace dpumesh::pending {
 
 /** Who a request came from or went to. */
@@ -181,7 +183,7 @@ private:
 		uint64_t timeout = 0;  /* the class: deadline - start */
 		uint64_t last = 0;     /* the newest deadline (items are in deadline order) */
 		uint32_t head = 0, tail = 0; /* free-running; tail - head items */
-		std::unique_ptr<fifo_item[]> items; /* _capacity of them */
+		huge_array<fifo_item> items; /* _capacity of them */
 	};
 
 	bool fifo_live(const fifo_item &it) const noexcept
@@ -271,7 +273,7 @@ private:
 	uint64_t _tick_tsc;
 	uint32_t _wheel_mask;
 	uint64_t _cur_tick = 0;
-	std::unique_ptr<slot[]> _slots;
+	huge_array<slot> _slots; /* on huge pages: the sweep's slots are all over it */
 	std::unique_ptr<uint32_t[]> _buckets;
 	uint32_t _free_head = 0;
 	fifo _fifos[nb_fifos];

@@ -114,7 +114,7 @@ public:
 	unsigned held() const noexcept { return _n - _i; }
 
 private:
-	void prefetch_next() const noexcept;
+	void prefetch(unsigned k) const noexcept;
 
 	rte_mempool *_pool;
 	uint32_t _data_off; /* from an mbuf's address to its headroom's end */
@@ -268,6 +268,35 @@ private:
 bool frame_in_place(rte_mbuf *m, uint16_t old_l7_len, const link_addr &addr, frame_kind kind,
 		    uint32_t msg_id, uint64_t correlation, const l7_summed &l7,
 		    uint16_t mtu) noexcept;
+
+/**
+ * The headers every frame to one address starts with (Ethernet, IPv4 or IPv6, UDP), made
+ * once with the sums of their constant words: frame_in_place() to that address copies them
+ * and writes the lengths, ids, fragment header and checksums, instead of writing every
+ * field and summing the addresses again for each frame (a relay's peer is one address: the
+ * headers' writer and the checksums' address words were a quarter of the relay's frame).
+ * The same bytes as frame_in_place() with the address.
+ *
+ *   wire::link_template t;
+ *   if (t.make(peer_addr)) ... t.frame_in_place(m, old_l7_len, kind, id, corr, l7, mtu);
+ */
+class link_template {
+public:
+	/** false (nothing made) when the two ends' address families differ. */
+	bool make(const link_addr &addr) noexcept;
+	bool made() const noexcept { return _len != 0; }
+	/** frame_in_place() to the address it was made for. */
+	bool frame_in_place(rte_mbuf *m, uint16_t old_l7_len, frame_kind kind, uint32_t msg_id,
+			    uint64_t correlation, const l7_summed &l7, uint16_t mtu) const noexcept;
+
+private:
+	static constexpr unsigned max_len = 64; /* Ethernet + IPv6 + UDP: 62 */
+	alignas(16) uint8_t _bytes[max_len] = {};
+	uint8_t _len = 0;        /* 42 (IPv4) or 62 (IPv6); 0: not made */
+	bool _v4 = false;
+	uint64_t _ip_words = 0;  /* IPv4: the header's words but its total length and id */
+	uint64_t _udp_words = 0; /* the UDP sum's words that depend on the address alone */
+};
 
 /** Frames needed for a message of msg_len bytes at this MTU and address family. */
 uint32_t frames_needed(uint32_t msg_len, uint16_t mtu, bool v6) noexcept;
