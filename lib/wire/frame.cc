@@ -72,9 +72,14 @@ uint32_t frame_ptype(const rte_mbuf *m, rte_net_hdr_lens *lens)
 {
 	constexpr uint32_t l2 = sizeof(rte_ether_hdr), l3 = sizeof(rte_ipv4_hdr);
 	if (m->data_len >= l2 + l3 + sizeof(rte_udp_hdr)) {
-		const auto *eth = rte_pktmbuf_mtod(m, const rte_ether_hdr *);
-		const auto *ip = reinterpret_cast<const rte_ipv4_hdr *>(eth + 1);
-		if (eth->ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV4) &&
+		/* read at offsets: rte_ether_hdr asks for 2-byte alignment, and a frame relayed
+		 * in place (frame_in_place()) that reaches a peer without a copy (net_ring) may
+		 * start at an odd address; the rte_ipv4_hdr struct is packed */
+		const auto *p = rte_pktmbuf_mtod(m, const uint8_t *);
+		const auto *ip = reinterpret_cast<const rte_ipv4_hdr *>(p + l2);
+		uint16_t ether_type;
+		std::memcpy(&ether_type, p + offsetof(rte_ether_hdr, ether_type), 2);
+		if (ether_type == RTE_BE16(RTE_ETHER_TYPE_IPV4) &&
 		    ip->version_ihl == RTE_IPV4_VHL_DEF && ip->next_proto_id == IPPROTO_UDP &&
 		    (ip->fragment_offset &
 		     RTE_BE16(RTE_IPV4_HDR_OFFSET_MASK | RTE_IPV4_HDR_MF_FLAG)) == 0) {
@@ -176,8 +181,9 @@ wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t max_mes
 	f.l7_len = ff.l7_len;
 	f.correlation = ff.correlation;
 	f.payload_off = l4_off + static_cast<uint32_t>(sizeof(rte_udp_hdr) + frame_hdr_size);
-	const auto *eth = rte_pktmbuf_mtod(m, const rte_ether_hdr *);
-	std::memcpy(f.src_mac, eth->src_addr.addr_bytes, 6);
+	/* at its offset: the frame may start at an odd address (frame_ptype()) */
+	std::memcpy(f.src_mac,
+		    rte_pktmbuf_mtod_offset(m, const uint8_t *, offsetof(rte_ether_hdr, src_addr)), 6);
 	return wire_drop::none;
 }
 
