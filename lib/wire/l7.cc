@@ -328,27 +328,6 @@ void l7_writer::put(std::string_view name, std::string_view value) noexcept
 		std::memcpy(p, value.data(), value.size());
 }
 
-/* A field of `len` value bytes: the bounds checked, name and length written; where the
- * value goes, or nullptr (failed). */
-uint8_t *l7_writer::append(std::string_view name, size_t len) noexcept
-{
-	if (_failed)
-		return nullptr;
-	if (name.empty() || name.size() > 255 || len > l7_max_value || _nb == l7_max_fields ||
-	    _cap - _len < 4 + name.size() + len || _len + 4 + name.size() + len > l7_max_size) {
-		_failed = true;
-		return nullptr;
-	}
-	uint8_t *p = _buf + _len;
-	p[0] = static_cast<uint8_t>(name.size());
-	p[1] = 0;
-	put16(p + 2, static_cast<uint16_t>(len));
-	std::memcpy(p + 4, name.data(), name.size());
-	_len += 4 + name.size() + len;
-	_nb++;
-	return p + 4 + name.size();
-}
-
 void l7_writer::begin(l7_kind kind, uint16_t status, uint16_t flags, uint32_t deadline_ms) noexcept
 {
 	_started = true;

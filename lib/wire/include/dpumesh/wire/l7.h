@@ -169,20 +169,11 @@ public:
 	template <size_t N> char *mesh_field(const char (&name)[N], uint16_t len) noexcept
 	{
 		static_assert(N >= 2 && N - 1 <= 255, "a name of 1-255 bytes");
-		constexpr size_t n = N - 1;
-		if (!_started || _failed || len > l7_max_value || _nb == l7_max_fields ||
-		    _cap - _len < 4 + n + len || _len + 4 + n + len > l7_max_size) {
+		if (!_started) {
 			_failed = true;
 			return nullptr;
 		}
-		uint8_t *p = _buf + _len;
-		const uint8_t head[4] = {static_cast<uint8_t>(n), 0, static_cast<uint8_t>(len >> 8),
-					 static_cast<uint8_t>(len & 0xff)};
-		std::memcpy(p, head, 4);
-		std::memcpy(p + 4, name, n);
-		_len += 4 + n + len;
-		_nb++;
-		return reinterpret_cast<char *>(p + 4 + n);
+		return reinterpret_cast<char *>(append(std::string_view(name, N - 1), len));
 	}
 
 	/** Finishes; returns the header length, or 0 if anything did not fit or was invalid. */
@@ -200,7 +191,28 @@ public:
 
 private:
 	void put(std::string_view name, std::string_view value) noexcept;
-	uint8_t *append(std::string_view name, size_t len) noexcept;
+	/* A field of `len` value bytes: the bounds checked, name and length written; where the
+	 * value goes, or nullptr (failed). Inline: with a constant name (mesh_field()) the
+	 * name's copy is a constant-size store, not a call to libc. */
+	uint8_t *append(std::string_view name, size_t len) noexcept
+	{
+		if (_failed)
+			return nullptr;
+		if (name.empty() || name.size() > 255 || len > l7_max_value ||
+		    _nb == l7_max_fields || _cap - _len < 4 + name.size() + len ||
+		    _len + 4 + name.size() + len > l7_max_size) {
+			_failed = true;
+			return nullptr;
+		}
+		uint8_t *p = _buf + _len;
+		const uint8_t head[4] = {static_cast<uint8_t>(name.size()), 0,
+					 static_cast<uint8_t>(len >> 8), static_cast<uint8_t>(len)};
+		std::memcpy(p, head, 4);
+		std::memcpy(p + 4, name.data(), name.size());
+		_len += 4 + name.size() + len;
+		_nb++;
+		return p + 4 + name.size();
+	}
 	void begin(l7_kind kind, uint16_t status, uint16_t flags, uint32_t deadline_ms) noexcept;
 	uint8_t *_buf;
 	size_t _cap;
