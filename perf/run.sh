@@ -59,7 +59,9 @@ Environment: DPUMESH_PERF_BUILD_DIR (default build-perf/), DPUMESH_JOBS (default
 DPUMESH_PERF_P2P_SIZES, _P2P_WINDOWS, _P2P_BACKENDS, _REPLAY_CAPTURES, _SCALE_PODS,
 _SCALE_SERVICES (space-separated lists narrowing a suite's matrix); DPUMESH_PERF_SCALE_RATE
 (round trips/s of the scaling suite's paced points, default 10000, 0: none);
-DPUMESH_PERF_SPIN_US (lcores.spin_us of every dpumesh; a build that knows the key).
+DPUMESH_PERF_SPIN_US (lcores.spin_us of every dpumesh; a build that knows the key);
+DPUMESH_PERF_P2P_PIN (main: pod2pod's pods on the main lcore's CPU, the default; none:
+they float).
 USAGE
 }
 

@@ -59,7 +59,8 @@ p2p_client() {
   env DPUMESH_TEST_BODY_SLOT=1048576 DPUMESH_POD_BODY_SLOTS=64 DPUMESH_CLIENT_FIXED=1 \
     DPUMESH_POD_NOSUM=1 DPUMESH_CLIENT_WINDOW="$window" DPUMESH_CLIENT_SECONDS="$P2P_SECONDS" \
     DPUMESH_CLIENT_WARMUP="$P2P_WARMUP" "$@" \
-    "$BIN/dpumesh-pod" client "$DP_SOCK" 2000000 "$(next_seed)" "$size" > "$WORK/p2p-client.out" 2>&1 &
+    ${P2P_PIN[@]+"${P2P_PIN[@]}"} "$BIN/dpumesh-pod" client "$DP_SOCK" 2000000 "$(next_seed)" \
+    "$size" > "$WORK/p2p-client.out" 2>&1 &
   client_pid=$!; track "$client_pid"
   echo "$client_pid" > "$WORK/client.pid"
   wait "$client_pid" 2>/dev/null || true
@@ -99,6 +100,16 @@ p2p_client() {
 }
 
 suite_pod2pod() {
+  # the echo pod and the client on the main lcore's CPU, off the worker lcore's, as every
+  # other suite with pods places them (and as a DPU's Arm cores never run pods); floating,
+  # a woken pod was put on the worker's CPU and preempted it inside its eventfd write
+  # (docs/benchmarks.md "2. pod2pod"). DPUMESH_PERF_P2P_PIN=none lets them float.
+  P2P_PIN_CPU=$MAIN_CPU; P2P_PIN=(taskset -c "$MAIN_CPU")
+  case "${DPUMESH_PERF_P2P_PIN:-main}" in
+    main) ;;
+    none) P2P_PIN_CPU=""; P2P_PIN=() ;;
+    *) anomaly ERROR "pod2pod: DPUMESH_PERF_P2P_PIN must be main or none, not '$DPUMESH_PERF_P2P_PIN'"; return ;;
+  esac
   progress "pod2pod: memcpy and raw DMA engines (dpumesh-dma-bench)"
   "$BIN/dpumesh-dma-bench" > "$RAW/dma-bench.txt" 2>&1 || anomaly ERROR "pod2pod: dpumesh-dma-bench failed (raw/dma-bench.txt)"
   {
@@ -115,8 +126,8 @@ suite_pod2pod() {
     local eal=()
     [ "$backend" = cpu ] || eal=(--vdev "dma_skeleton,lcore=$MAIN_CPU")
     dp_start "p2p-${backend%%:*}" "$cfg" "${eal[@]}" -- --dma "$backend" || continue
-    pod "echo-$system" DPUMESH_TEST_BODY_SLOT=1048576 DPUMESH_POD_BODY_SLOTS=64 DPUMESH_POD_NOSUM=1 \
-      -- echo "$DP_SOCK"
+    POD_CPU=$P2P_PIN_CPU pod "echo-$system" DPUMESH_TEST_BODY_SLOT=1048576 \
+      DPUMESH_POD_BODY_SLOTS=64 DPUMESH_POD_NOSUM=1 -- echo "$DP_SOCK"
     local echo_pid=$POD_PID
     P2P_POD_PIDS=("pod=$echo_pid")
     tel wait "$DP_TEL" /dpumesh/pods pod_id 1 || anomaly ERROR "$system: echo pod did not register"
