@@ -41,17 +41,18 @@ struct alignas(64) line {
 	uint8_t pad[52];
 };
 
-/* Small arrays come from the heap, large ones from a 2 MiB-aligned mapping; both are
+/* Small arrays come from the heap, large ones from a mapping aligned to a huge page; both are
  * aligned for their type and value-initialised (as new T[n]()), writable to the end. */
 TEST(HugeArray, AlignedAndInitialisedSmallAndLarge)
 {
-	for (size_t n : {size_t(1), size_t(100), (huge_page_size / sizeof(line)) * 3 + 5}) {
+	const size_t hp = huge_page_size();
+	for (size_t n : {size_t(1), size_t(100), (hp / sizeof(line)) * 3 + 5}) {
 		huge_array<line> a = make_huge_array<line>(n);
 		ASSERT_NE(a.get(), nullptr);
 		EXPECT_EQ(reinterpret_cast<uintptr_t>(a.get()) % 64, 0u);
-		EXPECT_EQ(a.mapped(), n * sizeof(line) >= huge_page_size) << n;
-		if (a.mapped()) { /* a huge page backs an aligned 2 MiB only */
-			EXPECT_EQ(reinterpret_cast<uintptr_t>(a.get()) % huge_page_size, 0u);
+		EXPECT_EQ(a.mapped(), n * sizeof(line) >= hp) << n;
+		if (a.mapped()) { /* a huge page backs an aligned stretch only */
+			EXPECT_EQ(reinterpret_cast<uintptr_t>(a.get()) % hp, 0u);
 		}
 		for (size_t i = 0; i < n; i++) {
 			ASSERT_EQ(a[i].a, 7u);
@@ -62,10 +63,31 @@ TEST(HugeArray, AlignedAndInitialisedSmallAndLarge)
 		EXPECT_EQ(a[n - 1].b, n - 1);
 	}
 	/* left untouched: a trivial type is not initialised (its pages are not faulted in) */
-	huge_array<uint64_t> raw = make_huge_array<uint64_t>(huge_page_size, false);
+	huge_array<uint64_t> raw = make_huge_array<uint64_t>(hp, false);
 	ASSERT_TRUE(raw.mapped());
-	raw[huge_page_size - 1] = 1;
-	EXPECT_EQ(raw[huge_page_size - 1], 1u);
+	raw[hp - 1] = 1;
+	EXPECT_EQ(raw[hp - 1], 1u);
+}
+
+/* The kernel's huge page size as it says it (2 MiB on x86-64, 512 MiB on an arm64 kernel of
+ * 64 KiB pages); anything that is not a power of two of at least 64 KiB is no size */
+TEST(HugeArray, HugePageSizeParsed)
+{
+	EXPECT_EQ(parse_huge_page_size("2097152\n"), size_t(2) << 20);
+	EXPECT_EQ(parse_huge_page_size("536870912"), size_t(512) << 20);
+	EXPECT_EQ(parse_huge_page_size("65536\n"), size_t(64) << 10);
+	for (const char *bad : {"", "\n", "0", "4096", "3000000", "2097152 x", "-2097152", "abc",
+				"2097152kB", "18446744073709551616"})
+		EXPECT_EQ(parse_huge_page_size(bad), 0u) << bad;
+	const size_t hp = huge_page_size();
+	EXPECT_GE(hp, size_t(64) << 10);
+	EXPECT_EQ(hp & (hp - 1), 0u);
+	if (FILE *f = std::fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "r")) {
+		char buf[32] = {};
+		ASSERT_NE(std::fgets(buf, sizeof(buf), f), nullptr);
+		std::fclose(f);
+		EXPECT_EQ(hp, parse_huge_page_size(buf));
+	}
 }
 
 } // namespace

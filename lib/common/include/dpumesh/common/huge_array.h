@@ -6,7 +6,10 @@
 // prefetches stalled on them: `request_table::expire` 27% on one `prefetcht0`). An array of
 // at least one huge page is mapped 2 MiB-aligned and madvise(MADV_HUGEPAGE)d before it is
 // first touched; a kernel without THP, or with it off, gives 4 KiB pages as before (the
-// advice is a hint: nothing fails). Smaller arrays come from the heap.
+// advice is a hint: nothing fails). Smaller arrays come from the heap. The huge page's size
+// is the kernel's (hpage_pmd_size): 2 MiB on x86-64 and on an arm64 kernel of 4 KiB pages,
+// 512 MiB on one of 64 KiB pages, where these arrays stay on the heap (64 KiB pages already
+// reach 16 times as far as 4 KiB ones) rather than each round up to half a gigabyte.
 //
 //   huge_array<slot> slots = make_huge_array<slot>(n);    // value-initialised, as new T[n]()
 //   slots[i].next = ...;
@@ -14,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <new>
@@ -23,7 +27,34 @@
 
 namespace dpumesh {
 
-inline constexpr size_t huge_page_size = size_t(2) << 20;
+/** The size of a transparent huge page (PMD) as text, e.g. "2097152\n", or 0 when it is
+ *  not a power of two of at least 64 KiB (a value this code would not align to). */
+inline size_t parse_huge_page_size(const char *text) noexcept
+{
+	char *end = nullptr;
+	const unsigned long long v = std::strtoull(text, &end, 10);
+	if (end == text || (*end != '\0' && *end != '\n'))
+		return 0;
+	if (v < (size_t(64) << 10) || (v & (v - 1)) != 0 || v > (size_t(1) << 40))
+		return 0;
+	return static_cast<size_t>(v);
+}
+
+/** The kernel's transparent huge page size, read once (2 MiB where it does not say). */
+inline size_t huge_page_size() noexcept
+{
+	static const size_t size = [] {
+		size_t v = 0;
+		if (FILE *f = std::fopen("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size", "re")) {
+			char buf[32] = {};
+			if (std::fgets(buf, sizeof(buf), f))
+				v = parse_huge_page_size(buf);
+			std::fclose(f);
+		}
+		return v ? v : size_t(2) << 20;
+	}();
+	return size;
+}
 
 /** Frees what make_huge_array() made: the mapping, or the heap block. */
 struct huge_array_free {
@@ -64,17 +95,18 @@ template <typename T> huge_array<T> make_huge_array(size_t n, bool touch = true)
 	const size_t bytes = n * sizeof(T);
 	void *p = nullptr;
 	size_t mapped = 0;
-	if (bytes >= huge_page_size) {
-		/* 2 MiB-aligned: a huge page backs an aligned 2 MiB of a mapping only */
-		const size_t len = (bytes + huge_page_size - 1) & ~(huge_page_size - 1);
-		void *raw = mmap(nullptr, len + huge_page_size, PROT_READ | PROT_WRITE,
+	const size_t hp = huge_page_size();
+	if (bytes >= hp) {
+		/* huge-page aligned: a huge page backs an aligned stretch of a mapping only */
+		const size_t len = (bytes + hp - 1) & ~(hp - 1);
+		void *raw = mmap(nullptr, len + hp, PROT_READ | PROT_WRITE,
 				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (raw != MAP_FAILED) {
 			const uintptr_t a = reinterpret_cast<uintptr_t>(raw);
-			const uintptr_t at = (a + huge_page_size - 1) & ~(huge_page_size - 1);
+			const uintptr_t at = (a + hp - 1) & ~(hp - 1);
 			if (at > a)
 				munmap(raw, at - a);
-			if (const size_t tail = a + len + huge_page_size - (at + len))
+			if (const size_t tail = a + len + hp - (at + len))
 				munmap(reinterpret_cast<void *>(at + len), tail);
 			p = reinterpret_cast<void *>(at);
 			mapped = len;
