@@ -1178,6 +1178,63 @@ TEST(Engine, PortErrorsNameTheConfigLocation)
 	rte_mempool_free(*pool);
 }
 
+/* With 4 KiB pages DPDK places no object across a page: a packet mbuf of more than half
+ * a page took a page of its own, and every mbuf header sat at one page offset (one L1 set).
+ * The pad makes it a cache line longer than a page; objects that fit twice, or not at all,
+ * are left as they are. */
+TEST(PacketPool, PadsAnObjectOfMoreThanHalfAPageToALinePastIt)
+{
+	EXPECT_EQ(port::pktmbuf_obj_pad(2368, 4096), 1792u); /* 64 + 128 + 2176 */
+	EXPECT_EQ(port::pktmbuf_obj_pad(2112, 4096), 2048u);
+	EXPECT_EQ(port::pktmbuf_obj_pad(4096, 4096), 64u);
+	EXPECT_EQ(port::pktmbuf_obj_pad(2048, 4096), 0u); /* two a page */
+	EXPECT_EQ(port::pktmbuf_obj_pad(448, 4096), 0u);
+	EXPECT_EQ(port::pktmbuf_obj_pad(4160, 4096), 0u); /* packed already */
+	EXPECT_EQ(port::pktmbuf_obj_pad(10368, 4096), 0u);
+	EXPECT_EQ(port::pktmbuf_obj_pad(2368, 65536), 0u); /* 64 KiB pages: 27 a page */
+	EXPECT_EQ(port::pktmbuf_obj_pad(2368, 0), 0u);
+	for (size_t obj = 2112; obj <= 4096; obj += 64)
+		EXPECT_EQ(obj + port::pktmbuf_obj_pad(obj, 4096), 4096u + 64) << obj;
+}
+
+/* The node's packet pool under the tests' --no-huge EAL: consecutive mbufs a line apart
+ * within their pages, so 64 of them reach every L1 set; the pad lies past the data room, so
+ * buf_len, headroom and private area are what they are without it. */
+TEST(PacketPool, SpreadsMbufHeadersOverCacheSetsWithoutHugepages)
+{
+	if (rte_eal_has_hugepages())
+		GTEST_SKIP() << "hugepages: objects packed, no pad";
+	auto cfg = config::load_string(node_json, "engine_pool.json");
+	ASSERT_TRUE(cfg) << cfg.error().message();
+	auto pool = port::create_pktmbuf_pool(*cfg);
+	ASSERT_TRUE(pool) << pool.error().message();
+	std::vector<uintptr_t> at;
+	rte_mempool_obj_iter(
+		*pool,
+		[](rte_mempool *, void *arg, void *obj, unsigned) {
+			static_cast<std::vector<uintptr_t> *>(arg)->push_back(
+				reinterpret_cast<uintptr_t>(obj));
+		},
+		&at);
+	ASSERT_GE(at.size(), 64u);
+	std::sort(at.begin(), at.end());
+	bool line[64] = {};
+	for (size_t i = 0; i < 64; i++)
+		line[(at[i] % 4096) / RTE_CACHE_LINE_SIZE] = true;
+	EXPECT_EQ(std::count(std::begin(line), std::end(line), true), 64);
+	rte_mbuf *m = rte_pktmbuf_alloc(*pool);
+	ASSERT_NE(m, nullptr);
+	EXPECT_EQ(m->buf_len, cfg->mempool.data_room);
+	EXPECT_EQ(m->data_off, RTE_PKTMBUF_HEADROOM);
+	EXPECT_EQ(rte_pktmbuf_data_room_size(*pool), cfg->mempool.data_room);
+	EXPECT_EQ(rte_pktmbuf_priv_size(*pool), 0u);
+	EXPECT_EQ(m->buf_addr, static_cast<void *>(m + 1));
+	EXPECT_EQ(rte_pktmbuf_tailroom(m), cfg->mempool.data_room - RTE_PKTMBUF_HEADROOM);
+	EXPECT_EQ(rte_mempool_avail_count(*pool), cfg->mempool.mbufs - 1);
+	rte_pktmbuf_free(m);
+	rte_mempool_free(*pool);
+}
+
 int main(int argc, char **argv)
 {
 	::testing::InitGoogleTest(&argc, argv);

@@ -43,7 +43,23 @@ struct port_info {
  */
 const char *pktmbuf_pool_ops() noexcept;
 
-/** Creates the packet mbuf pool from the config's mempool section, on pktmbuf_pool_ops(). */
+/**
+ * The bytes that pad a packet mbuf's mempool object of @p obj_size bytes (header, mbuf and
+ * data room) on pages of @p page bytes to one cache line past a page; 0 when a page holds two
+ * or more objects, or none. DPDK places no object across a page, so an object of more than
+ * half a page takes a page of its own and every object starts at the same page offset: every
+ * mbuf header then shares one L1 set and 1/64 of L2's sets. An object one cache line longer
+ * than a page is packed, each a line further into its page, for 1/64 more memory (--no-huge:
+ * 4 KiB pages; docs/benchmarks.md, track portrx).
+ * @return the pad, a multiple of RTE_CACHE_LINE_SIZE when @p obj_size is one, or 0.
+ */
+size_t pktmbuf_obj_pad(size_t obj_size, size_t page) noexcept;
+
+/**
+ * Creates the packet mbuf pool from the config's mempool section, on pktmbuf_pool_ops();
+ * without hugepages, each object padded after its data room by pktmbuf_obj_pad() (the
+ * mbufs' buf_len, headroom and private area are the config's either way).
+ */
 result<rte_mempool *> create_pktmbuf_pool(const config::node_config &cfg);
 
 /** Opens, configures and starts every configured port. On error, nothing is left open. */
