@@ -31,17 +31,6 @@ inline void prefetch_header(const wire::message &wm) noexcept
 	rte_prefetch0(h);
 	rte_prefetch0(h + (wm.l7_len ? wm.l7_len - 1 : 0));
 }
-
-/* The front of a request's received mbuf (the headroom and the received headers), where a
- * relay in place writes the frame's headers and the grown L7 header: prefetch_dispatch()
- * takes them again one message ahead */
-inline void prefetch_front(const wire::message &wm) noexcept
-{
-	const auto *data = rte_pktmbuf_mtod(wm.chain, const uint8_t *);
-	rte_prefetch0_write(data - 3 * RTE_CACHE_LINE_SIZE);
-	rte_prefetch0_write(data - 2 * RTE_CACHE_LINE_SIZE);
-	rte_prefetch0_write(data - RTE_CACHE_LINE_SIZE);
-}
 } // namespace
 
 /*
@@ -91,12 +80,8 @@ unsigned stage::from_network_burst(rx_msg **msgs, unsigned n, uint64_t now) noex
 	alignas(net_message) unsigned char room[sizeof(net_message) * outbox::burst];
 	net_message *in = reinterpret_cast<net_message *>(room);
 	for (unsigned i = 0; i < nm; i++) {
-		if (i + decode_ahead < nm && mine[i + decode_ahead]->refusal == port::rx_refusal::none) {
-			const wire::message &ahead = mine[i + decode_ahead]->msg;
-			prefetch_header(ahead);
-			if (ahead.kind == wire::frame_kind::request)
-				prefetch_front(ahead);
-		}
+		if (i + decode_ahead < nm && mine[i + decode_ahead]->refusal == port::rx_refusal::none)
+			prefetch_header(mine[i + decode_ahead]->msg);
 		if (mine[i]->refusal == port::rx_refusal::none)
 			new (&in[i]) net_message(_net_in->take(mine[i], i));
 	}
