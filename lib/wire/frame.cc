@@ -234,16 +234,6 @@ uint16_t ipv4_checksum_of(const link_addr &a, uint32_t total_len, uint16_t ip_id
 	return ipv4_checksum_from(ipv4_words_but_id(a, total_len) + ip_id);
 }
 
-/* A 2-byte field (`be`: its bytes in memory order) at byte `at` (even) of an 8-byte word as
- * memcpy loads and stores it: headers composed in registers and stored a word at a time. */
-inline uint64_t in_word(uint16_t be, unsigned at) noexcept
-{
-	if constexpr (std::endian::native == std::endian::little)
-		return uint64_t(be) << (8 * at);
-	else
-		return uint64_t(be) << (8 * (6 - at));
-}
-
 /* A field of `n` bytes stored whole at p + at, from its value in network order. */
 template <typename T> inline void put(uint8_t *p, unsigned at, T be) noexcept
 {
@@ -680,34 +670,23 @@ bool link_template::make(const link_addr &addr) noexcept
 		return false;
 	uint8_t *body = static_cast<uint8_t *>(m->buf_addr) + body_at;
 	uint8_t *p = body - front;
-	/* one_frame()'s bytes: the kept headers with their lengths and ids, the fragment
-	 * header, the L7 header copied, the body where it is */
+	/* one_frame()'s bytes: the kept headers (whole chunks: the fragment header after them
+	 * is written next, and front > 64), their lengths and ids, the header copied, the body
+	 * where it is */
+	static_assert(max_len % copy_chunk == 0 && max_len < frame_hdr_size + 42 + 16);
+	copy_chunks(p, _bytes, max_len);
 	const uint16_t udp_len = static_cast<uint16_t>(sizeof(rte_udp_hdr) + frame_hdr_size + msg_len);
-	/* the kept headers' 8-byte words with the lengths, the id and the IPv4 checksum put
-	 * in, each stored once, up to the UDP checksum (stored last, the fragment header
-	 * after it). Copied whole in 16-byte stores and then patched by 2-byte ones, the
-	 * patches at p + 16 and p + 18 drew a third of this function's samples */
-	const auto word = [this](unsigned i) noexcept {
-		uint64_t w;
-		std::memcpy(&w, _bytes + 8 * i, 8);
-		return w;
-	};
-	const auto store = [p](unsigned i, uint64_t w) noexcept { std::memcpy(p + 8 * i, &w, 8); };
 	if (_v4) {
 		const uint16_t total = static_cast<uint16_t>(sizeof(rte_ipv4_hdr) + udp_len);
 		const uint16_t ip_id = static_cast<uint16_t>(msg_id + 1);
-		store(0, word(0));
-		store(1, word(1));
-		store(2, word(2) | in_word(be16(total), 0) | in_word(be16(ip_id), 2)); /* 16, 18 */
-		store(3, word(3) | in_word(ipv4_checksum_from(_ip_words + total + ip_id), 0));
-		store(4, word(4) | in_word(be16(udp_len), 6)); /* at 38; the UDP checksum at 40 */
+		put(p, 16, be16(total));
+		put(p, 18, be16(ip_id));
+		put(p, 24, ipv4_checksum_from(_ip_words + total + ip_id));
 	} else {
-		for (unsigned i = 0; i < 7; i++) /* up to the UDP length (at 58) */
-			store(i, word(i) | (i == 2 ? in_word(be16(udp_len), 2) : 0)); /* at 18 */
-		const uint64_t w7 = word(7) | in_word(be16(udp_len), 2);
-		std::memcpy(p + 56, &w7, 4); /* the destination port, the UDP length */
+		put(p, unsigned(sizeof(rte_ether_hdr)) + 4, be16(udp_len));
 	}
 	uint8_t *udp = p + _len - sizeof(rte_udp_hdr);
+	put(udp, 4, be16(udp_len));
 	encode_frag_hdr(frag_fields{kind, msg_id, msg_len, 0, 0, l7.len, correlation}, udp + 8);
 	copy_exact(p + hdrs, l7.data, l7.len); /* >= 16 (above); libc's memcpy was a call */
 	const uint16_t body_sum = body_len ? raw_sum(body, body_len) : 0;
