@@ -179,6 +179,10 @@ private:
 		uint32_t token;
 		uint64_t deadline;
 	};
+	static constexpr uint32_t items_per_line = 64 / sizeof(fifo_item);
+	/** How many cache lines of a FIFO's items ahead of its tail (for the inserts' stores)
+	 *  and of the item the sweep reads ahead (for the walk's loads) are prefetched. */
+	static constexpr uint32_t fifo_lines_ahead = 4;
 	struct fifo {
 		uint64_t timeout = 0;  /* the class: deadline - start */
 		uint64_t last = 0;     /* the newest deadline (items are in deadline order) */
@@ -206,6 +210,12 @@ private:
 			if (n == max)
 				break; /* the rest on the next call */
 			if (q.tail - q.head > fifo_ahead) {
+				/* the items a few lines further: the walk's loads of them missed
+				 * once a line, as the inserts' stores did (to_fifo()) */
+				if (((q.head + fifo_ahead) & (items_per_line - 1)) == 0)
+					__builtin_prefetch(&q.items[(q.head + fifo_ahead +
+								     fifo_lines_ahead * items_per_line) &
+								    mask]);
 				const uint32_t next = q.items[(q.head + fifo_ahead) & mask].token & 0xffff;
 				__builtin_prefetch(&_slots[next]);
 				__builtin_prefetch(reinterpret_cast<const char *>(&_slots[next]) + 64);
