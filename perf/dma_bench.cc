@@ -19,7 +19,6 @@
 
 #include "dpumesh/common/eal.h"
 #include "dpumesh/dma/dma.h"
-#include "dpumesh/common/log.h"
 
 using namespace dpumesh;
 
@@ -96,11 +95,7 @@ int main(int argc, char **argv)
 					 "--log-level=pmd.dma.skeleton:warning",
 					 "--vdev=dma_skeleton,lcore=1", prefix});
 	}
-	std::vector<char *> eal_argv;
-	for (auto &a : args)
-		eal_argv.push_back(a.data());
-	log_register_types();
-	if (rte_eal_init(static_cast<int>(eal_argv.size()), eal_argv.data()) < 0) {
+	if (eal_init(args) < 0) {
 		std::fprintf(stderr, "rte_eal_init: %s\n", rte_strerror(rte_errno));
 		return 1;
 	}

@@ -28,7 +28,6 @@
 #include <rte_mbuf.h>
 
 #include "dpumesh/common/eal.h"
-#include "dpumesh/common/log.h"
 #include "dpumesh/config/config.h"
 #include "dpumesh/port/port.h"
 
@@ -118,11 +117,7 @@ int main(int argc, char **argv)
 					 "--vdev=net_pcap0,rx_pcap=" + cap + ",infinite_rx=1",
 					 "--vdev=net_pcap1,rx_pcap=" + cap + ",infinite_rx=1",
 					 prefix};
-	std::vector<char *> eal_argv;
-	for (auto &a : args)
-		eal_argv.push_back(a.data());
-	log_register_types();
-	if (rte_eal_init(static_cast<int>(eal_argv.size()), eal_argv.data()) < 0) {
+	if (eal_init(args) < 0) {
 		std::fprintf(stderr, "rte_eal_init: %s\n", rte_strerror(rte_errno));
 		return 1;
 	}

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// EAL's runtime directory removed at exit (eal.h).
+// EAL entered from a made argument list, and its runtime directory removed at exit (eal.h).
 #include "dpumesh/common/eal.h"
 
 #include <dirent.h>
@@ -11,7 +11,19 @@
 
 #include <rte_eal.h>
 
+#include "dpumesh/common/log.h"
+
 namespace dpumesh {
+
+int eal_init(std::vector<std::string> &args)
+{
+	std::vector<char *> argv;
+	argv.reserve(args.size());
+	for (std::string &a : args)
+		argv.push_back(a.data());
+	log_register_types();
+	return rte_eal_init(static_cast<int>(argv.size()), argv.data());
+}
 
 int eal_cleanup() noexcept
 {

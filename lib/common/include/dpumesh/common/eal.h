@@ -1,8 +1,19 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Leaving EAL without leaving its runtime directory behind.
+// Entering EAL from an argument list a program made, and leaving it without leaving its
+// runtime directory behind.
 #pragma once
 
+#include <string>
+#include <vector>
+
 namespace dpumesh {
+
+/**
+ * dpumesh's log types registered, then rte_eal_init() on @p args (args[0] the program's
+ * name), for the tools that make their EAL command line themselves. Returns
+ * rte_eal_init()'s result (rte_errno set on failure).
+ */
+int eal_init(std::vector<std::string> &args);
 
 /**
  * rte_eal_cleanup(), then, in the primary process, what EAL left in its runtime directory
