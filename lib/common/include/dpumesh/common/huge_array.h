@@ -4,8 +4,8 @@
 // The pending table's slots and contexts are ~14 MiB walked at random by the deadline sweep:
 // on 4 KiB pages each cold slot, context and mbuf was a page walk of its own (the sweep's
 // prefetches stalled on them: `request_table::expire` 27% on one `prefetcht0`). An array of
-// at least one huge page is mapped 2 MiB-aligned and madvise(MADV_HUGEPAGE)d before it is
-// first touched; a kernel without THP, or with it off, gives 4 KiB pages as before (the
+// at least one huge page is mapped aligned to a huge page and madvise(MADV_HUGEPAGE)d before
+// it is first touched; a kernel without THP, or with it off, gives 4 KiB pages as before (the
 // advice is a hint: nothing fails). Smaller arrays come from the heap. The huge page's size
 // is the kernel's (hpage_pmd_size): 2 MiB on x86-64 and on an arm64 kernel of 4 KiB pages,
 // 512 MiB on one of 64 KiB pages, where these arrays stay on the heap (64 KiB pages already
