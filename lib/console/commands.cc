@@ -252,8 +252,7 @@ status cmd_show_pending(invocation &inv)
 		appendf(inv.out,
 			"  token=%#x origin=pod:%#x dest=pod:%#x req_id=%u step_id=%u attempt=%u "
 			"age=%.1fms deadline_in=%.1fms\n",
-			v.token, e.origin.pod_handle, e.dest.pod_handle,
-			e.origin.type == pending::party::kind::pod ? e.origin_req_id : 0u, e.step_id,
+			v.token, e.origin.pod_handle, e.dest.pod_handle, e.origin_req_id, e.step_id,
 			e.attempt, age_ms, left_ms);
 	}
 	return status::ok();

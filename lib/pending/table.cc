@@ -19,7 +19,6 @@ table::table(uint32_t capacity, uint64_t tsc_hz, uint32_t wheel_ticks)
 	_wheel_mask = w - 1;
 	_slots = make_huge_array<slot>(c);
 	_buckets.reset(new uint32_t[w]);
-	_links.reset(new wheel_link[c]);
 	std::fill(_buckets.get(), _buckets.get() + w, nil);
 	for (uint32_t i = 0; i < c; i++) {
 		_slots[i].next = i + 1 < c ? i + 1 : nil;
@@ -47,23 +46,23 @@ void table::link(uint32_t idx) noexcept
 	if (tick < _cur_tick)
 		tick = _cur_tick; /* already late: the next expire() sees it */
 	uint32_t b = static_cast<uint32_t>(tick & _wheel_mask);
-	_links[idx] = {nil, b};
+	s.bucket = b;
+	s.prev = nil;
 	s.next = _buckets[b];
 	if (s.next != nil)
-		_links[s.next].prev = idx;
+		_slots[s.next].prev = idx;
 	_buckets[b] = idx;
 }
 
 void table::unlink(uint32_t idx) noexcept
 {
-	const slot &s = _slots[idx];
-	const wheel_link &l = _links[idx];
-	if (l.prev != nil)
-		_slots[l.prev].next = s.next;
+	slot &s = _slots[idx];
+	if (s.prev != nil)
+		_slots[s.prev].next = s.next;
 	else
-		_buckets[l.bucket] = s.next;
+		_buckets[s.bucket] = s.next;
 	if (s.next != nil)
-		_links[s.next].prev = l.prev;
+		_slots[s.next].prev = s.prev;
 }
 
 /* Onto its timeout class's FIFO: false (the wheel then) when no FIFO takes its class, its
@@ -146,8 +145,10 @@ uint32_t table::insert_written() noexcept
 	/* the next insert's slot: the free list is LIFO, but a deadline sweep frees a whole
 	 * tick's entries at once, and the opens of the next millisecond go deeper than what
 	 * the sweep left in cache (the load of its `next` was insert()'s hottest line) */
-	if (_free_head != nil)
+	if (_free_head != nil) {
 		__builtin_prefetch(&_slots[_free_head], 1);
+		__builtin_prefetch(reinterpret_cast<const char *>(&_slots[_free_head]) + 64, 1);
+	}
 	s.used = true;
 	s.in_fifo = false;
 	if (!to_fifo(idx))

@@ -101,11 +101,6 @@ result<std::unique_ptr<ruleset>> ruleset::build(const config::node_config &cfg,
 		return eng.error();
 	p->_engine = std::move(*eng);
 
-	/* a pending request keeps its service and route metrics index in 16 bits, its retries
-	 * in 8 and its back-off in 16 (pending::entry: one cache line a slot) */
-	if (cfg.services.size() > pending_limits::services)
-		return errorf("%s: %zu services, at most %u", cfg.where("/services").c_str(),
-			      cfg.services.size(), pending_limits::services);
 	p->_services.resize(cfg.services.size());
 	uint32_t nb_routes = 0;
 	for (size_t i = 0; i < cfg.services.size(); i++) {
@@ -131,12 +126,6 @@ result<std::unique_ptr<ruleset>> ruleset::build(const config::node_config &cfg,
 		for (const config::timeout_config &t : cfg.policy.timeouts) {
 			if (t.service != svc.name)
 				continue;
-			if (t.retries > pending_limits::retries || t.backoff_ms > pending_limits::backoff_ms)
-				return errorf("%s: timeout of %s: retries %u (at most %u), backoff_ms %u "
-					      "(at most %u)",
-					      cfg.where("/policy/timeouts").c_str(), svc.name.c_str(),
-					      t.retries, pending_limits::retries, t.backoff_ms,
-					      pending_limits::backoff_ms);
 			route_rule r;
 			r.path_prefix = t.path_prefix;
 			r.timeout_ms = t.timeout_ms;
@@ -153,9 +142,6 @@ result<std::unique_ptr<ruleset>> ruleset::build(const config::node_config &cfg,
 		route_rule def; /* no configured prefix matched: the node's default deadline */
 		def.timeout_ms = cfg.policy.default_timeout_ms;
 		s.routes.push_back(std::move(def));
-		if (s.routes.size() > pending_limits::routes - nb_routes)
-			return errorf("%s: more than %u routes (timeouts and each service's default)",
-				      cfg.where("/policy/timeouts").c_str(), pending_limits::routes);
 		for (route_rule &r : s.routes)
 			r.metrics = nb_routes++;
 	}

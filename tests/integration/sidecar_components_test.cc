@@ -106,31 +106,6 @@ protected:
 	std::unique_ptr<admission> adm;
 };
 
-/* A pending request keeps its retries in 8 bits and its back-off in 16 (pending::entry, one
- * cache line a slot): a ruleset beyond them is refused where it is built, not cut short */
-TEST(ruleset, retries_and_backoff_beyond_a_pending_entrys_fields_are_refused)
-{
-	config::node_config cfg = load_cfg();
-	auto reg = std::make_unique<pod_registry>(cfg.pools, cfg.services);
-	config::timeout_config t;
-	t.service = "echo";
-	t.retries = pending_limits::retries;
-	t.backoff_ms = pending_limits::backoff_ms;
-	cfg.policy.timeouts.push_back(t);
-	auto ok = ruleset::build(cfg, *reg, 1);
-	ASSERT_TRUE(ok) << ok.error().message();
-	EXPECT_EQ((*ok)->services()[reg->service_index("echo")].routes[0].retries, 255u);
-	cfg.policy.timeouts.back().retries = pending_limits::retries + 1;
-	auto too_many = ruleset::build(cfg, *reg, 1);
-	ASSERT_FALSE(too_many);
-	EXPECT_NE(too_many.error().message().find("retries 256"), std::string::npos)
-		<< too_many.error().message();
-	cfg.policy.timeouts.back().retries = 3;
-	cfg.policy.timeouts.back().backoff_ms = pending_limits::backoff_ms + 1;
-	EXPECT_FALSE(ruleset::build(cfg, *reg, 1));
-	static_assert(sizeof(pending::entry) == 56);
-}
-
 TEST_F(admission_test, unknown_service_is_404_no_route)
 {
 	verdict v = admit("nope");

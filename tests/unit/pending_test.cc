@@ -110,54 +110,6 @@ TEST(Pending, AnEntryWrittenInItsSlotIsTakenAsWritten)
 	EXPECT_EQ(t.size(), 0u);
 }
 
-TEST(Pending, AnEntryKeepsEveryFieldAtItsLimits)
-{
-	/* 56 bytes: a slot (the entry and the table's links) is one cache line; the narrow
-	 * fields' limits are ruleset::build()'s (sidecar_components_test) */
-	static_assert(sizeof(entry) == 56);
-	table t(4, hz);
-	entry *e = t.next_entry();
-	ASSERT_NE(e, nullptr);
-	*e = entry{};
-	e->origin = {party::kind::peer, 0, UINT16_MAX};
-	e->dest = {party::kind::pod, UINT32_MAX, UINT16_MAX - 1};
-	e->step_id = UINT32_MAX;
-	e->service = UINT16_MAX;
-	e->route = UINT16_MAX - 2;
-	e->origin_correlation = 0xfedcba9876543210ull; /* a peer origin's: all 64 bits */
-	e->deadline_tsc = UINT64_MAX - 1;
-	e->start_tsc = UINT64_MAX - 2;
-	e->version = UINT32_MAX;
-	e->backoff_ms = UINT16_MAX;
-	e->attempt = 0;
-	e->retries_left = UINT8_MAX;
-	const uint32_t a = t.insert_written();
-	ASSERT_NE(a, 0u);
-	/* a pod origin's req_id beside it, in the other slot */
-	const uint32_t b = t.insert(make_entry(pod(UINT32_MAX), peer(3), UINT32_MAX, 0, 5 * ms));
-	ASSERT_NE(b, 0u);
-	const entry *x = t.match(a, {party::kind::pod, UINT32_MAX, UINT16_MAX - 1}, UINT32_MAX);
-	ASSERT_NE(x, nullptr);
-	EXPECT_EQ(x->origin, (party{party::kind::peer, 0, UINT16_MAX}));
-	EXPECT_EQ(x->service, UINT16_MAX);
-	EXPECT_EQ(x->route, UINT16_MAX - 2);
-	EXPECT_EQ(x->origin_correlation, 0xfedcba9876543210ull);
-	EXPECT_EQ(x->deadline_tsc, UINT64_MAX - 1);
-	EXPECT_EQ(x->start_tsc, UINT64_MAX - 2);
-	EXPECT_EQ(x->version, UINT32_MAX);
-	EXPECT_EQ(x->backoff_ms, UINT16_MAX);
-	EXPECT_EQ(x->retries_left, UINT8_MAX);
-	EXPECT_EQ(t.find(b)->origin_req_id, UINT32_MAX);
-	EXPECT_EQ(t.find(b)->origin, pod(UINT32_MAX));
-	/* the wheel's links are aside: a re-armed entry (the wheel) next to one in a FIFO */
-	t.rearm(a, 7 * ms);
-	t.rearm(b, 6 * ms);
-	std::vector<uint32_t> due;
-	t.expire(8 * ms, [&](uint32_t tok, entry &) { due.push_back(tok); });
-	EXPECT_EQ(due, (std::vector<uint32_t>{b, a}));
-	EXPECT_EQ(t.size(), 0u);
-}
-
 TEST(Pending, DeadlinesFireOnceInTimeAndRetriesRearm)
 {
 	table t(1024, hz, 64); /* a small wheel, so deadlines wrap around it */

@@ -33,27 +33,23 @@ inline uint32_t stage::open_request(pending::party origin, pending::party dest,
 		_stats.quota_refused.inc();
 		return 0;
 	}
-	static_assert(sizeof(pending::entry) == 56, "a new field of pending::entry: write it here");
+	static_assert(sizeof(pending::entry) == 80, "a new field of pending::entry: write it here");
 	pending::entry *e = _requests->next_entry();
 	if (!e)
 		return 0;
 	e->origin = origin;
 	e->dest = dest;
+	e->origin_req_id = origin_req_id;
 	e->step_id = step_id;
-	/* the route's ranges are checked where it was made (ruleset::build()) */
-	e->service = static_cast<uint16_t>(a.svc);
-	e->route = static_cast<uint16_t>(a.route->metrics);
-	/* one or the other (a union): a pod's req_id, or a network origin's correlation */
-	if (origin.type == pending::party::kind::pod)
-		e->origin_req_id = origin_req_id;
-	else
-		e->origin_correlation = origin_correlation;
+	e->origin_correlation = origin_correlation;
 	e->deadline_tsc = now + timeout_ms * _tsc_hz / 1000;
 	e->start_tsc = now;
-	e->version = static_cast<uint32_t>(_cur->version());
-	e->backoff_ms = static_cast<uint16_t>(a.route->backoff_ms);
+	e->service = a.svc;
 	e->attempt = 0;
-	e->retries_left = hold ? static_cast<uint8_t>(a.route->retries) : 0;
+	e->route = a.route->metrics;
+	e->version = static_cast<uint32_t>(_cur->version());
+	e->backoff_ms = a.route->backoff_ms;
+	e->retries_left = hold ? static_cast<uint16_t>(a.route->retries) : 0;
 	return _requests->open_written(request_table::opening{reply_to, source, hold, a.policy});
 }
 

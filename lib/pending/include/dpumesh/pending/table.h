@@ -38,55 +38,33 @@
 
 namespace dpumesh::pending {
 
-/** Who a request came from or went to: 8 bytes (the handle first, the kind last), so that
- *  an entry and its slot's links fit one cache line. */
+/** Who a request came from or went to. */
 struct party {
 	enum class kind : uint8_t { none, pod, peer };
+	kind type = kind::none;
 	uint32_t pod_handle = 0; /**< kind::pod: pod id + generation (abi.h pod handle) */
 	uint16_t peer = 0;       /**< kind::peer: index into the node's peers */
-	kind type = kind::none;
-	constexpr party() noexcept = default;
-	/** {kind, pod handle, peer}, the order callers write it in */
-	constexpr party(kind t, uint32_t handle, uint16_t p) noexcept
-		: pod_handle(handle), peer(p), type(t)
-	{
-	}
 	bool operator==(const party &o) const noexcept
 	{
 		return type == o.type && pod_handle == o.pod_handle && peer == o.peer;
 	}
 };
-static_assert(sizeof(party) == 8);
 
-/**
- * A pending request: 56 bytes, so that a slot (the entry and the table's 8 bytes of links)
- * is one 64-byte line: the deadline sweep, the open that writes it and the answer that
- * reads it touch one line of it instead of two (track exp11). The narrow fields' ranges are
- * checked where they are made (sidecar::ruleset::build(): at most 65536 services and
- * route metrics, retries <= 255, backoff_ms <= 65535; the policy schema allows 10 and
- * 60000).
- */
 struct entry {
 	party origin;              /**< who asked */
 	party dest;                /**< who must answer */
+	uint32_t origin_req_id;    /**< restored on the response */
 	uint32_t step_id;          /**< must come back unchanged */
-	uint16_t service;          /**< service index */
-	uint16_t route;            /**< sidecar: route metrics index in policy `version` */
-	union {
-		/** origin kind::peer: its correlation (Case 2 requests), restored on the answer */
-		uint64_t origin_correlation;
-		/** origin kind::pod: its req_id, restored on the response. One or the other,
-		 *  by the origin's kind: write the one the origin has (the other is overwritten) */
-		uint32_t origin_req_id;
-	};
+	uint64_t origin_correlation; /**< origin peer's correlation (Case 2 requests) */
 	uint64_t deadline_tsc;
 	uint64_t start_tsc;        /**< for latency histograms */
+	uint32_t service;          /**< service index */
+	uint16_t attempt;          /**< 0 first try, then retries */
+	uint32_t route;            /**< sidecar: route metrics index in policy `version` */
 	uint32_t version;          /**< sidecar: policy version the request was admitted under */
-	uint16_t backoff_ms;       /**< sidecar: base delay before a retry */
-	uint8_t attempt;           /**< 0 first try, then retries */
-	uint8_t retries_left;      /**< sidecar: retries this request may still take */
+	uint32_t backoff_ms;       /**< sidecar: base delay before a retry */
+	uint16_t retries_left;     /**< sidecar: retries this request may still take */
 };
-static_assert(sizeof(entry) == 56, "an entry and a slot's links in one cache line");
 
 class table {
 public:
@@ -185,20 +163,15 @@ private:
 	 *  sidecar's callback only lists an expiry (~20-40 cycles), so 4 ahead left most of a
 	 *  cold slot's miss in the walk (the forward profile's `expire`). */
 	static constexpr uint32_t fifo_ahead = 16;
-	/* 64 bytes, 64-aligned: one cache line, the one the walk prefetches. The wheel's
-	 * back links are aside (links_of()): only entries on the wheel (retries, a request's
-	 * own shorter deadline, a full FIFO) use them */
-	struct alignas(64) slot {
+	/* 96 bytes, 32-aligned: always two cache lines, the two the walk prefetches (from a
+	 * 16-aligned array a slot could span three, its liveness fields in the third) */
+	struct alignas(32) slot {
 		entry e;
-		uint32_t next; /* wheel bucket list, or free list */
+		uint32_t prev, next; /* wheel bucket list, or free list through next */
+		uint32_t bucket;
 		uint16_t gen;
 		bool used;
 		bool in_fifo; /* its deadline is in a FIFO (else on the wheel, while used) */
-	};
-	static_assert(sizeof(slot) == 64);
-	/* A wheel entry's way back: the previous slot in its bucket, and the bucket */
-	struct wheel_link {
-		uint32_t prev, bucket;
 	};
 	/* An entry's deadline in its class's FIFO: live while its slot is used with this token,
 	 * in_fifo and this deadline (a removed or re-armed entry's item is skipped). */
@@ -245,6 +218,7 @@ private:
 								    mask]);
 				const uint32_t next = q.items[(q.head + fifo_ahead) & mask].token & 0xffff;
 				__builtin_prefetch(&_slots[next]);
+				__builtin_prefetch(reinterpret_cast<const char *>(&_slots[next]) + 64);
 				ahead(next);
 			}
 			q.head++;
@@ -273,6 +247,7 @@ private:
 				uint32_t next = s.next;
 				if (next != nil) {
 					__builtin_prefetch(&_slots[next]);
+					__builtin_prefetch(reinterpret_cast<const char *>(&_slots[next]) + 64);
 					ahead(next);
 				}
 				if (n == max)
@@ -309,7 +284,6 @@ private:
 	uint32_t _wheel_mask;
 	uint64_t _cur_tick = 0;
 	huge_array<slot> _slots; /* on huge pages: the sweep's slots are all over it */
-	std::unique_ptr<wheel_link[]> _links; /* by slot, for entries on the wheel */
 	std::unique_ptr<uint32_t[]> _buckets;
 	uint32_t _free_head = 0;
 	fifo _fifos[nb_fifos];

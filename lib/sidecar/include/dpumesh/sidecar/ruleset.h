@@ -114,17 +114,6 @@ struct alignas(64) l7_metrics {
 	void add(const l7_metrics &o) noexcept;
 };
 
-/** What a ruleset may hold: a pending request keeps its service and route metrics index,
- *  its retries and its back-off in narrow fields (pending::entry, one cache line a slot);
- *  ruleset::build() refuses a config beyond them. The policy schema's own limits (10
- *  retries, 60000 ms) are within these. */
-struct pending_limits {
-	static constexpr uint32_t services = 65536;   /**< indexes 0..65535 */
-	static constexpr uint32_t routes = 65536;     /**< route metrics, all services' */
-	static constexpr uint32_t retries = UINT8_MAX;
-	static constexpr uint32_t backoff_ms = UINT16_MAX;
-};
-
 /** One route of a service: the longest matching `path_prefix` wins. */
 struct route_rule {
 	std::string path_prefix = "/";
