@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <random>
 #include <set>
@@ -260,4 +261,38 @@ TEST(Pending, ClassesBeyondTheFifosAndFullFifosFallBackToTheWheel)
 	EXPECT_GT(most_in_fifos, 32u);
 	EXPECT_GT(most_on_wheel, 8u);
 	EXPECT_EQ(t.nb_in_fifos(), 0u);
+}
+
+/* Deadlines are TSC values, and the TSC counts from the host's boot: the first sweep after a
+ * table is made sees a clock far past tick 0. It looks at each of the wheel's buckets once,
+ * not at every tick since the clock's zero (2^60 cycles here: ~1.2e12 ticks, hours of
+ * walking), and finds exactly the due entries; with nothing on the wheel it looks at none. */
+TEST(Pending, TheFirstSweepLooksAtEachBucketOnceHoweverLateTheClock)
+{
+	const uint64_t now = uint64_t{1} << 60;
+	table t(16, hz);
+	const auto t0 = std::chrono::steady_clock::now();
+	/* FIFO entries only: the wheel is empty */
+	uint32_t f = t.insert(make_entry(pod(1), pod(2), 1, 0, 10 * ms));
+	ASSERT_NE(f, 0u);
+	std::vector<uint32_t> due;
+	EXPECT_EQ(t.expire(now, [&](uint32_t tok, entry &) { due.push_back(tok); }), 1u);
+	EXPECT_EQ(due, std::vector<uint32_t>{f});
+	/* re-armed entries are on the wheel: one due, one 5 ms ahead */
+	uint32_t a = t.insert(make_entry(pod(1), pod(2), 2, 0, 10 * ms));
+	uint32_t b = t.insert(make_entry(pod(1), pod(2), 3, 0, 10 * ms));
+	ASSERT_NE(a, 0u);
+	ASSERT_NE(b, 0u);
+	t.rearm(a, now + 2 * ms - 5 * ms);
+	t.rearm(b, now + 2 * ms + 5 * ms);
+	EXPECT_EQ(t.nb_in_fifos(), 0u);
+	due.clear();
+	EXPECT_EQ(t.expire(now + 2 * ms, [&](uint32_t tok, entry &) { due.push_back(tok); }), 1u);
+	EXPECT_EQ(due, std::vector<uint32_t>{a});
+	due.clear();
+	EXPECT_EQ(t.expire(now + 10 * ms, [&](uint32_t tok, entry &) { due.push_back(tok); }), 1u);
+	EXPECT_EQ(due, std::vector<uint32_t>{b});
+	EXPECT_EQ(t.size(), 0u);
+	/* a walk tick by tick would take hours; one revolution of 4096 buckets takes microseconds */
+	EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
 }

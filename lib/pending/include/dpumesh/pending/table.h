@@ -29,6 +29,7 @@
 //   t.expire(now, [](uint32_t token, entry &e) { send 504 to e.origin; });
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -239,6 +240,17 @@ private:
 	{
 		uint32_t n = 0;
 		const uint64_t tick = now_tsc / _tick_tsc;
+		/* nothing on the wheel (every deadline in a FIFO): no bucket to look at. Else a
+		 * gap longer than the wheel is one revolution: each bucket is looked at once and
+		 * every due entry is in one. The first sweep after start walked every tick since
+		 * the TSC's zero otherwise, one per millisecond of the host's uptime (30 M
+		 * iterations on a host up 8 hours: a stall of tens of ms, seconds after months) */
+		if (_nb_used.load(std::memory_order_relaxed) == _nb_in_fifos) {
+			_cur_tick = std::max(_cur_tick, tick);
+			return 0;
+		}
+		if (tick > _cur_tick + _wheel_mask)
+			_cur_tick = tick - _wheel_mask;
 		for (;;) {
 			uint32_t b = static_cast<uint32_t>(_cur_tick & _wheel_mask);
 			uint32_t idx = _buckets[b];
