@@ -31,6 +31,7 @@ SOAK_SECONDS=600
 out=""
 skip_build=0
 PROFILE=auto       # perf record -g per suite when perf is installed
+INSTRUCTIONS=auto  # forward: seconds of a callgrind run per row (10 when valgrind is installed)
 baseline=""
 REPEAT=1
 pass=()            # the options a --baseline run hands to each of its runs
@@ -49,6 +50,9 @@ Suites: ${ALL_SUITES[*]} (default: ${DEFAULT_SUITES[*]}; soak and filldrain only
   --profile, --no-profile
                    perf record -g on dpumesh over one measured window per suite, a top-N
                    table per stage in the summary (default: on when perf is installed)
+  --instructions S forward: one more dpumesh run per row under valgrind's callgrind, S
+                   seconds; instructions per message per stage and the top functions,
+                   exact between runs (default 10 when valgrind is installed; 0: none)
   --quick          a narrower matrix: pod2pod 64 B and 4 KiB x 1 and 64 outstanding on the
                    cpu DMA backend; replay smallest and 512B; scaling 1 and 16
   --baseline REV   build REV (git archive into /tmp, its own build-perf) and run every
@@ -76,6 +80,7 @@ while [ $# -gt 0 ]; do
     --no-build) skip_build=1; shift ;;
     --profile) PROFILE=1; pass+=("$1"); shift ;;
     --no-profile) PROFILE=0; pass+=("$1"); shift ;;
+    --instructions) INSTRUCTIONS=$2; pass+=("$1" "$2"); shift 2 ;;
     --quick)
       pass+=("$1"); shift
       export DPUMESH_PERF_P2P_SIZES=${DPUMESH_PERF_P2P_SIZES:-"64 4096"}
@@ -108,6 +113,14 @@ if [ "$PROFILE" = auto ]; then
   if [ -n "$PERF_BIN" ]; then PROFILE=1; else PROFILE=0; fi
 elif [ "$PROFILE" = 1 ] && [ -z "$PERF_BIN" ]; then
   echo "run.sh: --profile needs perf (apt-get install -y linux-perf)" >&2; exit 2
+fi
+
+if [ "$INSTRUCTIONS" = auto ]; then
+  if command -v valgrind > /dev/null 2>&1; then INSTRUCTIONS=10; else INSTRUCTIONS=0; fi
+elif ! [[ $INSTRUCTIONS =~ ^[0-9]+$ ]]; then
+  echo "run.sh: --instructions wants whole seconds (0: none)" >&2; exit 2
+elif [ "$INSTRUCTIONS" != 0 ] && ! command -v valgrind > /dev/null 2>&1; then
+  echo "run.sh: --instructions needs valgrind (apt-get install -y valgrind)" >&2; exit 2
 fi
 
 T0=$(date +%s)
@@ -207,6 +220,7 @@ fi
   echo "suites=${suites[*]}"
   echo "p2p_seconds=$P2P_SECONDS replay_seconds=$REPLAY_SECONDS"
   echo "profile=$PROFILE${PERF_BIN:+ ($PERF_BIN)}"
+  echo "instructions_s=$INSTRUCTIONS"
 } > "$RESULTS/machine.txt"
 lscpu > "$RAW/lscpu.txt"
 

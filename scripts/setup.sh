@@ -26,8 +26,9 @@ packages=(
   # end-to-end tests and the ingress load run: HTTP client, load generator, manifest check
   curl wrk python3-yaml
   # perf/run.sh: the HAProxy sidecar baseline, plots, pinning pods (util-linux: taskset),
-  # the per-suite profile (linux-perf: perf record -g), cached builds of old and new trees
-  haproxy gnuplot-nox util-linux linux-perf ccache
+  # the per-suite profile (linux-perf: perf record -g), cached builds of old and new trees,
+  # the forward suite's instruction count (valgrind: callgrind)
+  haproxy gnuplot-nox util-linux linux-perf ccache valgrind
   # freestanding RISC-V build of the DPA kernels
   gcc-riscv64-unknown-elf
 )

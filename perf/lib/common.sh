@@ -57,7 +57,10 @@ write_config() {
 
 # dp_start NAME CONFIG [EAL args...] [-- dpumesh args...]: starts dpumesh on $LCORES with
 # --no-huge and its own file prefix; sets DP_PID DP_SOCK DP_TEL DP_PREFIX DP_LOG DP_NAME and
-# returns once its control socket exists.
+# returns once its control socket exists. DP_WRAP (an array, empty by default) goes before
+# the binary (the forward suite's callgrind run); DP_START_S is how long it may take to start.
+DP_WRAP=()
+DP_START_S=10
 dp_start() {
   DP_NAME=$1; local cfg=$2; shift 2
   local eal=() opts=()
@@ -74,11 +77,11 @@ dp_start() {
   # group, whose load is on the pods' CPU, got a tiny weight on its worker's CPU and waited
   # seconds behind other spinners whenever its lcore had slept (docs/benchmarks.md). A
   # deployment runs dpumesh apart from the pods too.
-  setsid "$BIN/dpumesh" -l "$LCORES" --no-huge -m "$MEM" --no-pci --no-shconf --file-prefix "$DP_PREFIX" \
+  setsid "${DP_WRAP[@]}" "$BIN/dpumesh" -l "$LCORES" --no-huge -m "$MEM" --no-pci --no-shconf --file-prefix "$DP_PREFIX" \
     "${eal[@]}" -- --config "$cfg" --stats-period 0 "${opts[@]}" > "$DP_LOG" 2>&1 &
   DP_PID=$!; track "$DP_PID"
 
-  for _ in $(seq 200); do
+  for _ in $(seq $((DP_START_S * 20))); do
     [ -S "$DP_SOCK" ] && return 0
     kill -0 "$DP_PID" 2>/dev/null || break
     sleep 0.05

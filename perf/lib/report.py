@@ -311,6 +311,34 @@ def forward_section():
               [[c, v] + ["%s (%s)" % (num(sb[(c, v, s)]["cpu_cycles_per_msg"]),
                                       num(sb[(c, v, s)]["tsc_cycles_per_msg"]))
                          if (c, v, s) in sb else "—" for s in stages] for c, v in runs])
+    ins = read("forward_instructions.csv")
+    if ins:
+        stages = []
+        for r in ins:
+            if r["stage"] not in stages:
+                stages.append(r["stage"])
+        ib = {(r["capture"], r["variant"], r["stage"]): r["instructions_per_msg"] for r in ins}
+        runs = []
+        for r in ins:
+            if (r["capture"], r["variant"]) not in runs:
+                runs.append((r["capture"], r["variant"]))
+        out.append("Instructions per message, counted by valgrind's callgrind in a second run of each "
+                   "row (inside the worker lcore's loop only; exact between runs of one binary, "
+                   "whatever the box's load: the figure to compare builds by; docs/benchmarks.md, "
+                   "\"Instructions per message\"). `sidecar_relay` is the requests' path, "
+                   "`sidecar_expiry` the deadline sweep, `sidecar_expired` the 504s':")
+        out.append("")
+        table(["capture", "policy"] + stages,
+              [[c, v] + [num(ib.get((c, v, s)), "%.1f") for s in stages] for c, v in runs])
+        top = read("forward_instructions_top.csv")
+        for c, v in runs:
+            rows = [r for r in top if r["capture"] == c and r["variant"] == v][:15]
+            if rows:
+                out.append("Top functions by their own instructions per message, %s %s:" % (c, v))
+                out.append("")
+                table(["#", "function", "object", "instructions/msg"],
+                      [[r["rank"], "`%s`" % r["function"], r["object"],
+                        num(r["instructions_per_msg"], "%.1f")] for r in rows])
 
 
 forward_section()

@@ -14,6 +14,9 @@
 # Three policy variants: routes only; RBAC + rate limits that refuse nothing; a JWT (HS256,
 # verified once, then from the cache) on every request. Sourced by perf/run.sh; writes
 # forward.csv, forward_stages.csv; raw telemetry windows in raw/forward-*.json.
+# With --instructions S (INSTRUCTIONS, when valgrind is installed) each row runs a second
+# dpumesh under callgrind for S seconds: instructions per message per stage and the top
+# functions (forward_instructions.csv, forward_instructions_top.csv; exact between runs).
 #   perf/run.sh forward                    # both captures, the three variants
 #   FORWARD_CAPTURES_ONLY=131B FORWARD_VARIANTS_ONLY=routes perf/run.sh --no-build forward
 #   FORWARD_EAL_EXTRA=--mbuf-pool-ops-name=stack perf/run.sh forward   # more EAL options
@@ -121,10 +124,34 @@ forward_one() { # CAPTURE OPTIONS VARIANT
       > "$RAW/forward-$run.perf.log" 2>&1 || anomaly WARN "forward $run: perf record failed"
   fi
   dp_stop
+  [ "${INSTRUCTIONS:-0}" = 0 ] || forward_instructions "$name" "$variant" "$cfg" "$cap"
   local a
   a=$(python3 "$ROOT/perf/lib/forward_row.py" "$RESULTS" "$name" "$variant" "$summary" \
     "$RAW/forward-$run.testpmd.json" "$RAW/forward-$run.dpumesh.json" "$c0" "$c1" \
     "$(getconf CLK_TCK)") || { anomaly ERROR "forward $run: analysis failed"; return; }
+  while IFS= read -r line; do
+    [ -z "$line" ] || anomaly "${line%% *}" "${line#* }"
+  done <<< "$a"
+}
+
+# forward_instructions CAPTURE VARIANT CONFIG PCAP: the same dpumesh under callgrind for
+# $INSTRUCTIONS seconds, instructions counted inside the worker lcore's runner loop only
+# (startup and the other threads left out), then perf/lib/instructions.py. valgrind runs a
+# process's threads one at a time, ~50x slower: the figures are instructions, not time.
+forward_instructions() {
+  local name=$1 variant=$2 cfg=$3 cap=$4 run="$1-$2" cg a
+  cg="$RAW/forward-$run.callgrind.out"
+  progress "forward: $run: dpumesh under callgrind, ${INSTRUCTIONS} s (instructions per message)"
+  DP_WRAP=(valgrind --tool=callgrind "--callgrind-out-file=$cg" --collect-atstart=no
+    "--toggle-collect=dpumesh::lcore::runner::loop*")
+  DP_START_S=120
+  dp_start "forward-$run-callgrind" "$cfg" --vdev "net_pcap0,rx_pcap=$cap,infinite_rx=1" \
+    ${FORWARD_EAL_EXTRA:-} || { DP_WRAP=(); DP_START_S=10; return; }
+  DP_WRAP=(); DP_START_S=10
+  sleep "$INSTRUCTIONS"
+  dp_stop
+  a=$(python3 "$ROOT/perf/lib/instructions.py" "$RESULTS" "$name" "$variant" "$cg" \
+    "$RAW/forward-$run-callgrind.final") || { anomaly ERROR "forward $run: instruction count failed"; return; }
   while IFS= read -r line; do
     [ -z "$line" ] || anomaly "${line%% *}" "${line#* }"
   done <<< "$a"
