@@ -175,17 +175,8 @@ entry *table::match(uint32_t token, const party &responder,
 void table::remove(uint32_t token) noexcept
 {
 	uint32_t idx = index_of(token);
-	if (idx == nil)
-		return;
-	leave(idx);
-	slot &s = _slots[idx];
-	s.used = false;
-	/* a new generation per use; 0 is skipped so a token is never 0 */
-	uint16_t gen = static_cast<uint16_t>(s.gen + 1);
-	s.gen = gen == 0 ? 1 : gen;
-	s.next = _free_head;
-	_free_head = idx;
-	_nb_used.store(_nb_used.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+	if (idx != nil)
+		free_slot(idx);
 }
 
 void table::rearm(uint32_t token, uint64_t deadline_tsc) noexcept
