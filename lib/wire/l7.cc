@@ -175,17 +175,22 @@ bool valid_value(std::string_view v) noexcept
 	return valid_value(reinterpret_cast<const uint8_t *>(v.data()), v.size());
 }
 
+/* A method of 1-8 upper-case letters (GET, POST, ...), tested as one word: each byte below
+ * 0x80, at least 'A' (+0x3f sets its top bit) and below '[' (+0x25 does not) */
+inline bool upper_method(std::string_view m) noexcept
+{
+	if (m.empty() || m.size() > 8)
+		return false;
+	const uint64_t w = short_word(reinterpret_cast<const uint8_t *>(m.data()), m.size());
+	return (w & highs) == 0 && ((w + 0x3f * ones) & ~(w + 0x25 * ones) & highs) == highs;
+}
+
 bool valid_method(std::string_view m) noexcept
 {
+	if (upper_method(m))
+		return true;
 	if (m.empty() || m.size() > 32)
 		return false;
-	if (m.size() <= 8) {
-		/* upper-case letters alone (GET, POST, ...), a word at a time: each byte below
-		 * 0x80, at least 'A' (+0x3f sets its top bit) and below '[' (+0x25 does not) */
-		const uint64_t w = short_word(reinterpret_cast<const uint8_t *>(m.data()), m.size());
-		if ((w & highs) == 0 && ((w + 0x3f * ones) & ~(w + 0x25 * ones) & highs) == highs)
-			return true;
-	}
 	for (char ch : m)
 		if (!is_tchar(static_cast<uint8_t>(ch)))
 			return false;
@@ -407,6 +412,7 @@ l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
 	const uint8_t *end = buf + hlen;
 	field_walk w{buf + l7_fixed_size};
 	unsigned left = nb;
+	bool tail_ok = false; /* the request's last checks passed on the fast form's views */
 	if (is_req && nb >= 3) {
 		const uint8_t *p = w.p;
 		std::string_view service, method, path;
@@ -419,6 +425,10 @@ l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
 			w.p = p;
 			w.seen = ps_service | ps_method | ps_path;
 			left -= 3;
+			/* the checks at the end, made now on the views in registers (a later
+			 * pseudo-field is a duplicate: these views are the final ones) */
+			tail_ok = !service.empty() && !path.empty() && path[0] == '/' &&
+				  upper_method(method);
 		}
 	}
 	if (left != 0)
@@ -427,15 +437,17 @@ l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
 	if (w.p != end)
 		return l7_error::bad_length;
 	if (is_req) {
-		if ((w.seen & (ps_service | ps_method | ps_path)) !=
-		    (ps_service | ps_method | ps_path))
+		if (tail_ok) {
+		} else if ((w.seen & (ps_service | ps_method | ps_path)) !=
+			   (ps_service | ps_method | ps_path)) {
 			return l7_error::missing_pseudo;
-		if (out->service.empty())
+		} else if (out->service.empty()) {
 			return l7_error::missing_pseudo;
-		if (out->path.empty() || out->path[0] != '/')
+		} else if (out->path.empty() || out->path[0] != '/') {
 			return l7_error::bad_path;
-		if (!valid_method(out->method))
+		} else if (!valid_method(out->method)) {
 			return l7_error::bad_method;
+		}
 		/* one assignment each: `a = b = {}` reads b back (16 bytes behind two 8-byte
 		 * stores: a store-forwarding stall) */
 		out->reason = {};
