@@ -220,16 +220,10 @@ verdict engine::check_request(const wire::l7_view &req, uint64_t source_id, uint
 	return check_request(req, find_service(req.service), source_id, now_ns, unix_s);
 }
 
-verdict engine::check_request(const wire::l7_view &req, uint32_t service, uint64_t source_id,
-			      uint64_t now_ns, int64_t unix_s) noexcept
+verdict engine::check_policy(const wire::l7_view &req, service_policy &sp, uint64_t source_id,
+			     uint64_t now_ns, int64_t unix_s) noexcept
 {
-	_stats.requests.inc();
-	service_policy *s = service < _services.size() ? &_services[service] : nullptr;
-	if (!s) {
-		_stats.no_policy.inc();
-		_stats.reasons[static_cast<size_t>(reason::allowed)].inc();
-		return {};
-	}
+	service_policy *s = &sp;
 	if (s->breaker && s->breaker->shedding(now_ns)) [[unlikely]]
 		return refuse(reason::circuit_open);
 

@@ -90,6 +90,8 @@ unsigned stage::from_network_burst(rx_msg **msgs, unsigned n, uint64_t now) noex
 			prefetch_dispatch(in[i + 1]);
 		if (mine[i]->refusal != port::rx_refusal::none)
 			refused_at_rx(mine[i]);
+		else if (in[i].what == net_message::kind::request) /* most: no dispatch() call */
+			net_request(in[i], now);
 		else
 			dispatch(in[i], now);
 	}
@@ -101,7 +103,7 @@ unsigned stage::from_network_burst(rx_msg **msgs, unsigned n, uint64_t now) noex
  * network-in's buffer (decoded a burst ago: out of L1 by now), and the front of its
  * received mbuf, where a relay in place writes the frame's headers and the grown header
  * (the 128-byte headroom and the received headers: untouched since the mbuf was filled). */
-void stage::prefetch_dispatch(const net_message &m) noexcept
+[[gnu::always_inline]] inline void stage::prefetch_dispatch(const net_message &m) noexcept
 {
 	rte_prefetch0(m.l7);
 	rte_prefetch0(m.l7 + RTE_CACHE_LINE_SIZE);

@@ -149,9 +149,9 @@ result<std::unique_ptr<ruleset>> ruleset::build(const config::node_config &cfg,
 	return p;
 }
 
-const route_rule &ruleset::route_for(uint32_t svc, std::string_view path) const noexcept
+const route_rule &ruleset::route_by_prefix(const std::vector<route_rule> &routes,
+					   std::string_view path) noexcept
 {
-	const std::vector<route_rule> &routes = _services[svc].routes;
 	for (size_t i = 0; i + 1 < routes.size(); i++)
 		if (path.substr(0, routes[i].path_prefix.size()) == routes[i].path_prefix)
 			return routes[i];

@@ -2,7 +2,8 @@
 // libFuzzer target: the L7 header decoder. Whatever it accepts must re-encode with the
 // writer and decode again to the same fields (round trip); nothing may crash or read past
 // the buffer (ASan). Port RX's l7_peek_service() runs on the same bytes: it must find the
-// service of every request the decoder accepts.
+// service of every request the decoder accepts. The plain reference decoder
+// (tests/unit/l7_reference.h) runs on them too: the same error, the same view.
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "dpumesh/wire/l7.h"
+#include "../unit/l7_reference.h"
 
 using namespace dpumesh::wire;
 
@@ -23,9 +25,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    (peeked.empty() || peeked.data() < reinterpret_cast<const char *>(in.data()) ||
 	     peeked.data() + peeked.size() > reinterpret_cast<const char *>(in.data() + in.size())))
 		std::abort(); /* a view outside the buffer */
-	l7_view v;
-	if (l7_decode(in.data(), in.size(), &v) != l7_error::ok)
+	l7_view v, ref;
+	const l7_error err = l7_decode(in.data(), in.size(), &v);
+	if (err != reference::decode(in.data(), in.size(), &ref))
+		std::abort(); /* the word-at-a-time decoder and the plain one disagree */
+	if (err != l7_error::ok)
 		return 0;
+	if (!reference::same_view(v, ref))
+		std::abort();
 	if (v.kind == l7_kind::request && (peek != l7_error::ok || peeked != v.service))
 		std::abort(); /* port RX would misread a request the sidecar accepts */
 	std::vector<uint8_t> out(l7_max_size);

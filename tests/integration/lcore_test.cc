@@ -373,6 +373,37 @@ TEST(ServiceGate, FindsEachNameAndNoNearMiss)
 	EXPECT_EQ(gate.find(""), UINT32_MAX);
 }
 
+/* Names of up to 8 bytes are told apart by a key made of their bytes and their length:
+ * names whose keys are alike (a name and its doubled or stretched form: "abcd" and
+ * "abcdabcd", "ab" and "abb"), and hundreds of names in one index, each found at its own
+ * index and nothing else found. */
+TEST(ServiceGate, KeysOfShortNamesAndManyNames)
+{
+	std::vector<std::string> names = {"abcd", "abcdabcd", "ab", "abb", "a", "aa", "aaa",
+					  "abcdefgh", "abcdefghi", "efghabcd", "x"};
+	uint32_t seed = 7;
+	const auto next = [&seed] { return seed = seed * 1103515245u + 12345u; };
+	while (names.size() < 600) {
+		std::string n(1 + (next() >> 16) % 20, 'a');
+		for (char &c : n)
+			c = static_cast<char>('a' + (next() >> 16) % 4); /* few letters: near names */
+		if (std::find(names.begin(), names.end(), n) == names.end())
+			names.push_back(n);
+	}
+	port::service_gate gate(names);
+	for (uint32_t i = 0; i < names.size(); i++)
+		EXPECT_EQ(gate.find(names[i]), i) << names[i];
+	for (int k = 0; k < 20000; k++) {
+		std::string n(1 + (next() >> 16) % 21, 'a');
+		for (char &c : n)
+			c = static_cast<char>('a' + (next() >> 16) % 4);
+		const auto it = std::find(names.begin(), names.end(), n);
+		const uint32_t want =
+			it == names.end() ? UINT32_MAX : static_cast<uint32_t>(it - names.begin());
+		EXPECT_EQ(gate.find(n), want) << n;
+	}
+}
+
 /* A saturated service's request of several frames is refused at its first frame: one refusal
  * for the sidecar, its later frames dropped by the reassembler's tombstone (also those that
  * came before the first), a repeat of its first frame no second refusal; another service's

@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "dpumesh/wire/l7.h"
+#include "l7_reference.h"
 
 using namespace dpumesh::wire;
 
@@ -424,5 +426,170 @@ TEST(L7, MeshFieldWritesWhatFieldWritesAndKeepsEveryBound)
 		ASSERT_GT(w.finish(), 0u);
 		EXPECT_EQ(w.mesh_field("f", 0), nullptr);
 		EXPECT_EQ(w.finish(), 0u);
+	}
+}
+
+namespace {
+
+/* The headers the differential tests start from: the writer's request (the decoder's fast
+ * form: :service, :method, :path first), the forward suite's leanest one, requests with
+ * their pseudo-fields in another order, responses with and without :reason and :hop. */
+std::vector<std::vector<uint8_t>> seed_headers()
+{
+	std::vector<std::vector<uint8_t>> out;
+	out.push_back(make_request());
+	const auto fixed = [](uint8_t kind, uint8_t status_lo) {
+		std::vector<uint8_t> b = {'D', 'M', 1, kind, 0, 16, 0, 0, 0, status_lo, 0, 0, 0, 0, 0, 0};
+		if (status_lo)
+			b[8] = 0;
+		return b;
+	};
+	{
+		std::vector<uint8_t> b(256);
+		l7_writer w(b.data(), b.size());
+		w.request("echo", "POST", "/", 1000);
+		b.resize(w.finish());
+		out.push_back(b);
+	}
+	{
+		auto b = fixed(1, 0);
+		append_raw(b, ":path", "/a/b?c=d");
+		append_raw(b, ":service", "a-longer-service-name");
+		append_raw(b, ":method", "DELETE");
+		append_raw(b, "traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+		append_raw(b, "x-request-id", "r");
+		out.push_back(b);
+	}
+	{
+		auto b = fixed(1, 0);
+		append_raw(b, ":service", "s");
+		append_raw(b, ":method", "m-x");
+		append_raw(b, ":path", "/");
+		append_raw(b, "k", "");
+		out.push_back(b);
+	}
+	{
+		auto b = fixed(2, 200);
+		append_raw(b, ":reason", "upstream_timeout");
+		append_raw(b, ":hop", "node-b");
+		append_raw(b, "content-type", "text/plain");
+		out.push_back(b);
+	}
+	{
+		auto b = fixed(2, 200);
+		append_raw(b, "x", "1");
+		out.push_back(b);
+	}
+	return out;
+}
+
+/* l7_decode() against the reference on one input: the same error, and on ok the same view */
+void expect_as_reference(const std::vector<uint8_t> &in, const char *what, size_t i)
+{
+	std::vector<uint8_t> b = in; /* exactly its size, so ASan sees a read past it */
+	l7_view got, want;
+	const l7_error e = l7_decode(b.data(), b.size(), &got);
+	const l7_error r = reference::decode(b.data(), b.size(), &want);
+	ASSERT_EQ(l7_error_name(e), std::string(l7_error_name(r))) << what << " " << i;
+	if (e == l7_error::ok) {
+		ASSERT_TRUE(reference::same_view(got, want)) << what << " " << i;
+	}
+}
+
+} // namespace
+
+/* The decoder reads words where the reference reads bytes: every seed, every cut of it, and
+ * random changes (bytes set to values the checks look for, lengths changed, fields cut)
+ * decode to the reference's error, and to its view where both accept. */
+TEST(L7, DecodesAsTheReferenceDoes)
+{
+	const auto seeds = seed_headers();
+	for (size_t s = 0; s < seeds.size(); s++) {
+		l7_view v;
+		ASSERT_EQ(reference::decode(seeds[s].data(), seeds[s].size(), &v), l7_error::ok) << s;
+		expect_as_reference(seeds[s], "seed", s);
+		for (size_t n = 0; n < seeds[s].size(); n++)
+			expect_as_reference(std::vector<uint8_t>(seeds[s].begin(), seeds[s].begin() +
+									     static_cast<long>(n)),
+					    "cut", s * 1000 + n);
+	}
+	std::mt19937 rng(12);
+	const uint8_t interesting[] = {0, 1, 2, 3, 4, 5, 7, 8, 9, 10, 13, 14, 16, ':', '/', 'A',
+				       'Z', '[', '@', 'a', 'h', 'e', 's', 0x7f, 0x80, 0xff, ' ', '\t'};
+	for (size_t i = 0; i < 200000; i++) {
+		std::vector<uint8_t> b = seeds[rng() % seeds.size()];
+		const unsigned edits = 1 + rng() % 3;
+		for (unsigned k = 0; k < edits && !b.empty(); k++) {
+			const size_t at = rng() % b.size();
+			switch (rng() % 4) {
+			case 0: b[at] = interesting[rng() % sizeof(interesting)]; break;
+			case 1: b[at] = static_cast<uint8_t>(rng()); break;
+			case 2: b[at] = static_cast<uint8_t>(b[at] + (rng() % 2 ? 1 : -1)); break;
+			case 3: /* a byte out, the declared length kept in step */
+				b.erase(b.begin() + static_cast<long>(at));
+				if (b.size() >= 6 && at >= 6) {
+					b[4] = static_cast<uint8_t>(b.size() >> 8);
+					b[5] = static_cast<uint8_t>(b.size());
+				}
+				break;
+			}
+		}
+		expect_as_reference(b, "mutant", i);
+	}
+}
+
+/* The pseudo-fields are told apart by their length and one or two words: every name one
+ * byte off, one byte short or long, and each name in the other kind, is an unknown one. */
+TEST(L7, PseudoNamesExactlyMatched)
+{
+	const std::vector<std::string> names = {":service", ":method", ":path", ":reason", ":hop"};
+	for (uint8_t kind : {1, 2}) {
+		for (const auto &name : names) {
+			std::vector<std::string> variants = {name + "x", name.substr(0, name.size() - 1)};
+			for (size_t i = 1; i < name.size(); i++)
+				for (int d : {-1, 1, 0x20}) {
+					std::string n = name;
+					n[i] = static_cast<char>(n[i] + d);
+					variants.push_back(n);
+				}
+			variants.push_back(name);
+			for (const auto &n : variants) {
+				std::vector<uint8_t> b = {'D', 'M', 1, kind, 0, 16, 0, 0,
+							  0, static_cast<uint8_t>(kind == 2 ? 200 : 0), 0, 0,
+							  0, 0, 0, 0};
+				append_raw(b, n, "/v");
+				if (kind == 1) { /* the fast form's first field, then the rest */
+					std::vector<uint8_t> c = b;
+					append_raw(c, ":method", "GET");
+					append_raw(c, ":path", "/");
+					expect_as_reference(c, n.c_str(), kind);
+				}
+				expect_as_reference(b, n.c_str(), kind);
+				l7_view v;
+				const l7_error e = l7_decode(b.data(), b.size(), &v);
+				if (n != name) {
+					EXPECT_EQ(e, l7_error::unknown_pseudo) << n << " " << int(kind);
+				}
+			}
+		}
+	}
+}
+
+/* valid_method()'s word test (upper-case letters) and its byte loop agree with the
+ * reference on every method of 1-9 bytes made of a few characters around the bounds. */
+TEST(L7, MethodWordTestAsTheByteLoop)
+{
+	const char chars[] = {'A', 'Z', '@', '[', 'a', '-', ' ', '\x7f', '\xc1', '!'};
+	std::mt19937 rng(3);
+	for (size_t i = 0; i < 20000; i++) {
+		std::string m(1 + rng() % 9, 'G');
+		for (char &c : m)
+			if (rng() % 3 == 0)
+				c = chars[rng() % sizeof(chars)];
+		std::vector<uint8_t> b = {'D', 'M', 1, 1, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+		append_raw(b, ":service", "s");
+		append_raw(b, ":method", m);
+		append_raw(b, ":path", "/");
+		expect_as_reference(b, m.c_str(), i);
 	}
 }

@@ -8,7 +8,8 @@
 // no hbuf at all (its trace fields are added in that buffer, which has an hbuf's room), and
 // only a delivery to a local pod copies the header into one (to_hbuf()). It is not decoded
 // in the received segment itself: frames put it at an offset of 2 mod 4, and the view's
-// strings go to hash functions (rte_hash_crc, rte_jhash) that load 4-byte words. Responses
+// strings went to hash functions (rte_hash_crc, rte_jhash) that load 4-byte words (the
+// service gate reads names through memcpy since track dec12). Responses
 // are copied into an hbuf and decoded there. take() consumes the rx_msg or hands it to
 // the net_message; it returns what came in, or why nothing can be delivered; the caller
 // routes and answers, then release()s what it holds.

@@ -90,8 +90,18 @@ public:
 	}
 
 private:
+	/* find() of a name longer than a key (its bytes compared too), out of line */
+	[[gnu::noinline]] uint32_t find_long(std::string_view name) const noexcept;
+
+	/* A name's place in the index: its key (up to 8 bytes: the bytes themselves, key_of()),
+	 * its length, its index + 1 (0: an empty place) */
+	struct slot {
+		uint64_t key = 0;
+		uint32_t len = 0;
+		uint32_t id = 0;
+	};
 	std::vector<std::string> _names;
-	std::vector<uint32_t> _index; /* open addressing: index + 1, 0 = empty */
+	std::vector<slot> _index; /* open addressing */
 	std::unique_ptr<std::atomic<uint8_t>[]> _flags;
 	std::unique_ptr<counter[]> _answered; /* by port RX: apart from the flags' line */
 	std::atomic<uint32_t> _nb_raised{0}; /* flags up */

@@ -154,8 +154,13 @@ public:
 	uint64_t version() const noexcept { return _version; }
 	/** By registry service index. */
 	const std::vector<service_rules> &services() const noexcept { return _services; }
-	/** The route a request to service `svc` (registry index) with `path` takes. */
-	const route_rule &route_for(uint32_t svc, std::string_view path) const noexcept;
+	/** The route a request to service `svc` (registry index) with `path` takes: a
+	 *  service's only route (its default) inline, the prefixes compared out of line. */
+	const route_rule &route_for(uint32_t svc, std::string_view path) const noexcept
+	{
+		const std::vector<route_rule> &routes = _services[svc].routes;
+		return routes.size() == 1 ? routes.front() : route_by_prefix(routes, path);
+	}
 	policy::engine &engine() noexcept { return *_engine; }
 	const policy::engine &engine() const noexcept { return *_engine; }
 	l7_metrics &route_metrics(uint32_t i) noexcept { return _route_metrics[i]; }
@@ -166,6 +171,8 @@ public:
 
 private:
 	ruleset() = default;
+	static const route_rule &route_by_prefix(const std::vector<route_rule> &routes,
+						 std::string_view path) noexcept;
 	uint64_t _version = 0;
 	uint32_t _default_timeout_ms = 5000;
 	std::vector<service_rules> _services;
