@@ -227,7 +227,8 @@ uint16_t rx_poll(void *arg) noexcept
 	/* messages already waiting for the sidecar: past backlog_limit a request is refused */
 	const unsigned backlog =
 		c.next && c.backlog_limit != UINT32_MAX ? rte_ring_count(c.next) : 0;
-	uint64_t bytes = 0;
+	uint64_t bytes = 0, whole_bytes = 0;
+	uint32_t nb_whole = 0;
 	uint32_t accepted = 0, refused = 0, overloaded = 0, by_backlog = 0;
 	uint32_t drops[static_cast<size_t>(rx_drop::count)] = {};
 	for (uint16_t i = 0; i < n; i++) {
@@ -277,8 +278,52 @@ uint16_t rx_poll(void *arg) noexcept
 			refused++;
 			continue;
 		}
-		wire::message msg;
 		m->port = q.port; /* a timed-out request is answered out of the port it came in */
+		if (wire::reassembler::whole_frame(m, pf)) [[likely]] {
+			/* a message of one frame (nearly every request): what the reassembler
+			 * would do with it (trim, count) without the call, counted per burst, and
+			 * the message written straight into its rx_msg from the frame (copying a
+			 * wire::message in stalled on store forwarding behind its stores) */
+			wire::reassembler::trim_whole(m, pf);
+			nb_whole++;
+			whole_bytes += pf.msg_len;
+			const bool request = pf.kind == wire::frame_kind::request;
+			bool reserve = false;
+			rx_msg *rm = take(request, &reserve, n - i);
+			if (!rm) [[unlikely]] {
+				(request && c.reserve_pool ? c.stats.reserve_empty
+							   : c.stats.msg_pool_empty)
+					.inc();
+				rte_pktmbuf_free(m);
+				continue;
+			}
+			if (request && (reserve || backlog + nb_done >= c.backlog_limit)) [[unlikely]] {
+				refusal_of(pf, rx_refusal::overloaded, rm);
+				rte_pktmbuf_free(m);
+				rm->rx_tsc = now;
+				rm->port_id = q.port;
+				rm->svc = UINT32_MAX;
+				overloaded++;
+				by_backlog += reserve ? 0 : 1;
+				refuse(rm);
+				continue;
+			}
+			rm->body = {};
+			rm->msg.chain = m;
+			rm->msg.src = pf.src;
+			std::memcpy(rm->msg.src_mac, pf.src_mac, sizeof(rm->msg.src_mac));
+			rm->msg.kind = pf.kind;
+			rm->msg.msg_id = pf.msg_id;
+			rm->msg.msg_len = pf.msg_len;
+			rm->msg.l7_len = pf.l7_len;
+			rm->msg.correlation = pf.correlation;
+			rm->rx_tsc = now;
+			rm->port_id = q.port;
+			rm->refusal = rx_refusal::none;
+			done[nb_done++] = rm;
+			continue;
+		}
+		wire::message msg;
 		if (c.reasm->input(m, pf, reasm_now, &msg) != wire::reasm_result::complete)
 			continue; /* held, or dropped and counted by the reassembler */
 		const bool request = msg.kind == wire::frame_kind::request;
@@ -309,6 +354,8 @@ uint16_t rx_poll(void *arg) noexcept
 		rm->refusal = rx_refusal::none;
 		done[nb_done++] = rm;
 	}
+	if (nb_whole)
+		c.reasm->count_whole(nb_whole, whole_bytes);
 	uint32_t answered = 0;
 	if (nb_answers) {
 		/* one burst out of the port; what it did not take is handed on as a refusal,

@@ -626,6 +626,79 @@ TEST(Wire, SingleFrameMessagesTakeNoReassemblySlot)
 	EXPECT_EQ(r->in_flight(), 0u);
 }
 
+TEST(Wire, AWholeFrameTakenWithoutInputIsInputsMessage)
+{
+	/* port RX's common case: whole_frame(), trim_whole() and count_whole() leave the
+	 * mbuf and the counters as input() leaves them, over IPv4 and IPv6 */
+	auto a = make_reasm("whole_a"), b = make_reasm("whole_b");
+	ASSERT_TRUE(a && b);
+	auto l7 = l7_request();
+	auto body = random_body(600, 9);
+	uint64_t bytes = 0;
+	for (bool v6 : {false, true}) {
+		for (uint32_t len : {0u, 1u, 77u, 600u}) {
+			rte_mbuf *f[2] = {};
+			for (rte_mbuf *&x : f)
+				ASSERT_EQ(fragment(addr(v6), frame_kind::request, 5, 6, l7.data(),
+						   static_cast<uint16_t>(l7.size()),
+						   body_ref{body.data(), len}, 1500, pool(), &x, 1),
+					  1u);
+			parsed_frame pf;
+			ASSERT_EQ(parse_frame(f[0], rte_cpu_to_be_16(mesh_port), 16u << 20, &pf),
+				  wire_drop::none);
+			ASSERT_TRUE(reassembler::whole_frame(f[0], pf));
+			message msg;
+			ASSERT_EQ(a->input(f[0], pf, rte_rdtsc(), &msg), reasm_result::complete);
+			ASSERT_EQ(parse_frame(f[1], rte_cpu_to_be_16(mesh_port), 16u << 20, &pf),
+				  wire_drop::none);
+			reassembler::trim_whole(f[1], pf);
+			EXPECT_EQ(msg.chain, f[0]);
+			EXPECT_EQ(f[1]->data_off, f[0]->data_off);
+			EXPECT_EQ(f[1]->data_len, f[0]->data_len);
+			EXPECT_EQ(f[1]->pkt_len, f[0]->pkt_len);
+			EXPECT_EQ(f[1]->nb_segs, f[0]->nb_segs);
+			EXPECT_EQ(f[1]->hash.usr, f[0]->hash.usr);
+			EXPECT_EQ(bytes_of(f[1]), bytes_of(f[0]));
+			bytes += pf.msg_len;
+			rte_pktmbuf_free(f[0]);
+			rte_pktmbuf_free(f[1]);
+		}
+	}
+	b->count_whole(8, bytes);
+	EXPECT_EQ(b->stats().fragments.get(), a->stats().fragments.get());
+	EXPECT_EQ(b->stats().messages.get(), a->stats().messages.get());
+	EXPECT_EQ(b->stats().bytes.get(), a->stats().bytes.get());
+	EXPECT_EQ(a->in_flight(), 0u);
+	/* a frame of a longer message, or in two segments, is not one: input()'s */
+	rte_mbuf *f[3] = {};
+	auto big = random_body(3000, 3);
+	ASSERT_EQ(fragment(addr(false), frame_kind::request, 7, 7, l7.data(),
+			   static_cast<uint16_t>(l7.size()), body_ref{big.data(), 3000}, 1500,
+			   pool(), f, 3),
+		  3u);
+	for (rte_mbuf *x : f) {
+		parsed_frame pf;
+		ASSERT_EQ(parse_frame(x, rte_cpu_to_be_16(mesh_port), 16u << 20, &pf),
+			  wire_drop::none);
+		EXPECT_FALSE(reassembler::whole_frame(x, pf));
+		rte_pktmbuf_free(x);
+	}
+	rte_mbuf *one = nullptr;
+	ASSERT_EQ(fragment(addr(false), frame_kind::request, 8, 8, l7.data(),
+			   static_cast<uint16_t>(l7.size()), body_ref{big.data(), 100}, 1500, pool(),
+			   &one, 1),
+		  1u);
+	std::vector<uint8_t> raw(rte_pktmbuf_mtod(one, uint8_t *),
+				 rte_pktmbuf_mtod(one, uint8_t *) + one->data_len);
+	rte_pktmbuf_free(one);
+	rte_mbuf *two = chain_of(raw, 60);
+	ASSERT_NE(two, nullptr);
+	parsed_frame pf;
+	ASSERT_EQ(parse_frame(two, rte_cpu_to_be_16(mesh_port), 16u << 20, &pf), wire_drop::none);
+	EXPECT_FALSE(reassembler::whole_frame(two, pf));
+	rte_pktmbuf_free(two);
+}
+
 TEST(Wire, MemoryLimitHoldsAcrossMessages)
 {
 	reasm_config cfg;

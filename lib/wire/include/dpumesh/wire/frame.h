@@ -370,6 +370,34 @@ public:
 			   message *out) noexcept;
 
 	/**
+	 * Whether a parsed frame is a whole message by itself in one segment (offset 0, the
+	 * message's every byte, the payload within the segment): input() holds nothing for
+	 * it and would only trim it and count it. Port RX's common case takes it without
+	 * the call: trim_whole(), then count_whole() once per burst, is what input() does
+	 * with such a frame (nothing else is done or checked there for it).
+	 */
+	static bool whole_frame(const rte_mbuf *m, const parsed_frame &pf) noexcept
+	{
+		return pf.frag_offset == 0 && pf.frag_len == pf.msg_len && m->nb_segs == 1 &&
+		       uint64_t(pf.payload_off) + pf.frag_len <= m->data_len;
+	}
+	/** A whole_frame()'s mbuf cut to its payload, as input() cuts it. */
+	static void trim_whole(rte_mbuf *m, const parsed_frame &pf) noexcept
+	{
+		m->data_off = static_cast<uint16_t>(m->data_off + pf.payload_off);
+		m->data_len = static_cast<uint16_t>(pf.frag_len);
+		m->pkt_len = pf.frag_len;
+		m->hash.usr = 0; /* its message offset, as input() records it */
+	}
+	/** n whole_frame() messages of `bytes` in all, counted as input() counts them. */
+	void count_whole(uint64_t n, uint64_t bytes) noexcept
+	{
+		_stats.fragments.add(n);
+		_stats.messages.add(n);
+		_stats.bytes.add(bytes);
+	}
+
+	/**
 	 * A request refused at its first fragment (m, offset 0, not the whole message; freed
 	 * here): its later fragments are dropped as they come (wire_drop::refused_frag), not
 	 * reassembled, by a tombstone for its (source, msg_id): a slot that holds no mbufs,
