@@ -1039,6 +1039,18 @@ TEST(Wire, TheWordSumIsDpdksSum)
 		}
 	const std::vector<uint8_t> ones(64, 0xff);
 	EXPECT_EQ(csum_fold(csum_raw(ones.data(), ones.size())), 0xffff);
+	/* every word carries out (all ones), at every length and alignment: the same sum, and
+	 * below 2^33 unfolded (two such sums add up without overflow) */
+	const std::vector<uint8_t> all(600, 0xff);
+	for (size_t off = 0; off < 8; off++)
+		for (size_t n = 0; n <= 520; n++) {
+			const uint64_t raw = csum_raw(all.data() + off, n);
+			ASSERT_LT(raw, uint64_t(1) << 33) << "length " << n;
+			ASSERT_EQ(csum_fold(raw),
+				  static_cast<uint16_t>(__rte_raw_cksum_reduce(
+					  __rte_raw_cksum(all.data() + off, n, 0))))
+				<< "offset " << off << " length " << n;
+		}
 }
 
 /* A request of one frame as port RX leaves it (parsed, reassembled: data at its header),
