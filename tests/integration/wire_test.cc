@@ -360,6 +360,11 @@ TEST(Wire, MalformedFramesAreDroppedByReason)
 		{wire_drop::bad_magic, [&] { auto b = good; b[fh] = 'X'; return b; }()},
 		{wire_drop::bad_version, [&] { auto b = good; b[fh + 2] = 9; return b; }()},
 		{wire_drop::bad_kind, [&] { auto b = good; b[fh + 3] = 3; return b; }()},
+		{wire_drop::bad_kind, [&] { auto b = good; b[fh + 3] = 0; return b; }()},
+		/* the first reason found: magic before version, version before kind */
+		{wire_drop::bad_magic, [&] { auto b = good; b[fh + 1] ^= 1; b[fh + 2] = 9; b[fh + 3] = 0; return b; }()},
+		{wire_drop::bad_version, [&] { auto b = good; b[fh + 2] = 0; b[fh + 3] = 2; return b; }()},
+		{wire_drop::bad_version, [&] { auto b = good; b[fh + 2] = 2; b[fh + 3] = 7; return b; }()},
 		{wire_drop::bad_reserved, [&] { auto b = good; b[fh + 19] = 1; return b; }()},
 		{wire_drop::bad_reserved, [&] { auto b = good; b[fh + 31] = 1; return b; }()},
 		{wire_drop::too_large, [&] { auto b = good; b[fh + 8] = 0x7f; return b; }()},
@@ -376,12 +381,48 @@ TEST(Wire, MalformedFramesAreDroppedByReason)
 		EXPECT_EQ(parse_frame(m, rte_cpu_to_be_16(mesh_port), 1u << 20, &pf), c.expect)
 			<< wire_drop_name(c.expect);
 		rte_pktmbuf_free(m);
+		/* in segments (headers read across them, not in place): the same reason */
+		for (size_t seg : {size_t(20), size_t(41), size_t(fh + 5)}) {
+			m = chain_of(c.bytes, seg);
+			ASSERT_NE(m, nullptr);
+			EXPECT_EQ(parse_frame(m, rte_cpu_to_be_16(mesh_port), 1u << 20, &pf), c.expect)
+				<< wire_drop_name(c.expect) << " in segments of " << seg;
+			rte_pktmbuf_free(m);
+		}
 	}
 	/* a runt shorter than an Ethernet header */
 	rte_mbuf *m = to_mbuf(std::vector<uint8_t>(good.begin(), good.begin() + 10));
 	parsed_frame pf;
 	EXPECT_NE(parse_frame(m, rte_cpu_to_be_16(mesh_port), 1u << 20, &pf), wire_drop::none);
 	rte_pktmbuf_free(m);
+}
+
+/* The mesh's IPv4 frame of one segment (read in place) and the same bytes in segments of
+ * any size (read through rte_pktmbuf_read()): the same fields, the source MAC included when
+ * the first segment ends before it. */
+TEST(Wire, AFrameInSegmentsParsesAsInOne)
+{
+	const auto good = good_frame();
+	rte_mbuf *m = to_mbuf(good);
+	parsed_frame one;
+	ASSERT_EQ(parse_frame(m, rte_cpu_to_be_16(mesh_port), 1u << 20, &one), wire_drop::none);
+	rte_pktmbuf_free(m);
+	for (size_t seg : {size_t(1), size_t(5), size_t(7), size_t(13), size_t(41), size_t(42),
+			   size_t(43), size_t(fh + 1), size_t(64)}) {
+		m = chain_of(good, seg);
+		ASSERT_NE(m, nullptr);
+		parsed_frame f;
+		ASSERT_EQ(parse_frame(m, rte_cpu_to_be_16(mesh_port), 1u << 20, &f), wire_drop::none)
+			<< seg;
+		EXPECT_TRUE(f.src == one.src && f.dst == one.dst) << seg;
+		EXPECT_EQ(std::memcmp(f.src_mac, one.src_mac, 6), 0) << seg;
+		EXPECT_TRUE(f.kind == one.kind && f.msg_id == one.msg_id && f.msg_len == one.msg_len &&
+			    f.frag_offset == one.frag_offset && f.frag_len == one.frag_len &&
+			    f.l7_len == one.l7_len && f.correlation == one.correlation &&
+			    f.payload_off == one.payload_off)
+			<< seg;
+		rte_pktmbuf_free(m);
+	}
 }
 
 /* The UDP checksum: the port's verdict where it gives one, computed where it does not
