@@ -296,7 +296,8 @@ uint16_t rx_poll(void *arg) noexcept
 			whole_bytes += pf.msg_len;
 			const bool request = pf.kind == wire::frame_kind::request;
 			bool reserve = false;
-			rx_msg *rm = take(request, &reserve, n - i);
+			/* take()'s common case here, not through its closure */
+			rx_msg *rm = nb_used < nb_objs ? objs[nb_used++] : take(request, &reserve, n - i);
 			if (!rm) [[unlikely]] {
 				(request && c.reserve_pool ? c.stats.reserve_empty
 							   : c.stats.msg_pool_empty)
