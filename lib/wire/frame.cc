@@ -93,37 +93,8 @@ uint32_t frame_ptype(const rte_mbuf *m, rte_net_hdr_lens *lens)
 
 } // namespace
 
-namespace {
-
-template <typename T> inline T load(const uint8_t *p) noexcept
-{
-	T v;
-	std::memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-/* The fragment header at h (in place) with frag_len bytes after it, into f. */
-inline wire_drop take_frag_hdr(const uint8_t *h, uint32_t frag_len, uint32_t max_message,
-			       parsed_frame &f) noexcept
-{
-	frag_fields ff;
-	const wire_drop d = decode_frag_hdr(h, frag_len, max_message, &ff);
-	if (d != wire_drop::none)
-		return d;
-	f.kind = ff.kind;
-	f.msg_id = ff.msg_id;
-	f.msg_len = ff.msg_len;
-	f.frag_offset = ff.frag_offset;
-	f.frag_len = ff.frag_len;
-	f.l7_len = ff.l7_len;
-	f.correlation = ff.correlation;
-	return wire_drop::none;
-}
-
-/* parse_frame() of any frame: L2 and L3 through frame_ptype(), the headers read through
- * rte_pktmbuf_read() (a chain, IPv6, IPv4 options), the checksum across segments. */
-[[gnu::noinline]] wire_drop parse_any(const rte_mbuf *m, uint16_t mesh_port_be,
-				      uint32_t max_message, parsed_frame *out) noexcept
+wire_drop detail::parse_any(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t max_message,
+			    parsed_frame *out) noexcept
 {
 	rte_net_hdr_lens lens{};
 	uint32_t ptype = frame_ptype(m, &lens);
@@ -197,7 +168,7 @@ inline wire_drop take_frag_hdr(const uint8_t *h, uint32_t frag_len, uint32_t max
 		m, l4_off + static_cast<uint32_t>(sizeof(rte_udp_hdr)), sizeof(hbuf), &hbuf));
 	if (!h)
 		return wire_drop::truncated;
-	const wire_drop d = take_frag_hdr(reinterpret_cast<const uint8_t *>(h),
+	const wire_drop d = detail::take_frag_hdr(reinterpret_cast<const uint8_t *>(h),
 					  payload - static_cast<uint32_t>(frame_hdr_size), max_message, f);
 	if (d != wire_drop::none)
 		return d;
@@ -214,79 +185,17 @@ inline wire_drop take_frag_hdr(const uint8_t *h, uint32_t frag_len, uint32_t max
 	return wire_drop::none;
 }
 
-} // namespace
-
-/* The mesh's own frames (IPv4 without options or fragmentation, UDP, in one segment) read
- * in place, the checks and their order parse_any()'s: no header copied, no lengths table,
- * and the UDP checksum one sum from the pseudo header's addresses (which lie right before
- * the UDP header in IPv4) to the datagram's end. Anything else: parse_any(). */
-wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t max_message,
-		      parsed_frame *out) noexcept
-{
-	constexpr uint32_t l2 = sizeof(rte_ether_hdr), l3 = sizeof(rte_ipv4_hdr);
-	constexpr uint32_t l4_off = l2 + l3, udp_size = sizeof(rte_udp_hdr);
-	static_assert(offsetof(rte_ipv4_hdr, src_addr) + 8 == l3 && sizeof(rte_udp_hdr) == 8);
-	const auto *p = rte_pktmbuf_mtod(m, const uint8_t *);
-	if (m->nb_segs != 1 || m->data_len < l4_off + udp_size || m->pkt_len != m->data_len ||
-	    load<uint16_t>(p + offsetof(rte_ether_hdr, ether_type)) !=
-		    RTE_BE16(RTE_ETHER_TYPE_IPV4) ||
-	    p[l2 + offsetof(rte_ipv4_hdr, version_ihl)] != RTE_IPV4_VHL_DEF ||
-	    p[l2 + offsetof(rte_ipv4_hdr, next_proto_id)] != IPPROTO_UDP ||
-	    (load<uint16_t>(p + l2 + offsetof(rte_ipv4_hdr, fragment_offset)) &
-	     RTE_BE16(RTE_IPV4_HDR_OFFSET_MASK | RTE_IPV4_HDR_MF_FLAG)) != 0) [[unlikely]]
-		return parse_any(m, mesh_port_be, max_message, out);
-	const uint64_t flags = m->ol_flags;
-	if ((flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_BAD)
-		return wire_drop::bad_checksum;
-	const uint32_t total = be16(load<uint16_t>(p + l2 + offsetof(rte_ipv4_hdr, total_length)));
-	if (total < l3 || l2 + total > m->pkt_len)
-		return wire_drop::bad_ip;
-	parsed_frame &f = *out;
-	const uint8_t *addrs = p + l2 + offsetof(rte_ipv4_hdr, src_addr);
-	f.src.set_v4(load<uint32_t>(addrs), 0);
-	f.dst.set_v4(load<uint32_t>(addrs + 4), 0);
-	const uint8_t *udp = p + l4_off;
-	const uint16_t dst_port = load<uint16_t>(udp + offsetof(rte_udp_hdr, dst_port));
-	if (mesh_port_be != 0 && dst_port != mesh_port_be)
-		return wire_drop::other_port;
-	/* within the segment from here on: l2 + total <= pkt_len == data_len */
-	const uint32_t dgram = be16(load<uint16_t>(udp + offsetof(rte_udp_hdr, dgram_len)));
-	if (dgram < udp_size || dgram != total - l3)
-		return wire_drop::bad_udp;
-	/* as udp_checksum_ok(): a zero checksum is none over IPv4, else the port's verdict,
-	 * else the sum from the addresses on, with the pseudo header's length and protocol */
-	if (load<uint16_t>(udp + offsetof(rte_udp_hdr, dgram_cksum)) != 0) {
-		switch (flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) {
-		case RTE_MBUF_F_RX_L4_CKSUM_GOOD:
-		case RTE_MBUF_F_RX_L4_CKSUM_NONE:
-			break;
-		case RTE_MBUF_F_RX_L4_CKSUM_BAD:
-			return wire_drop::bad_checksum;
-		default: {
-			/* it folds to 0xffff (the check holds) when it is a multiple of 0xffff
-			 * (2^16 is 1), being nonzero (the protocol's word): a multiply, no fold */
-			const uint64_t sum = csum_raw(addrs, 8 + dgram) +
-					     be16(static_cast<uint16_t>(dgram)) +
-					     be16(static_cast<uint16_t>(IPPROTO_UDP));
-			if (sum % 0xffff != 0)
-				return wire_drop::bad_checksum;
-			break;
-		}
-		}
-	}
-	f.src.port = be16(load<uint16_t>(udp + offsetof(rte_udp_hdr, src_port)));
-	f.dst.port = be16(dst_port);
-	if (dgram < udp_size + frame_hdr_size)
-		return wire_drop::truncated;
-	const wire_drop d = take_frag_hdr(udp + udp_size,
-					  dgram - static_cast<uint32_t>(udp_size + frame_hdr_size),
-					  max_message, f);
-	if (d != wire_drop::none)
-		return d;
-	f.payload_off = l4_off + static_cast<uint32_t>(udp_size + frame_hdr_size);
-	std::memcpy(f.src_mac, p + offsetof(rte_ether_hdr, src_addr), 6);
-	return wire_drop::none;
-}
+/* parse_frame()'s offsets and values (frame.h, without DPDK's protocol headers) */
+static_assert(sizeof(rte_ether_hdr) == 14 && offsetof(rte_ether_hdr, ether_type) == 12 &&
+	      offsetof(rte_ether_hdr, src_addr) == 6 && sizeof(rte_ipv4_hdr) == 20 &&
+	      offsetof(rte_ipv4_hdr, version_ihl) == 0 && offsetof(rte_ipv4_hdr, total_length) == 2 &&
+	      offsetof(rte_ipv4_hdr, fragment_offset) == 6 &&
+	      offsetof(rte_ipv4_hdr, next_proto_id) == 9 && offsetof(rte_ipv4_hdr, src_addr) == 12 &&
+	      offsetof(rte_ipv4_hdr, dst_addr) == 16 && sizeof(rte_udp_hdr) == 8 &&
+	      offsetof(rte_udp_hdr, src_port) == 0 && offsetof(rte_udp_hdr, dst_port) == 2 &&
+	      offsetof(rte_udp_hdr, dgram_len) == 4 && offsetof(rte_udp_hdr, dgram_cksum) == 6);
+static_assert(RTE_ETHER_TYPE_IPV4 == 0x0800 && RTE_IPV4_VHL_DEF == 0x45 && IPPROTO_UDP == 17 &&
+	      (RTE_IPV4_HDR_OFFSET_MASK | RTE_IPV4_HDR_MF_FLAG) == 0x3fff);
 
 namespace {
 
