@@ -469,24 +469,37 @@ void mbuf_stash::end() noexcept
 	_bulk = false;
 }
 
-rte_mbuf *mbuf_stash::get() noexcept
+void mbuf_stash::prefetch(unsigned k) const noexcept
 {
-	if (!_bulk || _i == _n) [[unlikely]]
-		return get_refilled();
-	return take();
+	/* both lines of the mbuf (the reset writes next and tx_offload in the second) and
+	 * the two lines its headers go to (a direct mbuf's buffer follows it: a 504's frame
+	 * is ~130 bytes) */
+	const char *m = reinterpret_cast<const char *>(_m[k]);
+	rte_prefetch0(m);
+	rte_prefetch0(m + RTE_CACHE_LINE_SIZE);
+	rte_prefetch0(m + _data_off);
+	rte_prefetch0(m + _data_off + RTE_CACHE_LINE_SIZE);
 }
 
-[[gnu::noinline]] rte_mbuf *mbuf_stash::get_refilled() noexcept
+rte_mbuf *mbuf_stash::get() noexcept
 {
 	if (!_bulk)
 		return rte_pktmbuf_alloc(_pool);
-	_i = 0;
-	_n = rte_mempool_get_bulk(_pool, reinterpret_cast<void **>(_m), size) == 0 ? size : 0;
-	if (_n == 0) /* fewer than a stash left: one at a time */
-		return rte_pktmbuf_alloc(_pool);
-	prefetch(0);
-	prefetch(1);
-	return take();
+	if (_i == _n) {
+		_i = 0;
+		_n = rte_mempool_get_bulk(_pool, reinterpret_cast<void **>(_m), size) == 0 ? size : 0;
+		if (_n == 0) /* fewer than a stash left: one at a time */
+			return rte_pktmbuf_alloc(_pool);
+		prefetch(0);
+		prefetch(1);
+	}
+	/* two ahead: a sweep's 504s come ~100 cycles apart, less than a cold mbuf's miss
+	 * (prefetched one ahead, the first prefetch's wait was 84% of prefetch_next()) */
+	rte_mbuf *m = _m[_i++];
+	if (_i + 1 < _n)
+		prefetch(_i + 1);
+	rte_pktmbuf_reset(m);
+	return m;
 }
 
 namespace {

@@ -221,31 +221,7 @@ public:
 	unsigned held() const noexcept { return _n - _i; }
 
 private:
-	/* get() outside a stash's bulk, or with the stash used up: apart, so that get()
-	 * itself saves no registers (it saved and restored six for the refill every call) */
-	rte_mbuf *get_refilled() noexcept;
-	/* the next mbuf of the stash (there is one), reset; two ahead prefetched: a sweep's
-	 * 504s come ~100 cycles apart, less than a cold mbuf's miss (prefetched one ahead,
-	 * the first prefetch's wait was 84% of prefetch_next()) */
-	rte_mbuf *take() noexcept
-	{
-		rte_mbuf *m = _m[_i++];
-		if (_i + 1 < _n)
-			prefetch(_i + 1);
-		rte_pktmbuf_reset(m);
-		return m;
-	}
-	/* both lines of the mbuf (the reset writes next and tx_offload in the second) and
-	 * the two lines its headers go to (a direct mbuf's buffer follows it: a 504's frame
-	 * is ~130 bytes) */
-	void prefetch(unsigned k) const noexcept
-	{
-		const char *m = reinterpret_cast<const char *>(_m[k]);
-		rte_prefetch0(m);
-		rte_prefetch0(m + RTE_CACHE_LINE_SIZE);
-		rte_prefetch0(m + _data_off);
-		rte_prefetch0(m + _data_off + RTE_CACHE_LINE_SIZE);
-	}
+	void prefetch(unsigned k) const noexcept;
 
 	rte_mempool *_pool;
 	uint32_t _data_off; /* from an mbuf's address to its headroom's end */
