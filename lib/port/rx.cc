@@ -203,7 +203,12 @@ uint16_t rx_poll(void *arg) noexcept
 	 * has a queue here and port TX holds nothing for it is read once, at the burst's first
 	 * such request: 0 no queue here, 1 answer, 2 port TX holds frames (hand on) */
 	rte_mbuf *answers[rx_ctx::burst];
-	wire::parsed_frame answered_pf[rx_ctx::burst];
+	/* not constructed: a burst writes the few it uses (clearing all 32 frames' addresses
+	 * cost ~10 instructions a message) */
+	union frame_slot {
+		wire::parsed_frame pf;
+		frame_slot() noexcept {}
+	} answered_pf[rx_ctx::burst];
 	uint32_t answered_svc[rx_ctx::burst];
 	unsigned nb_answers = 0;
 	int answer_here = c.answers ? -1 : 0;
@@ -227,15 +232,17 @@ uint16_t rx_poll(void *arg) noexcept
 	/* messages already waiting for the sidecar: past backlog_limit a request is refused */
 	const unsigned backlog =
 		c.next && c.backlog_limit != UINT32_MAX ? rte_ring_count(c.next) : 0;
-	uint64_t bytes = 0;
+	uint64_t bytes = 0, whole_bytes = 0;
+	uint32_t nb_whole = 0;
 	uint32_t accepted = 0, refused = 0, overloaded = 0, by_backlog = 0;
-	uint32_t drops[static_cast<size_t>(rx_drop::count)] = {};
+	uint32_t drops[static_cast<size_t>(rx_drop::count)] = {}, dropped = 0;
+	/* parse_frame() writes every field of a frame it accepts: constructed once a burst */
+	wire::parsed_frame pf;
 	for (uint16_t i = 0; i < n; i++) {
 		if (i + 2 < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
 		rte_mbuf *m = pkts[i];
 		bytes += m->pkt_len;
-		wire::parsed_frame pf;
 		wire::wire_drop why = wire::parse_frame(m, c.mesh_port_be, c.max_message, &pf);
 		if (why == wire::wire_drop::none) {
 			const std::optional<wire::endpoint> &self = pf.dst.is_v4() ? c.ip4 : c.ip6;
@@ -244,6 +251,7 @@ uint16_t rx_poll(void *arg) noexcept
 		}
 		if (why != wire::wire_drop::none) {
 			drops[static_cast<size_t>(why)]++;
+			dropped++;
 			rte_pktmbuf_free(m);
 			continue;
 		}
@@ -260,7 +268,7 @@ uint16_t rx_poll(void *arg) noexcept
 						      : c.answers->ready(q.port)    ? 1
 										    : 2;
 				if (answer_here == 1 && c.answers->make(m, pf, q.port)) {
-					answered_pf[nb_answers] = pf;
+					answered_pf[nb_answers].pf = pf;
 					answered_svc[nb_answers] = svc;
 					answers[nb_answers++] = m;
 					refused++;
@@ -277,8 +285,53 @@ uint16_t rx_poll(void *arg) noexcept
 			refused++;
 			continue;
 		}
-		wire::message msg;
 		m->port = q.port; /* a timed-out request is answered out of the port it came in */
+		if (wire::reassembler::whole_frame(m, pf)) [[likely]] {
+			/* a message of one frame (nearly every request): what the reassembler
+			 * would do with it (trim, count) without the call, counted per burst, and
+			 * the message written straight into its rx_msg from the frame (copying a
+			 * wire::message in stalled on store forwarding behind its stores) */
+			wire::reassembler::trim_whole(m, pf);
+			nb_whole++;
+			whole_bytes += pf.msg_len;
+			const bool request = pf.kind == wire::frame_kind::request;
+			bool reserve = false;
+			/* take()'s common case here, not through its closure */
+			rx_msg *rm = nb_used < nb_objs ? objs[nb_used++] : take(request, &reserve, n - i);
+			if (!rm) [[unlikely]] {
+				(request && c.reserve_pool ? c.stats.reserve_empty
+							   : c.stats.msg_pool_empty)
+					.inc();
+				rte_pktmbuf_free(m);
+				continue;
+			}
+			if (request && (reserve || backlog + nb_done >= c.backlog_limit)) [[unlikely]] {
+				refusal_of(pf, rx_refusal::overloaded, rm);
+				rte_pktmbuf_free(m);
+				rm->rx_tsc = now;
+				rm->port_id = q.port;
+				rm->svc = UINT32_MAX;
+				overloaded++;
+				by_backlog += reserve ? 0 : 1;
+				refuse(rm);
+				continue;
+			}
+			rm->body = {};
+			rm->msg.chain = m;
+			rm->msg.src = pf.src;
+			std::memcpy(rm->msg.src_mac, pf.src_mac, sizeof(rm->msg.src_mac));
+			rm->msg.kind = pf.kind;
+			rm->msg.msg_id = pf.msg_id;
+			rm->msg.msg_len = pf.msg_len;
+			rm->msg.l7_len = pf.l7_len;
+			rm->msg.correlation = pf.correlation;
+			rm->rx_tsc = now;
+			rm->port_id = q.port;
+			rm->refusal = rx_refusal::none;
+			done[nb_done++] = rm;
+			continue;
+		}
+		wire::message msg;
 		if (c.reasm->input(m, pf, reasm_now, &msg) != wire::reasm_result::complete)
 			continue; /* held, or dropped and counted by the reassembler */
 		const bool request = msg.kind == wire::frame_kind::request;
@@ -309,6 +362,8 @@ uint16_t rx_poll(void *arg) noexcept
 		rm->refusal = rx_refusal::none;
 		done[nb_done++] = rm;
 	}
+	if (nb_whole)
+		c.reasm->count_whole(nb_whole, whole_bytes);
 	uint32_t answered = 0;
 	if (nb_answers) {
 		/* one burst out of the port; what it did not take is handed on as a refusal,
@@ -318,7 +373,7 @@ uint16_t rx_poll(void *arg) noexcept
 			c.gate->count_answered(answered_svc[i]);
 		for (unsigned i = answered; i < nb_answers; i++) {
 			rte_pktmbuf_free(answers[i]);
-			(void)hand_on(answered_pf[i], answered_svc[i], nb_answers - i);
+			(void)hand_on(answered_pf[i].pf, answered_svc[i], nb_answers - i);
 		}
 		c.stats.answered_saturated.add(answered);
 		if (answered < nb_answers) [[unlikely]]
@@ -359,7 +414,7 @@ uint16_t rx_poll(void *arg) noexcept
 		if (by_backlog)
 			c.stats.overloaded_backlog.add(by_backlog);
 	}
-	for (size_t d = 0; d < static_cast<size_t>(rx_drop::count); d++)
+	for (size_t d = 0; dropped && d < static_cast<size_t>(rx_drop::count); d++)
 		if (drops[d])
 			c.stats.drops[d].add(drops[d]);
 	return n;

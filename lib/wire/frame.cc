@@ -93,8 +93,8 @@ uint32_t frame_ptype(const rte_mbuf *m, rte_net_hdr_lens *lens)
 
 } // namespace
 
-wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t max_message,
-		      parsed_frame *out) noexcept
+wire_drop detail::parse_any(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t max_message,
+			    parsed_frame *out) noexcept
 {
 	rte_net_hdr_lens lens{};
 	uint32_t ptype = frame_ptype(m, &lens);
@@ -168,24 +168,34 @@ wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t max_mes
 		m, l4_off + static_cast<uint32_t>(sizeof(rte_udp_hdr)), sizeof(hbuf), &hbuf));
 	if (!h)
 		return wire_drop::truncated;
-	frag_fields ff;
-	wire_drop d = decode_frag_hdr(h, payload - static_cast<uint32_t>(frame_hdr_size),
-				      max_message, &ff);
+	const wire_drop d = detail::take_frag_hdr(reinterpret_cast<const uint8_t *>(h),
+					  payload - static_cast<uint32_t>(frame_hdr_size), max_message, f);
 	if (d != wire_drop::none)
 		return d;
-	f.kind = ff.kind;
-	f.msg_id = ff.msg_id;
-	f.msg_len = ff.msg_len;
-	f.frag_offset = ff.frag_offset;
-	f.frag_len = ff.frag_len;
-	f.l7_len = ff.l7_len;
-	f.correlation = ff.correlation;
 	f.payload_off = l4_off + static_cast<uint32_t>(sizeof(rte_udp_hdr) + frame_hdr_size);
-	/* at its offset: the frame may start at an odd address (frame_ptype()) */
-	std::memcpy(f.src_mac,
-		    rte_pktmbuf_mtod_offset(m, const uint8_t *, offsetof(rte_ether_hdr, src_addr)), 6);
+	/* through rte_pktmbuf_read() as every header here: a chain's first segment may end
+	 * before it (read in place, the address came from past the segment's data); always
+	 * there, the IP header that follows it having been read */
+	uint8_t mac_buf[6];
+	const auto *mac = static_cast<const uint8_t *>(
+		rte_pktmbuf_read(m, offsetof(rte_ether_hdr, src_addr), sizeof(mac_buf), mac_buf));
+	if (!mac) [[unlikely]]
+		return wire_drop::bad_ip;
+	std::memcpy(f.src_mac, mac, sizeof(f.src_mac));
 	return wire_drop::none;
 }
+
+/* parse_frame()'s offsets and values (frame.h, without DPDK's protocol headers) */
+static_assert(sizeof(rte_ether_hdr) == 14 && offsetof(rte_ether_hdr, ether_type) == 12 &&
+	      offsetof(rte_ether_hdr, src_addr) == 6 && sizeof(rte_ipv4_hdr) == 20 &&
+	      offsetof(rte_ipv4_hdr, version_ihl) == 0 && offsetof(rte_ipv4_hdr, total_length) == 2 &&
+	      offsetof(rte_ipv4_hdr, fragment_offset) == 6 &&
+	      offsetof(rte_ipv4_hdr, next_proto_id) == 9 && offsetof(rte_ipv4_hdr, src_addr) == 12 &&
+	      offsetof(rte_ipv4_hdr, dst_addr) == 16 && sizeof(rte_udp_hdr) == 8 &&
+	      offsetof(rte_udp_hdr, src_port) == 0 && offsetof(rte_udp_hdr, dst_port) == 2 &&
+	      offsetof(rte_udp_hdr, dgram_len) == 4 && offsetof(rte_udp_hdr, dgram_cksum) == 6);
+static_assert(RTE_ETHER_TYPE_IPV4 == 0x0800 && RTE_IPV4_VHL_DEF == 0x45 && IPPROTO_UDP == 17 &&
+	      (RTE_IPV4_HDR_OFFSET_MASK | RTE_IPV4_HDR_MF_FLAG) == 0x3fff);
 
 namespace {
 

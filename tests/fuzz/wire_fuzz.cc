@@ -16,7 +16,8 @@
 // its sum taken once (l7_summed, as the node's error answers are), gives the same frames.
 // The sweep reports timed-out requests (the 408 path) into a small array, again until it
 // has room: each report is a request whose first fragment the reassembler held, reported
-// once, with no chain.
+// once, with no chain. Every frame is parsed again in two segments: the same verdict and
+// fields (the in-place path and the general one agree).
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -82,6 +83,36 @@ std::string bytes_of(const rte_mbuf *m)
 }
 
 void same_with_sum(const link_addr &a, const message &msg, const uint8_t *l7, uint16_t mtu);
+
+/* The same frame in two segments (split after `split` bytes, 1 <= split < len) parses as
+ * the one-segment frame did: parse_frame() reads the mesh's IPv4 frames of one segment in
+ * place and everything else through rte_pktmbuf_read(), and both must reach one verdict
+ * (the same drop reason) and the same fields. */
+void same_in_two_segments(const uint8_t *frame, size_t len, size_t split, uint64_t verdicts,
+			  uint16_t port_be, wire_drop want, const parsed_frame &pf)
+{
+	rte_mbuf *a = rte_pktmbuf_alloc(g_pool), *b = rte_pktmbuf_alloc(g_pool);
+	if (!a || !b)
+		std::abort();
+	std::memcpy(rte_pktmbuf_append(a, static_cast<uint16_t>(split)), frame, split);
+	std::memcpy(rte_pktmbuf_append(b, static_cast<uint16_t>(len - split)), frame + split,
+		    len - split);
+	if (rte_pktmbuf_chain(a, b) != 0)
+		std::abort();
+	a->ol_flags |= verdicts;
+	parsed_frame f;
+	const wire_drop why = parse_frame(a, port_be, g_cfg.max_message, &f);
+	if (why != want)
+		std::abort();
+	if (why == wire_drop::none &&
+	    (!(f.src == pf.src) || !(f.dst == pf.dst) ||
+	     std::memcmp(f.src_mac, pf.src_mac, sizeof(f.src_mac)) != 0 || f.kind != pf.kind ||
+	     f.msg_id != pf.msg_id || f.msg_len != pf.msg_len || f.frag_offset != pf.frag_offset ||
+	     f.frag_len != pf.frag_len || f.l7_len != pf.l7_len ||
+	     f.correlation != pf.correlation || f.payload_off != pf.payload_off))
+		std::abort();
+	rte_pktmbuf_free(a);
+}
 
 /* A completed message (its sender's addresses in pf) fragmented again and reassembled. */
 void send_again(const message &msg, const parsed_frame &pf, uint16_t port_be)
@@ -205,11 +236,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		}
 		std::memcpy(rte_pktmbuf_append(m, static_cast<uint16_t>(len)), data, len);
+		const uint8_t *frame = data;
 		data += len;
 		size -= len;
 		m->ol_flags |= verdicts;
 		parsed_frame pf;
 		const wire_drop why = parse_frame(m, port_be, g_cfg.max_message, &pf);
+		if (len >= 2) /* split where the frame's last byte says */
+			same_in_two_segments(frame, len, 1 + frame[len - 1] % (len - 1), verdicts,
+					     port_be, why, pf);
 		if (why == wire_drop::none && (verdicts & RTE_MBUF_F_RX_IP_CKSUM_BAD) &&
 		    pf.src.is_v4())
 			std::abort(); /* the port said the IPv4 header is bad */

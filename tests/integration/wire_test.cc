@@ -360,6 +360,11 @@ TEST(Wire, MalformedFramesAreDroppedByReason)
 		{wire_drop::bad_magic, [&] { auto b = good; b[fh] = 'X'; return b; }()},
 		{wire_drop::bad_version, [&] { auto b = good; b[fh + 2] = 9; return b; }()},
 		{wire_drop::bad_kind, [&] { auto b = good; b[fh + 3] = 3; return b; }()},
+		{wire_drop::bad_kind, [&] { auto b = good; b[fh + 3] = 0; return b; }()},
+		/* the first reason found: magic before version, version before kind */
+		{wire_drop::bad_magic, [&] { auto b = good; b[fh + 1] ^= 1; b[fh + 2] = 9; b[fh + 3] = 0; return b; }()},
+		{wire_drop::bad_version, [&] { auto b = good; b[fh + 2] = 0; b[fh + 3] = 2; return b; }()},
+		{wire_drop::bad_version, [&] { auto b = good; b[fh + 2] = 2; b[fh + 3] = 7; return b; }()},
 		{wire_drop::bad_reserved, [&] { auto b = good; b[fh + 19] = 1; return b; }()},
 		{wire_drop::bad_reserved, [&] { auto b = good; b[fh + 31] = 1; return b; }()},
 		{wire_drop::too_large, [&] { auto b = good; b[fh + 8] = 0x7f; return b; }()},
@@ -376,12 +381,48 @@ TEST(Wire, MalformedFramesAreDroppedByReason)
 		EXPECT_EQ(parse_frame(m, rte_cpu_to_be_16(mesh_port), 1u << 20, &pf), c.expect)
 			<< wire_drop_name(c.expect);
 		rte_pktmbuf_free(m);
+		/* in segments (headers read across them, not in place): the same reason */
+		for (size_t seg : {size_t(20), size_t(41), size_t(fh + 5)}) {
+			m = chain_of(c.bytes, seg);
+			ASSERT_NE(m, nullptr);
+			EXPECT_EQ(parse_frame(m, rte_cpu_to_be_16(mesh_port), 1u << 20, &pf), c.expect)
+				<< wire_drop_name(c.expect) << " in segments of " << seg;
+			rte_pktmbuf_free(m);
+		}
 	}
 	/* a runt shorter than an Ethernet header */
 	rte_mbuf *m = to_mbuf(std::vector<uint8_t>(good.begin(), good.begin() + 10));
 	parsed_frame pf;
 	EXPECT_NE(parse_frame(m, rte_cpu_to_be_16(mesh_port), 1u << 20, &pf), wire_drop::none);
 	rte_pktmbuf_free(m);
+}
+
+/* The mesh's IPv4 frame of one segment (read in place) and the same bytes in segments of
+ * any size (read through rte_pktmbuf_read()): the same fields, the source MAC included when
+ * the first segment ends before it. */
+TEST(Wire, AFrameInSegmentsParsesAsInOne)
+{
+	const auto good = good_frame();
+	rte_mbuf *m = to_mbuf(good);
+	parsed_frame one;
+	ASSERT_EQ(parse_frame(m, rte_cpu_to_be_16(mesh_port), 1u << 20, &one), wire_drop::none);
+	rte_pktmbuf_free(m);
+	for (size_t seg : {size_t(1), size_t(5), size_t(7), size_t(13), size_t(41), size_t(42),
+			   size_t(43), size_t(fh + 1), size_t(64)}) {
+		m = chain_of(good, seg);
+		ASSERT_NE(m, nullptr);
+		parsed_frame f;
+		ASSERT_EQ(parse_frame(m, rte_cpu_to_be_16(mesh_port), 1u << 20, &f), wire_drop::none)
+			<< seg;
+		EXPECT_TRUE(f.src == one.src && f.dst == one.dst) << seg;
+		EXPECT_EQ(std::memcmp(f.src_mac, one.src_mac, 6), 0) << seg;
+		EXPECT_TRUE(f.kind == one.kind && f.msg_id == one.msg_id && f.msg_len == one.msg_len &&
+			    f.frag_offset == one.frag_offset && f.frag_len == one.frag_len &&
+			    f.l7_len == one.l7_len && f.correlation == one.correlation &&
+			    f.payload_off == one.payload_off)
+			<< seg;
+		rte_pktmbuf_free(m);
+	}
 }
 
 /* The UDP checksum: the port's verdict where it gives one, computed where it does not
@@ -624,6 +665,79 @@ TEST(Wire, SingleFrameMessagesTakeNoReassemblySlot)
 	EXPECT_EQ(done[0].msg_len, l7.size() + 3000);
 	rte_pktmbuf_free(done[0].chain);
 	EXPECT_EQ(r->in_flight(), 0u);
+}
+
+TEST(Wire, AWholeFrameTakenWithoutInputIsInputsMessage)
+{
+	/* port RX's common case: whole_frame(), trim_whole() and count_whole() leave the
+	 * mbuf and the counters as input() leaves them, over IPv4 and IPv6 */
+	auto a = make_reasm("whole_a"), b = make_reasm("whole_b");
+	ASSERT_TRUE(a && b);
+	auto l7 = l7_request();
+	auto body = random_body(600, 9);
+	uint64_t bytes = 0;
+	for (bool v6 : {false, true}) {
+		for (uint32_t len : {0u, 1u, 77u, 600u}) {
+			rte_mbuf *f[2] = {};
+			for (rte_mbuf *&x : f)
+				ASSERT_EQ(fragment(addr(v6), frame_kind::request, 5, 6, l7.data(),
+						   static_cast<uint16_t>(l7.size()),
+						   body_ref{body.data(), len}, 1500, pool(), &x, 1),
+					  1u);
+			parsed_frame pf;
+			ASSERT_EQ(parse_frame(f[0], rte_cpu_to_be_16(mesh_port), 16u << 20, &pf),
+				  wire_drop::none);
+			ASSERT_TRUE(reassembler::whole_frame(f[0], pf));
+			message msg;
+			ASSERT_EQ(a->input(f[0], pf, rte_rdtsc(), &msg), reasm_result::complete);
+			ASSERT_EQ(parse_frame(f[1], rte_cpu_to_be_16(mesh_port), 16u << 20, &pf),
+				  wire_drop::none);
+			reassembler::trim_whole(f[1], pf);
+			EXPECT_EQ(msg.chain, f[0]);
+			EXPECT_EQ(f[1]->data_off, f[0]->data_off);
+			EXPECT_EQ(f[1]->data_len, f[0]->data_len);
+			EXPECT_EQ(f[1]->pkt_len, f[0]->pkt_len);
+			EXPECT_EQ(f[1]->nb_segs, f[0]->nb_segs);
+			EXPECT_EQ(f[1]->hash.usr, f[0]->hash.usr);
+			EXPECT_EQ(bytes_of(f[1]), bytes_of(f[0]));
+			bytes += pf.msg_len;
+			rte_pktmbuf_free(f[0]);
+			rte_pktmbuf_free(f[1]);
+		}
+	}
+	b->count_whole(8, bytes);
+	EXPECT_EQ(b->stats().fragments.get(), a->stats().fragments.get());
+	EXPECT_EQ(b->stats().messages.get(), a->stats().messages.get());
+	EXPECT_EQ(b->stats().bytes.get(), a->stats().bytes.get());
+	EXPECT_EQ(a->in_flight(), 0u);
+	/* a frame of a longer message, or in two segments, is not one: input()'s */
+	rte_mbuf *f[3] = {};
+	auto big = random_body(3000, 3);
+	ASSERT_EQ(fragment(addr(false), frame_kind::request, 7, 7, l7.data(),
+			   static_cast<uint16_t>(l7.size()), body_ref{big.data(), 3000}, 1500,
+			   pool(), f, 3),
+		  3u);
+	for (rte_mbuf *x : f) {
+		parsed_frame pf;
+		ASSERT_EQ(parse_frame(x, rte_cpu_to_be_16(mesh_port), 16u << 20, &pf),
+			  wire_drop::none);
+		EXPECT_FALSE(reassembler::whole_frame(x, pf));
+		rte_pktmbuf_free(x);
+	}
+	rte_mbuf *one = nullptr;
+	ASSERT_EQ(fragment(addr(false), frame_kind::request, 8, 8, l7.data(),
+			   static_cast<uint16_t>(l7.size()), body_ref{big.data(), 100}, 1500, pool(),
+			   &one, 1),
+		  1u);
+	std::vector<uint8_t> raw(rte_pktmbuf_mtod(one, uint8_t *),
+				 rte_pktmbuf_mtod(one, uint8_t *) + one->data_len);
+	rte_pktmbuf_free(one);
+	rte_mbuf *two = chain_of(raw, 60);
+	ASSERT_NE(two, nullptr);
+	parsed_frame pf;
+	ASSERT_EQ(parse_frame(two, rte_cpu_to_be_16(mesh_port), 16u << 20, &pf), wire_drop::none);
+	EXPECT_FALSE(reassembler::whole_frame(two, pf));
+	rte_pktmbuf_free(two);
 }
 
 TEST(Wire, MemoryLimitHoldsAcrossMessages)
@@ -966,6 +1080,18 @@ TEST(Wire, TheWordSumIsDpdksSum)
 		}
 	const std::vector<uint8_t> ones(64, 0xff);
 	EXPECT_EQ(csum_fold(csum_raw(ones.data(), ones.size())), 0xffff);
+	/* every word carries out (all ones), at every length and alignment: the same sum, and
+	 * below 2^33 unfolded (two such sums add up without overflow) */
+	const std::vector<uint8_t> all(600, 0xff);
+	for (size_t off = 0; off < 8; off++)
+		for (size_t n = 0; n <= 520; n++) {
+			const uint64_t raw = csum_raw(all.data() + off, n);
+			ASSERT_LT(raw, uint64_t(1) << 33) << "length " << n;
+			ASSERT_EQ(csum_fold(raw),
+				  static_cast<uint16_t>(__rte_raw_cksum_reduce(
+					  __rte_raw_cksum(all.data() + off, n, 0))))
+				<< "offset " << off << " length " << n;
+		}
 }
 
 /* A request of one frame as port RX leaves it (parsed, reassembled: data at its header),

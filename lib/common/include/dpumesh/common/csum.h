@@ -29,22 +29,45 @@ inline constexpr uint16_t csum_fold(uint64_t s) noexcept
 }
 
 /**
- * n bytes summed as __rte_raw_cksum() sums them, unfolded: csum_fold() of it is its
- * __rte_raw_cksum_reduce(). Eight bytes a load (a 64-bit word adds its two 32-bit halves:
- * 2^32 is 1 in one's-complement arithmetic, as 2^16 is), the tail in one 4-, 2- and 1-byte
- * load each. DPDK 22.11's loop, 16 bits a step with a vectorized prologue and epilogue,
- * cost ~12 cycles for a 57-byte header in the forward profile.
+ * n bytes summed as __rte_raw_cksum() sums them, unfolded (below 2^33): csum_fold() of it is
+ * its __rte_raw_cksum_reduce(). From 8 bytes on, 64-bit words are added and their carries
+ * counted apart (an add and an add-with-carry a word; 2^64 is 1 in one's-complement
+ * arithmetic, as 2^16 is), four a step, and the last n % 8 bytes are one load of the word
+ * that ends them, shifted to where they sit in a word of their own (at a multiple of 8 from
+ * p, so paired as they are in place). Below 8 bytes, one 4-, 2- and 1-byte load each.
+ * DPDK 22.11's loop, 16 bits a step with a vectorized prologue and epilogue, cost ~12
+ * cycles for a 57-byte header in the forward profile; 32-bit halves added apart cost ~9
+ * instructions per 8 bytes (~105 for a received frame's 97-byte datagram).
  */
 inline uint64_t csum_raw(const void *p, size_t n) noexcept
 {
 	const auto *b = static_cast<const unsigned char *>(p);
+	if (n >= 8) {
+		uint64_t s = 0, carries = 0;
+		const auto add = [b, &s, &carries](size_t at, unsigned drop = 0) noexcept {
+			uint64_t w;
+			std::memcpy(&w, b + at, 8);
+			w = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? w >> drop : w << drop;
+			s += w;
+			carries += s < w;
+		};
+		size_t i = 0;
+		for (; i + 32 <= n; i += 32) {
+			add(i);
+			add(i + 8);
+			add(i + 16);
+			add(i + 24);
+		}
+		for (; i + 8 <= n; i += 8)
+			add(i);
+		if (i < n) /* the last n - i bytes: the word ending them, less what precedes them */
+			add(n - 8, 8 * unsigned(8 - (n - i)));
+		uint64_t t = s + carries;
+		t += t < carries; /* the carry out, added back in */
+		return (t & 0xffffffff) + (t >> 32);
+	}
 	uint64_t s = 0;
 	size_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		uint64_t w;
-		std::memcpy(&w, b + i, 8);
-		s += (w & 0xffffffff) + (w >> 32);
-	}
 	if (i + 4 <= n) {
 		uint32_t w;
 		std::memcpy(&w, b + i, 4);
