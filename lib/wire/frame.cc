@@ -343,7 +343,7 @@ void finish_checksum(rte_mbuf *m, bool v6)
 /* The one's-complement sum of n bytes, folded to 16 bits (as loaded from memory). */
 inline uint16_t raw_sum(const void *p, uint32_t n)
 {
-	return csum_fold(csum_raw(p, n));
+	return csum_folded(p, n);
 }
 
 /* The sum (big-endian word values) of what the UDP checksum covers of a frame that
@@ -690,9 +690,14 @@ bool link_template::make(const link_addr &addr) noexcept
 	encode_frag_hdr(frag_fields{kind, msg_id, msg_len, 0, 0, l7.len, correlation}, udp + 8);
 	copy_exact(p + hdrs, l7.data, l7.len); /* >= 16 (above); libc's memcpy was a call */
 	const uint16_t body_sum = body_len ? raw_sum(body, body_len) : 0;
-	/* udp_checksum_of()'s words: the address's kept, the lengths', kind's and ids' added */
-	const uint64_t words = _udp_words + 2u * udp_len + static_cast<uint8_t>(kind) +
-			       be_words(msg_len) + l7.len + be_words(msg_id) + be_words(correlation);
+	/* udp_checksum_of()'s words: the address's kept, the lengths', kind's and ids' added.
+	 * A value's 16-bit words sum to the value itself modulo 0xffff (2^16 is 1 there), and
+	 * the fold below keeps only that: the 32-bit values added whole, the correlation with
+	 * its carry wrapped around (csum_add64()), not split into words (be_words(): ~25
+	 * instructions a frame) */
+	const uint64_t words = csum_add64(_udp_words + 2u * udp_len + static_cast<uint8_t>(kind) +
+						  msg_len + l7.len + msg_id,
+					  correlation);
 	const uint16_t ck = udp_checksum_from(words, l7.sum, l7.len, body_sum);
 	std::memcpy(udp + offsetof(rte_udp_hdr, dgram_cksum), &ck, sizeof(ck));
 	/* an mbuf to send: what rte_pktmbuf_reset() clears of a received one */
@@ -830,11 +835,6 @@ uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint6
 {
 	return fragment_with(addr, kind, msg_id, correlation, l7, l7_len, nullptr, body, mtu,
 			     mbufs, out, max_out);
-}
-
-uint16_t l7_sum(const uint8_t *l7, uint16_t len) noexcept
-{
-	return raw_sum(l7, len);
 }
 
 uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint64_t correlation,

@@ -968,6 +968,26 @@ TEST(Wire, TheWordSumIsDpdksSum)
 	EXPECT_EQ(csum_fold(csum_raw(ones.data(), ones.size())), 0xffff);
 }
 
+/* csum_folded() (wire::l7_sum(), the frames' header and body sums) is __rte_raw_cksum()
+ * folded too, at every length and alignment, for bytes that carry out of 64 bits at every
+ * word (all ones: a sum of all ones comes out as DPDK's 0xffff, never 0), none at all, and
+ * random ones. */
+TEST(Wire, TheWordSumWithCarriesIsDpdksSum)
+{
+	const std::vector<uint8_t> rnd = random_body(600, 7);
+	const std::vector<uint8_t> ones(600, 0xff), zeros(600, 0), high(600, 0x80);
+	for (const std::vector<uint8_t> *bytes : {&rnd, &ones, &zeros, &high})
+		for (size_t off = 0; off < 8; off++)
+			for (size_t n = 0; n <= 520; n++) {
+				const uint8_t *p = bytes->data() + off;
+				const uint16_t want = static_cast<uint16_t>(
+					__rte_raw_cksum_reduce(__rte_raw_cksum(p, n, 0)));
+				ASSERT_EQ(csum_folded(p, n), want) << "offset " << off << " length " << n;
+				ASSERT_EQ(l7_sum(p, static_cast<uint16_t>(n)), want)
+					<< "offset " << off << " length " << n;
+			}
+}
+
 /* A request of one frame as port RX leaves it (parsed, reassembled: data at its header),
  * made in its own mbuf into the frame that relays it with a grown header: the bytes
  * fragment() makes for that message, at both families and header parities, with and

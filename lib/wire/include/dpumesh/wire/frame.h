@@ -149,8 +149,12 @@ struct l7_summed {
 	uint16_t len = 0;
 	uint16_t sum = 0; /**< l7_sum(data, len) */
 };
-/** The sum l7_summed::sum holds: of `len` bytes as the UDP checksum adds them. */
-uint16_t l7_sum(const uint8_t *l7, uint16_t len) noexcept;
+/** The sum l7_summed::sum holds: of `len` bytes as the UDP checksum adds them. Inline: a
+ *  relay takes it of every request's header (csum_folded()). */
+inline uint16_t l7_sum(const uint8_t *l7, uint16_t len) noexcept
+{
+	return csum_folded(l7, len);
+}
 /**
  * The one's-complement sum of a header (as wire::l7_sum() takes it: the UDP checksum's
  * part) that grew in place, from the sum it had: `old_len` bytes and `old_nb` fields
