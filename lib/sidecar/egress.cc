@@ -268,23 +268,6 @@ bool egress::forward(const remote &to, wire::frame_kind kind, uint64_t correlati
 	return true;
 }
 
-bool egress::forward_in_place(const peer_link &to, wire::frame_kind kind, uint64_t correlation,
-			      const wire::l7_summed &l7, rte_mbuf *m, uint16_t old_l7_len,
-			      bool *sent) noexcept
-{
-	if (!can_send(to.to.port))
-		return false; /* forward() counts it */
-	port_view &eg = _ports[to.to.port];
-	if (!to.frame.frame_in_place(m, old_l7_len, kind, _msg_id + _msg_id_step, correlation, l7,
-				     eg.mtu))
-		return false;
-	_msg_id += _msg_id_step;
-	*sent = put_one(eg, m);
-	if (*sent)
-		_stats.relayed_in_place.inc();
-	return true;
-}
-
 egress::outcome egress::send_pod_message(const remote &to, wire::frame_kind kind,
 					 uint64_t correlation, const pod_message &m) noexcept
 {
