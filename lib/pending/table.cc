@@ -65,55 +65,6 @@ void table::unlink(uint32_t idx) noexcept
 		_slots[s.next].prev = s.prev;
 }
 
-/* Onto its timeout class's FIFO: false (the wheel then) when no FIFO takes its class, its
- * deadline would come before the FIFO's newest, or the FIFO is full of live entries. */
-bool table::to_fifo(uint32_t idx) noexcept
-{
-	slot &s = _slots[idx];
-	const uint64_t deadline = s.e.deadline_tsc;
-	if (deadline <= s.e.start_tsc)
-		return false;
-	const uint64_t timeout = deadline - s.e.start_tsc;
-	fifo *q = nullptr;
-	for (fifo &f : _fifos) {
-		if (f.timeout == timeout) {
-			q = &f;
-			break;
-		}
-		if (!q && f.head == f.tail)
-			q = &f; /* empty: it may take a new class */
-	}
-	if (!q)
-		return false;
-	if (q->head == q->tail) {
-		q->timeout = timeout;
-	} else if (deadline < q->last) {
-		return false;
-	}
-	const uint32_t mask = _capacity - 1;
-	if (q->tail - q->head == _capacity) {
-		/* full: the items of entries answered since go first */
-		while (q->head != q->tail && !fifo_live(q->items[q->head & mask]))
-			q->head++;
-		if (q->tail - q->head == _capacity)
-			return false;
-	}
-	q->items[q->tail & mask] = {token_of(idx), deadline};
-	q->tail++;
-	/* the line the tail reaches fifo_lines_ahead lines from now, for writing, once per
-	 * line: the ring (16 B an item, the table's capacity of them) was last touched when
-	 * the sweep read it tens of milliseconds ago, and the store of each new line's first
-	 * item missed; committed in order, it held up every store behind it (with a fence
-	 * after insert, 7% of the forward path's worker waited there). Track side10: the
-	 * forward relay 0.85-0.88x, the sidecar 0.85-0.91x main's cycles per message */
-	if ((q->tail & (items_per_line - 1)) == 0)
-		__builtin_prefetch(&q->items[(q->tail + fifo_lines_ahead * items_per_line) & mask], 1);
-	q->last = deadline;
-	s.in_fifo = true;
-	_nb_in_fifos++;
-	return true;
-}
-
 /* Off the wheel or out of its FIFO (whose item stays behind, no longer live). */
 void table::leave(uint32_t idx) noexcept
 {
@@ -133,28 +84,6 @@ uint32_t table::insert(const entry &e) noexcept
 		return 0;
 	*to = e;
 	return insert_written();
-}
-
-uint32_t table::insert_written() noexcept
-{
-	if (_free_head == nil)
-		return 0;
-	uint32_t idx = _free_head;
-	slot &s = _slots[idx];
-	_free_head = s.next;
-	/* the next insert's slot: the free list is LIFO, but a deadline sweep frees a whole
-	 * tick's entries at once, and the opens of the next millisecond go deeper than what
-	 * the sweep left in cache (the load of its `next` was insert()'s hottest line) */
-	if (_free_head != nil) {
-		__builtin_prefetch(&_slots[_free_head], 1);
-		__builtin_prefetch(reinterpret_cast<const char *>(&_slots[_free_head]) + 64, 1);
-	}
-	s.used = true;
-	s.in_fifo = false;
-	if (!to_fifo(idx))
-		link(idx);
-	_nb_used.store(_nb_used.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-	return token_of(idx);
 }
 
 entry *table::find(uint32_t token) noexcept

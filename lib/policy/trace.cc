@@ -8,43 +8,9 @@
 
 #include "dpumesh/common/csum.h"
 
-#if defined(__SSSE3__)
-#include <tmmintrin.h>
-#endif
-
 namespace dpumesh::policy {
 
 namespace {
-
-#if defined(__SSSE3__)
-/* 16 lowercase hex digits of x, most significant first, in a vector: each byte's nibbles
- * spread to two bytes and looked up in a 16-byte table (one pshufb). */
-inline __m128i hex16(uint64_t x) noexcept
-{
-	const __m128i bytes = _mm_cvtsi64_si128(static_cast<long long>(__builtin_bswap64(x)));
-	const __m128i low4 = _mm_set1_epi8(0x0f);
-	const __m128i hi = _mm_and_si128(_mm_srli_epi16(bytes, 4), low4);
-	const __m128i lo = _mm_and_si128(bytes, low4);
-	const __m128i digits = _mm_setr_epi8('0', '1', '2', '3', '4', '5', '6', '7', '8', '9',
-					     'a', 'b', 'c', 'd', 'e', 'f');
-	return _mm_shuffle_epi8(digits, _mm_unpacklo_epi8(hi, lo));
-}
-
-/* The 16-bit words of a vector of text (bytes below 0x80: each word a positive int16) in
- * memory order, summed in pairs: four 32-bit sums (pmaddwd by ones). */
-inline __m128i word_pairs(__m128i text) noexcept
-{
-	return _mm_madd_epi16(text, _mm_set1_epi16(1));
-}
-
-/* The four 32-bit sums of a vector added up. */
-inline uint32_t sum4(__m128i s) noexcept
-{
-	s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
-	s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
-	return static_cast<uint32_t>(_mm_cvtsi128_si32(s));
-}
-#endif
 
 /* Eight lowercase hex digits of x, most significant first, as the bytes of a word in
  * memory order: the nibbles spread one per byte, each turned to ASCII at once (no table,
@@ -74,33 +40,13 @@ inline uint32_t put_hex16_portable(char *out, uint64_t x) noexcept
 	return csum_lanes(a) + csum_lanes(b);
 }
 
-/* The sum of a text's fixed characters (csum_bytes() with its digits as zeros). */
-template <size_t N> constexpr uint32_t fixed_sum(const char (&text)[N]) noexcept
-{
-	char t[N] = {};
-	for (size_t i = 0; i + 1 < N; i++)
-		t[i] = text[i] == 'x' ? '\0' : text[i];
-	return csum_bytes(t, N - 1);
-}
-constexpr uint32_t request_id_dashes = fixed_sum("xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx");
-constexpr uint32_t traceparent_fixed =
-	fixed_sum("00-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-xxxxxxxxxxxxxxxx-01");
+using detail::request_id_dashes;
+using detail::traceparent_fixed;
 
 } // namespace
 
-namespace {
-
-/* 8-4-4 from hi with the version nibble, 4-12 from lo with the variant bits */
-inline uint64_t uuid_hi(const trace_ids &ids) noexcept
-{
-	return (ids.hi & 0xffffffffffff0000ull) | 0x4000 | (ids.hi & 0xfff);
-}
-inline uint64_t uuid_lo(const trace_ids &ids) noexcept
-{
-	return (ids.lo & 0x3fffffffffffffffull) | 0x8000000000000000ull;
-}
-
-} // namespace
+using detail::uuid_hi;
+using detail::uuid_lo;
 
 uint32_t format_request_id_portable(const trace_ids &ids, char out[36]) noexcept
 {
@@ -161,25 +107,8 @@ uint32_t format_traceparent_portable(const trace_ids &ids, char out[55]) noexcep
 uint32_t format_request_id(const trace_ids &ids, char out[36]) noexcept
 {
 #if defined(__SSSE3__)
-	const uint64_t hi = uuid_hi(ids), lo = uuid_lo(ids);
-	/* the 32 digits moved into their places and the dashes put in, three stores (the
-	 * scalar form's 64-bit arithmetic per eight digits was 1.6% of the forwarding path) */
-	const __m128i a = hex16(hi), b = hex16(lo);
-	const __m128i out0 = _mm_or_si128(
-		_mm_shuffle_epi8(a, _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, -1, 8, 9, 10, 11, -1, 12, 13)),
-		_mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, '-', 0, 0, 0, 0, '-', 0, 0));
-	const __m128i out1 = _mm_or_si128(
-		_mm_or_si128(_mm_shuffle_epi8(a, _mm_setr_epi8(14, 15, -1, -1, -1, -1, -1, -1, -1,
-								-1, -1, -1, -1, -1, -1, -1)),
-			     _mm_shuffle_epi8(b, _mm_setr_epi8(-1, -1, -1, 0, 1, 2, 3, -1, 4, 5, 6, 7,
-								8, 9, 10, 11))),
-		_mm_setr_epi8(0, 0, '-', 0, 0, 0, 0, '-', 0, 0, 0, 0, 0, 0, 0, 0));
-	const uint32_t tail = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_srli_si128(b, 12)));
-	_mm_storeu_si128(reinterpret_cast<__m128i *>(out), out0);
-	_mm_storeu_si128(reinterpret_cast<__m128i *>(out + 16), out1);
-	std::memcpy(out + 32, &tail, 4);
-	return sum4(_mm_add_epi32(word_pairs(out0), word_pairs(out1))) + (tail & 0xffff) +
-	       (tail >> 16);
+	uint32_t tail;
+	return detail::sum4(detail::request_id_into(ids, out, &tail)) + tail;
 #else
 	return format_request_id_portable(ids, out);
 #endif
@@ -189,15 +118,12 @@ uint32_t format_traceparent(const trace_ids &ids, char out[55]) noexcept
 {
 #if defined(__SSSE3__)
 	/* traceparent_with(), its sum taken once from the three vectors */
-	const __m128i hi = hex16(ids.hi), lo = hex16(ids.lo), span = hex16(ids.span);
 	std::memcpy(out, "00-", 3);
-	_mm_storeu_si128(reinterpret_cast<__m128i *>(out + 3), hi);
-	_mm_storeu_si128(reinterpret_cast<__m128i *>(out + 19), lo);
+	__m128i even;
+	detail::traceparent_digits_into(ids, out, nullptr, &even);
 	out[35] = '-';
-	_mm_storeu_si128(reinterpret_cast<__m128i *>(out + 36), span);
 	std::memcpy(out + 52, "-01", 3);
-	const __m128i odd = _mm_add_epi32(word_pairs(hi), word_pairs(lo)); /* at 3 and 19 */
-	return sum4(_mm_add_epi32(_mm_slli_epi32(odd, 8), word_pairs(span))) + traceparent_fixed;
+	return detail::sum4(even) + traceparent_fixed;
 #else
 	return format_traceparent_portable(ids, out);
 #endif

@@ -268,24 +268,6 @@ bool egress::forward(const remote &to, wire::frame_kind kind, uint64_t correlati
 	return true;
 }
 
-bool egress::forward_in_place(const peer_link &to, wire::frame_kind kind, uint64_t correlation,
-			      const wire::l7_summed &l7, rte_mbuf *m, uint16_t old_l7_len,
-			      bool *sent) noexcept
-{
-	if (!can_send(to.to.port))
-		return false; /* forward() counts it */
-	port_view &eg = _ports[to.to.port];
-	if (!to.frame.frame_in_place(m, old_l7_len, kind, _msg_id + _msg_id_step, correlation, l7,
-				     eg.mtu))
-		return false;
-	_msg_id += _msg_id_step;
-	_frames[0] = m;
-	*sent = put(eg, 1);
-	if (*sent)
-		_stats.relayed_in_place.inc();
-	return true;
-}
-
 egress::outcome egress::send_pod_message(const remote &to, wire::frame_kind kind,
 					 uint64_t correlation, const pod_message &m) noexcept
 {
@@ -354,8 +336,8 @@ bool egress::reply(const remote &to, uint64_t correlation, uint16_t status, cons
 	if (k.port != to.port || !k.frame.made_for(to.addr, l7))
 		k.port = k.frame.make(to.addr, wire::frame_kind::response, l7, eg.mtu) ? to.port : -1;
 	if (k.port == to.port) {
-		_frames[0] = k.frame.stamp(id, correlation, to.addr.dst.port, *_mbufs);
-		return put(eg, _frames[0] ? 1 : 0);
+		rte_mbuf *m = k.frame.stamp(id, correlation, to.addr.dst.port, *_mbufs);
+		return m ? put_one(eg, m) : put(eg, 0);
 	}
 	return put(eg, wire::fragment(to.addr, wire::frame_kind::response, id, correlation, l7,
 				      eg.mtu, *_mbufs, _frames.data(),

@@ -223,6 +223,8 @@ void stage::relay(net_message &m, const verdict &a, uint64_t now) noexcept
 						wire::l7_summed{m.l7, hdr_len, sum},
 						m.held->msg.chain, old_len, &sent)) {
 		m.held->msg.chain = nullptr; /* the frame's now */
+		if (sent)
+			_stats.relayed_in_place.inc();
 	} else {
 		const dpa::local_body body = m.relay_body();
 		sent = _egress->forward(to, wire::frame_kind::request, token, m.l7, hdr_len, &body,

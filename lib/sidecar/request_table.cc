@@ -2,6 +2,8 @@
 // The request table: pending entries with the sidecar's typed context, and their expiry.
 #include "internal/request_table.h"
 
+#include "internal/admission.h" /* open_request.h's verdict */
+#include "internal/open_request.h"
 #include "internal/quota.h"
 
 namespace dpumesh::sidecar {
@@ -25,10 +27,7 @@ request_table::request_table(uint32_t capacity, uint64_t tsc_hz, unsigned shard,
 	}
 }
 
-/* The context is written field by field in its slot: one made on the caller's stack was
- * cleared with a `rep stos` and copied twice (the relay's most sampled line, and
- * open_request()'s). `held` is left as it is: read only while `holding`, which the caller
- * that holds sets it for. */
+/* An entry made aside, copied into its slot (open_written(): internal/open_request.h). */
 uint32_t request_table::open(const pending::entry &e, const opening &o) noexcept
 {
 	pending::entry *to = _t.next_entry();
@@ -36,36 +35,6 @@ uint32_t request_table::open(const pending::entry &e, const opening &o) noexcept
 		return 0;
 	*to = e;
 	return open_written(o);
-}
-
-uint32_t request_table::open_written(const opening &o) noexcept
-{
-	pending::entry *written = _t.next_entry();
-	const uint32_t token = _t.insert_written();
-	if (token == 0)
-		return 0;
-	const pending::entry &e = *written;
-	request_ctx &x = _ctx[token & 0xffff];
-	if (const uint32_t next = _t.next_slot(); next < _t.capacity())
-		__builtin_prefetch(&_ctx[next], 1); /* the next open()'s (see pending::table::insert) */
-	if (o.reply_to)
-		x.reply_to = *o.reply_to;
-	else
-		x.reply_to = remote{};
-	x.holding = x.in_flight = o.hold;
-	x.ended = false;
-	x.policy = o.policy;
-	x.answer_failed = false;
-	x.source = o.source;
-	x.load_pod = request_ctx::no_load;
-	if (e.dest.type == pending::party::kind::pod) {
-		const uint32_t id = DPUMESH_HANDLE_POD_ID(e.dest.pod_handle) % DPUMESH_MAX_PODS;
-		_load[id]++;
-		x.load_pod = static_cast<uint16_t>(id);
-	}
-	if (_quota)
-		_quota->charge(e, x, o.reply_to ? &o.reply_to->addr.dst : nullptr);
-	return token | _shard_base;
 }
 
 request_table::ref request_table::find(uint32_t token) noexcept

@@ -244,6 +244,15 @@ uint16_t ipv4_checksum_of(const link_addr &a, uint32_t total_len, uint16_t ip_id
 	return ipv4_checksum_from(ipv4_words_but_id(a, total_len) + ip_id);
 }
 
+/* copy_exact() of n >= 64 bytes: 64 a step (four 16-byte loads and stores), then the last
+ * 64 again, overlapping what is already copied; nothing past either end touched. */
+inline void copy_exact_64(uint8_t *d, const uint8_t *s, size_t n) noexcept
+{
+	for (size_t i = 0; i + 64 <= n; i += 64)
+		std::memcpy(d + i, s + i, 64);
+	std::memcpy(d + n - 64, s + n - 64, 64);
+}
+
 /* A field of `n` bytes stored whole at p + at, from its value in network order. */
 template <typename T> inline void put(uint8_t *p, unsigned at, T be) noexcept
 {
@@ -353,7 +362,7 @@ void finish_checksum(rte_mbuf *m, bool v6)
 /* The one's-complement sum of n bytes, folded to 16 bits (as loaded from memory). */
 inline uint16_t raw_sum(const void *p, uint32_t n)
 {
-	return csum_fold(csum_raw(p, n));
+	return csum_folded(p, n);
 }
 
 /* The sum (big-endian word values) of what the UDP checksum covers of a frame that
@@ -622,8 +631,8 @@ rte_mbuf *frame_template::stamp(uint32_t msg_id, uint64_t correlation, uint16_t 
 	uint8_t *frag = p + _udp_at + sizeof(rte_udp_hdr);
 	detail::store_be(frag, offsetof(frame_hdr, msg_id), msg_id);
 	detail::store_be(frag, offsetof(frame_hdr, correlation), correlation);
-	const uint16_t ck = udp_checksum_from(_udp_words + dst_port + be_words(msg_id) +
-						      be_words(correlation),
+	/* the ids whole (frame_in_place()): modulo 0xffff a value is its words' sum */
+	const uint16_t ck = udp_checksum_from(csum_add64(_udp_words + dst_port + msg_id, correlation),
 					      _l7_sum, _l7_len, 0);
 	std::memcpy(p + _udp_at + offsetof(rte_udp_hdr, dgram_cksum), &ck, sizeof(ck));
 	return true;
@@ -698,11 +707,21 @@ bool link_template::make(const link_addr &addr) noexcept
 	uint8_t *udp = p + _len - sizeof(rte_udp_hdr);
 	put(udp, 4, be16(udp_len));
 	encode_frag_hdr(frag_fields{kind, msg_id, msg_len, 0, 0, l7.len, correlation}, udp + 8);
-	copy_exact(p + hdrs, l7.data, l7.len); /* >= 16 (above); libc's memcpy was a call */
+	/* >= 16 (above); libc's memcpy was a call. A relayed request's grown header (~180
+	 * bytes) 64 a step: copy_exact()'s 32-byte loop was ~65 instructions of it */
+	if (l7.len >= 64)
+		copy_exact_64(p + hdrs, l7.data, l7.len);
+	else
+		copy_exact(p + hdrs, l7.data, l7.len);
 	const uint16_t body_sum = body_len ? raw_sum(body, body_len) : 0;
-	/* udp_checksum_of()'s words: the address's kept, the lengths', kind's and ids' added */
-	const uint64_t words = _udp_words + 2u * udp_len + static_cast<uint8_t>(kind) +
-			       be_words(msg_len) + l7.len + be_words(msg_id) + be_words(correlation);
+	/* udp_checksum_of()'s words: the address's kept, the lengths', kind's and ids' added.
+	 * A value's 16-bit words sum to the value itself modulo 0xffff (2^16 is 1 there), and
+	 * the fold below keeps only that: the 32-bit values added whole, the correlation with
+	 * its carry wrapped around (csum_add64()), not split into words (be_words(): ~25
+	 * instructions a frame) */
+	const uint64_t words = csum_add64(_udp_words + 2u * udp_len + static_cast<uint8_t>(kind) +
+						  msg_len + l7.len + msg_id,
+					  correlation);
 	const uint16_t ck = udp_checksum_from(words, l7.sum, l7.len, body_sum);
 	std::memcpy(udp + offsetof(rte_udp_hdr, dgram_cksum), &ck, sizeof(ck));
 	/* an mbuf to send: what rte_pktmbuf_reset() clears of a received one */
@@ -840,11 +859,6 @@ uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint6
 {
 	return fragment_with(addr, kind, msg_id, correlation, l7, l7_len, nullptr, body, mtu,
 			     mbufs, out, max_out);
-}
-
-uint16_t l7_sum(const uint8_t *l7, uint16_t len) noexcept
-{
-	return raw_sum(l7, len);
 }
 
 uint16_t fragment(const link_addr &addr, frame_kind kind, uint32_t msg_id, uint64_t correlation,

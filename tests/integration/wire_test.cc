@@ -1094,6 +1094,26 @@ TEST(Wire, TheWordSumIsDpdksSum)
 		}
 }
 
+/* csum_folded() (wire::l7_sum(), the frames' header and body sums) is __rte_raw_cksum()
+ * folded too, at every length and alignment, for bytes that carry out of 64 bits at every
+ * word (all ones: a sum of all ones comes out as DPDK's 0xffff, never 0), none at all, and
+ * random ones. */
+TEST(Wire, TheWordSumWithCarriesIsDpdksSum)
+{
+	const std::vector<uint8_t> rnd = random_body(600, 7);
+	const std::vector<uint8_t> ones(600, 0xff), zeros(600, 0), high(600, 0x80);
+	for (const std::vector<uint8_t> *bytes : {&rnd, &ones, &zeros, &high})
+		for (size_t off = 0; off < 8; off++)
+			for (size_t n = 0; n <= 520; n++) {
+				const uint8_t *p = bytes->data() + off;
+				const uint16_t want = static_cast<uint16_t>(
+					__rte_raw_cksum_reduce(__rte_raw_cksum(p, n, 0)));
+				ASSERT_EQ(csum_folded(p, n), want) << "offset " << off << " length " << n;
+				ASSERT_EQ(l7_sum(p, static_cast<uint16_t>(n)), want)
+					<< "offset " << off << " length " << n;
+			}
+}
+
 /* A request of one frame as port RX leaves it (parsed, reassembled: data at its header),
  * made in its own mbuf into the frame that relays it with a grown header: the bytes
  * fragment() makes for that message, at both families and header parities, with and
@@ -1159,7 +1179,8 @@ TEST(Wire, ARequestRelayedInItsOwnMbufIsFragmentsFrame)
 				rte_mbuf *want[4];
 				const frame_kind kind =
 					body_len % 2 ? frame_kind::response : frame_kind::request;
-				const uint64_t corr = 9 + (uint64_t(id) << 33);
+				/* every other one near 2^64: its checksum's 64-bit add carries */
+				const uint64_t corr = id / 2 % 2 ? ~uint64_t(id) : 9 + (uint64_t(id) << 33);
 				ASSERT_EQ(fragment(addr(v6), kind, id + 1, corr, l7.data(),
 						   static_cast<uint16_t>(l7.size()), b, 1500, stash, want, 4),
 					  1u) << what;

@@ -242,3 +242,59 @@ TEST(trace, no_room_leaves_the_header_as_it_was)
 	EXPECT_EQ(policy::trace_missing(v), unsigned(policy::trace_request_id | policy::trace_traceparent));
 	EXPECT_TRUE(std::equal(before.begin(), before.end(), b.begin()));
 }
+
+/* Both fields added at once (what a request without trace ids gets: add_trace()'s one-pass
+ * form where the CPU has it) are the bytes l7_writer makes adding them field by field: at
+ * either parity of the header, with room for them, one byte short and more; at the field
+ * count's limit and one below it; and their sum is what it says. */
+TEST(trace, both_fields_at_once_are_the_writers_bytes)
+{
+	policy::trace_rng rng(5);
+	const unsigned both = policy::trace_request_id | policy::trace_traceparent;
+	for (int pad = 0; pad < 4; pad++)
+		for (unsigned extra : {0u, 122u, 123u, 124u, 125u})
+			for (int room : {120, 121, 122, 123, 300}) {
+				std::vector<uint8_t> b(4096, 0xee);
+				wire::l7_writer w(b.data(), b.size());
+				w.request("svc", "GET", "/p" + std::string(size_t(pad), 'x'));
+				for (unsigned k = 0; k < extra; k++)
+					w.field("f" + std::to_string(k), "v");
+				const uint32_t len = static_cast<uint32_t>(w.finish());
+				if (len == 0)
+					continue; /* more fields than a header holds */
+				wire::l7_view v;
+				ASSERT_EQ(wire::l7_decode(b.data(), len, &v), wire::l7_error::ok);
+				ASSERT_EQ(policy::trace_missing(v), both);
+				const uint32_t cap = len + static_cast<uint32_t>(room);
+				std::vector<uint8_t> want = b;
+				const policy::trace_ids ids = rng.next();
+				char id[36], tp[55];
+				policy::format_request_id(ids, id);
+				policy::format_traceparent(ids, tp);
+				wire::l7_writer ref = wire::l7_writer::extend(want.data(), len, cap);
+				ref.field("x-request-id", std::string_view(id, sizeof(id)));
+				ref.field("traceparent", std::string_view(tp, sizeof(tp)));
+				const size_t n = ref.finish();
+				const std::vector<uint8_t> before(b.begin(), b.begin() + len);
+				const policy::trace_result r = policy::add_trace(b.data(), len, cap, both, ids);
+				const std::string what = "header " + std::to_string(len) + " fields +" +
+							 std::to_string(extra) + " room " +
+							 std::to_string(room);
+				ASSERT_EQ(r.no_room, n == 0) << what;
+				if (r.no_room) {
+					EXPECT_EQ(r.len, len) << what;
+					EXPECT_EQ(r.added, 0u) << what;
+					EXPECT_TRUE(std::equal(before.begin(), before.end(), b.begin())) << what;
+					continue;
+				}
+				ASSERT_EQ(r.len, n) << what;
+				EXPECT_EQ(r.added, both) << what;
+				EXPECT_TRUE(std::equal(want.begin(), want.begin() + n, b.begin())) << what;
+				/* nothing written past the fields */
+				EXPECT_TRUE(std::all_of(b.begin() + n, b.end(), [](uint8_t x) { return x == 0xee; }))
+					<< what;
+				const uint32_t sum =
+					csum_bytes(reinterpret_cast<const char *>(b.data()) + len, r.len - len);
+				EXPECT_EQ(csum_fold(r.added_sum) % 0xffff, csum_fold(sum) % 0xffff) << what;
+			}
+}

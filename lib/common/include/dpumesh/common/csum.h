@@ -85,6 +85,62 @@ inline uint64_t csum_raw(const void *p, size_t n) noexcept
 	return s;
 }
 
+/** x added to a sum at 64 bits with the carry wrapped around (one's-complement addition:
+ *  `add` then `adc 0`); 2^64 is 1 at 64 bits as 2^16 is at 16, so the fold is the same. */
+inline uint64_t csum_add64(uint64_t s, uint64_t x) noexcept
+{
+	s += x;
+	return s + (s < x);
+}
+
+/**
+ * csum_fold(csum_raw(p, n)), the same value, in about half the instructions for a header's
+ * few dozen bytes: whole 64-bit words added with their carries (csum_add64(), two
+ * instructions a word where csum_raw() splits each into halves, six), four a step; the
+ * last 0-7 bytes gathered into one word in memory order (4-, 2- and 1-byte loads), added
+ * once. Either way an input not all zeros folds to 1..0xffff, so even a sum of all ones
+ * comes out as csum_raw()'s: the values are equal, not only congruent.
+ */
+inline uint16_t csum_folded(const void *p, size_t n) noexcept
+{
+	if constexpr (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
+		return csum_fold(csum_raw(p, n));
+	const auto *b = static_cast<const unsigned char *>(p);
+	uint64_t s = 0;
+	size_t i = 0;
+	for (; i + 32 <= n; i += 32) {
+		uint64_t w0, w1, w2, w3; /* apart: an array of four went through the stack */
+		std::memcpy(&w0, b + i, 8);
+		std::memcpy(&w1, b + i + 8, 8);
+		std::memcpy(&w2, b + i + 16, 8);
+		std::memcpy(&w3, b + i + 24, 8);
+		s = csum_add64(csum_add64(csum_add64(csum_add64(s, w0), w1), w2), w3);
+	}
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		std::memcpy(&w, b + i, 8);
+		s = csum_add64(s, w);
+	}
+	/* the tail's bytes where a little-endian word load would put them: its 16-bit lanes
+	 * are csum_raw()'s 4-, 2- and 1-byte pieces (the odd byte low in its lane) */
+	uint64_t t = 0;
+	if (n & 4) {
+		uint32_t w;
+		std::memcpy(&w, b + i, 4);
+		t = w;
+		i += 4;
+	}
+	if (n & 2) {
+		uint16_t w;
+		std::memcpy(&w, b + i, 2);
+		t |= uint64_t(w) << (n & 4 ? 32 : 0);
+		i += 2;
+	}
+	if (n & 1)
+		t |= uint64_t(b[i]) << ((n & 6) * 8);
+	return csum_fold(csum_add64(s, t));
+}
+
 /** A part's folded sum where the part starts `offset` bytes into the whole: an odd offset
  *  pairs its bytes the other way round, so its sum is byte-swapped. */
 inline constexpr uint16_t csum_at(uint16_t s, size_t offset) noexcept

@@ -12,7 +12,13 @@
 //   }
 #pragma once
 
+#include <bit>
 #include <cstdint>
+#include <cstring>
+
+#if defined(__SSSE3__)
+#include <tmmintrin.h>
+#endif
 
 #include "dpumesh/common/csum.h"
 #include "dpumesh/wire/l7.h"
@@ -85,8 +91,9 @@ struct trace_result {
 	unsigned added = 0;     /**< trace_field bits written */
 	bool no_room = false;   /**< the fields did not fit: the header was left as it was */
 	/** The fields added, summed as a UDP checksum adds them from the first one's offset
-	 *  (csum_bytes() of the added bytes, unfolded; 0 when none): with l7_sum_grown() the
-	 *  header's new sum without reading it again. */
+	 *  (csum_bytes() of the added bytes, unfolded, or a number that folds as it does:
+	 *  the same modulo 0xffff; 0 when none): with l7_sum_grown() the header's new sum
+	 *  without reading it again. */
 	uint64_t added_sum = 0;
 };
 
@@ -97,6 +104,157 @@ template <size_t N> constexpr uint32_t mesh_field_sum(const char (&name)[N], uin
 			      static_cast<char>(len & 0xff)};
 	return csum_bytes(head, 4) + csum_bytes(name, N - 1);
 }
+
+namespace detail {
+
+/* The sum of a text's fixed characters (csum_bytes() with its digits, the x's, as zeros). */
+template <size_t N> constexpr uint32_t fixed_sum(const char (&text)[N]) noexcept
+{
+	char t[N] = {};
+	for (size_t i = 0; i + 1 < N; i++)
+		t[i] = text[i] == 'x' ? '\0' : text[i];
+	return csum_bytes(t, N - 1);
+}
+inline constexpr uint32_t request_id_dashes = fixed_sum("xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx");
+inline constexpr uint32_t traceparent_fixed =
+	fixed_sum("00-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx-xxxxxxxxxxxxxxxx-01");
+
+/* The UUID's halves: 8-4-4 from hi with the version nibble, 4-12 from lo with the variant
+ * bits. */
+inline uint64_t uuid_hi(const trace_ids &ids) noexcept
+{
+	return (ids.hi & 0xffffffffffff0000ull) | 0x4000 | (ids.hi & 0xfff);
+}
+inline uint64_t uuid_lo(const trace_ids &ids) noexcept
+{
+	return (ids.lo & 0x3fffffffffffffffull) | 0x8000000000000000ull;
+}
+
+#if defined(__SSSE3__)
+/* 16 lowercase hex digits of x, most significant first, in a vector: each byte's nibbles
+ * spread to two bytes and looked up in a 16-byte table (one pshufb). */
+inline __m128i hex16(uint64_t x) noexcept
+{
+	const __m128i bytes = _mm_cvtsi64_si128(static_cast<long long>(__builtin_bswap64(x)));
+	const __m128i low4 = _mm_set1_epi8(0x0f);
+	const __m128i hi = _mm_and_si128(_mm_srli_epi16(bytes, 4), low4);
+	const __m128i lo = _mm_and_si128(bytes, low4);
+	const __m128i digits = _mm_setr_epi8('0', '1', '2', '3', '4', '5', '6', '7', '8', '9',
+					     'a', 'b', 'c', 'd', 'e', 'f');
+	return _mm_shuffle_epi8(digits, _mm_unpacklo_epi8(hi, lo));
+}
+
+/* The 16-bit words of a vector of text (bytes below 0x80: each word a positive int16) in
+ * memory order, summed in pairs: four 32-bit sums (pmaddwd by ones). */
+inline __m128i word_pairs(__m128i text) noexcept
+{
+	return _mm_madd_epi16(text, _mm_set1_epi16(1));
+}
+
+/* The four 32-bit sums of a vector added up. */
+inline uint32_t sum4(__m128i s) noexcept
+{
+	s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+	s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+	return static_cast<uint32_t>(_mm_cvtsi128_si32(s));
+}
+
+/* format_request_id()'s text into out (36 bytes), its sum as four 32-bit lanes plus a
+ * scalar (the caller adds them up, once for both fields) */
+inline __m128i request_id_into(const trace_ids &ids, char *out, uint32_t *tail_sum) noexcept
+{
+	/* the 32 digits moved into their places and the dashes put in, three stores (the
+	 * scalar form's 64-bit arithmetic per eight digits was 1.6% of the forwarding path) */
+	const __m128i a = hex16(uuid_hi(ids)), b = hex16(uuid_lo(ids));
+	const __m128i out0 = _mm_or_si128(
+		_mm_shuffle_epi8(a, _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, -1, 8, 9, 10, 11, -1, 12, 13)),
+		_mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, '-', 0, 0, 0, 0, '-', 0, 0));
+	const __m128i out1 = _mm_or_si128(
+		_mm_or_si128(_mm_shuffle_epi8(a, _mm_setr_epi8(14, 15, -1, -1, -1, -1, -1, -1, -1,
+								-1, -1, -1, -1, -1, -1, -1)),
+			     _mm_shuffle_epi8(b, _mm_setr_epi8(-1, -1, -1, 0, 1, 2, 3, -1, 4, 5, 6, 7,
+								8, 9, 10, 11))),
+		_mm_setr_epi8(0, 0, '-', 0, 0, 0, 0, '-', 0, 0, 0, 0, 0, 0, 0, 0));
+	const uint32_t tail = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_srli_si128(b, 12)));
+	_mm_storeu_si128(reinterpret_cast<__m128i *>(out), out0);
+	_mm_storeu_si128(reinterpret_cast<__m128i *>(out + 16), out1);
+	std::memcpy(out + 32, &tail, 4);
+	*tail_sum = (tail & 0xffff) + (tail >> 16);
+	return _mm_add_epi32(word_pairs(out0), word_pairs(out1));
+}
+
+/* format_traceparent()'s digits into out (55 bytes: "00-", the dashes and "-01" are the
+ * caller's); `odd`: the lanes of their sum when out itself sits at an odd offset (the
+ * digits at 3 and 19 then at even ones, weighed by 2^16: by 1, as a fold takes it; those at
+ * 36 by 256); `even`: when it sits at an even one (format_traceparent()) */
+inline void traceparent_digits_into(const trace_ids &ids, char *out, __m128i *odd,
+				    __m128i *even) noexcept
+{
+	const __m128i hi = hex16(ids.hi), lo = hex16(ids.lo), span = hex16(ids.span);
+	_mm_storeu_si128(reinterpret_cast<__m128i *>(out + 3), hi);
+	_mm_storeu_si128(reinterpret_cast<__m128i *>(out + 19), lo);
+	_mm_storeu_si128(reinterpret_cast<__m128i *>(out + 36), span);
+	const __m128i at3 = _mm_add_epi32(word_pairs(hi), word_pairs(lo)); /* at 3 and 19 */
+	const __m128i at36 = word_pairs(span);
+	if (odd)
+		*odd = _mm_add_epi32(at3, _mm_slli_epi32(at36, 8));
+	if (even)
+		*even = _mm_add_epi32(_mm_slli_epi32(at3, 8), at36);
+}
+
+/* Both fields at once after a header l7_writer::extend() takes (len >= l7_fixed_size,
+ * len <= cap), with the checks its two mesh_field() calls and finish() make: the same
+ * bytes, each constant piece one store (a field's length word and name: 16 bytes), the
+ * digits' sums added up once, the length and count one store. What a request from a
+ * client without trace ids gets (two out-of-line formatters and the writer's field by
+ * field checks and stores were 330 instructions of the forward relay's 2575). */
+inline trace_result add_both(uint8_t *hdr, uint32_t len, uint32_t cap, const trace_ids &ids) noexcept
+{
+	constexpr uint32_t id_field = 4 + 12 + 36, tp_field = 4 + 11 + 55;
+	trace_result r;
+	r.len = len;
+	const uint16_t nb = static_cast<uint16_t>(hdr[6] << 8 | hdr[7]);
+	if (nb == wire::l7_max_fields || nb + 1 == wire::l7_max_fields ||
+	    cap - len < id_field + tp_field || len + id_field + tp_field > wire::l7_max_size) {
+		r.no_room = true;
+		return r;
+	}
+	uint8_t *p = hdr + len;
+	/* x-request-id: the length word and name, then the value at 16 (even) */
+	static constexpr char id_head[16] = {12, 0, 0, 36, 'x', '-', 'r', 'e', 'q', 'u',
+					     'e', 's', 't', '-', 'i', 'd'};
+	std::memcpy(p, id_head, 16);
+	uint32_t id_tail;
+	const __m128i id_sum = request_id_into(ids, reinterpret_cast<char *>(p + 16), &id_tail);
+	/* traceparent: the length word, the name and the value's first '0' (16 bytes), then
+	 * "0-", the digits (at 15: odd, weighed by 256), the dashes and "-01" */
+	uint8_t *tp = p + id_field;
+	static constexpr char tp_head[16] = {11, 0, 0, 55, 't', 'r', 'a', 'c',
+					     'e', 'p', 'a', 'r', 'e', 'n', 't', '0'};
+	std::memcpy(tp, tp_head, 16);
+	char *v = reinterpret_cast<char *>(tp + 15);
+	std::memcpy(v + 1, "0-", 2);
+	__m128i tp_sum;
+	traceparent_digits_into(ids, v, &tp_sum, nullptr);
+	v[35] = '-';
+	std::memcpy(v + 52, "-01", 3);
+	const uint32_t new_len = len + id_field + tp_field;
+	const uint32_t lc = static_cast<uint32_t>(new_len << 16 | uint16_t(nb + 2));
+	const uint32_t lc_be = std::endian::native == std::endian::little ? __builtin_bswap32(lc) : lc;
+	std::memcpy(hdr + 4, &lc_be, 4);
+	r.len = new_len;
+	r.added = trace_request_id | trace_traceparent;
+	/* the fields' sums from the first one's offset (x-request-id's value at 16, with its
+	 * dashes; traceparent's at 67: odd, its fixed characters weighed by 256), the
+	 * vectors' lanes added up once */
+	r.added_sum = mesh_field_sum("x-request-id", 36) + id_tail +
+		      mesh_field_sum("traceparent", 55) + (traceparent_fixed << 8) +
+		      sum4(_mm_add_epi32(id_sum, tp_sum));
+	return r;
+}
+#endif
+
+} // namespace detail
 
 /**
  * Appends the `need` fields to a header that l7_decode() accepted (`len` bytes of a buffer
@@ -110,6 +268,11 @@ inline trace_result add_trace(uint8_t *hdr, uint32_t len, uint32_t cap, unsigned
 	r.len = len;
 	if (!need)
 		return r;
+#if defined(__SSSE3__)
+	if (need == (trace_request_id | trace_traceparent) && len >= wire::l7_fixed_size &&
+	    len <= cap) [[likely]]
+		return detail::add_both(hdr, len, cap, ids);
+#endif
 	/* formatted in place, as fields the mesh made: names are tokens and the ids hex
 	 * digits and dashes, nothing to validate or copy */
 	wire::l7_writer w = wire::l7_writer::extend(hdr, len, cap);
