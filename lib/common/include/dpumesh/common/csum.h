@@ -28,43 +28,57 @@ inline constexpr uint16_t csum_fold(uint64_t s) noexcept
 	return static_cast<uint16_t>(s);
 }
 
+/** x added to a sum at 64 bits with the carry wrapped around (one's-complement addition:
+ *  `add` then `adc 0`); 2^64 is 1 at 64 bits as 2^16 is at 16, so the fold is the same. */
+inline uint64_t csum_add64(uint64_t s, uint64_t x) noexcept
+{
+	s += x;
+	return s + (s < x);
+}
+
 /**
  * n bytes summed as __rte_raw_cksum() sums them, unfolded (below 2^33): csum_fold() of it is
- * its __rte_raw_cksum_reduce(). From 8 bytes on, 64-bit words are added and their carries
- * counted apart (an add and an add-with-carry a word; 2^64 is 1 in one's-complement
- * arithmetic, as 2^16 is), four a step, and the last n % 8 bytes are one load of the word
- * that ends them, shifted to where they sit in a word of their own (at a multiple of 8 from
- * p, so paired as they are in place). Below 8 bytes, one 4-, 2- and 1-byte load each.
- * DPDK 22.11's loop, 16 bits a step with a vectorized prologue and epilogue, cost ~12
- * cycles for a 57-byte header in the forward profile; 32-bit halves added apart cost ~9
- * instructions per 8 bytes (~105 for a received frame's 97-byte datagram).
+ * its __rte_raw_cksum_reduce(). From 8 bytes on, whole 64-bit words are added and their
+ * carries counted apart (an add and an add-with-carry a word, the count added back at the
+ * end), four a step, and the last n % 8 bytes are one load of the word that ends them,
+ * shifted to where they sit in a word of their own (at a multiple of 8 from p, so paired as
+ * they are in place). Tracks prx12 and rel12 each wrote one such sum; this one serves both
+ * (the same instructions a message as the two: port RX 474.8, the relay 1934.4). Below 8 bytes,
+ * one 4-, 2- and 1-byte load each. DPDK 22.11's loop, 16 bits a step with a vectorized
+ * prologue and epilogue, cost ~12 cycles for a 57-byte header in the forward profile;
+ * 32-bit halves added apart cost ~9 instructions per 8 bytes (~105 for a received frame's
+ * 97-byte datagram).
  */
 inline uint64_t csum_raw(const void *p, size_t n) noexcept
 {
 	const auto *b = static_cast<const unsigned char *>(p);
+	const auto word = [b](size_t at) noexcept {
+		uint64_t w;
+		std::memcpy(&w, b + at, 8);
+		return w;
+	};
 	if (n >= 8) {
 		uint64_t s = 0, carries = 0;
-		const auto add = [b, &s, &carries](size_t at, unsigned drop = 0) noexcept {
-			uint64_t w;
-			std::memcpy(&w, b + at, 8);
-			w = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? w >> drop : w << drop;
+		const auto add = [&s, &carries](uint64_t w) noexcept {
 			s += w;
 			carries += s < w;
 		};
 		size_t i = 0;
 		for (; i + 32 <= n; i += 32) {
-			add(i);
-			add(i + 8);
-			add(i + 16);
-			add(i + 24);
+			add(word(i));
+			add(word(i + 8));
+			add(word(i + 16));
+			add(word(i + 24));
 		}
 		for (; i + 8 <= n; i += 8)
-			add(i);
-		if (i < n) /* the last n - i bytes: the word ending them, less what precedes them */
-			add(n - 8, 8 * unsigned(8 - (n - i)));
-		uint64_t t = s + carries;
-		t += t < carries; /* the carry out, added back in */
-		return (t & 0xffffffff) + (t >> 32);
+			add(word(i));
+		if (i < n) { /* the last n - i bytes: the word ending them, less what precedes them */
+			const unsigned drop = 8 * unsigned(8 - (n - i));
+			const uint64_t w = word(n - 8);
+			add(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? w >> drop : w << drop);
+		}
+		s = csum_add64(s, carries); /* the carries counted apart, added back in */
+		return (s & 0xffffffff) + (s >> 32);
 	}
 	uint64_t s = 0;
 	size_t i = 0;
@@ -85,60 +99,11 @@ inline uint64_t csum_raw(const void *p, size_t n) noexcept
 	return s;
 }
 
-/** x added to a sum at 64 bits with the carry wrapped around (one's-complement addition:
- *  `add` then `adc 0`); 2^64 is 1 at 64 bits as 2^16 is at 16, so the fold is the same. */
-inline uint64_t csum_add64(uint64_t s, uint64_t x) noexcept
-{
-	s += x;
-	return s + (s < x);
-}
-
-/**
- * csum_fold(csum_raw(p, n)), the same value, in about half the instructions for a header's
- * few dozen bytes: whole 64-bit words added with their carries (csum_add64(), two
- * instructions a word where csum_raw() splits each into halves, six), four a step; the
- * last 0-7 bytes gathered into one word in memory order (4-, 2- and 1-byte loads), added
- * once. Either way an input not all zeros folds to 1..0xffff, so even a sum of all ones
- * comes out as csum_raw()'s: the values are equal, not only congruent.
- */
+/** csum_fold(csum_raw(p, n)): a header's or a body's folded sum (wire::l7_sum(), the
+ *  frames' own sums). An input not all zeros folds to 1..0xffff. */
 inline uint16_t csum_folded(const void *p, size_t n) noexcept
 {
-	if constexpr (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
-		return csum_fold(csum_raw(p, n));
-	const auto *b = static_cast<const unsigned char *>(p);
-	uint64_t s = 0;
-	size_t i = 0;
-	for (; i + 32 <= n; i += 32) {
-		uint64_t w0, w1, w2, w3; /* apart: an array of four went through the stack */
-		std::memcpy(&w0, b + i, 8);
-		std::memcpy(&w1, b + i + 8, 8);
-		std::memcpy(&w2, b + i + 16, 8);
-		std::memcpy(&w3, b + i + 24, 8);
-		s = csum_add64(csum_add64(csum_add64(csum_add64(s, w0), w1), w2), w3);
-	}
-	for (; i + 8 <= n; i += 8) {
-		uint64_t w;
-		std::memcpy(&w, b + i, 8);
-		s = csum_add64(s, w);
-	}
-	/* the tail's bytes where a little-endian word load would put them: its 16-bit lanes
-	 * are csum_raw()'s 4-, 2- and 1-byte pieces (the odd byte low in its lane) */
-	uint64_t t = 0;
-	if (n & 4) {
-		uint32_t w;
-		std::memcpy(&w, b + i, 4);
-		t = w;
-		i += 4;
-	}
-	if (n & 2) {
-		uint16_t w;
-		std::memcpy(&w, b + i, 2);
-		t |= uint64_t(w) << (n & 4 ? 32 : 0);
-		i += 2;
-	}
-	if (n & 1)
-		t |= uint64_t(b[i]) << ((n & 6) * 8);
-	return csum_fold(csum_add64(s, t));
+	return csum_fold(csum_raw(p, n));
 }
 
 /** A part's folded sum where the part starts `offset` bytes into the whole: an odd offset
