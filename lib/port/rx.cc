@@ -235,6 +235,25 @@ uint16_t rx_poll(void *arg) noexcept
 	uint64_t bytes = 0, whole_bytes = 0;
 	uint32_t nb_whole = 0;
 	uint32_t accepted = 0, refused = 0, overloaded = 0, by_backlog = 0;
+	/* a message with no rx_msg left for it: counted and dropped */
+	const auto no_msg = [&](bool request, rte_mbuf *chain) noexcept {
+		(request && c.reserve_pool ? c.stats.reserve_empty : c.stats.msg_pool_empty).inc();
+		rte_pktmbuf_free(chain);
+	};
+	/* a request with no room to hand it on (the pool is empty, or the sidecar has that many
+	 * waiting already): answered 503 overloaded, not dropped nor queued. `what` is its
+	 * frame (one-frame messages) or its reassembled message */
+	const auto refuse_overloaded = [&](const auto &what, rte_mbuf *chain, rx_msg *rm,
+					   bool reserve) noexcept {
+		refusal_of(what, rx_refusal::overloaded, rm);
+		rte_pktmbuf_free(chain);
+		rm->rx_tsc = now;
+		rm->port_id = q.port;
+		rm->svc = UINT32_MAX;
+		overloaded++;
+		by_backlog += reserve ? 0 : 1;
+		refuse(rm);
+	};
 	uint32_t drops[static_cast<size_t>(rx_drop::count)] = {}, dropped = 0;
 	/* parse_frame() writes every field of a frame it accepts: constructed once a burst */
 	wire::parsed_frame pf;
@@ -299,21 +318,11 @@ uint16_t rx_poll(void *arg) noexcept
 			/* take()'s common case here, not through its closure */
 			rx_msg *rm = nb_used < nb_objs ? objs[nb_used++] : take(request, &reserve, n - i);
 			if (!rm) [[unlikely]] {
-				(request && c.reserve_pool ? c.stats.reserve_empty
-							   : c.stats.msg_pool_empty)
-					.inc();
-				rte_pktmbuf_free(m);
+				no_msg(request, m);
 				continue;
 			}
 			if (request && (reserve || backlog + nb_done >= c.backlog_limit)) [[unlikely]] {
-				refusal_of(pf, rx_refusal::overloaded, rm);
-				rte_pktmbuf_free(m);
-				rm->rx_tsc = now;
-				rm->port_id = q.port;
-				rm->svc = UINT32_MAX;
-				overloaded++;
-				by_backlog += reserve ? 0 : 1;
-				refuse(rm);
+				refuse_overloaded(pf, m, rm, reserve);
 				continue;
 			}
 			rm->body = {};
@@ -338,21 +347,11 @@ uint16_t rx_poll(void *arg) noexcept
 		bool reserve = false;
 		rx_msg *rm = take(request, &reserve, n - i);
 		if (!rm) [[unlikely]] {
-			(request && c.reserve_pool ? c.stats.reserve_empty : c.stats.msg_pool_empty).inc();
-			rte_pktmbuf_free(msg.chain);
+			no_msg(request, msg.chain);
 			continue;
 		}
 		if (request && (reserve || backlog + nb_done >= c.backlog_limit)) [[unlikely]] {
-			/* no room to hand it on (the pool is empty, or the sidecar has that many
-			 * waiting already): answered 503 overloaded, not dropped nor queued */
-			refusal_of(msg, rx_refusal::overloaded, rm);
-			rte_pktmbuf_free(msg.chain);
-			rm->rx_tsc = now;
-			rm->port_id = q.port;
-			rm->svc = UINT32_MAX;
-			overloaded++;
-			by_backlog += reserve ? 0 : 1;
-			refuse(rm);
+			refuse_overloaded(msg, msg.chain, rm, reserve);
 			continue;
 		}
 		rm->body = {};
