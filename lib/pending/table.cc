@@ -65,18 +65,6 @@ void table::unlink(uint32_t idx) noexcept
 		_slots[s.next].prev = s.prev;
 }
 
-/* Off the wheel or out of its FIFO (whose item stays behind, no longer live). */
-void table::leave(uint32_t idx) noexcept
-{
-	slot &s = _slots[idx];
-	if (s.in_fifo) {
-		s.in_fifo = false;
-		_nb_in_fifos--;
-	} else {
-		unlink(idx);
-	}
-}
-
 uint32_t table::insert(const entry &e) noexcept
 {
 	entry *to = next_entry();

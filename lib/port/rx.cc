@@ -33,11 +33,10 @@ uint32_t gated_service(const service_gate &gate, const rte_mbuf *m,
 
 /* What the sidecar needs to answer a refused request: the message's addresses and ids
  * (Frame: a wire::parsed_frame or a whole wire::message, which name them alike). */
+/* A frame's (or a reassembled message's) addresses and ids into an rx_msg's message. */
 template <typename Frame>
-void refusal_of(const Frame &pf, rx_refusal why, rx_msg *rm) noexcept
+inline void msg_fields_of(const Frame &pf, rx_msg *rm) noexcept
 {
-	rm->body = {};
-	rm->msg = {};
 	rm->msg.src = pf.src;
 	std::memcpy(rm->msg.src_mac, pf.src_mac, sizeof(rm->msg.src_mac));
 	rm->msg.kind = pf.kind;
@@ -45,6 +44,14 @@ void refusal_of(const Frame &pf, rx_refusal why, rx_msg *rm) noexcept
 	rm->msg.msg_len = pf.msg_len;
 	rm->msg.l7_len = pf.l7_len;
 	rm->msg.correlation = pf.correlation;
+}
+
+template <typename Frame>
+void refusal_of(const Frame &pf, rx_refusal why, rx_msg *rm) noexcept
+{
+	rm->body = {};
+	rm->msg = {};
+	msg_fields_of(pf, rm);
 	rm->refusal = why;
 }
 
@@ -327,13 +334,7 @@ uint16_t rx_poll(void *arg) noexcept
 			}
 			rm->body = {};
 			rm->msg.chain = m;
-			rm->msg.src = pf.src;
-			std::memcpy(rm->msg.src_mac, pf.src_mac, sizeof(rm->msg.src_mac));
-			rm->msg.kind = pf.kind;
-			rm->msg.msg_id = pf.msg_id;
-			rm->msg.msg_len = pf.msg_len;
-			rm->msg.l7_len = pf.l7_len;
-			rm->msg.correlation = pf.correlation;
+			msg_fields_of(pf, rm);
 			rm->rx_tsc = now;
 			rm->port_id = q.port;
 			rm->refusal = rx_refusal::none;

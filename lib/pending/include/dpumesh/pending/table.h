@@ -289,11 +289,9 @@ private:
 	void link(uint32_t idx) noexcept;
 	void unlink(uint32_t idx) noexcept;
 	bool to_fifo(uint32_t idx) noexcept;
-	void leave(uint32_t idx) noexcept;
 
-	/* remove() of a slot whose token was just checked (the sweep's): inline, without
-	 * looking the token up again (index_of() and leave() were two calls per 504) */
-	void free_slot(uint32_t idx) noexcept
+	/* Off the wheel or out of its FIFO (whose item stays behind, no longer live). */
+	void leave(uint32_t idx) noexcept
 	{
 		slot &s = _slots[idx];
 		if (s.in_fifo) {
@@ -302,6 +300,14 @@ private:
 		} else {
 			unlink(idx);
 		}
+	}
+
+	/* remove() of a slot whose token was just checked (the sweep's): inline, without
+	 * looking the token up again (index_of() and an out-of-line leave() were two calls per 504) */
+	void free_slot(uint32_t idx) noexcept
+	{
+		leave(idx);
+		slot &s = _slots[idx];
 		s.used = false;
 		/* a new generation per use; 0 is skipped so a token is never 0 */
 		const uint16_t gen = static_cast<uint16_t>(s.gen + 1);
