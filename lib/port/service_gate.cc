@@ -9,34 +9,15 @@
 namespace dpumesh::port {
 
 namespace {
-inline uint32_t load32(const char *p) noexcept
-{
-	uint32_t w;
-	std::memcpy(&w, p, 4);
-	return w;
-}
-inline uint64_t load64(const char *p) noexcept
-{
-	uint64_t w;
-	std::memcpy(&w, p, 8);
-	return w;
-}
-
-/* A name's key: up to 8 bytes, a word of which every byte is one of the name's and every
- * byte of the name is in (two overlapping 4-byte loads; 1-3 bytes one at a time), so that
- * two names of the same length are the same exactly when their keys are; longer names,
- * two overlapping words mixed (a hash: the bytes are compared as well). Read in place, at
+/* A name's key: up to 8 bytes, short_word() of it (every byte of the word is one of the
+ * name's and every byte of the name is in it), so that two names of the same length are
+ * the same exactly when their keys are; longer names, two overlapping words mixed (a hash: the bytes are compared as well). Read in place, at
  * any alignment (port RX looks names up in a frame), inside the name only. */
 inline uint64_t key_of(const char *p, size_t n) noexcept
 {
-	if (n >= 4 && n <= 8)
-		return load32(p) | uint64_t(load32(p + n - 4)) << 32;
 	if (n > 8)
 		return load64(p) ^ (load64(p + n - 8) * 0x9e3779b97f4a7c15ull);
-	if (n == 0)
-		return 0;
-	const auto *u = reinterpret_cast<const uint8_t *>(p);
-	return u[0] | uint32_t(u[n >> 1]) << 8 | uint32_t(u[n - 1]) << 16;
+	return n ? short_word(p, n) : 0;
 }
 
 /* The place a key of length n starts its probe at (the top bits of a multiply) */

@@ -6,6 +6,8 @@
 #include <bit>
 #include <cstring>
 
+#include "dpumesh/common/copy.h"
+
 namespace dpumesh::wire {
 
 namespace {
@@ -83,29 +85,6 @@ constexpr uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
 inline uint64_t below14(uint64_t w) noexcept
 {
 	return (w - 14 * ones) & ~w;
-}
-
-inline uint32_t load32(const uint8_t *p) noexcept
-{
-	uint32_t w;
-	std::memcpy(&w, p, 4);
-	return w;
-}
-inline uint64_t load64(const uint8_t *p) noexcept
-{
-	uint64_t w;
-	std::memcpy(&w, p, 8);
-	return w;
-}
-
-/* 1-8 bytes at p in one word, each byte of the word one of them (the rest repeat them):
- * read inside the n bytes only (two overlapping 4-byte loads; 1-3 bytes one at a time) */
-inline uint64_t short_word(const uint8_t *p, size_t n) noexcept
-{
-	if (n >= 4)
-		return load32(p) | uint64_t(load32(p + n - 4)) << 32;
-	const uint64_t b = p[0] | uint32_t(p[n >> 1]) << 8 | uint32_t(p[n - 1]) << 16;
-	return b | b << 24 | b << 48;
 }
 
 /* A name's bytes as memcpy loads them (a constant to compare a loaded word with) */

@@ -85,4 +85,31 @@ inline bool same_bytes(const void *a, const void *b, size_t n) noexcept
 	return diff == 0;
 }
 
+/** The 4 or 8 bytes at p as memcpy loads them (any alignment). */
+inline uint32_t load32(const void *p) noexcept
+{
+	uint32_t w;
+	std::memcpy(&w, p, 4);
+	return w;
+}
+inline uint64_t load64(const void *p) noexcept
+{
+	uint64_t w;
+	std::memcpy(&w, p, 8);
+	return w;
+}
+
+/** 1-8 bytes at p in one word, each byte of the word one of them (the rest repeat them) and
+ *  every one of them in it, so that two runs of the same length are equal exactly when their
+ *  words are: read inside the n bytes only (two overlapping 4-byte loads; 1-3 bytes one at a
+ *  time). The L7 decoder's value and name tests, the service gate's keys. */
+inline uint64_t short_word(const void *at, size_t n) noexcept
+{
+	const auto *p = static_cast<const unsigned char *>(at);
+	if (n >= 4)
+		return load32(p) | uint64_t(load32(p + n - 4)) << 32;
+	const uint64_t b = p[0] | uint32_t(p[n >> 1]) << 8 | uint32_t(p[n - 1]) << 16;
+	return b | b << 24 | b << 48;
+}
+
 } // namespace dpumesh
