@@ -225,9 +225,6 @@ TEST(NetFair, ALightPeerIsAnsweredAtItsRateBesideThreeFloodingPeers)
 	 * in its own turn, for one of each flood's at most, while each flood's checked requests
 	 * wait behind their own share. In the same run, so a box that starves the worker slows
 	 * both alike */
-	EXPECT_GT(flood_p50, 0.0);
-	EXPECT_LT(4 * pct(0.5), flood_p50) << "light peer's p50 " << pct(0.5)
-					   << " us, the floods' checked requests' " << flood_p50;
 	const control::snapshot snap = n.snapshot();
 	const uint64_t share_refused = snap.sidecar_value("net_share_refused");
 	/* the worker lcore's wait for a CPU (the box's other work), which latency includes */
@@ -235,6 +232,16 @@ TEST(NetFair, ALightPeerIsAnsweredAtItsRateBesideThreeFloodingPeers)
 	for (const auto &l : snap.lcore_cpu)
 		if (l.wall_ns)
 			runq_pct = std::max(runq_pct, 100.0 * double(l.runq_ns) / double(l.wall_ns));
+	/* a quarter of the floods' p50 on a box that gives the worker its CPU; where it waited
+	 * for one more than a third of its time, the light peer's answers wait for the CPU too
+	 * and its p50 is a third of theirs at best (seen: 22.5 ms against 77 ms with the
+	 * worker 55% of its time on the run queue, 2026-12-02): half of theirs then, which a
+	 * shared FIFO (the same p50 for both) still fails */
+	const double factor = runq_pct > 33.0 ? 2.0 : 4.0;
+	EXPECT_GT(flood_p50, 0.0);
+	EXPECT_LT(factor * pct(0.5), flood_p50)
+		<< "light peer's p50 " << pct(0.5) << " us, the floods' checked requests' "
+		<< flood_p50 << ", the worker on the run queue " << runq_pct << "% of its time";
 	std::printf("light peer: %llu sent, %llu answered 200, latency p50 %.0f us p99 %.0f us; "
 		    "floods: %llu sent, checked (401) p50 %.0f us, net_share_refused %llu; worker "
 		    "lcore waited for a CPU %.1f%% of its time\n",
