@@ -164,8 +164,8 @@ void stage::net_request(net_message &m, uint64_t now) noexcept
 	if (!a.refused()) {
 		const pending::party origin{pending::party::kind::peer, 0,
 					    static_cast<uint16_t>(peer < 0 ? UINT16_MAX : peer)};
-		token = open_request(origin, pod_party(a.dst), a, m.view, hold, &m.reply_to, now,
-				     m.correlation);
+		token = open_request(origin, pod_party(a.dst), a, m.view, hold, &m.reply_to,
+				     m.source, now, m.correlation);
 		if (token == 0)
 			_admission->overloaded(a);
 	}
@@ -199,7 +199,7 @@ void stage::relay(net_message &m, const verdict &a, uint64_t now) noexcept
 	const uint32_t token =
 		open_request({pending::party::kind::peer, 0, UINT16_MAX}, /* a client, not a peer */
 			     {pending::party::kind::peer, 0, sr.peer}, a, m.view, false, &m.reply_to,
-			     now, m.correlation);
+			     m.source, now, m.correlation);
 	if (token == 0) {
 		verdict v = a;
 		_admission->overloaded(v);

@@ -18,7 +18,11 @@ uint32_t net_sched::queue_of(const wire::endpoint &src) noexcept
 
 bool net_sched::push(port::rx_msg *m, bool always) noexcept
 {
-	const uint32_t q = queue_of(m->msg.src);
+	/* the quota bucket, kept for the request's quota check (network_in::take() passes it
+	 * on): its FIFO is the bucket's, so the address is hashed once */
+	const uint32_t b = quota::bucket_of(m->msg.src);
+	m->source_bucket = static_cast<uint16_t>(b);
+	const uint32_t q = b % nb_queues;
 	fifo &f = _q[q];
 	/* full: a source with work holds its share of it at most (the sources with work, this
 	 * one counted if it has none yet) */

@@ -98,6 +98,7 @@ net_message network_in::take(port::rx_msg *m, unsigned buf) noexcept
 	out.request = msg.kind == wire::frame_kind::request;
 	out.from = msg.src;
 	out.correlation = msg.correlation;
+	out.source = m->source_bucket;
 	(out.request ? _stats.net_requests : _stats.net_responses).inc();
 	if (out.request)
 		_egress.remote_of(*m, out.reply_to);

@@ -73,12 +73,7 @@ bool quota::source_may_ask(const wire::endpoint &ep, uint16_t *bucket) noexcept
 	const uint32_t b = bucket_of(ep);
 	if (bucket)
 		*bucket = static_cast<uint16_t>(b);
-	source_tenant &t = _sources[b];
-	if (t.held() < _limits.requests_per_source) [[likely]]
-		return true;
-	t.note(ep);
-	t.refused.inc();
-	return false;
+	return source_may_ask(b, ep);
 }
 
 void quota::charge(const pending::entry &e, const request_ctx &c,

@@ -60,12 +60,31 @@ public:
 	/** Whether the network address `ep` may open one more request; false: refused.
 	 *  `bucket` (if given) gets its bucket, for the request's request_ctx::source. */
 	bool source_may_ask(const wire::endpoint &ep, uint16_t *bucket = nullptr) noexcept;
+	/** The same for an address whose bucket the caller has (bucket_of(ep), kept from the
+	 *  message's intake: port::rx_msg::source_bucket). Inline: the request path's check. */
+	bool source_may_ask(uint32_t bucket, const wire::endpoint &ep) noexcept
+	{
+		source_tenant &t = _sources[bucket];
+		if (t.held() < _limits.requests_per_source) [[likely]]
+			return true;
+		t.note(ep);
+		t.refused.inc();
+		return false;
+	}
 	/** A request opened / ended (the request table calls these for every entry).
 	 *  `requester`: a network origin's address where the caller has it (nullptr: the
 	 *  context's copy, which open() has just written: read back at once, it stalled on
 	 *  store forwarding). */
 	void charge(const pending::entry &e, const request_ctx &c,
 		    const wire::endpoint *requester = nullptr) noexcept;
+	/** charge() of a request from the network address `requester` whose bucket (its
+	 *  request_ctx::source) the caller has: inline, where requests are opened. */
+	void charge_source(uint32_t bucket, const wire::endpoint &requester) noexcept
+	{
+		source_tenant &t = _sources[bucket];
+		t.note(requester);
+		t.charge();
+	}
 	void release(const pending::entry &e, const request_ctx &c) noexcept;
 	/**
 	 * The retry budget of the request's origin (its pod, or its network address's bucket):
