@@ -24,6 +24,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 
 #include "dpumesh/abi/abi.h"
 #include "dpumesh/common/counter.h"
@@ -109,7 +110,22 @@ public:
 	quota_usage source(uint32_t b, wire::endpoint *ep) const noexcept;
 	const quota_limits &limits() const noexcept { return _limits; }
 
-	static uint32_t bucket_of(const wire::endpoint &ep) noexcept;
+	/** The bucket of a network address (inline: net_sched::push() hashes every request's). */
+	static uint32_t bucket_of(const wire::endpoint &ep) noexcept
+	{
+		/* the address only: one host's many ports are one tenant */
+		uint64_t a, b;
+		std::memcpy(&a, ep.ip, 8);
+		std::memcpy(&b, ep.ip + 8, 8);
+		/* splitmix64's finalizer over both halves: every address bit reaches the bucket
+		 * (an IPv4 address sits in the top bytes of b, which a plain product leaves out
+		 * of the low bits) */
+		uint64_t x = a ^ (b * 0x9e3779b97f4a7c15ull);
+		x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+		x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+		x ^= x >> 31;
+		return static_cast<uint32_t>(x % nb_sources);
+	}
 
 private:
 	struct tenant {
@@ -145,7 +161,14 @@ private:
 		/* the last address counted here (its 16 bytes; control may see the halves of
 		 * two addresses that share the bucket) */
 		std::atomic<uint64_t> last_lo{0}, last_hi{0};
-		void note(const wire::endpoint &ep) noexcept;
+		void note(const wire::endpoint &ep) noexcept
+		{
+			uint64_t lo, hi;
+			std::memcpy(&lo, ep.ip, 8);
+			std::memcpy(&hi, ep.ip + 8, 8);
+			last_lo.store(lo, std::memory_order_relaxed);
+			last_hi.store(hi, std::memory_order_relaxed);
+		}
 	};
 
 	pod_tenant &pod_of(uint32_t handle) noexcept;
