@@ -2,6 +2,8 @@
 // The network's requests scheduled among their sources (internal/net_sched.h).
 #include "internal/net_sched.h"
 
+#include <algorithm>
+
 #include "internal/quota.h"
 
 namespace dpumesh::sidecar {
@@ -25,6 +27,28 @@ unsigned net_sched::pop(port::rx_msg **out, unsigned n) noexcept
 	while (k < n && active != 0) {
 		const uint32_t q = _turns[first];
 		fifo &f = _q[q];
+		if (active == 1) {
+			/* one source with work: its turns follow each other, so its FIFO is taken
+			 * as a run (the same order and state as one turn at a time) */
+			const uint32_t run = std::min<uint32_t>(n - k, f.count);
+			port::rx_msg *m = f.head;
+			for (uint32_t i = 0; i < run; i++) {
+				port::rx_msg *next = m->sched_next;
+				m->sched_next = nullptr;
+				out[k++] = m;
+				m = next;
+			}
+			f.head = m;
+			f.count -= run;
+			first = (first + run) % nb_queues;
+			if (f.count == 0) {
+				f.tail = nullptr;
+				active = 0;
+			} else {
+				_turns[first] = static_cast<uint8_t>(q);
+			}
+			break;
+		}
 		port::rx_msg *m = f.head;
 		f.head = m->sched_next;
 		m->sched_next = nullptr;
