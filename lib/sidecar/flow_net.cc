@@ -149,8 +149,8 @@ void stage::dispatch(net_message &m, uint64_t now) noexcept
 void stage::net_request(net_message &m, uint64_t now) noexcept
 {
 	const int peer = _egress->peer_of(m.from);
-	verdict a = _admission->admit(*_cur, m.view, network_source(m.reply_to.addr.dst),
-				      peer < 0 ? source::client : source::peer, now);
+	verdict a = _admission->admit(*_cur, m.view, 0, peer < 0 ? source::client : source::peer,
+				      now, &m.reply_to.addr.dst);
 	if (!a.refused() && a.dst == 0)
 		return relay(m, a, now);
 	const bool hold = !a.refused() &&
