@@ -188,7 +188,9 @@ void network_in::free_spent() noexcept
 	_nb_spent = 0;
 }
 
-void network_in::release(net_message &m) noexcept
+/* release() of a message whose rx_msg the burst's spent list has no room for, or that
+ * holds an hbuf (to_hbuf()) or nothing. */
+void network_in::release_other(net_message &m) noexcept
 {
 	if (m.held) {
 		/* freed with the burst's others (rte_pktmbuf_free one mbuf at a time was 2.8% of

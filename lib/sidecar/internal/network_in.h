@@ -106,8 +106,19 @@ public:
 	 */
 	bool to_hbuf(net_message &m) noexcept;
 	/** Frees what a net_message holds: the hbuf and body of its command now, its rx_msg
-	 *  with the burst's others at end_burst() (one bulk free). */
-	void release(net_message &m) noexcept;
+	 *  with the burst's others at end_burst() (one bulk free). Inline: a relay's (an
+	 *  rx_msg kept for end_burst()) is a store. */
+	void release(net_message &m) noexcept
+	{
+		if (m.held && _nb_spent < nb_buffers) [[likely]] {
+			_spent[_nb_spent++] = m.held;
+			m.held = nullptr;
+			m.cmd.header = m.cmd.body = 0;
+			m.l7 = nullptr;
+			return;
+		}
+		release_other(m);
+	}
 	/** The rx_msgs released since the last call, freed (the end of a burst). */
 	void end_burst() noexcept
 	{
@@ -120,6 +131,7 @@ private:
 	void attach(net_message &out, port::rx_msg *m, uint8_t *hdr) noexcept;
 	static void failed(net_message &out, net_message::kind why, port::rx_msg *m) noexcept;
 	void free_spent() noexcept;
+	void release_other(net_message &m) noexcept;
 
 	rte_mempool *_hbufs;
 	uint32_t _hbuf_size;
