@@ -3,9 +3,6 @@
 // stays in the received mbufs) and answers from peers to Case 1 requests.
 #include "dpumesh/sidecar/sidecar.h"
 
-#include <new>
-#include <type_traits>
-
 #include <rte_prefetch.h>
 
 #include "internal/admission.h"
@@ -18,20 +15,7 @@
 
 namespace dpumesh::sidecar {
 
-namespace {
-/* How many messages ahead of the one decoded have their first bytes prefetched. */
-constexpr unsigned decode_ahead = 3;
 static_assert(network_in::nb_buffers >= outbox::burst, "a header buffer per message");
-
-/* The L7 header take() copies out of a message's first segment: its first and last lines
- * (with the first alone, take()'s copy waited on the second: a third of its samples) */
-inline void prefetch_header(const wire::message &wm) noexcept
-{
-	const auto *h = rte_pktmbuf_mtod(wm.chain, const char *);
-	rte_prefetch0(h);
-	rte_prefetch0(h + (wm.l7_len ? wm.l7_len - 1 : 0));
-}
-} // namespace
 
 /*
  * A burst from port RX, one phase at a time over the whole burst (docs/architecture.md,
@@ -68,23 +52,17 @@ unsigned stage::from_network_burst(rx_msg **msgs, unsigned n, uint64_t now) noex
 		 * reads to prefetch their frames ahead (a message that waited in its source's
 		 * FIFO has a cold mbuf: that read was a fifth of this function's samples) */
 		if (m->refusal == port::rx_refusal::none) {
-			if (nm < decode_ahead)
-				prefetch_header(wm);
+			if (nm < network_in::decode_ahead)
+				network_in::prefetch_header(wm);
 			else
 				rte_prefetch0(wm.chain);
 		}
 		mine[nm++] = m;
 	}
-	/* made by take() in place: a default-made array would be written twice */
-	static_assert(std::is_trivially_destructible_v<net_message>);
+	/* made by take_burst() in place: a default-made array would be written twice */
 	alignas(net_message) unsigned char room[sizeof(net_message) * outbox::burst];
 	net_message *in = reinterpret_cast<net_message *>(room);
-	for (unsigned i = 0; i < nm; i++) {
-		if (i + decode_ahead < nm && mine[i + decode_ahead]->refusal == port::rx_refusal::none)
-			prefetch_header(mine[i + decode_ahead]->msg);
-		if (mine[i]->refusal == port::rx_refusal::none)
-			new (&in[i]) net_message(_net_in->take(mine[i], i));
-	}
+	_net_in->take_burst(mine, nm, in);
 	for (unsigned i = 0; i < nm; i++) {
 		if (i + 1 < nm && mine[i + 1]->refusal == port::rx_refusal::none)
 			prefetch_dispatch(in[i + 1]);
