@@ -5,6 +5,7 @@
 
 #include <rte_prefetch.h>
 
+#include "dpumesh/common/copy.h"
 #include "internal/admission.h"
 #include "internal/command.h"
 #include "internal/egress.h"
@@ -63,15 +64,26 @@ unsigned stage::from_network_burst(rx_msg **msgs, unsigned n, uint64_t now) noex
 	alignas(net_message) unsigned char room[sizeof(net_message) * outbox::burst];
 	net_message *in = reinterpret_cast<net_message *>(room);
 	_net_in->take_burst(mine, nm, in);
+	/* the peer a request came from (egress::peer_of(), by its address), looked up again
+	 * only when its sender is not the last request's: a burst's requests come from a few
+	 * senders, mostly one after the other (the FIFOs' turns) */
+	const wire::endpoint *last_from = nullptr;
+	int last_peer = -1;
 	for (unsigned i = 0; i < nm; i++) {
 		if (i + 1 < nm && mine[i + 1]->refusal == port::rx_refusal::none)
 			prefetch_dispatch(in[i + 1]);
-		if (mine[i]->refusal != port::rx_refusal::none)
+		if (mine[i]->refusal != port::rx_refusal::none) {
 			refused_at_rx(mine[i]);
-		else if (in[i].what == net_message::kind::request) /* most: no dispatch() call */
-			net_request(in[i], now);
-		else
+		} else if (in[i].what == net_message::kind::request) { /* most: no dispatch() call */
+			if (!last_from ||
+			    !same_bytes(last_from->ip, in[i].from.ip, sizeof(last_from->ip))) {
+				last_peer = _egress->peer_of(in[i].from);
+				last_from = &in[i].from;
+			}
+			net_request(in[i], last_peer, now);
+		} else {
 			dispatch(in[i], now);
+		}
 	}
 	_net_in->end_burst();
 	return n;
@@ -108,7 +120,7 @@ void stage::dispatch(net_message &m, uint64_t now) noexcept
 {
 	switch (m.what) {
 	case net_message::kind::request:
-		return net_request(m, now);
+		return net_request(m, _egress->peer_of(m.from), now);
 	case net_message::kind::response:
 		return net_response(m, now);
 	case net_message::kind::too_large:
@@ -124,9 +136,9 @@ void stage::dispatch(net_message &m, uint64_t now) noexcept
 	}
 }
 
-void stage::net_request(net_message &m, uint64_t now) noexcept
+/* A request from the network; `peer`: egress::peer_of() its sender (-1: a client). */
+void stage::net_request(net_message &m, int peer, uint64_t now) noexcept
 {
-	const int peer = _egress->peer_of(m.from);
 	verdict a = _admission->admit(*_cur, m.view, 0, peer < 0 ? source::client : source::peer,
 				      now, &m.reply_to.addr.dst);
 	if (!a.refused() && a.dst == 0)

@@ -324,7 +324,7 @@ private:
 	void from_network(port::rx_msg *m, uint64_t now) noexcept;
 	unsigned from_network_burst(port::rx_msg **msgs, unsigned n, uint64_t now) noexcept;
 	void dispatch(net_message &m, uint64_t now) noexcept;
-	void net_request(net_message &m, uint64_t now) noexcept;
+	void net_request(net_message &m, int peer, uint64_t now) noexcept;
 	void net_response(net_message &m, uint64_t now) noexcept;
 	void relay(net_message &m, const verdict &a, uint64_t now) noexcept;
 	void refused_at_rx(port::rx_msg *m) noexcept;
