@@ -49,7 +49,7 @@ admission::admission(pod_registry &reg, std::vector<std::string> svc_names,
 }
 
 verdict admission::admit(ruleset &rules, const wire::l7_view &v, uint64_t source_id,
-			 source from, uint64_t now) noexcept
+			 source from, uint64_t now, const wire::endpoint *client) noexcept
 {
 	verdict a;
 	a.svc = service_of(v.service);
@@ -90,7 +90,10 @@ verdict admission::admit(ruleset &rules, const wire::l7_view &v, uint64_t source
 		a.why = refusal::saturated;
 		return a;
 	}
-	/* served here, or a client's request relayed to the peer: the policy applies here */
+	/* served here, or a client's request relayed to the peer: the policy applies here (a
+	 * network requester's key hashed only for a policy that may read it) */
+	if (client && sr.policy < rules.engine().nb_services())
+		source_id = network_source(*client);
 	policy::verdict vd = rules.engine().check_request(v, sr.policy, source_id, _clock.ns(now),
 							  _clock.unix_s(now));
 	if (!vd.allowed()) {

@@ -3,11 +3,9 @@
 // stays in the received mbufs) and answers from peers to Case 1 requests.
 #include "dpumesh/sidecar/sidecar.h"
 
-#include <new>
-#include <type_traits>
-
 #include <rte_prefetch.h>
 
+#include "dpumesh/common/copy.h"
 #include "internal/admission.h"
 #include "internal/command.h"
 #include "internal/egress.h"
@@ -18,20 +16,7 @@
 
 namespace dpumesh::sidecar {
 
-namespace {
-/* How many messages ahead of the one decoded have their first bytes prefetched. */
-constexpr unsigned decode_ahead = 3;
 static_assert(network_in::nb_buffers >= outbox::burst, "a header buffer per message");
-
-/* The L7 header take() copies out of a message's first segment: its first and last lines
- * (with the first alone, take()'s copy waited on the second: a third of its samples) */
-inline void prefetch_header(const wire::message &wm) noexcept
-{
-	const auto *h = rte_pktmbuf_mtod(wm.chain, const char *);
-	rte_prefetch0(h);
-	rte_prefetch0(h + (wm.l7_len ? wm.l7_len - 1 : 0));
-}
-} // namespace
 
 /*
  * A burst from port RX, one phase at a time over the whole burst (docs/architecture.md,
@@ -68,32 +53,37 @@ unsigned stage::from_network_burst(rx_msg **msgs, unsigned n, uint64_t now) noex
 		 * reads to prefetch their frames ahead (a message that waited in its source's
 		 * FIFO has a cold mbuf: that read was a fifth of this function's samples) */
 		if (m->refusal == port::rx_refusal::none) {
-			if (nm < decode_ahead)
-				prefetch_header(wm);
+			if (nm < network_in::decode_ahead)
+				network_in::prefetch_header(wm);
 			else
 				rte_prefetch0(wm.chain);
 		}
 		mine[nm++] = m;
 	}
-	/* made by take() in place: a default-made array would be written twice */
-	static_assert(std::is_trivially_destructible_v<net_message>);
+	/* made by take_burst() in place: a default-made array would be written twice */
 	alignas(net_message) unsigned char room[sizeof(net_message) * outbox::burst];
 	net_message *in = reinterpret_cast<net_message *>(room);
-	for (unsigned i = 0; i < nm; i++) {
-		if (i + decode_ahead < nm && mine[i + decode_ahead]->refusal == port::rx_refusal::none)
-			prefetch_header(mine[i + decode_ahead]->msg);
-		if (mine[i]->refusal == port::rx_refusal::none)
-			new (&in[i]) net_message(_net_in->take(mine[i], i));
-	}
+	_net_in->take_burst(mine, nm, in);
+	/* the peer a request came from (egress::peer_of(), by its address), looked up again
+	 * only when its sender is not the last request's: a burst's requests come from a few
+	 * senders, mostly one after the other (the FIFOs' turns) */
+	const wire::endpoint *last_from = nullptr;
+	int last_peer = -1;
 	for (unsigned i = 0; i < nm; i++) {
 		if (i + 1 < nm && mine[i + 1]->refusal == port::rx_refusal::none)
 			prefetch_dispatch(in[i + 1]);
-		if (mine[i]->refusal != port::rx_refusal::none)
+		if (mine[i]->refusal != port::rx_refusal::none) {
 			refused_at_rx(mine[i]);
-		else if (in[i].what == net_message::kind::request) /* most: no dispatch() call */
-			net_request(in[i], now);
-		else
+		} else if (in[i].what == net_message::kind::request) { /* most: no dispatch() call */
+			if (!last_from ||
+			    !same_bytes(last_from->ip, in[i].from.ip, sizeof(last_from->ip))) {
+				last_peer = _egress->peer_of(in[i].from);
+				last_from = &in[i].from;
+			}
+			net_request(in[i], last_peer, now);
+		} else {
 			dispatch(in[i], now);
+		}
 	}
 	_net_in->end_burst();
 	return n;
@@ -130,7 +120,7 @@ void stage::dispatch(net_message &m, uint64_t now) noexcept
 {
 	switch (m.what) {
 	case net_message::kind::request:
-		return net_request(m, now);
+		return net_request(m, _egress->peer_of(m.from), now);
 	case net_message::kind::response:
 		return net_response(m, now);
 	case net_message::kind::too_large:
@@ -146,11 +136,11 @@ void stage::dispatch(net_message &m, uint64_t now) noexcept
 	}
 }
 
-void stage::net_request(net_message &m, uint64_t now) noexcept
+/* A request from the network; `peer`: egress::peer_of() its sender (-1: a client). */
+void stage::net_request(net_message &m, int peer, uint64_t now) noexcept
 {
-	const int peer = _egress->peer_of(m.from);
-	verdict a = _admission->admit(*_cur, m.view, network_source(m.reply_to.addr.dst),
-				      peer < 0 ? source::client : source::peer, now);
+	verdict a = _admission->admit(*_cur, m.view, 0, peer < 0 ? source::client : source::peer,
+				      now, &m.reply_to.addr.dst);
 	if (!a.refused() && a.dst == 0)
 		return relay(m, a, now);
 	const bool hold = !a.refused() &&
@@ -164,8 +154,8 @@ void stage::net_request(net_message &m, uint64_t now) noexcept
 	if (!a.refused()) {
 		const pending::party origin{pending::party::kind::peer, 0,
 					    static_cast<uint16_t>(peer < 0 ? UINT16_MAX : peer)};
-		token = open_request(origin, pod_party(a.dst), a, m.view, hold, &m.reply_to, now,
-				     m.correlation);
+		token = open_request(origin, pod_party(a.dst), a, m.view, hold, &m.reply_to,
+				     m.source, now, m.correlation);
 		if (token == 0)
 			_admission->overloaded(a);
 	}
@@ -192,14 +182,16 @@ void stage::net_request(net_message &m, uint64_t now) noexcept
 
 /* A network client's request for a service a peer serves: on to the peer (Case 2 in, Case 1
  * out), header from network-in's header buffer (no hbuf; trace fields are added there),
- * body from the received mbufs; the answer comes back by token. */
-void stage::relay(net_message &m, const verdict &a, uint64_t now) noexcept
+ * body from the received mbufs; the answer comes back by token. Inline in net_request(),
+ * its only caller. */
+[[gnu::always_inline]] inline void stage::relay(net_message &m, const verdict &a,
+						uint64_t now) noexcept
 {
 	const service_rules &sr = _cur->services()[a.svc];
 	const uint32_t token =
 		open_request({pending::party::kind::peer, 0, UINT16_MAX}, /* a client, not a peer */
 			     {pending::party::kind::peer, 0, sr.peer}, a, m.view, false, &m.reply_to,
-			     now, m.correlation);
+			     m.source, now, m.correlation);
 	if (token == 0) {
 		verdict v = a;
 		_admission->overloaded(v);

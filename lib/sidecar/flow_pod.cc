@@ -144,7 +144,8 @@ void stage::pod_request(const pod_message &m, const wire::l7_view &v, uint64_t n
 	const pending::party dest = sr.local ? pod_party(a.dst)
 					     : pending::party{pending::party::kind::peer, 0, sr.peer};
 	const uint32_t token =
-		open_request(pod_party(m.src), dest, a, v, hold, nullptr, now, 0, m.req_id, m.step_id);
+		open_request(pod_party(m.src), dest, a, v, hold, nullptr,
+			     request_ctx::no_source, now, 0, m.req_id, m.step_id);
 	if (token == 0) {
 		_admission->overloaded(a);
 		_admission->count_refusal(*_cur, a);

@@ -2,6 +2,8 @@
 // The network's requests scheduled among their sources (internal/net_sched.h).
 #include "internal/net_sched.h"
 
+#include <algorithm>
+
 #include "internal/quota.h"
 
 namespace dpumesh::sidecar {
@@ -16,48 +18,52 @@ uint32_t net_sched::queue_of(const wire::endpoint &src) noexcept
 	return quota::bucket_of(src) % nb_queues;
 }
 
-bool net_sched::push(port::rx_msg *m, bool always) noexcept
-{
-	const uint32_t q = queue_of(m->msg.src);
-	fifo &f = _q[q];
-	/* full: a source with work holds its share of it at most (the sources with work, this
-	 * one counted if it has none yet) */
-	if (!always && _waiting >= _limit &&
-	    f.count >= _limit / (_nb_active + (f.count == 0 ? 1 : 0))) [[unlikely]]
-		return false;
-	m->sched_next = nullptr;
-	if (f.count == 0) {
-		f.head = m;
-		_turns[(_first + _nb_active) % nb_queues] = static_cast<uint8_t>(q);
-		_nb_active++;
-	} else {
-		f.tail->sched_next = m;
-	}
-	f.tail = m;
-	f.count++;
-	_waiting++;
-	return true;
-}
-
+/* The ring's state in locals, written back once: a store to _turns (bytes) may alias
+ * anything, so the members were read again after each message's. */
 unsigned net_sched::pop(port::rx_msg **out, unsigned n) noexcept
 {
 	unsigned k = 0;
-	while (k < n && _nb_active != 0) {
-		const uint32_t q = _turns[_first];
+	uint32_t first = _first, active = _nb_active;
+	while (k < n && active != 0) {
+		const uint32_t q = _turns[first];
 		fifo &f = _q[q];
+		if (active == 1) {
+			/* one source with work: its turns follow each other, so its FIFO is taken
+			 * as a run (the same order and state as one turn at a time) */
+			const uint32_t run = std::min<uint32_t>(n - k, f.count);
+			port::rx_msg *m = f.head;
+			for (uint32_t i = 0; i < run; i++) {
+				port::rx_msg *next = m->sched_next;
+				m->sched_next = nullptr;
+				out[k++] = m;
+				m = next;
+			}
+			f.head = m;
+			f.count -= run;
+			first = (first + run) % nb_queues;
+			if (f.count == 0) {
+				f.tail = nullptr;
+				active = 0;
+			} else {
+				_turns[first] = static_cast<uint8_t>(q);
+			}
+			break;
+		}
 		port::rx_msg *m = f.head;
 		f.head = m->sched_next;
 		m->sched_next = nullptr;
 		out[k++] = m;
-		_waiting--;
-		_first = (_first + 1) % nb_queues;
+		first = (first + 1) % nb_queues;
 		if (--f.count == 0) {
 			f.tail = nullptr;
-			_nb_active--;
+			active--;
 		} else { /* its next turn after the others' */
-			_turns[(_first + _nb_active - 1) % nb_queues] = static_cast<uint8_t>(q);
+			_turns[(first + active - 1) % nb_queues] = static_cast<uint8_t>(q);
 		}
 	}
+	_first = first;
+	_nb_active = active;
+	_waiting -= k;
 	return k;
 }
 

@@ -14,31 +14,6 @@ quota::quota(const quota_limits &l, uint64_t tsc_hz) noexcept
 {
 }
 
-uint32_t quota::bucket_of(const wire::endpoint &ep) noexcept
-{
-	/* the address only: one host's many ports are one tenant */
-	uint64_t a, b;
-	std::memcpy(&a, ep.ip, 8);
-	std::memcpy(&b, ep.ip + 8, 8);
-	/* splitmix64's finalizer over both halves: every address bit reaches the bucket (an
-	 * IPv4 address sits in the top bytes of b, which a plain product leaves out of the
-	 * low bits) */
-	uint64_t x = a ^ (b * 0x9e3779b97f4a7c15ull);
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	x ^= x >> 31;
-	return static_cast<uint32_t>(x % nb_sources);
-}
-
-void quota::source_tenant::note(const wire::endpoint &ep) noexcept
-{
-	uint64_t lo, hi;
-	std::memcpy(&lo, ep.ip, 8);
-	std::memcpy(&hi, ep.ip + 8, 8);
-	last_lo.store(lo, std::memory_order_relaxed);
-	last_hi.store(hi, std::memory_order_relaxed);
-}
-
 /* A pod's entry; a new generation of the pod id starts its refusal counters again (what
  * the old one still has pending stays counted until it ends). */
 quota::pod_tenant &quota::pod_of(uint32_t handle) noexcept
@@ -73,12 +48,7 @@ bool quota::source_may_ask(const wire::endpoint &ep, uint16_t *bucket) noexcept
 	const uint32_t b = bucket_of(ep);
 	if (bucket)
 		*bucket = static_cast<uint16_t>(b);
-	source_tenant &t = _sources[b];
-	if (t.held() < _limits.requests_per_source) [[likely]]
-		return true;
-	t.note(ep);
-	t.refused.inc();
-	return false;
+	return source_may_ask(b, ep);
 }
 
 void quota::charge(const pending::entry &e, const request_ctx &c,

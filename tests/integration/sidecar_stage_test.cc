@@ -363,6 +363,14 @@ TEST_F(sidecar_stage, a_clients_request_for_a_peers_service_is_relayed_and_answe
 	EXPECT_EQ(st.misrouted.get(), misrouted);
 	EXPECT_EQ(stage->pending().size(), 1u);
 	EXPECT_EQ(rte_mempool_avail_count(msgs), 63u); /* the received message is freed */
+	/* charged to the client's address (its bucket kept from the intake), until answered */
+	const auto client_quota = [&] {
+		for (const auto &[ep, u] : stage->source_quotas())
+			if (ep.ip[15] == 9)
+				return u;
+		return sidecar::quota_usage{};
+	};
+	EXPECT_EQ(client_quota().in_flight, 1u);
 
 	/* the peer's answer, from the peer, goes back to the client with its correlation */
 	const std::vector<uint8_t> rbody = bytes(300, 9);
@@ -384,6 +392,8 @@ TEST_F(sidecar_stage, a_clients_request_for_a_peers_service_is_relayed_and_answe
 	EXPECT_EQ(st.relayed_answers.get(), answers + 1);
 	EXPECT_EQ(st.copied_out.get(), copied + 1);
 	EXPECT_EQ(stage->pending().size(), 0u);
+	EXPECT_EQ(client_quota().in_flight, 0u);
+	EXPECT_EQ(client_quota().peak, 1u);
 
 	/* the same answer again, or one from the client itself: matches nothing */
 	const uint64_t no_match = st.no_match.get();

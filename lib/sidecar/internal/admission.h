@@ -14,7 +14,7 @@
 // a service's flag once one of its pods has room again (or none is live), and raises it
 // again when that room is taken within a while (docs/overload.md).
 //
-//   verdict v = adm.admit(rules, view, source_id, source::client, now);
+//   verdict v = adm.admit(rules, view, 0, source::client, now, &client_address);
 //   if (v.refused()) { adm.count_refusal(rules, v); answer v.status, v.reason(); }
 #pragma once
 
@@ -74,9 +74,12 @@ public:
 	admission(pod_registry &reg, std::vector<std::string> svc_names, const tsc_clock &clock,
 		  counters &stats);
 
-	/** Routing and policy for one request under `rules` (the poll's version). */
+	/** Routing and policy for one request under `rules` (the poll's version). `source_id`
+	 *  keys the requester's rate limits; a network requester's is network_source() of its
+	 *  address, `client` (then source_id is not read): hashed only for a service with a
+	 *  policy. */
 	verdict admit(ruleset &rules, const wire::l7_view &v, uint64_t source_id, source from,
-		      uint64_t now) noexcept;
+		      uint64_t now, const wire::endpoint *client = nullptr) noexcept;
 	/**
 	 * The first look: admit() picks only a pod with `loads[pod_id]` (requests in flight to
 	 * it, the request table's count) below its RX slots plus `queue`, trying the service's

@@ -29,6 +29,7 @@
 #include "dpumesh/wire/l7.h"
 
 #include <rte_mempool.h>
+#include <rte_prefetch.h>
 
 namespace dpumesh::sidecar {
 
@@ -50,6 +51,8 @@ struct net_message {
 	kind what = kind::no_hbuf;
 	bool request = false;     /**< the frame said request (also for the failures) */
 	wire::l7_error error = wire::l7_error::ok;
+	/** A request's: its sender's quota bucket (port::rx_msg::source_bucket). */
+	uint16_t source = 0;
 	/** flow INGRESS; op, dst and ids are the caller's to set. A request decoded in the
 	 *  header buffer has header 0 and body 0 (header_len, body_len set) until to_hbuf(). */
 	union {
@@ -98,14 +101,41 @@ public:
 	 *  request, held by the net_message, its header in header buffer `buf` (valid until
 	 *  the next take() into that buffer). */
 	net_message take(port::rx_msg *m, unsigned buf = 0) noexcept;
+	/** take() of a burst's messages into out[0, n): out[i] is made for each msgs[i] that
+	 *  port RX did not refuse (its header in buffer i), left as it is for the others; the
+	 *  headers decode_ahead messages on are prefetched as it goes. */
+	void take_burst(port::rx_msg *const *msgs, unsigned n, net_message *out) noexcept;
+	/** How many messages ahead of the one decoded take_burst() prefetches the header of
+	 *  (the caller prefetches the first few's: prefetch_header()). */
+	static constexpr unsigned decode_ahead = 3;
+	/** The L7 header take() copies out of a message's first segment: its first and last
+	 *  lines (with the first alone, take()'s copy waited on the second: a third of its
+	 *  samples). */
+	static void prefetch_header(const wire::message &wm) noexcept
+	{
+		const auto *h = rte_pktmbuf_mtod(wm.chain, const char *);
+		rte_prefetch0(h);
+		rte_prefetch0(h + (wm.l7_len ? wm.l7_len - 1 : 0));
+	}
 	/**
 	 * A request's header into an hbuf, as take() makes the others (the view moves with
 	 * it): false when no hbuf is free (counted hbuf_empty; the message stays as it was).
 	 */
 	bool to_hbuf(net_message &m) noexcept;
 	/** Frees what a net_message holds: the hbuf and body of its command now, its rx_msg
-	 *  with the burst's others at end_burst() (one bulk free). */
-	void release(net_message &m) noexcept;
+	 *  with the burst's others at end_burst() (one bulk free). Inline: a relay's (an
+	 *  rx_msg kept for end_burst()) is a store. */
+	void release(net_message &m) noexcept
+	{
+		if (m.held && _nb_spent < nb_buffers) [[likely]] {
+			_spent[_nb_spent++] = m.held;
+			m.held = nullptr;
+			m.cmd.header = m.cmd.body = 0;
+			m.l7 = nullptr;
+			return;
+		}
+		release_other(m);
+	}
 	/** The rx_msgs released since the last call, freed (the end of a burst). */
 	void end_burst() noexcept
 	{
@@ -115,9 +145,11 @@ public:
 	~network_in() { end_burst(); }
 
 private:
+	void take_into(net_message &out, port::rx_msg *m, unsigned buf) noexcept;
 	void attach(net_message &out, port::rx_msg *m, uint8_t *hdr) noexcept;
 	static void failed(net_message &out, net_message::kind why, port::rx_msg *m) noexcept;
 	void free_spent() noexcept;
+	void release_other(net_message &m) noexcept;
 
 	rte_mempool *_hbufs;
 	uint32_t _hbuf_size;

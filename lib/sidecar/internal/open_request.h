@@ -40,7 +40,14 @@ inline uint32_t request_table::open_written(const opening &o) noexcept
 		_load[id]++;
 		x.load_pod = static_cast<uint16_t>(id);
 	}
-	if (_quota)
+	if (!_quota)
+		return token | _shard_base;
+	/* a network origin whose bucket the caller had (all of them: open_request()): charged
+	 * inline, as charge() would */
+	if (e.origin.type == pending::party::kind::peer && o.reply_to &&
+	    o.source < quota::nb_sources)
+		_quota->charge_source(o.source, o.reply_to->addr.dst);
+	else
 		_quota->charge(e, x, o.reply_to ? &o.reply_to->addr.dst : nullptr);
 	return token | _shard_base;
 }
@@ -48,7 +55,10 @@ inline uint32_t request_table::open_written(const opening &o) noexcept
 /* Opens a request for an admitted verdict, due by the route's timeout (or the request's
  * own shorter deadline), answered on the network at `reply_to` (nullptr: a pod's); its
  * token, or 0 when the table is full or a network address is over its quota (the caller
- * answers 503 overloaded; pods are checked before admission, pod_request). The entry is
+ * answers 503 overloaded; pods are checked before admission, pod_request). `source` is
+ * that address's quota bucket, kept from the message's intake (net_message::source; a
+ * network origin's address is hashed once a request), or request_ctx::no_source (then
+ * hashed here, when the origin is on the network). The entry is
  * written in its slot a field at a time, who asked and who must answer passed in
  * registers: an entry made by the caller and copied in was read back in wide loads behind
  * its narrow stores (a store-forwarding stall: 60% of this function's samples in the
@@ -57,18 +67,24 @@ inline uint32_t request_table::open_written(const opening &o) noexcept
  * the stack and read them back in wider loads, the same stall in relay()). */
 inline uint32_t stage::open_request(pending::party origin, pending::party dest,
 				    const verdict &a, const wire::l7_view &v, bool hold,
-				    const remote *reply_to, uint64_t now,
+				    const remote *reply_to, uint16_t source, uint64_t now,
 				    uint64_t origin_correlation, uint32_t origin_req_id,
 				    uint32_t step_id) noexcept
 {
 	uint64_t timeout_ms = a.route->timeout_ms;
 	if (v.deadline_ms && v.deadline_ms < timeout_ms)
 		timeout_ms = v.deadline_ms;
-	uint16_t source = request_ctx::no_source;
-	if (origin.type == pending::party::kind::peer &&
-	    !_quota->source_may_ask(reply_to ? reply_to->addr.dst : wire::endpoint{}, &source)) {
-		_stats.quota_refused.inc();
-		return 0;
+	if (origin.type == pending::party::kind::peer) {
+		static const wire::endpoint nowhere{};
+		const wire::endpoint &from = reply_to ? reply_to->addr.dst : nowhere;
+		if (source >= quota::nb_sources)
+			source = static_cast<uint16_t>(quota::bucket_of(from));
+		if (!_quota->source_may_ask(source, from)) {
+			_stats.quota_refused.inc();
+			return 0;
+		}
+	} else {
+		source = request_ctx::no_source;
 	}
 	static_assert(sizeof(pending::entry) == 80, "a new field of pending::entry: write it here");
 	pending::entry *e = _requests->next_entry();

@@ -24,6 +24,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 
 #include "dpumesh/abi/abi.h"
 #include "dpumesh/common/counter.h"
@@ -60,12 +61,31 @@ public:
 	/** Whether the network address `ep` may open one more request; false: refused.
 	 *  `bucket` (if given) gets its bucket, for the request's request_ctx::source. */
 	bool source_may_ask(const wire::endpoint &ep, uint16_t *bucket = nullptr) noexcept;
+	/** The same for an address whose bucket the caller has (bucket_of(ep), kept from the
+	 *  message's intake: port::rx_msg::source_bucket). Inline: the request path's check. */
+	bool source_may_ask(uint32_t bucket, const wire::endpoint &ep) noexcept
+	{
+		source_tenant &t = _sources[bucket];
+		if (t.held() < _limits.requests_per_source) [[likely]]
+			return true;
+		t.note(ep);
+		t.refused.inc();
+		return false;
+	}
 	/** A request opened / ended (the request table calls these for every entry).
 	 *  `requester`: a network origin's address where the caller has it (nullptr: the
 	 *  context's copy, which open() has just written: read back at once, it stalled on
 	 *  store forwarding). */
 	void charge(const pending::entry &e, const request_ctx &c,
 		    const wire::endpoint *requester = nullptr) noexcept;
+	/** charge() of a request from the network address `requester` whose bucket (its
+	 *  request_ctx::source) the caller has: inline, where requests are opened. */
+	void charge_source(uint32_t bucket, const wire::endpoint &requester) noexcept
+	{
+		source_tenant &t = _sources[bucket];
+		t.note(requester);
+		t.charge();
+	}
 	void release(const pending::entry &e, const request_ctx &c) noexcept;
 	/**
 	 * The retry budget of the request's origin (its pod, or its network address's bucket):
@@ -90,7 +110,22 @@ public:
 	quota_usage source(uint32_t b, wire::endpoint *ep) const noexcept;
 	const quota_limits &limits() const noexcept { return _limits; }
 
-	static uint32_t bucket_of(const wire::endpoint &ep) noexcept;
+	/** The bucket of a network address (inline: net_sched::push() hashes every request's). */
+	static uint32_t bucket_of(const wire::endpoint &ep) noexcept
+	{
+		/* the address only: one host's many ports are one tenant */
+		uint64_t a, b;
+		std::memcpy(&a, ep.ip, 8);
+		std::memcpy(&b, ep.ip + 8, 8);
+		/* splitmix64's finalizer over both halves: every address bit reaches the bucket
+		 * (an IPv4 address sits in the top bytes of b, which a plain product leaves out
+		 * of the low bits) */
+		uint64_t x = a ^ (b * 0x9e3779b97f4a7c15ull);
+		x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+		x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+		x ^= x >> 31;
+		return static_cast<uint32_t>(x % nb_sources);
+	}
 
 private:
 	struct tenant {
@@ -126,7 +161,14 @@ private:
 		/* the last address counted here (its 16 bytes; control may see the halves of
 		 * two addresses that share the bucket) */
 		std::atomic<uint64_t> last_lo{0}, last_hi{0};
-		void note(const wire::endpoint &ep) noexcept;
+		void note(const wire::endpoint &ep) noexcept
+		{
+			uint64_t lo, hi;
+			std::memcpy(&lo, ep.ip, 8);
+			std::memcpy(&hi, ep.ip + 8, 8);
+			last_lo.store(lo, std::memory_order_relaxed);
+			last_hi.store(hi, std::memory_order_relaxed);
+		}
 	};
 
 	pod_tenant &pod_of(uint32_t handle) noexcept;

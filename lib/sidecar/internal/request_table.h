@@ -127,8 +127,9 @@ public:
 	/** The entry the next open takes, to be written in place (nullptr: the table is
 	 *  full; pending::table::next_entry()), then opened with open_written(). */
 	pending::entry *next_entry() noexcept { return _t.next_entry(); }
-	/** open() of the entry written at next_entry(). */
-	uint32_t open_written(const opening &o) noexcept;
+	/** open() of the entry written at next_entry() (internal/open_request.h: inline in
+	 *  the flows that open requests). */
+	[[gnu::always_inline]] inline uint32_t open_written(const opening &o) noexcept;
 	/** The request a response with this token from `responder` with `step_id` answers. */
 	ref match(uint32_t token, const pending::party &responder, uint32_t step_id) noexcept;
 	/** The request behind a token, whoever asks. */

@@ -303,8 +303,8 @@ private:
 	/* internal/open_request.h */
 	[[gnu::always_inline]] inline uint32_t
 	open_request(pending::party origin, pending::party dest, const verdict &a,
-		     const wire::l7_view &v, bool hold, const remote *reply_to, uint64_t now,
-		     uint64_t origin_correlation, uint32_t origin_req_id = 0,
+		     const wire::l7_view &v, bool hold, const remote *reply_to, uint16_t source,
+		     uint64_t now, uint64_t origin_correlation, uint32_t origin_req_id = 0,
 		     uint32_t step_id = 0) noexcept;
 	void prefetch_dispatch(const net_message &m) noexcept;
 	uint32_t add_trace(uint64_t header, uint32_t len, const wire::l7_view &v,
@@ -324,7 +324,7 @@ private:
 	void from_network(port::rx_msg *m, uint64_t now) noexcept;
 	unsigned from_network_burst(port::rx_msg **msgs, unsigned n, uint64_t now) noexcept;
 	void dispatch(net_message &m, uint64_t now) noexcept;
-	void net_request(net_message &m, uint64_t now) noexcept;
+	void net_request(net_message &m, int peer, uint64_t now) noexcept;
 	void net_response(net_message &m, uint64_t now) noexcept;
 	void relay(net_message &m, const verdict &a, uint64_t now) noexcept;
 	void refused_at_rx(port::rx_msg *m) noexcept;
