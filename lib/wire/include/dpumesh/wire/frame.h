@@ -359,7 +359,13 @@ private:
 	uint16_t _l7_len = 0;
 	uint16_t _l7_sum = 0;
 	uint64_t _ip_words = 0;  /* ipv4_words_but_id() */
-	uint64_t _udp_words = 0; /* udp_words_but_ids() less the destination port */
+	/* udp_words_but_ids() less the destination port, plus the L7 header's sum (as a
+	 * big-endian value): all the UDP checksum adds but the ids and the port */
+	uint64_t _udp_words = 0;
+
+	/* stamp_into(), inline in both stamps (frame.cc) */
+	bool write(rte_mbuf *m, uint32_t msg_id, uint64_t correlation,
+		   uint16_t dst_port) const noexcept;
 };
 
 /**
