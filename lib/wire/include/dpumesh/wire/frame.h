@@ -327,6 +327,13 @@ public:
 		return _len && _l7 == l7.data && _l7_len == l7.len && _l7_sum == l7.sum &&
 		       same_but_port(_addr, addr);
 	}
+	/** Whether it was made for this address (but perhaps another destination port), its
+	 *  header whatever it was made from: for a caller that keeps its templates per header
+	 *  and clears them when that header changes. */
+	bool made_for(const link_addr &addr) const noexcept
+	{
+		return _len && same_but_port(_addr, addr);
+	}
 	void clear() noexcept { _len = 0; }
 	/** Which of 2^bits kept templates a requester's answers are stamped from: its address
 	 *  mixed (not its port: one template serves all of them). */
