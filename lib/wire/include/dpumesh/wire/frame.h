@@ -222,6 +222,7 @@ public:
 
 private:
 	void prefetch(unsigned k) const noexcept;
+	rte_mbuf *get_slow() noexcept;
 
 	rte_mempool *_pool;
 	uint32_t _data_off; /* from an mbuf's address to its headroom's end */
