@@ -295,11 +295,8 @@ bool engine::breaker_allows(std::string_view service, uint64_t now_ns) noexcept
 	return breaker_allows(find_service(service), now_ns);
 }
 
-void engine::on_response(uint32_t service, uint16_t status, uint64_t now_ns) noexcept
+void engine::record_response(circuit_breaker &b, uint16_t status, uint64_t now_ns) noexcept
 {
-	if (service >= _services.size() || !_services[service].breaker)
-		return;
-	circuit_breaker &b = *_services[service].breaker;
 	const bool failure = status >= 500;
 	_stats.responses.inc();
 	if (failure)

@@ -297,6 +297,43 @@ egress::outcome egress::send_pod_message(const remote &to, wire::frame_kind kind
 	return o;
 }
 
+/* reply()'s header for an answer not made yet (or no longer kept): made in the next of the
+ * kept ones, its kept frames cleared (they were stamped from the header it replaces). */
+egress::reply_hdr *egress::make_reply(uint16_t status, const char *reason,
+				      const std::string &hop) noexcept
+{
+	reply_hdr *r = &_replies[_next_reply++ % _replies.size()];
+	wire::l7_writer w(r->hdr, sizeof(r->hdr));
+	w.response(status, wire::l7_flag_mesh_generated, reason, hop);
+	r->len = static_cast<uint16_t>(w.finish());
+	r->sum = wire::l7_sum(r->hdr, r->len);
+	r->status = status;
+	r->reason = reason;
+	r->hop = &hop;
+	for (kept_frame &k : r->kept) {
+		k.frame.clear();
+		k.port = -1;
+	}
+	return r;
+}
+
+/* reply()'s frame for a requester address not kept yet: made for it, or (no template for
+ * it: the answer needs more than one frame, or the families differ) fragment()ed. */
+bool egress::reply_new_address(const remote &to, uint32_t id, uint64_t correlation,
+			       reply_hdr &r, kept_frame &k) noexcept
+{
+	port_view &eg = _ports[to.port];
+	const wire::l7_summed l7{r.hdr, r.len, r.sum};
+	k.port = k.frame.make(to.addr, wire::frame_kind::response, l7, eg.mtu) ? to.port : -1;
+	if (k.port == to.port) {
+		rte_mbuf *m = k.frame.stamp(id, correlation, to.addr.dst.port, *_mbufs);
+		return m ? put_one(eg, m) : put(eg, 0);
+	}
+	return put(eg, wire::fragment(to.addr, wire::frame_kind::response, id, correlation, l7,
+				      eg.mtu, *_mbufs, _frames.data(),
+				      static_cast<uint16_t>(_frames.size())));
+}
+
 bool egress::reply(const remote &to, uint64_t correlation, uint16_t status, const char *reason,
 		   const std::string &hop) noexcept
 {
@@ -313,35 +350,20 @@ bool egress::reply(const remote &to, uint64_t correlation, uint16_t status, cons
 			r = &c;
 			break;
 		}
-	if (!r) {
-		r = &_replies[_next_reply++ % _replies.size()];
-		wire::l7_writer w(r->hdr, sizeof(r->hdr));
-		w.response(status, wire::l7_flag_mesh_generated, reason, hop);
-		r->len = static_cast<uint16_t>(w.finish());
-		r->sum = wire::l7_sum(r->hdr, r->len);
-		r->status = status;
-		r->reason = reason;
-		r->hop = &hop;
-		for (kept_frame &k : r->kept) {
-			k.frame.clear();
-			k.port = -1;
-		}
-	}
-	port_view &eg = _ports[to.port];
-	const wire::l7_summed l7{r->hdr, r->len, r->sum};
+	if (!r) [[unlikely]]
+		r = make_reply(status, reason, hop);
 	const uint32_t id = _msg_id += _msg_id_step;
 	/* the frame kept for the requester's address, stamped with its port and ids (a
-	 * deadline sweep answers a burst of 504s to few addresses, from many ports each) */
+	 * deadline sweep answers a burst of 504s to few addresses, from many ports each). Its
+	 * kept frames were all made from this header (make_reply() clears them): only the
+	 * address is compared (the making and the frames of a new address out of line: here,
+	 * the header's sum passed to them by address kept ~20 instructions a 504 on the stack) */
 	kept_frame &k = r->kept[wire::frame_template::slot_of(to.addr.dst, kept_bits)];
-	if (k.port != to.port || !k.frame.made_for(to.addr, l7))
-		k.port = k.frame.make(to.addr, wire::frame_kind::response, l7, eg.mtu) ? to.port : -1;
-	if (k.port == to.port) {
-		rte_mbuf *m = k.frame.stamp(id, correlation, to.addr.dst.port, *_mbufs);
-		return m ? put_one(eg, m) : put(eg, 0);
-	}
-	return put(eg, wire::fragment(to.addr, wire::frame_kind::response, id, correlation, l7,
-				      eg.mtu, *_mbufs, _frames.data(),
-				      static_cast<uint16_t>(_frames.size())));
+	if (k.port != to.port || !k.frame.made_for(to.addr)) [[unlikely]]
+		return reply_new_address(to, id, correlation, *r, k);
+	port_view &eg = _ports[to.port];
+	rte_mbuf *m = k.frame.stamp(id, correlation, to.addr.dst.port, *_mbufs);
+	return m ? put_one(eg, m) : put(eg, 0);
 }
 
 } // namespace dpumesh::sidecar

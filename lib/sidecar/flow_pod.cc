@@ -295,6 +295,14 @@ void stage::reply_net(const remote &to, uint64_t correlation, uint16_t status,
 	}
 	if (_owed->net.empty() && _egress->reply(to, correlation, status, reason, _hop))
 		return;
+	owe_net(to, correlation, status, reason, now);
+}
+
+/* reply_net()'s answer that found no mbuf or ring room (or others owed before it): sent
+ * later, in order, by pay_owed(). */
+void stage::owe_net(const remote &to, uint64_t correlation, uint16_t status, const char *reason,
+		    uint64_t now) noexcept
+{
 	owed_answer a;
 	a.to = to;
 	a.correlation = correlation;

@@ -466,9 +466,7 @@ uint32_t stage::run() noexcept
 		uint32_t n = 0, total = 0;
 		do {
 			n = _requests->expire(now, due, burst);
-			for (uint32_t i = 0; i < n; i++)
-				expired(due[i], now);
-			timeouts_flush();
+			expired(due, n, now);
 			total += n;
 		} while (n == burst && total < 8 * burst && _outbox->room());
 		if (n < burst)

@@ -215,6 +215,12 @@ private:
 		std::array<kept_frame, 1u << kept_bits> kept;
 	};
 
+	[[gnu::noinline]] reply_hdr *make_reply(uint16_t status, const char *reason,
+						const std::string &hop) noexcept;
+	[[gnu::noinline]] bool reply_new_address(const remote &to, uint32_t id,
+						 uint64_t correlation, reply_hdr &r,
+						 kept_frame &k) noexcept;
+
 	pod_registry *_reg;
 	counters &_stats;
 	std::array<reply_hdr, 8> _replies{};

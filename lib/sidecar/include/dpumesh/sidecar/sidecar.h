@@ -319,6 +319,8 @@ private:
 			const char *reason) noexcept;
 	void reply_net(const remote &to, uint64_t correlation, uint16_t status,
 		       const char *reason, uint64_t now) noexcept;
+	void owe_net(const remote &to, uint64_t correlation, uint16_t status, const char *reason,
+		     uint64_t now) noexcept;
 	uint32_t pay_owed(uint64_t now) noexcept;
 	/* network (flow_net.cc) */
 	void from_network(port::rx_msg *m, uint64_t now) noexcept;
@@ -336,6 +338,7 @@ private:
 	bool retry(pending::entry &e, request_ctx &c, uint64_t now) noexcept;
 	void release_held(request_ctx &c) noexcept;
 	void expired(const expiry &x, uint64_t now) noexcept;
+	void expired(const expiry *due, uint32_t n, uint64_t now) noexcept;
 	void timeouts_flush() noexcept;
 	uint32_t unpark(uint64_t now) noexcept;
 	/* per-destination queues (flow_notes.cc): order while a pod is full */

@@ -222,6 +222,7 @@ public:
 
 private:
 	void prefetch(unsigned k) const noexcept;
+	rte_mbuf *get_slow() noexcept;
 
 	rte_mempool *_pool;
 	uint32_t _data_off; /* from an mbuf's address to its headroom's end */
@@ -327,6 +328,13 @@ public:
 		return _len && _l7 == l7.data && _l7_len == l7.len && _l7_sum == l7.sum &&
 		       same_but_port(_addr, addr);
 	}
+	/** Whether it was made for this address (but perhaps another destination port), its
+	 *  header whatever it was made from: for a caller that keeps its templates per header
+	 *  and clears them when that header changes. */
+	bool made_for(const link_addr &addr) const noexcept
+	{
+		return _len && same_but_port(_addr, addr);
+	}
 	void clear() noexcept { _len = 0; }
 	/** Which of 2^bits kept templates a requester's answers are stamped from: its address
 	 *  mixed (not its port: one template serves all of them). */
@@ -359,7 +367,13 @@ private:
 	uint16_t _l7_len = 0;
 	uint16_t _l7_sum = 0;
 	uint64_t _ip_words = 0;  /* ipv4_words_but_id() */
-	uint64_t _udp_words = 0; /* udp_words_but_ids() less the destination port */
+	/* udp_words_but_ids() less the destination port, plus the L7 header's sum (as a
+	 * big-endian value): all the UDP checksum adds but the ids and the port */
+	uint64_t _udp_words = 0;
+
+	/* stamp_into(), inline in both stamps (frame.cc) */
+	bool write(rte_mbuf *m, uint32_t msg_id, uint64_t correlation,
+		   uint16_t dst_port) const noexcept;
 };
 
 /**
