@@ -361,16 +361,20 @@ TEST(quota, each_origin_retries_out_of_its_own_requests)
 	EXPECT_EQ(q.origin_budget(e, c), nullptr);
 }
 
+/* A network request's rx_msg from host 10.0.0.`host` (port 40000), message id `id`: what
+ * net_sched reads of it (the net_sched tests below). */
+port::rx_msg msg_from(uint8_t host, uint32_t id)
+{
+	port::rx_msg m{};
+	m.msg.src = wire::endpoint::from_v4(htonl(0x0a000000u | host), 40000);
+	m.msg.msg_id = id;
+	return m;
+}
+
 /* The network's requests by source (internal/net_sched.h): one per source per turn, each
  * source's in its order, and a full backlog refuses only sources at their share. */
 TEST(net_sched, sources_take_turns_in_order_and_a_full_backlog_refuses_only_the_floods)
 {
-	const auto msg_from = [](uint8_t host, uint32_t id) {
-		port::rx_msg m{};
-		m.msg.src = wire::endpoint::from_v4(htonl(0x0a000000u | host), 40000);
-		m.msg.msg_id = id;
-		return m;
-	};
 	/* three sources in three FIFOs (distinct hosts that hash apart) */
 	std::vector<uint8_t> hosts;
 	for (uint8_t h = 1; hosts.size() < 3; h++) {
@@ -433,12 +437,6 @@ TEST(net_sched, sources_take_turns_in_order_and_a_full_backlog_refuses_only_the_
  * in after it still gets its turn after the lone one's next message. */
 TEST(net_sched, a_lone_sources_run_keeps_the_turns_of_one_at_a_time)
 {
-	const auto msg_from = [](uint8_t host, uint32_t id) {
-		port::rx_msg m{};
-		m.msg.src = wire::endpoint::from_v4(htonl(0x0a000000u | host), 40000);
-		m.msg.msg_id = id;
-		return m;
-	};
 	uint8_t other = 2;
 	while (sidecar::net_sched::queue_of(msg_from(other, 0).msg.src) ==
 	       sidecar::net_sched::queue_of(msg_from(1, 0).msg.src))
