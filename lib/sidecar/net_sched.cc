@@ -12,12 +12,6 @@ static_assert(quota::nb_sources % net_sched::nb_queues == 0,
 	      "a quota bucket maps onto one FIFO");
 static_assert(net_sched::nb_queues <= 256, "turns are kept in bytes");
 
-uint32_t net_sched::queue_of(const wire::endpoint &src) noexcept
-{
-	/* the address only, as the quotas count sources: one host's ports are one source */
-	return quota::bucket_of(src) % nb_queues;
-}
-
 /* The ring's state in locals, written back once: a store to _turns (bytes) may alias
  * anything, so the members were read again after each message's. */
 unsigned net_sched::pop(port::rx_msg **out, unsigned n) noexcept

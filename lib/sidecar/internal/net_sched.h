@@ -58,7 +58,16 @@ public:
 				fn(m[i]);
 	}
 
-	static uint32_t queue_of(const wire::endpoint &src) noexcept;
+	/** The FIFO of a quota bucket (quota::bucket_of()): the address only, as the quotas
+	 *  count sources (one host's ports are one source). push() and queue_of() map alike. */
+	static constexpr uint32_t queue_of_bucket(uint32_t bucket) noexcept
+	{
+		return bucket % nb_queues;
+	}
+	static uint32_t queue_of(const wire::endpoint &src) noexcept
+	{
+		return queue_of_bucket(quota::bucket_of(src));
+	}
 
 private:
 	struct fifo {
@@ -81,7 +90,7 @@ inline bool net_sched::push(port::rx_msg *m, bool always) noexcept
 	 * on): its FIFO is the bucket's, so the address is hashed once */
 	const uint32_t b = quota::bucket_of(m->msg.src);
 	m->source_bucket = static_cast<uint16_t>(b);
-	const uint32_t q = b % nb_queues;
+	const uint32_t q = queue_of_bucket(b);
 	fifo &f = _q[q];
 	/* full: a source with work holds its share of it at most (the sources with work, this
 	 * one counted if it has none yet) */

@@ -51,8 +51,10 @@ struct net_message {
 	kind what = kind::no_hbuf;
 	bool request = false;     /**< the frame said request (also for the failures) */
 	wire::l7_error error = wire::l7_error::ok;
-	/** A request's: its sender's quota bucket (port::rx_msg::source_bucket). */
-	uint16_t source = 0;
+	/** A request's: its sender's quota bucket (port::rx_msg::source_bucket, which take()
+	 *  copies); made without take(), none (quota::nb_sources or more: open_request()
+	 *  hashes the address), not bucket 0. */
+	uint16_t source = UINT16_MAX;
 	/** flow INGRESS; op, dst and ids are the caller's to set. A request decoded in the
 	 *  header buffer has header 0 and body 0 (header_len, body_len set) until to_hbuf(). */
 	union {
