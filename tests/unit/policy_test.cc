@@ -577,6 +577,73 @@ TEST(engine, rate_limits_per_source_route_and_claim)
 	EXPECT_EQ(none, 5);
 }
 
+TEST(engine, a_limit_that_refuses_commits_none_before_it)
+{
+	/* three limits on one service: a source limit, a route limit, and a tight limit on
+	 * /slow; a request the third refuses takes no token from the first two */
+	policy::schema::policy_config c;
+	policy::schema::ratelimit_config src;
+	src.service = "api";
+	src.key = policy::schema::ratelimit_key::source;
+	src.rate = 1;
+	src.burst = 3;
+	c.rate_limits.push_back(src);
+	policy::schema::ratelimit_config route = src;
+	route.key = policy::schema::ratelimit_key::route;
+	route.burst = 4;
+	c.rate_limits.push_back(route);
+	policy::schema::ratelimit_config slow = src;
+	slow.key = policy::schema::ratelimit_key::route;
+	slow.path_prefix = "/slow";
+	slow.burst = 1;
+	c.rate_limits.push_back(slow);
+	auto e = make_engine(c);
+	ASSERT_TRUE(e);
+	const uint64_t t = 100 * sec;
+	request slow_req("api", "GET", "/slow/x?y=1");
+	EXPECT_TRUE(e->check_request(slow_req.v, 1, t, unix_now).allowed()); /* 1 of each */
+	for (int i = 0; i < 5; i++) {
+		verdict v = e->check_request(slow_req.v, 1, t, unix_now);
+		EXPECT_EQ(v.why, reason::rate_limited);
+		EXPECT_EQ(v.status, 429);
+	}
+	/* the refusals took nothing: source 1 has 2 of its 3 left, the route 3 of its 4 */
+	request fast("api", "GET", "/fast");
+	EXPECT_TRUE(e->check_request(fast.v, 1, t, unix_now).allowed());
+	EXPECT_TRUE(e->check_request(fast.v, 1, t, unix_now).allowed());
+	EXPECT_EQ(e->check_request(fast.v, 1, t, unix_now).why, reason::rate_limited); /* source */
+	EXPECT_TRUE(e->check_request(fast.v, 2, t, unix_now).allowed());
+	EXPECT_EQ(e->check_request(fast.v, 3, t, unix_now).why, reason::rate_limited); /* route */
+	/* a prefix is matched on the path without its query: "/sl?ow" is not under /slow */
+	request query("api", "GET", "/sl?ow");
+	EXPECT_EQ(e->check_request(query.v, 4, t + 2 * sec, unix_now).why, reason::allowed);
+	EXPECT_EQ(count(*e, reason::rate_limited), 7u);
+	EXPECT_EQ(e->stats().limiter_overflow.get(), 0u);
+}
+
+TEST(engine, overflowed_keys_are_counted_once_each)
+{
+	/* a keyed table of 8 slots, 20 live sources at one instant: the keys past the window's
+	 * room fall back to the overflow bucket, each lookup counted once */
+	policy::schema::policy_config c;
+	policy::schema::ratelimit_config src;
+	src.service = "api";
+	src.key = policy::schema::ratelimit_key::source;
+	src.rate = 1;
+	src.burst = 1000;
+	c.rate_limits.push_back(src);
+	engine_options opt;
+	opt.limiter_slots = 8;
+	auto e = make_engine(c, opt);
+	ASSERT_TRUE(e);
+	request r("api", "GET", "/");
+	for (uint64_t s = 1; s <= 20; s++)
+		EXPECT_TRUE(e->check_request(r.v, s, 100 * sec, unix_now).allowed());
+	EXPECT_EQ(e->stats().limiter_overflow.get(), 12u);
+	EXPECT_TRUE(e->check_request(r.v, 1, 100 * sec, unix_now).allowed()); /* has its slot */
+	EXPECT_EQ(e->stats().limiter_overflow.get(), 12u);
+}
+
 TEST(engine, rate_divisor_splits_the_rate)
 {
 	policy::schema::policy_config c;
