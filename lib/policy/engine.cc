@@ -6,6 +6,8 @@
 #include <random>
 #include <set>
 
+#include "dpumesh/common/copy.h"
+
 namespace dpumesh::policy {
 
 const char *reason_name(reason r) noexcept
@@ -149,7 +151,7 @@ result<std::unique_ptr<engine>> engine::create(const schema::policy_config &cfg,
 				      "limits",
 				      i, l.service.c_str(), max_limits_per_service);
 		if (lim.claim >= 0)
-			s.needs_jwt = true;
+			s.needs_jwt = s.claim_limits = true;
 		s.limits.push_back(std::move(lim));
 	}
 	if (const engine *o = opt.share_limits) {
@@ -227,19 +229,24 @@ verdict engine::check_policy(const wire::l7_view &req, service_policy &sp, uint6
 	if (s->breaker && s->breaker->shedding(now_ns)) [[unlikely]]
 		return refuse(reason::circuit_open);
 
-	/* phase 1: reserve a token in every matching limit; commit only if all pass */
+	/* phase 1: reserve a token in every matching limit; commit only if all pass (the
+	 * tickets are not cleared: reserve() writes each one it hands out) */
 	rate_limiter::ticket tickets[max_limits_per_service];
 	unsigned nb_tickets = 0;
 	const std::string_view path = path_only(req.path);
+	auto applies = [&](const limit &l) noexcept {
+		const size_t n = l.path_prefix.size(); /* most limits have none: no compare */
+		return n == 0 || (path.size() >= n && same_bytes(path.data(), l.path_prefix.data(), n));
+	};
 	auto reserve = [&](limit &l, uint64_t key) noexcept {
-		uint64_t before = l.lim.overflows();
-		bool ok = l.lim.reserve(key, now_ns, &tickets[nb_tickets++]);
-		if (l.lim.overflows() != before)
+		rate_limiter::ticket &t = tickets[nb_tickets++];
+		const bool ok = l.lim.reserve(key, now_ns, &t);
+		if (l.lim.overflowed(t)) [[unlikely]]
 			_stats.limiter_overflow.inc();
 		return ok;
 	};
 	for (auto &l : s->limits) {
-		if (l.claim >= 0 || path.substr(0, l.path_prefix.size()) != l.path_prefix)
+		if (l.claim >= 0 || !applies(l))
 			continue;
 		if (!reserve(l, source_id))
 			return refuse(reason::rate_limited);
@@ -263,11 +270,13 @@ verdict engine::check_policy(const wire::l7_view &req, service_policy &sp, uint6
 			return refuse(reason::jwt_missing);
 		}
 	}
-	if (s->rbac && !s->rbac->allows(req.method, req.path, claims))
+	if (s->rbac && !s->rbac->allows_path(req.method, path, claims))
 		return refuse(reason::rbac_denied);
 
 	for (auto &l : s->limits) {
-		if (l.claim < 0 || path.substr(0, l.path_prefix.size()) != l.path_prefix)
+		if (!s->claim_limits)
+			break;
+		if (l.claim < 0 || !applies(l))
 			continue;
 		/* requests without the claim share the bucket of the empty value */
 		std::string_view v = claims ? claims->first(static_cast<unsigned>(l.claim)) : "";

@@ -6,20 +6,6 @@
 
 namespace dpumesh::policy {
 
-namespace {
-
-inline uint64_t mix(uint64_t x) noexcept
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
-
-} // namespace
-
 rate_limiter::rate_limiter(const token_bucket &b) : _bucket(b), _st(std::make_shared<state>()) {}
 
 rate_limiter::rate_limiter(const token_bucket &b, uint32_t slots, uint64_t seed)
@@ -29,6 +15,7 @@ rate_limiter::rate_limiter(const token_bucket &b, uint32_t slots, uint64_t seed)
 	while (n < slots && n < (1u << 30))
 		n <<= 1;
 	_st->slots = std::make_unique<slot[]>(n); /* key 0, TAT 0 (a full bucket) */
+	_slots = _st->slots.get();
 	_mask = n - 1;
 }
 
@@ -37,6 +24,7 @@ rate_limiter rate_limiter::share() const
 	rate_limiter r;
 	r._bucket = _bucket;
 	r._st = _st;
+	r._slots = _slots;
 	r._mask = _mask;
 	r._seed = _seed;
 	_st->users.fetch_add(1, std::memory_order_relaxed);
@@ -45,15 +33,21 @@ rate_limiter rate_limiter::share() const
 
 std::atomic<uint64_t> *rate_limiter::find(uint64_t key, uint64_t now_u) noexcept
 {
-	const uint32_t home = static_cast<uint32_t>(mix(key ^ _seed)) & _mask;
+	const uint32_t home = static_cast<uint32_t>(limiter_mix(key ^ _seed)) & _mask;
+	/* the key's slot, else the full bucket that has been full longest: a slot never used
+	 * (TAT 0) before one a live key refills, which would otherwise come back to take it
+	 * over in turn, each time after a whole window's probe */
 	slot *reusable = nullptr;
+	uint64_t oldest = UINT64_MAX;
 	for (unsigned i = 0; i < probe_window; i++) {
-		slot &s = _st->slots[(home + i) & _mask];
-		const uint64_t k = s.key.load(std::memory_order_relaxed);
-		if (k == key)
+		slot &s = _slots[(home + i) & _mask];
+		if (s.key.load(std::memory_order_relaxed) == key)
 			return &s.tat;
-		if (!reusable && s.tat.load(std::memory_order_relaxed) <= now_u)
+		const uint64_t tat = s.tat.load(std::memory_order_relaxed);
+		if (tat <= now_u && tat < oldest) {
 			reusable = &s;
+			oldest = tat;
+		}
 	}
 	if (reusable) {
 		/* a full bucket holds no state: taking it over is the same as a fresh bucket (two
@@ -73,7 +67,7 @@ uint64_t limiter_key(const void *data, size_t len) noexcept
 	uint64_t h = 0xcbf29ce484222325ULL;
 	for (size_t i = 0; i < len; i++)
 		h = (h ^ p[i]) * 0x100000001b3ULL;
-	return mix(h);
+	return limiter_mix(h);
 }
 
 } // namespace dpumesh::policy

@@ -6,18 +6,6 @@ namespace dpumesh::policy {
 
 namespace {
 
-constexpr std::string_view method_names[] = {"GET",     "HEAD",    "POST",  "PUT",  "DELETE",
-					     "OPTIONS", "PATCH",   "CONNECT", "TRACE"};
-
-/* Bit of a known method; 0 for any other (it then matches only rules with no methods). */
-uint16_t method_bit(std::string_view m) noexcept
-{
-	for (size_t i = 0; i < std::size(method_names); i++)
-		if (method_names[i] == m)
-			return static_cast<uint16_t>(1u << i);
-	return 0;
-}
-
 inline char lower(char c) noexcept
 {
 	return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
@@ -47,15 +35,6 @@ bool glob_match(std::string_view pat, std::string_view s) noexcept
 	while (p < pat.size() && pat[p] == '*')
 		p++;
 	return p == pat.size();
-}
-
-std::string_view path_only(std::string_view path) noexcept
-{
-	/* a plain loop: find_first_of calls memchr on the set for every byte */
-	for (size_t i = 0; i < path.size(); i++)
-		if (path[i] == '?' || path[i] == '#')
-			return path.substr(0, i);
-	return path;
 }
 
 bool path_is_normal(std::string_view p) noexcept
@@ -99,8 +78,18 @@ result<rbac_policy> rbac_policy::compile(const schema::rbac_policy &cfg, const j
 					      cfg.service.c_str(), i, m.c_str());
 			r.methods |= b;
 		}
-		r.match = cr.match;
+		p._any_methods |= r.methods != 0;
 		r.path = cr.path;
+		switch (cr.match) {
+		case schema::path_match::exact: r.how = kind::exact; break;
+		case schema::path_match::prefix:
+			r.how = r.path.empty() || r.path == "/" ? kind::any : kind::prefix;
+			break;
+		case schema::path_match::glob:
+			r.how = r.path == "*" || r.path == "/*" ? kind::any : kind::glob;
+			break;
+		}
+		r.skip = !r.path.empty() && r.path[0] == '/';
 		for (const auto &[name, value] : cr.claims) {
 			int idx = jwt ? jwt->claim_index(name) : -1;
 			if (idx < 0)
@@ -112,45 +101,6 @@ result<rbac_policy> rbac_policy::compile(const schema::rbac_policy &cfg, const j
 		p._rules.push_back(std::move(r));
 	}
 	return p;
-}
-
-bool rbac_policy::matches(const rule &r, uint16_t mbit, std::string_view path, bool normal,
-			  const token_claims *claims) const noexcept
-{
-	if (r.methods != 0 && (r.methods & mbit) == 0)
-		return false;
-	if (!normal)
-		return false;
-	switch (r.match) {
-	case schema::path_match::exact:
-		if (path != r.path)
-			return false;
-		break;
-	case schema::path_match::prefix:
-		if (path.substr(0, r.path.size()) != r.path)
-			return false;
-		break;
-	case schema::path_match::glob:
-		if (!glob_match(r.path, path))
-			return false;
-		break;
-	}
-	for (const auto &c : r.claims)
-		if (!claims || !claims->contains(c.index, c.value))
-			return false;
-	return true;
-}
-
-bool rbac_policy::allows(std::string_view method, std::string_view path,
-			 const token_claims *claims) const noexcept
-{
-	const uint16_t mbit = method_bit(method);
-	const std::string_view p = path_only(path);
-	const bool normal = path_is_normal(p);
-	for (const auto &r : _rules)
-		if (matches(r, mbit, p, normal, claims))
-			return true;
-	return _default_allow;
 }
 
 } // namespace dpumesh::policy

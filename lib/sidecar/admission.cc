@@ -91,11 +91,13 @@ verdict admission::admit(ruleset &rules, const wire::l7_view &v, uint64_t source
 		return a;
 	}
 	/* served here, or a client's request relayed to the peer: the policy applies here (a
-	 * network requester's key hashed only for a policy that may read it) */
-	if (client && sr.policy < rules.engine().nb_services())
+	 * network requester's key hashed only for a policy that may read it; the wall clock,
+	 * a division, read only for a JWT's times) */
+	policy::engine &eng = rules.engine();
+	if (client && sr.policy < eng.nb_services())
 		source_id = network_source(*client);
-	policy::verdict vd = rules.engine().check_request(v, sr.policy, source_id, _clock.ns(now),
-							  _clock.unix_s(now));
+	policy::verdict vd = eng.check_request(v, sr.policy, source_id, _clock.ns(now),
+					       eng.jwt() ? _clock.unix_s(now) : 0);
 	if (!vd.allowed()) {
 		_stats.policy_refused.inc();
 		a.status = vd.status;

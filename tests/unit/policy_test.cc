@@ -156,6 +156,81 @@ TEST(rbac, rules_methods_paths_claims)
 	EXPECT_NE(bad.error().message().find("claim \"group\""), std::string::npos) << bad.error().message();
 }
 
+TEST(rbac, method_bits_by_length_and_word)
+{
+	const char *names[] = {"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "CONNECT", "TRACE"};
+	for (unsigned i = 0; i < std::size(names); i++)
+		EXPECT_EQ(method_bit(names[i]), 1u << i) << names[i];
+	/* case, one byte off at each end, lengths with no method, the 7-byte overlap */
+	for (auto m : {"get", "Get", "GEt", "PUX", "XET", "HEAd", "POSX", "PATCh", "TRACF", "DELETf",
+		       "xELETE", "OPTIONs", "CONNECt", "OPTIONX", "CPTIONS", "OPTINNS", "", "G", "GE",
+		       "GETX", "PROPFIND", "DELETEX", "CONNECTX", "\xff" "ET"})
+		EXPECT_EQ(method_bit(m), 0u) << m;
+	/* a view into a longer buffer: only its own bytes count */
+	EXPECT_EQ(method_bit(std::string_view("GETX", 3)), 1u);
+	EXPECT_EQ(method_bit(std::string_view("DELETED", 6)), 1u << 4);
+}
+
+TEST(rbac, compiled_rule_kinds_decide_as_the_rules_say)
+{
+	policy::schema::rbac_policy cp;
+	cp.service = "api";
+	cp.rules.push_back(rule({"POST"}, policy::schema::path_match::exact, "/"));
+	cp.rules.push_back(rule({"GET"}, policy::schema::path_match::prefix, "/admin/"));
+	cp.rules.push_back(rule({"PUT"}, policy::schema::path_match::prefix, "/"));
+	cp.rules.push_back(rule({"PATCH"}, policy::schema::path_match::glob, "/*"));
+	cp.rules.push_back(rule({"TRACE"}, policy::schema::path_match::exact, "/health"));
+	cp.rules.push_back(rule({"OPTIONS"}, policy::schema::path_match::prefix, ""));
+	cp.rules.push_back(rule({"HEAD"}, policy::schema::path_match::glob, "*"));
+	auto p = rbac_policy::compile(cp, nullptr);
+	ASSERT_TRUE(p) << p.error().message();
+
+	EXPECT_TRUE(p->allows("POST", "/", nullptr));
+	EXPECT_TRUE(p->allows("POST", "/?x=1", nullptr));
+	EXPECT_TRUE(p->allows("POST", "/#f", nullptr));
+	EXPECT_FALSE(p->allows("POST", "/x", nullptr));
+	EXPECT_FALSE(p->allows("POST", "x", nullptr)); /* one byte, not '/': not normal */
+	EXPECT_TRUE(p->allows("GET", "/admin/x", nullptr));
+	EXPECT_TRUE(p->allows("GET", "/admin/", nullptr));
+	EXPECT_FALSE(p->allows("GET", "/admin", nullptr));
+	EXPECT_FALSE(p->allows("GET", "xadmin/x", nullptr)); /* the leading byte still counts */
+	EXPECT_FALSE(p->allows("GET", "/admin?/x", nullptr)); /* cut at '?' before the compare */
+	EXPECT_FALSE(p->allows("GET", "/admin/../x", nullptr)); /* not normal */
+	EXPECT_TRUE(p->allows("TRACE", "/health", nullptr));
+	EXPECT_TRUE(p->allows("TRACE", "/health?deep=1#top", nullptr));
+	EXPECT_FALSE(p->allows("TRACE", "xhealth", nullptr));
+	EXPECT_FALSE(p->allows("TRACE", "/healt", nullptr));
+	EXPECT_FALSE(p->allows("TRACE", "/health/", nullptr));
+	/* the match-everything kinds still refuse what is not in normal form */
+	for (auto m : {"PUT", "PATCH", "OPTIONS", "HEAD"}) {
+		EXPECT_TRUE(p->allows(m, "/any/thing", nullptr)) << m;
+		EXPECT_TRUE(p->allows(m, "/", nullptr)) << m;
+		for (auto bad : {"", "relative", "//x", "/a/./b", "/a/..", "/%2e", "/a\\b", "/a%2Fb"})
+			EXPECT_FALSE(p->allows(m, bad, nullptr)) << m << " " << bad;
+	}
+	/* unknown and lowercase methods match only rules without methods: none here */
+	EXPECT_FALSE(p->allows("PROPFIND", "/", nullptr));
+	EXPECT_FALSE(p->allows("put", "/", nullptr));
+	EXPECT_FALSE(p->allows("DELETE", "/", nullptr));
+
+	/* a default allow answers yes to anything, normal or not */
+	cp.default_allow = true;
+	auto open = rbac_policy::compile(cp, nullptr);
+	ASSERT_TRUE(open);
+	for (auto path : {"/", "relative", "//x", "/a/../b"})
+		EXPECT_TRUE(open->allows("PROPFIND", path, nullptr)) << path;
+
+	/* a rule with no methods takes any method, an unknown one too */
+	policy::schema::rbac_policy any;
+	any.service = "api";
+	any.rules.push_back(rule({}, policy::schema::path_match::prefix, "/pub"));
+	auto a = rbac_policy::compile(any, nullptr);
+	ASSERT_TRUE(a);
+	EXPECT_TRUE(a->allows("PROPFIND", "/pub/x", nullptr));
+	EXPECT_TRUE(a->allows("", "/public", nullptr));
+	EXPECT_FALSE(a->allows("GET", "/pu", nullptr));
+}
+
 /* ---- token buckets ---- */
 
 TEST(ratelimit, burst_then_rate)
@@ -500,6 +575,73 @@ TEST(engine, rate_limits_per_source_route_and_claim)
 	EXPECT_EQ(a, 5);
 	EXPECT_EQ(b, 5);
 	EXPECT_EQ(none, 5);
+}
+
+TEST(engine, a_limit_that_refuses_commits_none_before_it)
+{
+	/* three limits on one service: a source limit, a route limit, and a tight limit on
+	 * /slow; a request the third refuses takes no token from the first two */
+	policy::schema::policy_config c;
+	policy::schema::ratelimit_config src;
+	src.service = "api";
+	src.key = policy::schema::ratelimit_key::source;
+	src.rate = 1;
+	src.burst = 3;
+	c.rate_limits.push_back(src);
+	policy::schema::ratelimit_config route = src;
+	route.key = policy::schema::ratelimit_key::route;
+	route.burst = 4;
+	c.rate_limits.push_back(route);
+	policy::schema::ratelimit_config slow = src;
+	slow.key = policy::schema::ratelimit_key::route;
+	slow.path_prefix = "/slow";
+	slow.burst = 1;
+	c.rate_limits.push_back(slow);
+	auto e = make_engine(c);
+	ASSERT_TRUE(e);
+	const uint64_t t = 100 * sec;
+	request slow_req("api", "GET", "/slow/x?y=1");
+	EXPECT_TRUE(e->check_request(slow_req.v, 1, t, unix_now).allowed()); /* 1 of each */
+	for (int i = 0; i < 5; i++) {
+		verdict v = e->check_request(slow_req.v, 1, t, unix_now);
+		EXPECT_EQ(v.why, reason::rate_limited);
+		EXPECT_EQ(v.status, 429);
+	}
+	/* the refusals took nothing: source 1 has 2 of its 3 left, the route 3 of its 4 */
+	request fast("api", "GET", "/fast");
+	EXPECT_TRUE(e->check_request(fast.v, 1, t, unix_now).allowed());
+	EXPECT_TRUE(e->check_request(fast.v, 1, t, unix_now).allowed());
+	EXPECT_EQ(e->check_request(fast.v, 1, t, unix_now).why, reason::rate_limited); /* source */
+	EXPECT_TRUE(e->check_request(fast.v, 2, t, unix_now).allowed());
+	EXPECT_EQ(e->check_request(fast.v, 3, t, unix_now).why, reason::rate_limited); /* route */
+	/* a prefix is matched on the path without its query: "/sl?ow" is not under /slow */
+	request query("api", "GET", "/sl?ow");
+	EXPECT_EQ(e->check_request(query.v, 4, t + 2 * sec, unix_now).why, reason::allowed);
+	EXPECT_EQ(count(*e, reason::rate_limited), 7u);
+	EXPECT_EQ(e->stats().limiter_overflow.get(), 0u);
+}
+
+TEST(engine, overflowed_keys_are_counted_once_each)
+{
+	/* a keyed table of 8 slots, 20 live sources at one instant: the keys past the window's
+	 * room fall back to the overflow bucket, each lookup counted once */
+	policy::schema::policy_config c;
+	policy::schema::ratelimit_config src;
+	src.service = "api";
+	src.key = policy::schema::ratelimit_key::source;
+	src.rate = 1;
+	src.burst = 1000;
+	c.rate_limits.push_back(src);
+	engine_options opt;
+	opt.limiter_slots = 8;
+	auto e = make_engine(c, opt);
+	ASSERT_TRUE(e);
+	request r("api", "GET", "/");
+	for (uint64_t s = 1; s <= 20; s++)
+		EXPECT_TRUE(e->check_request(r.v, s, 100 * sec, unix_now).allowed());
+	EXPECT_EQ(e->stats().limiter_overflow.get(), 12u);
+	EXPECT_TRUE(e->check_request(r.v, 1, 100 * sec, unix_now).allowed()); /* has its slot */
+	EXPECT_EQ(e->stats().limiter_overflow.get(), 12u);
 }
 
 TEST(engine, rate_divisor_splits_the_rate)

@@ -155,7 +155,8 @@ public:
 	 * A refused request takes no token from any limit.
 	 * @param source_id who sent it (pod handle, peer/client address hash): per-source key
 	 * @param now_ns monotonic nanoseconds (buckets, breakers)
-	 * @param unix_s wall-clock unix seconds (JWT exp/nbf)
+	 * @param unix_s wall-clock unix seconds (JWT exp/nbf); not read without /policy/jwt
+	 *        (jwt() null), so a caller may skip reading the clock then
 	 */
 	verdict check_request(const wire::l7_view &req, uint64_t source_id, uint64_t now_ns,
 			      int64_t unix_s) noexcept;
@@ -216,7 +217,8 @@ private:
 		std::unique_ptr<rbac_policy> rbac;
 		std::vector<limit> limits;
 		std::unique_ptr<circuit_breaker> breaker;
-		bool needs_jwt = false; /* RBAC or a claim limit */
+		bool needs_jwt = false;    /* RBAC or a claim limit */
+		bool claim_limits = false; /* a limit keyed by a claim: a second pass after RBAC */
 	};
 
 	engine() = default;

@@ -73,6 +73,17 @@ private:
 	uint64_t _limit = 0;    /* burst * T */
 };
 
+/** The keyed tables' finaliser (splitmix64's): a key's home slot is limiter_mix(key ^ seed). */
+inline uint64_t limiter_mix(uint64_t x) noexcept
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
 /**
  * One configured limit: a single bucket (key ignored) or a table of `slots` buckets
  * (rounded up to a power of two) found by key with bounded linear probing. A key that
@@ -84,12 +95,14 @@ class rate_limiter {
 public:
 	static constexpr unsigned probe_window = 8;
 
+	/** What reserve() found; every field is written by reserve() (no default values: the
+	 *  engine's array of 16 is not cleared for each request). */
 	struct ticket {
-		std::atomic<uint64_t> *tat = nullptr;
-		uint64_t next = 0;
-		uint64_t now_u = 0;
-		uint64_t interval = 0;
-		bool shared = false; /**< the bucket is shared: commit with a CAS */
+		std::atomic<uint64_t> *tat;
+		uint64_t next;
+		uint64_t now_u;
+		uint64_t interval;
+		bool shared; /**< the bucket is shared: commit with a CAS */
 	};
 	struct stats {
 		uint64_t overflow = 0; /**< reservations that fell back to the overflow bucket */
@@ -112,7 +125,13 @@ public:
 	bool reserve(uint64_t key, uint64_t now_ns, ticket *t) noexcept
 	{
 		const uint64_t now_u = token_bucket::units(now_ns);
-		std::atomic<uint64_t> *tat = _mask == 0 ? &_st->single : find(key, now_u);
+		std::atomic<uint64_t> *tat = &_st->single;
+		if (_mask != 0) {
+			/* the key in its home slot (a key seen before, no collision): no call */
+			slot &home = _slots[static_cast<uint32_t>(limiter_mix(key ^ _seed)) & _mask];
+			tat = home.key.load(std::memory_order_relaxed) == key ? &home.tat
+									      : find(key, now_u);
+		}
 		t->tat = tat;
 		t->now_u = now_u;
 		t->interval = _bucket.interval_units();
@@ -149,6 +168,9 @@ public:
 	}
 
 	bool keyed() const noexcept { return _mask != 0; }
+	/** Whether a reservation of this limiter fell back to the overflow bucket (counted in
+	 *  overflows() as it did). */
+	bool overflowed(const ticket &t) const noexcept { return _mask != 0 && t.tat == &_st->single; }
 	uint32_t slots() const noexcept { return _mask ? _mask + 1 : 0; }
 	uint64_t overflows() const noexcept { return _st->overflow.load(std::memory_order_relaxed); }
 	/** Limiters using these buckets (1: this one only). */
@@ -166,10 +188,12 @@ private:
 		std::atomic<uint32_t> users{1};
 	};
 	rate_limiter() = default;
+	/* the key's slot past its home one, a reusable one, or the overflow bucket */
 	std::atomic<uint64_t> *find(uint64_t key, uint64_t now_u) noexcept;
 
 	token_bucket _bucket;
 	std::shared_ptr<state> _st;
+	slot *_slots = nullptr; /* _st->slots.get() */
 	uint32_t _mask = 0;
 	uint64_t _seed = 0;
 };

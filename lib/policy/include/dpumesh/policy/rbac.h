@@ -13,21 +13,82 @@
 //   bool ok = p->allows("GET", "/v1/items?x=1", claims_or_null);
 #pragma once
 
+#include <bit>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "dpumesh/common/copy.h"
 #include "dpumesh/policy/schema.h"
 #include "dpumesh/policy/jwt.h"
 #include "dpumesh/common/status.h"
 
 namespace dpumesh::policy {
 
+/**
+ * Bit of a known method (GET, HEAD, POST, PUT, DELETE, OPTIONS, PATCH, CONNECT, TRACE: bits 0
+ * to 8, in that order); 0 for any other, which then matches only rules with no methods.
+ * Case-sensitive. By length, then its bytes compared as one word with each name of that
+ * length: one or two compares instead of up to nine string compares.
+ */
+inline uint16_t method_bit(std::string_view m) noexcept
+{
+	/* a name's bytes as a little-endian word */
+	auto name = [](const char *s, size_t n) constexpr noexcept {
+		uint64_t w = 0;
+		for (size_t i = 0; i < n; i++)
+			w |= uint64_t(static_cast<uint8_t>(s[i])) << (8 * i);
+		return w;
+	};
+	constexpr std::string_view names[] = {"GET",     "HEAD",  "POST",    "PUT",  "DELETE",
+					      "OPTIONS", "PATCH", "CONNECT", "TRACE"};
+	if constexpr (std::endian::native != std::endian::little) {
+		for (size_t i = 0; i < std::size(names); i++)
+			if (names[i] == m)
+				return static_cast<uint16_t>(1u << i);
+		return 0;
+	}
+	/* the method's bytes as that word: one or two loads, overlapping for 7 */
+	const char *p = m.data();
+	auto at = [p](size_t i, auto bytes) noexcept {
+		decltype(bytes) v;
+		std::memcpy(&v, p + i, sizeof(v));
+		return uint64_t(v);
+	};
+	uint64_t w;
+	switch (m.size()) {
+	case 3:
+		w = at(0, uint16_t()) | at(2, uint8_t()) << 16;
+		return w == name("GET", 3) ? 1u << 0 : w == name("PUT", 3) ? 1u << 3 : 0;
+	case 4:
+		w = at(0, uint32_t());
+		return w == name("HEAD", 4) ? 1u << 1 : w == name("POST", 4) ? 1u << 2 : 0;
+	case 5:
+		w = at(0, uint32_t()) | at(4, uint8_t()) << 32;
+		return w == name("PATCH", 5) ? 1u << 6 : w == name("TRACE", 5) ? 1u << 8 : 0;
+	case 6:
+		w = at(0, uint32_t()) | at(4, uint16_t()) << 32;
+		return w == name("DELETE", 6) ? 1u << 4 : 0;
+	case 7:
+		w = at(0, uint32_t()) | at(3, uint32_t()) << 24;
+		return w == name("OPTIONS", 7) ? 1u << 5 : w == name("CONNECT", 7) ? 1u << 7 : 0;
+	default: return 0;
+	}
+}
+
 /** Glob match: '*' any run of characters (also '/'), '?' exactly one; no escapes. */
 bool glob_match(std::string_view pattern, std::string_view s) noexcept;
 /** The path without "?query" and "#fragment". */
-std::string_view path_only(std::string_view path) noexcept;
+inline std::string_view path_only(std::string_view path) noexcept
+{
+	/* a plain loop: find_first_of calls memchr on the set for every byte */
+	for (size_t i = 0; i < path.size(); i++)
+		if (path[i] == '?' || path[i] == '#')
+			return path.substr(0, i);
+	return path;
+}
 /** False for paths a router might read differently from a byte compare (see above). */
 bool path_is_normal(std::string_view path) noexcept;
 
@@ -46,7 +107,20 @@ public:
 	 * @param claims the verified token's claims, or null when the request has none
 	 */
 	bool allows(std::string_view method, std::string_view path,
-		    const token_claims *claims) const noexcept;
+		    const token_claims *claims) const noexcept
+	{
+		return allows_path(method, path_only(path), claims);
+	}
+	/**
+	 * allows() for a path already cut with path_only() (the engine cuts it once, for its
+	 * limits too). A default allow answers without looking at the rules (whichever rule
+	 * matched, the answer would be yes).
+	 */
+	bool allows_path(std::string_view method, std::string_view path,
+			 const token_claims *claims) const noexcept
+	{
+		return _default_allow || allowed_by_rule(method, path, claims);
+	}
 
 	bool require_jwt() const noexcept { return _require_jwt; }
 	bool default_allow() const noexcept { return _default_allow; }
@@ -57,18 +131,68 @@ private:
 		unsigned index;
 		std::string value;
 	};
+	/* How a rule's path is compared, decided when it is compiled. A path allowed must be
+	 * normal, and a normal path starts with '/': a rule's leading '/' is not compared
+	 * again (a path without it fails the final check), and a prefix "" or "/" and a glob
+	 * of '*' or of '/' then '*' match every such path without a compare. */
+	enum class kind : uint8_t { any, exact, prefix, glob };
 	struct rule {
 		uint16_t methods = 0; /* bit per known method; 0: any */
-		schema::path_match match = schema::path_match::prefix;
+		kind how = kind::prefix;
+		uint8_t skip = 0; /* leading bytes not compared: 1 for a leading '/' */
 		std::string path;
 		std::vector<claim_req> claims;
 	};
-	bool matches(const rule &r, uint16_t method_bit, std::string_view path, bool normal,
-		     const token_claims *claims) const noexcept;
+	/* whether a rule allows the request: the first that matches, on a normal path (inline:
+	 * the engine's one call per request) */
+	bool allowed_by_rule(std::string_view method, std::string_view path,
+			     const token_claims *claims) const noexcept;
 
 	std::vector<rule> _rules;
 	bool _default_allow = false;
 	bool _require_jwt = true;
+	bool _any_methods = false; /* a rule lists methods: the request's is decoded */
 };
+
+inline bool rbac_policy::allowed_by_rule(std::string_view method, std::string_view path,
+					 const token_claims *claims) const noexcept
+{
+	const uint16_t mbit = _any_methods ? method_bit(method) : 0;
+	for (const rule &r : _rules) {
+		if (r.methods != 0 && (r.methods & mbit) == 0)
+			continue;
+		const size_t n = r.path.size();
+		switch (r.how) {
+		case kind::any: break;
+		case kind::exact:
+			if (path.size() != n ||
+			    !same_bytes(path.data() + r.skip, r.path.data() + r.skip, n - r.skip))
+				continue;
+			break;
+		case kind::prefix:
+			if (path.size() < n ||
+			    !same_bytes(path.data() + r.skip, r.path.data() + r.skip, n - r.skip))
+				continue;
+			break;
+		case kind::glob:
+			if (!glob_match(r.path, path))
+				continue;
+			break;
+		}
+		bool held = true;
+		for (const claim_req &c : r.claims)
+			if (!claims || !claims->contains(c.index, c.value)) {
+				held = false;
+				break;
+			}
+		if (!held)
+			continue;
+		/* a path not in normal form matches no rule: it gets the default (deny, else
+		 * allows_path() had answered), so the form is checked once, for a rule that
+		 * matched */
+		return path_is_normal(path);
+	}
+	return false;
+}
 
 } // namespace dpumesh::policy
