@@ -173,6 +173,7 @@ wire_drop detail::parse_any(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t m
 	if (d != wire_drop::none)
 		return d;
 	f.payload_off = l4_off + static_cast<uint32_t>(sizeof(rte_udp_hdr) + frame_hdr_size);
+	f.payload_sum = 0; /* not taken here */
 	/* through rte_pktmbuf_read() as every header here: a chain's first segment may end
 	 * before it (read in place, the address came from past the segment's data); always
 	 * there, the IP header that follows it having been read */
@@ -796,7 +797,7 @@ bool link_template::make(const link_addr &addr) noexcept
 	 * instructions a frame). The payload's sums (words as loaded) join them as big-endian
 	 * values, a byte swap being a multiplication by 256 modulo 0xffff: shifted by 8, the
 	 * body's unfolded (below 2^33), one fold for all (a fold and a swap each were ~20) */
-	const uint64_t body_raw = csum_raw(body, body_len);
+	const uint64_t body_raw = l7.with_body ? 0 : csum_raw(body, body_len);
 	const uint64_t payload = (uint64_t(l7.sum) << 8) + (l7.len & 1 ? body_raw : body_raw << 8);
 	const uint64_t words = csum_add64(_udp_words + 2u * udp_len + static_cast<uint8_t>(kind) +
 						  msg_len + l7.len + msg_id + payload,

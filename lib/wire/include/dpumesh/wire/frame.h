@@ -47,6 +47,11 @@ struct parsed_frame {
 	uint16_t l7_len;
 	uint64_t correlation;
 	uint32_t payload_off; /**< offset of the payload from the start of the frame */
+	/** The payload's sum (its frag_len bytes after the fragment header), as csum_folded()
+	 *  takes it, where the UDP checksum was verified here in software (parse_frame()'s
+	 *  own frames): a part of that check's sum, kept. 0: not taken (the port's verdict, no
+	 *  checksum, parse_any()'s frames, or a payload that sums to 0). */
+	uint16_t payload_sum;
 };
 
 namespace detail {
@@ -131,6 +136,7 @@ inline wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t 
 		return wire_drop::bad_udp;
 	/* a zero checksum is none over IPv4, else the port's verdict, else the sum from the
 	 * addresses on with the pseudo header's length and protocol (17) */
+	f.payload_sum = 0;
 	if (load_be<uint16_t>(udp, 6) != 0) {
 		switch (flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) {
 		case RTE_MBUF_F_RX_L4_CKSUM_GOOD:
@@ -140,10 +146,21 @@ inline wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t 
 			return wire_drop::bad_checksum;
 		default: {
 			/* it folds to 0xffff (the check holds) when it is a multiple of 0xffff
-			 * (2^16 is 1), being nonzero (the protocol's word): a multiply, no fold */
-			const uint64_t sum = csum_raw(p + ip_src, 8 + dgram) +
-					     detail::as_loaded_be16(static_cast<uint16_t>(dgram)) +
-					     detail::as_loaded_be16(17);
+			 * (2^16 is 1), being nonzero (the protocol's word): a multiply, no fold.
+			 * Summed in two parts, the addresses and the UDP and fragment headers
+			 * (48 bytes) and the payload after them (at an even offset from the
+			 * addresses: its words pair as in place), whose folded sum is kept: a
+			 * relay that makes a frame of the same bytes need not read them again */
+			constexpr uint32_t heads = 8 + udp_size + frame_hdr_size;
+			uint64_t sum = detail::as_loaded_be16(static_cast<uint16_t>(dgram)) +
+				       detail::as_loaded_be16(17);
+			if (dgram >= udp_size + frame_hdr_size) [[likely]] {
+				const uint64_t payload = csum_raw(p + ip_src + heads, dgram + 8 - heads);
+				sum += csum_raw(p + ip_src, heads) + payload;
+				f.payload_sum = csum_fold(payload);
+			} else {
+				sum += csum_raw(p + ip_src, 8 + dgram);
+			}
 			if (sum % 0xffff != 0)
 				return wire_drop::bad_checksum;
 			break;
@@ -256,6 +273,10 @@ struct l7_summed {
 	const uint8_t *data = nullptr;
 	uint16_t len = 0;
 	uint16_t sum = 0; /**< l7_sum(data, len) */
+	/** frame_in_place() only: `sum` is of the whole payload, the header and the body after
+	 *  it in the mbuf (message::payload_sum of a header that grew by an even number of
+	 *  bytes: each body byte at the parity it had), so the body is not summed again. */
+	bool with_body = false;
 };
 /** The sum l7_summed::sum holds: of `len` bytes as the UDP checksum adds them. Inline: a
  *  relay takes it of every request's header (csum_folded()). */
@@ -441,6 +462,9 @@ struct message {
 	uint32_t msg_id;
 	uint32_t msg_len;
 	uint16_t l7_len;
+	/** A message of one frame: parsed_frame::payload_sum, the sum of its msg_len bytes
+	 *  (csum_folded()); 0 when not taken, and for a message of several frames. */
+	uint16_t payload_sum = 0;
 	uint64_t correlation;
 };
 
