@@ -132,9 +132,10 @@ public:
 	 *         egress's: `*sent` says whether it went onto the port's ring (it was freed and
 	 *         counted when not)
 	 */
-	bool forward_in_place(const peer_link &to, wire::frame_kind kind, uint64_t correlation,
-			      const wire::l7_summed &l7, rte_mbuf *m, uint16_t old_l7_len,
-			      bool *sent) noexcept
+	[[gnu::always_inline]] bool forward_in_place(const peer_link &to, wire::frame_kind kind,
+						     uint64_t correlation,
+						     const wire::l7_summed &l7, rte_mbuf *m,
+						     uint16_t old_l7_len, bool *sent) noexcept
 	{
 		if (!can_send(to.to.port))
 			return false; /* forward() counts it */
