@@ -43,6 +43,7 @@ inline void msg_fields_of(const Frame &pf, rx_msg *rm) noexcept
 	rm->msg.msg_id = pf.msg_id;
 	rm->msg.msg_len = pf.msg_len;
 	rm->msg.l7_len = pf.l7_len;
+	rm->msg.payload_sum = pf.payload_sum;
 	rm->msg.correlation = pf.correlation;
 }
 

@@ -46,6 +46,16 @@ result<std::unique_ptr<egress>> egress::create(const config::node_config &cfg,
 		e->_ports.push_back(std::move(v));
 	}
 	e->_iova_va = rte_eal_iova_mode() == RTE_IOVA_VA;
+	if (e->_ep4)
+		e->_self4 = {*e->_ep4, true};
+	if (e->_ep6)
+		e->_self6 = {*e->_ep6, true};
+	/* a message is answered out of the port it came in on, the last of the ports with
+	 * that id that may send */
+	e->_reply_port.fill(-1);
+	for (size_t i = 0; i < e->_ports.size(); i++)
+		if (e->_ports[i].tx && e->_ports[i].port_id < e->_reply_port.size())
+			e->_reply_port[e->_ports[i].port_id] = static_cast<int16_t>(i);
 	int first_external = -1;
 	for (size_t i = 0; i < e->_ports.size(); i++)
 		if (e->_ports[i].tx && first_external < 0)
@@ -110,23 +120,6 @@ int egress::peer_of(const wire::endpoint &ep) const noexcept
 		if (std::memcmp(_peers[i].to.addr.dst.ip, ep.ip, 16) == 0)
 			return static_cast<int>(i);
 	return -1;
-}
-
-void egress::remote_of(const port::rx_msg &m, remote &r) const noexcept
-{
-	std::memcpy(r.addr.src_mac, _mac, 6);
-	std::memcpy(r.addr.dst_mac, m.msg.src_mac, 6);
-	r.addr.dst = m.msg.src;
-	r.port = -1;
-	const std::optional<wire::endpoint> &self = m.msg.src.is_v4() ? _ep4 : _ep6;
-	if (!self) { /* port -1: nothing can be sent back */
-		r.addr.src = wire::endpoint{};
-		return;
-	}
-	r.addr.src = *self;
-	for (size_t i = 0; i < _ports.size(); i++)
-		if (_ports[i].port_id == m.port_id && _ports[i].tx)
-			r.port = static_cast<int>(i);
 }
 
 bool egress::pkts_plenty() const noexcept

@@ -203,21 +203,35 @@ void stage::net_request(net_message &m, int peer, uint64_t now) noexcept
 	 * frame's checksum is taken before they are, and kept as it grows: read back after the
 	 * formatter's stores, it stalled on them (a fifth of the frame's cost) */
 	const uint16_t old_len = static_cast<uint16_t>(m.cmd.header_len);
-	uint16_t sum = wire::l7_sum(m.l7, old_len);
+	/* a message of one frame: the sum port RX took of its payload (header and body) as it
+	 * checked the UDP checksum, not the header's read again; kept true as the header grows
+	 * in front of the body (by fields of even lengths: each body byte keeps its parity) */
+	const port::rx_msg *rm = m.held;
+	bool body_in_sum = rm && rm->msg.payload_sum;
+	uint16_t sum = body_in_sum ? rm->msg.payload_sum : wire::l7_sum(m.l7, old_len);
 	const uint16_t hdr_len = static_cast<uint16_t>(
 		add_trace(reinterpret_cast<uint64_t>(m.l7), m.cmd.header_len, m.view, &sum));
+	/* the body's bytes moved to the other parity: the header's sum alone, taken again */
+	if (body_in_sum && ((hdr_len ^ old_len) & 1)) [[unlikely]] {
+		body_in_sum = false;
+		sum = wire::l7_sum(m.l7, hdr_len);
+	}
 	const peer_link &peer = _egress->peer(sr.peer);
 	const remote &to = peer.to;
 	/* a message of one frame goes on in the mbuf it came in (no mbuf to take, no body to
 	 * copy, no mbuf to free); the others, or when that mbuf cannot be, in fresh frames */
 	bool sent = false;
-	if (m.held && _egress->forward_in_place(peer, wire::frame_kind::request, token,
-						wire::l7_summed{m.l7, hdr_len, sum},
-						m.held->msg.chain, old_len, &sent)) {
+	if (m.held &&
+	    _egress->forward_in_place(
+		    peer, wire::frame_kind::request, token,
+		    wire::l7_summed{m.l7, hdr_len, sum, body_in_sum},
+		    m.held->msg.chain, old_len, &sent)) {
 		m.held->msg.chain = nullptr; /* the frame's now */
 		if (sent)
 			_stats.relayed_in_place.inc();
 	} else {
+		if (body_in_sum && m.cmd.body_len) /* the header's own: fragment() sums the body */
+			sum = wire::l7_sum(m.l7, hdr_len);
 		const dpa::local_body body = m.relay_body();
 		sent = _egress->forward(to, wire::frame_kind::request, token, m.l7, hdr_len, &body,
 					m.cmd.body_len, &sum);

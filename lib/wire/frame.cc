@@ -17,19 +17,15 @@
 
 namespace dpumesh::wire {
 
-namespace {
+/* link_template::frame_in_place()'s helpers (frame.h), the other frames' too */
+using detail::be16;
+using detail::copy_exact_64;
+using detail::ipv4_checksum_from;
+using detail::max_payload;
+using detail::put;
+using detail::udp_checksum_field;
 
-/* A 16-bit value to or from network order. DPDK 22.11's rte_cpu_to_be_16() of a run-time
- * value on x86 is an `asm volatile` xchgb of a register's low and high bytes (a partial-
- * register merge; a fifth of the in-place frame's samples sat right behind one);
- * __builtin_bswap16 is one rotate the compiler schedules freely */
-inline uint16_t be16(uint16_t x) noexcept
-{
-	if constexpr (std::endian::native == std::endian::little)
-		return __builtin_bswap16(x);
-	else
-		return x;
-}
+namespace {
 
 uint16_t chain_raw_cksum(const rte_mbuf *m, uint32_t off, uint32_t len);
 
@@ -173,6 +169,7 @@ wire_drop detail::parse_any(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t m
 	if (d != wire_drop::none)
 		return d;
 	f.payload_off = l4_off + static_cast<uint32_t>(sizeof(rte_udp_hdr) + frame_hdr_size);
+	f.payload_sum = 0; /* not taken here */
 	/* through rte_pktmbuf_read() as every header here: a chain's first segment may end
 	 * before it (read in place, the address came from past the segment's data); always
 	 * there, the IP header that follows it having been read */
@@ -201,12 +198,6 @@ namespace {
 
 uint32_t l3_size(bool v6) { return v6 ? sizeof(rte_ipv6_hdr) : sizeof(rte_ipv4_hdr); }
 
-uint32_t max_payload(uint16_t mtu, bool v6)
-{
-	uint32_t over = l3_size(v6) + sizeof(rte_udp_hdr) + frame_hdr_size;
-	return mtu > over ? mtu - over : 0;
-}
-
 /* The 16-bit big-endian words of a value, summed. */
 inline uint64_t be_words(uint64_t x)
 {
@@ -228,48 +219,11 @@ uint64_t ipv4_words_but_id(const link_addr &a, uint32_t total_len)
 	       be_words(load_be32(a.dst.ip + 12));
 }
 
-/* The IPv4 header checksum from the sum of its words (big-endian values, below 2^32: ten
- * words and an id). Two folds, no loop: the first leaves 0x1fffe at most, the second 0xffff
- * (the loop that folded until nothing was left above 16 bits was a branch per step). */
-uint16_t ipv4_checksum_from(uint64_t be)
-{
-	be = (be & 0xffff) + (be >> 16);
-	be = (be & 0xffff) + (be >> 16);
-	/* as rte_ipv4_cksum(): a sum of all ones stays all ones */
-	return be16(be == 0xffff ? 0xffff : static_cast<uint16_t>(~be));
-}
-
 /* The IPv4 header checksum of what write_headers() writes, from the values (reading the
  * header back after its piecewise stores stalled on store forwarding). */
 uint16_t ipv4_checksum_of(const link_addr &a, uint32_t total_len, uint16_t ip_id)
 {
 	return ipv4_checksum_from(ipv4_words_but_id(a, total_len) + ip_id);
-}
-
-/* copy_exact() of n >= 64 bytes: 64 a step (four 16-byte loads and stores), then the last
- * 64 again, overlapping what is already copied; nothing past either end touched. The
- * first two steps are not in the loop: a relayed request's grown header (~180 bytes) is
- * those and the last, no compare and branch a step (the loop was ~45 instructions). */
-inline void copy_exact_64(uint8_t *d, const uint8_t *s, size_t n) noexcept
-{
-	/* 64 as two chunks: a 64-byte memcpy out of a loop became a `rep movs` */
-	const auto step = [d, s](size_t at) noexcept {
-		std::memcpy(d + at, s + at, copy_chunk);
-		std::memcpy(d + at + copy_chunk, s + at + copy_chunk, copy_chunk);
-	};
-	step(0);
-	if (n > 128) {
-		step(64);
-		for (size_t i = 128; i + 64 < n; i += 64)
-			step(i);
-	}
-	step(n - 64);
-}
-
-/* A field of `n` bytes stored whole at p + at, from its value in network order. */
-template <typename T> inline void put(uint8_t *p, unsigned at, T be) noexcept
-{
-	std::memcpy(p + at, &be, sizeof(be));
 }
 
 /** Writes Ethernet/IP/UDP/fragment headers for `payload` bytes into the first segment
@@ -396,16 +350,6 @@ uint64_t udp_words_but_ids(const link_addr &a, frame_kind kind, uint32_t msg_len
 	be += frame_magic + (uint32_t(frame_version) << 8) + static_cast<uint8_t>(kind) +
 	      be_words(msg_len) + be_words(offset) + l7_len; /* (flags, reserved 0) */
 	return be;
-}
-
-/* The UDP checksum field, as stored, from the sum of every word it covers (big-endian
- * values): folded in four steps, no loop (csum_fold()), complemented, in network order. */
-inline uint16_t udp_checksum_field(uint64_t be)
-{
-	const uint16_t s = csum_fold(be);
-	/* RFC 768: a zero checksum goes out as all ones (a sum of all ones, a nonzero
-	 * multiple of 0xffff: a sum of nonzero words never folds to 0) */
-	return be16(s == 0xffff ? 0xffff : static_cast<uint16_t>(~s));
 }
 
 /* The UDP checksum from udp_words_but_ids() plus the ids' words, and the payload's sums:
@@ -744,74 +688,6 @@ bool link_template::make(const link_addr &addr) noexcept
 	std::memset(_bytes + _len - sizeof(rte_udp_hdr) + 4, 0, 2); /* the UDP length */
 	_ip_words = _v4 ? ipv4_words_but_id(addr, 0) : 0;
 	_udp_words = udp_words_but_ids(addr, frame_kind{}, 0, 0, 0, 0);
-	return true;
-}
-
-/* flatten: the fragment header's writer and the checksum's helpers inline here */
-[[gnu::flatten]] bool link_template::frame_in_place(rte_mbuf *m, uint16_t old_l7_len,
-						    frame_kind kind, uint32_t msg_id,
-						    uint64_t correlation, const l7_summed &l7,
-						    uint16_t mtu) const noexcept
-{
-	if (!_len || l7.len < 16 || m->nb_segs != 1 || m->next || !RTE_MBUF_DIRECT(m) ||
-	    rte_mbuf_refcnt_read(m) != 1 || m->data_len < old_l7_len)
-		return false;
-	const uint32_t body_len = m->data_len - old_l7_len;
-	const uint32_t msg_len = l7.len + body_len;
-	const uint32_t hdrs = _len + frame_hdr_size;
-	const uint32_t front = hdrs + l7.len; /* what goes before the body */
-	const uint32_t body_at = uint32_t(m->data_off) + old_l7_len;
-	if (msg_len > max_payload(mtu, !_v4) || front > body_at)
-		return false;
-	uint8_t *body = static_cast<uint8_t *>(m->buf_addr) + body_at;
-	uint8_t *p = body - front;
-	/* one_frame()'s bytes: the kept headers (whole chunks: the fragment header after them
-	 * is written next, and front > 64), their lengths and ids, the header copied, the body
-	 * where it is */
-	static_assert(max_len % copy_chunk == 0 && max_len < frame_hdr_size + 42 + 16);
-	copy_chunks(p, _bytes, max_len);
-	const uint16_t udp_len = static_cast<uint16_t>(sizeof(rte_udp_hdr) + frame_hdr_size + msg_len);
-	if (_v4) {
-		const uint16_t total = static_cast<uint16_t>(sizeof(rte_ipv4_hdr) + udp_len);
-		const uint16_t ip_id = static_cast<uint16_t>(msg_id + 1);
-		put(p, 16, be16(total));
-		put(p, 18, be16(ip_id));
-		put(p, 24, ipv4_checksum_from(_ip_words + total + ip_id));
-	} else {
-		put(p, unsigned(sizeof(rte_ether_hdr)) + 4, be16(udp_len));
-	}
-	uint8_t *udp = p + _len - sizeof(rte_udp_hdr);
-	put(udp, 4, be16(udp_len));
-	encode_frag_hdr(frag_fields{kind, msg_id, msg_len, 0, 0, l7.len, correlation}, udp + 8);
-	/* >= 16 (above); libc's memcpy was a call. A relayed request's grown header (~180
-	 * bytes) 64 a step: copy_exact()'s 32-byte loop was ~65 instructions of it */
-	if (l7.len >= 64)
-		copy_exact_64(p + hdrs, l7.data, l7.len);
-	else
-		copy_exact(p + hdrs, l7.data, l7.len);
-	/* udp_checksum_of()'s words: the address's kept, the lengths', kind's and ids' added.
-	 * A value's 16-bit words sum to the value itself modulo 0xffff (2^16 is 1 there), and
-	 * the fold below keeps only that: the 32-bit values added whole, the correlation with
-	 * its carry wrapped around (csum_add64()), not split into words (be_words(): ~25
-	 * instructions a frame). The payload's sums (words as loaded) join them as big-endian
-	 * values, a byte swap being a multiplication by 256 modulo 0xffff: shifted by 8, the
-	 * body's unfolded (below 2^33), one fold for all (a fold and a swap each were ~20) */
-	const uint64_t body_raw = csum_raw(body, body_len);
-	const uint64_t payload = (uint64_t(l7.sum) << 8) + (l7.len & 1 ? body_raw : body_raw << 8);
-	const uint64_t words = csum_add64(_udp_words + 2u * udp_len + static_cast<uint8_t>(kind) +
-						  msg_len + l7.len + msg_id + payload,
-					  correlation);
-	put(udp, unsigned(offsetof(rte_udp_hdr, dgram_cksum)), udp_checksum_field(words));
-	/* an mbuf to send: what rte_pktmbuf_reset() clears of a received one */
-	m->data_off = static_cast<uint16_t>(body_at - front);
-	m->data_len = static_cast<uint16_t>(front + body_len);
-	m->pkt_len = front + body_len;
-	m->ol_flags &= RTE_MBUF_F_EXTERNAL;
-	m->packet_type = 0;
-	m->tx_offload = 0;
-	m->vlan_tci = 0;
-	m->vlan_tci_outer = 0;
-	m->port = RTE_MBUF_PORT_INVALID;
 	return true;
 }
 

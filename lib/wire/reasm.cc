@@ -280,6 +280,7 @@ reasm_result reassembler::input(rte_mbuf *m, const parsed_frame &pf, uint64_t no
 		out->msg_id = pf.msg_id;
 		out->msg_len = pf.msg_len;
 		out->l7_len = pf.l7_len;
+		out->payload_sum = pf.payload_sum;
 		out->correlation = pf.correlation;
 		_stats.messages.inc();
 		_stats.bytes.add(pf.msg_len);
@@ -363,6 +364,7 @@ reasm_result reassembler::input(rte_mbuf *m, const parsed_frame &pf, uint64_t no
 	out->msg_id = s.key.msg_id;
 	out->msg_len = s.msg_len;
 	out->l7_len = s.l7_len;
+	out->payload_sum = 0; /* of several frames: not taken */
 	out->correlation = s.correlation;
 	s.head = nullptr;
 	release(idx, wire_drop::none);

@@ -254,6 +254,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (pf.frag_offset + uint64_t(pf.frag_len) > pf.msg_len)
 			std::abort();
+		/* a payload sum kept by the UDP check is the payload's (frag_len bytes after the
+		 * fragment header), what a relay frames the message from */
+		if (pf.payload_sum &&
+		    (pf.payload_off + uint64_t(pf.frag_len) > m->data_len ||
+		     pf.payload_sum !=
+			     dpumesh::csum_folded(
+				     rte_pktmbuf_mtod_offset(m, const uint8_t *, pf.payload_off),
+				     pf.frag_len)))
+			std::abort();
 		if (refuse_it && pf.kind == frame_kind::request && pf.frag_offset == 0 &&
 		    pf.frag_len < pf.msg_len) {
 			rte_mbuf *again = rte_pktmbuf_copy(m, g_pool, 0, UINT32_MAX);

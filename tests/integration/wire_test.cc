@@ -500,6 +500,22 @@ TEST(Wire, UdpChecksumIsTheFramesOrThePorts)
 	m = to_mbuf(v6);
 	EXPECT_EQ(parse(m), wire_drop::bad_checksum);
 	rte_pktmbuf_free(m);
+
+	/* the payload's sum is kept only where the check summed it here: not on the port's
+	 * word, not without a checksum */
+	const auto payload_sum = [](const std::vector<uint8_t> &frame, uint64_t flags) {
+		rte_mbuf *b = to_mbuf(frame);
+		b->ol_flags |= flags;
+		parsed_frame pf;
+		EXPECT_EQ(parse_frame(b, 0, 16u << 20, &pf), wire_drop::none);
+		rte_pktmbuf_free(b);
+		return pf.payload_sum;
+	};
+	const size_t at = 14 + 20 + 8 + frame_hdr_size;
+	EXPECT_EQ(payload_sum(good, 0), csum_folded(good.data() + at, good.size() - at));
+	EXPECT_NE(payload_sum(good, 0), 0u);
+	EXPECT_EQ(payload_sum(good, RTE_MBUF_F_RX_L4_CKSUM_GOOD), 0u);
+	EXPECT_EQ(payload_sum(none, 0), 0u);
 }
 
 TEST(Wire, ReassemblyAbuseIsBoundedAndCounted)
@@ -1150,6 +1166,11 @@ TEST(Wire, ARequestRelayedInItsOwnMbufIsFragmentsFrame)
 				std::vector<message> got = feed(*r, {in[0]}, 1);
 				ASSERT_EQ(got.size(), 1u);
 				rte_mbuf *m = got[0].chain;
+				/* the payload's sum, kept where parse_frame() checked the UDP checksum
+				 * itself (IPv4 in one segment; not IPv6, parse_any()'s) */
+				const std::vector<uint8_t> payload = bytes_of(m);
+				EXPECT_EQ(got[0].payload_sum,
+					  v6 ? 0u : csum_folded(payload.data(), payload.size()));
 				/* the header grown as the sidecar grows it: two fields appended */
 				std::vector<uint8_t> l7 = old_l7;
 				l7.resize(512);
@@ -1159,6 +1180,20 @@ TEST(Wire, ARequestRelayedInItsOwnMbufIsFragmentsFrame)
 				l7.resize(w.finish());
 				const l7_summed grown{l7.data(), static_cast<uint16_t>(l7.size()),
 						      l7_sum(l7.data(), static_cast<uint16_t>(l7.size()))};
+				/* the relay's sum of the whole payload from port RX's, grown with the
+				 * header: the body's bytes keep their parity when the header grew by
+				 * an even number of bytes (else the relay sums the header alone) */
+				const uint16_t old_nb = static_cast<uint16_t>(old_l7[6] << 8 | old_l7[7]);
+				const bool even = (l7.size() - old_l7.size()) % 2 == 0;
+				const l7_summed with_body{
+					l7.data(), static_cast<uint16_t>(l7.size()),
+					l7_sum_grown(got[0].payload_sum, static_cast<uint16_t>(old_l7.size()),
+						     old_nb, static_cast<uint16_t>(l7.size()),
+						     static_cast<uint16_t>(old_nb + 2),
+						     csum_raw(l7.data() + old_l7.size(),
+							      l7.size() - old_l7.size())),
+					true};
+				const bool from_rx = got[0].payload_sum && even;
 				const std::string what = "v6 " + std::to_string(v6) + " header " +
 							 std::to_string(old_l7.size()) + " -> " +
 							 std::to_string(l7.size()) + " body " +
@@ -1185,8 +1220,9 @@ TEST(Wire, ARequestRelayedInItsOwnMbufIsFragmentsFrame)
 						   static_cast<uint16_t>(l7.size()), b, 1500, stash, want, 4),
 					  1u) << what;
 				ASSERT_TRUE(kept[v6].frame_in_place(m, static_cast<uint16_t>(old_l7.size()),
-								    kind, id + 1, corr, grown, 1500))
-					<< what;
+								    kind, id + 1, corr,
+								    from_rx ? with_body : grown, 1500))
+					<< what << " from port RX's sum " << from_rx;
 				EXPECT_EQ(bytes_of(m), bytes_of(want[0])) << what;
 				EXPECT_EQ(m->nb_segs, 1u);
 				EXPECT_EQ(m->ol_flags, 0u);

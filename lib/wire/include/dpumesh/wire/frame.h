@@ -47,6 +47,11 @@ struct parsed_frame {
 	uint16_t l7_len;
 	uint64_t correlation;
 	uint32_t payload_off; /**< offset of the payload from the start of the frame */
+	/** The payload's sum (its frag_len bytes after the fragment header), as csum_folded()
+	 *  takes it, where the UDP checksum was verified here in software (parse_frame()'s
+	 *  own frames): a part of that check's sum, kept. 0: not taken (the port's verdict, no
+	 *  checksum, parse_any()'s frames, or a payload that sums to 0). */
+	uint16_t payload_sum;
 };
 
 namespace detail {
@@ -131,6 +136,7 @@ inline wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t 
 		return wire_drop::bad_udp;
 	/* a zero checksum is none over IPv4, else the port's verdict, else the sum from the
 	 * addresses on with the pseudo header's length and protocol (17) */
+	f.payload_sum = 0;
 	if (load_be<uint16_t>(udp, 6) != 0) {
 		switch (flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) {
 		case RTE_MBUF_F_RX_L4_CKSUM_GOOD:
@@ -140,10 +146,21 @@ inline wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t 
 			return wire_drop::bad_checksum;
 		default: {
 			/* it folds to 0xffff (the check holds) when it is a multiple of 0xffff
-			 * (2^16 is 1), being nonzero (the protocol's word): a multiply, no fold */
-			const uint64_t sum = csum_raw(p + ip_src, 8 + dgram) +
-					     detail::as_loaded_be16(static_cast<uint16_t>(dgram)) +
-					     detail::as_loaded_be16(17);
+			 * (2^16 is 1), being nonzero (the protocol's word): a multiply, no fold.
+			 * Summed in two parts, the addresses and the UDP and fragment headers
+			 * (48 bytes) and the payload after them (at an even offset from the
+			 * addresses: its words pair as in place), whose folded sum is kept: a
+			 * relay that makes a frame of the same bytes need not read them again */
+			constexpr uint32_t heads = 8 + udp_size + frame_hdr_size;
+			uint64_t sum = detail::as_loaded_be16(static_cast<uint16_t>(dgram)) +
+				       detail::as_loaded_be16(17);
+			if (dgram >= udp_size + frame_hdr_size) [[likely]] {
+				const uint64_t payload = csum_raw(p + ip_src + heads, dgram + 8 - heads);
+				sum += csum_raw(p + ip_src, heads) + payload;
+				f.payload_sum = csum_fold(payload);
+			} else {
+				sum += csum_raw(p + ip_src, 8 + dgram);
+			}
 			if (sum % 0xffff != 0)
 				return wire_drop::bad_checksum;
 			break;
@@ -256,6 +273,10 @@ struct l7_summed {
 	const uint8_t *data = nullptr;
 	uint16_t len = 0;
 	uint16_t sum = 0; /**< l7_sum(data, len) */
+	/** frame_in_place() only: `sum` is of the whole payload, the header and the body after
+	 *  it in the mbuf (message::payload_sum of a header that grew by an even number of
+	 *  bytes: each body byte at the parity it had), so the body is not summed again. */
+	bool with_body = false;
 };
 /** The sum l7_summed::sum holds: of `len` bytes as the UDP checksum adds them. Inline: a
  *  relay takes it of every request's header (csum_folded()). */
@@ -391,6 +412,75 @@ bool frame_in_place(rte_mbuf *m, uint16_t old_l7_len, const link_addr &addr, fra
 		    uint32_t msg_id, uint64_t correlation, const l7_summed &l7,
 		    uint16_t mtu) noexcept;
 
+namespace detail {
+/* A 16-bit value to or from network order. DPDK 22.11's rte_cpu_to_be_16() of a run-time
+ * value on x86 is an `asm volatile` xchgb of a register's low and high bytes (a partial-
+ * register merge; a fifth of the in-place frame's samples sat right behind one);
+ * __builtin_bswap16 is one rotate the compiler schedules freely */
+inline uint16_t be16(uint16_t x) noexcept
+{
+	if constexpr (std::endian::native == std::endian::little)
+		return __builtin_bswap16(x);
+	else
+		return x;
+}
+
+/* The payload a frame carries at this MTU (IP packet size): what the IP, UDP and
+ * fragment headers leave (20 or 40, 8, frame_hdr_size bytes). */
+inline uint32_t max_payload(uint16_t mtu, bool v6) noexcept
+{
+	const uint32_t over = (v6 ? 40u : 20u) + 8u + uint32_t(frame_hdr_size);
+	return mtu > over ? mtu - over : 0;
+}
+
+/* The IPv4 header checksum from the sum of its words (big-endian values, below 2^32: ten
+ * words and an id). Two folds, no loop: the first leaves 0x1fffe at most, the second 0xffff
+ * (the loop that folded until nothing was left above 16 bits was a branch per step). */
+inline uint16_t ipv4_checksum_from(uint64_t be) noexcept
+{
+	be = (be & 0xffff) + (be >> 16);
+	be = (be & 0xffff) + (be >> 16);
+	/* as rte_ipv4_cksum(): a sum of all ones stays all ones */
+	return be16(be == 0xffff ? 0xffff : static_cast<uint16_t>(~be));
+}
+
+/* The UDP checksum field, as stored, from the sum of every word it covers (big-endian
+ * values): folded in four steps, no loop (csum_fold()), complemented, in network order. */
+inline uint16_t udp_checksum_field(uint64_t be) noexcept
+{
+	const uint16_t s = csum_fold(be);
+	/* RFC 768: a zero checksum goes out as all ones (a sum of all ones, a nonzero
+	 * multiple of 0xffff: a sum of nonzero words never folds to 0) */
+	return be16(s == 0xffff ? 0xffff : static_cast<uint16_t>(~s));
+}
+
+/* copy_exact() of n >= 64 bytes: 64 a step (four 16-byte loads and stores), then the last
+ * 64 again, overlapping what is already copied; nothing past either end touched. The
+ * first two steps are not in the loop: a relayed request's grown header (~180 bytes) is
+ * those and the last, no compare and branch a step (the loop was ~45 instructions). */
+inline void copy_exact_64(uint8_t *d, const uint8_t *s, size_t n) noexcept
+{
+	/* 64 as two chunks: a 64-byte memcpy out of a loop became a `rep movs` */
+	const auto step = [d, s](size_t at) noexcept {
+		std::memcpy(d + at, s + at, copy_chunk);
+		std::memcpy(d + at + copy_chunk, s + at + copy_chunk, copy_chunk);
+	};
+	step(0);
+	if (n > 128) {
+		step(64);
+		for (size_t i = 128; i + 64 < n; i += 64)
+			step(i);
+	}
+	step(n - 64);
+}
+
+/* A field of `n` bytes stored whole at p + at, from its value in network order. */
+template <typename T> inline void put(uint8_t *p, unsigned at, T be) noexcept
+{
+	std::memcpy(p + at, &be, sizeof(be));
+}
+} // namespace detail
+
 /**
  * The headers every frame to one address starts with (Ethernet, IPv4 or IPv6, UDP), made
  * once with the sums of their constant words: frame_in_place() to that address copies them
@@ -407,9 +497,13 @@ public:
 	/** false (nothing made) when the two ends' address families differ. */
 	bool make(const link_addr &addr) noexcept;
 	bool made() const noexcept { return _len != 0; }
-	/** frame_in_place() to the address it was made for. */
-	bool frame_in_place(rte_mbuf *m, uint16_t old_l7_len, frame_kind kind, uint32_t msg_id,
-			    uint64_t correlation, const l7_summed &l7, uint16_t mtu) const noexcept;
+	/** frame_in_place() to the address it was made for. Inline (a relay's, in the relay:
+	 *  out of line, its call with eight arguments, the header's sum on the stack, and the
+	 *  registers it saved were ~25 instructions a request). */
+	[[gnu::always_inline]] inline bool frame_in_place(rte_mbuf *m, uint16_t old_l7_len,
+							  frame_kind kind, uint32_t msg_id,
+							  uint64_t correlation, const l7_summed &l7,
+							  uint16_t mtu) const noexcept;
 
 private:
 	static constexpr unsigned max_len = 64; /* Ethernet + IPv6 + UDP: 62 */
@@ -419,6 +513,76 @@ private:
 	uint64_t _ip_words = 0;  /* IPv4: the header's words but its total length and id */
 	uint64_t _udp_words = 0; /* the UDP sum's words that depend on the address alone */
 };
+
+inline bool link_template::frame_in_place(rte_mbuf *m, uint16_t old_l7_len, frame_kind kind,
+					 uint32_t msg_id, uint64_t correlation, const l7_summed &l7,
+					 uint16_t mtu) const noexcept
+{
+	using detail::be16;
+	using detail::put;
+	/* DPDK's header sizes and offsets (frame.cc checks them against its headers) */
+	constexpr unsigned ether_size = 14, ipv4_size = 20, udp_size = 8, udp_cksum_at = 6;
+	if (!_len || l7.len < 16 || m->nb_segs != 1 || m->next || !RTE_MBUF_DIRECT(m) ||
+	    rte_mbuf_refcnt_read(m) != 1 || m->data_len < old_l7_len)
+		return false;
+	const uint32_t body_len = m->data_len - old_l7_len;
+	const uint32_t msg_len = l7.len + body_len;
+	const uint32_t hdrs = _len + frame_hdr_size;
+	const uint32_t front = hdrs + l7.len; /* what goes before the body */
+	const uint32_t body_at = uint32_t(m->data_off) + old_l7_len;
+	if (msg_len > detail::max_payload(mtu, !_v4) || front > body_at)
+		return false;
+	uint8_t *body = static_cast<uint8_t *>(m->buf_addr) + body_at;
+	uint8_t *p = body - front;
+	/* one_frame()'s bytes: the kept headers (whole chunks: the fragment header after them
+	 * is written next, and front > 64), their lengths and ids, the header copied, the body
+	 * where it is */
+	static_assert(max_len % copy_chunk == 0 && max_len < frame_hdr_size + 42 + 16);
+	copy_chunks(p, _bytes, max_len);
+	const uint16_t udp_len = static_cast<uint16_t>(udp_size + frame_hdr_size + msg_len);
+	if (_v4) {
+		const uint16_t total = static_cast<uint16_t>(ipv4_size + udp_len);
+		const uint16_t ip_id = static_cast<uint16_t>(msg_id + 1);
+		put(p, 16, be16(total));
+		put(p, 18, be16(ip_id));
+		put(p, 24, detail::ipv4_checksum_from(_ip_words + total + ip_id));
+	} else {
+		put(p, ether_size + 4, be16(udp_len));
+	}
+	uint8_t *udp = p + _len - udp_size;
+	put(udp, 4, be16(udp_len));
+	encode_frag_hdr(frag_fields{kind, msg_id, msg_len, 0, 0, l7.len, correlation}, udp + 8);
+	/* >= 16 (above); libc's memcpy was a call. A relayed request's grown header (~180
+	 * bytes) 64 a step: copy_exact()'s 32-byte loop was ~65 instructions of it */
+	if (l7.len >= 64)
+		detail::copy_exact_64(p + hdrs, l7.data, l7.len);
+	else
+		copy_exact(p + hdrs, l7.data, l7.len);
+	/* udp_checksum_of()'s words: the address's kept, the lengths', kind's and ids' added.
+	 * A value's 16-bit words sum to the value itself modulo 0xffff (2^16 is 1 there), and
+	 * the fold below keeps only that: the 32-bit values added whole, the correlation with
+	 * its carry wrapped around (csum_add64()), not split into words (be_words(): ~25
+	 * instructions a frame). The payload's sums (words as loaded) join them as big-endian
+	 * values, a byte swap being a multiplication by 256 modulo 0xffff: shifted by 8, the
+	 * body's unfolded (below 2^33), one fold for all (a fold and a swap each were ~20) */
+	const uint64_t body_raw = l7.with_body ? 0 : csum_raw(body, body_len);
+	const uint64_t payload = (uint64_t(l7.sum) << 8) + (l7.len & 1 ? body_raw : body_raw << 8);
+	const uint64_t words = csum_add64(_udp_words + 2u * udp_len + static_cast<uint8_t>(kind) +
+						  msg_len + l7.len + msg_id + payload,
+					  correlation);
+	put(udp, udp_cksum_at, detail::udp_checksum_field(words));
+	/* an mbuf to send: what rte_pktmbuf_reset() clears of a received one */
+	m->data_off = static_cast<uint16_t>(body_at - front);
+	m->data_len = static_cast<uint16_t>(front + body_len);
+	m->pkt_len = front + body_len;
+	m->ol_flags &= RTE_MBUF_F_EXTERNAL;
+	m->packet_type = 0;
+	m->tx_offload = 0;
+	m->vlan_tci = 0;
+	m->vlan_tci_outer = 0;
+	m->port = RTE_MBUF_PORT_INVALID;
+	return true;
+}
 
 /** Frames needed for a message of msg_len bytes at this MTU and address family. */
 uint32_t frames_needed(uint32_t msg_len, uint16_t mtu, bool v6) noexcept;
@@ -441,6 +605,9 @@ struct message {
 	uint32_t msg_id;
 	uint32_t msg_len;
 	uint16_t l7_len;
+	/** A message of one frame: parsed_frame::payload_sum, the sum of its msg_len bytes
+	 *  (csum_folded()); 0 when not taken, and for a message of several frames. */
+	uint16_t payload_sum = 0;
 	uint64_t correlation;
 };
 
