@@ -46,10 +46,6 @@ result<std::unique_ptr<egress>> egress::create(const config::node_config &cfg,
 		e->_ports.push_back(std::move(v));
 	}
 	e->_iova_va = rte_eal_iova_mode() == RTE_IOVA_VA;
-	if (e->_ep4)
-		e->_self4 = {*e->_ep4, true};
-	if (e->_ep6)
-		e->_self6 = {*e->_ep6, true};
 	/* a message is answered out of the port it came in on, the last of the ports with
 	 * that id that may send */
 	e->_reply_port.fill(-1);

@@ -87,13 +87,13 @@ public:
 		std::memcpy(r.addr.src_mac, _mac, 6);
 		std::memcpy(r.addr.dst_mac, m.msg.src_mac, 6);
 		r.addr.dst = m.msg.src;
-		const self_addr &self = m.msg.src.is_v4() ? _self4 : _self6;
-		if (!self.set) [[unlikely]] { /* port -1: nothing can be sent back */
+		const std::optional<wire::endpoint> &self = m.msg.src.is_v4() ? _ep4 : _ep6;
+		if (!self) [[unlikely]] { /* port -1: nothing can be sent back */
 			r.addr.src = wire::endpoint{};
 			r.port = -1;
 			return;
 		}
-		r.addr.src = self.ep;
+		r.addr.src = *self;
 		r.port = m.port_id < _reply_port.size() ? _reply_port[m.port_id] : -1;
 	}
 
@@ -250,13 +250,8 @@ private:
 	std::vector<rte_mbuf *> _frames;
 	uint8_t _mac[6] = {};
 	std::optional<wire::endpoint> _ep4, _ep6;
-	/* remote_of()'s: the node's address of each family, and the port (an index into
-	 * _ports, -1 when none may send) a message that came in on a port id is answered out of */
-	struct self_addr {
-		wire::endpoint ep{};
-		bool set = false;
-	};
-	self_addr _self4, _self6;
+	/* remote_of()'s: the port (an index into _ports, -1 when none may send) a message that
+	 * came in on a port id is answered out of */
 	std::array<int16_t, RTE_MAX_ETHPORTS> _reply_port{};
 	uint32_t _msg_id = 0;
 	uint32_t _msg_id_step = 1;

@@ -55,6 +55,10 @@ struct parsed_frame {
 };
 
 namespace detail {
+/* The sizes of DPDK's protocol headers a frame starts with, for the inline parse and frame
+ * here (checked against DPDK's headers in frame.cc) */
+constexpr uint32_t ether_size = 14, ipv4_size = 20, ipv6_size = 40, udp_size = 8;
+
 /* parse_frame() of any frame: L2 and L3 through rte_net_get_ptype() but for the mesh's
  * own, every header read through rte_pktmbuf_read() (a chain, IPv6, IPv4 options), the
  * UDP checksum across segments */
@@ -105,7 +109,8 @@ inline wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t 
 {
 	using detail::load_be;
 	/* Ethernet, IPv4 without options, UDP */
-	constexpr uint32_t l2 = 14, l3 = 20, l4_off = l2 + l3, udp_size = 8;
+	using detail::udp_size;
+	constexpr uint32_t l2 = detail::ether_size, l3 = detail::ipv4_size, l4_off = l2 + l3;
 	constexpr uint32_t ip_src = l2 + 12; /* the destination follows */
 	const auto *p = rte_pktmbuf_mtod(m, const uint8_t *);
 	if (m->nb_segs != 1 || m->data_len < l4_off + udp_size || m->pkt_len != m->data_len ||
@@ -429,7 +434,7 @@ inline uint16_t be16(uint16_t x) noexcept
  * fragment headers leave (20 or 40, 8, frame_hdr_size bytes). */
 inline uint32_t max_payload(uint16_t mtu, bool v6) noexcept
 {
-	const uint32_t over = (v6 ? 40u : 20u) + 8u + uint32_t(frame_hdr_size);
+	const uint32_t over = (v6 ? ipv6_size : ipv4_size) + udp_size + uint32_t(frame_hdr_size);
 	return mtu > over ? mtu - over : 0;
 }
 
@@ -520,8 +525,11 @@ inline bool link_template::frame_in_place(rte_mbuf *m, uint16_t old_l7_len, fram
 {
 	using detail::be16;
 	using detail::put;
-	/* DPDK's header sizes and offsets (frame.cc checks them against its headers) */
-	constexpr unsigned ether_size = 14, ipv4_size = 20, udp_size = 8, udp_cksum_at = 6;
+	using detail::ether_size;
+	using detail::ipv4_size;
+	using detail::udp_size;
+	/* the UDP header's checksum field (frame.cc checks it against DPDK's header) */
+	constexpr unsigned udp_cksum_at = 6;
 	if (!_len || l7.len < 16 || m->nb_segs != 1 || m->next || !RTE_MBUF_DIRECT(m) ||
 	    rte_mbuf_refcnt_read(m) != 1 || m->data_len < old_l7_len)
 		return false;
