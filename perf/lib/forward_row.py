@@ -8,7 +8,7 @@
 # Frame rates: testpmd's RX (5tswap sends every frame back); dpumesh's RX of frames it
 # took all the way (relayed or answered here; frames shed at the ingress ring are not
 # counted). Cycles: the worker lcore thread's CPU time (schedstat, user + kernel, not time it
-# was descheduled) at the TSC rate; per stage, the lcore runner's sampled thread-CPU clock
+# was descheduled) over the telemetry window (read with its snapshots) at the TSC rate; per stage, the lcore runner's sampled thread-CPU clock
 # (cpu_ns / cpu_work of /dpumesh/stages: cycles per unit of work, times the stage's units per
 # message), or where the runner has no such columns, the thread's CPU split by the stages'
 # share of the lcore's TSC cycles; per message taken. The sidecar is also shown split in two
@@ -28,6 +28,16 @@ tp, dm = json.load(open(tp_path)), json.load(open(dm_path))
 thr0, ticks0 = (int(x) for x in c0.split())
 thr1, ticks1 = (int(x) for x in c1.split())
 tck = int(tck)
+
+
+def snapshot_cpu(snap, lcore):
+    """The worker lcore thread's ns and the process's ticks as the sampler read them with a
+    snapshot (tel.py, TEL_CPU_PID), or None: the same window as the counters."""
+    cpu = snap["data"].get("cpu")
+    if not cpu:
+        return None
+    ns = [n for comm, n in cpu["threads"] if comm.endswith("worker-%d" % lcore)]
+    return (ns[0], cpu["ticks"]) if len(ns) == 1 else None
 
 
 delta, secs = tel.window_delta, tel.window_secs
@@ -52,6 +62,13 @@ lc0, lc = dm["start"]["data"]["/dpumesh/lcores"], dm["end"]["data"]["/dpumesh/lc
 w = lc["lcore"].index(st["lcore"][0])
 lcore_cycles = lc["busy_cycles"][w] + lc["idle_cycles"][w] - lc0["busy_cycles"][w] - lc0["idle_cycles"][w]
 hz = lcore_cycles / D
+a, b = snapshot_cpu(dm["start"], st["lcore"][0]), snapshot_cpu(dm["end"], st["lcore"][0])
+if a and b:
+    (thr0, ticks0), (thr1, ticks1) = a, b
+else:
+    anomalies.append("WARN forward %s/%s: no CPU read with the telemetry snapshots; the "
+                     "thread's CPU is from around the sampler's run (a longer window)"
+                     % (capture, variant))
 thread_cycles = (thr1 - thr0) * hz / 1e9
 proc_s = (ticks1 - ticks0) / tck
 row = {"capture": capture, "variant": variant,

@@ -70,7 +70,9 @@ PY
 }
 
 # forward_cpu PID LCORE: "thread_ns process_ticks" of dpumesh: the worker lcore thread's
-# CPU time (schedstat: time on a CPU, user and kernel) and the whole process's utime+stime
+# CPU time (schedstat: time on a CPU, user and kernel) and the whole process's utime+stime,
+# around the telemetry window (forward_row.py takes the figures the sampler read with its
+# snapshots, TEL_CPU_PID, and these only where those are missing)
 forward_cpu() {
   local pid=$1 t ns=0
   for t in /proc/"$pid"/task/*; do
@@ -118,7 +120,7 @@ forward_one() { # CAPTURE OPTIONS VARIANT
   sleep "$FORWARD_WARMUP"
   local c0 c1
   c0=$(forward_cpu "$DP_PID" "$WORKER")
-  tel sample "$DP_TEL" 0 "$REPLAY_SECONDS" "$RAW/forward-$run.dpumesh.json" \
+  TEL_CPU_PID=$DP_PID tel sample "$DP_TEL" 0 "$REPLAY_SECONDS" "$RAW/forward-$run.dpumesh.json" \
     /ethdev/stats,0 /dpumesh/drops /dpumesh/sidecar /dpumesh/stages /dpumesh/lcores ||
     anomaly ERROR "forward $run: no telemetry from dpumesh"
   c1=$(forward_cpu "$DP_PID" "$WORKER")
