@@ -47,7 +47,8 @@ namespace {
 void move_view(wire::l7_view &v, const uint8_t *from, const uint8_t *to) noexcept
 {
 	const auto at = [&](const void *p) { return to + (static_cast<const uint8_t *>(p) - from); };
-	for (std::string_view *s : {&v.service, &v.method, &v.path, &v.reason, &v.hop})
+	for (std::string_view *s :
+	     {&v.service, &v.method, &v.path, &v.reason, &v.hop, &v.authorization})
 		if (s->data())
 			*s = std::string_view(reinterpret_cast<const char *>(at(s->data())), s->size());
 	if (v.fields)

@@ -126,6 +126,8 @@ inline l7_error decode(const uint8_t *buf, size_t len, l7_view *out)
 				v.trace |= l7_trace_request_id;
 			if (name == "traceparent")
 				v.trace |= l7_trace_traceparent;
+			if (name == "authorization" && !v.authorization.data())
+				v.authorization = value;
 		}
 		p += 4 + nl + vl;
 	}
@@ -158,7 +160,9 @@ inline bool same_view(const l7_view &a, const l7_view &b)
 	return a.kind == b.kind && a.trace == b.trace && a.status == b.status &&
 	       a.flags == b.flags && a.deadline_ms == b.deadline_ms && same(a.service, b.service) &&
 	       same(a.method, b.method) && same(a.path, b.path) && same(a.reason, b.reason) &&
-	       same(a.hop, b.hop) && a.fields == b.fields && a.end == b.end &&
+	       same(a.hop, b.hop) && a.authorization.size() == b.authorization.size() &&
+	       a.authorization.data() == b.authorization.data() && a.fields == b.fields &&
+	       a.end == b.end &&
 	       a.nb_fields == b.nb_fields;
 }
 

@@ -121,6 +121,48 @@ TEST(L7, DecodeNotesTheTraceFields)
 	EXPECT_EQ(v.trace, l7_trace_traceparent);
 }
 
+/* The decoder notes the first authorization field's value (the JWT check reads it there):
+ * none, an empty one, the first of two, after other fields; a near miss is not one. */
+TEST(L7, DecodeNotesTheAuthorization)
+{
+	struct sample {
+		std::vector<std::pair<std::string, std::string>> fields;
+		int want; /* index of the field noted, -1: none */
+	};
+	const std::vector<sample> samples = {
+		{{}, -1},
+		{{{"authorization", "Bearer t"}}, 0},
+		{{{"authorization", ""}}, 0},
+		{{{"a", "x"}, {"authorization", "one"}, {"authorization", "two"}}, 1},
+		{{{"authorizatioN", "x"}}, -2}, /* not a lowercase name: refused */
+		{{{"authorizatio", "x"}, {"authorizationx", "y"}, {"xauthorization", "z"}}, -1},
+	};
+	for (const sample &x : samples) {
+		std::vector<uint8_t> b(512);
+		l7_writer w(b.data(), b.size());
+		w.request("echo", "GET", "/");
+		b.resize(w.finish());
+		ASSERT_FALSE(b.empty());
+		for (const auto &[n, v] : x.fields) /* as they are: the writer refuses a bad name */
+			append_raw(b, n, v);
+		l7_view v;
+		const l7_error e = l7_decode(b.data(), b.size(), &v);
+		if (x.want == -2) {
+			EXPECT_EQ(e, l7_error::bad_name);
+			continue;
+		}
+		ASSERT_EQ(e, l7_error::ok) << x.fields.size() << " fields";
+		if (x.want < 0) {
+			EXPECT_EQ(v.authorization.data(), nullptr);
+			continue;
+		}
+		std::string_view first;
+		ASSERT_TRUE(v.find("authorization", &first));
+		EXPECT_EQ(v.authorization.data(), first.data());
+		EXPECT_EQ(v.authorization, x.fields[static_cast<size_t>(x.want)].second);
+	}
+}
+
 TEST(L7, ResponseWithMeshReason)
 {
 	uint8_t buf[256];
@@ -280,7 +322,7 @@ TEST(L7, LargestHeaderFits)
 TEST(L7, ValueCheckAtEveryPositionAndLength)
 {
 	const auto good = make_request();
-	for (size_t len = 1; len <= 25; len++) {
+	for (size_t len = 1; len <= 70; len++) { /* past a few 16-byte steps */
 		for (size_t pos = 0; pos < len; pos++) {
 			for (char bad : {'\0', '\r', '\n'}) {
 				std::string v(len, 'v');
@@ -448,6 +490,20 @@ std::vector<std::vector<uint8_t>> seed_headers()
 		std::vector<uint8_t> b(256);
 		l7_writer w(b.data(), b.size());
 		w.request("echo", "POST", "/", 1000);
+		b.resize(w.finish());
+		out.push_back(b);
+	}
+	{
+		/* the writer's form with the fields the decoder notes by name, a near miss of
+		 * each and a second authorization (the first one is noted) */
+		std::vector<uint8_t> b(512);
+		l7_writer w(b.data(), b.size());
+		w.request("echo", "GET", "/jwt");
+		w.field("authorizatiom", "x");
+		w.field("authorization", "Bearer a.b.c");
+		w.field("x-request-ie", "1");
+		w.field("traceparens", "2");
+		w.field("authorization", "second");
 		b.resize(w.finish());
 		out.push_back(b);
 	}
