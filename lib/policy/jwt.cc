@@ -12,6 +12,7 @@
 #include <openssl/pem.h>
 
 #include <algorithm>
+#include <bit>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -92,19 +93,23 @@ bool token_claims::add(unsigned i, std::string_view v) noexcept
 
 bool bearer_token(std::string_view h, std::string_view *token) noexcept
 {
-	constexpr std::string_view scheme = "bearer";
-	if (h.size() <= scheme.size())
+	/* the scheme's six letters in any case, as one word: each of b, e, a, r has the 0x20
+	 * bit, so a byte with it set is one of them exactly when it is that letter in either
+	 * case (a loop folding one byte at a time was ~50 instructions of a JWT request) */
+	constexpr uint64_t scheme = 0x726572616562ull; /* "bearer", little-endian */
+	constexpr uint64_t lower = 0x202020202020ull;
+	if (h.size() <= 6)
 		return false;
-	for (size_t i = 0; i < scheme.size(); i++) {
-		char c = h[i];
-		if (c >= 'A' && c <= 'Z')
-			c = static_cast<char>(c - 'A' + 'a');
-		if (c != scheme[i])
-			return false;
-	}
-	h.remove_prefix(scheme.size());
-	if (h[0] != ' ' && h[0] != '\t')
+	uint32_t lo;
+	uint16_t hi;
+	std::memcpy(&lo, h.data(), 4); /* two loads (GCC 12 left six bytes' shifts unmerged) */
+	std::memcpy(&hi, h.data() + 4, 2);
+	const uint64_t w = std::endian::native == std::endian::little
+				   ? lo | uint64_t(hi) << 32
+				   : uint64_t(__builtin_bswap32(lo)) | uint64_t(__builtin_bswap16(hi)) << 32;
+	if ((w | lower) != scheme || (h[6] != ' ' && h[6] != '\t'))
 		return false;
+	h.remove_prefix(7);
 	while (!h.empty() && (h.front() == ' ' || h.front() == '\t'))
 		h.remove_prefix(1);
 	while (!h.empty() && (h.back() == ' ' || h.back() == '\t'))

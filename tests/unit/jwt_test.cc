@@ -131,6 +131,31 @@ TEST(bearer, scheme_and_spaces)
 	EXPECT_FALSE(bearer_token("", &t));
 }
 
+/* The scheme is read as one word: every byte value at each of its six places and at the
+ * separator's is taken exactly when a byte-at-a-time, case-folding reading takes it. */
+TEST(bearer, every_byte_of_the_scheme_as_the_plain_reading)
+{
+	const auto plain = [](std::string_view h) {
+		if (h.size() <= 6)
+			return false;
+		for (size_t i = 0; i < 6; i++) {
+			char c = h[i];
+			if (c >= 'A' && c <= 'Z')
+				c = static_cast<char>(c - 'A' + 'a');
+			if (c != "bearer"[i])
+				return false;
+		}
+		return h[6] == ' ' || h[6] == '\t';
+	};
+	std::string_view t;
+	for (size_t at = 0; at < 7; at++)
+		for (unsigned b = 0; b < 256; b++) {
+			std::string h = "Bearer tok";
+			h[at] = static_cast<char>(b);
+			EXPECT_EQ(bearer_token(h, &t), plain(h)) << at << " " << b;
+		}
+}
+
 TEST(jwt, valid_tokens_of_each_alg)
 {
 	auto v = make_verifier();
