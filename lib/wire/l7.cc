@@ -515,6 +515,13 @@ l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
 		[[unlikely]]
 		return decode_general(buf, len, out);
 	const uint8_t *const end = buf + len;
+	/* each part stored as soon as it is checked, so that few values stay live (and no
+	 * register is saved and restored); a check that fails leaves *out half written, which
+	 * decode_general() writes again */
+	out->kind = l7_kind::request;
+	out->status = 0;
+	out->flags = flags;
+	out->deadline_ms = get32(buf + 12);
 	/* :service (len >= least: its head and name are inside) */
 	const uint8_t *s = buf + l7_fixed_size;
 	const uint16_t sl = get16(s + 2);
@@ -522,6 +529,7 @@ l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
 	    static_cast<size_t>(end - s) < (4 + 8) + size_t(sl) + (4 + 7) ||
 	    !valid_value(s + 12, sl)) [[unlikely]]
 		return decode_general(buf, len, out);
+	out->service = std::string_view(reinterpret_cast<const char *>(s + 12), sl);
 	/* :method: upper case letters, one word (valid as a value, then) */
 	const uint8_t *m = s + 12 + sl;
 	const uint16_t ml = get16(m + 2);
@@ -531,6 +539,7 @@ l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
 	    !upper_method(std::string_view(reinterpret_cast<const char *>(m + 11), ml)))
 		[[unlikely]]
 		return decode_general(buf, len, out);
+	out->method = std::string_view(reinterpret_cast<const char *>(m + 11), ml);
 	/* :path, starting with '/' */
 	const uint8_t *p = m + 11 + ml;
 	const uint16_t pl = get16(p + 2);
@@ -538,12 +547,6 @@ l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
 	    static_cast<size_t>(end - p) < (4 + 5) + size_t(pl) || p[9] != '/' ||
 	    !valid_value(p + 9, pl)) [[unlikely]]
 		return decode_general(buf, len, out);
-	out->kind = l7_kind::request;
-	out->status = 0;
-	out->flags = flags;
-	out->deadline_ms = get32(buf + 12);
-	out->service = std::string_view(reinterpret_cast<const char *>(s + 12), sl);
-	out->method = std::string_view(reinterpret_cast<const char *>(m + 11), ml);
 	out->path = std::string_view(reinterpret_cast<const char *>(p + 9), pl);
 	out->reason = {};
 	out->hop = {};
