@@ -7,6 +7,7 @@
 
 #include "dpumesh/common/copy.h"
 #include "internal/admission.h"
+#include "internal/admit.h"
 #include "internal/command.h"
 #include "internal/egress.h"
 #include "internal/network_in.h"

@@ -31,6 +31,7 @@
 #include "dpumesh/wire/l7.h"
 #include "eal_env.h"
 #include "internal/admission.h"
+#include "internal/admit.h"
 #include "internal/command.h"
 #include "internal/egress.h"
 #include "internal/net_sched.h"
