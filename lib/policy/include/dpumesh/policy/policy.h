@@ -166,8 +166,12 @@ public:
 	verdict check_request(const wire::l7_view &req, uint32_t service, uint64_t source_id,
 			      uint64_t now_ns, int64_t unix_s) noexcept
 	{
+		/* the size before the counter's store (which may alias the vector's bounds, to
+		 * the compiler): then the same compare in the caller (admission's, a policy or
+		 * not) is taken once, not again after the store */
+		const bool none = service >= _services.size();
 		_stats.requests.inc();
-		if (service >= _services.size()) {
+		if (none) {
 			_stats.no_policy.inc();
 			_stats.reasons[static_cast<size_t>(reason::allowed)].inc();
 			return {};
