@@ -183,6 +183,7 @@ result<std::unique_ptr<engine>> engine::create(const schema::policy_config &cfg,
 			h = (h + 1) & (cap - 1);
 		e->_index[h] = i + 1;
 	}
+	e->_nb_services = static_cast<uint32_t>(e->_services.size());
 	return e;
 }
 
@@ -294,7 +295,7 @@ verdict engine::check_policy(const wire::l7_view &req, service_policy &sp, uint6
 
 bool engine::breaker_allows(uint32_t service, uint64_t now_ns) noexcept
 {
-	if (service >= _services.size() || !_services[service].breaker)
+	if (service >= _nb_services || !_services[service].breaker)
 		return true;
 	return _services[service].breaker->admit(now_ns);
 }

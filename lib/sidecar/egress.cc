@@ -150,7 +150,8 @@ bool egress::enqueue(port_view &p, rte_mbuf **frames, uint16_t n) noexcept
 		flush(p);
 	if (p.room < n) {
 		flush(p);
-		p.room = rte_ring_free_count(p.tx);
+		/* no more than the stage takes (put_one() reads room alone) */
+		p.room = std::min(rte_ring_free_count(p.tx), staged_max);
 		if (p.room < n)
 			return false;
 	}

@@ -7,6 +7,7 @@
 
 #include "dpumesh/common/copy.h"
 #include "internal/admission.h"
+#include "internal/admit.h"
 #include "internal/command.h"
 #include "internal/egress.h"
 #include "internal/network_in.h"
@@ -236,7 +237,7 @@ void stage::net_request(net_message &m, int peer, uint64_t now) noexcept
 		sent = _egress->forward(to, wire::frame_kind::request, token, m.l7, hdr_len, &body,
 					m.cmd.body_len, &sum);
 	}
-	_net_in->release(m); /* the frames hold what they need of the received mbufs */
+	_net_in->release_last(m); /* the frames hold what they need of the received mbufs */
 	if (!sent) {
 		_requests->close(token);
 		reply_net(m.reply_to, m.correlation, 503, "egress_failed", now);

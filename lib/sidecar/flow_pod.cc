@@ -12,6 +12,7 @@
 
 #include "dpumesh/policy/trace.h"
 #include "internal/admission.h"
+#include "internal/admit.h"
 #include "internal/command.h"
 #include "internal/egress.h"
 #include "internal/open_request.h"

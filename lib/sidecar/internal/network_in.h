@@ -138,6 +138,17 @@ public:
 		}
 		release_other(m);
 	}
+	/** release() of a message whose header, body and rx_msg are not read again (a relay's,
+	 *  its frames made): what it held is not cleared in it (four stores a relay). Its
+	 *  addresses and ids stay readable. */
+	void release_last(net_message &m) noexcept
+	{
+		if (m.held && _nb_spent < nb_buffers) [[likely]] {
+			_spent[_nb_spent++] = m.held;
+			return;
+		}
+		release_other(m);
+	}
 	/** The rx_msgs released since the last call, freed (the end of a burst). */
 	void end_burst() noexcept
 	{

@@ -40,7 +40,7 @@ inline uint32_t request_table::open_written(const opening &o) noexcept
 		_load[id]++;
 		x.load_pod = static_cast<uint16_t>(id);
 	}
-	if (!_quota)
+	if (!o.charge || !_quota)
 		return token | _shard_base;
 	/* a network origin whose bucket the caller had (all of them: open_request()): charged
 	 * inline, as charge() would */
@@ -103,7 +103,18 @@ inline uint32_t stage::open_request(pending::party origin, pending::party dest,
 	e->version = static_cast<uint32_t>(_cur->version());
 	e->backoff_ms = a.route->backoff_ms;
 	e->retries_left = hold ? static_cast<uint16_t>(a.route->retries) : 0;
-	return _requests->open_written(request_table::opening{reply_to, source, hold, a.policy});
+	if (origin.type != pending::party::kind::peer || !reply_to)
+		return _requests->open_written(
+			request_table::opening{reply_to, source, hold, a.policy});
+	/* a network origin: charged here, as open_written() would (the table's quota is this
+	 * stage's), its bucket and address at hand; in open_written(), the quota's pointer
+	 * tested, and the origin's kind and bucket read back behind the slot's stores, were
+	 * ~7 instructions a relay */
+	const uint32_t token = _requests->open_written(
+		request_table::opening{reply_to, source, hold, a.policy, false});
+	if (token != 0)
+		_quota->charge_source(source, reply_to->addr.dst);
+	return token;
 }
 
 } // namespace dpumesh::sidecar

@@ -120,6 +120,9 @@ public:
 		uint16_t source = request_ctx::no_source; /**< its quota bucket, if known */
 		bool hold = false;   /**< holding and in flight (the caller sets `held`) */
 		bool policy = false; /**< admitted by the policy engine */
+		/** false: the caller charges the quota itself (stage::open_request(), for a
+		 *  network origin: the bucket and address it has in registers) */
+		bool charge = true;
 	};
 	/** Takes a slot; its token (never 0), or 0 when the table is full. The slot's context
 	 *  is written in place (`held` is not: the caller's, when it holds). */

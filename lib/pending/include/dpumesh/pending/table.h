@@ -304,7 +304,7 @@ private:
 	uint32_t index_of(uint32_t token) const noexcept;
 	void link(uint32_t idx) noexcept;
 	void unlink(uint32_t idx) noexcept;
-	bool to_fifo(uint32_t idx) noexcept;
+	bool to_fifo(uint32_t idx, uint32_t token) noexcept;
 
 	/* Off the wheel or out of its FIFO (whose item stays behind, no longer live). */
 	void leave(uint32_t idx) noexcept
@@ -347,8 +347,9 @@ private:
 };
 
 /* Onto its timeout class's FIFO: false (the wheel then) when no FIFO takes its class, its
- * deadline would come before the FIFO's newest, or the FIFO is full of live entries. */
-inline bool table::to_fifo(uint32_t idx) noexcept
+ * deadline would come before the FIFO's newest, or the FIFO is full of live entries.
+ * `token`: token_of(idx), which the caller has. */
+inline bool table::to_fifo(uint32_t idx, uint32_t token) noexcept
 {
 	slot &s = _slots[idx];
 	const uint64_t deadline = s.e.deadline_tsc;
@@ -379,7 +380,7 @@ inline bool table::to_fifo(uint32_t idx) noexcept
 		if (q->tail - q->head == _capacity)
 			return false;
 	}
-	q->items[q->tail & mask] = {token_of(idx), deadline};
+	q->items[q->tail & mask] = {token, deadline};
 	q->tail++;
 	/* the line the tail reaches fifo_lines_ahead lines from now, for writing, once per
 	 * line: the ring (16 B an item, the table's capacity of them) was last touched when
@@ -413,10 +414,13 @@ inline uint32_t table::insert_written() noexcept
 	}
 	s.used = true;
 	s.in_fifo = false;
-	if (!to_fifo(idx))
+	/* the token once: read back from the slot after the stores above and the FIFO's (any
+	 * of which may alias its generation, to the compiler), twice it was ~8 instructions */
+	const uint32_t token = token_of(s, idx);
+	if (!to_fifo(idx, token))
 		link(idx);
 	_nb_used.store(_nb_used.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-	return token_of(idx);
+	return token;
 }
 
 } // namespace dpumesh::pending

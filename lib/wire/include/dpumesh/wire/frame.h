@@ -463,20 +463,21 @@ inline uint16_t udp_checksum_field(uint64_t be) noexcept
  * 64 again, overlapping what is already copied; nothing past either end touched. The
  * first two steps are not in the loop: a relayed request's grown header (~180 bytes) is
  * those and the last, no compare and branch a step (the loop was ~45 instructions). */
-inline void copy_exact_64(uint8_t *d, const uint8_t *s, size_t n) noexcept
+/* 64 bytes as two chunks: a 64-byte memcpy out of a loop became a `rep movs` */
+[[gnu::always_inline]] inline void copy_64(uint8_t *d, const uint8_t *s) noexcept
 {
-	/* 64 as two chunks: a 64-byte memcpy out of a loop became a `rep movs` */
-	const auto step = [d, s](size_t at) noexcept {
-		std::memcpy(d + at, s + at, copy_chunk);
-		std::memcpy(d + at + copy_chunk, s + at + copy_chunk, copy_chunk);
-	};
-	step(0);
+	std::memcpy(d, s, copy_chunk);
+	std::memcpy(d + copy_chunk, s + copy_chunk, copy_chunk);
+}
+[[gnu::always_inline]] inline void copy_exact_64(uint8_t *d, const uint8_t *s, size_t n) noexcept
+{
+	copy_64(d, s);
 	if (n > 128) {
-		step(64);
+		copy_64(d + 64, s + 64);
 		for (size_t i = 128; i + 64 < n; i += 64)
-			step(i);
+			copy_64(d + i, s + i);
 	}
-	step(n - 64);
+	copy_64(d + n - 64, s + n - 64);
 }
 
 /* A field of `n` bytes stored whole at p + at, from its value in network order. */
