@@ -12,8 +12,8 @@
 #include <openssl/pem.h>
 
 #include <algorithm>
-#include <bit>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <random>

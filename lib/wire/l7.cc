@@ -226,7 +226,9 @@ inline unsigned known_field(const uint8_t *name, uint8_t nl) noexcept
 {
 	switch (nl) {
 	case 13:
-		return load64(name) == k_auth[0] && load64(name + 5) == k_auth[1] ? unsigned(known_auth) : 0u;
+		return load64(name) == k_auth[0] && load64(name + 5) == k_auth[1]
+			       ? unsigned(known_auth)
+			       : 0u;
 	case 12:
 		return load64(name) == k_request_id && load32(name + 8) == k_request_id_tail
 			       ? unsigned(l7_trace_request_id)
@@ -354,7 +356,8 @@ struct field_walk {
 			seen |= bit;
 		} else {
 			const unsigned known = known_field(name, nl);
-			if (!known && !valid_name(std::string_view(reinterpret_cast<const char *>(name), nl)))
+			if (!known &&
+			    !valid_name(std::string_view(reinterpret_cast<const char *>(name), nl)))
 				return l7_error::bad_name;
 			if (!fields)
 				fields = p;
@@ -375,7 +378,6 @@ struct field_walk {
 	w.nb_fields = nb_fields;
 	return l7_error::ok;
 }
-
 
 /* What a walk over the fields found, into the view (its end at `end`). */
 inline l7_error walked(const field_walk &w, const uint8_t *end, l7_view *out) noexcept
@@ -554,12 +556,7 @@ l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
 		return request_fields(p + 9 + pl, end, nb - 3u, out);
 	if (p + 9 + pl != end)
 		return l7_error::bad_length; /* as decode_general() says of it */
-	out->trace = 0;
-	out->authorization = {};
-	out->fields = end;
-	out->end = end;
-	out->nb_fields = 0;
-	return l7_error::ok;
+	return walked(field_walk{end}, end, out); /* no regular field */
 }
 
 l7_error l7_peek_service(const uint8_t *buf, size_t len, std::string_view *service) noexcept

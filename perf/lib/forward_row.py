@@ -8,12 +8,13 @@
 # Frame rates: testpmd's RX (5tswap sends every frame back); dpumesh's RX of frames it
 # took all the way (relayed or answered here; frames shed at the ingress ring are not
 # counted). Cycles: the worker lcore thread's CPU time (schedstat, user + kernel, not time it
-# was descheduled) over the telemetry window (read with its snapshots) at the TSC rate; per stage, the lcore runner's sampled thread-CPU clock
-# (cpu_ns / cpu_work of /dpumesh/stages: cycles per unit of work, times the stage's units per
-# message), or where the runner has no such columns, the thread's CPU split by the stages'
-# share of the lcore's TSC cycles; per message taken. The sidecar is also shown split in two
-# (sidecar_relay, sidecar_expiry) by its expiry_cycles counter: the deadline walk and the 504s
-# it makes for every relayed request (nothing answers in this suite) apart from the relay.
+# was descheduled) over the telemetry window (read with its snapshots) at the TSC rate; per
+# stage, the lcore runner's sampled thread-CPU clock (cpu_ns / cpu_work of /dpumesh/stages:
+# cycles per unit of work, times the stage's units per message), or where the runner has no
+# such columns, the thread's CPU split by the stages' share of the lcore's TSC cycles; per
+# message taken. The sidecar is also shown split in two (sidecar_relay, sidecar_expiry) by
+# its expiry_cycles counter: the deadline walk and the 504s it makes for every relayed
+# request (nothing answers in this suite) apart from the relay.
 import csv
 import json
 import os

@@ -49,23 +49,25 @@ def rss_kb(pid):
 
 def proc_cpu(pid):
     """A process's CPU now: each thread's [name, ns on a CPU] (/proc/PID/task/*/schedstat:
-    user and kernel, not time it waited) and the process's utime + stime in clock ticks."""
-    threads, ticks = [], 0
+    user and kernel, not time it waited) and the process's utime + stime in clock ticks
+    (proccpu.stat_times(), the /proc stat reader the CPU windows use)."""
+    import proccpu  # perf/lib/proccpu.py (which imports this module in its functions)
+    threads = []
     try:
-        for tid in os.listdir("/proc/%s/task" % pid):
-            try:
-                with open("/proc/%s/task/%s/comm" % (pid, tid)) as f:
-                    comm = f.read().strip()
-                with open("/proc/%s/task/%s/schedstat" % (pid, tid)) as f:
-                    threads.append([comm, int(f.read().split()[0])])
-            except OSError:
-                pass  # a thread that ended
-        with open("/proc/%s/stat" % pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        ticks = int(fields[11]) + int(fields[12])
+        tids = os.listdir("/proc/%s/task" % pid)
     except OSError:
-        pass
-    return {"threads": threads, "ticks": ticks}
+        tids = []
+    for tid in tids:
+        t = proccpu.stat_times("/proc/%s/task/%s/stat" % (pid, tid))
+        try:
+            with open("/proc/%s/task/%s/schedstat" % (pid, tid)) as f:
+                ns = int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue  # a thread that ended
+        if t:
+            threads.append([t[0], ns])
+    p = proccpu.stat_times("/proc/%s/stat" % pid)
+    return {"threads": threads, "ticks": p[1] + p[2] if p else 0}
 
 
 def snapshot(s, cmds, mempools=False, pid=None):
