@@ -129,14 +129,12 @@ public:
 	 *  rx_msg kept for end_burst()) is a store. */
 	void release(net_message &m) noexcept
 	{
-		if (m.held && _nb_spent < nb_buffers) [[likely]] {
-			_spent[_nb_spent++] = m.held;
-			m.held = nullptr;
-			m.cmd.header = m.cmd.body = 0;
-			m.l7 = nullptr;
-			return;
-		}
-		release_other(m);
+		release_last(m);
+		/* and nothing of it left to be released again (release_other() cleared these
+		 * already, where it ran) */
+		m.held = nullptr;
+		m.cmd.header = m.cmd.body = 0;
+		m.l7 = nullptr;
 	}
 	/** release() of a message whose header, body and rx_msg are not read again (a relay's,
 	 *  its frames made): what it held is not cleared in it (four stores a relay). Its
