@@ -301,8 +301,8 @@ inline trace_result add_both(uint8_t *hdr, uint32_t len, uint32_t cap, const tra
  * of `cap`), in place. Inline: its result came back through the stack, the flag's byte
  * store read back as a word (a store-forwarding stall, 1.2% of the forwarding path).
  */
-inline trace_result add_trace(uint8_t *hdr, uint32_t len, uint32_t cap, unsigned need,
-			      const trace_ids &ids) noexcept
+[[gnu::always_inline]] inline trace_result add_trace(uint8_t *hdr, uint32_t len, uint32_t cap,
+						     unsigned need, const trace_ids &ids) noexcept
 {
 	trace_result r;
 	r.len = len;
