@@ -242,7 +242,10 @@ uint16_t rx_poll(void *arg) noexcept
 		c.next && c.backlog_limit != UINT32_MAX ? rte_ring_count(c.next) : 0;
 	uint64_t bytes = 0, whole_bytes = 0;
 	uint32_t nb_whole = 0;
-	uint32_t accepted = 0, refused = 0, overloaded = 0, by_backlog = 0;
+	/* a request is refused (overloaded) once nb_done reaches this: backlog_limit less what
+	 * waited already, taken once a burst (not added up and compared per frame) */
+	const unsigned done_limit = backlog < c.backlog_limit ? c.backlog_limit - backlog : 0;
+	uint32_t refused = 0, overloaded = 0, by_backlog = 0;
 	/* a message with no rx_msg left for it: counted and dropped */
 	const auto no_msg = [&](bool request, rte_mbuf *chain) noexcept {
 		(request && c.reserve_pool ? c.stats.reserve_empty : c.stats.msg_pool_empty).inc();
@@ -282,8 +285,7 @@ uint16_t rx_poll(void *arg) noexcept
 			rte_pktmbuf_free(m);
 			continue;
 		}
-		accepted++;
-		uint32_t svc;
+		uint32_t svc; /* accepted: every frame not dropped (n - dropped, after the loop) */
 		if (c.gate && c.gate->any_saturated() && pf.kind == wire::frame_kind::request &&
 		    pf.frag_offset == 0 && (svc = gated_service(*c.gate, m, pf)) != UINT32_MAX) {
 			/* refused before reassembly: answered here (one frame, the port's queue on
@@ -322,14 +324,23 @@ uint16_t rx_poll(void *arg) noexcept
 			nb_whole++;
 			whole_bytes += pf.msg_len;
 			const bool request = pf.kind == wire::frame_kind::request;
+			/* take()'s common case here, not through its closure; `reserve` a value of
+			 * its own, not the flag take() writes through a pointer (kept in memory, a
+			 * store and a load a frame) */
+			rx_msg *rm;
 			bool reserve = false;
-			/* take()'s common case here, not through its closure */
-			rx_msg *rm = nb_used < nb_objs ? objs[nb_used++] : take(request, &reserve, n - i);
+			if (nb_used < nb_objs) [[likely]] {
+				rm = objs[nb_used++];
+			} else {
+				bool from_reserve = false;
+				rm = take(request, &from_reserve, n - i);
+				reserve = from_reserve;
+			}
 			if (!rm) [[unlikely]] {
 				no_msg(request, m);
 				continue;
 			}
-			if (request && (reserve || backlog + nb_done >= c.backlog_limit)) [[unlikely]] {
+			if (request && (reserve || nb_done >= done_limit)) [[unlikely]] {
 				refuse_overloaded(pf, m, rm, reserve);
 				continue;
 			}
@@ -352,7 +363,7 @@ uint16_t rx_poll(void *arg) noexcept
 			no_msg(request, msg.chain);
 			continue;
 		}
-		if (request && (reserve || backlog + nb_done >= c.backlog_limit)) [[unlikely]] {
+		if (request && (reserve || nb_done >= done_limit)) [[unlikely]] {
 			refuse_overloaded(msg, msg.chain, rm, reserve);
 			continue;
 		}
@@ -407,7 +418,7 @@ uint16_t rx_poll(void *arg) noexcept
 	}
 	c.stats.frames.add(n);
 	c.stats.bytes.add(bytes);
-	c.stats.accepted.add(accepted);
+	c.stats.accepted.add(n - dropped);
 	if (refused)
 		c.stats.refused_saturated.add(refused);
 	if (overloaded) [[unlikely]] {
