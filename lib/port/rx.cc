@@ -274,7 +274,9 @@ uint16_t rx_poll(void *arg) noexcept
 		rte_mbuf *m = pkts[i];
 		bytes += m->pkt_len;
 		wire::wire_drop why = wire::parse_frame(m, c.mesh_port_be, c.max_message, &pf);
-		if (why == wire::wire_drop::none) {
+		/* to the node's IPv4 address (nearly every frame: one compare, its family not
+		 * looked at first), else to its address of the frame's family if it has one */
+		if (why == wire::wire_drop::none && !(c.ip4 && same_ip(c.ip4->ip, pf.dst.ip))) {
 			const std::optional<wire::endpoint> &self = pf.dst.is_v4() ? c.ip4 : c.ip6;
 			if (self && !same_ip(self->ip, pf.dst.ip))
 				why = wire::wire_drop::other_host;
