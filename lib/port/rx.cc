@@ -138,15 +138,29 @@ void rx_msg_free_bulk(rx_msg *const *msgs, unsigned n) noexcept
 		const unsigned k = std::min(chunk, n - at);
 		rte_mbuf *chains[2 * chunk];
 		unsigned nb = 0;
+		/* whether they are all of the first one's pool (all of them but for refusals
+		 * from the reserve), found in the same pass: one put then, no second pass over
+		 * them (~5 instructions a message less) */
+		rte_mempool *const first = rte_mempool_from_obj(msgs[at]);
+		bool one_pool = true;
 		for (unsigned i = 0; i < k; i++) {
 			rx_msg *m = msgs[at + i];
-			if (m->msg.chain)
-				chains[nb++] = m->msg.chain;
-			if (m->body.chain)
-				chains[nb++] = m->body.chain;
-			m->msg.chain = m->body.chain = nullptr;
+			/* a relayed message's chain is the frame's already: nothing to clear */
+			if (m->msg.chain || m->body.chain) {
+				if (m->msg.chain)
+					chains[nb++] = m->msg.chain;
+				if (m->body.chain)
+					chains[nb++] = m->body.chain;
+				m->msg.chain = m->body.chain = nullptr;
+			}
+			one_pool &= rte_mempool_from_obj(m) == first;
 		}
-		rte_pktmbuf_free_bulk(chains, nb);
+		if (nb)
+			rte_pktmbuf_free_bulk(chains, nb);
+		if (one_pool) [[likely]] {
+			rte_mempool_put_bulk(first, reinterpret_cast<void *const *>(msgs + at), k);
+			continue;
+		}
 		for (unsigned i = 0; i < k;) {
 			rte_mempool *mp = rte_mempool_from_obj(msgs[at + i]);
 			unsigned j = i + 1;
