@@ -108,7 +108,7 @@ uint32_t format_request_id(const trace_ids &ids, char out[36]) noexcept
 {
 #if defined(__SSSE3__)
 	uint32_t tail;
-	return detail::sum4(detail::request_id_into(ids, out, &tail)) + tail;
+	return detail::sum4(detail::request_id_into(detail::digits_of(ids), out, &tail)) + tail;
 #else
 	return format_request_id_portable(ids, out);
 #endif
@@ -120,7 +120,7 @@ uint32_t format_traceparent(const trace_ids &ids, char out[55]) noexcept
 	/* traceparent_with(), its sum taken once from the three vectors */
 	std::memcpy(out, "00-", 3);
 	__m128i even;
-	detail::traceparent_digits_into(ids, out, nullptr, &even);
+	detail::traceparent_digits_into(detail::digits_of(ids), out, nullptr, &even);
 	out[35] = '-';
 	std::memcpy(out + 52, "-01", 3);
 	return detail::sum4(even) + traceparent_fixed;

@@ -138,15 +138,29 @@ void rx_msg_free_bulk(rx_msg *const *msgs, unsigned n) noexcept
 		const unsigned k = std::min(chunk, n - at);
 		rte_mbuf *chains[2 * chunk];
 		unsigned nb = 0;
+		/* whether they are all of the first one's pool (all of them but for refusals
+		 * from the reserve), found in the same pass: one put then, no second pass over
+		 * them (~5 instructions a message less) */
+		rte_mempool *const first = rte_mempool_from_obj(msgs[at]);
+		bool one_pool = true;
 		for (unsigned i = 0; i < k; i++) {
 			rx_msg *m = msgs[at + i];
-			if (m->msg.chain)
-				chains[nb++] = m->msg.chain;
-			if (m->body.chain)
-				chains[nb++] = m->body.chain;
-			m->msg.chain = m->body.chain = nullptr;
+			/* a relayed message's chain is the frame's already: nothing to clear */
+			if (m->msg.chain || m->body.chain) {
+				if (m->msg.chain)
+					chains[nb++] = m->msg.chain;
+				if (m->body.chain)
+					chains[nb++] = m->body.chain;
+				m->msg.chain = m->body.chain = nullptr;
+			}
+			one_pool &= rte_mempool_from_obj(m) == first;
 		}
-		rte_pktmbuf_free_bulk(chains, nb);
+		if (nb)
+			rte_pktmbuf_free_bulk(chains, nb);
+		if (one_pool) [[likely]] {
+			rte_mempool_put_bulk(first, reinterpret_cast<void *const *>(msgs + at), k);
+			continue;
+		}
 		for (unsigned i = 0; i < k;) {
 			rte_mempool *mp = rte_mempool_from_obj(msgs[at + i]);
 			unsigned j = i + 1;
@@ -242,7 +256,10 @@ uint16_t rx_poll(void *arg) noexcept
 		c.next && c.backlog_limit != UINT32_MAX ? rte_ring_count(c.next) : 0;
 	uint64_t bytes = 0, whole_bytes = 0;
 	uint32_t nb_whole = 0;
-	uint32_t accepted = 0, refused = 0, overloaded = 0, by_backlog = 0;
+	/* a request is refused (overloaded) once nb_done reaches this: backlog_limit less what
+	 * waited already, taken once a burst (not added up and compared per frame) */
+	const unsigned done_limit = backlog < c.backlog_limit ? c.backlog_limit - backlog : 0;
+	uint32_t refused = 0, overloaded = 0, by_backlog = 0;
 	/* a message with no rx_msg left for it: counted and dropped */
 	const auto no_msg = [&](bool request, rte_mbuf *chain) noexcept {
 		(request && c.reserve_pool ? c.stats.reserve_empty : c.stats.msg_pool_empty).inc();
@@ -271,7 +288,9 @@ uint16_t rx_poll(void *arg) noexcept
 		rte_mbuf *m = pkts[i];
 		bytes += m->pkt_len;
 		wire::wire_drop why = wire::parse_frame(m, c.mesh_port_be, c.max_message, &pf);
-		if (why == wire::wire_drop::none) {
+		/* to the node's IPv4 address (nearly every frame: one compare, its family not
+		 * looked at first), else to its address of the frame's family if it has one */
+		if (why == wire::wire_drop::none && !(c.ip4 && same_ip(c.ip4->ip, pf.dst.ip))) {
 			const std::optional<wire::endpoint> &self = pf.dst.is_v4() ? c.ip4 : c.ip6;
 			if (self && !same_ip(self->ip, pf.dst.ip))
 				why = wire::wire_drop::other_host;
@@ -282,8 +301,7 @@ uint16_t rx_poll(void *arg) noexcept
 			rte_pktmbuf_free(m);
 			continue;
 		}
-		accepted++;
-		uint32_t svc;
+		uint32_t svc; /* accepted: every frame not dropped (n - dropped, after the loop) */
 		if (c.gate && c.gate->any_saturated() && pf.kind == wire::frame_kind::request &&
 		    pf.frag_offset == 0 && (svc = gated_service(*c.gate, m, pf)) != UINT32_MAX) {
 			/* refused before reassembly: answered here (one frame, the port's queue on
@@ -322,18 +340,29 @@ uint16_t rx_poll(void *arg) noexcept
 			nb_whole++;
 			whole_bytes += pf.msg_len;
 			const bool request = pf.kind == wire::frame_kind::request;
+			/* take()'s common case here, not through its closure; `reserve` a value of
+			 * its own, not the flag take() writes through a pointer (kept in memory, a
+			 * store and a load a frame) */
+			rx_msg *rm;
 			bool reserve = false;
-			/* take()'s common case here, not through its closure */
-			rx_msg *rm = nb_used < nb_objs ? objs[nb_used++] : take(request, &reserve, n - i);
+			if (nb_used < nb_objs) [[likely]] {
+				rm = objs[nb_used++];
+			} else {
+				bool from_reserve = false;
+				rm = take(request, &from_reserve, n - i);
+				reserve = from_reserve;
+			}
 			if (!rm) [[unlikely]] {
 				no_msg(request, m);
 				continue;
 			}
-			if (request && (reserve || backlog + nb_done >= c.backlog_limit)) [[unlikely]] {
+			if (request && (reserve || nb_done >= done_limit)) [[unlikely]] {
 				refuse_overloaded(pf, m, rm, reserve);
 				continue;
 			}
-			rm->body = {};
+			/* the body's chain alone: its segment and offset are read only once
+			 * network_in::attach() has written them (two stores less a frame) */
+			rm->body.chain = nullptr;
 			rm->msg.chain = m;
 			msg_fields_of(pf, rm);
 			rm->rx_tsc = now;
@@ -352,7 +381,7 @@ uint16_t rx_poll(void *arg) noexcept
 			no_msg(request, msg.chain);
 			continue;
 		}
-		if (request && (reserve || backlog + nb_done >= c.backlog_limit)) [[unlikely]] {
+		if (request && (reserve || nb_done >= done_limit)) [[unlikely]] {
 			refuse_overloaded(msg, msg.chain, rm, reserve);
 			continue;
 		}
@@ -407,7 +436,7 @@ uint16_t rx_poll(void *arg) noexcept
 	}
 	c.stats.frames.add(n);
 	c.stats.bytes.add(bytes);
-	c.stats.accepted.add(accepted);
+	c.stats.accepted.add(n - dropped);
 	if (refused)
 		c.stats.refused_saturated.add(refused);
 	if (overloaded) [[unlikely]] {

@@ -6,6 +6,7 @@
 #include <rte_prefetch.h>
 
 #include "dpumesh/common/copy.h"
+#include "internal/add_trace.h"
 #include "internal/admission.h"
 #include "internal/admit.h"
 #include "internal/command.h"

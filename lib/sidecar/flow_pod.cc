@@ -11,6 +11,7 @@
 #include <rte_mempool.h>
 
 #include "dpumesh/policy/trace.h"
+#include "internal/add_trace.h"
 #include "internal/admission.h"
 #include "internal/admit.h"
 #include "internal/command.h"
@@ -73,35 +74,6 @@ void stage::from_pod(const sw_descriptor &d, uint64_t now) noexcept
 		pod_request(m, v, now);
 	else
 		pod_response(m, v, now);
-}
-
-/* Trace ids (lib/policy) for a request header that has none; its new length. `sum`, when
- * given, holds the header's sum (wire::l7_sum()) and is kept true as the header grows. */
-uint32_t stage::add_trace(uint64_t header, uint32_t len, const wire::l7_view &v,
-			  uint16_t *sum) noexcept
-{
-	const unsigned need = policy::trace_missing(v);
-	if (!need)
-		return len;
-	const policy::trace_ids ids = _trace_rng.next();
-	auto *hdr = reinterpret_cast<uint8_t *>(header);
-	const uint16_t nb = static_cast<uint16_t>(hdr[6] << 8 | hdr[7]); /* fields before */
-	policy::trace_result r = policy::add_trace(hdr, len, _dpa.hbuf_size - DPA_HBUF_META_SIZE,
-						   need, ids);
-	if (r.no_room) {
-		_stats.trace_no_room.inc();
-		return len;
-	}
-	if (sum)
-		*sum = wire::l7_sum_grown(*sum, static_cast<uint16_t>(len), nb,
-					  static_cast<uint16_t>(r.len),
-					  static_cast<uint16_t>(nb + std::popcount(r.added)),
-					  r.added_sum);
-	if (r.added & policy::trace_request_id)
-		_stats.request_ids.inc();
-	if (r.added & policy::trace_traceparent)
-		_stats.traceparents.inc();
-	return r.len;
 }
 
 /* A pod over its quota (pending requests plus answers waiting for its RX room, or an RX

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include <rte_cycles.h>
 #include <rte_mempool.h>
@@ -504,6 +505,11 @@ uint32_t stage::from_network_sources(unsigned quantum, bool shared, uint64_t now
 	 * request waits in its own FIFO, not behind the others' on the ring; answers from the
 	 * network (bounded by the requests this node sent) go straight into this poll's batch
 	 * while it has room, else into their source's FIFO as requests do */
+	/* the last source address hashed and its bucket: a burst's requests come from a few
+	 * sources, mostly one after the other, and a compare of the address is ~10
+	 * instructions less than its hash (kept by value: a refused message is freed) */
+	uint64_t last_ip[2] = {};
+	uint32_t last_bucket = UINT32_MAX;
 	for (unsigned b = 0; b < net_intake_bursts; b++) {
 		const unsigned k = rte_ring_sc_dequeue_burst(
 			_ingress, reinterpret_cast<void **>(in), burst, nullptr);
@@ -512,7 +518,17 @@ uint32_t stage::from_network_sources(unsigned quantum, bool shared, uint64_t now
 			const bool answer = m->msg.kind != wire::frame_kind::request;
 			if (answer && nb < burst) {
 				batch[nb++] = m;
-			} else if (!_net_sched->push(m, answer)) [[unlikely]] {
+				continue;
+			}
+			uint64_t ip[2];
+			std::memcpy(ip, m->msg.src.ip, sizeof(ip));
+			if (last_bucket == UINT32_MAX ||
+			    ((ip[0] ^ last_ip[0]) | (ip[1] ^ last_ip[1])) != 0) {
+				last_bucket = quota::bucket_of(m->msg.src);
+				last_ip[0] = ip[0];
+				last_ip[1] = ip[1];
+			}
+			if (!_net_sched->push(m, last_bucket, answer)) [[unlikely]] {
 				_stats.net_share_refused.inc();
 				m->refusal = port::rx_refusal::overloaded;
 				refused_at_rx(m);

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <new>
 #include <ctime>
 #include <optional>
 #include <string>
@@ -213,6 +214,43 @@ TEST(Engine, PortRxClassifiesAndCountsOnWorkerLcore)
  * the reserve and goes on as a refusal (the sidecar answers 503 overloaded from the addresses
  * kept); only a request that finds the reserve empty too is dropped, and an answer that
  * finds no rx_msg is dropped (its requester hears 504 at its deadline). Each is counted. */
+/* rx_msg_free_bulk(): every rx_msg back to its own pool (one pool, or the reserve's among
+ * them) and every chain freed (a message's, a body's, or none: a relayed one's), in bursts
+ * of more than 32. */
+TEST(Engine, RxMsgFreeBulkReturnsEachMessageToItsPoolAndFreesItsChains)
+{
+	/* no mempool cache: the pools' counts are exact */
+	rte_mempool *msgs = rte_mempool_create("free_bulk_msgs", 63, sizeof(port::rx_msg), 0, 0,
+					       nullptr, nullptr, nullptr, nullptr, SOCKET_ID_ANY, 0);
+	rte_mempool *reserve = rte_mempool_create("free_bulk_rsv", 7, sizeof(port::rx_msg), 0, 0,
+						  nullptr, nullptr, nullptr, nullptr, SOCKET_ID_ANY, 0);
+	rte_mempool *pkts = rte_pktmbuf_pool_create("free_bulk_pkts", 255, 0, 0,
+						    RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	ASSERT_TRUE(msgs && reserve && pkts);
+	for (bool mixed : {false, true}) {
+		std::vector<port::rx_msg *> v;
+		for (unsigned i = 0; i < 40; i++) {
+			void *obj;
+			rte_mempool *from = mixed && (i % 9 == 4) ? reserve : msgs;
+			ASSERT_EQ(rte_mempool_get(from, &obj), 0);
+			auto *m = new (obj) port::rx_msg();
+			if (i % 3 == 0) /* a whole message */
+				m->msg.chain = rte_pktmbuf_alloc(pkts);
+			if (i % 5 == 1) /* a body handed to the DPA and given back */
+				m->body.chain = rte_pktmbuf_alloc(pkts);
+			v.push_back(m);
+		}
+		EXPECT_LT(rte_mempool_avail_count(pkts), 255u);
+		port::rx_msg_free_bulk(v.data(), static_cast<unsigned>(v.size()));
+		EXPECT_EQ(rte_mempool_avail_count(msgs), 63u) << mixed;
+		EXPECT_EQ(rte_mempool_avail_count(reserve), 7u) << mixed;
+		EXPECT_EQ(rte_mempool_avail_count(pkts), 255u) << mixed;
+	}
+	rte_mempool_free(pkts);
+	rte_mempool_free(reserve);
+	rte_mempool_free(msgs);
+}
+
 TEST(Engine, PortRxRefusesFromItsReserveWhenThePoolIsEmpty)
 {
 	engine_port setup;

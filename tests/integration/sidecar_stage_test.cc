@@ -30,6 +30,7 @@
 #include "dpumesh/wire/frame.h"
 #include "dpumesh/wire/l7.h"
 #include "eal_env.h"
+#include "internal/quota.h"
 
 using namespace dpumesh;
 
@@ -403,6 +404,46 @@ TEST_F(sidecar_stage, a_clients_request_for_a_peers_service_is_relayed_and_answe
 	EXPECT_TRUE(frames(tx).empty());
 	EXPECT_TRUE(frames(tx2).empty());
 	EXPECT_EQ(st.no_match.get(), no_match + 2);
+}
+
+/* The intake hashes a source address once for a run of requests from it: requests from two
+ * clients, in runs and interleaved, are each charged to their own address's bucket. */
+TEST_F(sidecar_stage, interleaved_clients_are_each_charged_to_their_own_bucket)
+{
+	const uint32_t a_ip = client_ip;
+	uint32_t b_ip = 0x0b00000a; /* 10.0.0.11, or the next client in another bucket */
+	while (sidecar::quota::bucket_of(wire::endpoint::from_v4(b_ip, 0)) ==
+	       sidecar::quota::bucket_of(wire::endpoint::from_v4(a_ip, 0)))
+		b_ip += 1u << 24;
+	std::vector<uint8_t> req(256);
+	{
+		wire::l7_writer w(req.data(), req.size());
+		w.request("billing", "POST", "/pay", 0, 0);
+		req.resize(w.finish());
+	}
+	const uint32_t order[] = {a_ip, a_ip, b_ip, a_ip, b_ip, b_ip, a_ip};
+	uint64_t corr = 900;
+	for (uint32_t ip : order)
+		from_host(ip, 1, req, {}, true, corr++);
+	run_polls();
+	const std::vector<frame_out> out = frames(tx);
+	ASSERT_EQ(out.size(), 7u);
+	const auto in_flight = [&](uint32_t ip_be) {
+		const wire::endpoint ep = wire::endpoint::from_v4(ip_be, 0);
+		for (const auto &[seen, u] : stage->source_quotas())
+			if (std::memcmp(seen.ip, ep.ip, 16) == 0)
+				return u.in_flight;
+		return uint64_t(0);
+	};
+	EXPECT_EQ(in_flight(a_ip), 4u);
+	EXPECT_EQ(in_flight(b_ip), 3u);
+	for (const frame_out &f : out)
+		from_host(peer_ip, 0, response(200), {}, false, f.pf.correlation);
+	run_polls();
+	EXPECT_EQ(frames(tx2).size(), 7u);
+	EXPECT_EQ(in_flight(a_ip), 0u);
+	EXPECT_EQ(in_flight(b_ip), 0u);
+	EXPECT_EQ(stage->pending().size(), 0u);
 }
 
 /* A relayed request up to the peer, and the peer's answer handed in: what the client then

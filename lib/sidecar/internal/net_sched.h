@@ -42,6 +42,10 @@ public:
 	 *  its share of it: the caller answers it. `always`: taken whatever the backlog (an
 	 *  answer from the network, bounded by the requests the node sent). */
 	inline bool push(port::rx_msg *m, bool always = false) noexcept;
+	/** push() of a message whose quota bucket (quota::bucket_of() of its source address)
+	 *  the caller has: its intake, which hashes an address once for a run of messages
+	 *  from it. */
+	inline bool push(port::rx_msg *m, uint32_t bucket, bool always) noexcept;
 	/** Up to `n` messages into `out`, one per source with work per turn, oldest first
 	 *  within a source. */
 	unsigned pop(port::rx_msg **out, unsigned n) noexcept;
@@ -86,9 +90,13 @@ private:
  * quota::bucket_of() were ~25 of the intake's ~85 instructions a message). */
 inline bool net_sched::push(port::rx_msg *m, bool always) noexcept
 {
+	return push(m, quota::bucket_of(m->msg.src), always);
+}
+
+inline bool net_sched::push(port::rx_msg *m, uint32_t b, bool always) noexcept
+{
 	/* the quota bucket, kept for the request's quota check (network_in::take() passes it
 	 * on): its FIFO is the bucket's, so the address is hashed once */
-	const uint32_t b = quota::bucket_of(m->msg.src);
 	m->source_bucket = static_cast<uint16_t>(b);
 	const uint32_t q = queue_of_bucket(b);
 	fifo &f = _q[q];

@@ -131,17 +131,56 @@ inline uint64_t uuid_lo(const trace_ids &ids) noexcept
 }
 
 #if defined(__SSSE3__)
-/* 16 lowercase hex digits of x, most significant first, in a vector: each byte's nibbles
- * spread to two bytes and looked up in a 16-byte table (one pshufb). */
-inline __m128i hex16(uint64_t x) noexcept
+/* The 16 nibbles of x, most significant first, a byte each (hex16()'s lookup indices). */
+inline __m128i nibbles16(uint64_t x) noexcept
 {
 	const __m128i bytes = _mm_cvtsi64_si128(static_cast<long long>(__builtin_bswap64(x)));
 	const __m128i low4 = _mm_set1_epi8(0x0f);
 	const __m128i hi = _mm_and_si128(_mm_srli_epi16(bytes, 4), low4);
 	const __m128i lo = _mm_and_si128(bytes, low4);
+	return _mm_unpacklo_epi8(hi, lo);
+}
+
+/* Nibbles (values 0-15, a byte each) as lowercase hex digits: one 16-byte table lookup. */
+inline __m128i hex_of(__m128i nibbles) noexcept
+{
 	const __m128i digits = _mm_setr_epi8('0', '1', '2', '3', '4', '5', '6', '7', '8', '9',
 					     'a', 'b', 'c', 'd', 'e', 'f');
-	return _mm_shuffle_epi8(digits, _mm_unpacklo_epi8(hi, lo));
+	return _mm_shuffle_epi8(digits, nibbles);
+}
+
+/* 16 lowercase hex digits of x, most significant first, in a vector: each byte's nibbles
+ * spread to two bytes and looked up in a 16-byte table (one pshufb). */
+inline __m128i hex16(uint64_t x) noexcept
+{
+	return hex_of(nibbles16(x));
+}
+
+/* The hex digits of a request's ids, each made once: the trace id's halves (traceparent)
+ * and the UUID's (x-request-id), which differ from them in a nibble each (uuid_hi()'s
+ * version, uuid_lo()'s variant) and are made from their nibbles, not converted again
+ * (two conversions and the halves' masking were ~15 instructions a request). */
+struct id_digits {
+	__m128i hi, lo, span, uuid_hi, uuid_lo;
+};
+inline id_digits digits_of(const trace_ids &ids) noexcept
+{
+	id_digits d;
+	const __m128i nhi = nibbles16(ids.hi), nlo = nibbles16(ids.lo);
+	d.hi = hex_of(nhi);
+	d.lo = hex_of(nlo);
+	d.span = hex16(ids.span);
+	/* uuid_hi(): bits 12-15 (the 13th digit) are 4 */
+	d.uuid_hi = _mm_or_si128(
+		_mm_and_si128(d.hi, _mm_setr_epi8(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+						  0, -1, -1, -1)),
+		_mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, '4', 0, 0, 0));
+	/* uuid_lo(): bits 62-63 (the first digit's top two) are 10 */
+	d.uuid_lo = hex_of(_mm_or_si128(
+		_mm_and_si128(nlo, _mm_setr_epi8(3, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15,
+						 15, 15, 15)),
+		_mm_setr_epi8(8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)));
+	return d;
 }
 
 /* The 16-bit words of a vector of text (bytes below 0x80: each word a positive int16) in
@@ -161,11 +200,11 @@ inline uint32_t sum4(__m128i s) noexcept
 
 /* format_request_id()'s text into out (36 bytes), its sum as four 32-bit lanes plus a
  * scalar (the caller adds them up, once for both fields) */
-inline __m128i request_id_into(const trace_ids &ids, char *out, uint32_t *tail_sum) noexcept
+inline __m128i request_id_into(const id_digits &d, char *out, uint32_t *tail_sum) noexcept
 {
 	/* the 32 digits moved into their places and the dashes put in, three stores (the
 	 * scalar form's 64-bit arithmetic per eight digits was 1.6% of the forwarding path) */
-	const __m128i a = hex16(uuid_hi(ids)), b = hex16(uuid_lo(ids));
+	const __m128i a = d.uuid_hi, b = d.uuid_lo;
 	const __m128i out0 = _mm_or_si128(
 		_mm_shuffle_epi8(a, _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, -1, 8, 9, 10, 11, -1, 12, 13)),
 		_mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, '-', 0, 0, 0, 0, '-', 0, 0));
@@ -187,10 +226,10 @@ inline __m128i request_id_into(const trace_ids &ids, char *out, uint32_t *tail_s
  * caller's); `odd`: the lanes of their sum when out itself sits at an odd offset (the
  * digits at 3 and 19 then at even ones, weighed by 2^16: by 1, as a fold takes it; those at
  * 36 by 256); `even`: when it sits at an even one (format_traceparent()) */
-inline void traceparent_digits_into(const trace_ids &ids, char *out, __m128i *odd,
+inline void traceparent_digits_into(const id_digits &d, char *out, __m128i *odd,
 				    __m128i *even) noexcept
 {
-	const __m128i hi = hex16(ids.hi), lo = hex16(ids.lo), span = hex16(ids.span);
+	const __m128i hi = d.hi, lo = d.lo, span = d.span;
 	_mm_storeu_si128(reinterpret_cast<__m128i *>(out + 3), hi);
 	_mm_storeu_si128(reinterpret_cast<__m128i *>(out + 19), lo);
 	_mm_storeu_si128(reinterpret_cast<__m128i *>(out + 36), span);
@@ -220,12 +259,13 @@ inline trace_result add_both(uint8_t *hdr, uint32_t len, uint32_t cap, const tra
 		return r;
 	}
 	uint8_t *p = hdr + len;
+	const id_digits d = digits_of(ids);
 	/* x-request-id: the length word and name, then the value at 16 (even) */
 	static constexpr char id_head[16] = {12, 0, 0, 36, 'x', '-', 'r', 'e', 'q', 'u',
 					     'e', 's', 't', '-', 'i', 'd'};
 	std::memcpy(p, id_head, 16);
 	uint32_t id_tail;
-	const __m128i id_sum = request_id_into(ids, reinterpret_cast<char *>(p + 16), &id_tail);
+	const __m128i id_sum = request_id_into(d, reinterpret_cast<char *>(p + 16), &id_tail);
 	/* traceparent: the length word, the name and the value's first '0' (16 bytes), then
 	 * "0-", the digits (at 15: odd, weighed by 256), the dashes and "-01" */
 	uint8_t *tp = p + id_field;
@@ -235,7 +275,7 @@ inline trace_result add_both(uint8_t *hdr, uint32_t len, uint32_t cap, const tra
 	char *v = reinterpret_cast<char *>(tp + 15);
 	std::memcpy(v + 1, "0-", 2);
 	__m128i tp_sum;
-	traceparent_digits_into(ids, v, &tp_sum, nullptr);
+	traceparent_digits_into(d, v, &tp_sum, nullptr);
 	v[35] = '-';
 	std::memcpy(v + 52, "-01", 3);
 	const uint32_t new_len = len + id_field + tp_field;
@@ -261,8 +301,8 @@ inline trace_result add_both(uint8_t *hdr, uint32_t len, uint32_t cap, const tra
  * of `cap`), in place. Inline: its result came back through the stack, the flag's byte
  * store read back as a word (a store-forwarding stall, 1.2% of the forwarding path).
  */
-inline trace_result add_trace(uint8_t *hdr, uint32_t len, uint32_t cap, unsigned need,
-			      const trace_ids &ids) noexcept
+[[gnu::always_inline]] inline trace_result add_trace(uint8_t *hdr, uint32_t len, uint32_t cap,
+						     unsigned need, const trace_ids &ids) noexcept
 {
 	trace_result r;
 	r.len = len;

@@ -307,8 +307,10 @@ private:
 		     uint64_t now, uint64_t origin_correlation, uint32_t origin_req_id = 0,
 		     uint32_t step_id = 0) noexcept;
 	void prefetch_dispatch(const net_message &m) noexcept;
-	uint32_t add_trace(uint64_t header, uint32_t len, const wire::l7_view &v,
-			   uint16_t *sum = nullptr) noexcept;
+	/* internal/add_trace.h */
+	[[gnu::always_inline]] inline uint32_t add_trace(uint64_t header, uint32_t len,
+							 const wire::l7_view &v,
+							 uint16_t *sum = nullptr) noexcept;
 	void answered(const pending::entry &e, const request_ctx &c, uint16_t status, bool mesh,
 		      uint64_t now, bool report) noexcept;
 	void reply_error(uint32_t origin, uint32_t req_id, uint32_t step_id, uint16_t status,
