@@ -86,9 +86,11 @@ uint32_t request_table::expire(uint64_t now, expiry *out, uint32_t max) noexcept
 			x.what = expiry::kind::timeout_in_flight;
 			c.ended = true;
 			_t.rearm(token, now + in_flight_grace_s * _tsc_hz);
+			return false; /* re-armed: the table keeps it */
 		} else {
 			x.what = expiry::kind::timeout;
 		}
+		return true;
 	}, max, [&](uint32_t slot) {
 		__builtin_prefetch(&ctx[slot]); /* its first line: all an expiry reads */
 	});
