@@ -530,7 +530,10 @@ bool frame_template::make(const link_addr &addr, frame_kind kind, const l7_summe
 	const uint32_t udp_len = static_cast<uint32_t>(sizeof(rte_udp_hdr) + frame_hdr_size) + l7.len;
 	_v4 = !v6;
 	_udp_at = static_cast<uint16_t>(sizeof(rte_ether_hdr) + l3_size(v6));
-	_ip_words = _v4 ? ipv4_words_but_id(addr, static_cast<uint32_t>(sizeof(rte_ipv4_hdr)) + udp_len)
+	/* folded here: stamp() adds the id and folds once (the same checksum: the same sum
+	 * modulo 0xffff, neither 0) */
+	_ip_words = _v4 ? csum_fold(ipv4_words_but_id(
+				  addr, static_cast<uint32_t>(sizeof(rte_ipv4_hdr)) + udp_len))
 			: 0;
 	/* the destination port is stamp()'s: a requester's answers to its other ports stamp
 	 * the same frame. The header's sum joins the words here, as a big-endian value (see
