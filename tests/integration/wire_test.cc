@@ -1170,6 +1170,36 @@ TEST(Wire, TheShortFoldsAreCsumFold)
 				<< std::hex << words << " " << id;
 }
 
+/* A kept frame (frame_template) is made for its address but the destination port: one bit
+ * changed anywhere in the other 46 bytes (MACs, addresses, source port) is another
+ * requester's, another destination port is the same one; IPv4 and IPv6. */
+TEST(Wire, AKeptFrameIsForItsAddressButThePort)
+{
+	const std::vector<uint8_t> l7 = l7_request();
+	const l7_summed sum{l7.data(), static_cast<uint16_t>(l7.size()),
+			    l7_sum(l7.data(), static_cast<uint16_t>(l7.size()))};
+	for (bool v6 : {false, true}) {
+		const link_addr a = addr(v6);
+		frame_template t;
+		ASSERT_TRUE(t.make(a, frame_kind::response, sum, 1500));
+		EXPECT_TRUE(t.made_for(a));
+		EXPECT_TRUE(t.made_for(a, sum));
+		link_addr other_port = a;
+		other_port.dst.port ^= 0x5a5a;
+		EXPECT_TRUE(t.made_for(other_port));
+		static_assert(sizeof(link_addr) == 48, "no padding among the compared bytes");
+		for (size_t i = 0; i < offsetof(link_addr, dst) + offsetof(endpoint, port); i++)
+			for (uint8_t bit : {uint8_t(0x01), uint8_t(0x80)}) {
+				link_addr b = a;
+				reinterpret_cast<uint8_t *>(&b)[i] ^= bit;
+				EXPECT_FALSE(t.made_for(b)) << "byte " << i << " v6 " << v6;
+				EXPECT_FALSE(t.made_for(b, sum)) << "byte " << i << " v6 " << v6;
+			}
+		t.clear();
+		EXPECT_FALSE(t.made_for(a));
+	}
+}
+
 /* A request of one frame as port RX leaves it (parsed, reassembled: data at its header),
  * made in its own mbuf into the frame that relays it with a grown header: the bytes
  * fragment() makes for that message, at both families and header parities, with and

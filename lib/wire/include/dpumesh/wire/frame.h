@@ -408,10 +408,21 @@ private:
 		      "the destination port is a link_addr's last bytes");
 	static_assert(addr_but_port == 5 * 8 + 6);
 	/* those 46 bytes compared inline (a memcmp of 46 is a call into libc: 10% of
-	 * egress::reply()'s samples) */
+	 * egress::reply()'s samples), as three 16-byte vectors, the last one overlapping
+	 * the second (bytes 30 to 45): same_bytes()' 8-, 4- and 2-byte steps were ~27
+	 * instructions a 504, these ~16 (SSE2 on x86, NEON on Arm) */
 	static bool same_but_port(const link_addr &a, const link_addr &b) noexcept
 	{
-		return same_bytes(&a, &b, addr_but_port);
+		using v16 = uint64_t __attribute__((vector_size(16)));
+		constexpr size_t last = addr_but_port - sizeof(v16);
+		const auto at = [](const link_addr &x, size_t off) noexcept {
+			v16 v;
+			std::memcpy(&v, reinterpret_cast<const uint8_t *>(&x) + off, sizeof(v));
+			return v;
+		};
+		const v16 d = (at(a, 0) ^ at(b, 0)) | (at(a, 16) ^ at(b, 16)) |
+			      (at(a, last) ^ at(b, last));
+		return (d[0] | d[1]) == 0;
 	}
 	static constexpr unsigned max_len = 128 + 256; /* headers, then an L7 header */
 	uint8_t _bytes[max_len];
