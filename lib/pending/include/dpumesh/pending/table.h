@@ -224,7 +224,7 @@ private:
 		const uint32_t mask = _capacity - 1;
 		const uint32_t tail = q.tail;
 		uint32_t head = q.head;
-		uint32_t n = 0;
+		uint32_t n = 0, kept = 0; /* kept: re-armed by fn (says_removed) */
 		while (head != tail) {
 			const fifo_item it = items[head & mask];
 			if (it.deadline > now_tsc)
@@ -252,6 +252,8 @@ private:
 			if constexpr (says_removed<Fn>) {
 				if (fn(it.token, s.e))
 					free_fifo_slot(s, idx, it.token);
+				else
+					kept++;
 			} else {
 				fn(it.token, s.e);
 				/* fn may have re-armed it (then on the wheel, in_fifo cleared) */
@@ -260,6 +262,14 @@ private:
 			}
 		}
 		q.head = head;
+		if constexpr (says_removed<Fn>) {
+			/* the counts free_fifo_slot() leaves: once a walk (nothing in it reads
+			 * them; a re-armed entry's rearm() took its own out of _nb_in_fifos) */
+			const uint32_t freed = n - kept;
+			_nb_in_fifos -= freed;
+			_nb_used.store(_nb_used.load(std::memory_order_relaxed) - freed,
+				       std::memory_order_relaxed);
+		}
 		return n;
 	}
 
@@ -355,18 +365,17 @@ private:
 
 	/* free_slot() of a live FIFO entry the sweep just handed over (slot s at idx, its
 	 * token `token`: used, in_fifo and of that generation, fifo_live() said): nothing
-	 * looked up or tested again */
+	 * looked up or tested again, and _nb_in_fifos and _nb_used left to the walk's end
+	 * (expire_fifo(): one update for all, ~4 instructions an expiry) */
 	void free_fifo_slot(slot &s, uint32_t idx, uint32_t token) noexcept
 	{
 		s.in_fifo = false;
-		_nb_in_fifos--;
 		s.used = false;
 		/* a new generation per use; 0 is skipped so a token is never 0 */
 		const uint16_t gen = static_cast<uint16_t>((token >> 16) + 1);
 		s.gen = gen == 0 ? 1 : gen;
 		s.next = _free_head;
 		_free_head = idx;
-		_nb_used.store(_nb_used.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
 	}
 
 	uint32_t _capacity;
