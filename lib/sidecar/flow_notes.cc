@@ -107,8 +107,11 @@ void stage::held_done(const dpa_note &n) noexcept
 }
 
 /* A request's deadline passed (the table took care of its slot): 504 to its origin. Inline
- * in the sweep's burst of them (below), its one caller. */
-[[gnu::always_inline]] inline void stage::expired(const expiry &x, uint64_t now) noexcept
+ * in the sweep's burst of them (below), its one caller. `timeout`: the egress' 504 timeout
+ * answer (egress::reply_of()), looked up at the burst's first network origin (nullptr until
+ * then, and again after a reply of another answer, which may have taken its place). */
+[[gnu::always_inline]] inline void stage::expired(const expiry &x, uint64_t now,
+						  kept_reply *&timeout) noexcept
 {
 	if (x.what == expiry::kind::lost) { /* the DPA never reported the delivery */
 		_stats.held_lost.inc();
@@ -119,6 +122,7 @@ void stage::held_done(const dpa_note &n) noexcept
 	if (c.answer_failed) { /* its answer found no room on the way out: 502 now */
 		answered(e, c, 502, true, now, false);
 		reply_to_origin(e, c, 502, "egress_failed", now);
+		timeout = nullptr; /* a 502 may be kept in the 504's place now */
 		return;
 	}
 	/* answered(e, c, 504, true, now, true), its counters tallied with the sweep's others of
@@ -148,9 +152,13 @@ void stage::held_done(const dpa_note &n) noexcept
 		reply_error(e.origin.pod_handle, e.origin_req_id, e.step_id, 504, "timeout");
 	} else if (!_egress->can_send(c.reply_to.port)) {
 		_stats.no_egress.inc(); /* nothing to wait for: it can never be sent */
-	} else if (!_owed->net.empty() ||
-		   !_egress->reply(c.reply_to, e.origin_correlation, 504, "timeout", _hop)) {
+	} else if (!_owed->net.empty()) {
 		owe_net(c.reply_to, e.origin_correlation, 504, "timeout", now);
+	} else {
+		if (!timeout) [[unlikely]]
+			timeout = &_egress->reply_of(504, "timeout", _hop);
+		if (!_egress->reply(c.reply_to, e.origin_correlation, *timeout))
+			owe_net(c.reply_to, e.origin_correlation, 504, "timeout", now);
 	}
 	if (x.what == expiry::kind::timeout && c.holding)
 		finish(c.held, DPUMESH_STATUS_OK);
@@ -162,8 +170,9 @@ void stage::held_done(const dpa_note &n) noexcept
  * stage::expired). */
 void stage::expired(const expiry *due, uint32_t n, uint64_t now) noexcept
 {
+	kept_reply *timeout = nullptr;
 	for (uint32_t i = 0; i < n; i++)
-		expired(due[i], now);
+		expired(due[i], now, timeout);
 	timeouts_flush();
 }
 

@@ -63,14 +63,6 @@ void quota::charge(const pending::entry &e, const request_ctx &c,
 	}
 }
 
-void quota::release(const pending::entry &e, const request_ctx &c) noexcept
-{
-	if (e.origin.type == pending::party::kind::pod)
-		_pods[DPUMESH_HANDLE_POD_ID(e.origin.pod_handle)].release();
-	else if (e.origin.type == pending::party::kind::peer)
-		source_of(c).release();
-}
-
 policy::retry_budget *quota::origin_budget(const pending::entry &e, const request_ctx &c) noexcept
 {
 	if (e.origin.type == pending::party::kind::pod)

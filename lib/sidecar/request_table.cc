@@ -86,9 +86,11 @@ uint32_t request_table::expire(uint64_t now, expiry *out, uint32_t max) noexcept
 			x.what = expiry::kind::timeout_in_flight;
 			c.ended = true;
 			_t.rearm(token, now + in_flight_grace_s * _tsc_hz);
+			return false; /* re-armed: the table keeps it */
 		} else {
 			x.what = expiry::kind::timeout;
 		}
+		return true;
 	}, max, [&](uint32_t slot) {
 		__builtin_prefetch(&ctx[slot]); /* its first line: all an expiry reads */
 	});
@@ -97,13 +99,14 @@ uint32_t request_table::expire(uint64_t now, expiry *out, uint32_t max) noexcept
 	 * The table removed them and left their bytes as they are, which this and the
 	 * expiry read; the next open() writes the whole context (and nothing reads a free
 	 * slot's: for_each, find and match see live ones only) */
+	quota *const q = _quota; /* in a register: the loop's stores may alias the member */
 	for (uint32_t i = 0; i < n; i++) {
 		const expiry &x = out[i];
 		if (x.what == expiry::kind::timeout_in_flight)
 			continue; /* it stays until the DPA reports the delivery */
 		request_ctx &c = *const_cast<request_ctx *>(x.ctx);
-		if (_quota)
-			_quota->release(*x.entry, c);
+		if (q)
+			q->release(*x.entry, c);
 		unload(c);
 	}
 	return n;

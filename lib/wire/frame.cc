@@ -442,18 +442,6 @@ void mbuf_stash::end() noexcept
 	_bulk = false;
 }
 
-[[gnu::always_inline]] inline void mbuf_stash::prefetch(unsigned k) const noexcept
-{
-	/* both lines of the mbuf (the reset writes next and tx_offload in the second) and
-	 * the two lines its headers go to (a direct mbuf's buffer follows it: a 504's frame
-	 * is ~130 bytes) */
-	const char *m = reinterpret_cast<const char *>(_m[k]);
-	rte_prefetch0(m);
-	rte_prefetch0(m + RTE_CACHE_LINE_SIZE);
-	rte_prefetch0(m + _data_off);
-	rte_prefetch0(m + _data_off + RTE_CACHE_LINE_SIZE);
-}
-
 /* get() outside a burst, or of a burst whose stash is empty: out of line, so that the
  * common get() (the next of the stash) saves and restores no registers for the pool's
  * calls inlined here (~20 instructions a frame) */
@@ -468,19 +456,6 @@ void mbuf_stash::end() noexcept
 	prefetch(0);
 	prefetch(1);
 	rte_mbuf *m = _m[_i++];
-	rte_pktmbuf_reset(m);
-	return m;
-}
-
-rte_mbuf *mbuf_stash::get() noexcept
-{
-	if (!_bulk || _i == _n) [[unlikely]]
-		return get_slow();
-	/* two ahead: a sweep's 504s come ~100 cycles apart, less than a cold mbuf's miss
-	 * (prefetched one ahead, the first prefetch's wait was 84% of prefetch_next()) */
-	rte_mbuf *m = _m[_i++];
-	if (_i + 1 < _n)
-		prefetch(_i + 1);
 	rte_pktmbuf_reset(m);
 	return m;
 }
@@ -555,7 +530,10 @@ bool frame_template::make(const link_addr &addr, frame_kind kind, const l7_summe
 	const uint32_t udp_len = static_cast<uint32_t>(sizeof(rte_udp_hdr) + frame_hdr_size) + l7.len;
 	_v4 = !v6;
 	_udp_at = static_cast<uint16_t>(sizeof(rte_ether_hdr) + l3_size(v6));
-	_ip_words = _v4 ? ipv4_words_but_id(addr, static_cast<uint32_t>(sizeof(rte_ipv4_hdr)) + udp_len)
+	/* folded here: stamp() adds the id and folds once (the same checksum: the same sum
+	 * modulo 0xffff, neither 0) */
+	_ip_words = _v4 ? csum_fold(ipv4_words_but_id(
+				  addr, static_cast<uint32_t>(sizeof(rte_ipv4_hdr)) + udp_len))
 			: 0;
 	/* the destination port is stamp()'s: a requester's answers to its other ports stamp
 	 * the same frame. The header's sum joins the words here, as a big-endian value (see
@@ -568,88 +546,6 @@ bool frame_template::make(const link_addr &addr, frame_kind kind, const l7_summe
 	_l7_sum = l7.sum;
 	_len = static_cast<uint16_t>(hdrs + l7.len);
 	return true;
-}
-
-namespace {
-
-/* copy_chunks() of at most 12 chunks (frame_template::max_len), unrolled: a jump into a run
- * of 32-byte copies, the last chunk first. The loop's add, compare and branch were a third
- * of a 504's copy (~130 bytes, five chunks: 45 instructions, 25 unrolled). */
-inline void copy_chunks_384(uint8_t *d, const uint8_t *s, size_t n) noexcept
-{
-	const auto chunk = [d, s](unsigned i) noexcept {
-		std::memcpy(d + i * copy_chunk, s + i * copy_chunk, copy_chunk);
-	};
-	switch (copy_chunks_len(n) / copy_chunk) {
-	case 12: chunk(11); [[fallthrough]];
-	case 11: chunk(10); [[fallthrough]];
-	case 10: chunk(9); [[fallthrough]];
-	case 9: chunk(8); [[fallthrough]];
-	case 8: chunk(7); [[fallthrough]];
-	case 7: chunk(6); [[fallthrough]];
-	case 6: chunk(5); [[fallthrough]];
-	case 5: chunk(4); [[fallthrough]];
-	case 4: chunk(3); [[fallthrough]];
-	case 3: chunk(2); [[fallthrough]];
-	case 2: chunk(1); [[fallthrough]];
-	case 1: chunk(0); [[fallthrough]];
-	default: break;
-	}
-}
-
-} // namespace
-
-/* stamp_into() inline in stamp() too: a 504 made from its template was two calls (stamp()'s
- * frame and stamp_into()'s, ~35 instructions of it) */
-[[gnu::always_inline]] inline bool frame_template::write(rte_mbuf *m, uint32_t msg_id,
-							 uint64_t correlation,
-							 uint16_t dst_port) const noexcept
-{
-	/* the members in registers first: each store into the frame (bytes, which may alias
-	 * anything) made the compiler load the next member again */
-	const uint16_t len = _len;
-	const unsigned udp_at = _udp_at;
-	const uint16_t room = rte_pktmbuf_tailroom(m);
-	if (len > room)
-		return false;
-	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
-	/* the sums before the stores: the ids whole (frame_in_place()): modulo 0xffff a value
-	 * is its words' sum; the IP id is one_frame()'s, the message id + 1 */
-	const uint16_t ip_id = static_cast<uint16_t>(msg_id + 1);
-	const uint16_t ip_ck = _v4 ? ipv4_checksum_from(_ip_words + ip_id) : 0;
-	const uint16_t udp_ck =
-		udp_checksum_field(csum_add64(_udp_words + dst_port + msg_id, correlation));
-	const bool v4 = _v4;
-	m->data_len = len;
-	m->pkt_len = len;
-	/* whole chunks, inline (_bytes is a multiple of them): libc's memcpy of ~130 bytes was
-	 * 2% of the forward path's worker */
-	static_assert(max_len == 12 * copy_chunk);
-	if (copy_chunks_len(len) <= room) [[likely]]
-		copy_chunks_384(p, _bytes, len);
-	else
-		std::memcpy(p, _bytes, len);
-	if (v4) {
-		put(p, 18, be16(ip_id));
-		put(p, 24, ip_ck);
-	}
-	put(p, udp_at + unsigned(offsetof(rte_udp_hdr, dst_port)), be16(dst_port));
-	put(p, udp_at + unsigned(offsetof(rte_udp_hdr, dgram_cksum)), udp_ck);
-	uint8_t *frag = p + udp_at + sizeof(rte_udp_hdr);
-	detail::store_be(frag, offsetof(frame_hdr, msg_id), msg_id);
-	detail::store_be(frag, offsetof(frame_hdr, correlation), correlation);
-	return true;
-}
-
-rte_mbuf *frame_template::stamp(uint32_t msg_id, uint64_t correlation, uint16_t dst_port,
-				mbuf_stash &mbufs) const noexcept
-{
-	rte_mbuf *m = mbufs.get();
-	if (m && !write(m, msg_id, correlation, dst_port)) [[unlikely]] {
-		rte_pktmbuf_free(m);
-		return nullptr;
-	}
-	return m;
 }
 
 bool frame_template::stamp_into(rte_mbuf *m, uint32_t msg_id, uint64_t correlation,

@@ -1403,6 +1403,65 @@ TEST_F(egress_test, answers_in_a_row_are_fragment_s_bytes)
 	EXPECT_EQ(rte_mempool_avail_count(pkts), 1023u);
 }
 
+/* A kept answer looked up once (reply_of(), as the deadline sweep does) and sent by handle
+ * makes reply()'s frames: fragment()'s bytes for each message id and correlation, the same
+ * answer found again while it is kept, and made again (its own status) once other answers
+ * took its place. */
+TEST_F(egress_test, a_kept_answer_sent_by_handle_is_reply_s_bytes)
+{
+	auto eg = make(false);
+	ASSERT_TRUE(eg);
+	const std::string hop = "n1/sidecar";
+	remote to = eg->peer(0).to;
+	to.addr.dst = wire::endpoint::from_v4(htonl(0xc0a80709), 40001);
+	uint8_t hdr[256];
+	wire::l7_writer w(hdr, sizeof(hdr));
+	w.response(504, wire::l7_flag_mesh_generated, "timeout", hop);
+	const auto len = static_cast<uint16_t>(w.finish());
+	static const char *const others[] = {"a", "b", "c", "d", "e", "f", "g", "h"};
+	uint64_t corr = 5;
+	unsigned checked = 0;
+	for (int round = 0; round < 2; round++) {
+		eg->begin_burst();
+		kept_reply &r = eg->reply_of(504, "timeout", hop);
+		EXPECT_EQ(&eg->reply_of(504, "timeout", hop), &r);
+		EXPECT_EQ(r.status, 504);
+		for (int i = 0; i < 30; i++) {
+			corr = corr * 0x9e3779b97f4a7c15ull + 1;
+			to.addr.dst.port = static_cast<uint16_t>(40000 + i);
+			ASSERT_TRUE(i % 3 ? eg->reply(to, corr, r)
+					  : eg->reply(to, corr, 504, "timeout", hop));
+		}
+		eg->end_burst();
+		void *m;
+		while (rte_ring_dequeue(tx, &m) == 0) {
+			auto *f = static_cast<rte_mbuf *>(m);
+			const size_t at = sizeof(rte_ether_hdr) + sizeof(rte_ipv4_hdr) +
+					  sizeof(rte_udp_hdr);
+			wire::frame_hdr fh;
+			ASSERT_GE(f->data_len, at + sizeof(fh));
+			std::memcpy(&fh, rte_pktmbuf_mtod_offset(f, const uint8_t *, at), sizeof(fh));
+			remote port_of = to;
+			port_of.addr.dst.port = rte_be_to_cpu_16(
+				rte_pktmbuf_mtod_offset(f, const rte_udp_hdr *,
+							sizeof(rte_ether_hdr) + sizeof(rte_ipv4_hdr))
+					->dst_port);
+			expect_fragment_of(f, port_of.addr, rte_be_to_cpu_32(fh.msg_id),
+					   rte_be_to_cpu_64(fh.correlation), hdr, len, pkts, checked);
+			checked++;
+		}
+		/* eight other answers: the 504 is no longer kept, and is made again */
+		eg->begin_burst();
+		for (const char *reason : others)
+			ASSERT_TRUE(eg->reply(to, 1, 503, reason, hop));
+		eg->end_burst();
+		while (rte_ring_dequeue(tx, &m) == 0)
+			rte_pktmbuf_free(static_cast<rte_mbuf *>(m));
+	}
+	EXPECT_EQ(checked, 60u);
+	EXPECT_EQ(rte_mempool_avail_count(pkts), 1023u);
+}
+
 /* A sweep's 504s to many requesters, interleaved: several addresses (more than the frames
  * kept, IPv4 and IPv6, some with another MAC) each from many ports. Every answer is
  * fragment()'s bytes for its own requester (address, port, MAC) and correlation. */

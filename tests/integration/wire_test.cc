@@ -1130,6 +1130,76 @@ TEST(Wire, TheWordSumWithCarriesIsDpdksSum)
 			}
 }
 
+/* The checksums' short folds are csum_fold()'s value for every sum: csum_fold_rot() (the
+ * UDP field's) of 64-bit sums whose halves carry out of 32 bits, whose 16-bit halves carry,
+ * that are 0, all ones or a multiple of 0xffff, and random ones; and the IPv4 header's from
+ * a sum folded once plus an id (frame_template) that of the whole sum plus the id. */
+TEST(Wire, TheShortFoldsAreCsumFold)
+{
+	const auto rot_is_fold = [](uint64_t s) {
+		ASSERT_EQ(detail::csum_fold_rot(s), csum_fold(s)) << std::hex << s;
+		const uint16_t f = csum_fold(s);
+		const uint16_t want = detail::be16(f == 0xffff ? 0xffff : static_cast<uint16_t>(~f));
+		ASSERT_EQ(detail::udp_checksum_field(s), want) << std::hex << s;
+	};
+	for (uint64_t s : {0ull, 1ull, 0xffffull, 0x10000ull, 0x1fffeull, 0xfffeffffull,
+			   0xffff0000ull, 0xffffffffull, 0x100000000ull, 0x1ffffffffull,
+			   0xffffffff00000001ull, 0x80000000ffffffffull, 0xfffffffffffffffeull,
+			   ~0ull, 0xffffull * 0x10001ull, 0xffffull * 0x123456789ull})
+		rot_is_fold(s);
+	std::mt19937_64 rng(17);
+	for (int i = 0; i < 200000; i++) {
+		const uint64_t r = rng();
+		rot_is_fold(r);
+		rot_is_fold(r >> (i % 64));
+		rot_is_fold(r | 0xffff0000ffff0000ull); /* the halves carry */
+		rot_is_fold((r >> 48) * 0xffffull); /* multiples of 0xffff: 0xffff, never 0 */
+	}
+	/* the IPv4 checksum: ten words and an id (below 2^21), whole or folded first */
+	for (int i = 0; i < 200000; i++) {
+		const uint64_t words = rng() % (10ull * 0xffff + 1);
+		const auto id = static_cast<uint16_t>(rng());
+		ASSERT_EQ(detail::ipv4_checksum_from_folded(csum_fold(words) + id),
+			  detail::ipv4_checksum_from(words + id))
+			<< std::hex << words << " " << id;
+	}
+	for (uint64_t words : {0xffffull, 0x1fffeull, 0xfffeull, 1ull, 10ull * 0xffff})
+		for (uint32_t id : {0u, 1u, 0xfffeu, 0xffffu})
+			ASSERT_EQ(detail::ipv4_checksum_from_folded(csum_fold(words) + id),
+				  detail::ipv4_checksum_from(words + id))
+				<< std::hex << words << " " << id;
+}
+
+/* A kept frame (frame_template) is made for its address but the destination port: one bit
+ * changed anywhere in the other 46 bytes (MACs, addresses, source port) is another
+ * requester's, another destination port is the same one; IPv4 and IPv6. */
+TEST(Wire, AKeptFrameIsForItsAddressButThePort)
+{
+	const std::vector<uint8_t> l7 = l7_request();
+	const l7_summed sum{l7.data(), static_cast<uint16_t>(l7.size()),
+			    l7_sum(l7.data(), static_cast<uint16_t>(l7.size()))};
+	for (bool v6 : {false, true}) {
+		const link_addr a = addr(v6);
+		frame_template t;
+		ASSERT_TRUE(t.make(a, frame_kind::response, sum, 1500));
+		EXPECT_TRUE(t.made_for(a));
+		EXPECT_TRUE(t.made_for(a, sum));
+		link_addr other_port = a;
+		other_port.dst.port ^= 0x5a5a;
+		EXPECT_TRUE(t.made_for(other_port));
+		static_assert(sizeof(link_addr) == 48, "no padding among the compared bytes");
+		for (size_t i = 0; i < offsetof(link_addr, dst) + offsetof(endpoint, port); i++)
+			for (uint8_t bit : {uint8_t(0x01), uint8_t(0x80)}) {
+				link_addr b = a;
+				reinterpret_cast<uint8_t *>(&b)[i] ^= bit;
+				EXPECT_FALSE(t.made_for(b)) << "byte " << i << " v6 " << v6;
+				EXPECT_FALSE(t.made_for(b, sum)) << "byte " << i << " v6 " << v6;
+			}
+		t.clear();
+		EXPECT_FALSE(t.made_for(a));
+	}
+}
+
 /* A request of one frame as port RX leaves it (parsed, reassembled: data at its header),
  * made in its own mbuf into the frame that relays it with a grown header: the bytes
  * fragment() makes for that message, at both families and header parities, with and

@@ -214,6 +214,63 @@ TEST(Pending, OneTimeoutClassExpiresInArrivalOrderFromItsFifo)
 	EXPECT_EQ(t.nb_in_fifos(), 0u);
 }
 
+/* A callback that says whether its entry goes (returns bool: false when it re-armed it) is
+ * the same sweep as one the table checks after: the same entries handed over in the same
+ * order, the same counts after every sweep (size, in the FIFOs), tokens of expired entries
+ * stop matching, a re-armed one fires again later, and the slots come back in the same
+ * order with the same generations (the tokens of later inserts are equal), from the FIFOs
+ * and the wheel alike (two timeout classes, re-armed entries, several sweeps a `max`). */
+TEST(Pending, ACallbackThatSaysRemovedIsTheSameSweep)
+{
+	struct run {
+		std::vector<uint32_t> handed, sizes, tokens;
+	};
+	const auto sweep = [](bool says) {
+		run r;
+		table t(256, hz);
+		std::vector<uint32_t> toks;
+		for (uint32_t i = 0; i < 220; i++) {
+			toks.push_back(t.insert(timed_entry(i, i * ms / 10, i % 4 ? 10 * ms : 7 * ms)));
+			EXPECT_NE(toks.back(), 0u);
+		}
+		for (uint32_t i = 0; i < 220; i += 5)
+			t.remove(toks[i]);
+		std::vector<uint32_t> gone;
+		for (uint64_t now = 0; now <= 80 * ms; now += ms / 4) {
+			const auto fn = [&](uint32_t tok, entry &e) {
+				r.handed.push_back(tok);
+				if (e.attempt == 0 && e.origin_req_id % 7 == 3) {
+					e.attempt = 1;
+					t.rearm(tok, now + 3 * ms); /* to the wheel */
+					return false;
+				}
+				gone.push_back(tok);
+				return true;
+			};
+			if (says)
+				t.expire(now, fn, 9);
+			else
+				t.expire(now, [&](uint32_t tok, entry &e) { fn(tok, e); }, 9);
+			r.sizes.push_back(t.size());
+			r.sizes.push_back(t.nb_in_fifos());
+			for (uint32_t tok : gone)
+				EXPECT_EQ(t.find(tok), nullptr) << "an expired token still matches";
+			gone.clear();
+			/* now and then a new entry: its slot and generation */
+			if (now % (5 * ms) == 0 && now <= 60 * ms)
+				r.tokens.push_back(t.insert(timed_entry(1000, now, 10 * ms)));
+		}
+		EXPECT_EQ(t.size(), 0u);
+		EXPECT_EQ(t.nb_in_fifos(), 0u);
+		return r;
+	};
+	const run checked = sweep(false), said = sweep(true);
+	EXPECT_EQ(said.handed.size(), 176u + 25u + 13u); /* 176 live, 25 re-armed, 13 inserted */
+	EXPECT_EQ(said.handed, checked.handed);
+	EXPECT_EQ(said.sizes, checked.sizes);
+	EXPECT_EQ(said.tokens, checked.tokens);
+}
+
 /* More timeout classes than FIFOs, out-of-order deadlines and a FIFO full of live entries:
  * the rest goes to the wheel; every entry fires once, in time, whatever `max` is. */
 TEST(Pending, ClassesBeyondTheFifosAndFullFifosFallBackToTheWheel)

@@ -41,6 +41,28 @@ struct remote {
 	int port = -1; /**< -1: nothing can be sent there */
 };
 
+/**
+ * An error response egress::reply() makes (504 timeout, 503, 429...): its L7 header, made
+ * once, and its sum (wire::l7_sum), and the frames kept made of it, one per requester
+ * address (any of its ports; a few addresses: wire::frame_template::slot_of()). A caller
+ * holds one between egress::reply_of() and egress::reply() of it; what is in it is the
+ * egress' own.
+ */
+struct kept_reply {
+	static constexpr unsigned kept_bits = 2;
+	struct frame {
+		wire::frame_template frame;
+		int port = -1; /**< made for this port's MTU (-1: not made) */
+	};
+	uint16_t status = 0;
+	uint16_t len = 0; /**< 0: empty */
+	uint16_t sum = 0;
+	const char *reason = nullptr;
+	const std::string *hop = nullptr;
+	uint8_t hdr[256];
+	std::array<frame, 1u << kept_bits> kept;
+};
+
 struct peer_link {
 	std::string name;
 	remote to; /**< this node -> the peer */
@@ -151,6 +173,16 @@ public:
 	 *  long as the egress (a literal, a static name): its header is made once and kept. */
 	bool reply(const remote &to, uint64_t correlation, uint16_t status, const char *reason,
 		   const std::string &hop) noexcept;
+	/**
+	 * reply()'s answer for (status, reason, hop), found among the kept ones or made in
+	 * place of the oldest: for the same answer to many requesters (a deadline sweep's
+	 * 504s), each sent with reply(to, correlation, r) without looking it up again (the
+	 * search, and can_send() tested twice, were ~20 instructions a 504). Valid until a
+	 * reply() or reply_of() of another answer, which may make that one in its place.
+	 */
+	kept_reply &reply_of(uint16_t status, const char *reason, const std::string &hop) noexcept;
+	/** reply() of a kept answer (reply_of()) to a requester whose port can_send(). */
+	bool reply(const remote &to, uint64_t correlation, kept_reply &r) noexcept;
 	/** hbufs whose zero-copy frames the NIC released (their senders' TX completes now). */
 	unsigned reap(void **hbufs, unsigned max) noexcept;
 
@@ -218,24 +250,16 @@ private:
 	egress(pod_registry *reg, counters &stats) : _reg(reg), _stats(stats) {}
 	static void nic_done(void *addr, void *opaque);
 
-	/** Frames kept made per error answer: one per requester address (any of its ports), a
-	 *  few addresses (wire::frame_template::slot_of()). */
-	static constexpr unsigned kept_bits = 2;
-	struct kept_frame {
-		wire::frame_template frame;
-		int port = -1; /* made for this port's MTU (-1: not made) */
-	};
-	/** An error response's L7 header, made once (reply()), and its sum (wire::l7_sum). */
-	struct reply_hdr {
-		uint16_t status = 0;
-		uint16_t len = 0; /* 0: empty */
-		uint16_t sum = 0;
-		const char *reason = nullptr;
-		const std::string *hop = nullptr;
-		uint8_t hdr[256];
-		std::array<kept_frame, 1u << kept_bits> kept;
-	};
+	using reply_hdr = kept_reply;
+	using kept_frame = kept_reply::frame;
+	static constexpr unsigned kept_bits = kept_reply::kept_bits;
 
+	/* reply()'s: the kept answer for (status, reason, hop), made when there is none */
+	[[gnu::always_inline]] reply_hdr &find_reply(uint16_t status, const char *reason,
+						     const std::string &hop) noexcept;
+	/* reply()'s frame of a kept answer, to a port that can send */
+	[[gnu::always_inline]] bool send_reply(const remote &to, uint64_t correlation,
+					       reply_hdr &r) noexcept;
 	[[gnu::noinline]] reply_hdr *make_reply(uint16_t status, const char *reason,
 						const std::string &hop) noexcept;
 	[[gnu::noinline]] bool reply_new_address(const remote &to, uint32_t id,

@@ -192,9 +192,10 @@ private:
 
 	void unload(request_ctx &c) noexcept
 	{
-		if (c.load_pod != request_ctx::no_load)
+		if (c.load_pod != request_ctx::no_load) {
 			_load[c.load_pod]--;
-		c.load_pod = request_ctx::no_load;
+			c.load_pod = request_ctx::no_load;
+		}
 	}
 };
 

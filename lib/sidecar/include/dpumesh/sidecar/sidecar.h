@@ -220,6 +220,7 @@ class request_table;
 class outbox;
 class egress;
 struct remote;
+struct kept_reply;
 class network_in;
 class quota;
 class net_sched;
@@ -339,7 +340,7 @@ private:
 	void give_up(const dpa_command &c, uint32_t status) noexcept;
 	bool retry(pending::entry &e, request_ctx &c, uint64_t now) noexcept;
 	void release_held(request_ctx &c) noexcept;
-	void expired(const expiry &x, uint64_t now) noexcept;
+	void expired(const expiry &x, uint64_t now, kept_reply *&timeout) noexcept;
 	void expired(const expiry *due, uint32_t n, uint64_t now) noexcept;
 	void timeouts_flush() noexcept;
 	uint32_t unpark(uint64_t now) noexcept;
