@@ -1096,6 +1096,21 @@ TEST(Wire, TheWordSumIsDpdksSum)
 		}
 	const std::vector<uint8_t> ones(64, 0xff);
 	EXPECT_EQ(csum_fold(csum_raw(ones.data(), ones.size())), 0xffff);
+	/* csum_raw64() onto a sum (parse_frame()'s heads onto its payload's): the 64-bit sum
+	 * folds (both folds) to DPDK's sum plus the start, and is 0 only for zeros */
+	for (uint64_t start : {0ull, 1ull, 0x1100ull, 0xffffffffffffffffull, 0x8000000000000001ull})
+		for (size_t off = 0; off < 8; off++)
+			for (size_t n = 0; n <= 520; n++) {
+				const uint64_t dpdk = __rte_raw_cksum(bytes.data() + off, n, 0);
+				const uint64_t s = csum_raw64(bytes.data() + off, n, start);
+				const uint16_t want = csum_fold(csum_add64(start, dpdk));
+				ASSERT_EQ(csum_fold(s), want) << "start " << start << " length " << n;
+				ASSERT_EQ(detail::csum_fold_rot(s), want) << "start " << start << " length " << n;
+			}
+	const std::vector<uint8_t> zeros(64, 0);
+	for (size_t n = 0; n <= 64; n++)
+		ASSERT_EQ(csum_raw64(zeros.data(), n), 0u) << n;
+	EXPECT_NE(csum_raw64(ones.data(), 64, 1), 0u);
 	/* every word carries out (all ones), at every length and alignment: the same sum, and
 	 * below 2^33 unfolded (two such sums add up without overflow) */
 	const std::vector<uint8_t> all(600, 0xff);

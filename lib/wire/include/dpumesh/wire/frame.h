@@ -85,6 +85,19 @@ inline wire_drop take_frag_hdr(const uint8_t *h, uint32_t frag_len, uint32_t max
 	return wire_drop::none;
 }
 
+/* csum_fold() of any 64-bit sum, the same value (0 only for 0) in two steps instead of
+ * four: the 32-bit halves added with the carry wrapped around (`add`, `adc 0`), then the
+ * 16-bit halves of that by one add of the value and its rotation by 16 (the high half of
+ * x + rotl(x, 16) is hi + lo + the carry out of the low half: their one's-complement
+ * sum). ~8 instructions; csum_fold()'s four shifts, masks and adds were ~17. */
+inline uint16_t csum_fold_rot(uint64_t s) noexcept
+{
+	const uint32_t lo = static_cast<uint32_t>(s);
+	uint32_t x = lo + static_cast<uint32_t>(s >> 32);
+	x += x < lo;
+	return static_cast<uint16_t>((x + std::rotl(x, 16)) >> 16);
+}
+
 /* a 16-bit value as a load of its network-order bytes gives it (what a sum of loaded
  * words adds for it) */
 inline constexpr uint16_t as_loaded_be16(uint16_t v) noexcept
@@ -159,14 +172,17 @@ inline wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t 
 			 * addresses: its words pair as in place), whose folded sum is kept: a
 			 * relay that makes a frame of the same bytes need not read them again */
 			constexpr uint32_t heads = 8 + udp_size + frame_hdr_size;
-			uint64_t sum = detail::as_loaded_be16(static_cast<uint16_t>(dgram)) +
-				       detail::as_loaded_be16(17);
+			const uint64_t pseudo = detail::as_loaded_be16(static_cast<uint16_t>(dgram)) +
+						detail::as_loaded_be16(17);
+			uint64_t sum;
 			if (dgram >= udp_size + frame_hdr_size) [[likely]] {
-				const uint64_t payload = csum_raw(p + ip_src + heads, dgram + 8 - heads);
-				sum += csum_raw(p + ip_src, heads) + payload;
-				f.payload_sum = csum_fold(payload);
+				/* the payload's 64-bit sum folded for payload_sum, then the
+				 * heads' words added onto it (one carry count, one wrap each) */
+				const uint64_t payload = csum_raw64(p + ip_src + heads, dgram + 8 - heads);
+				f.payload_sum = detail::csum_fold_rot(payload);
+				sum = csum_raw64(p + ip_src, heads, csum_add64(payload, pseudo));
 			} else {
-				sum += csum_raw(p + ip_src, 8 + dgram);
+				sum = pseudo + csum_raw(p + ip_src, 8 + dgram);
 			}
 			if (sum % 0xffff != 0)
 				return wire_drop::bad_checksum;
@@ -497,19 +513,6 @@ inline uint16_t ipv4_checksum_from_folded(uint32_t be) noexcept
 {
 	be = (be & 0xffff) + (be >> 16);
 	return be16(be == 0xffff ? 0xffff : static_cast<uint16_t>(~be));
-}
-
-/* csum_fold() of any 64-bit sum, the same value (0 only for 0) in two steps instead of
- * four: the 32-bit halves added with the carry wrapped around (`add`, `adc 0`), then the
- * 16-bit halves of that by one add of the value and its rotation by 16 (the high half of
- * x + rotl(x, 16) is hi + lo + the carry out of the low half: their one's-complement
- * sum). ~8 instructions; csum_fold()'s four shifts, masks and adds were ~17. */
-inline uint16_t csum_fold_rot(uint64_t s) noexcept
-{
-	const uint32_t lo = static_cast<uint32_t>(s);
-	uint32_t x = lo + static_cast<uint32_t>(s >> 32);
-	x += x < lo;
-	return static_cast<uint16_t>((x + std::rotl(x, 16)) >> 16);
 }
 
 /* The UDP checksum field, as stored, from the sum of every word it covers (big-endian
