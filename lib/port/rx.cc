@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
@@ -37,14 +38,21 @@ uint32_t gated_service(const service_gate &gate, const rte_mbuf *m,
 template <typename Frame>
 inline void msg_fields_of(const Frame &pf, rx_msg *rm) noexcept
 {
-	rm->msg.src = pf.src;
-	std::memcpy(rm->msg.src_mac, pf.src_mac, sizeof(rm->msg.src_mac));
-	rm->msg.kind = pf.kind;
-	rm->msg.msg_id = pf.msg_id;
-	rm->msg.msg_len = pf.msg_len;
-	rm->msg.l7_len = pf.l7_len;
-	rm->msg.payload_sum = pf.payload_sum;
-	rm->msg.correlation = pf.correlation;
+	if constexpr (std::is_same_v<Frame, wire::parsed_frame>) {
+		/* a frame's head is laid out as a message's from src on (frame.h): one 48-byte
+		 * copy, not a load and a store a field (~20 instructions a message) */
+		std::memcpy(reinterpret_cast<char *>(&rm->msg) + offsetof(wire::message, src), &pf,
+			    wire::msg_head_size);
+	} else {
+		rm->msg.src = pf.src;
+		std::memcpy(rm->msg.src_mac, pf.src_mac, sizeof(rm->msg.src_mac));
+		rm->msg.kind = pf.kind;
+		rm->msg.msg_id = pf.msg_id;
+		rm->msg.msg_len = pf.msg_len;
+		rm->msg.l7_len = pf.l7_len;
+		rm->msg.payload_sum = pf.payload_sum;
+		rm->msg.correlation = pf.correlation;
+	}
 }
 
 template <typename Frame>
