@@ -347,6 +347,10 @@ TEST(Wire, MalformedFramesAreDroppedByReason)
 		{wire_drop::not_ip, [&] { auto b = good; b[12] = 0x08; b[13] = 0x06; return b; }()},
 		{wire_drop::not_udp, [&] { auto b = good; b[14 + 9] = 6; return b; }()},
 		{wire_drop::ip_fragment, [&] { auto b = good; b[14 + 6] = 0x20; return b; }()},
+		/* the offset's low byte and its high bits (the mask taken as loaded) */
+		{wire_drop::ip_fragment, [&] { auto b = good; b[14 + 7] = 0x01; return b; }()},
+		{wire_drop::ip_fragment, [&] { auto b = good; b[14 + 6] = 0x01; return b; }()},
+		{wire_drop::ip_fragment, [&] { auto b = good; b[14 + 6] = 0x10; return b; }()},
 		{wire_drop::other_port, [&] { auto b = good; b[14 + 20 + 3] ^= 1; return b; }()},
 		{wire_drop::bad_ip, [&] { auto b = good; b[14 + 2] = 0xff; return b; }()},
 		{wire_drop::bad_udp, [&] { auto b = good; b[14 + 20 + 5] ^= 4; return b; }()},
@@ -389,6 +393,16 @@ TEST(Wire, MalformedFramesAreDroppedByReason)
 				<< wire_drop_name(c.expect) << " in segments of " << seg;
 			rte_pktmbuf_free(m);
 		}
+	}
+	/* the flags outside the fragment mask (DF, the reserved bit) are no fragment */
+	for (uint8_t flags : {uint8_t(0x00), uint8_t(0x40), uint8_t(0x80), uint8_t(0xc0)}) {
+		auto b = good;
+		b[14 + 6] = flags;
+		rte_mbuf *f = to_mbuf(b);
+		parsed_frame pff;
+		EXPECT_EQ(parse_frame(f, rte_cpu_to_be_16(mesh_port), 1u << 20, &pff), wire_drop::none)
+			<< int(flags);
+		rte_pktmbuf_free(f);
 	}
 	/* a runt shorter than an Ethernet header */
 	rte_mbuf *m = to_mbuf(std::vector<uint8_t>(good.begin(), good.begin() + 10));

@@ -108,6 +108,14 @@ inline constexpr uint16_t as_loaded_be16(uint16_t v) noexcept
 {
 	return std::endian::native == std::endian::little ? __builtin_bswap16(v) : v;
 }
+/* the 16 bits at p + at as loaded (network order in memory): compared against a constant
+ * as_loaded_be16() gives, no byte swap */
+inline uint16_t load_raw16(const uint8_t *p, size_t at) noexcept
+{
+	uint16_t v;
+	std::memcpy(&v, p + at, 2);
+	return v;
+}
 } // namespace detail
 
 /**
@@ -135,7 +143,8 @@ inline wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t 
 	if (m->nb_segs != 1 || m->data_len < l4_off + udp_size || m->pkt_len != m->data_len ||
 	    load_be<uint16_t>(p, 12) != 0x0800 /* IPv4 */ || p[l2] != 0x45 /* 20 bytes */ ||
 	    p[l2 + 9] != 17 /* UDP */ ||
-	    (load_be<uint16_t>(p, l2 + 6) & 0x3fff) != 0 /* a fragment */) [[unlikely]]
+	    (detail::load_raw16(p, l2 + 6) & detail::as_loaded_be16(0x3fff)) != 0 /* a fragment */)
+		[[unlikely]]
 		return detail::parse_any(m, mesh_port_be, max_message, out);
 	const uint64_t flags = m->ol_flags;
 	if ((flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_BAD)
