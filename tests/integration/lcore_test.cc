@@ -314,6 +314,32 @@ TEST(Engine, PortRxRefusesFromItsReserveWhenThePoolIsEmpty)
 		if (k < 6) {
 			EXPECT_EQ(m->refusal, port::rx_refusal::none) << k;
 			EXPECT_NE(m->msg.chain, nullptr) << k;
+			/* the message as its frame said (IPv4: parse_frame()'s inline parse, its
+			 * head copied whole; IPv6: parse_any()'s): every field port RX fills */
+			EXPECT_EQ(m->msg.kind, wire::frame_kind::request) << k;
+			EXPECT_EQ(m->msg.msg_id, k) << k;
+			EXPECT_EQ(m->msg.correlation, 1000u + k) << k;
+			EXPECT_EQ(m->msg.src.port, 40000u) << k;
+			wire::endpoint src;
+			if (k % 2) {
+				src.ip[0] = 0xfd, src.ip[15] = 2;
+			} else {
+				src = wire::endpoint::from_v4(rte_cpu_to_be_32(0x0a010002), 0);
+			}
+			EXPECT_EQ(std::memcmp(m->msg.src.ip, src.ip, 16), 0) << k;
+			const uint8_t zero_mac[6] = {};
+			EXPECT_EQ(std::memcmp(m->msg.src_mac, zero_mac, 6), 0) << k;
+			ASSERT_NE(m->msg.chain, nullptr) << k;
+			EXPECT_EQ(m->msg.msg_len, m->msg.chain->pkt_len) << k;
+			EXPECT_EQ(m->msg.msg_len - m->msg.l7_len, 32u) << k; /* the body */
+			EXPECT_GE(m->msg.l7_len, 16u) << k;
+			/* the payload's sum where the UDP checksum was computed here (IPv4, no
+			 * offload on net_ring), else 0 (IPv6: parse_any()) */
+			EXPECT_EQ(m->msg.payload_sum,
+				  k % 2 ? 0
+					: csum_folded(rte_pktmbuf_mtod(m->msg.chain, const uint8_t *),
+						      m->msg.msg_len))
+				<< k;
 		} else {
 			EXPECT_EQ(m->refusal, port::rx_refusal::overloaded) << k;
 			EXPECT_EQ(m->msg.chain, nullptr) << k;

@@ -347,6 +347,10 @@ TEST(Wire, MalformedFramesAreDroppedByReason)
 		{wire_drop::not_ip, [&] { auto b = good; b[12] = 0x08; b[13] = 0x06; return b; }()},
 		{wire_drop::not_udp, [&] { auto b = good; b[14 + 9] = 6; return b; }()},
 		{wire_drop::ip_fragment, [&] { auto b = good; b[14 + 6] = 0x20; return b; }()},
+		/* the offset's low byte and its high bits (the mask taken as loaded) */
+		{wire_drop::ip_fragment, [&] { auto b = good; b[14 + 7] = 0x01; return b; }()},
+		{wire_drop::ip_fragment, [&] { auto b = good; b[14 + 6] = 0x01; return b; }()},
+		{wire_drop::ip_fragment, [&] { auto b = good; b[14 + 6] = 0x10; return b; }()},
 		{wire_drop::other_port, [&] { auto b = good; b[14 + 20 + 3] ^= 1; return b; }()},
 		{wire_drop::bad_ip, [&] { auto b = good; b[14 + 2] = 0xff; return b; }()},
 		{wire_drop::bad_udp, [&] { auto b = good; b[14 + 20 + 5] ^= 4; return b; }()},
@@ -389,6 +393,16 @@ TEST(Wire, MalformedFramesAreDroppedByReason)
 				<< wire_drop_name(c.expect) << " in segments of " << seg;
 			rte_pktmbuf_free(m);
 		}
+	}
+	/* the flags outside the fragment mask (DF, the reserved bit) are no fragment */
+	for (uint8_t flags : {uint8_t(0x00), uint8_t(0x40), uint8_t(0x80), uint8_t(0xc0)}) {
+		auto b = good;
+		b[14 + 6] = flags;
+		rte_mbuf *f = to_mbuf(b);
+		parsed_frame pff;
+		EXPECT_EQ(parse_frame(f, rte_cpu_to_be_16(mesh_port), 1u << 20, &pff), wire_drop::none)
+			<< int(flags);
+		rte_pktmbuf_free(f);
 	}
 	/* a runt shorter than an Ethernet header */
 	rte_mbuf *m = to_mbuf(std::vector<uint8_t>(good.begin(), good.begin() + 10));
@@ -1096,6 +1110,21 @@ TEST(Wire, TheWordSumIsDpdksSum)
 		}
 	const std::vector<uint8_t> ones(64, 0xff);
 	EXPECT_EQ(csum_fold(csum_raw(ones.data(), ones.size())), 0xffff);
+	/* csum_raw64() onto a sum (parse_frame()'s heads onto its payload's): the 64-bit sum
+	 * folds (both folds) to DPDK's sum plus the start, and is 0 only for zeros */
+	for (uint64_t start : {0ull, 1ull, 0x1100ull, 0xffffffffffffffffull, 0x8000000000000001ull})
+		for (size_t off = 0; off < 8; off++)
+			for (size_t n = 0; n <= 520; n++) {
+				const uint64_t dpdk = __rte_raw_cksum(bytes.data() + off, n, 0);
+				const uint64_t s = csum_raw64(bytes.data() + off, n, start);
+				const uint16_t want = csum_fold(csum_add64(start, dpdk));
+				ASSERT_EQ(csum_fold(s), want) << "start " << start << " length " << n;
+				ASSERT_EQ(detail::csum_fold_rot(s), want) << "start " << start << " length " << n;
+			}
+	const std::vector<uint8_t> zeros(64, 0);
+	for (size_t n = 0; n <= 64; n++)
+		ASSERT_EQ(csum_raw64(zeros.data(), n), 0u) << n;
+	EXPECT_NE(csum_raw64(ones.data(), 64, 1), 0u);
 	/* every word carries out (all ones), at every length and alignment: the same sum, and
 	 * below 2^33 unfolded (two such sums add up without overflow) */
 	const std::vector<uint8_t> all(600, 0xff);
