@@ -31,11 +31,24 @@ rtdir() {
 
 track() { PIDS+=("$1"); }
 
-# stop_pid PID [SIGNAL]: signal one process this run started and reap it; its status is
-# left in STOP_RC.
+# stop_pid PID [SIGNAL [BOUND_S]]: signal one process this run started and reap it; its
+# status is left in STOP_RC. With BOUND_S, one still running that long after the signal is
+# sent TERM, then KILL. dp_stop passes $DP_STOP_S (unset: no bound).
 stop_pid() {
   STOP_RC=0
   kill "-${2:-TERM}" "$1" 2>/dev/null || true
+  if [ -n "${3:-}" ]; then
+    # bounded: a process that has not exited $3 s after the signal gets TERM, then KILL 10 s
+    # later (STOP_RC then says so: 143 or 137), instead of a wait without end
+    local t=0
+    while kill -0 "$1" 2>/dev/null && [ "$t" -lt "$(( $3 * 10 ))" ]; do sleep 0.1; t=$((t + 1)); done
+    if kill -0 "$1" 2>/dev/null; then
+      kill -TERM "$1" 2>/dev/null || true
+      t=0
+      while kill -0 "$1" 2>/dev/null && [ "$t" -lt 100 ]; do sleep 0.1; t=$((t + 1)); done
+      kill -KILL "$1" 2>/dev/null || true
+    fi
+  fi
   wait "$1" 2>/dev/null || STOP_RC=$?
 }
 
@@ -93,7 +106,7 @@ dp_start() {
 # dp_stop: SIGINT, then its final counters go to raw/NAME.final; a non-zero exit or a
 # crash is an ERROR.
 dp_stop() {
-  stop_pid "$DP_PID" INT
+  stop_pid "$DP_PID" INT "${DP_STOP_S:-}"
   if [ "$STOP_RC" -ne 0 ]; then
     anomaly ERROR "$DP_NAME: dpumesh exited with status $STOP_RC (raw/$DP_NAME.dpumesh.log)"
   fi

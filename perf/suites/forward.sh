@@ -154,7 +154,10 @@ forward_instructions() {
     ${FORWARD_EAL_EXTRA:-} || { DP_WRAP=(); DP_START_S=10; return; }
   DP_WRAP=(); DP_START_S=10
   sleep "$INSTRUCTIONS"
-  dp_stop
+  # bounded: under valgrind (its threads one at a time) a loaded box has starved the
+  # control thread that takes the SIGINT for minutes (2026-12-03: a 10 s window ran 593 s);
+  # past 180 s it is stopped harder, and a run without its callgrind file is an ERROR row
+  DP_STOP_S=180 dp_stop
   a=$(python3 "$ROOT/perf/lib/instructions.py" "$RESULTS" "$name" "$variant" "$cg" \
     "$RAW/forward-$run-callgrind.final") || { anomaly ERROR "forward $run: instruction count failed"; return; }
   while IFS= read -r line; do
