@@ -1097,6 +1097,15 @@ TEST(Wire, AGrownHeadersSumIsItsBytesSum)
 		}
 }
 
+/* A one's-complement fold as RFC 1071 writes it, a step at a time until nothing is left
+ * above 16 bits: what csum_fold()'s two steps must equal. */
+static uint16_t loop_fold(uint64_t s)
+{
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return static_cast<uint16_t>(s);
+}
+
 /* csum_raw() is __rte_raw_cksum() folded, at every length and alignment. */
 TEST(Wire, TheWordSumIsDpdksSum)
 {
@@ -1117,9 +1126,8 @@ TEST(Wire, TheWordSumIsDpdksSum)
 			for (size_t n = 0; n <= 520; n++) {
 				const uint64_t dpdk = __rte_raw_cksum(bytes.data() + off, n, 0);
 				const uint64_t s = csum_raw64(bytes.data() + off, n, start);
-				const uint16_t want = csum_fold(csum_add64(start, dpdk));
+				const uint16_t want = loop_fold(csum_add64(start, dpdk));
 				ASSERT_EQ(csum_fold(s), want) << "start " << start << " length " << n;
-				ASSERT_EQ(detail::csum_fold_rot(s), want) << "start " << start << " length " << n;
 			}
 	const std::vector<uint8_t> zeros(64, 0);
 	for (size_t n = 0; n <= 64; n++)
@@ -1159,15 +1167,19 @@ TEST(Wire, TheWordSumWithCarriesIsDpdksSum)
 			}
 }
 
-/* The checksums' short folds are csum_fold()'s value for every sum: csum_fold_rot() (the
- * UDP field's) of 64-bit sums whose halves carry out of 32 bits, whose 16-bit halves carry,
- * that are 0, all ones or a multiple of 0xffff, and random ones; and the IPv4 header's from
- * a sum folded once plus an id (frame_template) that of the whole sum plus the id. */
+/* csum_fold()'s two steps (and the UDP field made from it) are the fold a step at a time
+ * for every sum: 64-bit sums whose halves carry out of 32 bits, whose 16-bit halves carry,
+ * that are 0, all ones or a multiple of 0xffff, and random ones, at run time and at compile
+ * time; and the IPv4 header's checksum from a sum folded once plus an id (frame_template)
+ * is that of the whole sum plus the id. */
 TEST(Wire, TheShortFoldsAreCsumFold)
 {
+	static_assert(csum_fold(0) == 0 && csum_fold(0xffff) == 0xffff &&
+		      csum_fold(0x10000) == 1 && csum_fold(0x1fffe) == 0xffff &&
+		      csum_fold(~0ull) == 0xffff && csum_fold(0x100000000ull) == 1);
 	const auto rot_is_fold = [](uint64_t s) {
-		ASSERT_EQ(detail::csum_fold_rot(s), csum_fold(s)) << std::hex << s;
-		const uint16_t f = csum_fold(s);
+		ASSERT_EQ(csum_fold(s), loop_fold(s)) << std::hex << s;
+		const uint16_t f = loop_fold(s);
 		const uint16_t want = detail::be16(f == 0xffff ? 0xffff : static_cast<uint16_t>(~f));
 		ASSERT_EQ(detail::udp_checksum_field(s), want) << std::hex << s;
 	};
@@ -1184,19 +1196,20 @@ TEST(Wire, TheShortFoldsAreCsumFold)
 		rot_is_fold(r | 0xffff0000ffff0000ull); /* the halves carry */
 		rot_is_fold((r >> 48) * 0xffffull); /* multiples of 0xffff: 0xffff, never 0 */
 	}
-	/* the IPv4 checksum: ten words and an id (below 2^21), whole or folded first */
-	for (int i = 0; i < 200000; i++) {
-		const uint64_t words = rng() % (10ull * 0xffff + 1);
-		const auto id = static_cast<uint16_t>(rng());
-		ASSERT_EQ(detail::ipv4_checksum_from_folded(csum_fold(words) + id),
-			  detail::ipv4_checksum_from(words + id))
+	/* the IPv4 checksum: ten words and an id (below 2^21), whole or folded first, each the
+	 * complement of the fold a step at a time (all ones kept, as rte_ipv4_cksum() keeps it) */
+	const auto ipv4_is = [](uint64_t words, uint32_t id) {
+		const uint16_t f = loop_fold(words + id);
+		const uint16_t want = detail::be16(f == 0xffff ? 0xffff : static_cast<uint16_t>(~f));
+		ASSERT_EQ(detail::ipv4_checksum_from(words + id), want) << std::hex << words << " " << id;
+		ASSERT_EQ(detail::ipv4_checksum_from_folded(csum_fold(words) + id), want)
 			<< std::hex << words << " " << id;
-	}
-	for (uint64_t words : {0xffffull, 0x1fffeull, 0xfffeull, 1ull, 10ull * 0xffff})
+	};
+	for (int i = 0; i < 200000; i++)
+		ipv4_is(rng() % (10ull * 0xffff + 1), static_cast<uint16_t>(rng()));
+	for (uint64_t words : {0ull, 0xffffull, 0x1fffeull, 0xfffeull, 1ull, 10ull * 0xffff})
 		for (uint32_t id : {0u, 1u, 0xfffeu, 0xffffu})
-			ASSERT_EQ(detail::ipv4_checksum_from_folded(csum_fold(words) + id),
-				  detail::ipv4_checksum_from(words + id))
-				<< std::hex << words << " " << id;
+			ipv4_is(words, id);
 }
 
 /* A kept frame (frame_template) is made for its address but the destination port: one bit

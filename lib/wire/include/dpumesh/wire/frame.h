@@ -89,19 +89,6 @@ inline wire_drop take_frag_hdr(const uint8_t *h, uint32_t frag_len, uint32_t max
 	return wire_drop::none;
 }
 
-/* csum_fold() of any 64-bit sum, the same value (0 only for 0) in two steps instead of
- * four: the 32-bit halves added with the carry wrapped around (`add`, `adc 0`), then the
- * 16-bit halves of that by one add of the value and its rotation by 16 (the high half of
- * x + rotl(x, 16) is hi + lo + the carry out of the low half: their one's-complement
- * sum). ~8 instructions; csum_fold()'s four shifts, masks and adds were ~17. */
-inline uint16_t csum_fold_rot(uint64_t s) noexcept
-{
-	const uint32_t lo = static_cast<uint32_t>(s);
-	uint32_t x = lo + static_cast<uint32_t>(s >> 32);
-	x += x < lo;
-	return static_cast<uint16_t>((x + std::rotl(x, 16)) >> 16);
-}
-
 /* a 16-bit value as a load of its network-order bytes gives it (what a sum of loaded
  * words adds for it) */
 inline constexpr uint16_t as_loaded_be16(uint16_t v) noexcept
@@ -192,7 +179,7 @@ inline wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t 
 				/* the payload's 64-bit sum folded for payload_sum, then the
 				 * heads' words added onto it (one carry count, one wrap each) */
 				const uint64_t payload = csum_raw64(p + ip_src + heads, dgram + 8 - heads);
-				f.payload_sum = detail::csum_fold_rot(payload);
+				f.payload_sum = csum_fold(payload);
 				sum = csum_raw64(p + ip_src, heads, csum_add64(payload, pseudo));
 			} else {
 				sum = pseudo + csum_raw(p + ip_src, 8 + dgram);
@@ -509,30 +496,28 @@ inline uint32_t max_payload(uint16_t mtu, bool v6) noexcept
 	return mtu > over ? mtu - over : 0;
 }
 
-/* The IPv4 header checksum from the sum of its words (big-endian values, below 2^32: ten
- * words and an id). Two folds, no loop: the first leaves 0x1fffe at most, the second 0xffff
- * (the loop that folded until nothing was left above 16 bits was a branch per step). */
-inline uint16_t ipv4_checksum_from(uint64_t be) noexcept
+/* The IPv4 header checksum from a sum below 0x20000 of its words (big-endian values: a
+ * header's words folded once for all, and an id): one fold leaves 0xffff at most */
+inline uint16_t ipv4_checksum_from_folded(uint32_t be) noexcept
 {
-	be = (be & 0xffff) + (be >> 16);
 	be = (be & 0xffff) + (be >> 16);
 	/* as rte_ipv4_cksum(): a sum of all ones stays all ones */
 	return be16(be == 0xffff ? 0xffff : static_cast<uint16_t>(~be));
 }
 
-/* ipv4_checksum_from() of a sum below 0x20000 (a header's words folded once for all, and
- * an id): one fold leaves 0xffff at most */
-inline uint16_t ipv4_checksum_from_folded(uint32_t be) noexcept
+/* The IPv4 header checksum from the sum of its words (big-endian values, below 2^32: ten
+ * words and an id): a first fold leaves 0x1fffe at most, ipv4_checksum_from_folded()'s
+ * (the loop that folded until nothing was left above 16 bits was a branch per step). */
+inline uint16_t ipv4_checksum_from(uint64_t be) noexcept
 {
-	be = (be & 0xffff) + (be >> 16);
-	return be16(be == 0xffff ? 0xffff : static_cast<uint16_t>(~be));
+	return ipv4_checksum_from_folded(static_cast<uint32_t>((be & 0xffff) + (be >> 16)));
 }
 
 /* The UDP checksum field, as stored, from the sum of every word it covers (big-endian
- * values): folded (csum_fold_rot()), complemented, in network order. */
+ * values): folded (csum_fold()), complemented, in network order. */
 inline uint16_t udp_checksum_field(uint64_t be) noexcept
 {
-	const uint16_t s = csum_fold_rot(be);
+	const uint16_t s = csum_fold(be);
 	/* RFC 768: a zero checksum goes out as all ones (a sum of all ones, a nonzero
 	 * multiple of 0xffff: a sum of nonzero words never folds to 0) */
 	return be16(s == 0xffff ? 0xffff : static_cast<uint16_t>(~s));
