@@ -275,7 +275,8 @@ private:
 		 * address out of line: here, the header's sum passed to them by address kept
 		 * ~20 instructions a 504 on the stack) */
 		kept_frame &k = r.kept[wire::frame_template::slot_of(to.addr.dst, kept_bits)];
-		if (k.port != to.port || !k.frame.made_for(to.addr)) [[unlikely]]
+		/* a kept frame's port is -1 until it is made (to.port >= 0: can_send()) */
+		if (k.port != to.port || !k.frame.made_for_made(to.addr)) [[unlikely]]
 			return reply_new_address(to, id, correlation, r, k);
 		port_view &eg = _ports[to.port];
 		rte_mbuf *m = k.frame.stamp(id, correlation, to.addr.dst.port, *_mbufs);

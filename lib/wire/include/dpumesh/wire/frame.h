@@ -458,6 +458,12 @@ public:
 	{
 		return _len && same_but_port(_addr, addr);
 	}
+	/** made_for() of a template the caller knows is made (egress keeps a port with each
+	 *  and -1 for one not made): the address alone (_len tested too was ~3 a 504). */
+	bool made_for_made(const link_addr &addr) const noexcept
+	{
+		return same_but_port(_addr, addr);
+	}
 	void clear() noexcept { _len = 0; }
 	/** Which of 2^bits kept templates a requester's answers are stamped from: its address
 	 *  mixed (not its port: one template serves all of them). */
