@@ -42,13 +42,19 @@ namespace {
  * stays where it was (the caller's) */
 uint16_t burst_out(tx_ctx &c, rte_mbuf **frames, uint16_t n) noexcept
 {
+	/* before: what the NIC took is no longer ours. Four frames a step: the loop's add,
+	 * compare and branch a frame were ~6 instructions a forwarded message (two frames) */
 	uint64_t bytes = 0;
-	for (unsigned i = 0; i < n; i++) /* before: what the NIC took is no longer ours */
+	unsigned i = 0;
+	for (; i + 4 <= n; i += 4)
+		bytes += uint64_t(frames[i]->pkt_len) + frames[i + 1]->pkt_len +
+			 frames[i + 2]->pkt_len + frames[i + 3]->pkt_len;
+	for (; i < n; i++)
 		bytes += frames[i]->pkt_len;
 	const uint16_t sent = rte_eth_tx_burst(c.port, c.queue, frames, n);
 	if (sent) {
-		for (unsigned i = sent; i < n; i++)
-			bytes -= frames[i]->pkt_len;
+		for (unsigned k = sent; k < n; k++)
+			bytes -= frames[k]->pkt_len;
 		c.stats.frames.add(sent);
 		c.stats.bytes.add(bytes);
 		c.stalled = 0;

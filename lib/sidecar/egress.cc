@@ -336,22 +336,6 @@ inline egress::reply_hdr &egress::find_reply(uint16_t status, const char *reason
 	return *make_reply(status, reason, hop);
 }
 
-inline bool egress::send_reply(const remote &to, uint64_t correlation, reply_hdr &r) noexcept
-{
-	const uint32_t id = _msg_id += _msg_id_step;
-	/* the frame kept for the requester's address, stamped with its port and ids (a
-	 * deadline sweep answers a burst of 504s to few addresses, from many ports each). Its
-	 * kept frames were all made from this header (make_reply() clears them): only the
-	 * address is compared (the making and the frames of a new address out of line: here,
-	 * the header's sum passed to them by address kept ~20 instructions a 504 on the stack) */
-	kept_frame &k = r.kept[wire::frame_template::slot_of(to.addr.dst, kept_bits)];
-	if (k.port != to.port || !k.frame.made_for(to.addr)) [[unlikely]]
-		return reply_new_address(to, id, correlation, r, k);
-	port_view &eg = _ports[to.port];
-	rte_mbuf *m = k.frame.stamp(id, correlation, to.addr.dst.port, *_mbufs);
-	return m ? put_one(eg, m) : put(eg, 0);
-}
-
 bool egress::reply(const remote &to, uint64_t correlation, uint16_t status, const char *reason,
 		   const std::string &hop) noexcept
 {
@@ -365,11 +349,6 @@ bool egress::reply(const remote &to, uint64_t correlation, uint16_t status, cons
 kept_reply &egress::reply_of(uint16_t status, const char *reason, const std::string &hop) noexcept
 {
 	return find_reply(status, reason, hop);
-}
-
-bool egress::reply(const remote &to, uint64_t correlation, kept_reply &r) noexcept
-{
-	return send_reply(to, correlation, r);
 }
 
 } // namespace dpumesh::sidecar

@@ -432,6 +432,22 @@ mbuf_stash::mbuf_stash(rte_mempool *pool) noexcept
 	  _data_off(static_cast<uint32_t>(sizeof(rte_mbuf)) +
 		    (pool ? rte_pktmbuf_priv_size(pool) : 0) + RTE_PKTMBUF_HEADROOM)
 {
+	/* what rte_pktmbuf_reset() makes of the pool's mbufs' headroom and tailroom (each has
+	 * the pool's data room: rte_pktmbuf_init(), and rte_pktmbuf_detach() restores it) */
+	const uint16_t buf_len = pool ? rte_pktmbuf_data_room_size(pool) : 0;
+	const uint16_t headroom = std::min<uint16_t>(RTE_PKTMBUF_HEADROOM, buf_len);
+	const struct {
+		uint16_t data_off, refcnt, nb_segs, port;
+	} rearm = {headroom, 1, 1, RTE_MBUF_PORT_INVALID};
+	static_assert(sizeof(rearm) == sizeof(_rearm));
+	static_assert(offsetof(rte_mbuf, refcnt) == offsetof(rte_mbuf, data_off) + 2 &&
+		      offsetof(rte_mbuf, nb_segs) == offsetof(rte_mbuf, data_off) + 4 &&
+		      offsetof(rte_mbuf, port) == offsetof(rte_mbuf, data_off) + 6,
+		      "rte_mbuf's rearm_data: data_off, refcnt, nb_segs, port");
+	std::memcpy(&_rearm, &rearm, sizeof(_rearm));
+	_headroom = headroom;
+	const uint32_t room = buf_len - headroom;
+	_room_chunks = room >= least_chunks * copy_chunk ? room / copy_chunk : 0;
 }
 
 void mbuf_stash::end() noexcept
@@ -545,6 +561,7 @@ bool frame_template::make(const link_addr &addr, frame_kind kind, const l7_summe
 	_l7_len = l7.len;
 	_l7_sum = l7.sum;
 	_len = static_cast<uint16_t>(hdrs + l7.len);
+	_chunks = static_cast<uint8_t>(copy_chunks_len(_len) / copy_chunk);
 	return true;
 }
 

@@ -888,6 +888,12 @@ TEST_F(sidecar_stage, a_relayed_request_the_peer_never_answers_gets_504)
 	EXPECT_EQ(after.latency.count(), before.latency.count() + 3);
 	EXPECT_GE(after.latency.sum_us.get(), before.latency.sum_us.get() + 3 * 20000)
 		<< "each waited its 20 ms deadline";
+	/* in the buckets of 20 ms and more (the tally's bucket is each run's own) */
+	uint64_t late = 0;
+	for (unsigned b = sidecar::latency_histogram::bucket_of(20000);
+	     b < sidecar::latency_histogram::nb_buckets; b++)
+		late += after.latency.buckets[b].get() - before.latency.buckets[b].get();
+	EXPECT_EQ(late, 3u);
 	EXPECT_EQ(stage->pending().size(), 0u);
 	/* the late answer matches nothing */
 	const uint64_t no_match = st.no_match.get();

@@ -1242,6 +1242,142 @@ TEST(Wire, AKeptFrameIsForItsAddressButThePort)
 	}
 }
 
+/* An error answer's L7 header as the node makes them (egress::make_reply()), its reason
+ * `reason_len` bytes long */
+std::vector<uint8_t> l7_answer(size_t reason_len)
+{
+	static const std::string hop = "node-a";
+	static std::string reason;
+	reason.assign(reason_len, 'r');
+	std::vector<uint8_t> b(1024);
+	l7_writer w(b.data(), b.size());
+	w.response(504, wire::l7_flag_mesh_generated, reason, hop);
+	b.resize(w.finish());
+	return b;
+}
+
+/* A kept frame stamped into the stash's next mbuf (frame_template::stamp(): the stash's own
+ * reset, a 504's 128 bytes copied in a straight line) is fragment()'s frame for that message
+ * to that port, in an mbuf whose fields are rte_pktmbuf_reset()'s with its lengths, however
+ * the mbuf was left when it went back to the pool: IPv4 and IPv6, headers of four chunks and
+ * fewer and of more, in a burst and one at a time; and from a pool whose mbufs have less
+ * room than the straight copy, the frame where it fits and nothing (nothing leaked) where
+ * it does not. */
+TEST(Wire, AStampedFrameIsFragmentsFrameInAResetMbuf)
+{
+	const unsigned free0 = rte_mempool_avail_count(pool());
+	/* the pool's mbufs left with every field reset() writes set otherwise */
+	/* every free one: the pools have no cache, and take in the order they were given */
+	const auto scribble = [](rte_mempool *mp) {
+		std::vector<rte_mbuf *> ms(rte_mempool_avail_count(mp));
+		ASSERT_EQ(rte_pktmbuf_alloc_bulk(mp, ms.data(), static_cast<unsigned>(ms.size())), 0);
+		for (rte_mbuf *m : ms) {
+			m->data_off = 7;
+			m->port = 3;
+			m->ol_flags = RTE_MBUF_F_RX_VLAN | RTE_MBUF_F_TX_IPV4;
+			m->packet_type = 0x1234;
+			m->pkt_len = 999;
+			m->data_len = 77;
+			m->vlan_tci = 0x55;
+			m->vlan_tci_outer = 0x66;
+			m->tx_offload = 0x0123456789abcdefull;
+		}
+		rte_pktmbuf_free_bulk(ms.data(), static_cast<unsigned>(ms.size()));
+	};
+	uint32_t id = 0x5eed;
+	unsigned straight = 0, chunked = 0; /* frames of 128 bytes or fewer, and longer */
+	for (bool burst : {false, true})
+		for (bool v6 : {false, true})
+			for (size_t reason_len : {0u, 7u, 20u, 40u, 41u, 150u}) {
+				scribble(pool());
+				mbuf_stash stash(pool());
+				if (burst)
+					stash.begin();
+				const std::vector<uint8_t> l7 = l7_answer(reason_len);
+				const l7_summed sum{l7.data(), static_cast<uint16_t>(l7.size()),
+						    l7_sum(l7.data(), static_cast<uint16_t>(l7.size()))};
+				frame_template t;
+				ASSERT_TRUE(t.make(addr(v6), frame_kind::response, sum, 1500));
+				for (uint16_t port : {uint16_t(1), uint16_t(40000), uint16_t(65535)}) {
+					link_addr to = addr(v6);
+					to.dst.port = port;
+					rte_mbuf *want;
+					ASSERT_EQ(fragment(to, frame_kind::response, id, id * 7ull, l7.data(),
+							   sum.len, body_ref{}, 1500, pool(), &want, 1),
+						  1u);
+					rte_mbuf *m = t.stamp(id, id * 7ull, port, stash);
+					const std::string what = "burst " + std::to_string(burst) + " v6 " +
+								 std::to_string(v6) + " header " +
+								 std::to_string(sum.len);
+					ASSERT_NE(m, nullptr) << what;
+					EXPECT_EQ(bytes_of(m), bytes_of(want)) << what;
+					(want->data_len <= 128 ? straight : chunked)++;
+					rte_mbuf *reset = rte_pktmbuf_alloc(pool());
+					ASSERT_NE(reset, nullptr);
+					EXPECT_EQ(m->data_off, reset->data_off) << what;
+					EXPECT_EQ(rte_mbuf_refcnt_read(m), 1u) << what;
+					EXPECT_EQ(m->nb_segs, 1u) << what;
+					EXPECT_EQ(m->port, RTE_MBUF_PORT_INVALID) << what;
+					EXPECT_EQ(m->ol_flags, reset->ol_flags) << what;
+					EXPECT_EQ(m->packet_type, 0u) << what;
+					EXPECT_EQ(m->pkt_len, want->pkt_len) << what;
+					EXPECT_EQ(m->data_len, want->data_len) << what;
+					EXPECT_EQ(m->vlan_tci, 0u) << what;
+					EXPECT_EQ(m->vlan_tci_outer, 0u) << what;
+					EXPECT_EQ(m->next, nullptr) << what;
+					EXPECT_EQ(m->tx_offload, 0u) << what;
+					rte_pktmbuf_free(reset);
+					rte_pktmbuf_free(want);
+					rte_pktmbuf_free(m);
+					id += 3;
+				}
+				stash.end();
+			}
+	EXPECT_GT(straight, 12u);
+	EXPECT_GT(chunked, 12u);
+	EXPECT_EQ(rte_mempool_avail_count(pool()), free0);
+
+	/* mbufs of 120 bytes after the headroom: less than the straight copy's 128 */
+	rte_mempool *small = rte_pktmbuf_pool_create("wire_test_small", 255, 0, 0,
+						     RTE_PKTMBUF_HEADROOM + 120, SOCKET_ID_ANY);
+	ASSERT_NE(small, nullptr);
+	scribble(small);
+	const unsigned small0 = rte_mempool_avail_count(small);
+	unsigned fit = 0, not_fit = 0;
+	{
+		mbuf_stash stash(small);
+		stash.begin();
+		EXPECT_EQ(stash.room_chunks(), 0u);
+		for (size_t reason_len : {1u, 60u}) {
+			const std::vector<uint8_t> l7 = l7_answer(reason_len);
+			const l7_summed sum{l7.data(), static_cast<uint16_t>(l7.size()),
+					    l7_sum(l7.data(), static_cast<uint16_t>(l7.size()))};
+			frame_template t;
+			ASSERT_TRUE(t.make(addr(false), frame_kind::response, sum, 1500));
+			rte_mbuf *want;
+			ASSERT_EQ(fragment(addr(false), frame_kind::response, 9, 9, l7.data(), sum.len,
+					   body_ref{}, 1500, pool(), &want, 1),
+				  1u);
+			rte_mbuf *m = t.stamp(9, 9, addr(false).dst.port, stash);
+			if (want->data_len <= 120) {
+				ASSERT_NE(m, nullptr) << sum.len;
+				EXPECT_EQ(bytes_of(m), bytes_of(want));
+				rte_pktmbuf_free(m);
+				fit++;
+			} else {
+				EXPECT_EQ(m, nullptr) << sum.len;
+				not_fit++;
+			}
+			rte_pktmbuf_free(want);
+		}
+		stash.end();
+	}
+	EXPECT_EQ(fit, 1u);
+	EXPECT_EQ(not_fit, 1u);
+	EXPECT_EQ(rte_mempool_avail_count(small), small0);
+	rte_mempool_free(small);
+}
+
 /* A request of one frame as port RX leaves it (parsed, reassembled: data at its header),
  * made in its own mbuf into the frame that relays it with a grown header: the bytes
  * fragment() makes for that message, at both families and header parities, with and

@@ -253,6 +253,10 @@ TEST(Pending, ACallbackThatSaysRemovedIsTheSameSweep)
 				t.expire(now, [&](uint32_t tok, entry &e) { fn(tok, e); }, 9);
 			r.sizes.push_back(t.size());
 			r.sizes.push_back(t.nb_in_fifos());
+			/* a freed slot is not used any more: for_each() sees the live ones only */
+			uint32_t listed = 0;
+			t.for_each([&](uint32_t, const entry &) { listed++; });
+			EXPECT_EQ(listed, t.size());
 			for (uint32_t tok : gone)
 				EXPECT_EQ(t.find(tok), nullptr) << "an expired token still matches";
 			gone.clear();

@@ -258,6 +258,28 @@ public:
 	/** A reset packet mbuf (as rte_pktmbuf_alloc), or nullptr when the pool is empty.
 	 *  Inline (below): in the callers that take one mbuf a message (a kept 504 stamped). */
 	rte_mbuf *get() noexcept;
+	/**
+	 * get() for a caller that writes the mbuf's fields itself with reset() (a frame made
+	 * whole at once: frame_template::stamp()): the stash's next mbuf as it came from the
+	 * pool (next NULL, one segment, one reference: DPDK keeps free mbufs so), or one
+	 * get_slow() reset; nullptr when the pool is empty.
+	 */
+	rte_mbuf *get_unreset() noexcept;
+	/** rte_pktmbuf_reset() of one of the pool's mbufs (any of its data), then data_len and
+	 *  pkt_len `len`: the same fields, in a few wide stores (its headroom, and the room
+	 *  after it, the pool's: the reset's min() and the tailroom's loads ~10 instructions
+	 *  a 504) */
+	void reset(rte_mbuf *m, uint16_t len) const noexcept;
+	/** A reset mbuf's data: its buffer after the pool's headroom. */
+	uint8_t *data(rte_mbuf *m) const noexcept
+	{
+		return static_cast<uint8_t *>(m->buf_addr) + _headroom;
+	}
+	/** Whole copy chunks (copy_chunk bytes) a reset mbuf of the pool has room for, or 0
+	 *  when fewer than least_chunks (a copy of at least those is one straight line:
+	 *  frame_template::stamp()). */
+	uint32_t room_chunks() const noexcept { return _room_chunks; }
+	static constexpr uint32_t least_chunks = 4;
 	rte_mempool *pool() const noexcept { return _pool; }
 	unsigned held() const noexcept { return _n - _i; }
 
@@ -267,9 +289,14 @@ private:
 
 	rte_mempool *_pool;
 	uint32_t _data_off; /* from an mbuf's address to its headroom's end */
+	uint64_t _rearm = 0; /* data_off, refcnt, nb_segs and port as the reset writes them */
+	uint16_t _headroom = 0; /* a reset mbuf's data_off */
+	uint32_t _room_chunks = 0; /* room_chunks() */
 	bool _bulk = false;
-	unsigned _i = 0, _n = 0;
-	rte_mbuf *_m[size];
+	unsigned _i = 0, _n = 0; /* equal (0) while not _bulk: get() tests them alone */
+	/* two more than a stash: get() prefetches the one after the next without a compare
+	 * (past _n: an mbuf handed out before, or none; a prefetch does not fault) */
+	rte_mbuf *_m[size + 2] = {};
 };
 
 [[gnu::always_inline]] inline void mbuf_stash::prefetch(unsigned k) const noexcept
@@ -286,15 +313,39 @@ private:
 
 inline rte_mbuf *mbuf_stash::get() noexcept
 {
-	if (!_bulk || _i == _n) [[unlikely]]
+	/* not _bulk: _i == _n (0), get_slow() (testing `_bulk` here too was ~2 a get) */
+	if (_i == _n) [[unlikely]]
 		return get_slow();
 	/* two ahead: a sweep's 504s come ~100 cycles apart, less than a cold mbuf's miss
-	 * (prefetched one ahead, the first prefetch's wait was 84% of prefetch_next()) */
+	 * (prefetched one ahead, the first prefetch's wait was 84% of prefetch_next()); past
+	 * the stash's end too (_m's two spare entries: the compare was ~3 a get) */
 	rte_mbuf *m = _m[_i++];
-	if (_i + 1 < _n)
-		prefetch(_i + 1);
+	prefetch(_i + 1);
 	rte_pktmbuf_reset(m);
 	return m;
+}
+
+inline rte_mbuf *mbuf_stash::get_unreset() noexcept
+{
+	if (_i == _n) [[unlikely]] /* not _bulk, or the stash is empty */
+		return get_slow();
+	rte_mbuf *m = _m[_i++];
+	prefetch(_i + 1);
+	return m;
+}
+
+[[gnu::always_inline]] inline void mbuf_stash::reset(rte_mbuf *m, uint16_t len) const noexcept
+{
+	std::memcpy(reinterpret_cast<char *>(m) + offsetof(rte_mbuf, data_off), &_rearm,
+		    sizeof(_rearm));
+	m->ol_flags &= RTE_MBUF_F_EXTERNAL;
+	m->packet_type = 0;
+	m->pkt_len = len;
+	m->data_len = len;
+	m->vlan_tci = 0;
+	m->vlan_tci_outer = 0;
+	m->next = nullptr;
+	m->tx_offload = 0;
 }
 
 /**
@@ -407,6 +458,12 @@ public:
 	{
 		return _len && same_but_port(_addr, addr);
 	}
+	/** made_for() of a template the caller knows is made (egress keeps a port with each
+	 *  and -1 for one not made): the address alone (_len tested too was ~3 a 504). */
+	bool made_for_made(const link_addr &addr) const noexcept
+	{
+		return same_but_port(_addr, addr);
+	}
 	void clear() noexcept { _len = 0; }
 	/** Which of 2^bits kept templates a requester's answers are stamped from: its address
 	 *  mixed (not its port: one template serves all of them). */
@@ -445,6 +502,7 @@ private:
 	uint16_t _len = 0;     /* 0: not made */
 	uint16_t _udp_at = 0;  /* the UDP header's offset */
 	bool _v4 = false;
+	uint8_t _chunks = 0;   /* copy_chunks_len(_len) / copy_chunk */
 	link_addr _addr{};
 	const uint8_t *_l7 = nullptr;
 	uint16_t _l7_len = 0;
@@ -458,6 +516,10 @@ private:
 	[[gnu::always_inline]] inline bool write(rte_mbuf *m, uint32_t msg_id,
 						 uint64_t correlation,
 						 uint16_t dst_port) const noexcept;
+	/* the ids, the port and the checksums into the frame's bytes at p (copied there) */
+	[[gnu::always_inline]] inline void put_ids(uint8_t *p, uint32_t msg_id,
+						   uint64_t correlation,
+						   uint16_t dst_port) const noexcept;
 };
 
 /**
@@ -686,27 +748,43 @@ inline void copy_chunks_384(uint8_t *d, const uint8_t *s, size_t n) noexcept
 
 } // namespace detail
 
+/* The ids, the port and both checksums of a frame whose bytes were copied to p: the members
+ * in registers first, then the sums, then the stores (each store into the frame, bytes that
+ * may alias anything, made the compiler load the next member again; the sums taken before
+ * the copy were kept on the stack around it, ~6 instructions a 504) */
+inline void frame_template::put_ids(uint8_t *p, uint32_t msg_id, uint64_t correlation,
+				    uint16_t dst_port) const noexcept
+{
+	const unsigned udp_at = _udp_at;
+	const bool v4 = _v4;
+	/* the ids whole (frame_in_place()): modulo 0xffff a value is its words' sum; the IP
+	 * id is one_frame()'s, the message id + 1 */
+	const uint16_t ip_id = static_cast<uint16_t>(msg_id + 1);
+	const uint16_t udp_ck =
+		detail::udp_checksum_field(csum_add64(_udp_words + dst_port + msg_id, correlation));
+	if (v4) {
+		const uint16_t ip_ck =
+			detail::ipv4_checksum_from_folded(static_cast<uint32_t>(_ip_words) + ip_id);
+		detail::put(p, 18, detail::be16(ip_id));
+		detail::put(p, 24, ip_ck);
+	}
+	detail::put(p, udp_at + unsigned(offsetof(rte_udp_hdr, dst_port)), detail::be16(dst_port));
+	detail::put(p, udp_at + unsigned(offsetof(rte_udp_hdr, dgram_cksum)), udp_ck);
+	uint8_t *frag = p + udp_at + sizeof(rte_udp_hdr);
+	detail::store_be(frag, offsetof(frame_hdr, msg_id), msg_id);
+	detail::store_be(frag, offsetof(frame_hdr, correlation), correlation);
+}
+
 /* stamp_into() inline in stamp() too: a 504 made from its template was two calls (stamp()'s
  * frame and stamp_into()'s, ~35 instructions of it) */
 inline bool frame_template::write(rte_mbuf *m, uint32_t msg_id, uint64_t correlation,
 				  uint16_t dst_port) const noexcept
 {
-	/* the members in registers first: each store into the frame (bytes, which may alias
-	 * anything) made the compiler load the next member again */
 	const uint16_t len = _len;
-	const unsigned udp_at = _udp_at;
 	const uint16_t room = rte_pktmbuf_tailroom(m);
 	if (len > room)
 		return false;
 	uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
-	/* the sums before the stores: the ids whole (frame_in_place()): modulo 0xffff a value
-	 * is its words' sum; the IP id is one_frame()'s, the message id + 1 */
-	const uint16_t ip_id = static_cast<uint16_t>(msg_id + 1);
-	const uint16_t ip_ck =
-		_v4 ? detail::ipv4_checksum_from_folded(static_cast<uint32_t>(_ip_words) + ip_id) : 0;
-	const uint16_t udp_ck =
-		detail::udp_checksum_field(csum_add64(_udp_words + dst_port + msg_id, correlation));
-	const bool v4 = _v4;
 	m->data_len = len;
 	m->pkt_len = len;
 	/* whole chunks, inline (_bytes is a multiple of them): libc's memcpy of ~130 bytes was
@@ -716,21 +794,39 @@ inline bool frame_template::write(rte_mbuf *m, uint32_t msg_id, uint64_t correla
 		detail::copy_chunks_384(p, _bytes, len);
 	else
 		std::memcpy(p, _bytes, len);
-	if (v4) {
-		detail::put(p, 18, detail::be16(ip_id));
-		detail::put(p, 24, ip_ck);
-	}
-	detail::put(p, udp_at + unsigned(offsetof(rte_udp_hdr, dst_port)), detail::be16(dst_port));
-	detail::put(p, udp_at + unsigned(offsetof(rte_udp_hdr, dgram_cksum)), udp_ck);
-	uint8_t *frag = p + udp_at + sizeof(rte_udp_hdr);
-	detail::store_be(frag, offsetof(frame_hdr, msg_id), msg_id);
-	detail::store_be(frag, offsetof(frame_hdr, correlation), correlation);
+	put_ids(p, msg_id, correlation, dst_port);
 	return true;
 }
 
+/* The stash's next mbuf, reset with its lengths in one go (mbuf_stash::reset()), and at least
+ * the first four chunks (128 bytes: an IPv4 504) copied in a straight line, where the pool's
+ * mbufs have room for them (room_chunks()): the copy's jump into its run of chunks and the
+ * reset's and tailroom's loads were ~15 instructions a 504. Else get() and write(). */
 inline rte_mbuf *frame_template::stamp(uint32_t msg_id, uint64_t correlation,
 				       uint16_t dst_port, mbuf_stash &mbufs) const noexcept
 {
+	constexpr unsigned least = mbuf_stash::least_chunks;
+	static_assert(max_len >= least * copy_chunk, "the straight copy reads within _bytes");
+	const unsigned chunks = _chunks;
+	/* 0 < chunks <= room_chunks() (0 below `least`; a template not made has none) */
+	if (chunks - 1 < mbufs.room_chunks()) [[likely]] {
+		rte_mbuf *m = mbufs.get_unreset();
+		if (!m) [[unlikely]]
+			return nullptr;
+		const uint16_t len = _len;
+		mbufs.reset(m, len);
+		uint8_t *p = mbufs.data(m);
+		if (chunks <= least) [[likely]] {
+			/* as two copy_64()s (a loop of four chunks stayed a loop: ~12 more) */
+			static_assert(least * copy_chunk == 128);
+			detail::copy_64(p, _bytes);
+			detail::copy_64(p + 64, _bytes + 64);
+		} else {
+			detail::copy_chunks_384(p, _bytes, len);
+		}
+		put_ids(p, msg_id, correlation, dst_port);
+		return m;
+	}
 	rte_mbuf *m = mbufs.get();
 	if (m && !write(m, msg_id, correlation, dst_port)) [[unlikely]] {
 		rte_pktmbuf_free(m);
