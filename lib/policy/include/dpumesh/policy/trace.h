@@ -31,6 +31,11 @@ enum trace_field : unsigned {
 	trace_traceparent = wire::l7_trace_traceparent, /**< traceparent */
 };
 
+/** What both fields add to a header (x-request-id's 4 + 12 + 36 bytes, traceparent's
+ *  4 + 11 + 55): an even number, so a body after them keeps each byte's parity. */
+inline constexpr uint32_t trace_both_size = (4 + 12 + 36) + (4 + 11 + 55);
+static_assert(trace_both_size % 2 == 0);
+
 /** 128 random bits (the trace id, shared by both fields) and a 64-bit span id (non-zero). */
 struct trace_ids {
 	uint64_t hi = 0, lo = 0, span = 1;
@@ -250,6 +255,7 @@ inline void traceparent_digits_into(const id_digits &d, char *out, __m128i *odd,
 inline trace_result add_both(uint8_t *hdr, uint32_t len, uint32_t cap, const trace_ids &ids) noexcept
 {
 	constexpr uint32_t id_field = 4 + 12 + 36, tp_field = 4 + 11 + 55;
+	static_assert(id_field + tp_field == trace_both_size);
 	trace_result r;
 	r.len = len;
 	const uint16_t nb = static_cast<uint16_t>(hdr[6] << 8 | hdr[7]);
