@@ -208,7 +208,10 @@ void stage::net_request(net_message &m, int peer, uint64_t now) noexcept
 	const port::rx_msg *rm = m.held;
 	bool body_in_sum = rm && rm->msg.payload_sum;
 	uint16_t sum = body_in_sum ? rm->msg.payload_sum : wire::l7_sum(m.l7, old_len);
-	const peer_link &peer = _egress->peer(sr.peer);
+	/* the egress in a register: the frame's and the fields' byte stores may alias
+	 * anything, so its pointer was loaded again after them (relay 1294.3 -> 1291.0) */
+	egress &eg = *_egress;
+	const peer_link &peer = eg.peer(sr.peer);
 	bool sent = false;
 	/* a message of one frame goes on in the mbuf it came in (no mbuf to take, no body to
 	 * copy, no mbuf to free). One without trace fields (nearly all) has its header made
@@ -220,7 +223,7 @@ void stage::net_request(net_message &m, int peer, uint64_t now) noexcept
 	const uint16_t grown = static_cast<uint16_t>(old_len + policy::trace_both_size);
 	wire::link_template::place at;
 	if (need == both && m.held)
-		at = _egress->in_place_for(peer, m.held->msg.chain, old_len, grown);
+		at = eg.in_place_for(peer, m.held->msg.chain, old_len, grown);
 	if (at.body) {
 		uint8_t *hdr = at.header(grown);
 		/* 64 bytes a step: the 122 bytes after the header are the fields', and
@@ -233,7 +236,7 @@ void stage::net_request(net_message &m, int peer, uint64_t now) noexcept
 					 need, hdr, old_len, &sum));
 		/* no room for the fields: the header as it came, copied before the body */
 		const uint8_t *l7 = hdr_len == grown ? hdr : m.l7;
-		sent = _egress->forward_at(peer, at, wire::frame_kind::request, token,
+		sent = eg.forward_at(peer, at, wire::frame_kind::request, token,
 					   wire::l7_summed{l7, hdr_len, sum, body_in_sum},
 					   m.held->msg.chain);
 		m.held->msg.chain = nullptr; /* the frame's now */
@@ -251,7 +254,7 @@ void stage::net_request(net_message &m, int peer, uint64_t now) noexcept
 			sum = wire::l7_sum(m.l7, hdr_len);
 		}
 		if (m.held &&
-		    _egress->forward_in_place(
+		    eg.forward_in_place(
 			    peer, wire::frame_kind::request, token,
 			    wire::l7_summed{m.l7, hdr_len, sum, body_in_sum},
 			    m.held->msg.chain, old_len, &sent)) {
@@ -262,7 +265,7 @@ void stage::net_request(net_message &m, int peer, uint64_t now) noexcept
 			if (body_in_sum && m.cmd.body_len) /* the header's own: fragment() sums the body */
 				sum = wire::l7_sum(m.l7, hdr_len);
 			const dpa::local_body body = m.relay_body();
-			sent = _egress->forward(peer.to, wire::frame_kind::request, token, m.l7,
+			sent = eg.forward(peer.to, wire::frame_kind::request, token, m.l7,
 						hdr_len, &body, m.cmd.body_len, &sum);
 		}
 	}
