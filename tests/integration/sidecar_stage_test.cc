@@ -25,6 +25,7 @@
 #include "dpumesh/config/config.h"
 #include "dpumesh/dpa/emulator.h"
 #include "dpumesh/podreg/pod_registry.h"
+#include "dpumesh/policy/trace.h"
 #include "dpumesh/port/rx.h"
 #include "dpumesh/sidecar/sidecar.h"
 #include "dpumesh/wire/frame.h"
@@ -57,8 +58,8 @@ struct frame_out {
 	uint8_t dst_mac[6] = {};
 	wire::frame_kind kind{};
 	uint16_t status = 0;
-	std::string service, reason, request_id, path;
-	std::vector<uint8_t> body;
+	std::string service, reason, request_id, traceparent, path;
+	std::vector<uint8_t> l7, body;
 	uint16_t nb_segs = 0;
 	bool checksum_ok = false;
 };
@@ -207,6 +208,11 @@ public:
 			std::string_view rid;
 			if (v.find("x-request-id", &rid))
 				f.request_id = std::string(rid);
+			std::string_view tp;
+			if (v.find("traceparent", &tp))
+				f.traceparent = std::string(tp);
+			f.l7.assign(flat.begin() + f.pf.payload_off,
+				    flat.begin() + f.pf.payload_off + f.pf.l7_len);
 			f.body.assign(flat.begin() + f.pf.payload_off + f.pf.l7_len, flat.end());
 			out.push_back(f);
 			rte_pktmbuf_free(m);
@@ -683,6 +689,105 @@ TEST_F(sidecar_stage, relayed_requests_take_no_hbuf_and_keep_their_trace_ids)
 	EXPECT_EQ(out[0].status, 200);
 	EXPECT_EQ(out[1].pf.correlation, 1002u);
 	EXPECT_EQ(out[1].status, 202);
+}
+
+/* A relayed request without trace fields has its header made in the frame (the received
+ * header copied in front of the body 64 bytes a step, both fields formatted after it): the
+ * frame's header is the received one, its length and field count grown, and the two
+ * fields, for headers shorter and longer than a step, of odd length, bodies of none to
+ * many bytes; one whose fields do not fit goes on as it came. */
+TEST_F(sidecar_stage, a_header_made_in_the_frame_is_the_received_one_and_both_fields)
+{
+	const sidecar::counters &st = stage->stats();
+	const uint64_t in_place = st.relayed_in_place.get(), ids = st.request_ids.get(),
+		       tps = st.traceparents.get(), no_room = st.trace_no_room.get();
+	/* the last header 100 bytes short of an hbuf's room: no room for the fields */
+	const size_t cap = emu->hbuf_size() - DPA_HBUF_META_SIZE;
+	const auto header = [](size_t path, size_t salt) {
+		std::vector<uint8_t> h(4096);
+		wire::l7_writer w(h.data(), h.size());
+		std::string p = "/";
+		for (size_t i = 1; i < path; i++)
+			p += static_cast<char>('a' + (i * 7 + salt) % 26);
+		w.request("billing", "POST", p, 0, 0);
+		h.resize(w.finish());
+		return h;
+	};
+	const size_t base = header(1, 0).size();
+	const size_t paths[] = {1, 2, 20, 27, 28, 29, 30, 60, 91, 92, 93, 150, 157, 300,
+				cap - 100 - base + 1};
+	const size_t bodies[] = {0, 1, 7, 50, 99};
+	std::vector<std::vector<uint8_t>> sent;
+	uint64_t corr = 3000;
+	for (size_t path : paths)
+		for (size_t body_len : bodies) {
+			const std::vector<uint8_t> h = header(path, body_len);
+			ASSERT_GT(h.size(), 0u);
+			sent.push_back(h);
+			from_host(client_ip, 1, h, bytes(body_len, static_cast<uint8_t>(path)), true,
+				  corr++);
+			run_polls();
+		}
+	std::vector<frame_out> out = frames(tx);
+	ASSERT_EQ(out.size(), sent.size());
+	unsigned fitted = 0;
+	for (size_t i = 0; i < out.size(); i++) {
+		const std::vector<uint8_t> &h = sent[i];
+		const frame_out &f = out[i];
+		SCOPED_TRACE(testing::Message() << "header " << h.size() << " bytes, frame " << i);
+		EXPECT_TRUE(f.checksum_ok);
+		EXPECT_EQ(f.body, bytes(bodies[i % std::size(bodies)],
+					static_cast<uint8_t>(paths[i / std::size(bodies)])));
+		if (h.size() + policy::trace_both_size > cap) { /* past an hbuf's room: as it came */
+			EXPECT_EQ(f.l7, h);
+			EXPECT_TRUE(f.request_id.empty());
+			continue;
+		}
+		fitted++;
+		ASSERT_EQ(f.l7.size(), h.size() + policy::trace_both_size);
+		/* the received header but its length and field count */
+		std::vector<uint8_t> head(f.l7.begin(), f.l7.begin() + static_cast<long>(h.size()));
+		const uint16_t len = static_cast<uint16_t>(head[4] << 8 | head[5]);
+		const uint16_t nb = static_cast<uint16_t>(head[6] << 8 | head[7]);
+		EXPECT_EQ(len, f.l7.size());
+		EXPECT_EQ(nb, (h[6] << 8 | h[7]) + 2);
+		for (size_t k = 4; k < 8; k++)
+			head[k] = h[k];
+		EXPECT_EQ(head, h);
+		/* both fields, one trace id: the UUID's digits are the traceparent's but its
+		 * version's and variant's */
+		ASSERT_EQ(f.request_id.size(), 36u);
+		ASSERT_EQ(f.traceparent.size(), 55u);
+		EXPECT_EQ(f.traceparent.substr(0, 3), "00-");
+		EXPECT_EQ(f.traceparent.substr(52), "-01");
+		std::string uuid;
+		for (char c : f.request_id)
+			if (c != '-')
+				uuid += c;
+		const std::string tid = f.traceparent.substr(3, 32);
+		ASSERT_EQ(uuid.size(), 32u);
+		EXPECT_EQ(uuid[12], '4');
+		for (size_t k = 0; k < 32; k++) {
+			if (k != 12 && k != 16) {
+				EXPECT_EQ(uuid[k], tid[k]) << k;
+			}
+		}
+	}
+	EXPECT_EQ(fitted, out.size() - std::size(bodies));
+	EXPECT_EQ(st.relayed_in_place.get(), in_place + out.size());
+	EXPECT_EQ(st.request_ids.get(), ids + fitted);
+	EXPECT_EQ(st.traceparents.get(), tps + fitted);
+	EXPECT_EQ(st.trace_no_room.get(), no_room + (out.size() - fitted));
+	/* each answered once, so nothing stays pending (a few at a time: the test's pools) */
+	size_t answered = 0;
+	for (size_t i = 0; i < out.size(); i++) {
+		from_host(peer_ip, 0, response(200), {}, false, out[i].pf.correlation);
+		if (i % 16 == 15 || i + 1 == out.size()) {
+			run_polls();
+			answered += frames(tx2).size();
+		}
+	}
+	EXPECT_EQ(answered, out.size());
 }
 
 TEST_F(sidecar_stage, the_policy_applies_to_relayed_requests_and_peers_get_no_relay)

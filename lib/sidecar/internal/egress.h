@@ -169,6 +169,31 @@ public:
 		*sent = put_one(eg, m);
 		return true;
 	}
+	/**
+	 * forward_in_place() in two steps, for a caller that makes the header in the frame
+	 * (a relay formats its trace fields there, not in network-in's buffer to be copied):
+	 * where a header of `l7_len` bytes goes in `m` (place::body nullptr: not there, `m`
+	 * untouched; forward_in_place() or forward() it then), then forward_at() with a
+	 * header of at most that length (copied there unless it is there already).
+	 */
+	[[gnu::always_inline]] wire::link_template::place
+	in_place_for(const peer_link &to, const rte_mbuf *m, uint16_t old_l7_len,
+		     uint16_t l7_len) noexcept
+	{
+		if (!can_send(to.to.port))
+			return {};
+		return to.frame.place_for(m, old_l7_len, l7_len, _ports[to.to.port].mtu);
+	}
+	/** The frame in_place_for() placed: `m` is then this egress's; whether it went onto
+	 *  the port's ring (it was freed and counted when not), as forward_in_place(). */
+	[[gnu::always_inline]] bool forward_at(const peer_link &to, const wire::link_template::place &at,
+					       wire::frame_kind kind, uint64_t correlation,
+					       const wire::l7_summed &l7, rte_mbuf *m) noexcept
+	{
+		_msg_id += _msg_id_step;
+		to.frame.frame_at(m, at, kind, _msg_id, correlation, l7);
+		return put_one(_ports[to.to.port], m);
+	}
 	/** An error response made here, to a requester on the network. `reason` must live as
 	 *  long as the egress (a literal, a static name): its header is made once and kept. */
 	bool reply(const remote &to, uint64_t correlation, uint16_t status, const char *reason,

@@ -31,6 +31,11 @@ enum trace_field : unsigned {
 	trace_traceparent = wire::l7_trace_traceparent, /**< traceparent */
 };
 
+/** What both fields add to a header (x-request-id's 4 + 12 + 36 bytes, traceparent's
+ *  4 + 11 + 55): an even number, so a body after them keeps each byte's parity. */
+inline constexpr uint32_t trace_both_size = (4 + 12 + 36) + (4 + 11 + 55);
+static_assert(trace_both_size % 2 == 0);
+
 /** 128 random bits (the trace id, shared by both fields) and a 64-bit span id (non-zero). */
 struct trace_ids {
 	uint64_t hi = 0, lo = 0, span = 1;
@@ -199,7 +204,8 @@ inline uint32_t sum4(__m128i s) noexcept
 }
 
 /* format_request_id()'s text into out (36 bytes), its sum as four 32-bit lanes plus a
- * scalar (the caller adds them up, once for both fields) */
+ * scalar (the caller adds them up, once for both fields); with no `tail_sum`, 48 bytes
+ * written (the 12 past the text zeros) and the sum in the lanes alone */
 inline __m128i request_id_into(const id_digits &d, char *out, uint32_t *tail_sum) noexcept
 {
 	/* the 32 digits moved into their places and the dashes put in, three stores (the
@@ -214,9 +220,18 @@ inline __m128i request_id_into(const id_digits &d, char *out, uint32_t *tail_sum
 			     _mm_shuffle_epi8(b, _mm_setr_epi8(-1, -1, -1, 0, 1, 2, 3, -1, 4, 5, 6, 7,
 								8, 9, 10, 11))),
 		_mm_setr_epi8(0, 0, '-', 0, 0, 0, 0, '-', 0, 0, 0, 0, 0, 0, 0, 0));
-	const uint32_t tail = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_srli_si128(b, 12)));
 	_mm_storeu_si128(reinterpret_cast<__m128i *>(out), out0);
 	_mm_storeu_si128(reinterpret_cast<__m128i *>(out + 16), out1);
+	if (!tail_sum) {
+		/* the last four digits as a 16-byte store, its 12 zero bytes for the caller
+		 * to write over (add_both(): the next field), their sum in the lanes: moved
+		 * out and summed as a scalar: relay 1291.0 -> 1287.0 */
+		const __m128i tail = _mm_srli_si128(b, 12);
+		_mm_storeu_si128(reinterpret_cast<__m128i *>(out + 32), tail);
+		return _mm_add_epi32(_mm_add_epi32(word_pairs(out0), word_pairs(out1)),
+				     word_pairs(tail));
+	}
+	const uint32_t tail = static_cast<uint32_t>(_mm_cvtsi128_si32(_mm_srli_si128(b, 12)));
 	std::memcpy(out + 32, &tail, 4);
 	*tail_sum = (tail & 0xffff) + (tail >> 16);
 	return _mm_add_epi32(word_pairs(out0), word_pairs(out1));
@@ -250,6 +265,7 @@ inline void traceparent_digits_into(const id_digits &d, char *out, __m128i *odd,
 inline trace_result add_both(uint8_t *hdr, uint32_t len, uint32_t cap, const trace_ids &ids) noexcept
 {
 	constexpr uint32_t id_field = 4 + 12 + 36, tp_field = 4 + 11 + 55;
+	static_assert(id_field + tp_field == trace_both_size);
 	trace_result r;
 	r.len = len;
 	const uint16_t nb = static_cast<uint16_t>(hdr[6] << 8 | hdr[7]);
@@ -264,8 +280,8 @@ inline trace_result add_both(uint8_t *hdr, uint32_t len, uint32_t cap, const tra
 	static constexpr char id_head[16] = {12, 0, 0, 36, 'x', '-', 'r', 'e', 'q', 'u',
 					     'e', 's', 't', '-', 'i', 'd'};
 	std::memcpy(p, id_head, 16);
-	uint32_t id_tail;
-	const __m128i id_sum = request_id_into(d, reinterpret_cast<char *>(p + 16), &id_tail);
+	/* its value's 16 bytes past it written over by traceparent's head, next */
+	const __m128i id_sum = request_id_into(d, reinterpret_cast<char *>(p + 16), nullptr);
 	/* traceparent: the length word, the name and the value's first '0' (16 bytes), then
 	 * "0-", the digits (at 15: odd, weighed by 256), the dashes and "-01" */
 	uint8_t *tp = p + id_field;
@@ -287,7 +303,7 @@ inline trace_result add_both(uint8_t *hdr, uint32_t len, uint32_t cap, const tra
 	/* the fields' sums from the first one's offset (x-request-id's value at 16, with its
 	 * dashes; traceparent's at 67: odd, its fixed characters weighed by 256), the
 	 * vectors' lanes added up once */
-	r.added_sum = mesh_field_sum("x-request-id", 36) + id_tail +
+	r.added_sum = mesh_field_sum("x-request-id", 36) +
 		      mesh_field_sum("traceparent", 55) + (traceparent_fixed << 8) +
 		      sum4(_mm_add_epi32(id_sum, tp_sum));
 	return r;

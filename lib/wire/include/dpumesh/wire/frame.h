@@ -635,7 +635,34 @@ public:
 	[[gnu::always_inline]] inline bool frame_in_place(rte_mbuf *m, uint16_t old_l7_len,
 							  frame_kind kind, uint32_t msg_id,
 							  uint64_t correlation, const l7_summed &l7,
-							  uint16_t mtu) const noexcept;
+							  uint16_t mtu) const noexcept
+	{
+		const place at = place_for(m, old_l7_len, l7.len, mtu);
+		if (!at.body)
+			return false;
+		frame_at(m, at, kind, msg_id, correlation, l7);
+		return true;
+	}
+
+	/** Where frame_in_place() of a header of `l7_len` bytes puts it in `m`, and the body's
+	 *  place: body == nullptr when it cannot make that frame there. */
+	struct place {
+		uint8_t *body = nullptr; /* the body's first byte; the header ends there */
+		uint32_t body_at = 0;    /* its offset from m->buf_addr */
+		uint32_t body_len = 0;
+		/** where the header of `l7_len` bytes starts */
+		uint8_t *header(uint16_t l7_len) const noexcept { return body - l7_len; }
+	};
+	/** frame_in_place()'s checks for a header of `l7_len` bytes (the one the caller will
+	 *  have: a relay formats its trace fields there, in the frame, not copied after). */
+	[[gnu::always_inline]] inline place place_for(const rte_mbuf *m, uint16_t old_l7_len,
+						      uint16_t l7_len, uint16_t mtu) const noexcept;
+	/** frame_in_place() where place_for() said, for a header of at most the length it was
+	 *  asked for: the header copied in front of the body unless it is there already
+	 *  (l7.data == at.header(l7.len)). */
+	[[gnu::always_inline]] inline void frame_at(rte_mbuf *m, const place &at, frame_kind kind,
+						    uint32_t msg_id, uint64_t correlation,
+						    const l7_summed &l7) const noexcept;
 
 private:
 	static constexpr unsigned max_len = 64; /* Ethernet + IPv6 + UDP: 62 */
@@ -646,9 +673,27 @@ private:
 	uint64_t _udp_words = 0; /* the UDP sum's words that depend on the address alone */
 };
 
-inline bool link_template::frame_in_place(rte_mbuf *m, uint16_t old_l7_len, frame_kind kind,
-					 uint32_t msg_id, uint64_t correlation, const l7_summed &l7,
-					 uint16_t mtu) const noexcept
+inline link_template::place link_template::place_for(const rte_mbuf *m, uint16_t old_l7_len,
+						     uint16_t l7_len, uint16_t mtu) const noexcept
+{
+	place at;
+	if (!_len || l7_len < 16 || m->nb_segs != 1 || m->next || !RTE_MBUF_DIRECT(m) ||
+	    rte_mbuf_refcnt_read(m) != 1 || m->data_len < old_l7_len)
+		return at;
+	const uint32_t body_len = m->data_len - old_l7_len;
+	const uint32_t front = _len + frame_hdr_size + l7_len; /* what goes before the body */
+	const uint32_t body_at = uint32_t(m->data_off) + old_l7_len;
+	if (l7_len + body_len > detail::max_payload(mtu, !_v4) || front > body_at)
+		return at;
+	at.body = static_cast<uint8_t *>(m->buf_addr) + body_at;
+	at.body_at = body_at;
+	at.body_len = body_len;
+	return at;
+}
+
+inline void link_template::frame_at(rte_mbuf *m, const place &at, frame_kind kind,
+				     uint32_t msg_id, uint64_t correlation,
+				     const l7_summed &l7) const noexcept
 {
 	using detail::be16;
 	using detail::put;
@@ -657,22 +702,19 @@ inline bool link_template::frame_in_place(rte_mbuf *m, uint16_t old_l7_len, fram
 	using detail::udp_size;
 	/* the UDP header's checksum field (frame.cc checks it against DPDK's header) */
 	constexpr unsigned udp_cksum_at = 6;
-	if (!_len || l7.len < 16 || m->nb_segs != 1 || m->next || !RTE_MBUF_DIRECT(m) ||
-	    rte_mbuf_refcnt_read(m) != 1 || m->data_len < old_l7_len)
-		return false;
-	const uint32_t body_len = m->data_len - old_l7_len;
+	uint8_t *body = at.body;
+	const uint32_t body_len = at.body_len;
+	const uint32_t body_at = at.body_at;
 	const uint32_t msg_len = l7.len + body_len;
 	const uint32_t hdrs = _len + frame_hdr_size;
 	const uint32_t front = hdrs + l7.len; /* what goes before the body */
-	const uint32_t body_at = uint32_t(m->data_off) + old_l7_len;
-	if (msg_len > detail::max_payload(mtu, !_v4) || front > body_at)
-		return false;
-	uint8_t *body = static_cast<uint8_t *>(m->buf_addr) + body_at;
 	uint8_t *p = body - front;
 	/* one_frame()'s bytes: the kept headers (whole chunks: the fragment header after them
 	 * is written next, and front > 64), their lengths and ids, the header copied, the body
 	 * where it is */
 	static_assert(max_len % copy_chunk == 0 && max_len < frame_hdr_size + 42 + 16);
+	/* and not into a header made in place (frame_at() of a header already there) */
+	static_assert(max_len <= frame_hdr_size + 42);
 	copy_chunks(p, _bytes, max_len);
 	const uint16_t udp_len = static_cast<uint16_t>(udp_size + frame_hdr_size + msg_len);
 	if (_v4) {
@@ -687,12 +729,15 @@ inline bool link_template::frame_in_place(rte_mbuf *m, uint16_t old_l7_len, fram
 	uint8_t *udp = p + _len - udp_size;
 	put(udp, 4, be16(udp_len));
 	encode_frag_hdr(frag_fields{kind, msg_id, msg_len, 0, 0, l7.len, correlation}, udp + 8);
-	/* >= 16 (above); libc's memcpy was a call. A relayed request's grown header (~180
-	 * bytes) 64 a step: copy_exact()'s 32-byte loop was ~65 instructions of it */
-	if (l7.len >= 64)
+	/* >= 16 (place_for()); libc's memcpy was a call. A grown header (~180 bytes) 64 a
+	 * step: copy_exact()'s 32-byte loop was ~65 instructions of it. None where the caller
+	 * made it in place (a relay's trace fields: the copy was ~40 instructions) */
+	if (l7.data == p + hdrs) {
+	} else if (l7.len >= 64) {
 		detail::copy_exact_64(p + hdrs, l7.data, l7.len);
-	else
+	} else {
 		copy_exact(p + hdrs, l7.data, l7.len);
+	}
 	/* udp_checksum_of()'s words: the address's kept, the lengths', kind's and ids' added.
 	 * A value's 16-bit words sum to the value itself modulo 0xffff (2^16 is 1 there), and
 	 * the fold below keeps only that: the 32-bit values added whole, the correlation with
@@ -716,7 +761,6 @@ inline bool link_template::frame_in_place(rte_mbuf *m, uint16_t old_l7_len, fram
 	m->vlan_tci = 0;
 	m->vlan_tci_outer = 0;
 	m->port = RTE_MBUF_PORT_INVALID;
-	return true;
 }
 
 namespace detail {
