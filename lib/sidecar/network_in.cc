@@ -76,6 +76,21 @@ uint8_t *fresh_hbuf(void *obj) noexcept
 	return static_cast<uint8_t *>(obj) + DPA_HBUF_META_SIZE;
 }
 
+/* A delivery command's fields but its header, body and lengths, a store per field:
+ * `cmd = dpa_command{}` made a copy on the stack and read it back in 16-byte loads behind
+ * its narrow stores, a store-forwarding stall that took 60% of take()'s samples */
+void command_rest(dpa_command &c, dpa_command::op what) noexcept
+{
+	static_assert(sizeof(dpa_command) == 64, "a new field of dpa_command: write it here");
+	c.what = what;
+	c.flow = DPUMESH_CASE_INGRESS;
+	c.hold = c.resume = c.notify = false;
+	c.status = DPUMESH_STATUS_OK;
+	c.dst = 0;
+	c.req_id = 0;
+	c.step_id = 0;
+}
+
 } // namespace
 
 /* The command of a message whose header is in the hbuf at `hdr`: the body stays in the
@@ -110,11 +125,14 @@ void network_in::failed(net_message &out, net_message::kind why, port::rx_msg *m
 	out.what = why;
 	out.view = wire::l7_view{};
 	out.cmd = dpa_command{};
+	out.l7 = nullptr;
+	out.held = nullptr;
 	port::rx_msg_free(m);
 }
 
-/* take() into `out`, made by its default constructor (view, cmd, reply_to and from are
- * written below on every path): inline in take() and in take_burst()'s loop. */
+/* take() into `out`, made by its default constructor or as net_message::unwritten (what,
+ * request, source, view, cmd, l7, held, reply_to, from and correlation are written below
+ * on every path): inline in take() and in take_burst()'s loop. */
 [[gnu::always_inline]] inline void network_in::take_into(net_message &out, port::rx_msg *m,
 							  unsigned buf) noexcept
 {
@@ -161,30 +179,25 @@ void network_in::failed(net_message &out, net_message::kind why, port::rx_msg *m
 		failed(out, net_message::kind::bad_header, m);
 		return;
 	}
-	/* the command, a store per field (header and body: attach(), or 0 until to_hbuf()):
-	 * `cmd = dpa_command{}` made a copy on the stack and read it back in 16-byte loads
-	 * behind its narrow stores, a store-forwarding stall that took 60% of take()'s samples */
-	static_assert(sizeof(dpa_command) == 64, "a new field of dpa_command: write it here");
+	/* a request's command: its lengths, no header or body; the rest is written by
+	 * to_hbuf(), which a delivery to a pod takes (a relay reads the lengths alone: ~5
+	 * instructions a message less) */
 	dpa_command &c = out.cmd;
-	c.what = out.request ? dpa_command::op::deliver_request : dpa_command::op::deliver_response;
-	c.flow = DPUMESH_CASE_INGRESS;
-	c.hold = c.resume = c.notify = false;
-	c.status = DPUMESH_STATUS_OK;
-	c.dst = 0;
-	c.req_id = 0;
-	c.step_id = 0;
 	c.header = 0;
 	c.body = 0;
 	c.header_len = msg.l7_len;
 	c.body_len = msg.msg_len - msg.l7_len;
-	out.what = out.request ? net_message::kind::request : net_message::kind::response;
 	if (out.request) {
+		out.what = net_message::kind::request;
 		_stats.decoded_without_hbuf.inc();
 		out.l7 = hdr;
 		out.held = m;
-	} else {
-		attach(out, m, hdr);
+		return;
 	}
+	out.what = net_message::kind::response;
+	command_rest(c, dpa_command::op::deliver_response);
+	out.held = nullptr;
+	attach(out, m, hdr);
 }
 
 net_message network_in::take(port::rx_msg *m, unsigned buf) noexcept
@@ -203,7 +216,7 @@ void network_in::take_burst(port::rx_msg *const *msgs, unsigned n, net_message *
 		if (i + decode_ahead < n && msgs[i + decode_ahead]->refusal == port::rx_refusal::none)
 			prefetch_header(msgs[i + decode_ahead]->msg);
 		if (msgs[i]->refusal == port::rx_refusal::none)
-			take_into(*new (&out[i]) net_message, msgs[i], i);
+			take_into(*new (&out[i]) net_message(net_message::unwritten{}), msgs[i], i);
 	}
 }
 
@@ -221,6 +234,7 @@ bool network_in::to_hbuf(net_message &m) noexcept
 	move_view(m.view, m.l7, hdr);
 	port::rx_msg *rm = m.held;
 	m.held = nullptr;
+	command_rest(m.cmd, dpa_command::op::deliver_request);
 	attach(m, rm, hdr);
 	return true;
 }
