@@ -152,52 +152,65 @@ void network_in::failed(net_message &out, net_message::kind why, port::rx_msg *m
 		return;
 	}
 	/* a request: its header into network-in's own buffer (a relay never takes an hbuf;
-	 * a delivery to a pod does, to_hbuf()); a response: into an hbuf */
-	void *obj = nullptr;
-	uint8_t *hdr;
-	if (out.request) {
-		hdr = reinterpret_cast<uint8_t *>(_hdr.get() + (buf % nb_buffers) * _hdr_words);
-	} else {
-		if (rte_mempool_get(_hbufs, &obj) != 0) {
-			_stats.hbuf_empty.inc();
-			failed(out, net_message::kind::no_hbuf, m);
-			return;
-		}
-		hdr = fresh_hbuf(obj);
-	}
-	copy_from_chain(msg.chain, msg.l7_len, hdr,
-			out.request ? _hdr_words * 8 : _hbuf_size - DPA_HBUF_META_SIZE);
-	wire::l7_error err = wire::l7_decode(hdr, msg.l7_len, &out.view);
-	if (err == wire::l7_error::ok && out.request != (out.view.kind == wire::l7_kind::request))
-		err = wire::l7_error::bad_kind; /* frame and header disagree */
-	if (err != wire::l7_error::ok) {
-		_stats.bad_header.inc();
-		_stats.l7_errors[static_cast<size_t>(err)].inc();
-		out.error = err;
-		if (obj)
-			rte_mempool_put(_hbufs, obj);
-		failed(out, net_message::kind::bad_header, m);
-		return;
-	}
-	/* a request's command: its lengths, no header or body; the rest is written by
-	 * to_hbuf(), which a delivery to a pod takes (a relay reads the lengths alone: ~5
-	 * instructions a message less) */
+	 * a delivery to a pod does, to_hbuf()); a response: into an hbuf. Each kind on a path
+	 * of its own from here, its decode's kind check against a constant (the frame's kind
+	 * read again after the call, and an hbuf handle kept in memory for a request, were ~4
+	 * instructions a message). A request's command: its lengths, no header or body; the
+	 * rest is written by to_hbuf(), which a delivery to a pod takes (a relay reads the
+	 * lengths alone: ~5 instructions a message less) */
 	dpa_command &c = out.cmd;
-	c.header = 0;
-	c.body = 0;
-	c.header_len = msg.l7_len;
-	c.body_len = msg.msg_len - msg.l7_len;
 	if (out.request) {
+		uint8_t *hdr = reinterpret_cast<uint8_t *>(_hdr.get() + (buf % nb_buffers) * _hdr_words);
+		copy_from_chain(msg.chain, msg.l7_len, hdr, _hdr_words * 8);
+		wire::l7_error err = wire::l7_decode(hdr, msg.l7_len, &out.view);
+		if (err == wire::l7_error::ok && out.view.kind != wire::l7_kind::request) [[unlikely]]
+			err = wire::l7_error::bad_kind; /* frame and header disagree */
+		if (err != wire::l7_error::ok) [[unlikely]]
+			return bad_header(out, err, nullptr, m);
+		c.header = 0;
+		c.body = 0;
+		c.header_len = msg.l7_len;
+		c.body_len = msg.msg_len - msg.l7_len;
 		out.what = net_message::kind::request;
 		_stats.decoded_without_hbuf.inc();
 		out.l7 = hdr;
 		out.held = m;
 		return;
 	}
+	void *obj;
+	if (rte_mempool_get(_hbufs, &obj) != 0) {
+		_stats.hbuf_empty.inc();
+		failed(out, net_message::kind::no_hbuf, m);
+		return;
+	}
+	uint8_t *hdr = fresh_hbuf(obj);
+	copy_from_chain(msg.chain, msg.l7_len, hdr, _hbuf_size - DPA_HBUF_META_SIZE);
+	wire::l7_error err = wire::l7_decode(hdr, msg.l7_len, &out.view);
+	if (err == wire::l7_error::ok && out.view.kind == wire::l7_kind::request)
+		err = wire::l7_error::bad_kind; /* frame and header disagree */
+	if (err != wire::l7_error::ok)
+		return bad_header(out, err, obj, m);
+	c.header = 0;
+	c.body = 0;
+	c.header_len = msg.l7_len;
+	c.body_len = msg.msg_len - msg.l7_len;
 	out.what = net_message::kind::response;
 	command_rest(c, dpa_command::op::deliver_response);
 	out.held = nullptr;
 	attach(out, m, hdr);
+}
+
+/* A header that did not decode (err), counted: its hbuf (obj, a response's) back, the
+ * message failed. */
+void network_in::bad_header(net_message &out, wire::l7_error err, void *obj,
+			    port::rx_msg *m) noexcept
+{
+	_stats.bad_header.inc();
+	_stats.l7_errors[static_cast<size_t>(err)].inc();
+	out.error = err;
+	if (obj)
+		rte_mempool_put(_hbufs, obj);
+	failed(out, net_message::kind::bad_header, m);
 }
 
 net_message network_in::take(port::rx_msg *m, unsigned buf) noexcept
