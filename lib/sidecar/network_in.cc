@@ -32,6 +32,7 @@ namespace {
  * the first segment in whole chunks, inline (libc's memcpy of ~60 bytes was 1.6% of the
  * forward path's worker; a call of its own, ~12 instructions a message), when both the
  * segment's buffer and `dst` have room for them */
+template <bool RoomForTwo = false>
 [[gnu::always_inline]] inline void copy_from_chain(const rte_mbuf *m, uint32_t len, uint8_t *dst,
 						   uint32_t room) noexcept
 {
@@ -39,8 +40,10 @@ namespace {
 	if (m && len <= m->data_len) [[likely]] {
 		const auto *src = rte_pktmbuf_mtod(m, const uint8_t *);
 		/* a header of up to two chunks (a one-frame request's: ~60 bytes), both copied
-		 * with no loop (its compare and branch a chunk were ~6 instructions) */
-		if (len <= two && two <= room && m->data_off + two <= m->buf_len) [[likely]] {
+		 * with no loop (its compare and branch a chunk were ~6 instructions); RoomForTwo:
+		 * the caller's dst has room for two chunks (not compared) */
+		if (len <= two && (RoomForTwo || two <= room) && m->data_off + two <= m->buf_len)
+			[[likely]] {
 			std::memcpy(dst, src, copy_chunk);
 			std::memcpy(dst + copy_chunk, src + copy_chunk, copy_chunk);
 			return;
@@ -146,7 +149,7 @@ void network_in::failed(net_message &out, net_message::kind why, port::rx_msg *m
 		_egress.remote_of(*m, out.reply_to);
 	else
 		out.reply_to = remote{};
-	if (msg.l7_len > _hbuf_size - DPA_HBUF_META_SIZE) {
+	if (msg.l7_len > _max_header) {
 		_stats.net_header_too_large.inc();
 		failed(out, net_message::kind::too_large, m);
 		return;
@@ -161,7 +164,8 @@ void network_in::failed(net_message &out, net_message::kind why, port::rx_msg *m
 	dpa_command &c = out.cmd;
 	if (out.request) {
 		uint8_t *hdr = reinterpret_cast<uint8_t *>(_hdr.get() + (buf % nb_buffers) * _hdr_words);
-		copy_from_chain(msg.chain, msg.l7_len, hdr, _hdr_words * 8);
+		static_assert(min_hdr_words * 8 >= 2 * copy_chunk);
+		copy_from_chain<true>(msg.chain, msg.l7_len, hdr, _hdr_words * 8);
 		wire::l7_error err = wire::l7_decode(hdr, msg.l7_len, &out.view);
 		if (err == wire::l7_error::ok && out.view.kind != wire::l7_kind::request) [[unlikely]]
 			err = wire::l7_error::bad_kind; /* frame and header disagree */
@@ -184,7 +188,7 @@ void network_in::failed(net_message &out, net_message::kind why, port::rx_msg *m
 		return;
 	}
 	uint8_t *hdr = fresh_hbuf(obj);
-	copy_from_chain(msg.chain, msg.l7_len, hdr, _hbuf_size - DPA_HBUF_META_SIZE);
+	copy_from_chain(msg.chain, msg.l7_len, hdr, _max_header);
 	wire::l7_error err = wire::l7_decode(hdr, msg.l7_len, &out.view);
 	if (err == wire::l7_error::ok && out.view.kind == wire::l7_kind::request)
 		err = wire::l7_error::bad_kind; /* frame and header disagree */

@@ -20,6 +20,7 @@
 //           ... deliver (the command owns the hbuf and body) or in.release(m); }
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 
@@ -102,10 +103,14 @@ class network_in {
 public:
 	/** Header buffers: as many as a burst has messages (take(m, i) uses the i-th). */
 	static constexpr unsigned nb_buffers = 32;
+	/** A header buffer's least size in words (the copy of a header into it takes two
+	 *  16-byte chunks, 64 bytes read whatever its length). */
+	static constexpr uint32_t min_hdr_words = 8;
 
 	network_in(rte_mempool *hbufs, uint32_t hbuf_size, const egress &eg, counters &stats)
-		: _hbufs(hbufs), _hbuf_size(hbuf_size), _egress(eg), _stats(stats),
-		  _hdr_words((hbuf_size + 63) / 64 * 8),
+		: _hbufs(hbufs), _max_header(hbuf_size - DPA_HBUF_META_SIZE), _egress(eg),
+		  _stats(stats),
+		  _hdr_words(std::max<uint32_t>(min_hdr_words, (hbuf_size + 63) / 64 * 8)),
 		  _hdr(std::make_unique<uint64_t[]>(_hdr_words * nb_buffers))
 	{
 	}
@@ -176,7 +181,7 @@ private:
 	void release_other(net_message &m) noexcept;
 
 	rte_mempool *_hbufs;
-	uint32_t _hbuf_size;
+	uint32_t _max_header; /* the longest header an hbuf holds: hbuf_size less its meta */
 	const egress &_egress;
 	counters &_stats;
 	uint32_t _hdr_words;              /* one header buffer: hbuf_size, whole cache lines */
