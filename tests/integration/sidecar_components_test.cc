@@ -1796,6 +1796,39 @@ TEST_F(network_in_test, take_burst_writes_every_field_of_the_messages_it_makes)
 	expect_all_back();
 }
 
+/* take_burst() of more messages than it has header buffers: message i in buffer i % 32,
+ * every one made and decoded. */
+TEST_F(network_in_test, a_burst_longer_than_the_header_buffers_takes_them_in_turn)
+{
+	auto eg = make(false);
+	ASSERT_TRUE(eg);
+	network_in in(hbufs, hbuf_size, *eg, stats);
+	std::vector<uint8_t> req;
+	request_view(req, "echo", "GET", "/x");
+	const uint16_t l7_len = static_cast<uint16_t>(req.size());
+	constexpr unsigned n = network_in::nb_buffers + 3;
+	port::rx_msg *in_msgs[n];
+	for (unsigned i = 0; i < n; i++)
+		in_msgs[i] = message(req, l7_len, true);
+	alignas(net_message) static unsigned char room[sizeof(net_message) * n];
+	auto *out = reinterpret_cast<net_message *>(room);
+	in.take_burst(in_msgs, n, out);
+	for (unsigned i = 0; i < n; i++) {
+		ASSERT_EQ(out[i].what, net_message::kind::request) << i;
+		EXPECT_EQ(out[i].held, in_msgs[i]) << i;
+		EXPECT_EQ(out[i].view.path, "/x") << i;
+		if (i >= network_in::nb_buffers) {
+			EXPECT_EQ(out[i].l7, out[i - network_in::nb_buffers].l7) << i;
+		} else if (i > 0) {
+			EXPECT_GT(out[i].l7, out[i - 1].l7) << i;
+		}
+	}
+	for (unsigned i = 0; i < n; i++)
+		in.release(out[i]);
+	in.end_burst();
+	expect_all_back();
+}
+
 TEST_F(network_in_test, requests_take_no_hbuf_until_a_pod_needs_one_and_responses_take_one)
 {
 	auto eg = make(false);

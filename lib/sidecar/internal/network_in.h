@@ -172,7 +172,7 @@ public:
 	~network_in() { end_burst(); }
 
 private:
-	void take_into(net_message &out, port::rx_msg *m, unsigned buf) noexcept;
+	void take_into(net_message &out, port::rx_msg *m, uint8_t *buf) noexcept;
 	void attach(net_message &out, port::rx_msg *m, uint8_t *hdr) noexcept;
 	static void failed(net_message &out, net_message::kind why, port::rx_msg *m) noexcept;
 	[[gnu::cold]] void bad_header(net_message &out, wire::l7_error err, void *obj,
