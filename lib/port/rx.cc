@@ -300,7 +300,14 @@ uint16_t rx_poll(void *arg) noexcept
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
 		rte_mbuf *m = pkts[i];
 		bytes += m->pkt_len;
-		wire::wire_drop why = wire::parse_frame(m, c.mesh_port_be, c.max_message, &pf);
+		/* parse_frame() in its two parts: a frame of its inline parse is whole by one
+		 * compare (whole_inline()), parse_any()'s by whole_frame() */
+		wire::wire_drop why = wire::detail::parse_inline(m, c.mesh_port_be, c.max_message, &pf);
+		bool any = false;
+		if (why == wire::detail::not_inline) [[unlikely]] {
+			why = wire::detail::parse_any(m, c.mesh_port_be, c.max_message, &pf);
+			any = true;
+		}
 		/* to the node's IPv4 address (nearly every frame: one compare, its family not
 		 * looked at first), else to its address of the frame's family if it has one */
 		if (why == wire::wire_drop::none && !(c.ip4 && same_ip(c.ip4->ip, pf.dst.ip))) {
@@ -344,7 +351,8 @@ uint16_t rx_poll(void *arg) noexcept
 			continue;
 		}
 		m->port = in_port; /* a timed-out request is answered out of the port it came in */
-		if (wire::reassembler::whole_frame(m, pf)) [[likely]] {
+		if (wire::reassembler::whole_inline(pf) &&
+		    (!any || wire::reassembler::whole_frame(m, pf))) [[likely]] {
 			/* a message of one frame (nearly every request): what the reassembler
 			 * would do with it (trim, count) without the call, counted per burst, and
 			 * the message written straight into its rx_msg from the frame (copying a

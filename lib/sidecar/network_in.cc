@@ -32,6 +32,7 @@ namespace {
  * the first segment in whole chunks, inline (libc's memcpy of ~60 bytes was 1.6% of the
  * forward path's worker; a call of its own, ~12 instructions a message), when both the
  * segment's buffer and `dst` have room for them */
+template <bool RoomForTwo = false>
 [[gnu::always_inline]] inline void copy_from_chain(const rte_mbuf *m, uint32_t len, uint8_t *dst,
 						   uint32_t room) noexcept
 {
@@ -39,8 +40,10 @@ namespace {
 	if (m && len <= m->data_len) [[likely]] {
 		const auto *src = rte_pktmbuf_mtod(m, const uint8_t *);
 		/* a header of up to two chunks (a one-frame request's: ~60 bytes), both copied
-		 * with no loop (its compare and branch a chunk were ~6 instructions) */
-		if (len <= two && two <= room && m->data_off + two <= m->buf_len) [[likely]] {
+		 * with no loop (its compare and branch a chunk were ~6 instructions); RoomForTwo:
+		 * the caller's dst has room for two chunks (not compared) */
+		if (len <= two && (RoomForTwo || two <= room) && m->data_off + two <= m->buf_len)
+			[[likely]] {
 			std::memcpy(dst, src, copy_chunk);
 			std::memcpy(dst + copy_chunk, src + copy_chunk, copy_chunk);
 			return;
@@ -74,6 +77,21 @@ uint8_t *fresh_hbuf(void *obj) noexcept
 	static constexpr dpa_hbuf_meta zero_meta{};
 	std::memcpy(obj, &zero_meta, sizeof(zero_meta));
 	return static_cast<uint8_t *>(obj) + DPA_HBUF_META_SIZE;
+}
+
+/* A delivery command's fields but its header, body and lengths, a store per field:
+ * `cmd = dpa_command{}` made a copy on the stack and read it back in 16-byte loads behind
+ * its narrow stores, a store-forwarding stall that took 60% of take()'s samples */
+void command_rest(dpa_command &c, dpa_command::op what) noexcept
+{
+	static_assert(sizeof(dpa_command) == 64, "a new field of dpa_command: write it here");
+	c.what = what;
+	c.flow = DPUMESH_CASE_INGRESS;
+	c.hold = c.resume = c.notify = false;
+	c.status = DPUMESH_STATUS_OK;
+	c.dst = 0;
+	c.req_id = 0;
+	c.step_id = 0;
 }
 
 } // namespace
@@ -110,13 +128,16 @@ void network_in::failed(net_message &out, net_message::kind why, port::rx_msg *m
 	out.what = why;
 	out.view = wire::l7_view{};
 	out.cmd = dpa_command{};
+	out.l7 = nullptr;
+	out.held = nullptr;
 	port::rx_msg_free(m);
 }
 
-/* take() into `out`, made by its default constructor (view, cmd, reply_to and from are
- * written below on every path): inline in take() and in take_burst()'s loop. */
+/* take() into `out`, made by its default constructor or as net_message::unwritten (what,
+ * request, source, view, cmd, l7, held, reply_to, from and correlation are written below
+ * on every path): inline in take() and in take_burst()'s loop. */
 [[gnu::always_inline]] inline void network_in::take_into(net_message &out, port::rx_msg *m,
-							  unsigned buf) noexcept
+							  uint8_t *buf) noexcept
 {
 	const wire::message &msg = m->msg;
 	out.request = msg.kind == wire::frame_kind::request;
@@ -128,69 +149,78 @@ void network_in::failed(net_message &out, net_message::kind why, port::rx_msg *m
 		_egress.remote_of(*m, out.reply_to);
 	else
 		out.reply_to = remote{};
-	if (msg.l7_len > _hbuf_size - DPA_HBUF_META_SIZE) {
+	if (msg.l7_len > _max_header) {
 		_stats.net_header_too_large.inc();
 		failed(out, net_message::kind::too_large, m);
 		return;
 	}
 	/* a request: its header into network-in's own buffer (a relay never takes an hbuf;
-	 * a delivery to a pod does, to_hbuf()); a response: into an hbuf */
-	void *obj = nullptr;
-	uint8_t *hdr;
+	 * a delivery to a pod does, to_hbuf()); a response: into an hbuf. Each kind on a path
+	 * of its own from here, its decode's kind check against a constant (the frame's kind
+	 * read again after the call, and an hbuf handle kept in memory for a request, were ~4
+	 * instructions a message). A request's command: its lengths, no header or body; the
+	 * rest is written by to_hbuf(), which a delivery to a pod takes (a relay reads the
+	 * lengths alone: ~5 instructions a message less) */
+	dpa_command &c = out.cmd;
 	if (out.request) {
-		hdr = reinterpret_cast<uint8_t *>(_hdr.get() + (buf % nb_buffers) * _hdr_words);
-	} else {
-		if (rte_mempool_get(_hbufs, &obj) != 0) {
-			_stats.hbuf_empty.inc();
-			failed(out, net_message::kind::no_hbuf, m);
-			return;
-		}
-		hdr = fresh_hbuf(obj);
-	}
-	copy_from_chain(msg.chain, msg.l7_len, hdr,
-			out.request ? _hdr_words * 8 : _hbuf_size - DPA_HBUF_META_SIZE);
-	wire::l7_error err = wire::l7_decode(hdr, msg.l7_len, &out.view);
-	if (err == wire::l7_error::ok && out.request != (out.view.kind == wire::l7_kind::request))
-		err = wire::l7_error::bad_kind; /* frame and header disagree */
-	if (err != wire::l7_error::ok) {
-		_stats.bad_header.inc();
-		_stats.l7_errors[static_cast<size_t>(err)].inc();
-		out.error = err;
-		if (obj)
-			rte_mempool_put(_hbufs, obj);
-		failed(out, net_message::kind::bad_header, m);
+		uint8_t *hdr = buf;
+		static_assert(min_hdr_words * 8 >= 2 * copy_chunk);
+		copy_from_chain<true>(msg.chain, msg.l7_len, hdr, _hdr_words * 8);
+		wire::l7_error err = wire::l7_decode(hdr, msg.l7_len, &out.view);
+		if (err == wire::l7_error::ok && out.view.kind != wire::l7_kind::request) [[unlikely]]
+			err = wire::l7_error::bad_kind; /* frame and header disagree */
+		if (err != wire::l7_error::ok) [[unlikely]]
+			return bad_header(out, err, nullptr, m);
+		c.header = 0;
+		c.body = 0;
+		c.header_len = msg.l7_len;
+		c.body_len = msg.msg_len - msg.l7_len;
+		out.what = net_message::kind::request;
+		_stats.decoded_without_hbuf.inc();
+		out.l7 = hdr;
+		out.held = m;
 		return;
 	}
-	/* the command, a store per field (header and body: attach(), or 0 until to_hbuf()):
-	 * `cmd = dpa_command{}` made a copy on the stack and read it back in 16-byte loads
-	 * behind its narrow stores, a store-forwarding stall that took 60% of take()'s samples */
-	static_assert(sizeof(dpa_command) == 64, "a new field of dpa_command: write it here");
-	dpa_command &c = out.cmd;
-	c.what = out.request ? dpa_command::op::deliver_request : dpa_command::op::deliver_response;
-	c.flow = DPUMESH_CASE_INGRESS;
-	c.hold = c.resume = c.notify = false;
-	c.status = DPUMESH_STATUS_OK;
-	c.dst = 0;
-	c.req_id = 0;
-	c.step_id = 0;
+	void *obj;
+	if (rte_mempool_get(_hbufs, &obj) != 0) {
+		_stats.hbuf_empty.inc();
+		failed(out, net_message::kind::no_hbuf, m);
+		return;
+	}
+	uint8_t *hdr = fresh_hbuf(obj);
+	copy_from_chain(msg.chain, msg.l7_len, hdr, _max_header);
+	wire::l7_error err = wire::l7_decode(hdr, msg.l7_len, &out.view);
+	if (err == wire::l7_error::ok && out.view.kind == wire::l7_kind::request)
+		err = wire::l7_error::bad_kind; /* frame and header disagree */
+	if (err != wire::l7_error::ok)
+		return bad_header(out, err, obj, m);
 	c.header = 0;
 	c.body = 0;
 	c.header_len = msg.l7_len;
 	c.body_len = msg.msg_len - msg.l7_len;
-	out.what = out.request ? net_message::kind::request : net_message::kind::response;
-	if (out.request) {
-		_stats.decoded_without_hbuf.inc();
-		out.l7 = hdr;
-		out.held = m;
-	} else {
-		attach(out, m, hdr);
-	}
+	out.what = net_message::kind::response;
+	command_rest(c, dpa_command::op::deliver_response);
+	out.held = nullptr;
+	attach(out, m, hdr);
+}
+
+/* A header that did not decode (err), counted: its hbuf (obj, a response's) back, the
+ * message failed. */
+void network_in::bad_header(net_message &out, wire::l7_error err, void *obj,
+			    port::rx_msg *m) noexcept
+{
+	_stats.bad_header.inc();
+	_stats.l7_errors[static_cast<size_t>(err)].inc();
+	out.error = err;
+	if (obj)
+		rte_mempool_put(_hbufs, obj);
+	failed(out, net_message::kind::bad_header, m);
 }
 
 net_message network_in::take(port::rx_msg *m, unsigned buf) noexcept
 {
 	net_message out;
-	take_into(out, m, buf);
+	take_into(out, m, reinterpret_cast<uint8_t *>(_hdr.get() + (buf % nb_buffers) * _hdr_words));
 	return out;
 }
 
@@ -199,11 +229,19 @@ net_message network_in::take(port::rx_msg *m, unsigned buf) noexcept
 void network_in::take_burst(port::rx_msg *const *msgs, unsigned n, net_message *out) noexcept
 {
 	static_assert(std::is_trivially_destructible_v<net_message>);
-	for (unsigned i = 0; i < n; i++) {
+	if (n > nb_buffers) [[unlikely]] { /* a buffer each: nb_buffers at a time */
+		take_burst(msgs, nb_buffers, out);
+		return take_burst(msgs + nb_buffers, n - nb_buffers, out + nb_buffers);
+	}
+	/* header buffer i for message i, a step along them (its index multiplied was ~5
+	 * instructions a message) */
+	auto *buf = reinterpret_cast<uint8_t *>(_hdr.get());
+	const size_t step = size_t(_hdr_words) * 8;
+	for (unsigned i = 0; i < n; i++, buf += step) {
 		if (i + decode_ahead < n && msgs[i + decode_ahead]->refusal == port::rx_refusal::none)
 			prefetch_header(msgs[i + decode_ahead]->msg);
 		if (msgs[i]->refusal == port::rx_refusal::none)
-			take_into(*new (&out[i]) net_message, msgs[i], i);
+			take_into(*new (&out[i]) net_message(net_message::unwritten{}), msgs[i], buf);
 	}
 }
 
@@ -221,6 +259,7 @@ bool network_in::to_hbuf(net_message &m) noexcept
 	move_view(m.view, m.l7, hdr);
 	port::rx_msg *rm = m.held;
 	m.held = nullptr;
+	command_rest(m.cmd, dpa_command::op::deliver_request);
 	attach(m, rm, hdr);
 	return true;
 }

@@ -1705,6 +1705,130 @@ TEST_F(network_in_test, a_good_request_keeps_its_body_in_the_received_mbufs)
 	expect_all_back();
 }
 
+/* take_burst() makes its messages unwritten (net_message::unwritten): every field the
+ * default constructor writes, take() writes on every path, and a request's command has its
+ * lengths alone until to_hbuf() writes the rest. Made in memory full of junk, each kind of
+ * message is read back field by field. */
+TEST_F(network_in_test, take_burst_writes_every_field_of_the_messages_it_makes)
+{
+	auto eg = make(false);
+	ASSERT_TRUE(eg);
+	network_in in(hbufs, hbuf_size, *eg, stats);
+	std::vector<uint8_t> req;
+	request_view(req, "echo", "GET", "/x");
+	const uint16_t l7_len = static_cast<uint16_t>(req.size());
+	req.push_back(7); /* a body of one byte */
+	std::vector<uint8_t> resp(256);
+	wire::l7_writer w(resp.data(), resp.size());
+	w.response(200);
+	resp.resize(w.finish());
+	std::vector<uint8_t> junk(64, 0xee);
+	port::rx_msg *in_msgs[3] = {message(req, l7_len, true),
+				    message(resp, static_cast<uint16_t>(resp.size()), false),
+				    message(junk, 64, true)};
+	in_msgs[0]->source_bucket = 5;
+	alignas(net_message) unsigned char room[sizeof(net_message) * 3];
+	std::memset(room, 0xa5, sizeof(room));
+	auto *out = reinterpret_cast<net_message *>(room);
+	in.take_burst(in_msgs, 3, out);
+
+	net_message &r = out[0];
+	ASSERT_EQ(r.what, net_message::kind::request);
+	EXPECT_TRUE(r.request);
+	EXPECT_EQ(r.error, wire::l7_error::ok);
+	EXPECT_EQ(r.source, 5);
+	EXPECT_EQ(r.correlation, 1234u);
+	EXPECT_EQ(r.held, in_msgs[0]);
+	ASSERT_NE(r.l7, nullptr);
+	EXPECT_EQ(std::memcmp(r.l7, req.data(), l7_len), 0);
+	EXPECT_EQ(r.view.service, "echo");
+	EXPECT_EQ(r.cmd.header, 0u);
+	EXPECT_EQ(r.cmd.body, 0u);
+	EXPECT_EQ(r.cmd.header_len, l7_len);
+	EXPECT_EQ(r.cmd.body_len, 1u);
+	EXPECT_EQ(r.from, in_msgs[0]->msg.src);
+	EXPECT_EQ(r.reply_to.addr.dst.port, 7000);
+
+	net_message &a = out[1];
+	ASSERT_EQ(a.what, net_message::kind::response);
+	EXPECT_FALSE(a.request);
+	EXPECT_EQ(a.error, wire::l7_error::ok);
+	EXPECT_EQ(a.source, in_msgs[1]->source_bucket);
+	EXPECT_EQ(a.correlation, 1234u);
+	EXPECT_EQ(a.held, nullptr);
+	EXPECT_NE(a.cmd.header, 0u);
+	EXPECT_EQ(a.l7, reinterpret_cast<const uint8_t *>(a.cmd.header));
+	EXPECT_EQ(a.view.status, 200);
+	const auto whole_command = [](const dpa_command &c, dpa_command::op what) {
+		EXPECT_EQ(c.what, what);
+		EXPECT_EQ(c.flow, uint32_t(DPUMESH_CASE_INGRESS));
+		EXPECT_FALSE(c.hold);
+		EXPECT_FALSE(c.resume);
+		EXPECT_FALSE(c.notify);
+		EXPECT_EQ(c.status, uint32_t(DPUMESH_STATUS_OK));
+		EXPECT_EQ(c.dst, 0u);
+		EXPECT_EQ(c.req_id, 0u);
+		EXPECT_EQ(c.step_id, 0u);
+	};
+	whole_command(a.cmd, dpa_command::op::deliver_response);
+	EXPECT_EQ(a.cmd.header_len, resp.size());
+	EXPECT_EQ(a.cmd.body_len, 0u);
+
+	net_message &b = out[2];
+	EXPECT_EQ(b.what, net_message::kind::bad_header);
+	EXPECT_TRUE(b.request);
+	EXPECT_NE(b.error, wire::l7_error::ok);
+	EXPECT_EQ(b.held, nullptr);
+	EXPECT_EQ(b.l7, nullptr);
+	EXPECT_EQ(b.cmd.header, 0u);
+	EXPECT_EQ(b.correlation, 1234u);
+
+	/* to a pod: the request's command written whole */
+	ASSERT_TRUE(in.to_hbuf(r));
+	whole_command(r.cmd, dpa_command::op::deliver_request);
+	EXPECT_NE(r.cmd.header, 0u);
+	EXPECT_EQ(r.cmd.header_len, l7_len);
+	EXPECT_EQ(r.cmd.body_len, 1u);
+	EXPECT_TRUE(r.cmd.network_body());
+	drop_command(r.cmd, side);
+	in.release(a);
+	in.end_burst();
+	expect_all_back();
+}
+
+/* take_burst() of more messages than it has header buffers: message i in buffer i % 32,
+ * every one made and decoded. */
+TEST_F(network_in_test, a_burst_longer_than_the_header_buffers_takes_them_in_turn)
+{
+	auto eg = make(false);
+	ASSERT_TRUE(eg);
+	network_in in(hbufs, hbuf_size, *eg, stats);
+	std::vector<uint8_t> req;
+	request_view(req, "echo", "GET", "/x");
+	const uint16_t l7_len = static_cast<uint16_t>(req.size());
+	constexpr unsigned n = network_in::nb_buffers + 3;
+	port::rx_msg *in_msgs[n];
+	for (unsigned i = 0; i < n; i++)
+		in_msgs[i] = message(req, l7_len, true);
+	alignas(net_message) static unsigned char room[sizeof(net_message) * n];
+	auto *out = reinterpret_cast<net_message *>(room);
+	in.take_burst(in_msgs, n, out);
+	for (unsigned i = 0; i < n; i++) {
+		ASSERT_EQ(out[i].what, net_message::kind::request) << i;
+		EXPECT_EQ(out[i].held, in_msgs[i]) << i;
+		EXPECT_EQ(out[i].view.path, "/x") << i;
+		if (i >= network_in::nb_buffers) {
+			EXPECT_EQ(out[i].l7, out[i - network_in::nb_buffers].l7) << i;
+		} else if (i > 0) {
+			EXPECT_GT(out[i].l7, out[i - 1].l7) << i;
+		}
+	}
+	for (unsigned i = 0; i < n; i++)
+		in.release(out[i]);
+	in.end_burst();
+	expect_all_back();
+}
+
 TEST_F(network_in_test, requests_take_no_hbuf_until_a_pod_needs_one_and_responses_take_one)
 {
 	auto eg = make(false);

@@ -532,6 +532,47 @@ TEST(Wire, UdpChecksumIsTheFramesOrThePorts)
 	EXPECT_EQ(payload_sum(none, 0), 0u);
 }
 
+/* A datagram shorter than the fragment header (parse_frame()'s inline parse ends it on a
+ * path of its own): its UDP checksum first, as for every frame (the port's verdict, else
+ * the sum), then truncated; in one segment and in segments alike. */
+TEST(Wire, AShortDatagramIsCheckedThenTruncated)
+{
+	const auto good = good_frame();
+	auto short_frame = std::vector<uint8_t>(good.begin(), good.begin() + fh + 10);
+	const uint16_t ip_len = static_cast<uint16_t>(short_frame.size() - 14), udp = ip_len - 20;
+	short_frame[16] = static_cast<uint8_t>(ip_len >> 8), short_frame[17] = static_cast<uint8_t>(ip_len);
+	short_frame[38] = static_cast<uint8_t>(udp >> 8), short_frame[39] = static_cast<uint8_t>(udp);
+	resum(short_frame);
+	auto bad = short_frame;
+	bad[bad.size() - 1] ^= 0x40; /* after its checksum was made */
+	auto none = bad;
+	none[14 + 20 + 6] = none[14 + 20 + 7] = 0;
+	const auto reason = [](const std::vector<uint8_t> &b, uint64_t flags, size_t seg) {
+		rte_mbuf *m = seg ? chain_of(b, seg) : to_mbuf(b);
+		EXPECT_NE(m, nullptr);
+		if (!m)
+			return wire_drop::count;
+		m->ol_flags |= flags;
+		const wire_drop d = parse(m);
+		rte_pktmbuf_free(m);
+		return d;
+	};
+	for (size_t seg : {size_t(0), size_t(20), size_t(fh + 3)}) {
+		EXPECT_EQ(reason(short_frame, 0, seg), wire_drop::truncated) << seg;
+		EXPECT_EQ(reason(bad, 0, seg), wire_drop::bad_checksum) << seg;
+		EXPECT_EQ(reason(none, 0, seg), wire_drop::truncated) << seg;
+		EXPECT_EQ(reason(bad, RTE_MBUF_F_RX_L4_CKSUM_GOOD, seg), wire_drop::truncated) << seg;
+		EXPECT_EQ(reason(bad, RTE_MBUF_F_RX_L4_CKSUM_NONE, seg), wire_drop::truncated) << seg;
+		EXPECT_EQ(reason(short_frame, RTE_MBUF_F_RX_L4_CKSUM_BAD, seg), wire_drop::bad_checksum)
+			<< seg;
+		EXPECT_EQ(reason(none, RTE_MBUF_F_RX_L4_CKSUM_BAD, seg), wire_drop::truncated) << seg;
+		EXPECT_EQ(reason(bad, RTE_MBUF_F_RX_IP_CKSUM_GOOD, seg), wire_drop::bad_checksum)
+			<< seg;
+		EXPECT_EQ(reason(short_frame, RTE_MBUF_F_RX_IP_CKSUM_BAD, seg), wire_drop::bad_checksum)
+			<< seg;
+	}
+}
+
 TEST(Wire, ReassemblyAbuseIsBoundedAndCounted)
 {
 	const unsigned free0 = rte_mempool_avail_count(pool());

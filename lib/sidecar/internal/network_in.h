@@ -20,6 +20,7 @@
 //           ... deliver (the command owns the hbuf and body) or in.release(m); }
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 
@@ -46,17 +47,28 @@ struct net_message {
 	/* Made by network_in::take() alone, which writes every field on every path: the
 	 * command, the view, the addresses are not cleared first (a 288-byte clear, a `rep stos`
 	 * whose start-up was 40% of take()'s samples in the forward profile). */
-	net_message() noexcept {}
+	net_message() noexcept
+		: what(kind::no_hbuf), request(false), source(UINT16_MAX), l7(nullptr),
+		  held(nullptr), correlation(0)
+	{
+	}
 
-	kind what = kind::no_hbuf;
-	bool request = false;     /**< the frame said request (also for the failures) */
+	/** What network_in::take_burst() makes its messages with: no field written (take()
+	 *  writes every one the default writes, on every path: its stores were 6
+	 *  instructions a message). */
+	struct unwritten {};
+	explicit net_message(unwritten) noexcept {}
+
+	kind what;
+	bool request;     /**< the frame said request (also for the failures) */
 	wire::l7_error error = wire::l7_error::ok;
 	/** A request's: its sender's quota bucket (port::rx_msg::source_bucket, which take()
 	 *  copies); made without take(), none (quota::nb_sources or more: open_request()
 	 *  hashes the address), not bucket 0. */
-	uint16_t source = UINT16_MAX;
+	uint16_t source;
 	/** flow INGRESS; op, dst and ids are the caller's to set. A request decoded in the
-	 *  header buffer has header 0 and body 0 (header_len, body_len set) until to_hbuf(). */
+	 *  header buffer has header 0, body 0, header_len and body_len, and no other field
+	 *  written until to_hbuf(). */
 	union {
 		dpa_command cmd;
 	};
@@ -65,17 +77,17 @@ struct net_message {
 	};
 	/** The L7 header: in the hbuf at cmd.header, or in a network-in header buffer (then
 	 *  writable, with an hbuf's room, valid until the next take() into that buffer). */
-	uint8_t *l7 = nullptr;
+	uint8_t *l7;
 	/** Decoded in the header buffer: the received message, still the caller's (its chain
 	 *  holds the body); to_hbuf() or release() ends it. */
-	port::rx_msg *held = nullptr;
+	port::rx_msg *held;
 	union {
 		remote reply_to; /**< requests and refused requests: where to answer */
 	};
 	union {
 		wire::endpoint from; /**< the sender's address */
 	};
-	uint64_t correlation = 0;
+	uint64_t correlation;
 
 	/** The body as a relay reads it: the received segments after the header. */
 	dpa::local_body relay_body() const noexcept
@@ -91,10 +103,14 @@ class network_in {
 public:
 	/** Header buffers: as many as a burst has messages (take(m, i) uses the i-th). */
 	static constexpr unsigned nb_buffers = 32;
+	/** A header buffer's least size in words (the copy of a header into it takes two
+	 *  16-byte chunks, 64 bytes read whatever its length). */
+	static constexpr uint32_t min_hdr_words = 8;
 
 	network_in(rte_mempool *hbufs, uint32_t hbuf_size, const egress &eg, counters &stats)
-		: _hbufs(hbufs), _hbuf_size(hbuf_size), _egress(eg), _stats(stats),
-		  _hdr_words((hbuf_size + 63) / 64 * 8),
+		: _hbufs(hbufs), _max_header(hbuf_size - DPA_HBUF_META_SIZE), _egress(eg),
+		  _stats(stats),
+		  _hdr_words(std::max<uint32_t>(min_hdr_words, (hbuf_size + 63) / 64 * 8)),
 		  _hdr(std::make_unique<uint64_t[]>(_hdr_words * nb_buffers))
 	{
 	}
@@ -156,14 +172,16 @@ public:
 	~network_in() { end_burst(); }
 
 private:
-	void take_into(net_message &out, port::rx_msg *m, unsigned buf) noexcept;
+	void take_into(net_message &out, port::rx_msg *m, uint8_t *buf) noexcept;
 	void attach(net_message &out, port::rx_msg *m, uint8_t *hdr) noexcept;
 	static void failed(net_message &out, net_message::kind why, port::rx_msg *m) noexcept;
+	[[gnu::cold]] void bad_header(net_message &out, wire::l7_error err, void *obj,
+				   port::rx_msg *m) noexcept;
 	void free_spent() noexcept;
 	void release_other(net_message &m) noexcept;
 
 	rte_mempool *_hbufs;
-	uint32_t _hbuf_size;
+	uint32_t _max_header; /* the longest header an hbuf holds: hbuf_size less its meta */
 	const egress &_egress;
 	counters &_stats;
 	uint32_t _hdr_words;              /* one header buffer: hbuf_size, whole cache lines */

@@ -103,6 +103,116 @@ inline uint16_t load_raw16(const uint8_t *p, size_t at) noexcept
 	std::memcpy(&v, p + at, 2);
 	return v;
 }
+
+/* What parse_inline() returns for a frame it does not take (parse_any()'s): no reason */
+inline constexpr wire_drop not_inline = wire_drop::count;
+
+/* parse_inline()'s end for a datagram shorter than the fragment header (8 + dgram bytes
+ * at `at`, the addresses on): bad_checksum where its checksum is wrong, else truncated */
+[[gnu::cold, gnu::noinline]] inline wire_drop short_dgram(const uint8_t *at, uint64_t flags,
+							  uint32_t dgram) noexcept
+{
+	if (load_raw16(at, 8 + 6) == 0)
+		return wire_drop::truncated;
+	switch (flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) {
+	case RTE_MBUF_F_RX_L4_CKSUM_GOOD:
+	case RTE_MBUF_F_RX_L4_CKSUM_NONE:
+		return wire_drop::truncated;
+	case RTE_MBUF_F_RX_L4_CKSUM_BAD:
+		return wire_drop::bad_checksum;
+	default: {
+		const uint64_t sum = as_loaded_be16(static_cast<uint16_t>(dgram)) +
+				     as_loaded_be16(17) + csum_raw(at, 8 + dgram);
+		return sum % 0xffff != 0 ? wire_drop::bad_checksum : wire_drop::truncated;
+	}
+	}
+}
+
+/* parse_frame() of the mesh's own frames (IPv4 without options or fragmentation, UDP, in
+ * one segment), read in place; not_inline for any other. A frame it accepts is in one
+ * segment with its payload in it: reassembler::whole_inline() says whether it is a whole
+ * message, not whole_frame() (port RX's ~10 instructions a message less). */
+inline wire_drop parse_inline(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t max_message,
+			       parsed_frame *out) noexcept
+{
+	/* Ethernet, IPv4 without options, UDP */
+	constexpr uint32_t l2 = ether_size, l3 = ipv4_size, l4_off = l2 + l3;
+	constexpr uint32_t ip_src = l2 + 12; /* the destination follows */
+	const auto *p = rte_pktmbuf_mtod(m, const uint8_t *);
+	if (m->nb_segs != 1 || m->data_len < l4_off + udp_size || m->pkt_len != m->data_len ||
+	    load_be<uint16_t>(p, 12) != 0x0800 /* IPv4 */ || p[l2] != 0x45 /* 20 bytes */ ||
+	    p[l2 + 9] != 17 /* UDP */ ||
+	    (load_raw16(p, l2 + 6) & as_loaded_be16(0x3fff)) != 0 /* a fragment */)
+		[[unlikely]]
+		return not_inline;
+	/* the port's verdicts on the IP and UDP checksums: none (net_pcap, virtio without
+	 * offloads) is one test here and one at the UDP checksum, not the IP verdict and
+	 * then the UDP one apart (~6 instructions a frame) */
+	const uint64_t flags = m->ol_flags;
+	constexpr uint64_t verdicts = RTE_MBUF_F_RX_IP_CKSUM_MASK | RTE_MBUF_F_RX_L4_CKSUM_MASK;
+	static_assert(RTE_MBUF_F_RX_IP_CKSUM_UNKNOWN == 0 && RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN == 0);
+	if ((flags & verdicts) != 0 &&
+	    (flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_BAD)
+		return wire_drop::bad_checksum;
+	const uint32_t total = load_be<uint16_t>(p, l2 + 2);
+	if (total < l3 || l2 + total > m->pkt_len)
+		return wire_drop::bad_ip;
+	parsed_frame &f = *out;
+	const uint8_t *udp = p + l4_off;
+	uint32_t src, dst;
+	std::memcpy(&src, p + ip_src, 4);
+	std::memcpy(&dst, p + ip_src + 4, 4);
+	/* the ports with the addresses: each stored once (set_v4()'s 0 then the port was two
+	 * stores and a clear more) */
+	f.src.set_v4(src, load_be<uint16_t>(udp, 0));
+	f.dst.set_v4(dst, load_be<uint16_t>(udp, 2));
+	uint16_t dst_port_be;
+	std::memcpy(&dst_port_be, udp + 2, 2);
+	if (mesh_port_be != 0 && dst_port_be != mesh_port_be)
+		return wire_drop::other_port;
+	/* within the segment from here on: l2 + total <= pkt_len == data_len */
+	const uint32_t dgram = load_be<uint16_t>(udp, 4);
+	if (dgram < udp_size || dgram != total - l3)
+		return wire_drop::bad_udp;
+	/* shorter than the fragment header: its checksum checked, then truncated (a cold path
+	 * of its own: the common one tests the length once) */
+	if (dgram < udp_size + frame_hdr_size) [[unlikely]]
+		return short_dgram(p + ip_src, flags, dgram);
+	/* a zero checksum is none over IPv4, else the port's verdict, else the sum from the
+	 * addresses on with the pseudo header's length and protocol (17) */
+	const bool checksum = load_raw16(udp, 6) != 0;
+	const uint64_t l4 = flags & RTE_MBUF_F_RX_L4_CKSUM_MASK;
+	if (checksum && ((flags & verdicts) == 0 || l4 == RTE_MBUF_F_RX_L4_CKSUM_UNKNOWN))
+		[[likely]] {
+		/* it folds to 0xffff (the check holds) when it is a multiple of 0xffff (2^16 is
+		 * 1), being nonzero (the protocol's word): a multiply, no fold. Summed in two
+		 * parts, the addresses and the UDP and fragment headers (48 bytes) and the
+		 * payload after them (at an even offset from the addresses: its words pair as
+		 * in place), whose folded sum is kept: a relay that makes a frame of the same
+		 * bytes need not read them again. The payload's 64-bit sum folded for
+		 * payload_sum, then the heads' words added onto it (one carry count, one wrap
+		 * each) */
+		constexpr uint32_t heads = 8 + udp_size + frame_hdr_size;
+		const uint64_t pseudo =
+			as_loaded_be16(static_cast<uint16_t>(dgram)) + as_loaded_be16(17);
+		const uint64_t payload = csum_raw64(p + ip_src + heads, dgram + 8 - heads);
+		f.payload_sum = csum_fold(payload);
+		if (csum_raw64(p + ip_src, heads, csum_add64(payload, pseudo)) % 0xffff != 0)
+			return wire_drop::bad_checksum;
+	} else if (checksum && l4 == RTE_MBUF_F_RX_L4_CKSUM_BAD) {
+		return wire_drop::bad_checksum;
+	} else {
+		f.payload_sum = 0; /* no checksum, or the port's verdict GOOD or NONE */
+	}
+	const wire_drop d = take_frag_hdr(
+		udp + udp_size, dgram - static_cast<uint32_t>(udp_size + frame_hdr_size),
+		max_message, f);
+	if (d != wire_drop::none)
+		return d;
+	f.payload_off = l4_off + static_cast<uint32_t>(udp_size + frame_hdr_size);
+	std::memcpy(f.src_mac, p + 6, 6);
+	return wire_drop::none;
+}
 } // namespace detail
 
 /**
@@ -112,96 +222,18 @@ inline uint16_t load_raw16(const uint8_t *p, size_t at) noexcept
  * both directions).
  *
  * Inline for the mesh's own frames (IPv4 without options or fragmentation, UDP, in one
- * segment), read in place: port RX's per-frame call, its checks in parse_any()'s order,
- * nothing copied, the UDP checksum one sum from the pseudo header's addresses (right
- * before the UDP header in IPv4) to the datagram's end. Anything else: detail::parse_any().
+ * segment), read in place (detail::parse_inline()): port RX's per-frame call, its checks
+ * in parse_any()'s order, nothing copied, the UDP checksum one sum from the pseudo
+ * header's addresses (right before the UDP header in IPv4) to the datagram's end.
+ * Anything else: detail::parse_any().
  * (Offsets and values are checked against DPDK's headers in frame.cc.)
  * @return wire_drop::none when valid, else the reason (then *out is partly written).
  */
 inline wire_drop parse_frame(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t max_message,
 			     parsed_frame *out) noexcept
 {
-	using detail::load_be;
-	/* Ethernet, IPv4 without options, UDP */
-	using detail::udp_size;
-	constexpr uint32_t l2 = detail::ether_size, l3 = detail::ipv4_size, l4_off = l2 + l3;
-	constexpr uint32_t ip_src = l2 + 12; /* the destination follows */
-	const auto *p = rte_pktmbuf_mtod(m, const uint8_t *);
-	if (m->nb_segs != 1 || m->data_len < l4_off + udp_size || m->pkt_len != m->data_len ||
-	    load_be<uint16_t>(p, 12) != 0x0800 /* IPv4 */ || p[l2] != 0x45 /* 20 bytes */ ||
-	    p[l2 + 9] != 17 /* UDP */ ||
-	    (detail::load_raw16(p, l2 + 6) & detail::as_loaded_be16(0x3fff)) != 0 /* a fragment */)
-		[[unlikely]]
-		return detail::parse_any(m, mesh_port_be, max_message, out);
-	const uint64_t flags = m->ol_flags;
-	if ((flags & RTE_MBUF_F_RX_IP_CKSUM_MASK) == RTE_MBUF_F_RX_IP_CKSUM_BAD)
-		return wire_drop::bad_checksum;
-	const uint32_t total = load_be<uint16_t>(p, l2 + 2);
-	if (total < l3 || l2 + total > m->pkt_len)
-		return wire_drop::bad_ip;
-	parsed_frame &f = *out;
-	uint32_t src, dst;
-	std::memcpy(&src, p + ip_src, 4);
-	std::memcpy(&dst, p + ip_src + 4, 4);
-	f.src.set_v4(src, 0);
-	f.dst.set_v4(dst, 0);
-	const uint8_t *udp = p + l4_off;
-	uint16_t dst_port_be;
-	std::memcpy(&dst_port_be, udp + 2, 2);
-	if (mesh_port_be != 0 && dst_port_be != mesh_port_be)
-		return wire_drop::other_port;
-	/* within the segment from here on: l2 + total <= pkt_len == data_len */
-	const uint32_t dgram = load_be<uint16_t>(udp, 4);
-	if (dgram < udp_size || dgram != total - l3)
-		return wire_drop::bad_udp;
-	/* a zero checksum is none over IPv4, else the port's verdict, else the sum from the
-	 * addresses on with the pseudo header's length and protocol (17) */
-	f.payload_sum = 0;
-	if (load_be<uint16_t>(udp, 6) != 0) {
-		switch (flags & RTE_MBUF_F_RX_L4_CKSUM_MASK) {
-		case RTE_MBUF_F_RX_L4_CKSUM_GOOD:
-		case RTE_MBUF_F_RX_L4_CKSUM_NONE:
-			break;
-		case RTE_MBUF_F_RX_L4_CKSUM_BAD:
-			return wire_drop::bad_checksum;
-		default: {
-			/* it folds to 0xffff (the check holds) when it is a multiple of 0xffff
-			 * (2^16 is 1), being nonzero (the protocol's word): a multiply, no fold.
-			 * Summed in two parts, the addresses and the UDP and fragment headers
-			 * (48 bytes) and the payload after them (at an even offset from the
-			 * addresses: its words pair as in place), whose folded sum is kept: a
-			 * relay that makes a frame of the same bytes need not read them again */
-			constexpr uint32_t heads = 8 + udp_size + frame_hdr_size;
-			const uint64_t pseudo = detail::as_loaded_be16(static_cast<uint16_t>(dgram)) +
-						detail::as_loaded_be16(17);
-			uint64_t sum;
-			if (dgram >= udp_size + frame_hdr_size) [[likely]] {
-				/* the payload's 64-bit sum folded for payload_sum, then the
-				 * heads' words added onto it (one carry count, one wrap each) */
-				const uint64_t payload = csum_raw64(p + ip_src + heads, dgram + 8 - heads);
-				f.payload_sum = csum_fold(payload);
-				sum = csum_raw64(p + ip_src, heads, csum_add64(payload, pseudo));
-			} else {
-				sum = pseudo + csum_raw(p + ip_src, 8 + dgram);
-			}
-			if (sum % 0xffff != 0)
-				return wire_drop::bad_checksum;
-			break;
-		}
-		}
-	}
-	f.src.port = load_be<uint16_t>(udp, 0);
-	f.dst.port = load_be<uint16_t>(udp, 2);
-	if (dgram < udp_size + frame_hdr_size)
-		return wire_drop::truncated;
-	const wire_drop d = detail::take_frag_hdr(
-		udp + udp_size, dgram - static_cast<uint32_t>(udp_size + frame_hdr_size),
-		max_message, f);
-	if (d != wire_drop::none)
-		return d;
-	f.payload_off = l4_off + static_cast<uint32_t>(udp_size + frame_hdr_size);
-	std::memcpy(f.src_mac, p + 6, 6);
-	return wire_drop::none;
+	const wire_drop d = detail::parse_inline(m, mesh_port_be, max_message, out);
+	return d != detail::not_inline ? d : detail::parse_any(m, mesh_port_be, max_message, out);
 }
 
 /** Addressing of frames this node sends. */
@@ -981,6 +1013,15 @@ public:
 	{
 		return pf.frag_offset == 0 && pf.frag_len == pf.msg_len && m->nb_segs == 1 &&
 		       uint64_t(pf.payload_off) + pf.frag_len <= m->data_len;
+	}
+	/**
+	 * whole_frame() of a frame detail::parse_inline() accepted: it is in one segment with
+	 * its payload (its checks), and frag_offset + frag_len <= msg_len (decode_frag_hdr())
+	 * makes the offset 0 when the fragment is the message's every byte: one compare.
+	 */
+	static bool whole_inline(const parsed_frame &pf) noexcept
+	{
+		return pf.frag_len == pf.msg_len;
 	}
 	/** A whole_frame()'s mbuf cut to its payload, as input() cuts it. */
 	static void trim_whole(rte_mbuf *m, const parsed_frame &pf) noexcept
