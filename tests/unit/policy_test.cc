@@ -297,9 +297,9 @@ TEST(ratelimit, keyed_tables_keep_keys_apart_and_reuse_full_buckets)
 TEST(ratelimit, two_phase_reserve_takes_nothing_until_commit)
 {
 	rate_limiter lim(token_bucket(1, 1));
-	rate_limiter::ticket t;
-	EXPECT_TRUE(lim.reserve(0, sec, &t));
-	EXPECT_TRUE(lim.reserve(0, sec, &t)); /* nothing taken yet */
+	rate_limiter::ticket t{}; /* reserve() writes `next` only when it returns true */
+	ASSERT_TRUE(lim.reserve(0, sec, &t));
+	ASSERT_TRUE(lim.reserve(0, sec, &t)); /* nothing taken yet */
 	rate_limiter::commit(t);
 	EXPECT_FALSE(lim.reserve(0, sec, &t));
 }

@@ -95,8 +95,9 @@ class rate_limiter {
 public:
 	static constexpr unsigned probe_window = 8;
 
-	/** What reserve() found; every field is written by reserve() (no default values: the
-	 *  engine's array of 16 is not cleared for each request). */
+	/** What reserve() found; every field is written by reserve(), `next` only when it
+	 *  returns true (commit() only then). No default values: the engine's array of 16 is
+	 *  not cleared for each request. */
 	struct ticket {
 		std::atomic<uint64_t> *tat;
 		uint64_t next;
