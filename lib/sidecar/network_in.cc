@@ -79,6 +79,16 @@ uint8_t *fresh_hbuf(void *obj) noexcept
 	return static_cast<uint8_t *>(obj) + DPA_HBUF_META_SIZE;
 }
 
+/* A delivery command's header, body (none yet) and lengths, a request's and a
+ * response's alike */
+inline void command_lengths(dpa_command &c, const wire::message &msg) noexcept
+{
+	c.header = 0;
+	c.body = 0;
+	c.header_len = msg.l7_len;
+	c.body_len = msg.msg_len - msg.l7_len;
+}
+
 /* A delivery command's fields but its header, body and lengths, a store per field:
  * `cmd = dpa_command{}` made a copy on the stack and read it back in 16-byte loads behind
  * its narrow stores, a store-forwarding stall that took 60% of take()'s samples */
@@ -171,10 +181,7 @@ void network_in::failed(net_message &out, net_message::kind why, port::rx_msg *m
 			err = wire::l7_error::bad_kind; /* frame and header disagree */
 		if (err != wire::l7_error::ok) [[unlikely]]
 			return bad_header(out, err, nullptr, m);
-		c.header = 0;
-		c.body = 0;
-		c.header_len = msg.l7_len;
-		c.body_len = msg.msg_len - msg.l7_len;
+		command_lengths(c, msg);
 		out.what = net_message::kind::request;
 		_stats.decoded_without_hbuf.inc();
 		out.l7 = hdr;
@@ -194,10 +201,7 @@ void network_in::failed(net_message &out, net_message::kind why, port::rx_msg *m
 		err = wire::l7_error::bad_kind; /* frame and header disagree */
 	if (err != wire::l7_error::ok)
 		return bad_header(out, err, obj, m);
-	c.header = 0;
-	c.body = 0;
-	c.header_len = msg.l7_len;
-	c.body_len = msg.msg_len - msg.l7_len;
+	command_lengths(c, msg);
 	out.what = net_message::kind::response;
 	command_rest(c, dpa_command::op::deliver_response);
 	out.held = nullptr;
