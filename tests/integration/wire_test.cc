@@ -1265,21 +1265,22 @@ TEST(Wire, AKeptFrameIsForItsAddressButThePort)
 		const link_addr a = addr(v6);
 		frame_template t;
 		ASSERT_TRUE(t.make(a, frame_kind::response, sum, 1500));
-		EXPECT_TRUE(t.made_for(a));
+		EXPECT_TRUE(t.made_for_made(a));
 		EXPECT_TRUE(t.made_for(a, sum));
 		link_addr other_port = a;
 		other_port.dst.port ^= 0x5a5a;
-		EXPECT_TRUE(t.made_for(other_port));
+		EXPECT_TRUE(t.made_for_made(other_port));
+		EXPECT_TRUE(t.made_for(other_port, sum));
 		static_assert(sizeof(link_addr) == 48, "no padding among the compared bytes");
 		for (size_t i = 0; i < offsetof(link_addr, dst) + offsetof(endpoint, port); i++)
 			for (uint8_t bit : {uint8_t(0x01), uint8_t(0x80)}) {
 				link_addr b = a;
 				reinterpret_cast<uint8_t *>(&b)[i] ^= bit;
-				EXPECT_FALSE(t.made_for(b)) << "byte " << i << " v6 " << v6;
+				EXPECT_FALSE(t.made_for_made(b)) << "byte " << i << " v6 " << v6;
 				EXPECT_FALSE(t.made_for(b, sum)) << "byte " << i << " v6 " << v6;
 			}
 		t.clear();
-		EXPECT_FALSE(t.made_for(a));
+		EXPECT_FALSE(t.made_for(a, sum));
 	}
 }
 

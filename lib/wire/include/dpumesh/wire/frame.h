@@ -483,15 +483,11 @@ public:
 		return _len && _l7 == l7.data && _l7_len == l7.len && _l7_sum == l7.sum &&
 		       same_but_port(_addr, addr);
 	}
-	/** Whether it was made for this address (but perhaps another destination port), its
-	 *  header whatever it was made from: for a caller that keeps its templates per header
-	 *  and clears them when that header changes. */
-	bool made_for(const link_addr &addr) const noexcept
-	{
-		return _len && same_but_port(_addr, addr);
-	}
-	/** made_for() of a template the caller knows is made (egress keeps a port with each
-	 *  and -1 for one not made): the address alone (_len tested too was ~3 a 504). */
+	/** Whether a template the caller knows is made (egress keeps a port with each and -1
+	 *  for one not made) was made for this address (but perhaps another destination port),
+	 *  its header whatever it was made from: for a caller that keeps its templates per
+	 *  header and clears them when that header changes. The address alone (_len tested too
+	 *  was ~3 instructions a 504). */
 	bool made_for_made(const link_addr &addr) const noexcept
 	{
 		return same_but_port(_addr, addr);
