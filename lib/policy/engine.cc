@@ -135,7 +135,11 @@ result<std::unique_ptr<engine>> engine::create(const schema::policy_config &cfg,
 		uint32_t rate = std::max<uint32_t>(1, l.rate / div);
 		uint32_t burst = std::max<uint32_t>(1, (l.burst ? l.burst : l.rate) / div);
 		token_bucket b(rate, burst);
-		limit lim{l.path_prefix, l.key, -1,
+		limit lim{l.path_prefix,
+			  l.path_prefix.empty()	 ? limit::match::all
+			  : l.path_prefix == "/" ? limit::match::slash
+						 : limit::match::prefix,
+			  l.key, -1,
 			  l.key == schema::ratelimit_key::route
 				  ? rate_limiter(b)
 				  : rate_limiter(b, opt.limiter_slots, seed + i)};
@@ -236,8 +240,12 @@ verdict engine::check_policy(const wire::l7_view &req, service_policy &sp, uint6
 	unsigned nb_tickets = 0;
 	const std::string_view path = path_only(req.path);
 	auto applies = [&](const limit &l) noexcept {
-		const size_t n = l.path_prefix.size(); /* most limits have none: no compare */
-		return n == 0 || (path.size() >= n && same_bytes(path.data(), l.path_prefix.data(), n));
+		if (l.how == limit::match::all)
+			return true;
+		if (l.how == limit::match::slash)
+			return !path.empty() && path[0] == '/';
+		const size_t n = l.path_prefix.size();
+		return path.size() >= n && same_bytes(path.data(), l.path_prefix.data(), n);
 	};
 	auto reserve = [&](limit &l, uint64_t key) noexcept {
 		rate_limiter::ticket &t = tickets[nb_tickets++];
