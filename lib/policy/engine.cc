@@ -267,11 +267,12 @@ verdict engine::check_policy(const wire::l7_view &req, service_policy &sp, uint6
 		if (const std::string_view auth = req.authorization; auth.data()) {
 			_stats.jwt_checked.inc();
 			const verified_token *tok = nullptr;
-			const jwt_stats &js = _jwt->stats();
-			const uint64_t hits = js.cache_hits.get(), sigs = js.signatures.get();
-			jwt_error e = _jwt->verify_header(auth, unix_s, &tok);
-			_stats.jwt_cache_hits.add(js.cache_hits.get() - hits);
-			_stats.jwt_signatures.add(js.signatures.get() - sigs);
+			jwt_path how;
+			jwt_error e = _jwt->verify_header(auth, unix_s, &tok, &how);
+			if (how == jwt_path::cache_hit)
+				_stats.jwt_cache_hits.inc();
+			else if (how == jwt_path::signature)
+				_stats.jwt_signatures.inc();
 			if (e != jwt_error::ok)
 				return refuse(to_reason(e));
 			claims = &tok->claims;

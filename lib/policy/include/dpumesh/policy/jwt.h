@@ -28,6 +28,7 @@
 
 #include "dpumesh/policy/schema.h"
 #include "dpumesh/common/base64url.h"
+#include "dpumesh/common/copy.h"
 #include "dpumesh/common/counter.h"
 #include "dpumesh/common/status.h"
 
@@ -88,8 +89,22 @@ public:
 
 	/** Whether claim `i` (an index into the verifier's claim names) had a usable value. */
 	bool present(unsigned i) const noexcept { return i < jwt_max_claims && _len[i] != 0; }
-	/** Whether claim `i` is `v`, or is an array holding `v`. */
-	bool contains(unsigned i, std::string_view v) const noexcept;
+	/** Whether claim `i` is `v`, or is an array holding `v`. Inline, its values compared by
+	 *  same_bytes() (out of line with libc's memcmp, ~35 + 18 instructions of a request
+	 *  whose RBAC rule names a claim). */
+	bool contains(unsigned i, std::string_view v) const noexcept
+	{
+		if (!present(i))
+			return false;
+		const char *p = _blob + _off[i], *end = p + _len[i];
+		while (p < end) {
+			auto n = static_cast<uint8_t>(*p);
+			if (n == v.size() && same_bytes(p + 1, v.data(), n))
+				return true;
+			p += 1 + n;
+		}
+		return false;
+	}
 	/** The first value of claim `i` ("" when absent). */
 	std::string_view first(unsigned i) const noexcept;
 	/** Calls fn(value) for every value of claim `i`. */
@@ -124,6 +139,10 @@ struct verified_token {
 	token_claims claims;
 };
 
+/** What a verification did, for a caller that counts it (the engine's jwt_cache_hits and
+ *  jwt_signatures): found in the cache, a signature checked, or neither (refused first). */
+enum class jwt_path : uint8_t { neither, cache_hit, signature };
+
 /** Cache and verification counters (written by the verifier's lcore). */
 struct jwt_stats {
 	counter cache_hits;
@@ -156,6 +175,10 @@ public:
 	 */
 	jwt_error verify_header(std::string_view authorization, int64_t unix_s,
 				const verified_token **out) noexcept;
+	/** The same, saying in *how what it did (the engine's counters: no reads of the
+	 *  verifier's before and after). A cached token is found without a call. */
+	jwt_error verify_header(std::string_view authorization, int64_t unix_s,
+				const verified_token **out, jwt_path *how) noexcept;
 	/** As verify_header, for the bare compact token. */
 	jwt_error verify_token(std::string_view token, int64_t unix_s,
 			       const verified_token **out) noexcept;
