@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -89,9 +90,10 @@ public:
 
 	/** Whether claim `i` (an index into the verifier's claim names) had a usable value. */
 	bool present(unsigned i) const noexcept { return i < jwt_max_claims && _len[i] != 0; }
-	/** Whether claim `i` is `v`, or is an array holding `v`. Inline, its values compared by
-	 *  same_bytes() (out of line with libc's memcmp, ~35 + 18 instructions of a request
-	 *  whose RBAC rule names a claim). */
+	/** Whether claim `i` is `v`, or is an array holding `v`. Inline, a value of up to 16
+	 *  bytes compared as one or two words (out of line with libc's memcmp, ~35 + 18
+	 *  instructions of a request whose RBAC rule names a claim; same_bytes()'s loop, set
+	 *  up for each value, was more). */
 	bool contains(unsigned i, std::string_view v) const noexcept
 	{
 		if (!present(i))
@@ -99,7 +101,7 @@ public:
 		const char *p = _blob + _off[i], *end = p + _len[i];
 		while (p < end) {
 			auto n = static_cast<uint8_t>(*p);
-			if (n == v.size() && same_bytes(p + 1, v.data(), n))
+			if (n == v.size() && same_value(p + 1, v.data(), n))
 				return true;
 			p += 1 + n;
 		}
@@ -126,6 +128,16 @@ public:
 	bool add(unsigned i, std::string_view v) noexcept;
 
 private:
+	/* n bytes at a and b the same: short_word() up to 8, two overlapping words up to 16 */
+	static bool same_value(const char *a, const char *b, size_t n) noexcept
+	{
+		if (n <= 8)
+			return n == 0 || short_word(a, n) == short_word(b, n);
+		if (n <= 16)
+			return ((load64(a) ^ load64(b)) | (load64(a + n - 8) ^ load64(b + n - 8))) == 0;
+		return std::memcmp(a, b, n) == 0;
+	}
+
 	uint16_t _off[jwt_max_claims] = {};
 	uint16_t _len[jwt_max_claims] = {};
 	uint16_t _used = 0;
