@@ -190,11 +190,13 @@ struct jwt_verifier::impl {
 
 	uint64_t hash(std::string_view t) const noexcept
 	{
-		/* the tail is the signature, effectively random; the bytes are compared anyway */
+		/* the tail is the signature, effectively random; the bytes are compared anyway:
+		 * its last 16 bytes folded into one word through one finaliser (two were ~11
+		 * instructions more a lookup) */
 		uint64_t h = seed ^ (t.size() * 0x9e3779b97f4a7c15ULL);
 		if (t.size() >= 16) {
-			h = mix64(h ^ load64(t.data() + t.size() - 8));
-			h = mix64(h ^ load64(t.data() + t.size() - 16));
+			h = mix64(h ^ load64(t.data() + t.size() - 8) ^
+				  std::rotl(load64(t.data() + t.size() - 16), 32));
 		} else {
 			for (char c : t)
 				h = (h ^ static_cast<uint8_t>(c)) * 0x100000001b3ULL;
