@@ -238,7 +238,8 @@ verdict engine::check_policy(const wire::l7_view &req, service_policy &sp, uint6
 	 * tickets are not cleared: reserve() writes each one it hands out) */
 	rate_limiter::ticket tickets[max_limits_per_service];
 	unsigned nb_tickets = 0;
-	const std::string_view path = path_only(req.path);
+	const cut_path cut = scan_path(req.path); /* for RBAC too: one pass */
+	const std::string_view path = cut.path;
 	auto applies = [&](const limit &l) noexcept {
 		if (l.how == limit::match::all)
 			return true;
@@ -280,7 +281,7 @@ verdict engine::check_policy(const wire::l7_view &req, service_policy &sp, uint6
 			return refuse(reason::jwt_missing);
 		}
 	}
-	if (s->rbac && !s->rbac->allows_path(req.method, path, claims))
+	if (s->rbac && !s->rbac->allows_cut(req.method, cut, claims))
 		return refuse(reason::rbac_denied);
 
 	for (auto &l : s->limits) {
