@@ -194,6 +194,9 @@ private:
 	 * the engine's one call per request) */
 	bool allowed_by_rule(std::string_view method, std::string_view path, bool plain,
 			     const token_claims *claims) const noexcept;
+	/* whether the token's claims hold every value a rule names: a call (inline, its
+	 * loops made GCC call allowed_by_rule() instead, ~35 instructions a request) */
+	static bool claims_hold(const rule &r, const token_claims *claims) noexcept;
 
 	std::vector<rule> _rules;
 	bool _default_allow = false;
@@ -226,13 +229,7 @@ inline bool rbac_policy::allowed_by_rule(std::string_view method, std::string_vi
 				continue;
 			break;
 		}
-		bool held = true;
-		for (const claim_req &c : r.claims)
-			if (!claims || !claims->contains(c.index, c.value)) {
-				held = false;
-				break;
-			}
-		if (!held)
+		if (!r.claims.empty() && !claims_hold(r, claims))
 			continue;
 		/* a path not in normal form matches no rule: it gets the default (deny, else
 		 * allows_path() had answered), so the form is checked once, for a rule that
