@@ -113,6 +113,42 @@ TEST(rbac, paths)
 		EXPECT_FALSE(path_is_normal(p)) << p;
 }
 
+TEST(rbac, one_pass_scan_is_path_only_and_path_is_normal)
+{
+	/* every path of up to 6 bytes over the bytes that matter (and one that does not):
+	 * scan_path() cuts where path_only() does, and a plain path is normal exactly when it
+	 * starts with '/' (what the engine's RBAC check takes for path_is_normal()) */
+	const char alphabet[] = {'/', '.', '%', '2', 'e', '\\', '?', '#', 'a'};
+	const size_t k = sizeof(alphabet);
+	size_t plain = 0, total = 0;
+	char buf[6];
+	for (size_t len = 0; len <= 6; len++) {
+		size_t count = 1;
+		for (size_t i = 0; i < len; i++)
+			count *= k;
+		for (size_t n = 0; n < count; n++) {
+			size_t x = n;
+			for (size_t i = 0; i < len; i++, x /= k)
+				buf[i] = alphabet[x % k];
+			const std::string_view p(buf, len);
+			const cut_path c = scan_path(p);
+			ASSERT_EQ(c.path, path_only(p)) << p;
+			ASSERT_EQ(c.path.data(), p.data());
+			if (c.plain) {
+				plain++;
+				ASSERT_EQ(!c.path.empty() && c.path[0] == '/', path_is_normal(c.path)) << p;
+			}
+			total++;
+		}
+	}
+	EXPECT_GT(plain, total / 10); /* the shortcut is taken, not only the look */
+	EXPECT_FALSE(scan_path("/a//b").plain);
+	EXPECT_FALSE(scan_path("/a/.b").plain); /* normal, but path_is_normal() says so */
+	EXPECT_TRUE(path_is_normal("/a/.b"));
+	EXPECT_TRUE(scan_path("/a.b/c?//x").plain);
+	EXPECT_EQ(scan_path("/a.b/c?//x").path, "/a.b/c");
+}
+
 TEST(rbac, rules_methods_paths_claims)
 {
 	auto v = jwt_verifier::create(jwt_cfg(), {"sub", "role", "roles"});
