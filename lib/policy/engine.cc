@@ -249,11 +249,8 @@ verdict engine::check_policy(const wire::l7_view &req, service_policy &sp, uint6
 		return path.size() >= n && same_bytes(path.data(), l.path_prefix.data(), n);
 	};
 	auto reserve = [&](limit &l, uint64_t key) noexcept {
-		rate_limiter::ticket &t = tickets[nb_tickets++];
-		const bool ok = l.lim.reserve(key, now_ns, &t);
-		if (l.lim.overflowed(t)) [[unlikely]]
-			_stats.limiter_overflow.inc();
-		return ok;
+		/* a fall back to the overflow bucket counted where it is found */
+		return l.lim.reserve(key, now_ns, &tickets[nb_tickets++], &_stats.limiter_overflow);
 	};
 	for (auto &l : s->limits) {
 		if (l.claim >= 0 || !applies(l))

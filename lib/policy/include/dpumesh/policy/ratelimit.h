@@ -29,6 +29,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "dpumesh/common/counter.h"
+
 namespace dpumesh::policy {
 
 /** GCRA parameters of one bucket shape (rate per second, burst). */
@@ -122,8 +124,13 @@ public:
 	rate_limiter(rate_limiter &&) noexcept = default;
 	rate_limiter &operator=(rate_limiter &&) noexcept = default;
 
-	/** Finds the key's bucket; true (and a ticket to commit) if a request conforms now. */
-	bool reserve(uint64_t key, uint64_t now_ns, ticket *t) noexcept
+	/**
+	 * Finds the key's bucket; true (and a ticket to commit) if a request conforms now.
+	 * @param overflows when not null, counted once more if the key fell back to the
+	 *        overflow bucket (the engine's limiter_overflow: tested where find() is called,
+	 *        not with overflowed() on every reservation)
+	 */
+	bool reserve(uint64_t key, uint64_t now_ns, ticket *t, counter *overflows = nullptr) noexcept
 	{
 		const uint64_t now_u = token_bucket::units(now_ns);
 		std::atomic<uint64_t> *tat = &_st->single;
@@ -131,7 +138,7 @@ public:
 			/* the key in its home slot (a key seen before, no collision): no call */
 			slot &home = _slots[static_cast<uint32_t>(limiter_mix(key ^ _seed)) & _mask];
 			tat = home.key.load(std::memory_order_relaxed) == key ? &home.tat
-									      : find(key, now_u);
+									      : find(key, now_u, overflows);
 		}
 		t->tat = tat;
 		t->now_u = now_u;
@@ -190,7 +197,7 @@ private:
 	};
 	rate_limiter() = default;
 	/* the key's slot past its home one, a reusable one, or the overflow bucket */
-	std::atomic<uint64_t> *find(uint64_t key, uint64_t now_u) noexcept;
+	std::atomic<uint64_t> *find(uint64_t key, uint64_t now_u, counter *overflows) noexcept;
 
 	token_bucket _bucket;
 	std::shared_ptr<state> _st;
