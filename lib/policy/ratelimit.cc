@@ -6,10 +6,13 @@
 
 namespace dpumesh::policy {
 
-rate_limiter::rate_limiter(const token_bucket &b) : _bucket(b), _st(std::make_shared<state>()) {}
+rate_limiter::rate_limiter(const token_bucket &b)
+    : _bucket(b), _st(std::make_shared<state>(b.interval_units()))
+{
+}
 
 rate_limiter::rate_limiter(const token_bucket &b, uint32_t slots, uint64_t seed)
-    : _bucket(b), _st(std::make_shared<state>()), _seed(seed)
+    : _bucket(b), _st(std::make_shared<state>(b.interval_units())), _seed(seed)
 {
 	uint32_t n = probe_window;
 	while (n < slots && n < (1u << 30))
