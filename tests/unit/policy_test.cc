@@ -340,6 +340,42 @@ TEST(ratelimit, two_phase_reserve_takes_nothing_until_commit)
 	EXPECT_FALSE(lim.reserve(0, sec, &t));
 }
 
+TEST(ratelimit, shared_buckets_take_a_token_for_every_commit)
+{
+	/* two shards' limiters on one set of buckets (share()): tickets reserved against the
+	 * same bucket state each take a token when committed (a compare-and-swap from where
+	 * the bucket is then, by the bucket's interval), where one limiter's would not */
+	for (bool keyed : {false, true}) {
+		rate_limiter a = keyed ? rate_limiter(token_bucket(1, 3), 64, 7)
+				       : rate_limiter(token_bucket(1, 3));
+		rate_limiter b = a.share();
+		EXPECT_EQ(a.users(), 2u);
+		EXPECT_EQ(b.users(), 2u);
+		rate_limiter::ticket ta{}, tb{};
+		ASSERT_TRUE(a.reserve(5, sec, &ta));
+		ASSERT_TRUE(b.reserve(5, sec, &tb)); /* both saw the same state */
+		rate_limiter::commit(ta);
+		rate_limiter::commit(tb); /* two tokens, not one */
+		ASSERT_TRUE(a.reserve(5, sec, &ta));
+		rate_limiter::commit(ta); /* the burst's third */
+		EXPECT_FALSE(b.reserve(5, sec, &tb)) << keyed;
+		EXPECT_FALSE(a.reserve(5, sec, &ta)) << keyed;
+		/* one interval later, one more, on either */
+		EXPECT_TRUE(b.admit(5, 2 * sec)) << keyed;
+		EXPECT_FALSE(a.admit(5, 2 * sec)) << keyed;
+	}
+	/* unshared, the same stale tickets take one token between them */
+	rate_limiter one(token_bucket(1, 3));
+	rate_limiter::ticket t1{}, t2{};
+	ASSERT_TRUE(one.reserve(0, sec, &t1));
+	ASSERT_TRUE(one.reserve(0, sec, &t2));
+	rate_limiter::commit(t1);
+	rate_limiter::commit(t2);
+	EXPECT_TRUE(one.admit(0, sec));
+	EXPECT_TRUE(one.admit(0, sec));
+	EXPECT_FALSE(one.admit(0, sec));
+}
+
 /* ---- circuit breakers ---- */
 
 TEST(breaker, opens_after_consecutive_failures_sheds_half_opens_and_recovers)
