@@ -555,6 +555,12 @@ TEST(engine, jwt_and_rbac_verdicts_with_counters)
 	ASSERT_NE(v.claims, nullptr);
 	EXPECT_EQ(v.claims->first(static_cast<unsigned>(e->jwt()->claim_index("sub"))), "ann");
 	EXPECT_GT(e->stats().jwt_cache_hits.get(), 0u);
+	/* one engine, one verifier: what verify_header() says it did (jwt_path) counts the
+	 * same hits and signatures as the verifier's own counters */
+	EXPECT_EQ(e->stats().jwt_cache_hits.get(), e->jwt()->stats().cache_hits.get());
+	EXPECT_EQ(e->stats().jwt_signatures.get(), e->jwt()->stats().signatures.get());
+	EXPECT_GT(e->stats().jwt_signatures.get(), 0u);
+	EXPECT_LT(e->stats().jwt_signatures.get(), e->stats().jwt_checked.get());
 }
 
 TEST(engine, reason_names_and_counters_are_listed)
