@@ -269,6 +269,29 @@ TEST(rbac, compiled_rule_kinds_decide_as_the_rules_say)
 
 /* ---- token buckets ---- */
 
+TEST(rbac, a_claim_value_matches_only_with_every_byte)
+{
+	/* token_claims::contains() compares values as one or two words up to 16 bytes and by
+	 * memcmp past that: every length 1-40, a byte flipped at every place, one byte short */
+	for (size_t n = 1; n <= 40; n++) {
+		std::string v(n, 'a');
+		for (size_t i = 0; i < n; i++)
+			v[i] = static_cast<char>('a' + (i * 7) % 26);
+		token_claims c;
+		ASSERT_TRUE(c.add(2, "zz"));
+		ASSERT_TRUE(c.add(2, v)); /* an array claim: its second value */
+		EXPECT_TRUE(c.contains(2, v)) << n;
+		EXPECT_FALSE(c.contains(1, v)) << n;
+		for (size_t i = 0; i < n; i++) {
+			std::string w = v;
+			w[i] = static_cast<char>(w[i] ^ 0x01);
+			EXPECT_FALSE(c.contains(2, w)) << n << " " << i;
+		}
+		EXPECT_FALSE(c.contains(2, v.substr(0, n - 1))) << n;
+		EXPECT_FALSE(c.contains(2, v + "a")) << n;
+	}
+}
+
 TEST(ratelimit, burst_then_rate)
 {
 	token_bucket b(10, 5);
