@@ -135,7 +135,11 @@ result<std::unique_ptr<engine>> engine::create(const schema::policy_config &cfg,
 		uint32_t rate = std::max<uint32_t>(1, l.rate / div);
 		uint32_t burst = std::max<uint32_t>(1, (l.burst ? l.burst : l.rate) / div);
 		token_bucket b(rate, burst);
-		limit lim{l.path_prefix, l.key, -1,
+		limit lim{l.path_prefix,
+			  l.path_prefix.empty()	 ? limit::match::all
+			  : l.path_prefix == "/" ? limit::match::slash
+						 : limit::match::prefix,
+			  l.key, -1,
 			  l.key == schema::ratelimit_key::route
 				  ? rate_limiter(b)
 				  : rate_limiter(b, opt.limiter_slots, seed + i)};
@@ -234,17 +238,19 @@ verdict engine::check_policy(const wire::l7_view &req, service_policy &sp, uint6
 	 * tickets are not cleared: reserve() writes each one it hands out) */
 	rate_limiter::ticket tickets[max_limits_per_service];
 	unsigned nb_tickets = 0;
-	const std::string_view path = path_only(req.path);
+	const cut_path cut = scan_path(req.path); /* for RBAC too: one pass */
+	const std::string_view path = cut.path;
 	auto applies = [&](const limit &l) noexcept {
-		const size_t n = l.path_prefix.size(); /* most limits have none: no compare */
-		return n == 0 || (path.size() >= n && same_bytes(path.data(), l.path_prefix.data(), n));
+		if (l.how == limit::match::all)
+			return true;
+		if (l.how == limit::match::slash)
+			return !path.empty() && path[0] == '/';
+		const size_t n = l.path_prefix.size();
+		return path.size() >= n && same_bytes(path.data(), l.path_prefix.data(), n);
 	};
 	auto reserve = [&](limit &l, uint64_t key) noexcept {
-		rate_limiter::ticket &t = tickets[nb_tickets++];
-		const bool ok = l.lim.reserve(key, now_ns, &t);
-		if (l.lim.overflowed(t)) [[unlikely]]
-			_stats.limiter_overflow.inc();
-		return ok;
+		/* a fall back to the overflow bucket counted where it is found */
+		return l.lim.reserve(key, now_ns, &tickets[nb_tickets++], &_stats.limiter_overflow);
 	};
 	for (auto &l : s->limits) {
 		if (l.claim >= 0 || !applies(l))
@@ -259,11 +265,12 @@ verdict engine::check_policy(const wire::l7_view &req, service_policy &sp, uint6
 		if (const std::string_view auth = req.authorization; auth.data()) {
 			_stats.jwt_checked.inc();
 			const verified_token *tok = nullptr;
-			const jwt_stats &js = _jwt->stats();
-			const uint64_t hits = js.cache_hits.get(), sigs = js.signatures.get();
-			jwt_error e = _jwt->verify_header(auth, unix_s, &tok);
-			_stats.jwt_cache_hits.add(js.cache_hits.get() - hits);
-			_stats.jwt_signatures.add(js.signatures.get() - sigs);
+			jwt_path how;
+			jwt_error e = _jwt->verify_header(auth, unix_s, &tok, &how);
+			if (how == jwt_path::cache_hit)
+				_stats.jwt_cache_hits.inc();
+			else if (how == jwt_path::signature)
+				_stats.jwt_signatures.inc();
 			if (e != jwt_error::ok)
 				return refuse(to_reason(e));
 			claims = &tok->claims;
@@ -271,18 +278,19 @@ verdict engine::check_policy(const wire::l7_view &req, service_policy &sp, uint6
 			return refuse(reason::jwt_missing);
 		}
 	}
-	if (s->rbac && !s->rbac->allows_path(req.method, path, claims))
+	if (s->rbac && !s->rbac->allows_cut(req.method, cut, claims))
 		return refuse(reason::rbac_denied);
 
-	for (auto &l : s->limits) {
-		if (!s->claim_limits)
-			break;
-		if (l.claim < 0 || !applies(l))
-			continue;
-		/* requests without the claim share the bucket of the empty value */
-		std::string_view v = claims ? claims->first(static_cast<unsigned>(l.claim)) : "";
-		if (!reserve(l, limiter_key(v.data(), v.size())))
-			return refuse(reason::rate_limited);
+	if (s->claim_limits) { /* tested once, not the loop set up to stop at once */
+		for (auto &l : s->limits) {
+			if (l.claim < 0 || !applies(l))
+				continue;
+			/* requests without the claim share the bucket of the empty value */
+			std::string_view v =
+				claims ? claims->first(static_cast<unsigned>(l.claim)) : "";
+			if (!reserve(l, limiter_key(v.data(), v.size())))
+				return refuse(reason::rate_limited);
+		}
 	}
 	if (s->breaker && !s->breaker->admit(now_ns))
 		return refuse(reason::circuit_open);

@@ -6,10 +6,13 @@
 
 namespace dpumesh::policy {
 
-rate_limiter::rate_limiter(const token_bucket &b) : _bucket(b), _st(std::make_shared<state>()) {}
+rate_limiter::rate_limiter(const token_bucket &b)
+    : _bucket(b), _st(std::make_shared<state>(b.interval_units()))
+{
+}
 
 rate_limiter::rate_limiter(const token_bucket &b, uint32_t slots, uint64_t seed)
-    : _bucket(b), _st(std::make_shared<state>()), _seed(seed)
+    : _bucket(b), _st(std::make_shared<state>(b.interval_units())), _seed(seed)
 {
 	uint32_t n = probe_window;
 	while (n < slots && n < (1u << 30))
@@ -31,7 +34,7 @@ rate_limiter rate_limiter::share() const
 	return r;
 }
 
-std::atomic<uint64_t> *rate_limiter::find(uint64_t key, uint64_t now_u) noexcept
+std::atomic<uint64_t> *rate_limiter::find(uint64_t key, uint64_t now_u, counter *overflows) noexcept
 {
 	const uint32_t home = static_cast<uint32_t>(limiter_mix(key ^ _seed)) & _mask;
 	/* the key's slot, else the full bucket that has been full longest: a slot never used
@@ -57,6 +60,8 @@ std::atomic<uint64_t> *rate_limiter::find(uint64_t key, uint64_t now_u) noexcept
 		return &reusable->tat;
 	}
 	_st->overflow.fetch_add(1, std::memory_order_relaxed);
+	if (overflows)
+		overflows->inc();
 	return &_st->single;
 }
 

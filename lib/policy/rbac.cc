@@ -63,6 +63,16 @@ bool path_is_normal(std::string_view p) noexcept
 	return true;
 }
 
+bool rbac_policy::claims_hold(const rule &r, const token_claims *claims) noexcept
+{
+	if (!claims)
+		return false;
+	for (const claim_req &c : r.claims)
+		if (!claims->contains(c.index, c.value))
+			return false;
+	return true;
+}
+
 result<rbac_policy> rbac_policy::compile(const schema::rbac_policy &cfg, const jwt_verifier *jwt)
 {
 	rbac_policy p;

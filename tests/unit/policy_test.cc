@@ -113,6 +113,42 @@ TEST(rbac, paths)
 		EXPECT_FALSE(path_is_normal(p)) << p;
 }
 
+TEST(rbac, one_pass_scan_is_path_only_and_path_is_normal)
+{
+	/* every path of up to 6 bytes over the bytes that matter (and one that does not):
+	 * scan_path() cuts where path_only() does, and a plain path is normal exactly when it
+	 * starts with '/' (what the engine's RBAC check takes for path_is_normal()) */
+	const char alphabet[] = {'/', '.', '%', '2', 'e', '\\', '?', '#', 'a'};
+	const size_t k = sizeof(alphabet);
+	size_t plain = 0, total = 0;
+	char buf[6];
+	for (size_t len = 0; len <= 6; len++) {
+		size_t count = 1;
+		for (size_t i = 0; i < len; i++)
+			count *= k;
+		for (size_t n = 0; n < count; n++) {
+			size_t x = n;
+			for (size_t i = 0; i < len; i++, x /= k)
+				buf[i] = alphabet[x % k];
+			const std::string_view p(buf, len);
+			const cut_path c = scan_path(p);
+			ASSERT_EQ(c.path, path_only(p)) << p;
+			ASSERT_EQ(c.path.data(), p.data());
+			if (c.plain) {
+				plain++;
+				ASSERT_EQ(!c.path.empty() && c.path[0] == '/', path_is_normal(c.path)) << p;
+			}
+			total++;
+		}
+	}
+	EXPECT_GT(plain, total / 10); /* the shortcut is taken, not only the look */
+	EXPECT_FALSE(scan_path("/a//b").plain);
+	EXPECT_FALSE(scan_path("/a/.b").plain); /* normal, but path_is_normal() says so */
+	EXPECT_TRUE(path_is_normal("/a/.b"));
+	EXPECT_TRUE(scan_path("/a.b/c?//x").plain);
+	EXPECT_EQ(scan_path("/a.b/c?//x").path, "/a.b/c");
+}
+
 TEST(rbac, rules_methods_paths_claims)
 {
 	auto v = jwt_verifier::create(jwt_cfg(), {"sub", "role", "roles"});
@@ -233,6 +269,29 @@ TEST(rbac, compiled_rule_kinds_decide_as_the_rules_say)
 
 /* ---- token buckets ---- */
 
+TEST(rbac, a_claim_value_matches_only_with_every_byte)
+{
+	/* token_claims::contains() compares values as one or two words up to 16 bytes and by
+	 * memcmp past that: every length 1-40, a byte flipped at every place, one byte short */
+	for (size_t n = 1; n <= 40; n++) {
+		std::string v(n, 'a');
+		for (size_t i = 0; i < n; i++)
+			v[i] = static_cast<char>('a' + (i * 7) % 26);
+		token_claims c;
+		ASSERT_TRUE(c.add(2, "zz"));
+		ASSERT_TRUE(c.add(2, v)); /* an array claim: its second value */
+		EXPECT_TRUE(c.contains(2, v)) << n;
+		EXPECT_FALSE(c.contains(1, v)) << n;
+		for (size_t i = 0; i < n; i++) {
+			std::string w = v;
+			w[i] = static_cast<char>(w[i] ^ 0x01);
+			EXPECT_FALSE(c.contains(2, w)) << n << " " << i;
+		}
+		EXPECT_FALSE(c.contains(2, v.substr(0, n - 1))) << n;
+		EXPECT_FALSE(c.contains(2, v + "a")) << n;
+	}
+}
+
 TEST(ratelimit, burst_then_rate)
 {
 	token_bucket b(10, 5);
@@ -302,6 +361,42 @@ TEST(ratelimit, two_phase_reserve_takes_nothing_until_commit)
 	ASSERT_TRUE(lim.reserve(0, sec, &t)); /* nothing taken yet */
 	rate_limiter::commit(t);
 	EXPECT_FALSE(lim.reserve(0, sec, &t));
+}
+
+TEST(ratelimit, shared_buckets_take_a_token_for_every_commit)
+{
+	/* two shards' limiters on one set of buckets (share()): tickets reserved against the
+	 * same bucket state each take a token when committed (a compare-and-swap from where
+	 * the bucket is then, by the bucket's interval), where one limiter's would not */
+	for (bool keyed : {false, true}) {
+		rate_limiter a = keyed ? rate_limiter(token_bucket(1, 3), 64, 7)
+				       : rate_limiter(token_bucket(1, 3));
+		rate_limiter b = a.share();
+		EXPECT_EQ(a.users(), 2u);
+		EXPECT_EQ(b.users(), 2u);
+		rate_limiter::ticket ta{}, tb{};
+		ASSERT_TRUE(a.reserve(5, sec, &ta));
+		ASSERT_TRUE(b.reserve(5, sec, &tb)); /* both saw the same state */
+		rate_limiter::commit(ta);
+		rate_limiter::commit(tb); /* two tokens, not one */
+		ASSERT_TRUE(a.reserve(5, sec, &ta));
+		rate_limiter::commit(ta); /* the burst's third */
+		EXPECT_FALSE(b.reserve(5, sec, &tb)) << keyed;
+		EXPECT_FALSE(a.reserve(5, sec, &ta)) << keyed;
+		/* one interval later, one more, on either */
+		EXPECT_TRUE(b.admit(5, 2 * sec)) << keyed;
+		EXPECT_FALSE(a.admit(5, 2 * sec)) << keyed;
+	}
+	/* unshared, the same stale tickets take one token between them */
+	rate_limiter one(token_bucket(1, 3));
+	rate_limiter::ticket t1{}, t2{};
+	ASSERT_TRUE(one.reserve(0, sec, &t1));
+	ASSERT_TRUE(one.reserve(0, sec, &t2));
+	rate_limiter::commit(t1);
+	rate_limiter::commit(t2);
+	EXPECT_TRUE(one.admit(0, sec));
+	EXPECT_TRUE(one.admit(0, sec));
+	EXPECT_FALSE(one.admit(0, sec));
 }
 
 /* ---- circuit breakers ---- */
@@ -483,6 +578,12 @@ TEST(engine, jwt_and_rbac_verdicts_with_counters)
 	ASSERT_NE(v.claims, nullptr);
 	EXPECT_EQ(v.claims->first(static_cast<unsigned>(e->jwt()->claim_index("sub"))), "ann");
 	EXPECT_GT(e->stats().jwt_cache_hits.get(), 0u);
+	/* one engine, one verifier: what verify_header() says it did (jwt_path) counts the
+	 * same hits and signatures as the verifier's own counters */
+	EXPECT_EQ(e->stats().jwt_cache_hits.get(), e->jwt()->stats().cache_hits.get());
+	EXPECT_EQ(e->stats().jwt_signatures.get(), e->jwt()->stats().signatures.get());
+	EXPECT_GT(e->stats().jwt_signatures.get(), 0u);
+	EXPECT_LT(e->stats().jwt_signatures.get(), e->stats().jwt_checked.get());
 }
 
 TEST(engine, reason_names_and_counters_are_listed)
