@@ -303,8 +303,10 @@ private:
 		/* a kept frame's port is -1 until it is made (to.port >= 0: can_send()) */
 		if (k.port != to.port || !k.frame.made_for_made(to.addr)) [[unlikely]]
 			return reply_new_address(to, id, correlation, r, k);
-		port_view &eg = _ports[to.port];
 		rte_mbuf *m = k.frame.stamp(id, correlation, to.addr.dst.port, *_mbufs);
+		/* the port's view found after the stamp: held across it, one register more
+		 * made the stamp keep its ids on the stack */
+		port_view &eg = _ports[to.port];
 		return m ? put_one(eg, m) : put(eg, 0);
 	}
 	[[gnu::noinline]] reply_hdr *make_reply(uint16_t status, const char *reason,
