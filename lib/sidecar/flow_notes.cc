@@ -159,8 +159,10 @@ void stage::held_done(const dpa_note &n) noexcept
 	} else {
 		if (!timeout) [[unlikely]]
 			timeout = &_egress->reply_of(504, "timeout", _hop);
-		if (!_egress->reply(c.reply_to, e.origin_correlation, *timeout))
-			owe_net(c.reply_to, e.origin_correlation, 504, "timeout", now);
+		/* read once: the entry is not held across the send for the owed one */
+		const uint64_t correlation = e.origin_correlation;
+		if (!_egress->reply(c.reply_to, correlation, *timeout))
+			owe_net(c.reply_to, correlation, 504, "timeout", now);
 	}
 	if (x.what == expiry::kind::timeout && c.holding)
 		finish(c.held, DPUMESH_STATUS_OK);
