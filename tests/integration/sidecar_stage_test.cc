@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <cstring>
 #include <memory>
@@ -1006,6 +1007,76 @@ TEST_F(sidecar_stage, a_relayed_request_the_peer_never_answers_gets_504)
 	run_polls();
 	EXPECT_TRUE(frames(tx2).empty());
 	EXPECT_EQ(st.no_match.get(), no_match + 1);
+}
+
+/* The sweep tallies a run of 504s by service, route, routing version and the range of its
+ * latency bucket: two requests of one service whose 504s come in one burst, ~15 ms apart in
+ * age, are counted each in its own bucket (A ~40 ms: [32.8, 65.5) ms; B ~25 ms: [16.4, 32.8)).
+ * Their ages are bounded by the clock read around each step; an attempt where a bound
+ * straddles a bucket's edge, or A went alone, is taken again. */
+TEST_F(sidecar_stage, a_sweep_counts_each_504_in_its_own_latency_bucket)
+{
+	using clk = std::chrono::steady_clock;
+	const auto us_of = [](clk::duration d) {
+		return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
+	};
+	const auto bucket = [](uint64_t us) { return sidecar::latency_histogram::bucket_of(us); };
+	uint32_t slow = UINT32_MAX;
+	for (uint32_t s = 0; s < stage->nb_services(); s++)
+		if (stage->service_name(s) == "slow")
+			slow = s;
+	ASSERT_NE(slow, UINT32_MAX);
+	bool tested = false;
+	for (int attempt = 0; attempt < 20 && !tested; attempt++) {
+		run_polls(); /* nothing left over */
+		frames(tx2).clear();
+		sidecar::l7_metrics before;
+		stage->add_service_metrics(slow, before);
+		const clk::time_point a0 = clk::now();
+		from_host(client_ip, 1, request("slow"), bytes(10, 1), true, 7001);
+		run_polls();
+		const clk::time_point a1 = clk::now();
+		usleep(15000);
+		const clk::time_point b0 = clk::now();
+		from_host(client_ip, 1, request("slow"), bytes(10, 2), true, 7002);
+		run_polls();
+		const clk::time_point b1 = clk::now();
+		const bool a_alone = b1 - a0 >= std::chrono::milliseconds(20) || !frames(tx2).empty();
+		usleep(25000); /* B ~25 ms old: both due, one sweep */
+		const clk::time_point s0 = clk::now();
+		run_polls();
+		const clk::time_point s1 = clk::now();
+		std::vector<frame_out> back = frames(tx2);
+		for (int i = 0; i < 100 && stage->pending().size() != 0; i++) {
+			usleep(5000);
+			run_polls();
+			for (const frame_out &f : frames(tx2))
+				back.push_back(f);
+		}
+		ASSERT_EQ(stage->pending().size(), 0u);
+		frames(tx).clear(); /* the relayed requests */
+		sidecar::l7_metrics after;
+		stage->add_service_metrics(slow, after);
+		uint64_t n = 0;
+		for (unsigned b = 0; b < sidecar::latency_histogram::nb_buckets; b++)
+			n += after.latency.buckets[b].get() - before.latency.buckets[b].get();
+		EXPECT_EQ(n, 2u);
+		/* each age within [the sweep's start - its send's end, the sweep's end - its
+		 * send's start], 1 ms off each edge */
+		const uint64_t a_lo = us_of(s0 - a1) - 1000, a_hi = us_of(s1 - a0) + 1000;
+		const uint64_t b_lo = us_of(s0 - b1) - 1000, b_hi = us_of(s1 - b0) + 1000;
+		if (a_alone || back.size() != 2 || bucket(a_lo) != bucket(a_hi) ||
+		    bucket(b_lo) != bucket(b_hi) || bucket(a_lo) == bucket(b_lo))
+			continue; /* not two buckets in one burst for sure: again */
+		tested = true;
+		EXPECT_EQ(after.latency.buckets[bucket(a_lo)].get(),
+			  before.latency.buckets[bucket(a_lo)].get() + 1)
+			<< "A, " << a_lo << "-" << a_hi << " us";
+		EXPECT_EQ(after.latency.buckets[bucket(b_lo)].get(),
+			  before.latency.buckets[bucket(b_lo)].get() + 1)
+			<< "B, " << b_lo << "-" << b_hi << " us";
+	}
+	EXPECT_TRUE(tested) << "no attempt had both 504s in one sweep, in buckets known apart";
 }
 
 TEST_F(sidecar_stage, malformed_headers_from_the_network_get_400_and_answers_nothing)
