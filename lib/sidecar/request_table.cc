@@ -74,6 +74,7 @@ uint32_t request_table::expire(uint64_t now, expiry *out, uint32_t max) noexcept
 	uint32_t n = 0;
 	request_ctx *const ctx = _ctx.get();
 	const uint32_t shard_base = _shard_base;
+	quota *const q = _quota; /* in a register: the walk's stores may alias the member */
 	_t.expire(now, [&](uint32_t token, pending::entry &e) {
 		request_ctx &c = ctx[token & 0xffff];
 		expiry &x = out[n++];
@@ -90,25 +91,16 @@ uint32_t request_table::expire(uint64_t now, expiry *out, uint32_t max) noexcept
 		} else {
 			x.what = expiry::kind::timeout;
 		}
+		/* what it held, given back: the table removes it and leaves its bytes as they
+		 * are, which the expiry reads; the next open() writes the whole context (and
+		 * nothing reads a free slot's: for_each, find and match see live ones only) */
+		if (q)
+			q->release(e, c);
+		unload(c);
 		return true;
 	}, max, [&](uint32_t slot) {
 		__builtin_prefetch(&ctx[slot]); /* its first line: all an expiry reads */
 	});
-	/* what the ended ones held, given back after the walk: a call in it (the quota's)
-	 * made the walk keep its registers on the stack around it (~15 instructions a 504).
-	 * The table removed them and left their bytes as they are, which this and the
-	 * expiry read; the next open() writes the whole context (and nothing reads a free
-	 * slot's: for_each, find and match see live ones only) */
-	quota *const q = _quota; /* in a register: the loop's stores may alias the member */
-	for (uint32_t i = 0; i < n; i++) {
-		const expiry &x = out[i];
-		if (x.what == expiry::kind::timeout_in_flight)
-			continue; /* it stays until the DPA reports the delivery */
-		request_ctx &c = *const_cast<request_ctx *>(x.ctx);
-		if (q)
-			q->release(*x.entry, c);
-		unload(c);
-	}
 	return n;
 }
 
