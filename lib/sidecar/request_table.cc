@@ -71,13 +71,13 @@ void request_table::close(uint32_t token) noexcept
 
 uint32_t request_table::expire(uint64_t now, expiry *out, uint32_t max) noexcept
 {
-	uint32_t n = 0;
+	expiry *next = out; /* a cursor, not out[n++]: no index to multiply by 24 */
 	request_ctx *const ctx = _ctx.get();
 	const uint32_t shard_base = _shard_base;
 	quota *const q = _quota; /* in a register: the walk's stores may alias the member */
-	_t.expire(now, [&](uint32_t token, pending::entry &e) {
+	const uint32_t n = _t.expire(now, [&](uint32_t token, pending::entry &e) {
 		request_ctx &c = ctx[token & 0xffff];
-		expiry &x = out[n++];
+		expiry &x = *next++;
 		x.token = token | shard_base;
 		x.entry = &e;
 		x.ctx = &c;
