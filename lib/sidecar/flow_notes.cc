@@ -148,12 +148,15 @@ void stage::held_done(const dpa_note &n) noexcept
 		t.lo = bucket == 0 ? 0 : uint64_t(1) << (bucket - 1);
 		t.hi = bucket == latency_histogram::nb_buckets - 1 ? UINT64_MAX
 								   : uint64_t(1) << bucket;
+		t.current = e.version == _cur->version();
+		t.policy = t.current ? _cur->services()[e.service].policy : 0;
 	}
 	t.n++;
 	t.sum_us += us;
-	if (c.policy && e.version == _cur->version())
-		_cur->engine().on_response(_cur->services()[e.service].policy, 504,
-					   _admission->clock().ns(now));
+	/* its service's policy and whether the version is the poll's, the run's (the version
+	 * compared and the policy looked up a 504 were ~5) */
+	if (c.policy && t.current)
+		_cur->engine().on_response(t.policy, 504, _admission->clock().ns(now));
 	/* reply_to_origin(e, c, 504, "timeout", now), with reply_net()'s steps here for a
 	 * network origin (two calls a 504, ~50 instructions, for what is a test and a send) */
 	if (e.origin.type == pending::party::kind::pod) {
@@ -181,6 +184,9 @@ void stage::held_done(const dpa_note &n) noexcept
 void stage::expired(const expiry *due, uint32_t n, uint64_t now) noexcept
 {
 	kept_reply *timeout = nullptr;
+	/* no run yet: the last burst's may be of another poll, whose routing version (and so
+	 * its `current` and `policy`) was another */
+	_tally.hi = 0;
 	for (uint32_t i = 0; i < n; i++)
 		expired(due[i], now, timeout);
 	timeouts_flush();

@@ -403,8 +403,12 @@ private:
 		uint32_t route = 0;    /* route_metrics index, counted when `version` is the poll's */
 		uint32_t version = 0;  /* the routing version they were admitted under */
 		unsigned bucket = 0;   /* latency_histogram::bucket_of() */
+		/* `version` is the poll's, and then the service's policy (the engine's index):
+		 * a policy-admitted 504's outcome goes to it, found once a run */
+		bool current = false;
+		uint32_t policy = 0;
 		/* the bucket's latencies (us), [lo, hi): a 504 in it is of the run with a compare
-		 * each (none at first: an empty range) */
+		 * each (none at each burst's start: an empty range, hi = 0) */
 		uint64_t lo = 1, hi = 0;
 		uint64_t sum_us = 0;
 	} _tally;
