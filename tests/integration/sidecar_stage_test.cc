@@ -42,12 +42,15 @@ const char *node_json = R"({
   "node": { "name": "n1", "mac": "02:00:00:00:00:01", "ipv4": "10.0.0.1", "mesh_port": 7000 },
   "peers": [ { "name": "n2", "mac": "02:00:00:00:00:02", "ipv4": "10.0.0.2", "mesh_port": 7000 } ],
   "services": [ { "name": "echo", "max_pods": 4 }, { "name": "billing", "max_pods": 4 },
-		{ "name": "ledger", "max_pods": 4 }, { "name": "slow", "max_pods": 4 } ],
+		{ "name": "ledger", "max_pods": 4 }, { "name": "slow", "max_pods": 4 },
+		{ "name": "brittle", "max_pods": 4 } ],
   "routes": [ { "service": "billing", "to": "n2" }, { "service": "ledger", "to": "n2" },
-	      { "service": "slow", "to": "n2" } ],
+	      { "service": "slow", "to": "n2" }, { "service": "brittle", "to": "n2" } ],
   "policy": {
     "rate_limits": [ { "service": "ledger", "key": "route", "rate": 1, "burst": 1 } ],
-    "timeouts": [ { "service": "slow", "timeout_ms": 20 } ]
+    "circuit_breakers": [ { "service": "brittle", "consecutive_failures": 2, "min_requests": 1000,
+			    "open_ms": 60000, "half_open_probes": 1 } ],
+    "timeouts": [ { "service": "slow", "timeout_ms": 20 }, { "service": "brittle", "timeout_ms": 20 } ]
   },
   "dpa": { "backend": "emu", "threads": 1 },
   "dma": { "backend": "cpu" }
@@ -1077,6 +1080,34 @@ TEST_F(sidecar_stage, a_sweep_counts_each_504_in_its_own_latency_bucket)
 			<< "B, " << b_lo << "-" << b_hi << " us";
 	}
 	EXPECT_TRUE(tested) << "no attempt had both 504s in one sweep, in buckets known apart";
+}
+
+/* A sweep's 504s are outcomes of the requests the policy engine admitted: two in a row open
+ * "brittle"'s breaker (two consecutive failures), and its next request is refused 503. */
+TEST_F(sidecar_stage, a_sweep_s_504s_open_the_service_s_breaker)
+{
+	for (uint64_t k = 0; k < 2; k++)
+		from_host(client_ip, 1, request("brittle"), bytes(10, 3), true, 7101 + k);
+	run_polls();
+	ASSERT_EQ(frames(tx).size(), 2u); /* relayed */
+	std::vector<frame_out> back;
+	for (int i = 0; i < 200 && back.size() < 2; i++) { /* the deadline is 20 ms */
+		usleep(5000);
+		run_polls(64);
+		for (const frame_out &f : frames(tx2))
+			back.push_back(f);
+	}
+	ASSERT_EQ(back.size(), 2u);
+	for (const frame_out &f : back)
+		EXPECT_EQ(f.status, 504);
+	from_host(client_ip, 1, request("brittle"), bytes(10, 3), true, 7103);
+	run_polls();
+	EXPECT_TRUE(frames(tx).empty()) << "not relayed: the breaker is open";
+	back = frames(tx2);
+	ASSERT_EQ(back.size(), 1u);
+	EXPECT_EQ(back[0].pf.correlation, 7103u);
+	EXPECT_EQ(back[0].status, 503);
+	EXPECT_EQ(back[0].reason, "circuit_open");
 }
 
 TEST_F(sidecar_stage, malformed_headers_from_the_network_get_400_and_answers_nothing)
