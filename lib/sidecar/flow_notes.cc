@@ -159,8 +159,15 @@ void stage::held_done(const dpa_note &n) noexcept
 		_cur->engine().on_response(t.policy, 504, _admission->clock().ns(now));
 	/* reply_to_origin(e, c, 504, "timeout", now), with reply_net()'s steps here for a
 	 * network origin (two calls a 504, ~50 instructions, for what is a test and a send) */
+	const kept_reply::frame *k;
 	if (e.origin.type == pending::party::kind::pod) {
 		reply_error(e.origin.pod_handle, e.origin_req_id, e.step_id, 504, "timeout");
+	} else if (timeout && _owed->net.empty() &&
+		   (k = _egress->kept_for(c.reply_to, *timeout)) != nullptr) [[likely]] {
+		/* a frame kept for its address and port: the port can send (kept_for()) */
+		const uint64_t correlation = e.origin_correlation;
+		if (!_egress->reply_kept(c.reply_to, correlation, *k))
+			owe_net(c.reply_to, correlation, 504, "timeout", now);
 	} else if (!_egress->can_send(c.reply_to.port)) {
 		_stats.no_egress.inc(); /* nothing to wait for: it can never be sent */
 	} else if (!_owed->net.empty()) {
