@@ -373,8 +373,17 @@ inline rte_mbuf *mbuf_stash::get_unreset() noexcept
 	m->ol_flags &= RTE_MBUF_F_EXTERNAL;
 	m->packet_type = 0;
 	m->pkt_len = len;
-	m->data_len = len;
-	m->vlan_tci = 0;
+	if constexpr (std::endian::native == std::endian::little) {
+		/* data_len and vlan_tci (adjacent) as one 4-byte store of the length: the
+		 * 16-bit stores and the zero made for the second were ~2 instructions a 504 */
+		static_assert(offsetof(rte_mbuf, vlan_tci) == offsetof(rte_mbuf, data_len) + 2);
+		const uint32_t len_vlan = len;
+		std::memcpy(reinterpret_cast<char *>(m) + offsetof(rte_mbuf, data_len), &len_vlan,
+			    sizeof(len_vlan));
+	} else {
+		m->data_len = len;
+		m->vlan_tci = 0;
+	}
 	m->vlan_tci_outer = 0;
 	m->next = nullptr;
 	m->tx_offload = 0;
