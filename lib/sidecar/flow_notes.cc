@@ -129,29 +129,45 @@ void stage::held_done(const dpa_note &n) noexcept
 	 * the same service, route and latency bucket (one add each per run of them instead of
 	 * ten counter updates per 504: answered() was 2.7% of the forward path's worker) */
 	const uint64_t us = _admission->clock().ns(now - e.start_tsc) / 1000;
-	const bool current = e.version == _cur->version();
-	const unsigned bucket = latency_histogram::bucket_of(us);
-	/* another run: the last one's counted (nothing when it is empty), this one's kept. An
-	 * empty tally whose fields match is this run already (its route read only when
-	 * current): the count tested twice a 504 was ~4 instructions */
+	/* another run: the last one's counted (nothing when it is empty), this one's kept. A
+	 * run is one service, route and routing version (whether that is the poll's, and so
+	 * whether the route is counted, is the same for all of it: timeouts_flush()) and one
+	 * bucket's range of latencies: three compares and two, where the poll's version
+	 * compared, the route only when it was, and the bucket made a 504 were ~12 more */
 	timeout_tally &t = _tally;
-	if (t.service != e.service || t.current != current || (current && t.route != e.route) ||
-	    t.bucket != bucket) [[unlikely]] {
+	if (e.service != t.service || e.route != t.route || e.version != t.version || us < t.lo ||
+	    us >= t.hi) [[unlikely]] {
 		timeouts_flush();
+		const unsigned bucket = latency_histogram::bucket_of(us);
 		t.service = e.service;
-		t.current = current;
 		t.route = e.route;
+		t.version = e.version;
 		t.bucket = bucket;
+		/* latency_histogram: bucket 0 is < 1 us, k is [2^(k-1), 2^k), the last all
+		 * above */
+		t.lo = bucket == 0 ? 0 : uint64_t(1) << (bucket - 1);
+		t.hi = bucket == latency_histogram::nb_buckets - 1 ? UINT64_MAX
+								   : uint64_t(1) << bucket;
+		t.current = e.version == _cur->version();
+		t.policy = t.current ? _cur->services()[e.service].policy : 0;
 	}
 	t.n++;
 	t.sum_us += us;
-	if (current && c.policy)
-		_cur->engine().on_response(_cur->services()[e.service].policy, 504,
-					   _admission->clock().ns(now));
+	/* its service's policy and whether the version is the poll's, the run's (the version
+	 * compared and the policy looked up a 504 were ~5) */
+	if (c.policy && t.current)
+		_cur->engine().on_response(t.policy, 504, _admission->clock().ns(now));
 	/* reply_to_origin(e, c, 504, "timeout", now), with reply_net()'s steps here for a
 	 * network origin (two calls a 504, ~50 instructions, for what is a test and a send) */
+	const kept_reply::frame *k;
 	if (e.origin.type == pending::party::kind::pod) {
 		reply_error(e.origin.pod_handle, e.origin_req_id, e.step_id, 504, "timeout");
+	} else if (timeout && _owed->net.empty() &&
+		   (k = _egress->kept_for(c.reply_to, *timeout)) != nullptr) [[likely]] {
+		/* a frame kept for its address and port: the port can send (kept_for()) */
+		const uint64_t correlation = e.origin_correlation;
+		if (!_egress->reply_kept(c.reply_to, correlation, *k))
+			owe_net(c.reply_to, correlation, 504, "timeout", now);
 	} else if (!_egress->can_send(c.reply_to.port)) {
 		_stats.no_egress.inc(); /* nothing to wait for: it can never be sent */
 	} else if (!_owed->net.empty()) {
@@ -159,8 +175,10 @@ void stage::held_done(const dpa_note &n) noexcept
 	} else {
 		if (!timeout) [[unlikely]]
 			timeout = &_egress->reply_of(504, "timeout", _hop);
-		if (!_egress->reply(c.reply_to, e.origin_correlation, *timeout))
-			owe_net(c.reply_to, e.origin_correlation, 504, "timeout", now);
+		/* read once: the entry is not held across the send for the owed one */
+		const uint64_t correlation = e.origin_correlation;
+		if (!_egress->reply(c.reply_to, correlation, *timeout))
+			owe_net(c.reply_to, correlation, 504, "timeout", now);
 	}
 	if (x.what == expiry::kind::timeout && c.holding)
 		finish(c.held, DPUMESH_STATUS_OK);
@@ -173,6 +191,9 @@ void stage::held_done(const dpa_note &n) noexcept
 void stage::expired(const expiry *due, uint32_t n, uint64_t now) noexcept
 {
 	kept_reply *timeout = nullptr;
+	/* no run yet: the last burst's may be of another poll, whose routing version (and so
+	 * its `current` and `policy`) was another */
+	_tally.hi = 0;
 	for (uint32_t i = 0; i < n; i++)
 		expired(due[i], now, timeout);
 	timeouts_flush();
@@ -192,7 +213,7 @@ void stage::timeouts_flush() noexcept
 		m.latency.record(t.bucket, t.n, t.sum_us);
 	};
 	count(_admission->metrics(t.service));
-	if (t.current)
+	if (t.version == _cur->version()) /* the poll's: the one its 504s were answered in */
 		count(_cur->route_metrics(t.route));
 	t.n = 0;
 	t.sum_us = 0;

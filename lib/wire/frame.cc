@@ -546,16 +546,17 @@ bool frame_template::make(const link_addr &addr, frame_kind kind, const l7_summe
 	const uint32_t udp_len = static_cast<uint32_t>(sizeof(rte_udp_hdr) + frame_hdr_size) + l7.len;
 	_v4 = !v6;
 	_udp_at = static_cast<uint16_t>(sizeof(rte_ether_hdr) + l3_size(v6));
-	/* folded here: stamp() adds the id and folds once (the same checksum: the same sum
-	 * modulo 0xffff, neither 0) */
-	_ip_words = _v4 ? csum_fold(ipv4_words_but_id(
-				  addr, static_cast<uint32_t>(sizeof(rte_ipv4_hdr)) + udp_len))
-			: 0;
+	/* folded here, swapped to the words' sum as loaded from memory (1..0xffff either
+	 * way: a swap keeps 0xffff) and negated (put_ids()): stamp() adds the id and folds
+	 * once (the same checksum: the same sum modulo 0xffff, neither 0) */
+	_ip_neg = _v4 ? 3u * 0xffff - be16(csum_fold(ipv4_words_but_id(
+					      addr, static_cast<uint32_t>(sizeof(rte_ipv4_hdr)) + udp_len)))
+		      : 0;
 	/* the destination port is stamp()'s: a requester's answers to its other ports stamp
 	 * the same frame. The header's sum joins the words here, as a big-endian value (see
 	 * udp_checksum_from()): it is all of the payload, at an even offset */
-	_udp_words = udp_words_but_ids(addr, kind, l7.len, 0, l7.len, udp_len) - addr.dst.port +
-		     be16(l7.sum);
+	_udp_neg = ~uint64_t(be16(csum_fold(udp_words_but_ids(addr, kind, l7.len, 0, l7.len, udp_len) -
+					    addr.dst.port + be16(l7.sum))));
 	_addr = addr;
 	_l7 = l7.data;
 	_l7_len = l7.len;

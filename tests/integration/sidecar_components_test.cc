@@ -321,6 +321,20 @@ TEST(quota, pods_and_addresses_over_their_share_are_refused_and_every_entry_is_r
 	EXPECT_EQ(q.source(kb, nullptr).in_flight, 0u);
 	t.close(n4);
 	EXPECT_EQ(q.source(other.source, nullptr).in_flight, 0u);
+	/* the deadline gives a network origin's charge back too (the sweep's walk does); one
+	 * whose delivery is in flight stays charged until it is lost (or reported) */
+	const uint32_t n5 = t.open(e, {&k.reply_to, k.source});
+	request_table::opening held{&k.reply_to, k.source};
+	held.hold = true;
+	const uint32_t n6 = t.open(e, held);
+	ASSERT_TRUE(n5 && n6);
+	EXPECT_EQ(q.source(kb, nullptr).in_flight, 2u);
+	ASSERT_EQ(t.expire(2000000, x, 4), 2u);
+	EXPECT_EQ(q.source(kb, nullptr).in_flight, 1u) << "the one in flight stays charged";
+	ASSERT_EQ(t.expire(2000000 + request_table::in_flight_grace_s * hz + 1000, x, 4), 1u);
+	EXPECT_EQ(x[0].what, expiry::kind::lost);
+	EXPECT_EQ(q.source(kb, nullptr).in_flight, 0u);
+	EXPECT_EQ(t.size(), 0u);
 }
 
 TEST(quota, each_origin_retries_out_of_its_own_requests)

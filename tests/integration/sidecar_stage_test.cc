@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <cstring>
 #include <memory>
@@ -41,12 +42,15 @@ const char *node_json = R"({
   "node": { "name": "n1", "mac": "02:00:00:00:00:01", "ipv4": "10.0.0.1", "mesh_port": 7000 },
   "peers": [ { "name": "n2", "mac": "02:00:00:00:00:02", "ipv4": "10.0.0.2", "mesh_port": 7000 } ],
   "services": [ { "name": "echo", "max_pods": 4 }, { "name": "billing", "max_pods": 4 },
-		{ "name": "ledger", "max_pods": 4 }, { "name": "slow", "max_pods": 4 } ],
+		{ "name": "ledger", "max_pods": 4 }, { "name": "slow", "max_pods": 4 },
+		{ "name": "brittle", "max_pods": 4 } ],
   "routes": [ { "service": "billing", "to": "n2" }, { "service": "ledger", "to": "n2" },
-	      { "service": "slow", "to": "n2" } ],
+	      { "service": "slow", "to": "n2" }, { "service": "brittle", "to": "n2" } ],
   "policy": {
     "rate_limits": [ { "service": "ledger", "key": "route", "rate": 1, "burst": 1 } ],
-    "timeouts": [ { "service": "slow", "timeout_ms": 20 } ]
+    "circuit_breakers": [ { "service": "brittle", "consecutive_failures": 2, "min_requests": 1000,
+			    "open_ms": 60000, "half_open_probes": 1 } ],
+    "timeouts": [ { "service": "slow", "timeout_ms": 20 }, { "service": "brittle", "timeout_ms": 20 } ]
   },
   "dpa": { "backend": "emu", "threads": 1 },
   "dma": { "backend": "cpu" }
@@ -1006,6 +1010,104 @@ TEST_F(sidecar_stage, a_relayed_request_the_peer_never_answers_gets_504)
 	run_polls();
 	EXPECT_TRUE(frames(tx2).empty());
 	EXPECT_EQ(st.no_match.get(), no_match + 1);
+}
+
+/* The sweep tallies a run of 504s by service, route, routing version and the range of its
+ * latency bucket: two requests of one service whose 504s come in one burst, ~15 ms apart in
+ * age, are counted each in its own bucket (A ~40 ms: [32.8, 65.5) ms; B ~25 ms: [16.4, 32.8)).
+ * Their ages are bounded by the clock read around each step; an attempt where a bound
+ * straddles a bucket's edge, or A went alone, is taken again. */
+TEST_F(sidecar_stage, a_sweep_counts_each_504_in_its_own_latency_bucket)
+{
+	using clk = std::chrono::steady_clock;
+	const auto us_of = [](clk::duration d) {
+		return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
+	};
+	const auto bucket = [](uint64_t us) { return sidecar::latency_histogram::bucket_of(us); };
+	uint32_t slow = UINT32_MAX;
+	for (uint32_t s = 0; s < stage->nb_services(); s++)
+		if (stage->service_name(s) == "slow")
+			slow = s;
+	ASSERT_NE(slow, UINT32_MAX);
+	bool tested = false;
+	for (int attempt = 0; attempt < 20 && !tested; attempt++) {
+		run_polls(); /* nothing left over */
+		frames(tx2).clear();
+		sidecar::l7_metrics before;
+		stage->add_service_metrics(slow, before);
+		const clk::time_point a0 = clk::now();
+		from_host(client_ip, 1, request("slow"), bytes(10, 1), true, 7001);
+		run_polls();
+		const clk::time_point a1 = clk::now();
+		usleep(15000);
+		const clk::time_point b0 = clk::now();
+		from_host(client_ip, 1, request("slow"), bytes(10, 2), true, 7002);
+		run_polls();
+		const clk::time_point b1 = clk::now();
+		const bool a_alone = b1 - a0 >= std::chrono::milliseconds(20) || !frames(tx2).empty();
+		usleep(25000); /* B ~25 ms old: both due, one sweep */
+		const clk::time_point s0 = clk::now();
+		run_polls();
+		const clk::time_point s1 = clk::now();
+		std::vector<frame_out> back = frames(tx2);
+		for (int i = 0; i < 100 && stage->pending().size() != 0; i++) {
+			usleep(5000);
+			run_polls();
+			for (const frame_out &f : frames(tx2))
+				back.push_back(f);
+		}
+		ASSERT_EQ(stage->pending().size(), 0u);
+		frames(tx).clear(); /* the relayed requests */
+		sidecar::l7_metrics after;
+		stage->add_service_metrics(slow, after);
+		uint64_t n = 0;
+		for (unsigned b = 0; b < sidecar::latency_histogram::nb_buckets; b++)
+			n += after.latency.buckets[b].get() - before.latency.buckets[b].get();
+		EXPECT_EQ(n, 2u);
+		/* each age within [the sweep's start - its send's end, the sweep's end - its
+		 * send's start], 1 ms off each edge */
+		const uint64_t a_lo = us_of(s0 - a1) - 1000, a_hi = us_of(s1 - a0) + 1000;
+		const uint64_t b_lo = us_of(s0 - b1) - 1000, b_hi = us_of(s1 - b0) + 1000;
+		if (a_alone || back.size() != 2 || bucket(a_lo) != bucket(a_hi) ||
+		    bucket(b_lo) != bucket(b_hi) || bucket(a_lo) == bucket(b_lo))
+			continue; /* not two buckets in one burst for sure: again */
+		tested = true;
+		EXPECT_EQ(after.latency.buckets[bucket(a_lo)].get(),
+			  before.latency.buckets[bucket(a_lo)].get() + 1)
+			<< "A, " << a_lo << "-" << a_hi << " us";
+		EXPECT_EQ(after.latency.buckets[bucket(b_lo)].get(),
+			  before.latency.buckets[bucket(b_lo)].get() + 1)
+			<< "B, " << b_lo << "-" << b_hi << " us";
+	}
+	EXPECT_TRUE(tested) << "no attempt had both 504s in one sweep, in buckets known apart";
+}
+
+/* A sweep's 504s are outcomes of the requests the policy engine admitted: two in a row open
+ * "brittle"'s breaker (two consecutive failures), and its next request is refused 503. */
+TEST_F(sidecar_stage, a_sweep_s_504s_open_the_service_s_breaker)
+{
+	for (uint64_t k = 0; k < 2; k++)
+		from_host(client_ip, 1, request("brittle"), bytes(10, 3), true, 7101 + k);
+	run_polls();
+	ASSERT_EQ(frames(tx).size(), 2u); /* relayed */
+	std::vector<frame_out> back;
+	for (int i = 0; i < 200 && back.size() < 2; i++) { /* the deadline is 20 ms */
+		usleep(5000);
+		run_polls(64);
+		for (const frame_out &f : frames(tx2))
+			back.push_back(f);
+	}
+	ASSERT_EQ(back.size(), 2u);
+	for (const frame_out &f : back)
+		EXPECT_EQ(f.status, 504);
+	from_host(client_ip, 1, request("brittle"), bytes(10, 3), true, 7103);
+	run_polls();
+	EXPECT_TRUE(frames(tx).empty()) << "not relayed: the breaker is open";
+	back = frames(tx2);
+	ASSERT_EQ(back.size(), 1u);
+	EXPECT_EQ(back[0].pf.correlation, 7103u);
+	EXPECT_EQ(back[0].status, 503);
+	EXPECT_EQ(back[0].reason, "circuit_open");
 }
 
 TEST_F(sidecar_stage, malformed_headers_from_the_network_get_400_and_answers_nothing)

@@ -1305,6 +1305,50 @@ std::vector<uint8_t> l7_answer(size_t reason_len)
  * fewer and of more, in a burst and one at a time; and from a pool whose mbufs have less
  * room than the straight copy, the frame where it fits and nothing (nothing leaked) where
  * it does not. */
+/* stamp()'s checksums (summed as stored, one fold of a negated sum: put_ids()) against
+ * fragment()'s (big-endian sums, the all-ones tests) at every IP id and, with it, every
+ * UDP sum modulo 0xffff: both fields' edges (a sum of all ones or zero goes out as 0xffff)
+ * are among them, and counted. Correlations of all ones, zero and a mixed one. */
+TEST(Wire, AStampedFramesChecksumsAreFragmentsAtEveryId)
+{
+	const unsigned free0 = rte_mempool_avail_count(pool());
+	const std::vector<uint8_t> l7 = l7_answer(7);
+	const l7_summed sum{l7.data(), static_cast<uint16_t>(l7.size()),
+			    l7_sum(l7.data(), static_cast<uint16_t>(l7.size()))};
+	unsigned ip_edge = 0, udp_edge = 0;
+	for (bool v6 : {false, true})
+		for (uint64_t corr : {~0ull, 0ull, 0x0123456789abcdefull}) {
+			frame_template t;
+			ASSERT_TRUE(t.make(addr(v6), frame_kind::response, sum, 1500));
+			link_addr to = addr(v6);
+			to.dst.port = 40000;
+			mbuf_stash stash(pool());
+			stash.begin();
+			const unsigned udp_ck_at = (v6 ? 14 + 40 : 14 + 20) + 6;
+			for (uint32_t lo = 0; lo < 0x10000; lo++) {
+				const uint32_t id = 0xa5a50000u | lo;
+				rte_mbuf *want;
+				ASSERT_EQ(fragment(to, frame_kind::response, id, corr, l7.data(), sum.len,
+						   body_ref{}, 1500, pool(), &want, 1),
+					  1u);
+				rte_mbuf *m = t.stamp(id, corr, to.dst.port, stash);
+				ASSERT_NE(m, nullptr);
+				const std::vector<uint8_t> got = bytes_of(m), ref = bytes_of(want);
+				ASSERT_EQ(got, ref) << "v6 " << v6 << " id " << id << " corr " << corr;
+				if (!v6 && got[24] == 0xff && got[25] == 0xff)
+					ip_edge++;
+				if (got[udp_ck_at] == 0xff && got[udp_ck_at + 1] == 0xff)
+					udp_edge++;
+				rte_pktmbuf_free(want);
+				rte_pktmbuf_free(m);
+			}
+			stash.end();
+		}
+	EXPECT_GE(ip_edge, 3u);
+	EXPECT_GE(udp_edge, 6u);
+	EXPECT_EQ(rte_mempool_avail_count(pool()), free0);
+}
+
 TEST(Wire, AStampedFrameIsFragmentsFrameInAResetMbuf)
 {
 	const unsigned free0 = rte_mempool_avail_count(pool());

@@ -214,6 +214,26 @@ public:
 	{
 		return send_reply(to, correlation, r);
 	}
+	/**
+	 * The frame of kept answer `r` made for a requester's address and port, or nullptr (then
+	 * the port is tested and reply() sends it). A frame is kept only for a port that can
+	 * send (reply_new_address(), after can_send()) and a port's ring is the egress' for
+	 * good: the sweep's 504 to a kept frame's address needs no can_send() of its own
+	 * (~8 instructions a 504). Its reply_kept() sends it as reply() would.
+	 */
+	[[gnu::always_inline]] kept_reply::frame *kept_for(const remote &to, kept_reply &r) noexcept
+	{
+		kept_reply::frame &k = r.kept[wire::frame_template::slot_of(to.addr.dst, kept_bits)];
+		return k.port == to.port && k.frame.made_for_made(to.addr) ? &k : nullptr;
+	}
+	[[gnu::always_inline]] bool reply_kept(const remote &to, uint64_t correlation,
+					       const kept_reply::frame &k) noexcept
+	{
+		const uint32_t id = _msg_id += _msg_id_step;
+		rte_mbuf *m = k.frame.stamp(id, correlation, to.addr.dst.port, *_mbufs);
+		port_view &eg = _ports[to.port];
+		return m ? put_one(eg, m) : put(eg, 0);
+	}
 	/** hbufs whose zero-copy frames the NIC released (their senders' TX completes now). */
 	unsigned reap(void **hbufs, unsigned max) noexcept;
 
@@ -303,8 +323,10 @@ private:
 		/* a kept frame's port is -1 until it is made (to.port >= 0: can_send()) */
 		if (k.port != to.port || !k.frame.made_for_made(to.addr)) [[unlikely]]
 			return reply_new_address(to, id, correlation, r, k);
-		port_view &eg = _ports[to.port];
 		rte_mbuf *m = k.frame.stamp(id, correlation, to.addr.dst.port, *_mbufs);
+		/* the port's view found after the stamp: held across it, one register more
+		 * made the stamp keep its ids on the stack */
+		port_view &eg = _ports[to.port];
 		return m ? put_one(eg, m) : put(eg, 0);
 	}
 	[[gnu::noinline]] reply_hdr *make_reply(uint16_t status, const char *reason,

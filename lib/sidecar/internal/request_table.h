@@ -179,6 +179,9 @@ public:
 	const uint32_t *loads() const noexcept { return _load; }
 
 private:
+	/* expire() with a quota (q) or without one */
+	template <bool with_quota>
+	uint32_t expire_walk(uint64_t now, expiry *out, uint32_t max, quota *q) noexcept;
 	bool ours(uint32_t token) const noexcept { return (token & _shard_mask) == _shard_base; }
 	uint32_t inner(uint32_t token) const noexcept { return token & ~_shard_mask; }
 

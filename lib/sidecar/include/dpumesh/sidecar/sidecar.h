@@ -394,14 +394,22 @@ private:
 	int64_t _net_credit = 0;  /* what the network may still spend (deficit round robin) */
 	int64_t _net_max_debt = 0; /* the most it may owe */
 	policy::trace_rng _trace_rng; /* trace ids of requests without them (seeded at create) */
-	/* a deadline sweep's 504 timeouts of one service, route and latency bucket in a row,
-	 * counted at once (timeouts_flush(), at the end of each burst of the sweep) */
+	/* a deadline sweep's 504 timeouts of one service, route, routing version and latency
+	 * bucket in a row, counted at once (timeouts_flush(), at the end of each burst of the
+	 * sweep) */
 	struct timeout_tally {
 		uint32_t n = 0;
 		uint32_t service = 0;
-		uint32_t route = 0;    /* route_metrics index, when `current` */
-		bool current = false;  /* admitted under the poll's routing version */
+		uint32_t route = 0;    /* route_metrics index, counted when `version` is the poll's */
+		uint32_t version = 0;  /* the routing version they were admitted under */
 		unsigned bucket = 0;   /* latency_histogram::bucket_of() */
+		/* `version` is the poll's, and then the service's policy (the engine's index):
+		 * a policy-admitted 504's outcome goes to it, found once a run */
+		bool current = false;
+		uint32_t policy = 0;
+		/* the bucket's latencies (us), [lo, hi): a 504 in it is of the run with a compare
+		 * each (none at each burst's start: an empty range, hi = 0) */
+		uint64_t lo = 1, hi = 0;
 		uint64_t sum_us = 0;
 	} _tally;
 	counters _stats;

@@ -373,8 +373,17 @@ inline rte_mbuf *mbuf_stash::get_unreset() noexcept
 	m->ol_flags &= RTE_MBUF_F_EXTERNAL;
 	m->packet_type = 0;
 	m->pkt_len = len;
-	m->data_len = len;
-	m->vlan_tci = 0;
+	if constexpr (std::endian::native == std::endian::little) {
+		/* data_len and vlan_tci (adjacent) as one 4-byte store of the length: the
+		 * 16-bit stores and the zero made for the second were ~2 instructions a 504 */
+		static_assert(offsetof(rte_mbuf, vlan_tci) == offsetof(rte_mbuf, data_len) + 2);
+		const uint32_t len_vlan = len;
+		std::memcpy(reinterpret_cast<char *>(m) + offsetof(rte_mbuf, data_len), &len_vlan,
+			    sizeof(len_vlan));
+	} else {
+		m->data_len = len;
+		m->vlan_tci = 0;
+	}
 	m->vlan_tci_outer = 0;
 	m->next = nullptr;
 	m->tx_offload = 0;
@@ -535,10 +544,17 @@ private:
 	const uint8_t *_l7 = nullptr;
 	uint16_t _l7_len = 0;
 	uint16_t _l7_sum = 0;
-	uint64_t _ip_words = 0;  /* ipv4_words_but_id(), folded (csum_fold(): 0xffff at most) */
-	/* udp_words_but_ids() less the destination port, plus the L7 header's sum (as a
-	 * big-endian value): all the UDP checksum adds but the ids and the port */
-	uint64_t _udp_words = 0;
+	/* The checksums' constant words as stamp() takes them: summed as loaded from memory
+	 * (little-endian words: a sum's byte swap is the sum of its words swapped, so the
+	 * sums of the stored ids and the checksums come out as stored, no swap back), and
+	 * negated, so that each checksum is one fold of a sum that is never 0 (the fold's
+	 * 1..0xffff is then the field's range: no "0xffff stays 0xffff" test; put_ids()).
+	 * IPv4: 3 * 0xffff less the header's words but its id (ipv4_words_but_id(), folded:
+	 * 1..0xffff), above the id's 0xffff at most */
+	uint32_t _ip_neg = 0;
+	/* ~ (udp_words_but_ids() less the destination port, plus the L7 header's sum, folded:
+	 * all the UDP checksum adds but the ids and the port) */
+	uint64_t _udp_neg = 0;
 
 	/* stamp_into(), inline in both stamps (below) */
 	[[gnu::always_inline]] inline bool write(rte_mbuf *m, uint32_t msg_id,
@@ -823,28 +839,43 @@ inline void copy_chunks_384(uint8_t *d, const uint8_t *s, size_t n) noexcept
 /* The ids, the port and both checksums of a frame whose bytes were copied to p: the members
  * in registers first, then the sums, then the stores (each store into the frame, bytes that
  * may alias anything, made the compiler load the next member again; the sums taken before
- * the copy were kept on the stack around it, ~6 instructions a 504) */
+ * the copy were kept on the stack around it, ~6 instructions a 504).
+ * Each checksum field is the value in 1..0xffff congruent to minus the sum of the other
+ * words it covers (modulo 0xffff): rte_ipv4_cksum()'s and the UDP one's (RFC 768: a zero
+ * goes out as all ones; a sum of all ones stays all ones). Summed as the words are stored
+ * (the ids' and the port's network-order values, which the stores take anyway) onto the
+ * negated constant (_ip_neg, _udp_neg), each is one csum_fold() of a nonzero sum: the
+ * folds, swaps and the all-ones tests of big-endian sums were ~20 instructions a 504 */
 inline void frame_template::put_ids(uint8_t *p, uint32_t msg_id, uint64_t correlation,
 				    uint16_t dst_port) const noexcept
 {
 	const unsigned udp_at = _udp_at;
 	const bool v4 = _v4;
-	/* the ids whole (frame_in_place()): modulo 0xffff a value is its words' sum; the IP
-	 * id is one_frame()'s, the message id + 1 */
-	const uint16_t ip_id = static_cast<uint16_t>(msg_id + 1);
+	const uint16_t port_be = detail::be16(dst_port);
+	uint32_t id_be = msg_id;
+	uint64_t corr_be = correlation;
+	if constexpr (std::endian::native == std::endian::little) {
+		id_be = __builtin_bswap32(msg_id);
+		corr_be = __builtin_bswap64(correlation);
+	}
+	/* ~(constant + port + id) as _udp_neg - port - id (below 2^33 added, so never 0), and
+	 * the correlation's -x as its complement ~x: a one's-complement sum of a nonzero
+	 * value is never 0, so csum_fold() gives 1..0xffff */
 	const uint16_t udp_ck =
-		detail::udp_checksum_field(csum_add64(_udp_words + dst_port + msg_id, correlation));
-	if (v4) {
-		const uint16_t ip_ck =
-			detail::ipv4_checksum_from_folded(static_cast<uint32_t>(_ip_words) + ip_id);
-		detail::put(p, 18, detail::be16(ip_id));
+		csum_fold(csum_add64(_udp_neg - port_be - id_be, ~corr_be));
+	if (v4) [[likely]] {
+		/* the IP id is one_frame()'s, the message id + 1; 3 * 0xffff - the header's
+		 * words - the id: 0xffff..0x2fffc, nonzero below 2^32 */
+		const uint16_t ip_id_be = detail::be16(static_cast<uint16_t>(msg_id + 1));
+		const uint16_t ip_ck = csum_fold(_ip_neg - ip_id_be);
+		detail::put(p, 18, ip_id_be);
 		detail::put(p, 24, ip_ck);
 	}
-	detail::put(p, udp_at + unsigned(offsetof(rte_udp_hdr, dst_port)), detail::be16(dst_port));
+	detail::put(p, udp_at + unsigned(offsetof(rte_udp_hdr, dst_port)), port_be);
 	detail::put(p, udp_at + unsigned(offsetof(rte_udp_hdr, dgram_cksum)), udp_ck);
 	uint8_t *frag = p + udp_at + sizeof(rte_udp_hdr);
-	detail::store_be(frag, offsetof(frame_hdr, msg_id), msg_id);
-	detail::store_be(frag, offsetof(frame_hdr, correlation), correlation);
+	detail::put(frag, unsigned(offsetof(frame_hdr, msg_id)), id_be);
+	detail::put(frag, unsigned(offsetof(frame_hdr, correlation)), corr_be);
 }
 
 /* stamp_into() inline in stamp() too: a 504 made from its template was two calls (stamp()'s
