@@ -184,15 +184,39 @@ inline bool valid_value(const uint8_t *p, size_t n) noexcept
 	return (below14(w) & highs) == 0 || !bad_word(w);
 }
 
-/* valid_value() in l7_decode()'s straight line: the same, but a value longer than a word
- * with a byte below 14 (a tab, or a bad one) is not taken here but by decode_general(): the
- * line makes no call then but its tail calls, and GCC saves its registers after the first
- * checks, with no stack frame of its own (3 instructions a request; the registers it
- * saves are still six) */
-[[gnu::always_inline]] inline bool line_value(const uint8_t *p, size_t n) noexcept
+/* The bytes of a word (as memcpy loads it) that are its first n in memory (first_bytes) or
+ * its last n (last_bytes), n 0..8 */
+template <bool First>
+constexpr std::array<uint64_t, 9> byte_masks() noexcept
+{
+	std::array<uint64_t, 9> t{};
+	const bool low = First == (std::endian::native == std::endian::little);
+	for (unsigned n = 1; n <= 8; n++) {
+		const uint64_t bytes = n == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * n)) - 1;
+		t[n] = low ? bytes : bytes << (64 - 8 * n);
+	}
+	return t;
+}
+constexpr std::array<uint64_t, 9> first_bytes = byte_masks<true>(), last_bytes = byte_masks<false>();
+
+/* valid_value() in l7_decode()'s straight line: the same, but a value with a byte below 14
+ * (a tab, or a bad one) is not taken here but by decode_general(): the line makes no call
+ * then but its tail calls, and GCC saves its registers after the first checks, with no
+ * stack frame of its own (3 instructions a request; the registers it saves are still six).
+ * A value of 1-8 bytes is read as part of the word at `word`, which holds it as its first
+ * bytes (masks first_bytes) or its last (last_bytes), the rest of that word the header's
+ * next or previous bytes: below14() of the word, its value's bytes' bits kept (a table's
+ * mask, no load of the value a byte or half at a time: short_word() and its length
+ * branches were ~10 instructions a value). Exact for those bytes where the bytes before
+ * them as loaded (the low ones, which a borrow comes from) are the value's own or end in a
+ * byte of 15 or more: the first bytes on a little-endian CPU; the last where the byte
+ * before the value is the name's last ('h' of ":path"). Elsewhere a borrow may flag a good
+ * byte: decode_general() then, never a bad value taken. */
+[[gnu::always_inline]] inline bool line_value(const uint8_t *p, size_t n, const uint8_t *word,
+					       const std::array<uint64_t, 9> &masks) noexcept
 {
 	if (n <= 8)
-		return valid_value(p, n);
+		return (below14(load64(word)) & highs & masks[n]) == 0;
 	return n <= l7_max_value && none_below14(p, n);
 }
 
@@ -209,6 +233,19 @@ inline bool upper_method(std::string_view m) noexcept
 		return false;
 	const uint64_t w = short_word(reinterpret_cast<const uint8_t *>(m.data()), m.size());
 	return (w & highs) == 0 && ((w + 0x3f * ones) & ~(w + 0x25 * ones) & highs) == highs;
+}
+
+/* upper_method() of a method of 1-8 bytes at p, the first bytes of the word there (the rest
+ * the next field's, zeroed: no carry out of a zero byte, whose test bit stays clear): its
+ * bytes kept by a table's mask, not loaded by short_word() (~6 instructions) */
+[[gnu::always_inline]] inline bool upper_method_first(const uint8_t *p, size_t n) noexcept
+{
+	if (n - 1 >= 8) /* 0, or longer than a word */
+		return false;
+	const uint64_t bytes = first_bytes[n];
+	const uint64_t w = load64(p) & bytes;
+	return (w & highs) == 0 &&
+	       ((w + 0x3f * ones) & ~(w + 0x25 * ones) & highs) == (bytes & highs);
 }
 
 bool valid_method(std::string_view m) noexcept
@@ -522,14 +559,18 @@ l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
 		const uint8_t b[2] = {nl, 0};
 		return std::bit_cast<uint16_t>(b);
 	};
+	/* the status (0) and the unknown flags' bits, as the 4 bytes from the status load:
+	 * one test (~2 instructions) */
+	constexpr uint8_t bad_bytes[4] = {0xff, 0xff,
+					  static_cast<uint8_t>(~l7_flag_known >> 8 & 0xff),
+					  static_cast<uint8_t>(~l7_flag_known & 0xff)};
 	if (len < least) [[unlikely]]
 		return decode_general(buf, len, out);
 	const uint16_t nb = get16(buf + 6);
-	const uint16_t flags = get16(buf + 10);
 	if (load32(buf) != load32(req_head) || get16(buf + 4) != len || nb < 3 ||
-	    nb > l7_max_fields || load16(buf + 8) != 0 /* status */ || (flags & ~l7_flag_known))
-		[[unlikely]]
+	    nb > l7_max_fields || (load32(buf + 8) & load32(bad_bytes)) != 0) [[unlikely]]
 		return decode_general(buf, len, out);
+	const uint16_t flags = get16(buf + 10);
 	const uint8_t *const end = buf + len;
 	/* each part stored as soon as it is checked, so that few values stay live (and no
 	 * register is saved and restored); a check that fails leaves *out half written, which
@@ -538,30 +579,32 @@ l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
 	out->status = 0;
 	out->flags = flags;
 	out->deadline_ms = get32(buf + 12);
-	/* :service (len >= least: its head and name are inside) */
+	/* :service (len >= least: its head and name are inside); a value of up to 8 bytes read
+	 * as the word it starts (the method's head and name, 11 bytes, follow it inside) */
 	const uint8_t *s = buf + l7_fixed_size;
 	const uint16_t sl = get16(s + 2);
 	if (load16(s) != head_of(8) || load64(s + 4) != k_service || sl == 0 ||
 	    static_cast<size_t>(end - s) < (4 + 8) + size_t(sl) + (4 + 7) ||
-	    !line_value(s + 12, sl)) [[unlikely]]
+	    !line_value(s + 12, sl, s + 12, first_bytes)) [[unlikely]]
 		return decode_general(buf, len, out);
 	out->service = std::string_view(reinterpret_cast<const char *>(s + 12), sl);
-	/* :method: upper case letters, one word (valid as a value, then) */
+	/* :method: upper case letters, one word (valid as a value, then), read as the word
+	 * it starts (the path's head and name, 9 bytes, follow it inside) */
 	const uint8_t *m = s + 12 + sl;
 	const uint16_t ml = get16(m + 2);
 	if (load16(m) != head_of(7) || load32(m + 4) != k_method[0] ||
 	    load32(m + 7) != k_method[1] ||
 	    static_cast<size_t>(end - m) < (4 + 7) + size_t(ml) + (4 + 5) ||
-	    !upper_method(std::string_view(reinterpret_cast<const char *>(m + 11), ml)))
-		[[unlikely]]
+	    !upper_method_first(m + 11, ml)) [[unlikely]]
 		return decode_general(buf, len, out);
 	out->method = std::string_view(reinterpret_cast<const char *>(m + 11), ml);
-	/* :path, starting with '/' */
+	/* :path, starting with '/'; a value of up to 8 bytes read as the word it ends (its
+	 * head and name, 9 bytes, are before it), after the 'h' that ends its name */
 	const uint8_t *p = m + 11 + ml;
 	const uint16_t pl = get16(p + 2);
 	if (load16(p) != head_of(5) || load32(p + 4) != k_path || p[8] != 'h' || pl == 0 ||
 	    static_cast<size_t>(end - p) < (4 + 5) + size_t(pl) || p[9] != '/' ||
-	    !line_value(p + 9, pl)) [[unlikely]]
+	    !line_value(p + 9, pl, p + 9 + pl - 8, last_bytes)) [[unlikely]]
 		return decode_general(buf, len, out);
 	out->path = std::string_view(reinterpret_cast<const char *>(p + 9), pl);
 	out->reason = {};
