@@ -186,8 +186,8 @@ inline bool valid_value(const uint8_t *p, size_t n) noexcept
 	return (below14(w) & highs) == 0 || !bad_word(w);
 }
 
-/* The bytes of a word (as memcpy loads it) that are its first n in memory (first_bytes) or
- * its last n (last_bytes), n 0..8 */
+/* The bytes of a word (as memcpy loads it) that are its first n in memory (First) or its
+ * last n, n 0..8 */
 template <bool First>
 constexpr std::array<uint64_t, 9> byte_masks() noexcept
 {
@@ -199,14 +199,25 @@ constexpr std::array<uint64_t, 9> byte_masks() noexcept
 	}
 	return t;
 }
-constexpr std::array<uint64_t, 9> first_bytes = byte_masks<true>(), last_bytes = byte_masks<false>();
+constexpr std::array<uint64_t, 9> first_bytes = byte_masks<true>();
+/* their bytes' top bits: below14()'s flags of those bytes kept with one `and` (a mask of
+ * bytes, then one of top bits, was 2 instructions a value more) */
+template <bool First>
+constexpr std::array<uint64_t, 9> high_masks() noexcept
+{
+	std::array<uint64_t, 9> t = byte_masks<First>();
+	for (uint64_t &m : t)
+		m &= highs;
+	return t;
+}
+constexpr std::array<uint64_t, 9> first_highs = high_masks<true>(), last_highs = high_masks<false>();
 
 /* valid_value() in l7_decode()'s straight line: the same, but a value with a byte below 14
  * (a tab, or a bad one) is not taken here but by decode_general(): the line makes no call
  * then but its tail calls, and GCC saves its registers after the first checks, with no
  * stack frame of its own (3 instructions a request; the registers it saves are still six).
  * A value of 1-8 bytes is read as part of the word at `word`, which holds it as its first
- * bytes (masks first_bytes) or its last (last_bytes), the rest of that word the header's
+ * bytes (masks first_highs) or its last (last_highs), the rest of that word the header's
  * next or previous bytes: below14() of the word, its value's bytes' bits kept (a table's
  * mask, no load of the value a byte or half at a time: short_word() and its length
  * branches were ~10 instructions a value). Exact for those bytes where the bytes before
@@ -218,7 +229,7 @@ constexpr std::array<uint64_t, 9> first_bytes = byte_masks<true>(), last_bytes =
 					       const std::array<uint64_t, 9> &masks) noexcept
 {
 	if (n <= 8)
-		return (below14(load64(word)) & highs & masks[n]) == 0;
+		return (below14(load64(word)) & masks[n]) == 0;
 	return n <= l7_max_value && none_below14(p, n);
 }
 
@@ -551,7 +562,7 @@ namespace {
 		 * more; an empty name's, a field head's byte, may flag a good value: refused
 		 * anyway) */
 		if (static_cast<size_t>(end - name) < size_t(nl) + vl ||
-		    !line_value(value, vl, value + vl - 8, last_bytes)) [[unlikely]]
+		    !line_value(value, vl, value + vl - 8, last_highs)) [[unlikely]]
 			return decode_general(buf, len, out);
 		/* a pseudo-field here (refused) has a name that starts with ':', which no known
 		 * name does and valid_name() refuses, as it refuses an empty one */
@@ -631,7 +642,7 @@ l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
 	const uint16_t sl = get16(s + 2);
 	if (load16(s) != head_of(8) || load64(s + 4) != k_service || sl == 0 ||
 	    static_cast<size_t>(end - s) < (4 + 8) + size_t(sl) + (4 + 7) ||
-	    !line_value(s + 12, sl, s + 12, first_bytes)) [[unlikely]]
+	    !line_value(s + 12, sl, s + 12, first_highs)) [[unlikely]]
 		return decode_general(buf, len, out);
 	out->service = std::string_view(reinterpret_cast<const char *>(s + 12), sl);
 	/* :method: upper case letters, one word (valid as a value, then), read as the word
@@ -650,7 +661,7 @@ l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
 	const uint16_t pl = get16(p + 2);
 	if (load16(p) != head_of(5) || load32(p + 4) != k_path || p[8] != 'h' || pl == 0 ||
 	    static_cast<size_t>(end - p) < (4 + 5) + size_t(pl) || p[9] != '/' ||
-	    !line_value(p + 9, pl, p + 9 + pl - 8, last_bytes)) [[unlikely]]
+	    !line_value(p + 9, pl, p + 9 + pl - 8, last_highs)) [[unlikely]]
 		return decode_general(buf, len, out);
 	out->path = std::string_view(reinterpret_cast<const char *>(p + 9), pl);
 	out->reason = {};
