@@ -134,8 +134,8 @@ inline constexpr wire_drop not_inline = wire_drop::count;
  * message, not whole_frame() (port RX's ~10 instructions a message less).
  * Dst false (port RX): the destination is not written to out->dst (left as it was) but its
  * IPv4 address, as it lies in the frame, to *dst_ip: port RX compares it with its own and
- * reads it nowhere else (its four stores and the 16-byte compare were ~8 instructions a
- * frame). */
+ * reads it nowhere else (its four stores and the 16-byte compare: rx_poll 297.2 -> 286.8
+ * instructions a frame). */
 template <bool Dst = true>
 inline wire_drop parse_inline(const rte_mbuf *m, uint16_t mesh_port_be, uint32_t max_message,
 			       parsed_frame *out, uint32_t *dst_ip = nullptr) noexcept
