@@ -294,26 +294,44 @@ uint16_t rx_poll(void *arg) noexcept
 		refuse(rm);
 	};
 	uint32_t drops[static_cast<size_t>(rx_drop::count)] = {}, dropped = 0;
-	/* parse_frame() writes every field of a frame it accepts: constructed once a burst */
+	/* parse_frame() writes every field of a frame it accepts: constructed once a burst
+	 * (parse_inline<false>() all but dst, which nothing here reads for its frames) */
 	wire::parsed_frame pf;
+	/* an inline frame's destination (IPv4) against the node's IPv4 address, as one
+	 * masked compare of the address as it lies in the frame: mask 0 without an IPv4
+	 * address (any is taken), a value no 32-bit address equals if that address is not
+	 * IPv4-mapped (none is taken) */
+	uint64_t self4 = 0, self4_mask = 0;
+	if (c.ip4) {
+		self4_mask = ~uint64_t(0);
+		uint32_t a;
+		std::memcpy(&a, c.ip4->ip + 12, 4);
+		self4 = c.ip4->is_v4() ? a : uint64_t(1) << 32;
+	}
 	for (uint16_t i = 0; i < n; i++) {
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
 		rte_mbuf *m = pkts[i];
 		bytes += m->pkt_len;
 		/* parse_frame() in its two parts: a frame of its inline parse is whole by one
 		 * compare (whole_inline()), parse_any()'s by whole_frame() */
-		wire::wire_drop why = wire::detail::parse_inline(m, c.mesh_port_be, c.max_message, &pf);
+		uint32_t dst4;
+		wire::wire_drop why = wire::detail::parse_inline<false>(m, c.mesh_port_be,
+									 c.max_message, &pf, &dst4);
 		bool any = false;
 		if (why == wire::detail::not_inline) [[unlikely]] {
 			why = wire::detail::parse_any(m, c.mesh_port_be, c.max_message, &pf);
 			any = true;
-		}
-		/* to the node's IPv4 address (nearly every frame: one compare, its family not
-		 * looked at first), else to its address of the frame's family if it has one */
-		if (why == wire::wire_drop::none && !(c.ip4 && same_ip(c.ip4->ip, pf.dst.ip))) {
-			const std::optional<wire::endpoint> &self = pf.dst.is_v4() ? c.ip4 : c.ip6;
-			if (self && !same_ip(self->ip, pf.dst.ip))
-				why = wire::wire_drop::other_host;
+			/* to the node's IPv4 address (one compare, its family not looked at
+			 * first), else to its address of the frame's family if it has one */
+			if (why == wire::wire_drop::none &&
+			    !(c.ip4 && same_ip(c.ip4->ip, pf.dst.ip))) {
+				const std::optional<wire::endpoint> &self =
+					pf.dst.is_v4() ? c.ip4 : c.ip6;
+				if (self && !same_ip(self->ip, pf.dst.ip))
+					why = wire::wire_drop::other_host;
+			}
+		} else if (why == wire::wire_drop::none && ((dst4 ^ self4) & self4_mask) != 0) {
+			why = wire::wire_drop::other_host; /* IPv4: the same test, self is c.ip4 */
 		}
 		if (why != wire::wire_drop::none) {
 			drops[static_cast<size_t>(why)]++;

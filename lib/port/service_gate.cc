@@ -35,6 +35,7 @@ service_gate::service_gate(std::vector<std::string> names)
 	while (cap < 2 * _names.size())
 		cap <<= 1;
 	_index.assign(cap, slot{});
+	_mask = static_cast<uint32_t>(cap - 1);
 	for (uint32_t i = 0; i < _names.size(); i++) {
 		const std::string &n = _names[i];
 		const uint64_t key = key_of(n.data(), n.size());
@@ -56,13 +57,16 @@ uint32_t service_gate::find(std::string_view name) const noexcept
 	if (n > 8)
 		return find_long(name);
 	const uint64_t key = key_of(name.data(), n);
-	const uint32_t mask = static_cast<uint32_t>(_index.size() - 1);
+	const uint32_t mask = _mask;
 	for (uint32_t h = place_of(key, n) & mask;; h = (h + 1) & mask) {
 		const slot &s = _index[h];
-		if (s.id == 0)
-			return UINT32_MAX;
+		/* the name's own place first: a found name's probe tests no id. An empty place
+		 * (key 0, length 0, id 0) matches only the empty name, and gives id - 1 =
+		 * UINT32_MAX, not found, as the id test would (2 instructions a lookup) */
 		if (s.key == key && s.len == n)
 			return s.id - 1;
+		if (s.id == 0)
+			return UINT32_MAX;
 	}
 }
 
@@ -70,7 +74,7 @@ uint32_t service_gate::find_long(std::string_view name) const noexcept
 {
 	const size_t n = name.size();
 	const uint64_t key = key_of(name.data(), n);
-	const uint32_t mask = static_cast<uint32_t>(_index.size() - 1);
+	const uint32_t mask = _mask;
 	for (uint32_t h = place_of(key, n) & mask;; h = (h + 1) & mask) {
 		const slot &s = _index[h];
 		if (s.id == 0)

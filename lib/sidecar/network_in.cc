@@ -147,18 +147,20 @@ void network_in::failed(net_message &out, net_message::kind why, port::rx_msg *m
  * request, source, view, cmd, l7, held, reply_to, from and correlation are written below
  * on every path): inline in take() and in take_burst()'s loop. */
 [[gnu::always_inline]] inline void network_in::take_into(net_message &out, port::rx_msg *m,
-							  uint8_t *buf) noexcept
+							  uint8_t *buf, tally &t) noexcept
 {
 	const wire::message &msg = m->msg;
 	out.request = msg.kind == wire::frame_kind::request;
 	out.from = msg.src;
 	out.correlation = msg.correlation;
 	out.source = m->source_bucket;
-	(out.request ? _stats.net_requests : _stats.net_responses).inc();
-	if (out.request)
+	t.taken++;
+	if (out.request) {
+		t.requests++;
 		_egress.remote_of(*m, out.reply_to);
-	else
+	} else {
 		out.reply_to = remote{};
+	}
 	if (msg.l7_len > _max_header) {
 		_stats.net_header_too_large.inc();
 		failed(out, net_message::kind::too_large, m);
@@ -183,7 +185,7 @@ void network_in::failed(net_message &out, net_message::kind why, port::rx_msg *m
 			return bad_header(out, err, nullptr, m);
 		command_lengths(c, msg);
 		out.what = net_message::kind::request;
-		_stats.decoded_without_hbuf.inc();
+		t.decoded++;
 		out.l7 = hdr;
 		out.held = m;
 		return;
@@ -221,10 +223,26 @@ void network_in::bad_header(net_message &out, wire::l7_error err, void *obj,
 	failed(out, net_message::kind::bad_header, m);
 }
 
+/* A tally's counts into the counters, once a take() or a take_burst() (two counters' load,
+ * add and store a message, with the counters' address read again after each store: ~6
+ * instructions a message) */
+void network_in::count(const tally &t) noexcept
+{
+	if (t.requests)
+		_stats.net_requests.add(t.requests);
+	if (t.taken != t.requests)
+		_stats.net_responses.add(t.taken - t.requests);
+	if (t.decoded)
+		_stats.decoded_without_hbuf.add(t.decoded);
+}
+
 net_message network_in::take(port::rx_msg *m, unsigned buf) noexcept
 {
 	net_message out;
-	take_into(out, m, reinterpret_cast<uint8_t *>(_hdr.get() + (buf % nb_buffers) * _hdr_words));
+	tally t;
+	take_into(out, m, reinterpret_cast<uint8_t *>(_hdr.get() + (buf % nb_buffers) * _hdr_words),
+		  t);
+	count(t);
 	return out;
 }
 
@@ -241,12 +259,15 @@ void network_in::take_burst(port::rx_msg *const *msgs, unsigned n, net_message *
 	 * instructions a message) */
 	auto *buf = reinterpret_cast<uint8_t *>(_hdr.get());
 	const size_t step = size_t(_hdr_words) * 8;
+	tally t;
 	for (unsigned i = 0; i < n; i++, buf += step) {
 		if (i + decode_ahead < n && msgs[i + decode_ahead]->refusal == port::rx_refusal::none)
 			prefetch_header(msgs[i + decode_ahead]->msg);
 		if (msgs[i]->refusal == port::rx_refusal::none)
-			take_into(*new (&out[i]) net_message(net_message::unwritten{}), msgs[i], buf);
+			take_into(*new (&out[i]) net_message(net_message::unwritten{}), msgs[i], buf,
+				  t);
 	}
+	count(t);
 }
 
 bool network_in::to_hbuf(net_message &m) noexcept

@@ -140,18 +140,20 @@ constexpr uint32_t k_hop = word4_of(":hop");
 {
 #if defined(__SSE2__)
 	if (n >= 16) {
-		const __m128i thirteen = _mm_set1_epi8(13);
-		const auto below14_16 = [&](size_t at) noexcept {
-			const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p + at));
-			return _mm_cmpeq_epi8(_mm_min_epu8(v, thirteen), v);
+		/* the bytes' least, lane by lane (one pminub a 16 bytes), tested once at the
+		 * end: a min, compare and or a step were ~96 instructions for a JWT's ~180
+		 * bytes */
+		const auto at = [p](size_t i) noexcept {
+			return _mm_loadu_si128(reinterpret_cast<const __m128i *>(p + i));
 		};
-		__m128i low = below14_16(n - 16);
+		__m128i least = at(n - 16);
 		size_t i = 0;
 		for (; i + 32 < n; i += 32) /* two a step: the loop's own add and branch halved */
-			low = _mm_or_si128(low, _mm_or_si128(below14_16(i), below14_16(i + 16)));
+			least = _mm_min_epu8(least, _mm_min_epu8(at(i), at(i + 16)));
 		if (i + 16 < n)
-			low = _mm_or_si128(low, below14_16(i));
-		return _mm_movemask_epi8(low) == 0;
+			least = _mm_min_epu8(least, at(i));
+		const __m128i thirteen = _mm_set1_epi8(13);
+		return _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(least, thirteen), least)) == 0;
 	}
 #endif
 	uint64_t low = below14(load64(p + n - 8));
@@ -184,15 +186,51 @@ inline bool valid_value(const uint8_t *p, size_t n) noexcept
 	return (below14(w) & highs) == 0 || !bad_word(w);
 }
 
-/* valid_value() in l7_decode()'s straight line: the same, but a value longer than a word
- * with a byte below 14 (a tab, or a bad one) is not taken here but by decode_general(): the
- * line makes no call then but its tail calls, and GCC saves its registers after the first
- * checks, with no stack frame of its own (3 instructions a request; the registers it
- * saves are still six) */
-[[gnu::always_inline]] inline bool line_value(const uint8_t *p, size_t n) noexcept
+/* The bytes of a word (as memcpy loads it) that are its first n in memory (First) or its
+ * last n, n 0..8 */
+template <bool First>
+constexpr std::array<uint64_t, 9> byte_masks() noexcept
+{
+	std::array<uint64_t, 9> t{};
+	const bool low = First == (std::endian::native == std::endian::little);
+	for (unsigned n = 1; n <= 8; n++) {
+		const uint64_t bytes = n == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * n)) - 1;
+		t[n] = low ? bytes : bytes << (64 - 8 * n);
+	}
+	return t;
+}
+constexpr std::array<uint64_t, 9> first_bytes = byte_masks<true>();
+/* their bytes' top bits: below14()'s flags of those bytes kept with one `and` (a mask of
+ * bytes, then one of top bits, was 2 instructions a value more) */
+template <bool First>
+constexpr std::array<uint64_t, 9> high_masks() noexcept
+{
+	std::array<uint64_t, 9> t = byte_masks<First>();
+	for (uint64_t &m : t)
+		m &= highs;
+	return t;
+}
+constexpr std::array<uint64_t, 9> first_highs = high_masks<true>(),
+				   last_highs = high_masks<false>();
+
+/* valid_value() in l7_decode()'s straight line: the same, but a value with a byte below 14
+ * (a tab, or a bad one) is not taken here but by decode_general(): the line makes no call
+ * then but its tail calls, and GCC saves its registers after the first checks, with no
+ * stack frame of its own (3 instructions a request; the registers it saves are still six).
+ * A value of 1-8 bytes is read as part of the word at `word`, which holds it as its first
+ * bytes (masks first_highs) or its last (last_highs), the rest of that word the header's
+ * next or previous bytes: below14() of the word, its value's bytes' bits kept (a table's
+ * mask, no load of the value a byte or half at a time: short_word() and its length
+ * branches, l7_decode() 183 -> 159 instructions with the status test). Exact for those
+ * bytes where the bytes before them as loaded (the low ones, which a borrow comes from) are
+ * the value's own or end in a byte of 15 or more: the first bytes on a little-endian CPU;
+ * the last where the byte before the value is the name's last ('h' of ":path"). Elsewhere
+ * a borrow may flag a good byte: decode_general() then, never a bad value taken. */
+[[gnu::always_inline]] inline bool line_value(const uint8_t *p, size_t n, const uint8_t *word,
+					       const std::array<uint64_t, 9> &masks) noexcept
 {
 	if (n <= 8)
-		return valid_value(p, n);
+		return (below14(load64(word)) & masks[n]) == 0;
 	return n <= l7_max_value && none_below14(p, n);
 }
 
@@ -209,6 +247,19 @@ inline bool upper_method(std::string_view m) noexcept
 		return false;
 	const uint64_t w = short_word(reinterpret_cast<const uint8_t *>(m.data()), m.size());
 	return (w & highs) == 0 && ((w + 0x3f * ones) & ~(w + 0x25 * ones) & highs) == highs;
+}
+
+/* upper_method() of a method of 1-8 bytes at p, the first bytes of the word there (the rest
+ * the next field's, zeroed: no carry out of a zero byte, whose test bit stays clear): its
+ * bytes kept by a table's mask, not loaded by short_word() (~6 instructions) */
+[[gnu::always_inline]] inline bool upper_method_first(const uint8_t *p, size_t n) noexcept
+{
+	if (n - 1 >= 8) /* 0, or longer than a word */
+		return false;
+	const uint64_t bytes = first_bytes[n];
+	const uint64_t w = load64(p) & bytes;
+	return (w & highs) == 0 &&
+	       ((w + 0x3f * ones) & ~(w + 0x25 * ones) & highs) == (bytes & highs);
 }
 
 bool valid_method(std::string_view m) noexcept
@@ -483,18 +534,62 @@ namespace {
 }
 
 /* The regular fields of a request whose pseudo-fields l7_decode()'s straight line read
- * (from `p`, `left` of them): out of line, so that a request with none keeps that line a
- * leaf (its calls made, it saved and restored six registers: a tenth of it). */
-[[gnu::noinline]] l7_error request_fields(const uint8_t *p, const uint8_t *end, unsigned left,
-					  l7_view *out) noexcept
+ * (from `p`, `left` of them, at least one), in a line of their own: each field's head,
+ * bounds, value and name checked as walk_fields() checks a request's regular field, but
+ * only accepted: a pseudo-field among them (which walk_fields() refuses), a value with a
+ * byte below 14 longer than a word, anything that is not accepted goes to decode_general()
+ * from the start, which decides. The walk's state in registers, not a field_walk in
+ * memory, and no pseudo-field's cases (the JWT's one field was ~140 instructions through
+ * request_fields() and walk_fields()). Out of line, so that a request with none keeps the
+ * line a leaf (its calls made, it saved and restored six registers: a tenth of it). */
+[[gnu::noinline]] l7_error request_fields(const uint8_t *buf, size_t len, const uint8_t *p,
+					  unsigned left, l7_view *out) noexcept
 {
-	field_walk w{p};
-	w.seen = ps_service | ps_method | ps_path;
-	if (l7_error e = walk_fields(w, end, left, true, out); e != l7_error::ok)
-		return e; /* decode_general() walks the same fields from the same state */
-	if (w.p != end)
-		return l7_error::bad_length;
-	return walked(w, end, out);
+	const uint8_t *const end = buf + len;
+	const uint8_t *const fields = p;
+	const unsigned nb_fields = left;
+	unsigned trace = 0;
+	const uint8_t *auth = nullptr;
+	uint16_t auth_len = 0;
+	do {
+		if (end - p < 4 || p[1] != 0) [[unlikely]]
+			return decode_general(buf, len, out);
+		const uint8_t nl = p[0];
+		const uint16_t vl = get16(p + 2);
+		const uint8_t *const name = p + 4;
+		const uint8_t *const value = name + nl;
+		/* a value of up to 8 bytes read as the word it ends (inside: the line's
+		 * fields are before it), after the name's last byte (a good name's is 15 or
+		 * more; an empty name's, a field head's byte, may flag a good value: refused
+		 * anyway) */
+		if (static_cast<size_t>(end - name) < size_t(nl) + vl ||
+		    !line_value(value, vl, value + vl - 8, last_highs)) [[unlikely]]
+			return decode_general(buf, len, out);
+		/* a pseudo-field here (refused) has a name that starts with ':', which no known
+		 * name does and valid_name() refuses, as it refuses an empty one */
+		const unsigned known = known_field(name, nl);
+		if (!known &&
+		    !valid_name(std::string_view(reinterpret_cast<const char *>(name), nl)))
+			[[unlikely]]
+			return decode_general(buf, len, out);
+		if (!(known & known_auth)) {
+			trace |= known;
+		} else if (!auth) {
+			auth = value;
+			auth_len = vl;
+		}
+		p = value + vl;
+	} while (--left != 0);
+	if (p != end) [[unlikely]]
+		return decode_general(buf, len, out);
+	out->trace = static_cast<uint8_t>(trace);
+	out->authorization =
+		auth ? std::string_view(reinterpret_cast<const char *>(auth), auth_len)
+		     : std::string_view();
+	out->fields = fields;
+	out->end = end;
+	out->nb_fields = static_cast<uint16_t>(nb_fields);
+	return l7_error::ok;
 }
 
 } // namespace
@@ -522,14 +617,18 @@ l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
 		const uint8_t b[2] = {nl, 0};
 		return std::bit_cast<uint16_t>(b);
 	};
+	/* the status (0) and the unknown flags' bits, as the 4 bytes from the status load:
+	 * one test (~2 instructions) */
+	constexpr uint8_t bad_bytes[4] = {0xff, 0xff,
+					  static_cast<uint8_t>(~l7_flag_known >> 8 & 0xff),
+					  static_cast<uint8_t>(~l7_flag_known & 0xff)};
 	if (len < least) [[unlikely]]
 		return decode_general(buf, len, out);
 	const uint16_t nb = get16(buf + 6);
-	const uint16_t flags = get16(buf + 10);
 	if (load32(buf) != load32(req_head) || get16(buf + 4) != len || nb < 3 ||
-	    nb > l7_max_fields || load16(buf + 8) != 0 /* status */ || (flags & ~l7_flag_known))
-		[[unlikely]]
+	    nb > l7_max_fields || (load32(buf + 8) & load32(bad_bytes)) != 0) [[unlikely]]
 		return decode_general(buf, len, out);
+	const uint16_t flags = get16(buf + 10);
 	const uint8_t *const end = buf + len;
 	/* each part stored as soon as it is checked, so that few values stay live (and no
 	 * register is saved and restored); a check that fails leaves *out half written, which
@@ -538,36 +637,38 @@ l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
 	out->status = 0;
 	out->flags = flags;
 	out->deadline_ms = get32(buf + 12);
-	/* :service (len >= least: its head and name are inside) */
+	/* :service (len >= least: its head and name are inside); a value of up to 8 bytes read
+	 * as the word it starts (the method's head and name, 11 bytes, follow it inside) */
 	const uint8_t *s = buf + l7_fixed_size;
 	const uint16_t sl = get16(s + 2);
 	if (load16(s) != head_of(8) || load64(s + 4) != k_service || sl == 0 ||
 	    static_cast<size_t>(end - s) < (4 + 8) + size_t(sl) + (4 + 7) ||
-	    !line_value(s + 12, sl)) [[unlikely]]
+	    !line_value(s + 12, sl, s + 12, first_highs)) [[unlikely]]
 		return decode_general(buf, len, out);
 	out->service = std::string_view(reinterpret_cast<const char *>(s + 12), sl);
-	/* :method: upper case letters, one word (valid as a value, then) */
+	/* :method: upper case letters, one word (valid as a value, then), read as the word
+	 * it starts (the path's head and name, 9 bytes, follow it inside) */
 	const uint8_t *m = s + 12 + sl;
 	const uint16_t ml = get16(m + 2);
 	if (load16(m) != head_of(7) || load32(m + 4) != k_method[0] ||
 	    load32(m + 7) != k_method[1] ||
 	    static_cast<size_t>(end - m) < (4 + 7) + size_t(ml) + (4 + 5) ||
-	    !upper_method(std::string_view(reinterpret_cast<const char *>(m + 11), ml)))
-		[[unlikely]]
+	    !upper_method_first(m + 11, ml)) [[unlikely]]
 		return decode_general(buf, len, out);
 	out->method = std::string_view(reinterpret_cast<const char *>(m + 11), ml);
-	/* :path, starting with '/' */
+	/* :path, starting with '/'; a value of up to 8 bytes read as the word it ends (its
+	 * head and name, 9 bytes, are before it), after the 'h' that ends its name */
 	const uint8_t *p = m + 11 + ml;
 	const uint16_t pl = get16(p + 2);
 	if (load16(p) != head_of(5) || load32(p + 4) != k_path || p[8] != 'h' || pl == 0 ||
 	    static_cast<size_t>(end - p) < (4 + 5) + size_t(pl) || p[9] != '/' ||
-	    !line_value(p + 9, pl)) [[unlikely]]
+	    !line_value(p + 9, pl, p + 9 + pl - 8, last_highs)) [[unlikely]]
 		return decode_general(buf, len, out);
 	out->path = std::string_view(reinterpret_cast<const char *>(p + 9), pl);
 	out->reason = {};
 	out->hop = {};
 	if (nb != 3)
-		return request_fields(p + 9 + pl, end, nb - 3u, out);
+		return request_fields(buf, len, p + 9 + pl, nb - 3u, out);
 	if (p + 9 + pl != end)
 		return l7_error::bad_length; /* as decode_general() says of it */
 	return walked(field_walk{end}, end, out); /* no regular field */

@@ -210,6 +210,75 @@ TEST(Engine, PortRxClassifiesAndCountsOnWorkerLcore)
 	rte_mempool_free(*pool);
 }
 
+/* A frame of a family the node has an address of is taken only when it is sent to that
+ * address (other_host otherwise), whatever the family of the other: IPv4 frames (port RX's
+ * inline parse, its destination compared as it lies in the frame) and IPv6 ones
+ * (parse_any()), with each address set, set to another, set to one of the other family,
+ * or not set. Port RX polled here, on the test's thread. */
+TEST(Engine, PortRxTakesFramesToItsOwnAddressOnly)
+{
+	engine_port setup;
+	ASSERT_TRUE(setup.open()) << setup.error;
+	auto &cfg = setup.cfg;
+	auto &pool = setup.pool;
+	auto &ports = setup.ports;
+	/* make_mesh_frame()'s destinations: 10.1.0.1 and fd00::1 */
+	const wire::endpoint v4 = wire::endpoint::from_v4(rte_cpu_to_be_32(0x0a010001), 0);
+	const wire::endpoint v4_other = wire::endpoint::from_v4(rte_cpu_to_be_32(0x0a010009), 0);
+	wire::endpoint v6{}, v6_other{};
+	v6.ip[0] = 0xfd, v6.ip[15] = 1;
+	v6_other.ip[0] = 0xfd, v6_other.ip[15] = 9;
+	/* the low 4 bytes of an IPv6 address the same as the IPv4 frames' destination: not
+	 * IPv4-mapped, so no IPv4 frame is to it */
+	wire::endpoint v6_like_v4 = v4;
+	v6_like_v4.ip[10] = 0;
+	using opt = std::optional<wire::endpoint>;
+	const struct {
+		opt ip4, ip6;
+		unsigned v4_taken, v6_taken;
+	} cases[] = {
+		{v4, v6, 4, 4},	       {v4_other, v6, 0, 4},	  {v4, v6_other, 4, 0},
+		{std::nullopt, v6, 4, 4}, {v4, std::nullopt, 4, 4}, {std::nullopt, std::nullopt, 4, 4},
+		{v6_like_v4, v6, 0, 4},   {v6, v4, 0, 4}, /* fd00::1 as "the IPv4 address": compared first */
+	};
+	unsigned c = 0;
+	for (const auto &k : cases) {
+		port::rx_ctx rx;
+		rx.mesh_port_be = rte_cpu_to_be_16(7000);
+		rx.ip4 = k.ip4;
+		rx.ip6 = k.ip6;
+		auto reasm = wire::reassembler::create(wire::reasm_config{},
+						       ("engine_own" + std::to_string(c)).c_str(),
+						       SOCKET_ID_ANY);
+		ASSERT_TRUE(reasm) << reasm.error().message();
+		rx.reasm = std::move(*reasm);
+		rx.msg_pool = rte_mempool_create(("engine_own_msgs" + std::to_string(c)).c_str(), 63,
+						 sizeof(port::rx_msg), 0, 0, nullptr, nullptr, nullptr,
+						 nullptr, SOCKET_ID_ANY, 0);
+		ASSERT_NE(rx.msg_pool, nullptr);
+		rx.queues.push_back({ports->at(0).port_id, 0});
+		for (unsigned i = 0; i < 8; i++) {
+			rte_mbuf *m = make_mesh_frame(*pool, i % 2, i);
+			ASSERT_NE(m, nullptr);
+			ASSERT_EQ(rte_eth_tx_burst(ports->at(0).port_id, 0, &m, 1), 1u);
+		}
+		for (unsigned polls = 0; polls < 100 && rx.stats.frames.get() < 8; polls++)
+			port::rx_poll(&rx);
+		const auto other_host = rx.stats.drops[size_t(port::rx_drop::other_host)].get();
+		EXPECT_EQ(rx.stats.frames.get(), 8u) << c;
+		EXPECT_EQ(rx.stats.accepted.get(), k.v4_taken + k.v6_taken) << c;
+		EXPECT_EQ(other_host, 8u - k.v4_taken - k.v6_taken) << c;
+		EXPECT_EQ(rx.stats.no_consumer.get(), k.v4_taken + k.v6_taken) << c;
+		EXPECT_EQ(rte_mempool_avail_count(rx.msg_pool), 63u) << c;
+		rte_mempool_free(rx.msg_pool);
+		rx.reasm.reset();
+		c++;
+	}
+	port::close_all(*ports);
+	EXPECT_EQ(rte_mempool_avail_count(*pool), cfg->mempool.mbufs);
+	rte_mempool_free(*pool);
+}
+
 /* A request that finds port RX's message pool empty is not dropped: it takes an rx_msg of
  * the reserve and goes on as a refusal (the sidecar answers 503 overloaded from the addresses
  * kept); only a request that finds the reserve empty too is dropped, and an answer that

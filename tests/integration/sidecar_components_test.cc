@@ -1744,7 +1744,14 @@ TEST_F(network_in_test, take_burst_writes_every_field_of_the_messages_it_makes)
 	alignas(net_message) unsigned char room[sizeof(net_message) * 3];
 	std::memset(room, 0xa5, sizeof(room));
 	auto *out = reinterpret_cast<net_message *>(room);
+	const uint64_t req0 = stats.net_requests.get(), resp0 = stats.net_responses.get(),
+		       dec0 = stats.decoded_without_hbuf.get();
 	in.take_burst(in_msgs, 3, out);
+	/* counted once a burst: two requests (one a bad header), a response, one decoded in
+	 * the header buffer */
+	EXPECT_EQ(stats.net_requests.get() - req0, 2u);
+	EXPECT_EQ(stats.net_responses.get() - resp0, 1u);
+	EXPECT_EQ(stats.decoded_without_hbuf.get() - dec0, 1u);
 
 	net_message &r = out[0];
 	ASSERT_EQ(r.what, net_message::kind::request);
@@ -1826,7 +1833,12 @@ TEST_F(network_in_test, a_burst_longer_than_the_header_buffers_takes_them_in_tur
 		in_msgs[i] = message(req, l7_len, true);
 	alignas(net_message) static unsigned char room[sizeof(net_message) * n];
 	auto *out = reinterpret_cast<net_message *>(room);
+	const uint64_t req0 = stats.net_requests.get(), resp0 = stats.net_responses.get(),
+		       dec0 = stats.decoded_without_hbuf.get();
 	in.take_burst(in_msgs, n, out);
+	EXPECT_EQ(stats.net_requests.get() - req0, n); /* both parts' tallies counted */
+	EXPECT_EQ(stats.net_responses.get() - resp0, 0u);
+	EXPECT_EQ(stats.decoded_without_hbuf.get() - dec0, n);
 	for (unsigned i = 0; i < n; i++) {
 		ASSERT_EQ(out[i].what, net_message::kind::request) << i;
 		EXPECT_EQ(out[i].held, in_msgs[i]) << i;

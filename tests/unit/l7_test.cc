@@ -594,6 +594,45 @@ TEST(L7, DecodesAsTheReferenceDoes)
 	}
 }
 
+/* The straight line reads a service, method or path value of up to 8 bytes as part of a
+ * word that holds the next field's head or its own (bytes below 14 there: lengths, the
+ * reserved 0): every such value with a bad byte (NUL, CR, LF), a tab or another byte below
+ * 14, or a high byte at each of its places, with the fields after it or not, decodes as the
+ * reference does, and as valid_value() says. */
+TEST(L7, LineValuesAtEveryPositionAndLength)
+{
+	const uint8_t odd[] = {0, '\r', '\n', 1, '\t', 13, 14, 0x7f, 0x80, 0xff, 'a'};
+	for (unsigned which = 0; which < 3; which++) {
+		for (size_t len = 1; len <= 12; len++) {
+			for (size_t pos = 0; pos < len; pos++) {
+				for (uint8_t c : odd) {
+					for (bool more : {false, true}) {
+						std::string v(len, which == 1 ? 'G' : 'v');
+						if (which == 2)
+							v[0] = '/';
+						if (which == 2 && pos == 0)
+							continue; /* the path's '/' */
+						v[pos] = static_cast<char>(c);
+						std::vector<uint8_t> b = {'D', 'M', 1, 1, 0, 16, 0, 0,
+									  0, 0,   0, 0, 0, 0,  0, 0};
+						append_raw(b, ":service", which == 0 ? v : "echo");
+						append_raw(b, ":method", which == 1 ? v : "POST");
+						append_raw(b, ":path", which == 2 ? v : "/");
+						if (more)
+							append_raw(b, "x", "1");
+						expect_as_reference(b, "line value", which * 10000 + len * 100 + pos);
+						if (which == 1)
+							continue; /* the method: MethodWordTestAsTheByteLoop */
+						const bool bad = c == 0 || c == '\r' || c == '\n';
+						EXPECT_EQ(decode(b), bad ? l7_error::bad_value : l7_error::ok)
+							<< which << " " << len << " " << pos << " " << int(c);
+					}
+				}
+			}
+		}
+	}
+}
+
 /* The pseudo-fields are told apart by their length and one or two words: every name one
  * byte off, one byte short or long, and each name in the other kind, is an unknown one. */
 TEST(L7, PseudoNamesExactlyMatched)

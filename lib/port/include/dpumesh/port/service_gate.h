@@ -102,6 +102,8 @@ private:
 	};
 	std::vector<std::string> _names;
 	std::vector<slot> _index; /* open addressing */
+	uint32_t _mask = 0;       /* _index.size() - 1, kept (find() made it from the vector's
+				     ends: 5 instructions a lookup) */
 	std::unique_ptr<std::atomic<uint8_t>[]> _flags;
 	std::unique_ptr<counter[]> _answered; /* by port RX: apart from the flags' line */
 	std::atomic<uint32_t> _nb_raised{0}; /* flags up */
