@@ -135,6 +135,20 @@ private:
 	}
 };
 
+/* Port RX's context with a reassembler (rc) and `msgs` messages (no mempool cache: the
+ * pool's count is exact), named after `name`; the caller adds queues, rings, addresses. */
+void basic_rx(port::rx_ctx &rx, const std::string &name, unsigned msgs,
+	      const wire::reasm_config &rc = {})
+{
+	rx.mesh_port_be = rte_cpu_to_be_16(7000);
+	auto reasm = wire::reassembler::create(rc, name.c_str(), SOCKET_ID_ANY);
+	ASSERT_TRUE(reasm) << reasm.error().message();
+	rx.reasm = std::move(*reasm);
+	rx.msg_pool = rte_mempool_create((name + "_msgs").c_str(), msgs, sizeof(port::rx_msg), 0,
+					 0, nullptr, nullptr, nullptr, nullptr, SOCKET_ID_ANY, 0);
+	ASSERT_NE(rx.msg_pool, nullptr);
+}
+
 } // namespace
 
 TEST(Engine, PortRxClassifiesAndCountsOnWorkerLcore)
@@ -148,13 +162,7 @@ TEST(Engine, PortRxClassifiesAndCountsOnWorkerLcore)
 	EXPECT_EQ(ports->at(0).driver, "net_ring");
 
 	port::rx_ctx rx;
-	rx.mesh_port_be = rte_cpu_to_be_16(7000);
-	auto reasm = wire::reassembler::create(wire::reasm_config{}, "engine_test", SOCKET_ID_ANY);
-	ASSERT_TRUE(reasm) << reasm.error().message();
-	rx.reasm = std::move(*reasm);
-	rx.msg_pool = rte_mempool_create("engine_msgs", 1023, sizeof(port::rx_msg), 0, 0,
-					 nullptr, nullptr, nullptr, nullptr, SOCKET_ID_ANY, 0);
-	ASSERT_NE(rx.msg_pool, nullptr);
+	ASSERT_NO_FATAL_FAILURE(basic_rx(rx, "engine_test", 1023));
 	rx.queues.push_back({ports->at(0).port_id, 0});
 	{
 		lcore::runner r(cfg->lcores);
@@ -244,18 +252,9 @@ TEST(Engine, PortRxTakesFramesToItsOwnAddressOnly)
 	unsigned c = 0;
 	for (const auto &k : cases) {
 		port::rx_ctx rx;
-		rx.mesh_port_be = rte_cpu_to_be_16(7000);
+		ASSERT_NO_FATAL_FAILURE(basic_rx(rx, "engine_own" + std::to_string(c), 63));
 		rx.ip4 = k.ip4;
 		rx.ip6 = k.ip6;
-		auto reasm = wire::reassembler::create(wire::reasm_config{},
-						       ("engine_own" + std::to_string(c)).c_str(),
-						       SOCKET_ID_ANY);
-		ASSERT_TRUE(reasm) << reasm.error().message();
-		rx.reasm = std::move(*reasm);
-		rx.msg_pool = rte_mempool_create(("engine_own_msgs" + std::to_string(c)).c_str(), 63,
-						 sizeof(port::rx_msg), 0, 0, nullptr, nullptr, nullptr,
-						 nullptr, SOCKET_ID_ANY, 0);
-		ASSERT_NE(rx.msg_pool, nullptr);
 		rx.queues.push_back({ports->at(0).port_id, 0});
 		for (unsigned i = 0; i < 8; i++) {
 			rte_mbuf *m = make_mesh_frame(*pool, i % 2, i);
@@ -329,18 +328,12 @@ TEST(Engine, PortRxRefusesFromItsReserveWhenThePoolIsEmpty)
 	auto &ports = setup.ports;
 
 	port::rx_ctx rx;
-	rx.mesh_port_be = rte_cpu_to_be_16(7000);
-	auto reasm = wire::reassembler::create(wire::reasm_config{}, "engine_rsv", SOCKET_ID_ANY);
-	ASSERT_TRUE(reasm) << reasm.error().message();
-	rx.reasm = std::move(*reasm);
 	/* no mempool cache: the pools' counts are exact */
-	rx.msg_pool = rte_mempool_create("engine_rsv_msgs", 7, sizeof(port::rx_msg), 0, 0,
-					 nullptr, nullptr, nullptr, nullptr, SOCKET_ID_ANY, 0);
+	ASSERT_NO_FATAL_FAILURE(basic_rx(rx, "engine_rsv", 7));
 	rx.reserve_pool = rte_mempool_create("engine_rsv_ref", 5, sizeof(port::rx_msg), 0, 0,
 					     nullptr, nullptr, nullptr, nullptr, SOCKET_ID_ANY, 0);
 	rx.next = rte_ring_create("engine_rsv_next", 64, SOCKET_ID_ANY,
 				  RING_F_SP_ENQ | RING_F_SC_DEQ);
-	ASSERT_NE(rx.msg_pool, nullptr);
 	ASSERT_NE(rx.reserve_pool, nullptr);
 	ASSERT_NE(rx.next, nullptr);
 	rx.queues.push_back({ports->at(0).port_id, 0});
@@ -458,17 +451,11 @@ std::vector<rte_mbuf *> make_request_frames(rte_mempool *mp, const char *service
  * to the sidecar and for refusals, named after `name`. */
 void refusing_rx(port::rx_ctx &rx, const std::string &name, const wire::reasm_config &rc)
 {
-	rx.mesh_port_be = rte_cpu_to_be_16(7000);
-	auto reasm = wire::reassembler::create(rc, name.c_str(), SOCKET_ID_ANY);
-	ASSERT_TRUE(reasm) << reasm.error().message();
-	rx.reasm = std::move(*reasm);
-	rx.msg_pool = rte_mempool_create((name + "_msgs").c_str(), 63, sizeof(port::rx_msg), 0, 0,
-					 nullptr, nullptr, nullptr, nullptr, SOCKET_ID_ANY, 0);
+	ASSERT_NO_FATAL_FAILURE(basic_rx(rx, name, 63, rc));
 	rx.next = rte_ring_create((name + "_next").c_str(), 64, SOCKET_ID_ANY,
 				  RING_F_SP_ENQ | RING_F_SC_DEQ);
 	rx.refusals = rte_ring_create((name + "_refs").c_str(), 64, SOCKET_ID_ANY,
 				      RING_F_SP_ENQ | RING_F_SC_DEQ);
-	ASSERT_NE(rx.msg_pool, nullptr);
 	ASSERT_NE(rx.next, nullptr);
 	ASSERT_NE(rx.refusals, nullptr);
 }
