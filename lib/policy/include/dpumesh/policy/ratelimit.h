@@ -131,8 +131,8 @@ public:
 	/**
 	 * Finds the key's bucket; true (and a ticket to commit) if a request conforms now.
 	 * @param overflows when not null, counted once more if the key fell back to the
-	 *        overflow bucket (the engine's limiter_overflow: tested where find() is called,
-	 *        not with overflowed() on every reservation)
+	 *        overflow bucket (the engine's limiter_overflow: counted where find() falls
+	 *        back, not tested after every reservation)
 	 */
 	bool reserve(uint64_t key, uint64_t now_ns, ticket *t, counter *overflows = nullptr) noexcept
 	{
@@ -180,9 +180,6 @@ public:
 	}
 
 	bool keyed() const noexcept { return _mask != 0; }
-	/** Whether a reservation of this limiter fell back to the overflow bucket (counted in
-	 *  overflows() as it did). */
-	bool overflowed(const ticket &t) const noexcept { return _mask != 0 && t.tat == &_st->single; }
 	uint32_t slots() const noexcept { return _mask ? _mask + 1 : 0; }
 	uint64_t overflows() const noexcept { return _st->overflow.load(std::memory_order_relaxed); }
 	/** Limiters using these buckets (1: this one only). */

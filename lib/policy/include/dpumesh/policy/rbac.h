@@ -153,16 +153,10 @@ public:
 		return allows_cut(method, scan_path(path), claims);
 	}
 	/**
-	 * allows() for a path already cut with path_only() (the engine cuts it once, for its
-	 * limits too). A default allow answers without looking at the rules (whichever rule
-	 * matched, the answer would be yes).
+	 * allows() for a path already scanned with scan_path() (the engine scans it once, for
+	 * its limits too). A default allow answers without looking at the rules (whichever
+	 * rule matched, the answer would be yes).
 	 */
-	bool allows_path(std::string_view method, std::string_view path,
-			 const token_claims *claims) const noexcept
-	{
-		return _default_allow || allowed_by_rule(method, path, false, claims);
-	}
-	/** allows() for a path already scanned with scan_path() (the engine's one pass). */
 	bool allows_cut(std::string_view method, const cut_path &cut,
 			const token_claims *claims) const noexcept
 	{
@@ -232,7 +226,7 @@ inline bool rbac_policy::allowed_by_rule(std::string_view method, std::string_vi
 		if (!r.claims.empty() && !claims_hold(r, claims))
 			continue;
 		/* a path not in normal form matches no rule: it gets the default (deny, else
-		 * allows_path() had answered), so the form is checked once, for a rule that
+		 * allows_cut() had answered), so the form is checked once, for a rule that
 		 * matched; a plain path (scan_path()) is normal when it starts with '/' */
 		return plain ? !path.empty() && path[0] == '/' : path_is_normal(path);
 	}
