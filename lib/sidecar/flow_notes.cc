@@ -213,7 +213,7 @@ void stage::timeouts_flush() noexcept
 		m.latency.record(t.bucket, t.n, t.sum_us);
 	};
 	count(_admission->metrics(t.service));
-	if (t.version == _cur->version()) /* the poll's: the one its 504s were answered in */
+	if (t.current) /* the poll's version: the one its 504s were answered in */
 		count(_cur->route_metrics(t.route));
 	t.n = 0;
 	t.sum_us = 0;
