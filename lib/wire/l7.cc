@@ -239,14 +239,22 @@ bool valid_value(std::string_view v) noexcept
 	return valid_value(reinterpret_cast<const uint8_t *>(v.data()), v.size());
 }
 
-/* A method of 1-8 upper-case letters (GET, POST, ...), tested as one word: each byte below
- * 0x80, at least 'A' (+0x3f sets its top bit) and below '[' (+0x25 does not) */
+/* Whether the bytes of word w in `bytes` (a mask of whole bytes) are upper-case letters,
+ * the others zero: each byte below 0x80, at least 'A' (+0x3f sets its top bit) and below
+ * '[' (+0x25 does not; a zero byte's top bit stays clear) */
+constexpr bool upper_letters(uint64_t w, uint64_t bytes) noexcept
+{
+	return (w & highs) == 0 &&
+	       ((w + 0x3f * ones) & ~(w + 0x25 * ones) & highs) == (bytes & highs);
+}
+
+/* A method of 1-8 upper-case letters (GET, POST, ...), tested as one word */
 inline bool upper_method(std::string_view m) noexcept
 {
 	if (m.empty() || m.size() > 8)
 		return false;
-	const uint64_t w = short_word(reinterpret_cast<const uint8_t *>(m.data()), m.size());
-	return (w & highs) == 0 && ((w + 0x3f * ones) & ~(w + 0x25 * ones) & highs) == highs;
+	return upper_letters(short_word(reinterpret_cast<const uint8_t *>(m.data()), m.size()),
+			     ~uint64_t(0));
 }
 
 /* upper_method() of a method of 1-8 bytes at p, the first bytes of the word there (the rest
@@ -257,9 +265,7 @@ inline bool upper_method(std::string_view m) noexcept
 	if (n - 1 >= 8) /* 0, or longer than a word */
 		return false;
 	const uint64_t bytes = first_bytes[n];
-	const uint64_t w = load64(p) & bytes;
-	return (w & highs) == 0 &&
-	       ((w + 0x3f * ones) & ~(w + 0x25 * ones) & highs) == (bytes & highs);
+	return upper_letters(load64(p) & bytes, bytes);
 }
 
 bool valid_method(std::string_view m) noexcept
