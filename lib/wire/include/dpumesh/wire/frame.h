@@ -93,7 +93,7 @@ inline wire_drop take_frag_hdr(const uint8_t *h, uint32_t frag_len, uint32_t max
  * words adds for it) */
 inline constexpr uint16_t as_loaded_be16(uint16_t v) noexcept
 {
-	return std::endian::native == std::endian::little ? __builtin_bswap16(v) : v;
+	return to_be(v);
 }
 /* the 16 bits at p + at as loaded (network order in memory): compared against a constant
  * as_loaded_be16() gives, no byte swap */
@@ -601,10 +601,7 @@ namespace detail {
  * __builtin_bswap16 is one rotate the compiler schedules freely */
 inline uint16_t be16(uint16_t x) noexcept
 {
-	if constexpr (std::endian::native == std::endian::little)
-		return __builtin_bswap16(x);
-	else
-		return x;
+	return to_be(x);
 }
 
 /* The payload a frame carries at this MTU (IP packet size): what the IP, UDP and
@@ -865,12 +862,8 @@ inline void frame_template::put_ids(uint8_t *p, uint32_t msg_id, uint64_t correl
 	const unsigned udp_at = _udp_at;
 	const bool v4 = _v4;
 	const uint16_t port_be = detail::be16(dst_port);
-	uint32_t id_be = msg_id;
-	uint64_t corr_be = correlation;
-	if constexpr (std::endian::native == std::endian::little) {
-		id_be = __builtin_bswap32(msg_id);
-		corr_be = __builtin_bswap64(correlation);
-	}
+	const uint32_t id_be = detail::to_be(msg_id);
+	const uint64_t corr_be = detail::to_be(correlation);
 	/* ~(constant + port + id) as _udp_neg - port - id (below 2^33 added, so never 0), and
 	 * the correlation's -x as its complement ~x: a one's-complement sum of a nonzero
 	 * value is never 0, so csum_fold() gives 1..0xffff */

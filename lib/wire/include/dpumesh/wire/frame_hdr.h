@@ -136,17 +136,25 @@ struct frag_fields {
 };
 
 namespace detail {
+/* a 16-, 32- or 64-bit value to or from network order (the same swap either way) */
+template <typename T> constexpr T to_be(T v) noexcept
+{
+	static_assert(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8);
+	if constexpr (std::endian::native == std::endian::little) {
+		if constexpr (sizeof(T) == 2)
+			return __builtin_bswap16(v);
+		else if constexpr (sizeof(T) == 4)
+			return __builtin_bswap32(v);
+		else
+			return __builtin_bswap64(v);
+	} else {
+		return v;
+	}
+}
 /* v in network byte order, stored at out + at */
 template <typename T> inline void store_be(void *out, size_t at, T v) noexcept
 {
-	if constexpr (std::endian::native == std::endian::little) {
-		if constexpr (sizeof(T) == 2)
-			v = __builtin_bswap16(v);
-		else if constexpr (sizeof(T) == 4)
-			v = __builtin_bswap32(v);
-		else
-			v = __builtin_bswap64(v);
-	}
+	v = to_be(v);
 	std::memcpy(static_cast<char *>(out) + at, &v, sizeof(v));
 }
 /* the network-order T at in + at, in host order */
@@ -154,15 +162,7 @@ template <typename T> inline T load_be(const void *in, size_t at) noexcept
 {
 	T v;
 	std::memcpy(&v, static_cast<const char *>(in) + at, sizeof(v));
-	if constexpr (std::endian::native == std::endian::little) {
-		if constexpr (sizeof(T) == 2)
-			v = __builtin_bswap16(v);
-		else if constexpr (sizeof(T) == 4)
-			v = __builtin_bswap32(v);
-		else
-			v = __builtin_bswap64(v);
-	}
-	return v;
+	return to_be(v);
 }
 } // namespace detail
 
