@@ -223,14 +223,16 @@ public:
 	 */
 	[[gnu::always_inline]] kept_reply::frame *kept_for(const remote &to, kept_reply &r) noexcept
 	{
-		kept_reply::frame &k = r.kept[wire::frame_template::slot_of(to.addr.dst, kept_bits)];
-		return k.port == to.port && k.frame.made_for_made(to.addr) ? &k : nullptr;
+		kept_reply::frame &k = kept_slot(to, r);
+		return kept_fits(k, to) ? &k : nullptr;
 	}
 	[[gnu::always_inline]] bool reply_kept(const remote &to, uint64_t correlation,
 					       const kept_reply::frame &k) noexcept
 	{
 		const uint32_t id = _msg_id += _msg_id_step;
 		rte_mbuf *m = k.frame.stamp(id, correlation, to.addr.dst.port, *_mbufs);
+		/* the port's view found after the stamp: held across it, one register more
+		 * made the stamp keep its ids on the stack */
 		port_view &eg = _ports[to.port];
 		return m ? put_one(eg, m) : put(eg, 0);
 	}
@@ -312,22 +314,27 @@ private:
 	[[gnu::always_inline]] bool send_reply(const remote &to, uint64_t correlation,
 					       reply_hdr &r) noexcept
 	{
-		const uint32_t id = _msg_id += _msg_id_step;
 		/* the frame kept for the requester's address, stamped with its port and ids (a
 		 * deadline sweep answers a burst of 504s to few addresses, from many ports
 		 * each). Its kept frames were all made from this header (make_reply() clears
 		 * them): only the address is compared (the making and the frames of a new
 		 * address out of line: here, the header's sum passed to them by address kept
 		 * ~20 instructions a 504 on the stack) */
-		kept_frame &k = r.kept[wire::frame_template::slot_of(to.addr.dst, kept_bits)];
-		/* a kept frame's port is -1 until it is made (to.port >= 0: can_send()) */
-		if (k.port != to.port || !k.frame.made_for_made(to.addr)) [[unlikely]]
-			return reply_new_address(to, id, correlation, r, k);
-		rte_mbuf *m = k.frame.stamp(id, correlation, to.addr.dst.port, *_mbufs);
-		/* the port's view found after the stamp: held across it, one register more
-		 * made the stamp keep its ids on the stack */
-		port_view &eg = _ports[to.port];
-		return m ? put_one(eg, m) : put(eg, 0);
+		kept_frame &k = kept_slot(to, r);
+		if (!kept_fits(k, to)) [[unlikely]]
+			return reply_new_address(to, _msg_id += _msg_id_step, correlation, r, k);
+		return reply_kept(to, correlation, k);
+	}
+	/* the kept frame of a requester's address, made or not */
+	[[gnu::always_inline]] static kept_frame &kept_slot(const remote &to, reply_hdr &r) noexcept
+	{
+		return r.kept[wire::frame_template::slot_of(to.addr.dst, kept_bits)];
+	}
+	/* whether it was made for the address and port (a kept frame's port is -1 until it is
+	 * made; to.port >= 0: can_send()) */
+	[[gnu::always_inline]] static bool kept_fits(const kept_frame &k, const remote &to) noexcept
+	{
+		return k.port == to.port && k.frame.made_for_made(to.addr);
 	}
 	[[gnu::noinline]] reply_hdr *make_reply(uint16_t status, const char *reason,
 						const std::string &hop) noexcept;
