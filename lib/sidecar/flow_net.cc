@@ -88,7 +88,20 @@ unsigned stage::from_network_burst(rx_msg **msgs, unsigned n, uint64_t now) noex
 		}
 	}
 	_net_in->end_burst();
+	relays_flush();
 	return n;
+}
+
+/* The counters of the burst's relays in place with both trace fields (relay()). */
+void stage::relays_flush() noexcept
+{
+	if (const uint32_t n = _relays_both) {
+		_relays_both = 0;
+		_stats.request_ids.add(n);
+		_stats.traceparents.add(n);
+		_stats.relayed_in_place.add(n);
+		_stats.relayed.add(n);
+	}
 }
 
 /* What the next message's dispatch touches first, while this one's runs: its header in
@@ -113,6 +126,7 @@ void stage::from_network(rx_msg *msg, uint64_t now) noexcept
 	net_message m = _net_in->take(msg, 0);
 	dispatch(m, now);
 	_net_in->end_burst();
+	relays_flush();
 }
 
 /* A decoded message to where it goes; a failed decode answered (a requester) or dropped.
@@ -230,16 +244,30 @@ void stage::net_request(net_message &m, int peer, uint64_t now) noexcept
 		 * network-in's buffer is whole cache lines (one step for ~60 bytes) */
 		for (unsigned k = 0; k < old_len; k += 64)
 			wire::detail::copy_64(hdr + k, m.l7 + k);
-		/* writes only within the grown length (policy::detail::add_both()), or nothing */
-		const uint16_t hdr_len = static_cast<uint16_t>(
-			add_trace_fields(_trace_rng, _stats, _dpa.hbuf_size - DPA_HBUF_META_SIZE,
-					 need, hdr, old_len, &sum));
+		/* writes only within the grown length (policy::detail::add_both()), or nothing;
+		 * both fields added (grown) are counted here */
+		const uint16_t hdr_len = static_cast<uint16_t>(add_trace_fields<false>(
+			_trace_rng, _stats, _dpa.hbuf_size - DPA_HBUF_META_SIZE, need, hdr, old_len,
+			&sum));
+		const bool both_added = hdr_len == grown;
 		/* no room for the fields: the header as it came, copied before the body */
-		const uint8_t *l7 = hdr_len == grown ? hdr : m.l7;
+		const uint8_t *l7 = both_added ? hdr : m.l7;
 		sent = eg.forward_at(peer, at, wire::frame_kind::request, token,
 					   wire::l7_summed{l7, hdr_len, sum, body_in_sum},
 					   m.held->msg.chain);
 		m.held->msg.chain = nullptr; /* the frame's now */
+		if (sent && both_added) [[likely]] {
+			/* its request_ids, traceparents, relayed_in_place and relayed at the
+			 * burst's end (relays_flush()) */
+			_relays_both++;
+			_net_in->release_last(m);
+			_budgets[a.svc].note_request();
+			return;
+		}
+		if (both_added) {
+			_stats.request_ids.inc();
+			_stats.traceparents.inc();
+		}
 		if (sent)
 			_stats.relayed_in_place.inc();
 	} else {

@@ -15,7 +15,9 @@ namespace dpumesh::sidecar {
  * (policy::trace_missing()); its new length. `sum`, when given, holds the header's sum
  * (wire::l7_sum()) and is kept true as the header grows. A free function of what it uses of
  * the stage, so that a caller that has `need` already (the relay) passes it: read again
- * behind the header's stores, it was ~3 instructions a relay. */
+ * behind the header's stores, it was ~3 instructions a relay. `count_both` false: both
+ * fields added (the length grew by trace_both_size) are the caller's to count. */
+template <bool count_both = true>
 [[gnu::always_inline]] inline uint32_t add_trace_fields(policy::trace_rng &rng, counters &stats,
 							 uint32_t cap, unsigned need,
 							 uint8_t *hdr, uint32_t len,
@@ -41,8 +43,10 @@ namespace dpumesh::sidecar {
 			*sum = csum_fold(uint64_t(*sum) +
 					 (uint64_t(policy::trace_both_size + 0xffff + 2 + 0xffff) << 8) +
 					 (len & 1 ? b.added_sum << 8 : b.added_sum));
-		stats.request_ids.inc();
-		stats.traceparents.inc();
+		if constexpr (count_both) {
+			stats.request_ids.inc();
+			stats.traceparents.inc();
+		}
 		return b.len;
 	}
 #endif
@@ -57,6 +61,8 @@ namespace dpumesh::sidecar {
 					  static_cast<uint16_t>(r.len),
 					  static_cast<uint16_t>(nb + std::popcount(r.added)),
 					  r.added_sum);
+	if (!count_both && r.added == (policy::trace_request_id | policy::trace_traceparent))
+		return r.len;
 	if (r.added & policy::trace_request_id)
 		stats.request_ids.inc();
 	if (r.added & policy::trace_traceparent)
