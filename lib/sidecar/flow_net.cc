@@ -245,10 +245,18 @@ void stage::net_request(net_message &m, int peer, uint64_t now) noexcept
 		for (unsigned k = 0; k < old_len; k += 64)
 			wire::detail::copy_64(hdr + k, m.l7 + k);
 		/* writes only within the grown length (policy::detail::add_both()), or nothing;
-		 * both fields added (grown) are counted here */
-		const uint16_t hdr_len = static_cast<uint16_t>(add_trace_fields<false>(
-			_trace_rng, _stats, _dpa.hbuf_size - DPA_HBUF_META_SIZE, need, hdr, old_len,
-			&sum));
+		 * both fields added (grown) are counted here. Their room one test of the length
+		 * against the stage's bound, and of the field count (a decoded header has at
+		 * most wire::l7_max_fields) */
+		const uint16_t nb = static_cast<uint16_t>(m.l7[6] << 8 | m.l7[7]);
+		uint16_t hdr_len;
+		if (old_len <= _trace_both_max && nb < wire::l7_max_fields - 1) [[likely]]
+			hdr_len = static_cast<uint16_t>(
+				add_both_fields(_trace_rng, hdr, old_len, nb, &sum));
+		else
+			hdr_len = static_cast<uint16_t>(add_trace_fields<false>(
+				_trace_rng, _stats, _dpa.hbuf_size - DPA_HBUF_META_SIZE, need, hdr,
+				old_len, &sum));
 		const bool both_added = hdr_len == grown;
 		/* no room for the fields: the header as it came, copied before the body */
 		const uint8_t *l7 = both_added ? hdr : m.l7;
