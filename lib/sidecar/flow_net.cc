@@ -92,9 +92,15 @@ unsigned stage::from_network_burst(rx_msg **msgs, unsigned n, uint64_t now) noex
 	return n;
 }
 
-/* The counters of the burst's relays in place with both trace fields (relay()). */
+/* The counters of the burst's relays in place with both trace fields (relay()), and of its
+ * requests to services without a policy (admission::admit()'s `no_policy`: the poll's
+ * version's engine, as they were admitted under) */
 void stage::relays_flush() noexcept
 {
+	if (const uint32_t n = _no_policy) {
+		_no_policy = 0;
+		_cur->engine().count_no_policy(n);
+	}
 	if (const uint32_t n = _relays_both) {
 		_relays_both = 0;
 		_stats.request_ids.add(n);
@@ -156,7 +162,7 @@ void stage::dispatch(net_message &m, uint64_t now) noexcept
 void stage::net_request(net_message &m, int peer, uint64_t now) noexcept
 {
 	verdict a = _admission->admit(*_cur, m.view, 0, peer < 0 ? source::client : source::peer,
-				      now, &m.reply_to.addr.dst);
+				      now, &m.reply_to.addr.dst, &_no_policy);
 	if (!a.refused() && a.dst == 0)
 		return relay(m, a, now);
 	const bool hold = !a.refused() &&

@@ -417,6 +417,9 @@ private:
 	 * the end of the burst (relays_flush(); four counters' load, add and store a relay
 	 * were 12 instructions) */
 	uint32_t _relays_both = 0;
+	/* the burst's network requests to services without a policy, which admission allowed
+	 * without asking the engine: its counters at the end of the burst (relays_flush()) */
+	uint32_t _no_policy = 0;
 	/* the longest header both trace fields still fit after: an hbuf's room and
 	 * wire::l7_max_size, less policy::trace_both_size (0: none); the relay's one test */
 	uint32_t _trace_both_max = 0;
