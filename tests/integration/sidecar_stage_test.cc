@@ -835,6 +835,30 @@ TEST_F(sidecar_stage, a_relayed_header_takes_both_fields_up_to_the_field_limit)
 	EXPECT_EQ(frames(tx2).size(), 2u);
 }
 
+/* Network requests to a service without a policy are counted by the engine as if it had
+ * been asked (requests, no_policy, allowed), at the end of their burst. (Not "ledger":
+ * its limit of one is the next test's.) */
+TEST_F(sidecar_stage, requests_without_a_policy_are_in_the_engine_s_counters)
+{
+	const std::shared_ptr<sidecar::ruleset> rules = stage->policy();
+	const policy::policy_stats &ps = rules->engine().stats();
+	const size_t allowed = static_cast<size_t>(policy::reason::allowed);
+	const uint64_t req0 = ps.requests.get(), none0 = ps.no_policy.get(),
+		       ok0 = ps.reasons[allowed].get();
+	for (uint64_t i = 0; i < 5; i++)
+		from_host(client_ip, 1, request("billing"), {}, true, 4200 + i);
+	run_polls();
+	EXPECT_EQ(ps.requests.get(), req0 + 5);
+	EXPECT_EQ(ps.no_policy.get(), none0 + 5);
+	EXPECT_EQ(ps.reasons[allowed].get(), ok0 + 5);
+	std::vector<frame_out> out = frames(tx);
+	ASSERT_EQ(out.size(), 5u);
+	for (const frame_out &f : out)
+		from_host(peer_ip, 0, response(200), {}, false, f.pf.correlation);
+	run_polls();
+	EXPECT_EQ(frames(tx2).size(), 5u);
+}
+
 TEST_F(sidecar_stage, the_policy_applies_to_relayed_requests_and_peers_get_no_relay)
 {
 	const sidecar::counters &st = stage->stats();
