@@ -161,10 +161,20 @@ void stage::dispatch(net_message &m, uint64_t now) noexcept
 /* A request from the network; `peer`: egress::peer_of() its sender (-1: a client). */
 void stage::net_request(net_message &m, int peer, uint64_t now) noexcept
 {
-	verdict a = _admission->admit(*_cur, m.view, 0, peer < 0 ? source::client : source::peer,
-				      now, &m.reply_to.addr.dst, &_no_policy);
-	if (!a.refused() && a.dst == 0)
+	const verdict a = _admission->admit(*_cur, m.view, 0,
+					    peer < 0 ? source::client : source::peer, now,
+					    &m.reply_to.addr.dst, &_no_policy);
+	if (!a.refused() && a.dst == 0) [[likely]]
 		return relay(m, a, now);
+	return net_request_here(m, a, peer, now);
+}
+
+/* net_request() of a request refused here or for a local pod: the verdict passed by value
+ * (a copy), so that net_request()'s own never has its address taken and stays in
+ * registers for the relay (the refusal's and overload's calls by reference kept it on the
+ * stack: its fields stored as admit() made them, and loaded back) */
+void stage::net_request_here(net_message &m, verdict a, int peer, uint64_t now) noexcept
+{
 	const bool hold = !a.refused() &&
 			  policy::hold_for_retry(a.route->retries, a.dst != 0,
 						 a.route->retry_non_idempotent, m.view.method,

@@ -330,6 +330,7 @@ private:
 	unsigned from_network_burst(port::rx_msg **msgs, unsigned n, uint64_t now) noexcept;
 	void dispatch(net_message &m, uint64_t now) noexcept;
 	void net_request(net_message &m, int peer, uint64_t now) noexcept;
+	void net_request_here(net_message &m, verdict a, int peer, uint64_t now) noexcept;
 	void net_response(net_message &m, uint64_t now) noexcept;
 	void relay(net_message &m, const verdict &a, uint64_t now) noexcept;
 	void refused_at_rx(port::rx_msg *m) noexcept;
