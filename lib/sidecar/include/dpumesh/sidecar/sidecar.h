@@ -416,13 +416,15 @@ private:
 	/* relays in place with both trace fields added (nearly all of a client's requests):
 	 * their request_ids, traceparents, relayed_in_place and relayed, counted at once at
 	 * the end of the burst (relays_flush(); four counters' load, add and store a relay
-	 * were 12 instructions) */
+	 * were 12 instructions: relay 1186.1 -> 1171.7 a message, routes 131B) */
 	uint32_t _relays_both = 0;
 	/* the burst's network requests to services without a policy, which admission allowed
-	 * without asking the engine: its counters at the end of the burst (relays_flush()) */
+	 * without asking the engine: its counters at the end of the burst (relays_flush();
+	 * relay 1139.7 -> 1128.2, routes 131B) */
 	uint32_t _no_policy = 0;
 	/* the longest header both trace fields still fit after: an hbuf's room and
-	 * wire::l7_max_size, less policy::trace_both_size (0: none); the relay's one test */
+	 * wire::l7_max_size, less policy::trace_both_size (0: none); the relay's one test
+	 * (with add_both()'s own four and add_trace_fields()'s: relay 1161.7 -> 1139.7) */
 	uint32_t _trace_both_max = 0;
 	void relays_flush() noexcept;
 	counters _stats;

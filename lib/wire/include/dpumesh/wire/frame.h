@@ -799,7 +799,8 @@ inline void link_template::frame_at(rte_mbuf *m, const place &at, frame_kind kin
 	if (_v4) {
 		/* the checksum summed as the words are stored: _ip_neg (3 * 0xffff at least)
 		 * less two words, nonzero, so one fold gives 1..0xffff, the field as stored (a
-		 * fold, its all-ones test and a swap of a big-endian sum were ~8 instructions) */
+		 * fold, its all-ones test and a swap of a big-endian sum; with the UDP one
+		 * below, relay 1171.7 -> 1161.7 instructions a message, routes 131B) */
 		const uint16_t total_be = be16(static_cast<uint16_t>(ipv4_size + udp_len));
 		const uint16_t ip_id_be = be16(static_cast<uint16_t>(msg_id + 1));
 		put(p, 16, total_be);
