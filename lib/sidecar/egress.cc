@@ -75,6 +75,8 @@ result<std::unique_ptr<egress>> egress::create(const config::node_config &cfg,
 		}
 		pl.to.port = first_external;
 		pl.frame.make(pl.to.addr);
+		if (e->can_send(pl.to.port))
+			pl.in_place_max = pl.frame.max_payload(e->_ports[pl.to.port].mtu);
 		e->_peers.push_back(std::move(pl));
 	}
 	uint32_t max_frames = 1;

@@ -88,7 +88,26 @@ unsigned stage::from_network_burst(rx_msg **msgs, unsigned n, uint64_t now) noex
 		}
 	}
 	_net_in->end_burst();
+	relays_flush();
 	return n;
+}
+
+/* The counters of the burst's relays in place with both trace fields (relay()), and of its
+ * requests to services without a policy (admission::admit()'s `no_policy`: the poll's
+ * version's engine, as they were admitted under) */
+void stage::relays_flush() noexcept
+{
+	if (const uint32_t n = _no_policy) {
+		_no_policy = 0;
+		_cur->engine().count_no_policy(n);
+	}
+	if (const uint32_t n = _relays_both) {
+		_relays_both = 0;
+		_stats.request_ids.add(n);
+		_stats.traceparents.add(n);
+		_stats.relayed_in_place.add(n);
+		_stats.relayed.add(n);
+	}
 }
 
 /* What the next message's dispatch touches first, while this one's runs: its header in
@@ -113,6 +132,7 @@ void stage::from_network(rx_msg *msg, uint64_t now) noexcept
 	net_message m = _net_in->take(msg, 0);
 	dispatch(m, now);
 	_net_in->end_burst();
+	relays_flush();
 }
 
 /* A decoded message to where it goes; a failed decode answered (a requester) or dropped.
@@ -141,10 +161,21 @@ void stage::dispatch(net_message &m, uint64_t now) noexcept
 /* A request from the network; `peer`: egress::peer_of() its sender (-1: a client). */
 void stage::net_request(net_message &m, int peer, uint64_t now) noexcept
 {
-	verdict a = _admission->admit(*_cur, m.view, 0, peer < 0 ? source::client : source::peer,
-				      now, &m.reply_to.addr.dst);
-	if (!a.refused() && a.dst == 0)
+	const verdict a = _admission->admit(*_cur, m.view, 0,
+					    peer < 0 ? source::client : source::peer, now,
+					    &m.reply_to.addr.dst, &_no_policy);
+	if (!a.refused() && a.dst == 0) [[likely]]
 		return relay(m, a, now);
+	return net_request_here(m, a, peer, now);
+}
+
+/* net_request() of a request refused here or for a local pod: the verdict passed by value
+ * (a copy), so that net_request()'s own never has its address taken and stays in
+ * registers for the relay (the refusal's and overload's calls by reference kept it on the
+ * stack: its fields stored as admit() made them, and loaded back: relay 1128.2 -> 1113.2
+ * instructions a message, routes 131B) */
+void stage::net_request_here(net_message &m, verdict a, int peer, uint64_t now) noexcept
+{
 	const bool hold = !a.refused() &&
 			  policy::hold_for_retry(a.route->retries, a.dst != 0,
 						 a.route->retry_non_idempotent, m.view.method,
@@ -230,16 +261,38 @@ void stage::net_request(net_message &m, int peer, uint64_t now) noexcept
 		 * network-in's buffer is whole cache lines (one step for ~60 bytes) */
 		for (unsigned k = 0; k < old_len; k += 64)
 			wire::detail::copy_64(hdr + k, m.l7 + k);
-		/* writes only within the grown length (policy::detail::add_both()), or nothing */
-		const uint16_t hdr_len = static_cast<uint16_t>(
-			add_trace_fields(_trace_rng, _stats, _dpa.hbuf_size - DPA_HBUF_META_SIZE,
-					 need, hdr, old_len, &sum));
+		/* writes only within the grown length (policy::detail::add_both()), or nothing;
+		 * both fields added (grown) are counted here. Their room one test of the length
+		 * against the stage's bound, and of the field count (a decoded header has at
+		 * most wire::l7_max_fields) */
+		const uint16_t nb = static_cast<uint16_t>(m.l7[6] << 8 | m.l7[7]);
+		uint16_t hdr_len;
+		if (old_len <= _trace_both_max && nb < wire::l7_max_fields - 1) [[likely]]
+			hdr_len = static_cast<uint16_t>(
+				add_both_fields(_trace_rng, hdr, old_len, nb, &sum));
+		else
+			hdr_len = static_cast<uint16_t>(add_trace_fields<false>(
+				_trace_rng, _stats, _dpa.hbuf_size - DPA_HBUF_META_SIZE, need, hdr,
+				old_len, &sum));
+		const bool both_added = hdr_len == grown;
 		/* no room for the fields: the header as it came, copied before the body */
-		const uint8_t *l7 = hdr_len == grown ? hdr : m.l7;
+		const uint8_t *l7 = both_added ? hdr : m.l7;
 		sent = eg.forward_at(peer, at, wire::frame_kind::request, token,
 					   wire::l7_summed{l7, hdr_len, sum, body_in_sum},
 					   m.held->msg.chain);
 		m.held->msg.chain = nullptr; /* the frame's now */
+		if (sent && both_added) [[likely]] {
+			/* its request_ids, traceparents, relayed_in_place and relayed at the
+			 * burst's end (relays_flush()) */
+			_relays_both++;
+			_net_in->release_last(m);
+			_budgets[a.svc].note_request();
+			return;
+		}
+		if (both_added) {
+			_stats.request_ids.inc();
+			_stats.traceparents.inc();
+		}
 		if (sent)
 			_stats.relayed_in_place.inc();
 	} else {

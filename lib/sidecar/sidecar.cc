@@ -79,6 +79,10 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 	s->_net_max_debt = static_cast<int64_t>(s->_tsc_hz / net_max_debt_per_s);
 	s->_hop = cfg.node.name + "/sidecar";
 	s->_trace_rng = policy::trace_rng(rte_rand());
+	if (const uint32_t room = std::min<uint32_t>(dpa.hbuf_size - DPA_HBUF_META_SIZE,
+						     wire::l7_max_size);
+	    room >= policy::trace_both_size)
+		s->_trace_both_max = room - policy::trace_both_size;
 	timespec wall;
 	clock_gettime(CLOCK_REALTIME, &wall);
 	const tsc_clock clock = tsc_clock::make(s->_tsc_hz, rte_rdtsc(), wall.tv_sec);

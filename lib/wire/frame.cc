@@ -600,8 +600,10 @@ bool link_template::make(const link_addr &addr) noexcept
 		std::memset(_bytes + sizeof(rte_ether_hdr) + 4, 0, 2);
 	}
 	std::memset(_bytes + _len - sizeof(rte_udp_hdr) + 4, 0, 2); /* the UDP length */
-	_ip_words = _v4 ? ipv4_words_but_id(addr, 0) : 0;
-	_udp_words = udp_words_but_ids(addr, frame_kind{}, 0, 0, 0, 0);
+	/* frame_at() subtracts the stored length and id, and the other UDP words, from
+	 * these (see _ip_neg, _udp_neg) */
+	_ip_neg = _v4 ? 4u * 0xffff - be16(csum_fold(ipv4_words_but_id(addr, 0))) : 0;
+	_udp_neg = udp_neg_top - udp_words_but_ids(addr, frame_kind{}, 0, 0, 0, 0);
 	return true;
 }
 

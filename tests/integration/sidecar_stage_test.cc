@@ -718,8 +718,11 @@ TEST_F(sidecar_stage, a_header_made_in_the_frame_is_the_received_one_and_both_fi
 		return h;
 	};
 	const size_t base = header(1, 0).size();
-	const size_t paths[] = {1, 2, 20, 27, 28, 29, 30, 60, 91, 92, 93, 150, 157, 300,
-				cap - 100 - base + 1};
+	/* and headers right at the fields' room (the relay's one bound) and a byte past it */
+	const size_t paths[] = {1,   2,   20,  27,  28,  29,  30,
+				60,  91,  92,  93,  150, 157, 300,
+				cap - 100 - base + 1, cap - policy::trace_both_size - base + 1,
+				cap - policy::trace_both_size - base + 2};
 	const size_t bodies[] = {0, 1, 7, 50, 99};
 	std::vector<std::vector<uint8_t>> sent;
 	uint64_t corr = 3000;
@@ -777,7 +780,7 @@ TEST_F(sidecar_stage, a_header_made_in_the_frame_is_the_received_one_and_both_fi
 			}
 		}
 	}
-	EXPECT_EQ(fitted, out.size() - std::size(bodies));
+	EXPECT_EQ(fitted, out.size() - 2 * std::size(bodies));
 	EXPECT_EQ(st.relayed_in_place.get(), in_place + out.size());
 	EXPECT_EQ(st.request_ids.get(), ids + fitted);
 	EXPECT_EQ(st.traceparents.get(), tps + fitted);
@@ -792,6 +795,68 @@ TEST_F(sidecar_stage, a_header_made_in_the_frame_is_the_received_one_and_both_fi
 		}
 	}
 	EXPECT_EQ(answered, out.size());
+}
+
+/* The relay's room test of the field count: a header of l7_max_fields - 2 fields takes both
+ * trace fields (then l7_max_fields), one of l7_max_fields - 1 goes on as it came. */
+TEST_F(sidecar_stage, a_relayed_header_takes_both_fields_up_to_the_field_limit)
+{
+	const sidecar::counters &st = stage->stats();
+	const uint64_t ids = st.request_ids.get(), no_room = st.trace_no_room.get();
+	const size_t cap = emu->hbuf_size() - DPA_HBUF_META_SIZE;
+	std::vector<std::vector<uint8_t>> sent;
+	for (unsigned total : {wire::l7_max_fields - 2u, wire::l7_max_fields - 1u}) {
+		std::vector<uint8_t> h(4096);
+		wire::l7_writer w(h.data(), h.size());
+		w.request("billing", "POST", "/", 0, 0);
+		for (unsigned i = 3; i < total; i++)
+			w.field("a", "");
+		h.resize(w.finish());
+		ASSERT_EQ(h[6] << 8 | h[7], int(total));
+		ASSERT_LE(h.size() + policy::trace_both_size, cap);
+		sent.push_back(h);
+		from_host(client_ip, 1, h, bytes(3, 1), true, 4100 + total);
+		run_polls();
+	}
+	std::vector<frame_out> out = frames(tx);
+	ASSERT_EQ(out.size(), 2u);
+	EXPECT_TRUE(out[0].checksum_ok);
+	EXPECT_TRUE(out[1].checksum_ok);
+	ASSERT_EQ(out[0].l7.size(), sent[0].size() + policy::trace_both_size);
+	EXPECT_EQ(out[0].l7[6] << 8 | out[0].l7[7], int(wire::l7_max_fields));
+	EXPECT_EQ(out[0].request_id.size(), 36u);
+	EXPECT_EQ(out[1].l7, sent[1]);
+	EXPECT_TRUE(out[1].request_id.empty());
+	EXPECT_EQ(st.request_ids.get(), ids + 1);
+	EXPECT_EQ(st.trace_no_room.get(), no_room + 1);
+	for (const frame_out &f : out)
+		from_host(peer_ip, 0, response(200), {}, false, f.pf.correlation);
+	run_polls();
+	EXPECT_EQ(frames(tx2).size(), 2u);
+}
+
+/* Network requests to a service without a policy are counted by the engine as if it had
+ * been asked (requests, no_policy, allowed), at the end of their burst. (Not "ledger":
+ * its limit of one is the next test's.) */
+TEST_F(sidecar_stage, requests_without_a_policy_are_in_the_engine_s_counters)
+{
+	const std::shared_ptr<sidecar::ruleset> rules = stage->policy();
+	const policy::policy_stats &ps = rules->engine().stats();
+	const size_t allowed = static_cast<size_t>(policy::reason::allowed);
+	const uint64_t req0 = ps.requests.get(), none0 = ps.no_policy.get(),
+		       ok0 = ps.reasons[allowed].get();
+	for (uint64_t i = 0; i < 5; i++)
+		from_host(client_ip, 1, request("billing"), {}, true, 4200 + i);
+	run_polls();
+	EXPECT_EQ(ps.requests.get(), req0 + 5);
+	EXPECT_EQ(ps.no_policy.get(), none0 + 5);
+	EXPECT_EQ(ps.reasons[allowed].get(), ok0 + 5);
+	std::vector<frame_out> out = frames(tx);
+	ASSERT_EQ(out.size(), 5u);
+	for (const frame_out &f : out)
+		from_host(peer_ip, 0, response(200), {}, false, f.pf.correlation);
+	run_polls();
+	EXPECT_EQ(frames(tx2).size(), 5u);
 }
 
 TEST_F(sidecar_stage, the_policy_applies_to_relayed_requests_and_peers_get_no_relay)

@@ -1620,6 +1620,64 @@ TEST(Wire, ARequestRelayedInItsOwnMbufIsFragmentsFrame)
 	EXPECT_EQ(rte_mempool_avail_count(pool()), free0);
 }
 
+/* link_template::frame_at()'s checksums (summed onto negated constants, one fold each, no
+ * all-ones test) are fragment()'s at every IPv4 id and at the UDP sum's residues all around
+ * (the message id's low 16 bits sweep them), both checksums' all-ones edges hit, for
+ * correlations whose 64-bit complement adds carry and do not, with a body summed here and
+ * one in the header's sum. */
+TEST(Wire, AFrameMadeInPlaceHasFragmentsChecksumsAtEveryId)
+{
+	const unsigned free0 = rte_mempool_avail_count(pool());
+	unsigned ip_edge = 0, udp_edge = 0;
+	for (bool v6 : {false, true}) {
+		link_template t;
+		ASSERT_TRUE(t.make(addr(v6)));
+		const unsigned udp_ck_at = (v6 ? 14 + 40 : 14 + 20) + 6;
+		for (uint64_t corr : {~0ull, 0ull, 0x0123456789abcdefull, 0xfffffffffff00000ull}) {
+			const std::vector<uint8_t> l7 = l7_request(corr % 7);
+			const uint16_t len = static_cast<uint16_t>(l7.size());
+			const std::vector<uint8_t> body = random_body(corr % 5 + 30, unsigned(corr));
+			body_ref b;
+			b.data = body.data();
+			b.len = static_cast<uint32_t>(body.size());
+			const bool with_body = corr % 2;
+			std::vector<uint8_t> payload = l7;
+			payload.insert(payload.end(), body.begin(), body.end());
+			const uint16_t sum = with_body ? csum_folded(payload.data(), payload.size())
+						       : l7_sum(l7.data(), len);
+			for (uint32_t lo = 0; lo < 0x10000; lo++) {
+				const uint32_t id = 0x5a5a0000u | lo;
+				rte_mbuf *want;
+				ASSERT_EQ(fragment(addr(v6), frame_kind::request, id, corr, l7.data(),
+						   len, b, 1500, pool(), &want, 1),
+					  1u);
+				/* the message as port RX leaves it: its header then its body */
+				rte_mbuf *m = rte_pktmbuf_alloc(pool());
+				ASSERT_NE(m, nullptr);
+				uint8_t *d = reinterpret_cast<uint8_t *>(
+					rte_pktmbuf_append(m, static_cast<uint16_t>(payload.size())));
+				ASSERT_NE(d, nullptr);
+				std::memcpy(d, payload.data(), payload.size());
+				const link_template::place at = t.place_within(m, len, len, t.max_payload(1500));
+				ASSERT_NE(at.body, nullptr);
+				t.frame_at(m, at, frame_kind::request, id, corr,
+					   l7_summed{at.header(len), len, sum, with_body});
+				const std::vector<uint8_t> got = bytes_of(m), ref = bytes_of(want);
+				ASSERT_EQ(got, ref) << "v6 " << v6 << " id " << id << " corr " << corr;
+				if (!v6 && got[24] == 0xff && got[25] == 0xff)
+					ip_edge++;
+				if (got[udp_ck_at] == 0xff && got[udp_ck_at + 1] == 0xff)
+					udp_edge++;
+				rte_pktmbuf_free(want);
+				rte_pktmbuf_free(m);
+			}
+		}
+	}
+	EXPECT_GE(ip_edge, 4u);
+	EXPECT_GE(udp_edge, 8u);
+	EXPECT_EQ(rte_mempool_avail_count(pool()), free0);
+}
+
 int main(int argc, char **argv)
 {
 	::testing::InitGoogleTest(&argc, argv);

@@ -77,10 +77,13 @@ public:
 	/** Routing and policy for one request under `rules` (the poll's version). `source_id`
 	 *  keys the requester's rate limits; a network requester's is network_source() of its
 	 *  address, `client` (then source_id is not read): hashed only for a service with a
-	 *  policy. Inline (internal/admit.h), in its two callers. */
+	 *  policy. Inline (internal/admit.h), in its two callers. `no_policy`, when given,
+	 *  counts the requests to a service without a policy that the engine was not asked
+	 *  about (the caller adds them to its counters at once: engine::count_no_policy()). */
 	[[gnu::always_inline]] inline verdict admit(ruleset &rules, const wire::l7_view &v,
 						    uint64_t source_id, source from, uint64_t now,
-						    const wire::endpoint *client = nullptr) noexcept;
+						    const wire::endpoint *client = nullptr,
+						    uint32_t *no_policy = nullptr) noexcept;
 	/**
 	 * The first look: admit() picks only a pod with `loads[pod_id]` (requests in flight to
 	 * it, the request table's count) below its RX slots plus `queue`, trying the service's

@@ -179,6 +179,16 @@ public:
 		return check_policy(req, _services[service], source_id, now_ns, unix_s);
 	}
 
+	/** What check_request() counts for `n` requests to services without a policy
+	 *  (service >= nb_services()), added at once by a caller that allowed them itself
+	 *  (the sidecar's network burst: three counters' load, add and store a request) */
+	void count_no_policy(uint64_t n) noexcept
+	{
+		_stats.requests.add(n);
+		_stats.no_policy.add(n);
+		_stats.reasons[static_cast<size_t>(reason::allowed)].add(n);
+	}
+
 	/** Index of a service with any policy, or no_service (resolve once, then use it). */
 	uint32_t find_service(std::string_view name) const noexcept;
 

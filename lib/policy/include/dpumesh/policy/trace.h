@@ -262,18 +262,31 @@ inline void traceparent_digits_into(const id_digits &d, char *out, __m128i *odd,
  * digits' sums added up once, the length and count one store. What a request from a
  * client without trace ids gets (two out-of-line formatters and the writer's field by
  * field checks and stores were 330 instructions of the forward relay's 2575). */
+inline trace_result add_both_unchecked(uint8_t *hdr, uint32_t len, uint16_t nb,
+				       const trace_ids &ids) noexcept;
 inline trace_result add_both(uint8_t *hdr, uint32_t len, uint32_t cap, const trace_ids &ids) noexcept
+{
+	const uint16_t nb = static_cast<uint16_t>(hdr[6] << 8 | hdr[7]);
+	if (nb == wire::l7_max_fields || nb + 1 == wire::l7_max_fields ||
+	    cap - len < trace_both_size || len + trace_both_size > wire::l7_max_size) {
+		trace_result r;
+		r.len = len;
+		r.no_room = true;
+		return r;
+	}
+	return add_both_unchecked(hdr, len, nb, ids);
+}
+
+/* add_both() of a header whose checks the caller made: `nb` (its field count) below
+ * l7_max_fields - 1, len + trace_both_size within its buffer and l7_max_size (a relay tests
+ * its header's length against one bound kept for the stage: add_both()'s four tests, and
+ * the caller's of the need, the fixed size and the room, were ~15 instructions) */
+inline trace_result add_both_unchecked(uint8_t *hdr, uint32_t len, uint16_t nb,
+				       const trace_ids &ids) noexcept
 {
 	constexpr uint32_t id_field = 4 + 12 + 36, tp_field = 4 + 11 + 55;
 	static_assert(id_field + tp_field == trace_both_size);
 	trace_result r;
-	r.len = len;
-	const uint16_t nb = static_cast<uint16_t>(hdr[6] << 8 | hdr[7]);
-	if (nb == wire::l7_max_fields || nb + 1 == wire::l7_max_fields ||
-	    cap - len < id_field + tp_field || len + id_field + tp_field > wire::l7_max_size) {
-		r.no_room = true;
-		return r;
-	}
 	uint8_t *p = hdr + len;
 	const id_digits d = digits_of(ids);
 	/* x-request-id: the length word and name, then the value at 16 (even) */

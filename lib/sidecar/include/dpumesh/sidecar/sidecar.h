@@ -330,6 +330,7 @@ private:
 	unsigned from_network_burst(port::rx_msg **msgs, unsigned n, uint64_t now) noexcept;
 	void dispatch(net_message &m, uint64_t now) noexcept;
 	void net_request(net_message &m, int peer, uint64_t now) noexcept;
+	void net_request_here(net_message &m, verdict a, int peer, uint64_t now) noexcept;
 	void net_response(net_message &m, uint64_t now) noexcept;
 	void relay(net_message &m, const verdict &a, uint64_t now) noexcept;
 	void refused_at_rx(port::rx_msg *m) noexcept;
@@ -412,6 +413,20 @@ private:
 		uint64_t lo = 1, hi = 0;
 		uint64_t sum_us = 0;
 	} _tally;
+	/* relays in place with both trace fields added (nearly all of a client's requests):
+	 * their request_ids, traceparents, relayed_in_place and relayed, counted at once at
+	 * the end of the burst (relays_flush(); four counters' load, add and store a relay
+	 * were 12 instructions: relay 1186.1 -> 1171.7 a message, routes 131B) */
+	uint32_t _relays_both = 0;
+	/* the burst's network requests to services without a policy, which admission allowed
+	 * without asking the engine: its counters at the end of the burst (relays_flush();
+	 * relay 1139.7 -> 1128.2, routes 131B) */
+	uint32_t _no_policy = 0;
+	/* the longest header both trace fields still fit after: an hbuf's room and
+	 * wire::l7_max_size, less policy::trace_both_size (0: none); the relay's one test
+	 * (with add_both()'s own four and add_trace_fields()'s: relay 1161.7 -> 1139.7) */
+	uint32_t _trace_both_max = 0;
+	void relays_flush() noexcept;
 	counters _stats;
 };
 
