@@ -503,7 +503,7 @@ uint32_t stage::run() noexcept
  * source per turn, their cost spent from the network's credit while it is `shared`. */
 uint32_t stage::from_network_sources(unsigned quantum, bool shared, uint64_t now) noexcept
 {
-	rx_msg *in[burst], *batch[burst];
+	rx_msg *in[burst * net_intake_bursts], *batch[burst];
 	unsigned n = 0, nb = 0;
 	/* the intake: cheap (a link, or a refusal from the kept addresses), so that a source's
 	 * request waits in its own FIFO, not behind the others' on the ring; answers from the
@@ -517,10 +517,26 @@ uint32_t stage::from_network_sources(unsigned quantum, bool shared, uint64_t now
 	/* the scheduler by reference: read through the member after every store to a
 	 * message, it was two loads a message */
 	net_sched &sched = *_net_sched;
+	/* One source, nothing waiting (the common case: a peer's burst): its requests are not
+	 * linked into its FIFO to be taken out again in the same order. While the scheduler
+	 * holds nothing and every request so far is from one bucket, in[0, nd) are those
+	 * requests in order (an answer between them moved out, the next written over it);
+	 * anything else first pushes them (flush), then goes its usual way. The same
+	 * messages in the same order, refused alike (nd < limit: the FIFO would take them);
+	 * a push and a pop a request were ~21 instructions (relay 1210.1 -> 1189.2). */
+	unsigned nd = 0;
+	uint32_t direct_bucket = 0;
+	/* nd's bound while requests are taken so, 0 once they are not (one test a request) */
+	uint32_t direct_limit = sched.waiting() == 0 ? sched.limit() : 0;
+	const auto flush = [&]() noexcept {
+		for (unsigned j = 0; j < nd; j++)
+			sched.push(in[j], direct_bucket, false);
+		direct_limit = 0;
+	};
 	for (unsigned b = 0; b < net_intake_bursts; b++) {
 		const unsigned k = rte_ring_sc_dequeue_burst(
-			_ingress, reinterpret_cast<void **>(in), burst, nullptr);
-		for (unsigned i = 0; i < k; i++) {
+			_ingress, reinterpret_cast<void **>(in + n), burst, nullptr);
+		for (unsigned i = n; i < n + k; i++) {
 			rx_msg *m = in[i];
 			const bool answer = m->msg.kind != wire::frame_kind::request;
 			if (answer && nb < burst) {
@@ -534,7 +550,19 @@ uint32_t stage::from_network_sources(unsigned quantum, bool shared, uint64_t now
 				last_bucket = quota::bucket_of(m->msg.src);
 				last_ip[0] = ip[0];
 				last_ip[1] = ip[1];
+				/* another bucket ends the run taken so (its requests pushed) */
+				if (nd == 0)
+					direct_bucket = last_bucket;
+				else if (last_bucket != direct_bucket && direct_limit != 0)
+					flush();
 			}
+			if (nd < direct_limit && !answer) [[likely]] {
+				m->source_bucket = static_cast<uint16_t>(last_bucket);
+				in[nd++] = m;
+				continue;
+			}
+			if (direct_limit != 0)
+				flush();
 			if (!sched.push(m, last_bucket, answer)) [[unlikely]] {
 				_stats.net_share_refused.inc();
 				m->refusal = port::rx_refusal::overloaded;
@@ -545,12 +573,26 @@ uint32_t stage::from_network_sources(unsigned quantum, bool shared, uint64_t now
 		if (k < burst)
 			break;
 	}
-	if (nb < quantum)
+	rx_msg **msgs = batch;
+	if (direct_limit != 0) {
+		/* what pop() would give: the first quantum - nb of them, the rest left in the
+		 * FIFO in order; no answers: the requests are the burst where they lie */
+		const unsigned take = nb < quantum ? std::min(nd, quantum - nb) : 0;
+		if (nb == 0) {
+			msgs = in;
+		} else {
+			std::copy(in, in + take, batch + nb);
+		}
+		nb += take;
+		for (unsigned j = take; j < nd; j++)
+			sched.push(in[j], direct_bucket, false);
+	} else if (nb < quantum) {
 		nb += sched.pop(batch + nb, quantum - nb);
+	}
 	if (nb == 0) /* requests waiting for their turn are work: the lcore must not sleep */
 		return n + (sched.waiting() != 0 ? 1 : 0);
 	const uint64_t t0 = rte_rdtsc();
-	const uint32_t work = from_network_burst(batch, nb, now);
+	const uint32_t work = from_network_burst(msgs, nb, now);
 	/* the cost of a network message here, a moving average over polls; what the network
 	 * spent of its share while pods are busy */
 	const uint64_t spent = rte_rdtsc() - t0;

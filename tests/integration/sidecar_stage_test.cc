@@ -32,6 +32,7 @@
 #include "dpumesh/wire/frame.h"
 #include "dpumesh/wire/l7.h"
 #include "eal_env.h"
+#include "internal/net_sched.h"
 #include "internal/quota.h"
 
 using namespace dpumesh;
@@ -453,6 +454,99 @@ TEST_F(sidecar_stage, interleaved_clients_are_each_charged_to_their_own_bucket)
 	EXPECT_EQ(frames(tx2).size(), 7u);
 	EXPECT_EQ(in_flight(a_ip), 0u);
 	EXPECT_EQ(in_flight(b_ip), 0u);
+	EXPECT_EQ(stage->pending().size(), 0u);
+}
+
+/* The intake takes a poll's requests into a FIFO per source and serves them one per source
+ * per turn; a poll whose requests are all from one source, with nothing waiting, takes them
+ * where they lie (stage::from_network_sources()). Either way the relays go out in the
+ * order a turn-by-turn model of the FIFOs gives: sources in turns from the first one seen,
+ * each source's requests in the order they came, a poll's leftovers in the next. */
+TEST_F(sidecar_stage, the_network_s_requests_are_taken_in_turns_by_source)
+{
+	const uint32_t a_ip = client_ip;
+	uint32_t b_ip = 0x0b00000a, c_ip; /* clients whose requests land in other buckets */
+	const auto bucket = [](uint32_t ip) {
+		return sidecar::quota::bucket_of(wire::endpoint::from_v4(ip, 0)) %
+		       sidecar::net_sched::nb_queues;
+	};
+	while (bucket(b_ip) == bucket(a_ip))
+		b_ip += 1u << 24;
+	for (c_ip = b_ip + (1u << 24); bucket(c_ip) == bucket(a_ip) || bucket(c_ip) == bucket(b_ip);)
+		c_ip += 1u << 24;
+	const auto req = [](unsigned i) {
+		std::vector<uint8_t> b(256);
+		wire::l7_writer w(b.data(), b.size());
+		w.request("billing", "POST", "/t/" + std::to_string(i), 0, 0);
+		b.resize(w.finish());
+		return b;
+	};
+	/* rounds of turns over the sources in the order first seen, one request each */
+	const auto in_turns = [](const std::vector<std::pair<uint32_t, unsigned>> &in) {
+		std::vector<uint32_t> turn;
+		std::vector<std::vector<unsigned>> fifo;
+		for (const auto &[ip, i] : in) {
+			const auto at = std::find(turn.begin(), turn.end(), ip) - turn.begin();
+			if (at == static_cast<long>(turn.size())) {
+				turn.push_back(ip);
+				fifo.emplace_back();
+			}
+			fifo[at].push_back(i);
+		}
+		std::vector<unsigned> out;
+		for (size_t round = 0; out.size() < in.size(); round++)
+			for (const auto &f : fifo)
+				if (round < f.size())
+					out.push_back(f[round]);
+		return out;
+	};
+	const std::vector<std::vector<uint32_t>> polls = {
+		{a_ip, a_ip, a_ip, b_ip, a_ip, b_ip, b_ip, a_ip},
+		{a_ip, a_ip, a_ip, a_ip, b_ip},
+		{b_ip, a_ip, a_ip, a_ip, c_ip, a_ip, c_ip},
+		{c_ip, c_ip, c_ip, c_ip, c_ip, c_ip},
+	};
+	unsigned i = 0;
+	std::vector<uint64_t> tokens;
+	for (const auto &ips : polls) {
+		std::vector<std::pair<uint32_t, unsigned>> in;
+		for (uint32_t ip : ips) {
+			from_host(ip, 1, req(i), {}, true, 3000 + i);
+			in.emplace_back(ip, i++);
+		}
+		run_polls(1);
+		const std::vector<frame_out> out = frames(tx);
+		const std::vector<unsigned> want = in_turns(in);
+		ASSERT_EQ(out.size(), want.size());
+		for (size_t k = 0; k < out.size(); k++) {
+			EXPECT_EQ(out[k].path, "/t/" + std::to_string(want[k])) << "poll of " << ips.size();
+			tokens.push_back(out[k].pf.correlation);
+		}
+	}
+	/* 40 from one source, more than a poll takes (a burst): the first 32 in order, the
+	 * rest waiting for the next poll, where another source's request takes the second
+	 * turn */
+	for (unsigned k = 0; k < 40; k++)
+		from_host(a_ip, 1, req(i + k), {}, true, 3000 + i + k);
+	run_polls(1);
+	std::vector<frame_out> out = frames(tx);
+	ASSERT_EQ(out.size(), 32u);
+	from_host(b_ip, 1, req(i + 40), {}, true, 3000 + i + 40);
+	run_polls(1);
+	std::vector<frame_out> more = frames(tx);
+	ASSERT_EQ(more.size(), 9u);
+	out.insert(out.end(), more.begin(), more.end());
+	for (unsigned k = 0; k < 41; k++) {
+		const unsigned want = k < 33 ? k : k == 33 ? 40 : k - 1;
+		EXPECT_EQ(out[k].path, "/t/" + std::to_string(i + want)) << k;
+		tokens.push_back(out[k].pf.correlation);
+	}
+	for (size_t k = 0; k < tokens.size(); k += 32) {
+		for (size_t j = k; j < std::min(tokens.size(), k + 32); j++)
+			from_host(peer_ip, 0, response(200), {}, false, tokens[j]);
+		run_polls();
+	}
+	EXPECT_EQ(frames(tx2).size(), tokens.size());
 	EXPECT_EQ(stage->pending().size(), 0u);
 }
 

@@ -51,6 +51,8 @@ public:
 	unsigned pop(port::rx_msg **out, unsigned n) noexcept;
 
 	uint32_t waiting() const noexcept { return _waiting; }
+	/** The backlog's bound: a FIFO holding nothing else takes this many. */
+	uint32_t limit() const noexcept { return _limit; }
 	uint32_t sources() const noexcept { return _nb_active; }
 	/** Takes every message out, in no particular order (teardown). */
 	template <typename Fn>

@@ -43,13 +43,71 @@ inline uint64_t csum_add64(uint64_t s, uint64_t x) noexcept
 	return s + (s < x);
 }
 
+namespace csum_detail {
+/**
+ * Words (2, 4 or 8) 8-byte words at p added onto s with the carries wrapped around. On x86-64
+ * one add-with-carry chain: `add` and an `adc` a word, `adc $0` at its end (6 instructions
+ * for 4 words): GCC 12 makes `s += w; s += s < w` an `add` and an `adc $0` a word and does
+ * not chain the carries through the flags itself (with `_addcarry_u64` it stores the sum
+ * after each step). The last `adc $0` cannot carry out: a chain that starts with `add`
+ * leaves at most 2^64 - 2 in s whenever the carry is set. Elsewhere a word at a time.
+ */
+template <unsigned Words>
+[[gnu::always_inline]] inline uint64_t csum_add_words(uint64_t s, const unsigned char *p) noexcept
+{
+	static_assert(Words == 2 || Words == 4 || Words == 8);
+#if defined(__x86_64__) && defined(__GNUC__)
+	if constexpr (Words == 8)
+		asm("addq (%[p]), %[s]\n\t"
+		    "adcq 8(%[p]), %[s]\n\t"
+		    "adcq 16(%[p]), %[s]\n\t"
+		    "adcq 24(%[p]), %[s]\n\t"
+		    "adcq 32(%[p]), %[s]\n\t"
+		    "adcq 40(%[p]), %[s]\n\t"
+		    "adcq 48(%[p]), %[s]\n\t"
+		    "adcq 56(%[p]), %[s]\n\t"
+		    "adcq $0, %[s]"
+		    : [s] "+r"(s)
+		    : [p] "r"(p), "m"(*reinterpret_cast<const unsigned char(*)[64]>(p))
+		    : "cc");
+	else if constexpr (Words == 4)
+		asm("addq (%[p]), %[s]\n\t"
+		    "adcq 8(%[p]), %[s]\n\t"
+		    "adcq 16(%[p]), %[s]\n\t"
+		    "adcq 24(%[p]), %[s]\n\t"
+		    "adcq $0, %[s]"
+		    : [s] "+r"(s)
+		    : [p] "r"(p), "m"(*reinterpret_cast<const unsigned char(*)[32]>(p))
+		    : "cc");
+	else
+		asm("addq (%[p]), %[s]\n\t"
+		    "adcq 8(%[p]), %[s]\n\t"
+		    "adcq $0, %[s]"
+		    : [s] "+r"(s)
+		    : [p] "r"(p), "m"(*reinterpret_cast<const unsigned char(*)[16]>(p))
+		    : "cc");
+#else
+	for (unsigned k = 0; k < Words; k++) {
+		uint64_t w;
+		std::memcpy(&w, p + 8 * k, 8);
+		s += w;
+		s += s < w;
+	}
+#endif
+	return s;
+}
+} // namespace csum_detail
+
 /**
  * n bytes summed onto s as __rte_raw_cksum() sums them, as a 64-bit one's-complement sum
  * (carries out of bit 63 wrapped around, 2^64 being 1 at 16 bits as at 64): congruent to
  * their sum modulo 0xffff, 0 only when s and the bytes are all zeros, so csum_fold() of it
- * is their folded sum. From 8 bytes on, whole 64-bit words
- * are added and their carries counted apart (an add and an add-with-carry a word, the
- * count added back at the end), four a step, then two and one without a loop, and the last
+ * is their folded sum. From 8 bytes on, whole 64-bit words are added with their carries
+ * wrapped around, eight a step, then four, two and one without a loop (the eight, four and
+ * two one add-with-carry chain each on x86-64, csum_detail::csum_add_words(): against an
+ * add and an `adc $0` onto a carry count a word, the count added back at the end, port
+ * RX's check of a 131-byte frame 80 -> 70 instructions, port RX 525.3 -> 481.4 for
+ * 314-byte frames; the 8-word step alone -15.8 there, -0.6 at 131 bytes), and the last
  * n % 8 bytes are one load of the word that ends them, shifted to where they sit in a word
  * of their own (at a multiple of 8 from p, so paired as they are in place). Below 8 bytes,
  * one 4-, 2- and 1-byte load each. DPDK 22.11's loop, 16 bits a step with a vectorized
@@ -66,22 +124,20 @@ inline uint64_t csum_raw64(const void *p, size_t n, uint64_t s = 0) noexcept
 		std::memcpy(&w, b + at, 8);
 		return w;
 	};
-	uint64_t carries = 0;
-	const auto add = [&s, &carries](uint64_t w) noexcept {
+	const auto add = [&s](uint64_t w) noexcept {
 		s += w;
-		carries += s < w;
+		s += s < w; /* `add`, `adc $0`: one add's carry wrapped cannot carry out */
 	};
 	if (n >= 8) {
 		size_t i = 0;
-		for (; i + 32 <= n; i += 32) {
-			add(word(i));
-			add(word(i + 8));
-			add(word(i + 16));
-			add(word(i + 24));
+		for (; i + 64 <= n; i += 64)
+			s = csum_detail::csum_add_words<8>(s, b + i);
+		if (n - i >= 32) {
+			s = csum_detail::csum_add_words<4>(s, b + i);
+			i += 32;
 		}
 		if (n - i >= 16) {
-			add(word(i));
-			add(word(i + 8));
+			s = csum_detail::csum_add_words<2>(s, b + i);
 			i += 16;
 		}
 		if (n - i >= 8) {
@@ -93,7 +149,7 @@ inline uint64_t csum_raw64(const void *p, size_t n, uint64_t s = 0) noexcept
 			const uint64_t w = word(n - 8);
 			add(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? w >> drop : w << drop);
 		}
-		return csum_add64(s, carries); /* the carries counted apart, added back in */
+		return s;
 	}
 	uint64_t t = 0;
 	size_t i = 0;

@@ -77,9 +77,10 @@ struct rx_msg {
 	rx_refusal refusal; /**< none, or why port RX refused it (then msg.chain is nullptr) */
 	uint32_t svc;       /**< refusal saturated: the gate's service index */
 	rx_msg *sched_next; /**< the sidecar's link while it waits in its source's FIFO */
-	/** The sidecar's: its sender's quota bucket, as its FIFO was chosen by (set by
-	 *  net_sched::push(), which every request from the network goes through): its
-	 *  request's quota check and charge read it, not a second hash of the address. */
+	/** The sidecar's: its sender's quota bucket, as its FIFO was chosen by (set by the
+	 *  intake, stage::from_network_sources(), which every request from the network goes
+	 *  through: net_sched::push(), or its run of one source): its request's quota check
+	 *  and charge read it, not a second hash of the address. */
 	uint16_t source_bucket;
 };
 
