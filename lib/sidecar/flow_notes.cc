@@ -149,13 +149,16 @@ void stage::held_done(const dpa_note &n) noexcept
 		t.hi = bucket == latency_histogram::nb_buckets - 1 ? UINT64_MAX
 								   : uint64_t(1) << bucket;
 		t.current = e.version == _cur->version();
-		t.policy = t.current ? _cur->services()[e.service].policy : 0;
+		const service_rules &s = _cur->services()[e.service];
+		t.breaker = t.current && s.breaker;
+		t.policy = t.breaker ? s.policy : 0;
 	}
 	t.n++;
 	t.sum_us += us;
-	/* its service's policy and whether the version is the poll's, the run's (the version
-	 * compared and the policy looked up a 504 were ~5) */
-	if (c.policy && t.current)
+	/* its service's policy and whether the version is the poll's and the policy has a
+	 * breaker, the run's (the version compared and the policy looked up a 504 were ~5,
+	 * the engine's test that there is a breaker ~5 more) */
+	if (c.policy && t.breaker)
 		_cur->engine().on_response(t.policy, 504, _admission->clock().ns(now));
 	/* reply_to_origin(e, c, 504, "timeout", now), with reply_net()'s steps here for a
 	 * network origin (two calls a 504, ~50 instructions, for what is a test and a send) */
