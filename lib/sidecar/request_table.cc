@@ -81,11 +81,9 @@ uint32_t request_table::expire_walk(uint64_t now, expiry *out, uint32_t max, quo
 {
 	expiry *next = out; /* a cursor, not out[n++]: no index to multiply by 24 */
 	request_ctx *const ctx = _ctx.get();
-	const uint32_t shard_base = _shard_base;
 	return _t.expire(now, [&](uint32_t token, pending::entry &e) {
 		request_ctx &c = ctx[token & 0xffff];
 		expiry &x = *next++;
-		x.token = token | shard_base;
 		x.entry = &e;
 		x.ctx = &c;
 		if (c.ended) { /* the DPA never reported the delivery: the table lets go */

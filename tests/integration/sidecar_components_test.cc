@@ -519,16 +519,18 @@ TEST(request_table, expiry_hands_over_timeouts_and_keeps_in_flight_ones_for_the_
 	ASSERT_TRUE(t.find(b).ctx().holding && t.find(b).ctx().in_flight);
 	t.find(b).ctx().held.req_id = 99; /* the caller's, as the sidecar's holding requests */
 	const uint32_t later = t.open(entry_for(1, 2, 50000000), request_table::opening{});
+	/* an expiry names its request by where its entry lies (it carries no token) */
+	const pending::entry *const ea = &t.find(a).entry(), *const eb = &t.find(b).entry();
 	expiry out[8];
 	EXPECT_EQ(t.expire(4000, out, 8), 0u); /* nothing due yet */
 	uint32_t n = t.expire(10000, out, 8);
 	ASSERT_EQ(n, 2u);
 	for (uint32_t i = 0; i < n; i++) {
-		if (out[i].token == a) {
+		if (out[i].entry == ea) {
 			EXPECT_EQ(out[i].what, expiry::kind::timeout);
 			EXPECT_EQ(out[i].ctx->reply_to.port, 2);
 		} else {
-			EXPECT_EQ(out[i].token, b);
+			EXPECT_EQ(out[i].entry, eb);
 			EXPECT_EQ(out[i].what, expiry::kind::timeout_in_flight);
 			EXPECT_EQ(out[i].ctx->held.req_id, 99u);
 		}
@@ -540,7 +542,7 @@ TEST(request_table, expiry_hands_over_timeouts_and_keeps_in_flight_ones_for_the_
 	/* the report never comes: after the grace period it is lost */
 	n = t.expire(10000 + request_table::in_flight_grace_s * hz + 1000, out, 8);
 	ASSERT_EQ(n, 1u);
-	EXPECT_EQ(out[0].token, b);
+	EXPECT_EQ(out[0].entry, eb);
 	EXPECT_EQ(out[0].what, expiry::kind::lost);
 	EXPECT_FALSE(t.find(b));
 	EXPECT_EQ(t.size(), 1u); /* `later` is not due */
