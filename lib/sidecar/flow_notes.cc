@@ -115,17 +115,21 @@ void stage::held_done(const dpa_note &n) noexcept
 [[gnu::always_inline]] inline void stage::expired(const expiry &x, uint64_t now,
 						  kept_reply *&timeout) noexcept
 {
-	if (x.what == expiry::kind::lost) { /* the DPA never reported the delivery */
-		_stats.held_lost.inc();
-		return;
-	}
 	const pending::entry &e = *x.entry;
 	const request_ctx &c = *x.ctx;
-	if (c.answer_failed) { /* its answer found no room on the way out: 502 now */
-		answered(e, c, 502, true, now, false);
-		reply_to_origin(e, c, 502, "egress_failed", now);
-		timeout = nullptr; /* a 502 may be kept in the 504's place now */
-		return;
+	/* the others than a plain timeout (nothing held, its answer not failed) behind one
+	 * test (the kind and the flags tested a 504 were ~4 more) */
+	if (x.what != expiry::kind::timeout) [[unlikely]] {
+		if (x.what == expiry::kind::lost) { /* the DPA never reported the delivery */
+			_stats.held_lost.inc();
+			return;
+		}
+		if (c.answer_failed) { /* its answer found no room on the way out: 502 now */
+			answered(e, c, 502, true, now, false);
+			reply_to_origin(e, c, 502, "egress_failed", now);
+			timeout = nullptr; /* a 502 may be kept in the 504's place now */
+			return;
+		}
 	}
 	/* answered(e, c, 504, true, now, true), its counters tallied with the sweep's others of
 	 * the same service, route and latency bucket (one add each per run of them instead of
@@ -189,7 +193,7 @@ void stage::held_done(const dpa_note &n) noexcept
 			timeout = nullptr; /* owed now */
 		}
 	}
-	if (x.what == expiry::kind::timeout && c.holding)
+	if (x.what == expiry::kind::timeout_held && c.holding)
 		finish(c.held, DPUMESH_STATUS_OK);
 }
 
