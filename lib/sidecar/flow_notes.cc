@@ -163,8 +163,9 @@ void stage::held_done(const dpa_note &n) noexcept
 	t.sum_us += us;
 	/* its service's policy and whether the version is the poll's and the policy has a
 	 * breaker, the run's (the version compared and the policy looked up a 504 were ~5,
-	 * the engine's test that there is a breaker ~5 more) */
-	if (c.policy && t.breaker)
+	 * the engine's test that there is a breaker ~5 more); the run's flag first: most
+	 * services have no breaker, and a policy-admitted request's flag is then not read */
+	if (t.breaker && c.policy)
 		_cur->engine().on_response(t.policy, 504, _admission->clock().ns(now));
 	/* reply_to_origin(e, c, 504, "timeout", now), with reply_net()'s steps here for a
 	 * network origin (two calls a 504, ~50 instructions, for what is a test and a send) */
