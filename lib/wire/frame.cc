@@ -536,7 +536,7 @@ uint16_t one_frame(const link_addr &addr, bool v6, frame_kind kind, uint32_t msg
 bool frame_template::make(const link_addr &addr, frame_kind kind, const l7_summed &l7,
 			  uint16_t mtu) noexcept
 {
-	_len = 0;
+	clear();
 	const bool v6 = !addr.src.is_v4();
 	const uint32_t hdrs = sizeof(rte_ether_hdr) + l3_size(v6) + sizeof(rte_udp_hdr) +
 			      frame_hdr_size;
@@ -566,6 +566,7 @@ bool frame_template::make(const link_addr &addr, frame_kind kind, const l7_summe
 	_l7_sum = l7.sum;
 	_len = static_cast<uint16_t>(hdrs + l7.len);
 	_chunks = static_cast<uint8_t>(copy_chunks_len(_len) / copy_chunk);
+	_short = _chunks >= 1 && _chunks <= mbuf_stash::least_chunks;
 	return true;
 }
 
