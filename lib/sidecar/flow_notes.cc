@@ -108,22 +108,28 @@ void stage::held_done(const dpa_note &n) noexcept
 
 /* A request's deadline passed (the table took care of its slot): 504 to its origin. Inline
  * in the sweep's burst of them (below), its one caller. `timeout`: the egress' 504 timeout
- * answer (egress::reply_of()), looked up at the burst's first network origin (nullptr until
- * then, and again after a reply of another answer, which may have taken its place). */
+ * answer (egress::reply_of()), looked up at the burst's first network origin sent while no
+ * answers to the network were owed (nullptr until then, and again after a reply of another
+ * answer, which may have taken its place, or an answer owed: set, nothing is owed, so the
+ * kept frame's path needs no test of the owed queue of its own, ~4 instructions a 504). */
 [[gnu::always_inline]] inline void stage::expired(const expiry &x, uint64_t now,
 						  kept_reply *&timeout) noexcept
 {
-	if (x.what == expiry::kind::lost) { /* the DPA never reported the delivery */
-		_stats.held_lost.inc();
-		return;
-	}
 	const pending::entry &e = *x.entry;
 	const request_ctx &c = *x.ctx;
-	if (c.answer_failed) { /* its answer found no room on the way out: 502 now */
-		answered(e, c, 502, true, now, false);
-		reply_to_origin(e, c, 502, "egress_failed", now);
-		timeout = nullptr; /* a 502 may be kept in the 504's place now */
-		return;
+	/* the others than a plain timeout (nothing held, its answer not failed) behind one
+	 * test (the kind and the flags tested a 504 were ~4 more) */
+	if (x.what != expiry::kind::timeout) [[unlikely]] {
+		if (x.what == expiry::kind::lost) { /* the DPA never reported the delivery */
+			_stats.held_lost.inc();
+			return;
+		}
+		if (c.answer_failed) { /* its answer found no room on the way out: 502 now */
+			answered(e, c, 502, true, now, false);
+			reply_to_origin(e, c, 502, "egress_failed", now);
+			timeout = nullptr; /* a 502 may be kept in the 504's place now */
+			return;
+		}
 	}
 	/* answered(e, c, 504, true, now, true), its counters tallied with the sweep's others of
 	 * the same service, route and latency bucket (one add each per run of them instead of
@@ -149,25 +155,31 @@ void stage::held_done(const dpa_note &n) noexcept
 		t.hi = bucket == latency_histogram::nb_buckets - 1 ? UINT64_MAX
 								   : uint64_t(1) << bucket;
 		t.current = e.version == _cur->version();
-		t.policy = t.current ? _cur->services()[e.service].policy : 0;
+		const service_rules &s = _cur->services()[e.service];
+		t.breaker = t.current && s.breaker;
+		t.policy = t.breaker ? s.policy : 0;
 	}
 	t.n++;
 	t.sum_us += us;
-	/* its service's policy and whether the version is the poll's, the run's (the version
-	 * compared and the policy looked up a 504 were ~5) */
-	if (c.policy && t.current)
+	/* its service's policy and whether the version is the poll's and the policy has a
+	 * breaker, the run's (the version compared and the policy looked up a 504 were ~5,
+	 * the engine's test that there is a breaker ~5 more); the run's flag first: most
+	 * services have no breaker, and a policy-admitted request's flag is then not read */
+	if (t.breaker && c.policy)
 		_cur->engine().on_response(t.policy, 504, _admission->clock().ns(now));
 	/* reply_to_origin(e, c, 504, "timeout", now), with reply_net()'s steps here for a
 	 * network origin (two calls a 504, ~50 instructions, for what is a test and a send) */
 	const kept_reply::frame *k;
 	if (e.origin.type == pending::party::kind::pod) {
 		reply_error(e.origin.pod_handle, e.origin_req_id, e.step_id, 504, "timeout");
-	} else if (timeout && _owed->net.empty() &&
-		   (k = _egress->kept_for(c.reply_to, *timeout)) != nullptr) [[likely]] {
-		/* a frame kept for its address and port: the port can send (kept_for()) */
+	} else if (timeout && (k = _egress->kept_for(c.reply_to, *timeout)) != nullptr) [[likely]] {
+		/* a frame kept for its address and port: the port can send (kept_for()), and
+		 * nothing is owed (`timeout` set) */
 		const uint64_t correlation = e.origin_correlation;
-		if (!_egress->reply_kept(c.reply_to, correlation, *k))
+		if (!_egress->reply_kept(c.reply_to, correlation, *k)) {
 			owe_net(c.reply_to, correlation, 504, "timeout", now);
+			timeout = nullptr; /* owed now */
+		}
 	} else if (!_egress->can_send(c.reply_to.port)) {
 		_stats.no_egress.inc(); /* nothing to wait for: it can never be sent */
 	} else if (!_owed->net.empty()) {
@@ -177,10 +189,12 @@ void stage::held_done(const dpa_note &n) noexcept
 			timeout = &_egress->reply_of(504, "timeout", _hop);
 		/* read once: the entry is not held across the send for the owed one */
 		const uint64_t correlation = e.origin_correlation;
-		if (!_egress->reply(c.reply_to, correlation, *timeout))
+		if (!_egress->reply(c.reply_to, correlation, *timeout)) {
 			owe_net(c.reply_to, correlation, 504, "timeout", now);
+			timeout = nullptr; /* owed now */
+		}
 	}
-	if (x.what == expiry::kind::timeout && c.holding)
+	if (x.what == expiry::kind::timeout_held && c.holding)
 		finish(c.held, DPUMESH_STATUS_OK);
 }
 

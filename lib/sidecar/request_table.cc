@@ -81,22 +81,25 @@ uint32_t request_table::expire_walk(uint64_t now, expiry *out, uint32_t max, quo
 {
 	expiry *next = out; /* a cursor, not out[n++]: no index to multiply by 24 */
 	request_ctx *const ctx = _ctx.get();
-	const uint32_t shard_base = _shard_base;
 	return _t.expire(now, [&](uint32_t token, pending::entry &e) {
 		request_ctx &c = ctx[token & 0xffff];
 		expiry &x = *next++;
-		x.token = token | shard_base;
+		/* a plain() one's kind, stored with the rest (the flags tested one at a time, then
+		 * the kind stored, were ~4 instructions more an expiry) */
+		x.what = expiry::kind::timeout;
 		x.entry = &e;
 		x.ctx = &c;
-		if (c.ended) { /* the DPA never reported the delivery: the table lets go */
-			x.what = expiry::kind::lost;
-		} else if (c.in_flight) { /* its buffers are in use until the DPA reports */
-			x.what = expiry::kind::timeout_in_flight;
-			c.ended = true;
-			_t.rearm(token, now + in_flight_grace_s * _tsc_hz);
-			return false; /* re-armed: the table keeps it */
-		} else {
-			x.what = expiry::kind::timeout;
+		if (!c.plain()) [[unlikely]] {
+			if (c.ended) { /* the DPA never reported the delivery: the table lets go */
+				x.what = expiry::kind::lost;
+			} else if (c.in_flight) { /* its buffers are in use until the DPA reports */
+				x.what = expiry::kind::timeout_in_flight;
+				c.ended = true;
+				_t.rearm(token, now + in_flight_grace_s * _tsc_hz);
+				return false; /* re-armed: the table keeps it */
+			} else {
+				x.what = expiry::kind::timeout_held;
+			}
 		}
 		/* what it held, given back: the table removes it and leaves its bytes as they
 		 * are, which the expiry reads; the next open() writes the whole context (and

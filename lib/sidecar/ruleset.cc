@@ -114,6 +114,8 @@ result<std::unique_ptr<ruleset>> ruleset::build(const config::node_config &cfg,
 		service_rules &s = p->_services[idx];
 		s.name = svc.name;
 		s.policy = p->_engine->find_service(svc.name);
+		for (const auto &b : cfg.policy.circuit_breakers)
+			s.breaker = s.breaker || b.service == svc.name;
 		if (const config::route_config *r = cfg.find_route(svc.name); r && !r->is_local()) {
 			s.local = false;
 			const config::peer_config *peer = cfg.find_peer(r->to);

@@ -439,12 +439,15 @@ mbuf_stash::mbuf_stash(rte_mempool *pool) noexcept
 	const struct {
 		uint16_t data_off, refcnt, nb_segs, port;
 	} rearm = {headroom, 1, 1, RTE_MBUF_PORT_INVALID};
-	static_assert(sizeof(rearm) == sizeof(_rearm));
+	static_assert(sizeof(rearm) == sizeof(_rearm[0]));
 	static_assert(offsetof(rte_mbuf, refcnt) == offsetof(rte_mbuf, data_off) + 2 &&
 		      offsetof(rte_mbuf, nb_segs) == offsetof(rte_mbuf, data_off) + 4 &&
 		      offsetof(rte_mbuf, port) == offsetof(rte_mbuf, data_off) + 6,
 		      "rte_mbuf's rearm_data: data_off, refcnt, nb_segs, port");
-	std::memcpy(&_rearm, &rearm, sizeof(_rearm));
+	std::memcpy(&_rearm[0], &rearm, sizeof(_rearm[0]));
+	/* rte_pktmbuf_reset()'s ol_flags &= RTE_MBUF_F_EXTERNAL of a free mbuf of the pool */
+	const bool pinned = pool && (rte_pktmbuf_priv_flags(pool) & RTE_PKTMBUF_POOL_F_PINNED_EXT_BUF);
+	_rearm[1] = pinned ? RTE_MBUF_F_EXTERNAL : 0;
 	_headroom = headroom;
 	const uint32_t room = buf_len - headroom;
 	_room_chunks = room >= least_chunks * copy_chunk ? room / copy_chunk : 0;
@@ -533,7 +536,7 @@ uint16_t one_frame(const link_addr &addr, bool v6, frame_kind kind, uint32_t msg
 bool frame_template::make(const link_addr &addr, frame_kind kind, const l7_summed &l7,
 			  uint16_t mtu) noexcept
 {
-	_len = 0;
+	clear();
 	const bool v6 = !addr.src.is_v4();
 	const uint32_t hdrs = sizeof(rte_ether_hdr) + l3_size(v6) + sizeof(rte_udp_hdr) +
 			      frame_hdr_size;
@@ -563,6 +566,7 @@ bool frame_template::make(const link_addr &addr, frame_kind kind, const l7_summe
 	_l7_sum = l7.sum;
 	_len = static_cast<uint16_t>(hdrs + l7.len);
 	_chunks = static_cast<uint8_t>(copy_chunks_len(_len) / copy_chunk);
+	_short = _chunks >= 1 && _chunks <= mbuf_stash::least_chunks;
 	return true;
 }
 

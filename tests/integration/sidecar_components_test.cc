@@ -12,6 +12,7 @@
 #include <cstring>
 #include <iterator>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -519,16 +520,18 @@ TEST(request_table, expiry_hands_over_timeouts_and_keeps_in_flight_ones_for_the_
 	ASSERT_TRUE(t.find(b).ctx().holding && t.find(b).ctx().in_flight);
 	t.find(b).ctx().held.req_id = 99; /* the caller's, as the sidecar's holding requests */
 	const uint32_t later = t.open(entry_for(1, 2, 50000000), request_table::opening{});
+	/* an expiry names its request by where its entry lies (it carries no token) */
+	const pending::entry *const ea = &t.find(a).entry(), *const eb = &t.find(b).entry();
 	expiry out[8];
 	EXPECT_EQ(t.expire(4000, out, 8), 0u); /* nothing due yet */
 	uint32_t n = t.expire(10000, out, 8);
 	ASSERT_EQ(n, 2u);
 	for (uint32_t i = 0; i < n; i++) {
-		if (out[i].token == a) {
+		if (out[i].entry == ea) {
 			EXPECT_EQ(out[i].what, expiry::kind::timeout);
 			EXPECT_EQ(out[i].ctx->reply_to.port, 2);
 		} else {
-			EXPECT_EQ(out[i].token, b);
+			EXPECT_EQ(out[i].entry, eb);
 			EXPECT_EQ(out[i].what, expiry::kind::timeout_in_flight);
 			EXPECT_EQ(out[i].ctx->held.req_id, 99u);
 		}
@@ -540,10 +543,75 @@ TEST(request_table, expiry_hands_over_timeouts_and_keeps_in_flight_ones_for_the_
 	/* the report never comes: after the grace period it is lost */
 	n = t.expire(10000 + request_table::in_flight_grace_s * hz + 1000, out, 8);
 	ASSERT_EQ(n, 1u);
-	EXPECT_EQ(out[0].token, b);
+	EXPECT_EQ(out[0].entry, eb);
 	EXPECT_EQ(out[0].what, expiry::kind::lost);
 	EXPECT_FALSE(t.find(b));
 	EXPECT_EQ(t.size(), 1u); /* `later` is not due */
+}
+
+/* plain(): one word's test of holding, in_flight, ended and answer_failed; policy, the
+ * load's pod and the quota's source beside them in the word are not its business */
+TEST(request_table, a_context_is_plain_with_none_of_its_end_flags_whatever_else_it_holds)
+{
+	request_ctx c;
+	EXPECT_TRUE(c.plain());
+	c.policy = true;
+	c.load_pod = 0x0101;
+	c.source = 0xfefe;
+	c.reply_to.port = -1;
+	EXPECT_TRUE(c.plain());
+	bool request_ctx::*const flags[] = {&request_ctx::holding, &request_ctx::in_flight,
+					   &request_ctx::ended, &request_ctx::answer_failed};
+	for (bool request_ctx::*f : flags) {
+		request_ctx d = c;
+		d.*f = true;
+		EXPECT_FALSE(d.plain());
+	}
+}
+
+/* A sweep's kinds: a plain request's timeout, one held (its delivery reported) or whose
+ * answer failed the caller looks at (timeout_held), one in flight kept for the DPA. */
+TEST(request_table, expiry_kinds_tell_a_plain_timeout_from_one_held_or_whose_answer_failed)
+{
+	request_table t(16, hz);
+	request_table::opening policy;
+	policy.policy = true;
+	request_table::opening held;
+	held.hold = true;
+	const uint32_t plain = t.open(entry_for(1, dpumesh_pod_handle(3, 7), 5000), policy);
+	const uint32_t reported = t.open(entry_for(1, 2, 5000), held);
+	t.find(reported).ctx().in_flight = false; /* the DPA reported the held delivery */
+	const uint32_t failed = t.open(entry_for(1, 2, 5000), request_table::opening{});
+	t.find(failed).ctx().answer_failed = true;
+	const uint32_t flying = t.open(entry_for(1, 2, 5000), held);
+	const pending::entry *const ep = &t.find(plain).entry(), *const er = &t.find(reported).entry(),
+			     *const ef = &t.find(failed).entry(), *const ey = &t.find(flying).entry();
+	ASSERT_EQ(t.in_flight(3), 1u);
+	expiry out[8];
+	ASSERT_EQ(t.expire(10000, out, 8), 4u);
+	int seen = 0;
+	for (const expiry &x : std::span(out, 4)) {
+		if (x.entry == ep) {
+			EXPECT_EQ(x.what, expiry::kind::timeout);
+			EXPECT_TRUE(x.ctx->policy);
+			seen |= 1;
+		} else if (x.entry == er) {
+			EXPECT_EQ(x.what, expiry::kind::timeout_held);
+			EXPECT_TRUE(x.ctx->holding);
+			seen |= 2;
+		} else if (x.entry == ef) {
+			EXPECT_EQ(x.what, expiry::kind::timeout_held);
+			EXPECT_TRUE(x.ctx->answer_failed);
+			seen |= 4;
+		} else {
+			EXPECT_EQ(x.entry, ey);
+			EXPECT_EQ(x.what, expiry::kind::timeout_in_flight);
+			seen |= 8;
+		}
+	}
+	EXPECT_EQ(seen, 15);
+	EXPECT_EQ(t.size(), 1u); /* the one in flight waits for the DPA */
+	EXPECT_EQ(t.in_flight(3), 0u); /* the plain one's pod load given back */
 }
 
 TEST(request_table, counts_requests_in_flight_per_destination_pod_until_they_end)

@@ -649,6 +649,61 @@ TEST_F(sidecar_stage, a_relayed_answer_that_finds_no_mbuf_becomes_one_502)
 	EXPECT_EQ(st.responses_lost.get(), lost);
 }
 
+/* A sweep whose client's TX ring fills after two of its 504s: those two go out, the rest
+ * are owed (and, once one is owed, every later one of the burst behind it: the kept
+ * frame's path is taken only while nothing is owed), then sent in their order when the
+ * ring drains; each request answered once. */
+TEST_F(sidecar_stage, a_sweep_s_504s_past_a_full_ring_are_owed_and_go_out_in_order)
+{
+	const sidecar::counters &st = stage->stats();
+	const uint64_t owed = st.answers_owed.get(), timeouts = st.timeouts.get(),
+		       unsent = st.answers_unsent.get();
+	run_polls(); /* nothing left over */
+	frames(tx2).clear();
+	constexpr unsigned nb = 6;
+	for (unsigned i = 0; i < nb; i++)
+		from_host(client_ip, 1, request("slow"), bytes(10, uint8_t(i)), true, 9100 + i);
+	run_polls();
+	ASSERT_EQ(frames(tx).size(), nb); /* relayed */
+	/* room for two frames on the client's ring when the deadlines (20 ms) pass */
+	std::vector<void *> filler;
+	static int dummy;
+	while (rte_ring_free_count(tx2) > 2 && rte_ring_enqueue(tx2, &dummy) == 0)
+		filler.push_back(&dummy);
+	for (int i = 0; i < 200 && st.timeouts.get() < timeouts + nb; i++) {
+		usleep(1000);
+		run_polls(8);
+	}
+	ASSERT_EQ(st.timeouts.get(), timeouts + nb);
+	EXPECT_EQ(stage->pending().size(), 0u);
+	EXPECT_EQ(rte_ring_count(tx2), filler.size() + 2);
+	const uint64_t owed_now = st.answers_owed.get() - owed;
+	EXPECT_EQ(owed_now, nb - 2);
+	void *obj;
+	for (size_t k = 0; k < filler.size(); k++)
+		ASSERT_EQ(rte_ring_dequeue(tx2, &obj), 0);
+	std::vector<frame_out> got = frames(tx2);
+	ASSERT_EQ(got.size(), 2u);
+	for (const frame_out &f : client_frames_soon())
+		got.push_back(f);
+	for (int i = 0; i < 20 && got.size() < nb; i++) {
+		usleep(1000);
+		run_polls(8);
+		for (const frame_out &f : frames(tx2))
+			got.push_back(f);
+	}
+	ASSERT_EQ(got.size(), nb);
+	for (unsigned i = 0; i < nb; i++) {
+		EXPECT_EQ(got[i].pf.correlation, 9100u + i) << i;
+		EXPECT_EQ(got[i].status, 504) << i;
+		EXPECT_EQ(got[i].reason, "timeout") << i;
+	}
+	usleep(2000);
+	run_polls(16);
+	EXPECT_TRUE(frames(tx2).empty()); /* one answer each */
+	EXPECT_EQ(st.answers_unsent.get(), unsent);
+}
+
 TEST_F(sidecar_stage, a_timeout_that_finds_no_mbuf_is_owed_until_mbufs_return)
 {
 	const sidecar::counters &st = stage->stats();

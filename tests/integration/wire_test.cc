@@ -12,6 +12,7 @@
 #include <rte_cycles.h>
 #include <rte_ether.h>
 #include <rte_ip.h>
+#include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_udp.h>
 
@@ -1347,6 +1348,52 @@ TEST(Wire, AStampedFramesChecksumsAreFragmentsAtEveryId)
 	EXPECT_GE(ip_edge, 3u);
 	EXPECT_GE(udp_edge, 6u);
 	EXPECT_EQ(rte_mempool_avail_count(pool()), free0);
+}
+
+/* a pool of pinned external buffers: its free mbufs keep RTE_MBUF_F_EXTERNAL, and the
+ * stamp's reset (the stash's constant ol_flags) keeps it, as rte_pktmbuf_reset() does */
+TEST(Wire, AStampedFrameFromPinnedExternalBuffersKeepsTheirFlag)
+{
+	constexpr unsigned nb = 63;
+	constexpr uint16_t elt = 2048;
+	const size_t len = size_t(nb + 1) * elt;
+	void *mem = rte_malloc("wire_test_ext", len, 4096);
+	ASSERT_NE(mem, nullptr);
+	rte_pktmbuf_extmem ext{mem, rte_malloc_virt2iova(mem), len, elt};
+	rte_mempool *mp = rte_pktmbuf_pool_create_extbuf("wire_test_ext", nb, 0, 0, elt,
+							 SOCKET_ID_ANY, &ext, 1);
+	ASSERT_NE(mp, nullptr);
+	const std::vector<uint8_t> l7 = l7_answer(7);
+	const l7_summed sum{l7.data(), static_cast<uint16_t>(l7.size()),
+			    l7_sum(l7.data(), static_cast<uint16_t>(l7.size()))};
+	frame_template t;
+	ASSERT_TRUE(t.make(addr(false), frame_kind::response, sum, 1500));
+	link_addr to = addr(false);
+	to.dst.port = 40000;
+	for (bool burst : {false, true}) {
+		mbuf_stash stash(mp);
+		if (burst)
+			stash.begin();
+		rte_mbuf *want;
+		ASSERT_EQ(fragment(to, frame_kind::response, 77, 99, l7.data(), sum.len, body_ref{},
+				   1500, pool(), &want, 1),
+			  1u);
+		rte_mbuf *m = t.stamp(77, 99, to.dst.port, stash);
+		ASSERT_NE(m, nullptr);
+		EXPECT_EQ(bytes_of(m), bytes_of(want));
+		rte_mbuf *reset = rte_pktmbuf_alloc(mp);
+		ASSERT_NE(reset, nullptr);
+		EXPECT_TRUE(reset->ol_flags & RTE_MBUF_F_EXTERNAL);
+		EXPECT_EQ(m->ol_flags, reset->ol_flags) << "burst " << burst;
+		EXPECT_EQ(m->data_off, reset->data_off);
+		rte_pktmbuf_free(reset);
+		rte_pktmbuf_free(want);
+		rte_pktmbuf_free(m);
+		stash.end();
+	}
+	EXPECT_EQ(rte_mempool_avail_count(mp), nb);
+	rte_mempool_free(mp);
+	rte_free(mem);
 }
 
 TEST(Wire, AStampedFrameIsFragmentsFrameInAResetMbuf)

@@ -131,6 +131,9 @@ struct service_rules {
 	bool local = true;
 	uint16_t peer = 0;                  /**< !local: index into the config's peers */
 	uint32_t policy = UINT32_MAX;       /**< the engine's index of it (resolved at build) */
+	/** The policy has a circuit breaker for it (config.circuit_breakers): only then does
+	 *  an outcome reported to the engine (engine::on_response()) record anything */
+	bool breaker = false;
 	std::vector<route_rule> routes;     /**< longest prefix first; the last is the default */
 };
 

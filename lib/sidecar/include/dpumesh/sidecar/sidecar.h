@@ -407,6 +407,9 @@ private:
 		/* `version` is the poll's, and then the service's policy (the engine's index):
 		 * a policy-admitted 504's outcome goes to it, found once a run */
 		bool current = false;
+		/* current, and the service's policy has a breaker: only then does an outcome
+		 * record anything (engine::on_response()'s own tests were ~5 a 504) */
+		bool breaker = false;
 		uint32_t policy = 0;
 		/* the bucket's latencies (us), [lo, hi): a 504 in it is of the run with a compare
 		 * each (none at each burst's start: an empty range, hi = 0) */

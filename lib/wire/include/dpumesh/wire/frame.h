@@ -310,7 +310,8 @@ public:
 	 * get_slow() reset; nullptr when the pool is empty.
 	 */
 	rte_mbuf *get_unreset() noexcept;
-	/** rte_pktmbuf_reset() of one of the pool's mbufs (any of its data), then data_len and
+	/** rte_pktmbuf_reset() of one of the pool's free mbufs (any of its data; its ol_flags'
+	 *  RTE_MBUF_F_EXTERNAL as the pool's free mbufs have it), then data_len and
 	 *  pkt_len `len`: the same fields, in a few wide stores (its headroom, and the room
 	 *  after it, the pool's: the reset's min() and the tailroom's loads ~10 instructions
 	 *  a 504) */
@@ -334,7 +335,12 @@ private:
 
 	rte_mempool *_pool;
 	uint32_t _data_off; /* from an mbuf's address to its headroom's end */
-	uint64_t _rearm = 0; /* data_off, refcnt, nb_segs and port as the reset writes them */
+	/* data_off, refcnt, nb_segs and port as the reset writes them, then ol_flags: the
+	 * reset keeps RTE_MBUF_F_EXTERNAL alone, which a free mbuf of the pool has exactly when
+	 * the pool's buffers are pinned external ones (rte_pktmbuf_detach() clears the flags of
+	 * any other on its way back): one 16-byte store (ol_flags read, masked and merged
+	 * were ~3 instructions a 504) */
+	alignas(16) uint64_t _rearm[2] = {};
 	uint16_t _headroom = 0; /* a reset mbuf's data_off */
 	uint32_t _room_chunks = 0; /* room_chunks() */
 	bool _bulk = false;
@@ -381,9 +387,10 @@ inline rte_mbuf *mbuf_stash::get_unreset() noexcept
 
 [[gnu::always_inline]] inline void mbuf_stash::reset(rte_mbuf *m, uint16_t len) const noexcept
 {
-	std::memcpy(reinterpret_cast<char *>(m) + offsetof(rte_mbuf, data_off), &_rearm,
+	static_assert(offsetof(rte_mbuf, ol_flags) == offsetof(rte_mbuf, data_off) + 8,
+		      "rearm_data, then ol_flags");
+	std::memcpy(reinterpret_cast<char *>(m) + offsetof(rte_mbuf, data_off), _rearm,
 		    sizeof(_rearm));
-	m->ol_flags &= RTE_MBUF_F_EXTERNAL;
 	m->packet_type = 0;
 	m->pkt_len = len;
 	if constexpr (std::endian::native == std::endian::little) {
@@ -514,7 +521,12 @@ public:
 	{
 		return same_but_port(_addr, addr);
 	}
-	void clear() noexcept { _len = 0; }
+	void clear() noexcept
+	{
+		_len = 0;
+		_chunks = 0;
+		_short = false;
+	}
 	/** Which of 2^bits kept templates a requester's answers are stamped from: its address
 	 *  mixed (not its port: one template serves all of them). */
 	static unsigned slot_of(const endpoint &requester, unsigned bits) noexcept
@@ -553,6 +565,9 @@ private:
 	uint16_t _udp_at = 0;  /* the UDP header's offset */
 	bool _v4 = false;
 	uint8_t _chunks = 0;   /* copy_chunks_len(_len) / copy_chunk */
+	/* 1 to mbuf_stash::least_chunks of them: stamp()'s straight copy, into any pool with
+	 * room_chunks() (the chunks' two range tests a 504 were ~2 instructions more) */
+	bool _short = false;
 	link_addr _addr{};
 	const uint8_t *_l7 = nullptr;
 	uint16_t _l7_len = 0;
@@ -950,23 +965,29 @@ inline rte_mbuf *frame_template::stamp(uint32_t msg_id, uint64_t correlation,
 {
 	constexpr unsigned least = mbuf_stash::least_chunks;
 	static_assert(max_len >= least * copy_chunk, "the straight copy reads within _bytes");
-	const unsigned chunks = _chunks;
-	/* 0 < chunks <= room_chunks() (0 below `least`; a template not made has none) */
-	if (chunks - 1 < mbufs.room_chunks()) [[likely]] {
+	/* a pool with room_chunks() has room for `least` of them (0 below it) */
+	if (_short && mbufs.room_chunks()) [[likely]] {
+		rte_mbuf *m = mbufs.get_unreset();
+		if (!m) [[unlikely]]
+			return nullptr;
+		mbufs.reset(m, _len);
+		uint8_t *p = mbufs.data(m);
+		/* as two copy_64()s (a loop of four chunks stayed a loop: ~12 more) */
+		static_assert(least * copy_chunk == 128);
+		detail::copy_64(p, _bytes);
+		detail::copy_64(p + 64, _bytes + 64);
+		put_ids(p, msg_id, correlation, dst_port);
+		return m;
+	}
+	/* 0 < chunks <= room_chunks() (a template not made has none) */
+	if (const unsigned chunks = _chunks; chunks - 1 < mbufs.room_chunks()) {
 		rte_mbuf *m = mbufs.get_unreset();
 		if (!m) [[unlikely]]
 			return nullptr;
 		const uint16_t len = _len;
 		mbufs.reset(m, len);
 		uint8_t *p = mbufs.data(m);
-		if (chunks <= least) [[likely]] {
-			/* as two copy_64()s (a loop of four chunks stayed a loop: ~12 more) */
-			static_assert(least * copy_chunk == 128);
-			detail::copy_64(p, _bytes);
-			detail::copy_64(p + 64, _bytes + 64);
-		} else {
-			detail::copy_chunks_384(p, _bytes, len);
-		}
+		detail::copy_chunks_384(p, _bytes, len);
 		put_ids(p, msg_id, correlation, dst_port);
 		return m;
 	}
