@@ -326,10 +326,25 @@ def forward_section():
                    "row (inside the worker lcore's loop only; exact between runs of one binary, "
                    "whatever the box's load: the figure to compare builds by; docs/benchmarks.md, "
                    "\"Instructions per message\"). `sidecar_relay` is the requests' path, "
-                   "`sidecar_expiry` the deadline sweep, `sidecar_expired` the 504s':")
+                   "`sidecar_expiry` the deadline sweep, `sidecar_expired` the 504s'; `net_pcap` "
+                   "what of the loop is the net_pcap PMD's own code (its RX and TX); "
+                   "`testpmd_loop` dpdk-testpmd 5tswap's forwarding lcore on the same capture, "
+                   "instructions a frame, and `testpmd_net_pcap` the PMD's part of it:")
         out.append("")
-        table(["capture", "policy"] + stages,
-              [[c, v] + [num(ib.get((c, v, s)), "%.1f") for s in stages] for c, v in runs])
+        # dpumesh's loop over testpmd's, all in and outside the PMD (the application's own)
+        def over(c, v, pmd):
+            try:
+                a = float(ib[(c, v, "loop")]) - (float(ib[(c, v, "net_pcap")]) if pmd else 0)
+                b = float(ib[(c, v, "testpmd_loop")]) - (
+                    float(ib[(c, v, "testpmd_net_pcap")]) if pmd else 0)
+                return "%.2f×" % (a / b) if b > 0 else "—"
+            except (KeyError, ValueError):
+                return "—"
+        ratio = any(s == "testpmd_loop" for s in stages)
+        table(["capture", "policy"] + stages +
+              (["loop ÷ testpmd's", "outside net_pcap ÷ testpmd's"] if ratio else []),
+              [[c, v] + [num(ib.get((c, v, s)), "%.1f") for s in stages] +
+               ([over(c, v, False), over(c, v, True)] if ratio else []) for c, v in runs])
         top = read("forward_instructions_top.csv")
         for c, v in runs:
             rows = [r for r in top if r["capture"] == c and r["variant"] == v][:15]

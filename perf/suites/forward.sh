@@ -158,11 +158,48 @@ forward_instructions() {
   # control thread that takes the SIGINT for minutes (2026-12-03: a 10 s window ran 593 s);
   # past 180 s it is stopped harder, and a run without its callgrind file is an ERROR row
   DP_STOP_S=180 dp_stop
+  forward_testpmd_instructions "$cap"
   a=$(python3 "$ROOT/perf/lib/instructions.py" "$RESULTS" "$name" "$variant" "$cg" \
-    "$RAW/forward-$run-callgrind.final") || { anomaly ERROR "forward $run: instruction count failed"; return; }
+    "$RAW/forward-$run-callgrind.final" 25 "$FORWARD_TP_CG" "$FORWARD_TP_LOG") ||
+    { anomaly ERROR "forward $run: instruction count failed"; return; }
   while IFS= read -r line; do
     [ -z "$line" ] || anomaly "${line%% *}" "${line#* }"
   done <<< "$a"
+}
+
+# forward_testpmd_instructions PCAP: dpdk-testpmd 5tswap on the same capture under callgrind
+# for $INSTRUCTIONS seconds, once per capture file (the rows of one capture share it): every
+# thread in a file of its own (--separate-threads; testpmd is stripped, so no function can
+# toggle the count), the forwarding lcore's is the largest after the main thread's, divided
+# by the frames testpmd says it received (instructions.py). Sets FORWARD_TP_CG (the files'
+# prefix) and FORWARD_TP_LOG; both empty when the run failed (an ERROR row, and the dpumesh
+# figures are still written).
+forward_testpmd_instructions() {
+  local cap=$1 base
+  base="$RAW/forward-testpmd-$(basename "$cap" .pcap)"
+  FORWARD_TP_CG="$base.callgrind.out"; FORWARD_TP_LOG="$base.callgrind.log"
+  if [ -e "$FORWARD_TP_LOG" ]; then # this capture's count, made for an earlier row
+    compgen -G "$FORWARD_TP_CG-*" > /dev/null || { FORWARD_TP_CG=""; FORWARD_TP_LOG=""; }
+    return 0
+  fi
+  progress "forward: dpdk-testpmd 5tswap under callgrind on $(basename "$cap"), ${INSTRUCTIONS} s"
+  local prefix="perf-forward-testpmd-cg-$$"
+  # shellcheck disable=SC2046
+  valgrind --tool=callgrind --separate-threads=yes "--callgrind-out-file=$FORWARD_TP_CG" \
+    dpdk-testpmd $(replay_eal "$prefix" "$cap" 1) -- --forward-mode=5tswap --nb-cores=1 \
+    --stats-period 1 < /dev/null > "$FORWARD_TP_LOG" 2>&1 &
+  local tp=$!; track "$tp"
+  # counted from when it forwards (its start under valgrind: the pool's 155 k mbufs, ~20 s)
+  local t=0
+  until grep -aq "start packet forwarding" "$FORWARD_TP_LOG" 2>/dev/null || [ "$t" -ge 1200 ] ||
+    ! kill -0 "$tp" 2>/dev/null; do sleep 0.1; t=$((t + 1)); done
+  sleep "$INSTRUCTIONS"
+  stop_pid "$tp" INT 180
+  rmdir "$(rtdir "$prefix")" 2>/dev/null || true
+  if ! compgen -G "$FORWARD_TP_CG-*" > /dev/null || ! grep -aq "RX-packets" "$FORWARD_TP_LOG"; then
+    anomaly ERROR "forward: testpmd under callgrind failed (status $STOP_RC, raw/$(basename "$FORWARD_TP_LOG"))"
+    FORWARD_TP_CG=""; FORWARD_TP_LOG=""
+  fi
 }
 
 suite_forward() {
