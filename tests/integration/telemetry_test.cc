@@ -22,6 +22,7 @@
 #include <string>
 #include <thread>
 
+#include "console.h"
 #include "eal_env.h"
 #include "subprocess.h"
 #include "telemetry_client.h"
@@ -224,8 +225,56 @@ bool hugepages_usable(std::string *why)
 	return false;
 }
 
+/* The last number of dumpcap's progress line ("Packets captured: 0 32 64", the numbers
+ * separated by backspaces); -1 before the line. */
+long captured_so_far(const std::string &out)
+{
+	size_t at = out.find("Packets captured: ");
+	if (at == std::string::npos)
+		return -1;
+	long last = -1;
+	for (const char *q = out.c_str() + at + 18; *q && *q != '\n';) {
+		char *end = nullptr;
+		long v = std::strtol(q, &end, 10);
+		if (end == q) {
+			q++;
+			continue;
+		}
+		last = v;
+		q = end;
+	}
+	return last;
+}
+
+/* An EAL primary keeps its hugepage files after it exits (for a restart with the same
+ * prefix): the test's own, in every hugetlbfs mount, go back so that the pages are free
+ * for the next run (a left-over 128 made the next run skip). */
+void remove_hugepage_files(const std::string &pfx)
+{
+	std::ifstream mounts("/proc/mounts");
+	std::string dev, dir, type, rest;
+	while (mounts >> dev >> dir >> type && std::getline(mounts, rest)) {
+		if (type != "hugetlbfs")
+			continue;
+		for (unsigned i = 0;; i++) {
+			const std::string f = dir + "/" + pfx + "map_" + std::to_string(i);
+			if (unlink(f.c_str()) != 0 && errno == ENOENT)
+				break;
+		}
+	}
+}
+
 } // namespace
 
+/*
+ * dpdk-dumpcap against a running node: the packets it writes are what it says it captured.
+ * The capture is ended with forwarding paused (the console's `stop`): DPDK 22.11's pdump
+ * removes its RX callback without waiting for a poll that is inside it, and dumpcap frees
+ * the mempool the callback copies into right after, so a capture that ends while frames
+ * arrive can make the primary allocate from freed memory (this test's earlier form, -c 50
+ * with the frames flowing, crashed the ASan build's dpumesh in 2 runs of 4: the freed pool
+ * zeroed, its ops index 0, octeontx's dequeue called; docs/console.md).
+ */
 TEST(Capture, DumpcapWritesTheRequestedPackets)
 {
 	const std::string dumpcap = "/usr/bin/dpdk-dumpcap";
@@ -239,25 +288,29 @@ TEST(Capture, DumpcapWritesTheRequestedPackets)
 	const std::string pfx = prefix(huge ? "dumpcap" : "dumpcap-nohuge");
 	std::vector<std::string> args = {bin_path("dpumesh"), node_lcores_arg(), "--no-pci",
 					 "--file-prefix=" + pfx, "--log-level=lib.eal:warning"};
+	/* the secondary maps the primary's memory at the primary's addresses: EAL's default
+	 * choice (below the libraries) collided with what ASLR had put there in dumpcap in 1
+	 * run of 6 ("Cannot get a virtual area at requested address"); 32 TiB up is free in
+	 * both (and outside ASan's shadow) */
 	if (huge)
-		args.insert(args.end(), {"-m", "256"});
+		args.insert(args.end(), {"-m", "256", "--base-virtaddr=0x200000000000"});
 	else
 		args.insert(args.end(), {"--no-huge", "-m", "256"});
 	args.insert(args.end(), {"--vdev=net_pcap0,rx_pcap=" + dir.file("loop.pcap") + ",infinite_rx=1",
 				 "--", node_workers_arg(), "--config", private_config(dir, "conf/pcap.json"),
-				 "--stats-period", "0"});
-	subprocess p(args);
+				 "--stats-period", "0", "-i"});
+	subprocess p(args, subprocess::io::pty);
 	ASSERT_TRUE(p.wait_output(
-		[](const std::string &o) { return o.find(" up: ") != std::string::npos; }, 40s))
+		[](const std::string &o) { return o.find("dpumesh> ") != std::string::npos; }, 40s))
 		<< p.output();
 
 	const std::string out = dir.file("cap.pcapng");
-	auto [rc, dout] = run_command({dumpcap, "--file-prefix=" + pfx, "-i", "0", "-c", "50", "-w", out},
-				      40s);
 	if (!huge) {
 		/* dumpcap is a secondary process: it needs the primary's hugepage info and memory
 		 * shared through hugetlbfs files, which --no-huge does not create. It must fail
 		 * cleanly, and dpumesh must keep running. */
+		auto [rc, dout] = run_command(
+			{dumpcap, "--file-prefix=" + pfx, "-i", "0", "-c", "50", "-w", out}, 40s);
 		EXPECT_NE(rc, 0) << dout;
 		EXPECT_NE(dout.find("Cannot get hugepage information"), std::string::npos) << dout;
 		std::this_thread::sleep_for(200ms);
@@ -269,36 +322,40 @@ TEST(Capture, DumpcapWritesTheRequestedPackets)
 				"and --no-huge memory is private); this box has "
 			     << why << ". Reserve hugepages (scripts/hugepages.sh 256) to run it.";
 	}
-	EXPECT_EQ(rc, 0) << dout;
+	struct cleanup {
+		std::string pfx;
+		~cleanup() { remove_hugepage_files(pfx); }
+	} give_back{pfx};
+	/* on CPU 0 only: dumpcap's EAL starts a thread on every CPU it may use and waits at
+	 * start for each to answer; on CPU 1, under the node's busy-polling worker lcores
+	 * (two with DPUMESH_TEST_WORKERS=2), that took 20 to over 40 s (docs/console.md) */
+	subprocess dc({"/usr/bin/taskset", "-c", "0", dumpcap, "--file-prefix=" + pfx, "-i", "0",
+		       "-w", out});
+	ASSERT_TRUE(dc.wait_output([](const std::string &o) { return captured_so_far(o) >= 50; },
+				   40s))
+		<< dc.output();
+	/* no frame in flight through the callback when dumpcap detaches (above) */
+	EXPECT_NE(console_cmd(p, "stop").find("forwarding stopped"), std::string::npos);
+	std::this_thread::sleep_for(100ms);
+	dc.signal(SIGINT);
+	EXPECT_EQ(dc.wait(30s), 0) << dc.output();
+	const std::string dout = dc.output();
 	char err[PCAP_ERRBUF_SIZE];
 	pcap_t *pc = pcap_open_offline(out.c_str(), err);
 	ASSERT_NE(pc, nullptr) << err;
 	pcap_pkthdr *h;
 	const u_char *data;
-	unsigned n = 0;
+	unsigned long n = 0;
 	while (pcap_next_ex(pc, &h, &data) == 1)
 		n++;
 	pcap_close(pc);
-	/* dumpcap 22.11 checks -c after writing a whole burst (up to 32 packets), so the file
-	 * holds at least 50 and less than one burst more; it must be exactly what dumpcap
-	 * reports as captured. */
-	size_t at = dout.find("Packets captured: ");
-	ASSERT_NE(at, std::string::npos) << dout;
-	/* a progress line: "Packets captured: 0 32 64" (with \r between); the last one counts */
-	unsigned long reported = 0;
-	for (const char *q = dout.c_str() + at + 18; *q && *q != '\n';) {
-		char *end = nullptr;
-		unsigned long v = std::strtoul(q, &end, 10);
-		if (end == q) {
-			q++;
-			continue;
-		}
-		reported = v;
-		q = end;
-	}
-	EXPECT_EQ(n, reported) << dout;
+	/* the file holds exactly what dumpcap reports as captured, at least the 50 waited for */
+	const long reported = captured_so_far(dout);
+	ASSERT_GE(reported, 0) << dout;
+	EXPECT_EQ(n, static_cast<unsigned long>(reported)) << dout;
 	EXPECT_GE(n, 50u);
-	EXPECT_LT(n, 50u + 32u);
+	/* the node still forwards once started again, and stops cleanly */
+	EXPECT_NE(console_cmd(p, "start").find("forwarding started"), std::string::npos);
 	p.signal(SIGINT);
 	EXPECT_EQ(p.wait(30s), 0) << p.output();
 }
