@@ -246,22 +246,29 @@ long captured_so_far(const std::string &out)
 	return last;
 }
 
-/* An EAL primary keeps its hugepage files after it exits (for a restart with the same
- * prefix): the test's own, in every hugetlbfs mount, go back so that the pages are free
- * for the next run (a left-over 128 made the next run skip). */
-void remove_hugepage_files(const std::string &pfx)
+/* The hugepage files of the primary with prefix @p pfx ("<pfx>map_<n>" in the hugetlbfs
+ * mounts), counted, or removed (@p remove). EAL keeps them after the primary exits (for a
+ * restart with the same prefix); dpumesh removes its own (eal_cleanup()), checked below,
+ * and the test removes what a failed run left so that the pages are free for the next (a
+ * left-over 128 made the next run skip). */
+unsigned hugepage_files(const std::string &pfx, bool remove)
 {
 	std::ifstream mounts("/proc/mounts");
 	std::string dev, dir, type, rest;
+	unsigned n = 0;
 	while (mounts >> dev >> dir >> type && std::getline(mounts, rest)) {
 		if (type != "hugetlbfs")
 			continue;
-		for (unsigned i = 0;; i++) {
+		for (unsigned i = 0; i < 4096; i++) {
 			const std::string f = dir + "/" + pfx + "map_" + std::to_string(i);
-			if (unlink(f.c_str()) != 0 && errno == ENOENT)
-				break;
+			if (access(f.c_str(), F_OK) != 0)
+				continue;
+			n++;
+			if (remove)
+				(void)unlink(f.c_str());
 		}
 	}
+	return n;
 }
 
 } // namespace
@@ -324,8 +331,9 @@ TEST(Capture, DumpcapWritesTheRequestedPackets)
 	}
 	struct cleanup {
 		std::string pfx;
-		~cleanup() { remove_hugepage_files(pfx); }
+		~cleanup() { hugepage_files(pfx, true); }
 	} give_back{pfx};
+	EXPECT_GT(hugepage_files(pfx, false), 0u) << "the running primary's hugepage files";
 	/* on CPU 0 only: dumpcap's EAL starts a thread on every CPU it may use and waits at
 	 * start for each to answer; on CPU 1, under the node's busy-polling worker lcores
 	 * (two with DPUMESH_TEST_WORKERS=2), that took 20 to over 40 s (docs/console.md) */
@@ -358,4 +366,6 @@ TEST(Capture, DumpcapWritesTheRequestedPackets)
 	EXPECT_NE(console_cmd(p, "start").find("forwarding started"), std::string::npos);
 	p.signal(SIGINT);
 	EXPECT_EQ(p.wait(30s), 0) << p.output();
+	/* and gives its hugepages back as it exits */
+	EXPECT_EQ(hugepage_files(pfx, false), 0u);
 }

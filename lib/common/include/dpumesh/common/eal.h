@@ -23,8 +23,12 @@ int eal_init(std::vector<std::string> &args);
  * per run. The config and fbarray files are removed (a secondary still attached keeps what
  * it mapped; a later one finds no primary, as it should), and the telemetry sockets (the
  * telemetry thread outlives rte_eal_cleanup(): its own unlink runs at exit, too late for the
- * directory), then the directory if empty: a secondary's own files keep it. Call it last,
- * right before the process exits. Returns rte_eal_cleanup()'s result.
+ * directory), then the directory if empty: a secondary's own files keep it. Its hugepage
+ * files too (`<file-prefix>map_<n>` in every hugetlbfs mount): EAL keeps them for a restart
+ * with the same prefix, and each held its 2 MiB page until someone removed it (a run of the
+ * capture test left 128, and the next found none free). A secondary still attached keeps
+ * what it mapped until it exits. Call it last, right before the process exits. Returns
+ * rte_eal_cleanup()'s result.
  */
 int eal_cleanup() noexcept;
 
