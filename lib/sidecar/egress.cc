@@ -42,6 +42,7 @@ result<std::unique_ptr<egress>> egress::create(const config::node_config &cfg,
 		if (v.tx && rte_ring_get_prod_sync_type(v.tx) == RTE_RING_SYNC_ST) {
 			v.stage = true;
 			v.staged = std::make_unique<rte_mbuf *[]>(staged_max);
+			v.next = v.end = v.staged.get();
 		}
 		e->_ports.push_back(std::move(v));
 	}
@@ -101,8 +102,8 @@ result<std::unique_ptr<egress>> egress::create(const config::node_config &cfg,
 egress::~egress()
 {
 	for (port_view &p : _ports) /* a poll always ends its burst; nothing is left here */
-		if (p.nb_staged)
-			rte_pktmbuf_free_bulk(p.staged.get(), p.nb_staged);
+		if (p.nb_staged())
+			rte_pktmbuf_free_bulk(p.staged.get(), p.nb_staged());
 	if (!_tx_done)
 		return;
 	/* hbufs of zero-copy frames released but never reaped: nobody will complete them */
@@ -148,21 +149,20 @@ bool egress::enqueue(port_view &p, rte_mbuf **frames, uint16_t n) noexcept
 {
 	if (!_in_burst || !p.stage || n > staged_max)
 		return rte_ring_enqueue_bulk(p.tx, reinterpret_cast<void **>(frames), n, nullptr) != 0;
-	if (p.nb_staged + n > staged_max)
+	if (p.nb_staged() + n > staged_max)
 		flush(p);
-	if (p.room < n) {
+	if (p.room() < n) {
 		flush(p);
-		/* no more than the stage takes (put_one() reads room alone) */
-		p.room = std::min(rte_ring_free_count(p.tx), staged_max);
-		if (p.room < n)
+		/* no more than the stage takes (put_one() reads the room alone) */
+		p.end = p.next + std::min(rte_ring_free_count(p.tx), staged_max);
+		if (p.room() < n)
 			return false;
 	}
 	if (n == 1) /* most messages: a memcpy of a run-time length is a call into libc */
-		p.staged[p.nb_staged] = frames[0];
+		p.next[0] = frames[0];
 	else
-		std::memcpy(p.staged.get() + p.nb_staged, frames, n * sizeof(*frames));
-	p.nb_staged = static_cast<uint16_t>(p.nb_staged + n);
-	p.room -= n;
+		std::memcpy(p.next, frames, n * sizeof(*frames));
+	p.next += n; /* the room less n */
 	return true;
 }
 
@@ -186,15 +186,18 @@ bool egress::put(port_view &p, uint16_t n) noexcept
  * and only the port's TX stage takes from the ring since). */
 void egress::flush(port_view &p) noexcept
 {
-	if (!p.nb_staged)
+	const unsigned n = p.nb_staged();
+	if (!n)
 		return;
 	const unsigned k = rte_ring_enqueue_burst(p.tx, reinterpret_cast<void **>(p.staged.get()),
-						  p.nb_staged, nullptr);
-	if (k < p.nb_staged) [[unlikely]] { /* cannot happen: counted, never silent */
-		_stats.egress_ring_full.add(p.nb_staged - k);
-		rte_pktmbuf_free_bulk(p.staged.get() + k, p.nb_staged - k);
+						  n, nullptr);
+	if (k < n) [[unlikely]] { /* cannot happen: counted, never silent */
+		_stats.egress_ring_full.add(n - k);
+		rte_pktmbuf_free_bulk(p.staged.get() + k, n - k);
 	}
-	p.nb_staged = 0;
+	/* none staged, the room as it was */
+	p.end = p.staged.get() + p.room();
+	p.next = p.staged.get();
 }
 
 bool egress::send(const remote &to, wire::frame_kind kind, uint64_t correlation,

@@ -1658,6 +1658,54 @@ TEST_F(egress_test, a_burst_larger_than_the_stage_sends_each_answer_once_in_orde
 	}
 }
 
+/* The port's room is a burst's (put_one() stages within it): outside a burst an answer goes
+ * onto the ring at once, and each burst reads the ring's room again, so frames left on the
+ * ring by the last one (not taken yet) leave the next less: what is said sent is on the
+ * ring, the rest refused and counted. */
+TEST_F(egress_test, each_burst_reads_the_ring_s_room_again)
+{
+	const std::string hop = "n1/sidecar";
+	auto eg = make(false, 64);
+	ASSERT_TRUE(eg);
+	remote r = eg->peer(0).to;
+	r.addr.dst = wire::endpoint::from_v4(htonl(0xc0a80a0c), 40001);
+	const unsigned cap = rte_ring_get_capacity(tx);
+	const uint64_t ring_full = stats.egress_ring_full.get();
+	EXPECT_TRUE(eg->reply(r, 1, 504, "timeout", hop)); /* no burst: on the ring now */
+	EXPECT_EQ(rte_ring_count(tx), 1u);
+	eg->begin_burst();
+	unsigned sent = 0;
+	for (uint64_t corr = 2; corr < 12; corr++)
+		sent += eg->reply(r, corr, 504, "timeout", hop);
+	EXPECT_EQ(rte_ring_count(tx), 1u); /* staged until the burst ends */
+	eg->end_burst();
+	EXPECT_EQ(sent, 10u);
+	EXPECT_EQ(rte_ring_count(tx), 11u);
+	EXPECT_TRUE(eg->reply(r, 12, 504, "timeout", hop)); /* after it: at once again */
+	EXPECT_EQ(rte_ring_count(tx), 12u);
+	eg->begin_burst();
+	sent = 0;
+	for (uint64_t corr = 13; corr < 13 + 100; corr++)
+		sent += eg->reply(r, corr, 504, "timeout", hop);
+	eg->end_burst();
+	EXPECT_EQ(sent, cap - 12);
+	EXPECT_EQ(rte_ring_count(tx), cap);
+	EXPECT_EQ(stats.egress_ring_full.get() - ring_full, 100 - (cap - 12));
+	uint64_t want = 1;
+	void *m;
+	while (rte_ring_dequeue(tx, &m) == 0) {
+		auto *f = static_cast<rte_mbuf *>(m);
+		const size_t at = sizeof(rte_ether_hdr) + sizeof(rte_ipv4_hdr) + sizeof(rte_udp_hdr);
+		wire::frame_hdr fh;
+		ASSERT_GE(f->data_len, at + sizeof(fh));
+		std::memcpy(&fh, rte_pktmbuf_mtod_offset(f, const uint8_t *, at), sizeof(fh));
+		EXPECT_EQ(rte_be_to_cpu_64(fh.correlation), want++);
+		rte_pktmbuf_free(f);
+	}
+	EXPECT_EQ(want, uint64_t(cap) + 1);
+	EXPECT_EQ(rte_mempool_avail_count(pkts), 1023u);
+}
+
 /* ---- network-in ---- */
 
 class network_in_test : public egress_test {
