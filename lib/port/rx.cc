@@ -269,7 +269,10 @@ uint16_t rx_poll(void *arg) noexcept
 	const unsigned backlog =
 		c.next && c.backlog_limit != UINT32_MAX ? rte_ring_count(c.next) : 0;
 	uint64_t bytes = 0, whole_bytes = 0;
-	uint32_t nb_whole = 0;
+	/* frames accepted that are not messages of one frame (the gate's, and those the
+	 * reassembler takes): the others, n - dropped - nb_other, counted after the loop, not
+	 * one by one (an add to memory a frame) */
+	uint32_t nb_other = 0;
 	/* a request is refused (overloaded) once nb_done reaches this: backlog_limit less what
 	 * waited already, taken once a burst (not added up and compared per frame) */
 	const unsigned done_limit = backlog < c.backlog_limit ? c.backlog_limit - backlog : 0;
@@ -308,6 +311,10 @@ uint16_t rx_poll(void *arg) noexcept
 		std::memcpy(&a, c.ip4->ip + 12, 4);
 		self4 = c.ip4->is_v4() ? a : uint64_t(1) << 32;
 	}
+	/* whether the gate has any service saturated, read once a burst: a flag the shard
+	 * raises while the burst is parsed counts from the next (a load and two tests a frame
+	 * were ~5 instructions) */
+	const bool gated = c.gate && c.gate->any_saturated();
 	for (uint16_t i = 0; i < n; i++) {
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 2], void *));
 		rte_mbuf *m = pkts[i];
@@ -340,8 +347,9 @@ uint16_t rx_poll(void *arg) noexcept
 			continue;
 		}
 		uint32_t svc; /* accepted: every frame not dropped (n - dropped, after the loop) */
-		if (c.gate && c.gate->any_saturated() && pf.kind == wire::frame_kind::request &&
+		if (gated && pf.kind == wire::frame_kind::request &&
 		    pf.frag_offset == 0 && (svc = gated_service(*c.gate, m, pf)) != UINT32_MAX) {
+			nb_other++;
 			/* refused before reassembly: answered here (one frame, the port's queue on
 			 * this lcore), else by the sidecar from the frame's addresses; a message of
 			 * several frames leaves a tombstone that drops the others */
@@ -376,7 +384,6 @@ uint16_t rx_poll(void *arg) noexcept
 			 * the message written straight into its rx_msg from the frame (copying a
 			 * wire::message in stalled on store forwarding behind its stores) */
 			wire::reassembler::trim_whole(m, pf);
-			nb_whole++;
 			whole_bytes += pf.msg_len;
 			const bool request = pf.kind == wire::frame_kind::request;
 			/* take()'s common case here, not through its closure; `reserve` a value of
@@ -385,15 +392,15 @@ uint16_t rx_poll(void *arg) noexcept
 			rx_msg *rm;
 			bool reserve = false;
 			if (nb_used < nb_objs) [[likely]] {
-				rm = objs[nb_used++];
+				rm = objs[nb_used++]; /* never null: no test (2 instructions a frame) */
 			} else {
 				bool from_reserve = false;
 				rm = take(request, &from_reserve, n - i);
+				if (!rm) [[unlikely]] {
+					no_msg(request, m);
+					continue;
+				}
 				reserve = from_reserve;
-			}
-			if (!rm) [[unlikely]] {
-				no_msg(request, m);
-				continue;
 			}
 			if (request && (reserve || nb_done >= done_limit)) [[unlikely]] {
 				refuse_overloaded(pf, m, rm, reserve);
@@ -410,6 +417,7 @@ uint16_t rx_poll(void *arg) noexcept
 			done[nb_done++] = rm;
 			continue;
 		}
+		nb_other++;
 		wire::message msg;
 		if (c.reasm->input(m, pf, reasm_now, &msg) != wire::reasm_result::complete)
 			continue; /* held, or dropped and counted by the reassembler */
@@ -431,7 +439,7 @@ uint16_t rx_poll(void *arg) noexcept
 		rm->refusal = rx_refusal::none;
 		done[nb_done++] = rm;
 	}
-	if (nb_whole)
+	if (const uint32_t nb_whole = n - dropped - nb_other)
 		c.reasm->count_whole(nb_whole, whole_bytes);
 	uint32_t answered = 0;
 	if (nb_answers) {

@@ -1209,6 +1209,20 @@ TEST(Wire, TheWordSumIsDpdksSum)
 		}
 }
 
+/* parse_inline()'s payload sum (wire::detail::payload_sum64()) is csum_raw64() itself, the
+ * same 64-bit value, at every length and alignment, for random bytes, all ones and zeros. */
+TEST(Wire, ThePayloadSumIsTheWordSum)
+{
+	const std::vector<uint8_t> bytes = random_body(600, 7);
+	const std::vector<uint8_t> all(600, 0xff), zeros(600, 0);
+	for (const std::vector<uint8_t> *v : {&bytes, &all, &zeros})
+		for (size_t off = 0; off < 8; off++)
+			for (size_t n = 0; n <= 520; n++)
+				ASSERT_EQ(wire::detail::payload_sum64(v->data() + off, n),
+					  csum_raw64(v->data() + off, n))
+					<< "offset " << off << " length " << n;
+}
+
 /* csum_folded() (wire::l7_sum(), the frames' header and body sums) is __rte_raw_cksum()
  * folded too, at every length and alignment, for bytes that carry out of 64 bits at every
  * word (all ones: a sum of all ones comes out as DPDK's 0xffff, never 0), none at all, and

@@ -51,7 +51,7 @@ public:
 		return svc < _names.size() && _flags[svc].load(std::memory_order_relaxed) != 0;
 	}
 	/** Port RX, before it reads a request's service: whether any flag is up (one load per
-	 *  frame while none is, instead of the peek and the lookup). */
+	 *  burst while none is, instead of the peek and the lookup a frame). */
 	bool any_saturated() const noexcept
 	{
 		return _nb_raised.load(std::memory_order_relaxed) != 0;
