@@ -29,6 +29,12 @@ cmake --build "$fuzz_build" -j "$(nproc)" --target fuzz
 # (every other test runs --no-huge). As root, make sure 128 x 2 MiB are free so the capture
 # test runs instead of skipping; never shrink a larger reservation.
 if [ "$(id -u)" -eq 0 ] && [ -w /proc/sys/vm/nr_hugepages ]; then
+  # hugepage files of an earlier run's capture test whose node is gone (killed, or a build
+  # from before dpumesh removed its own at exit) hold their pages: give those back first
+  for f in /dev/hugepages/dpumesh-tel-dumpcap-*map_*; do
+    [[ "$f" =~ dpumesh-tel-dumpcap-([0-9]+)map_[0-9]+$ ]] || continue
+    kill -0 "${BASH_REMATCH[1]}" 2>/dev/null || rm -f "$f"
+  done
   free_pages=$(awk '/^HugePages_Free:/ {print $2}' /proc/meminfo)
   total_pages=$(awk '/^HugePages_Total:/ {print $2}' /proc/meminfo)
   if [ "${free_pages:-0}" -lt 128 ]; then
