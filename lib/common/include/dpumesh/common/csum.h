@@ -129,23 +129,27 @@ inline uint64_t csum_raw64(const void *p, size_t n, uint64_t s = 0) noexcept
 		s += s < w; /* `add`, `adc $0`: one add's carry wrapped cannot carry out */
 	};
 	if (n >= 8) {
-		size_t i = 0;
-		for (; i + 64 <= n; i += 64)
-			s = csum_detail::csum_add_words<8>(s, b + i);
-		if (n - i >= 32) {
-			s = csum_detail::csum_add_words<4>(s, b + i);
-			i += 32;
+		/* after the 8-word loop, the steps chosen by the bits of n (32, 16 and 8 bytes,
+		 * then the last n % 8 as the word that ends them) along a pointer that moves on,
+		 * not by compares of what is left at an index: fewer values live (in port RX's
+		 * loop, whose registers were all taken, the index bookkeeping was spilled and
+		 * reloaded a step) */
+		const unsigned char *q = b;
+		for (const unsigned char *const e = b + (n & ~size_t(63)); q != e; q += 64)
+			s = csum_detail::csum_add_words<8>(s, q);
+		if (n & 32) {
+			s = csum_detail::csum_add_words<4>(s, q);
+			q += 32;
 		}
-		if (n - i >= 16) {
-			s = csum_detail::csum_add_words<2>(s, b + i);
-			i += 16;
+		if (n & 16) {
+			s = csum_detail::csum_add_words<2>(s, q);
+			q += 16;
 		}
-		if (n - i >= 8) {
-			add(word(i));
-			i += 8;
-		}
-		if (i < n) { /* the last n - i bytes: the word ending them, less what precedes them */
-			const unsigned drop = 8 * unsigned(8 - (n - i));
+		if (n & 8)
+			add(word(size_t(q - b)));
+		if (n & 7) { /* the last n % 8 bytes: the word ending them, less what precedes them */
+			/* 8 * (8 - n % 8), as a shift by 0-63 takes it */
+			const unsigned drop = (0u - 8 * unsigned(n)) & 63;
 			const uint64_t w = word(n - 8);
 			add(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? w >> drop : w << drop);
 		}

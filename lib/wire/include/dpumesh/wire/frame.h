@@ -107,45 +107,6 @@ inline uint16_t load_raw16(const uint8_t *p, size_t at) noexcept
 /* What parse_inline() returns for a frame it does not take (parse_any()'s): no reason */
 inline constexpr wire_drop not_inline = wire_drop::count;
 
-/* csum_raw64() (csum.h) of a received frame's payload, in parse_inline()'s line: the same
- * 64-bit sum, its steps after the 8-word loop chosen by the bits of n (32, 16 and 8 bytes,
- * then the last n % 8 as the word that ends them) along a pointer that moves on, not by
- * compares of what is left at an index: fewer values live in port RX's loop, whose
- * registers were all taken (the steps' bookkeeping was spilled, reloaded from the stack a
- * step). The same words, added in the same order, so the same sum. Below 8 bytes,
- * csum_raw64() itself. */
-[[gnu::always_inline]] inline uint64_t payload_sum64(const uint8_t *b, size_t n) noexcept
-{
-	if (n < 8) [[unlikely]]
-		return csum_raw64(b, n);
-	uint64_t s = 0;
-	const uint8_t *q = b;
-	if (n >= 64) [[unlikely]] /* a short frame's payload tests its length once */
-		for (const uint8_t *const e = b + (n & ~size_t(63)); q != e; q += 64)
-			s = csum_detail::csum_add_words<8>(s, q);
-	if (n & 32) {
-		s = csum_detail::csum_add_words<4>(s, q);
-		q += 32;
-	}
-	if (n & 16) {
-		s = csum_detail::csum_add_words<2>(s, q);
-		q += 16;
-	}
-	if (n & 8) {
-		uint64_t w;
-		std::memcpy(&w, q, 8);
-		s = csum_add64(s, w);
-	}
-	if (n & 7) { /* the word ending them, less what precedes them */
-		uint64_t w;
-		std::memcpy(&w, b + n - 8, 8);
-		/* 8 * (8 - n % 8), as a shift by 0-63 takes it */
-		const unsigned drop = (0u - 8 * unsigned(n)) & 63;
-		s = csum_add64(s, __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? w >> drop : w << drop);
-	}
-	return s;
-}
-
 /* parse_inline()'s end for a datagram shorter than the fragment header (8 + dgram bytes
  * at `at`, the addresses on): bad_checksum where its checksum is wrong, else truncated */
 [[gnu::cold, gnu::noinline]] inline wire_drop short_dgram(const uint8_t *at, uint64_t flags,
@@ -174,7 +135,7 @@ inline constexpr wire_drop not_inline = wire_drop::count;
  * Dst false (port RX): the destination is not written to out->dst (left as it was) but its
  * IPv4 address, as it lies in the frame, to *dst_ip: port RX compares it with its own and
  * reads it nowhere else (its four stores and the 16-byte compare: rx_poll 297.2 -> 286.8
- * instructions a frame). Always inline: with payload_sum64() GCC made it a call of its own
+ * instructions a frame). Always inline: with the payload's sum inline GCC made it a call of its own
  * (its frame written to memory and read back: port RX +17 instructions a frame). */
 template <bool Dst = true>
 [[gnu::always_inline]] inline wire_drop parse_inline(const rte_mbuf *m, uint16_t mesh_port_be,
@@ -244,7 +205,7 @@ template <bool Dst = true>
 		constexpr uint32_t heads = 8 + udp_size + frame_hdr_size;
 		const uint64_t pseudo =
 			as_loaded_be16(static_cast<uint16_t>(dgram)) + as_loaded_be16(17);
-		const uint64_t payload = payload_sum64(p + ip_src + heads, dgram + 8 - heads);
+		const uint64_t payload = csum_raw64(p + ip_src + heads, dgram + 8 - heads);
 		f.payload_sum = csum_fold(payload);
 		if (csum_raw64(p + ip_src, heads, csum_add64(payload, pseudo)) % 0xffff != 0)
 			return wire_drop::bad_checksum;
