@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
+#include <glob.h>
 #include <jansson.h>
 #include <netinet/in.h>
 #include <pcap/pcap.h>
@@ -259,14 +260,15 @@ unsigned hugepage_files(const std::string &pfx, bool remove)
 	while (mounts >> dev >> dir >> type && std::getline(mounts, rest)) {
 		if (type != "hugetlbfs")
 			continue;
-		for (unsigned i = 0; i < 4096; i++) {
-			const std::string f = dir + "/" + pfx + "map_" + std::to_string(i);
-			if (access(f.c_str(), F_OK) != 0)
-				continue;
-			n++;
-			if (remove)
-				(void)unlink(f.c_str());
-		}
+		/* every list's files: EAL numbers them list * segments-per-list + segment */
+		glob_t g{};
+		if (glob((dir + "/" + pfx + "map_*").c_str(), 0, nullptr, &g) == 0)
+			for (size_t i = 0; i < g.gl_pathc; i++) {
+				n++;
+				if (remove)
+					(void)unlink(g.gl_pathv[i]);
+			}
+		globfree(&g);
 	}
 	return n;
 }
