@@ -10,7 +10,7 @@
 // median cycles per frame of full bursts (rte_rdtsc around rte_eth_rx_burst; a median, so
 // that a burst the lcore was preempted in does not count) per round, then the two medians
 // and their ratio. EAL: --no-huge -m 1024 (the pad only exists without hugepages).
-// docs/benchmarks.md, track portrx.
+// docs/benchmarks-log.md, track portrx.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>

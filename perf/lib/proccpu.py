@@ -79,7 +79,7 @@ def tel_read(sock):
 def dpa_sum(t, name):
     """The sum over DPA threads of a /dpumesh/dpa column, None when absent (an older build).
     /dpumesh/pods counts the same doorbells per pod: summing both counted each one twice
-    (the figures in docs/benchmarks.md before 2026-11-24 06:40 UTC are doubled)."""
+    (the figures in docs/benchmarks-log.md before 2026-11-24 06:40 UTC are doubled)."""
     fam = t.get("/dpumesh/dpa")
     v = fam.get(name) if isinstance(fam, dict) else None
     if v is None:

@@ -39,7 +39,7 @@ struct port_info {
  * because a worker frees and takes mbufs in swings larger than its mempool cache (port TX
  * frees up to 8 bursts a poll, a deadline sweep frames up to 8 bursts of 504s): what
  * overflows the cache goes back to the backend, and a ring hands it out again only after
- * every other free mbuf, cold in cache and TLB by then (docs/benchmarks.md, track side5).
+ * every other free mbuf, cold in cache and TLB by then (docs/benchmarks-log.md, track side5).
  */
 const char *pktmbuf_pool_ops() noexcept;
 
@@ -50,7 +50,7 @@ const char *pktmbuf_pool_ops() noexcept;
  * half a page takes a page of its own and every object starts at the same page offset: every
  * mbuf header then shares one L1 set and 1/64 of L2's sets. An object one cache line longer
  * than a page is packed, each a line further into its page, for 1/64 more memory (--no-huge:
- * 4 KiB pages; docs/benchmarks.md, track portrx).
+ * 4 KiB pages; docs/benchmarks-log.md, track portrx).
  * @return the pad, a multiple of RTE_CACHE_LINE_SIZE when @p obj_size is one, or 0.
  */
 size_t pktmbuf_obj_pad(size_t obj_size, size_t page) noexcept;
