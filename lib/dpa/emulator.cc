@@ -457,7 +457,7 @@ struct dpumesh::dpa::emulator::pair {
 	/* A cold pod the sweep found with work: hot, so its next posts are seen on the next
 	 * pass. (Heating pods on delivery too was tried: at 64 pods with 64 requests in flight
 	 * nearly every pod was hot, 27 SQ heads per look against 12, and dpa_tx_ready went from
-	 * 9% to 17% of dpumesh's samples; docs/benchmarks-log.md.) */
+	 * 9% to 17% of dpumesh's samples; docs/benchmarks-log.md, track scale3.) */
 	void heat(uint32_t pid, uint64_t now) noexcept
 	{
 		pod_watch &w = watch[pid];
