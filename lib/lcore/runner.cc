@@ -353,8 +353,8 @@ void runner::loop(lcore_slot &slot)
 		 * first (a stage that finds work cancels the sleep), and the sleep ends early when
 		 * one of their fds turns readable. A nap costs a syscall and two task switches
 		 * (12-20 us of the thread's CPU on the VM of docs/benchmarks-log.md, track
-		 * scale4, "What a sleep costs here"): it pays for
-		 * gaps longer than the spin, not for the short ones a stream leaves. */
+		 * scale4, "What a sleep costs here"): it pays for gaps longer than the spin,
+		 * not for the short ones a stream leaves. */
 		if (++empty < idle_polls || pass_start - last_work < spin) {
 			rte_pause();
 			continue;
