@@ -135,8 +135,9 @@ inline constexpr wire_drop not_inline = wire_drop::count;
  * Dst false (port RX): the destination is not written to out->dst (left as it was) but its
  * IPv4 address, as it lies in the frame, to *dst_ip: port RX compares it with its own and
  * reads it nowhere else (its four stores and the 16-byte compare: rx_poll 297.2 -> 286.8
- * instructions a frame). Always inline: with the payload's sum inline GCC made it a call of its own
- * (its frame written to memory and read back: port RX +17 instructions a frame). */
+ * instructions a frame). Always inline: with the payload's sum inlined in it, GCC made it a
+ * call of its own (its frame written to memory and read back: port RX +17 instructions a
+ * frame). */
 template <bool Dst = true>
 [[gnu::always_inline]] inline wire_drop parse_inline(const rte_mbuf *m, uint16_t mesh_port_be,
 						     uint32_t max_message, parsed_frame *out,
