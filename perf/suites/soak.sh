@@ -26,6 +26,10 @@
 # peer that reads nothing for a while (port TX owes it its answers: docs/overload.md).
 # DPUMESH_SOAK_CONTROL_PRIORITY=N runs dpumesh's control thread as SCHED_FIFO N (default 10
 # as root; 0: time-sharing, as the soaks before 2026-11-24 ran).
+# DPUMESH_SOAK_WORKERS=N (default 1) runs dpumesh with `--workers N` (sidecar shards), worker
+# k on EAL lcore k, every worker lcore on the worker's CPU (`--lcores 0@0,1@1,2@1` for two:
+# docs/config.md "Several workers"); the memif port has one RX queue, so Case 2 enters on
+# worker 0 and the pods' SQs are spread over the shards.
 
 soak_client_loop() { # NAME: runs clients until $WORK/soak.stop exists; one line per run
   local name=$1 i=0 line rc
@@ -109,7 +113,18 @@ suite_soak() {
   [ "$(id -u)" -eq 0 ] || prio=0
   [ "$prio" = 0 ] || popt=(--control-priority "$prio")
   echo "control_priority $prio" >> "$RAW/soak-settings.txt"
-  dp_start soak "$cfg" -- --wait-pods 4 "${popt[@]}" || return
+  local workers=${DPUMESH_SOAK_WORKERS:-1} wopt=() map k
+  [[ $workers =~ ^[0-9]+$ ]] && [ "$workers" -ge 1 ] && [ "$workers" -le 16 ] ||
+    { anomaly ERROR "soak: DPUMESH_SOAK_WORKERS=$workers is not 1 to 16"; return; }
+  if [ "$workers" -gt 1 ]; then
+    map="0@$MAIN_CPU"
+    for k in $(seq 1 "$workers"); do map+=",$k@$WORKER"; done
+    DP_EAL_LCORES=(--lcores "$map")
+    wopt=(--workers "$workers")
+  fi
+  echo "workers $workers ${DP_EAL_LCORES[*]}" >> "$RAW/soak-settings.txt"
+  dp_start soak "$cfg" -- --wait-pods 4 "${popt[@]}" "${wopt[@]}" || return
+  DP_EAL_LCORES=()
   local p replay_pods=() svc_pods=()
   for p in 1 2; do
     DPUMESH_POD_NOSUM=1 "$BIN/dpumesh-pod" echo "$DP_SOCK" >> "$RAW/soak-echo-pods.log" 2>&1 &
