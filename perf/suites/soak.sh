@@ -123,8 +123,10 @@ suite_soak() {
     wopt=(--workers "$workers")
   fi
   echo "workers $workers ${DP_EAL_LCORES[*]}" >> "$RAW/soak-settings.txt"
-  dp_start soak "$cfg" -- --wait-pods 4 "${popt[@]}" "${wopt[@]}" || return
-  DP_EAL_LCORES=()
+  local started=0
+  dp_start soak "$cfg" -- --wait-pods 4 "${popt[@]}" "${wopt[@]}" || started=$?
+  DP_EAL_LCORES=() # the suites after this one start dpumesh on -l $LCORES again
+  [ "$started" -eq 0 ] || return
   local p replay_pods=() svc_pods=()
   for p in 1 2; do
     DPUMESH_POD_NOSUM=1 "$BIN/dpumesh-pod" echo "$DP_SOCK" >> "$RAW/soak-echo-pods.log" 2>&1 &
