@@ -72,10 +72,9 @@ write_config() {
 # --no-huge and its own file prefix; sets DP_PID DP_SOCK DP_TEL DP_PREFIX DP_LOG DP_NAME and
 # returns once its control socket exists. DP_WRAP (an array, empty by default) goes before
 # the binary (the forward suite's callgrind run); DP_START_S is how long it may take to start.
-# DP_EAL_LCORES (an array, empty by default) replaces `-l $LCORES` (the soak's workers:
+# An EAL `--lcores MAP` among the EAL args replaces `-l $LCORES` (the soak's workers:
 # `--lcores 0@0,1@1,2@1`; EAL takes only one of the two).
 DP_WRAP=()
-DP_EAL_LCORES=()
 DP_START_S=10
 dp_start() {
   DP_NAME=$1; local cfg=$2; shift 2
@@ -93,8 +92,8 @@ dp_start() {
   # group, whose load is on the pods' CPU, got a tiny weight on its worker's CPU and waited
   # seconds behind other spinners whenever its lcore had slept (docs/benchmarks.md). A
   # deployment runs dpumesh apart from the pods too.
-  local lc=(-l "$LCORES")
-  [ ${#DP_EAL_LCORES[@]} -eq 0 ] || lc=("${DP_EAL_LCORES[@]}")
+  local lc=(-l "$LCORES") a
+  for a in "${eal[@]}"; do [[ $a != --lcores* ]] || lc=(); done
   setsid "${DP_WRAP[@]}" "$BIN/dpumesh" "${lc[@]}" --no-huge -m "$MEM" --no-pci --no-shconf --file-prefix "$DP_PREFIX" \
     "${eal[@]}" -- --config "$cfg" --stats-period 0 "${opts[@]}" > "$DP_LOG" 2>&1 &
   DP_PID=$!; track "$DP_PID"

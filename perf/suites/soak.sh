@@ -113,20 +113,17 @@ suite_soak() {
   [ "$(id -u)" -eq 0 ] || prio=0
   [ "$prio" = 0 ] || popt=(--control-priority "$prio")
   echo "control_priority $prio" >> "$RAW/soak-settings.txt"
-  local workers=${DPUMESH_SOAK_WORKERS:-1} wopt=() map k
+  local workers=${DPUMESH_SOAK_WORKERS:-1} lopt=() wopt=() map k
   [[ $workers =~ ^[0-9]+$ ]] && [ "$workers" -ge 1 ] && [ "$workers" -le 16 ] ||
     { anomaly ERROR "soak: DPUMESH_SOAK_WORKERS=$workers is not 1 to 16"; return; }
   if [ "$workers" -gt 1 ]; then
     map="0@$MAIN_CPU"
     for k in $(seq 1 "$workers"); do map+=",$k@$WORKER"; done
-    DP_EAL_LCORES=(--lcores "$map")
+    lopt=(--lcores "$map")
     wopt=(--workers "$workers")
   fi
-  echo "workers $workers ${DP_EAL_LCORES[*]}" >> "$RAW/soak-settings.txt"
-  local started=0
-  dp_start soak "$cfg" -- --wait-pods 4 "${popt[@]}" "${wopt[@]}" || started=$?
-  DP_EAL_LCORES=() # the suites after this one start dpumesh on -l $LCORES again
-  [ "$started" -eq 0 ] || return
+  echo "workers $workers ${lopt[*]}" >> "$RAW/soak-settings.txt"
+  dp_start soak "$cfg" "${lopt[@]}" -- --wait-pods 4 "${popt[@]}" "${wopt[@]}" || return
   local p replay_pods=() svc_pods=()
   for p in 1 2; do
     DPUMESH_POD_NOSUM=1 "$BIN/dpumesh-pod" echo "$DP_SOCK" >> "$RAW/soak-echo-pods.log" 2>&1 &
