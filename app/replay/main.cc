@@ -56,6 +56,7 @@ struct options {
 	double wait_link = 10;
 	double progress = 0;
 	unsigned idle_us = 0;
+	uint16_t queues = 1;
 };
 
 void usage(FILE *f)
@@ -67,6 +68,10 @@ void usage(FILE *f)
 "with a small loss (PDR). docs/benchmarks.md has the method.\n"
 "  -r, --pcap FILE        capture to replay (repeatable; files play end to end)\n"
 "  --port N               ethdev port (default 0: the first --vdev or -a device)\n"
+"  --queues N             RX and TX queues of the port, 1 to 16 (default 1): each flow's\n"
+"                         frames go out of the queue its addresses and ports hash to, as\n"
+"                         a NIC's RSS spreads them (a net_memif peer's RX queue k is TX\n"
+"                         queue k here: give a node of N workers N); answers from every queue\n"
 "  --match mesh|frame     answers are mesh responses matched by correlation (dpumesh),\n"
 "                         or the frames themselves (a reflector: testpmd 5tswap/macswap)\n"
 "  --dut-ip IP[,IP]       mesh: only requests to these addresses expect an answer\n"
@@ -133,7 +138,7 @@ int parse_args(int argc, char **argv, options &o)
 {
 	enum { o_port = 256, o_match, o_dut, o_mode, o_pps, o_gbps, o_timing, o_duration,
 	       o_passes, o_drain, o_max, o_min, o_trial, o_final, o_prec, o_pdr, o_loads,
-	       o_lat_s, o_out, o_label, o_wait, o_progress, o_idle };
+	       o_lat_s, o_out, o_label, o_wait, o_progress, o_idle, o_queues };
 	static const option longopts[] = {
 		{"pcap", required_argument, nullptr, 'r'}, {"port", required_argument, nullptr, o_port},
 		{"match", required_argument, nullptr, o_match}, {"dut-ip", required_argument, nullptr, o_dut},
@@ -151,6 +156,7 @@ int parse_args(int argc, char **argv, options &o)
 		{"wait-link", required_argument, nullptr, o_wait}, {"help", no_argument, nullptr, 'h'},
 		{"progress", required_argument, nullptr, o_progress},
 		{"idle-sleep", required_argument, nullptr, o_idle},
+		{"queues", required_argument, nullptr, o_queues},
 		{nullptr, 0, nullptr, 0}};
 	int c;
 	optind = 1;
@@ -220,6 +226,10 @@ int parse_args(int argc, char **argv, options &o)
 		case o_wait: ok = num("wait-link", optarg, o.wait_link, 0, 3600); break;
 		case o_idle: ok = num("idle-sleep", optarg, d, 0, 100000); o.idle_us = unsigned(d); break;
 		case o_progress: ok = num("progress", optarg, o.progress, 0.1, 3600); break;
+		case o_queues:
+			ok = num("queues", optarg, d, 1, max_queues) && d == double(uint16_t(d));
+			o.queues = uint16_t(d);
+			break;
 		case 'h': usage(stdout); std::exit(0);
 		default: usage(stderr); return 2;
 		}
@@ -346,7 +356,7 @@ int run(const options &o)
 			     rte_strerror(rte_errno));
 		return 1;
 	}
-	if (auto st = start_port(o.port, pool, 1024, o.wait_link); !st) {
+	if (auto st = start_port(o.port, pool, 1024, o.wait_link, o.queues); !st) {
 		std::fprintf(stderr, "dpumesh-replay: %s\n", st.message().c_str());
 		return 1;
 	}
@@ -357,10 +367,16 @@ int run(const options &o)
 		rte_eth_dev_stop(o.port);
 		return 1;
 	}
-	auto gen = generator::create(o.port, pool, *cap, o.match);
+	auto gen = generator::create(o.port, pool, *cap, o.match, o.queues);
 	if (!gen) {
 		std::fprintf(stderr, "dpumesh-replay: %s\n", gen.error().message().c_str());
 		return 1;
+	}
+	if (o.queues > 1) {
+		std::printf("queues: %u, frames of a pass out of each:", o.queues);
+		for (uint32_t n : (*gen)->frames_per_queue())
+			std::printf(" %u", n);
+		std::printf("\n");
 	}
 	recorder rec{o.label, csv_header(), {}};
 	uint8_t trial_id = 0;

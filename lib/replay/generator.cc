@@ -6,6 +6,7 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_ip.h>
+#include <rte_jhash.h>
 #include <rte_mbuf.h>
 
 #include <algorithm>
@@ -80,12 +81,45 @@ void csum_full(uint8_t *frame, const frame_info &f)
 
 } // namespace
 
-status start_port(uint16_t port_id, rte_mempool *pool, uint16_t nb_desc, double retry_s)
+uint16_t flow_queue(const uint8_t *frame, uint32_t len, uint16_t queues) noexcept
+{
+	if (queues <= 1)
+		return 0;
+	const internal::l4_view v = internal::walk(frame, len);
+	if (!v.ip || v.l4_len < 4 || uint32_t(v.l4) + 4 > len)
+		return 0;
+	/* the endpoints in one order whichever way the frame goes: address, then port */
+	uint8_t ends[2][18];
+	std::memcpy(ends[0], v.src, 16);
+	std::memcpy(ends[0] + 16, frame + v.l4, 2);
+	std::memcpy(ends[1], v.dst, 16);
+	std::memcpy(ends[1] + 16, frame + v.l4 + 2, 2);
+	const bool swap = std::memcmp(ends[0], ends[1], 18) > 0;
+	/* a whole number of 32-bit words: rte_jhash() reads the tail of a key a word at a time */
+	alignas(4) uint8_t key[40] = {};
+	std::memcpy(key, ends[swap ? 1 : 0], 18);
+	std::memcpy(key + 18, ends[swap ? 0 : 1], 18);
+	key[36] = v.proto;
+	return uint16_t(rte_jhash(key, sizeof(key), 0x6d657368) % queues);
+}
+
+status start_port(uint16_t port_id, rte_mempool *pool, uint16_t nb_desc, double retry_s,
+		  uint16_t queues)
 {
 	if (!rte_eth_dev_is_valid_port(port_id))
 		return errorf("port %u does not exist", port_id);
+	if (queues < 1 || queues > max_queues)
+		return errorf("port %u: %u queues: 1 to %u", port_id, queues, max_queues);
+	rte_eth_dev_info info{};
+	int rc = rte_eth_dev_info_get(port_id, &info);
+	if (rc != 0)
+		return errorf("port %u: device info: %s", port_id, rte_strerror(-rc));
+	if (queues > info.max_rx_queues || queues > info.max_tx_queues)
+		return errorf("port %u (%s) has at most %u RX and %u TX queues, %u asked", port_id,
+			      info.driver_name ? info.driver_name : "?", info.max_rx_queues,
+			      info.max_tx_queues, queues);
 	rte_eth_conf conf{};
-	int rc = rte_eth_dev_configure(port_id, 1, 1, &conf);
+	rc = rte_eth_dev_configure(port_id, queues, queues, &conf);
 	if (rc != 0)
 		return errorf("port %u: rte_eth_dev_configure: %s", port_id, rte_strerror(-rc));
 	uint16_t nb_rxd = nb_desc, nb_txd = nb_desc;
@@ -94,12 +128,14 @@ status start_port(uint16_t port_id, rte_mempool *pool, uint16_t nb_desc, double 
 		return errorf("port %u: descriptors: %s", port_id, rte_strerror(-rc));
 	int socket = rte_eth_dev_socket_id(port_id);
 	unsigned s = socket < 0 ? 0 : unsigned(socket);
-	rc = rte_eth_rx_queue_setup(port_id, 0, nb_rxd, s, nullptr, pool);
-	if (rc != 0)
-		return errorf("port %u: RX queue: %s", port_id, rte_strerror(-rc));
-	rc = rte_eth_tx_queue_setup(port_id, 0, nb_txd, s, nullptr);
-	if (rc != 0)
-		return errorf("port %u: TX queue: %s", port_id, rte_strerror(-rc));
+	for (uint16_t q = 0; q < queues; q++) {
+		rc = rte_eth_rx_queue_setup(port_id, q, nb_rxd, s, nullptr, pool);
+		if (rc != 0)
+			return errorf("port %u: RX queue %u: %s", port_id, q, rte_strerror(-rc));
+		rc = rte_eth_tx_queue_setup(port_id, q, nb_txd, s, nullptr);
+		if (rc != 0)
+			return errorf("port %u: TX queue %u: %s", port_id, q, rte_strerror(-rc));
+	}
 	/* a memif client cannot start before its server's socket exists: retry a while */
 	for (double waited = 0;; waited += 0.1) {
 		rc = rte_eth_dev_start(port_id);
@@ -114,17 +150,27 @@ status start_port(uint16_t port_id, rte_mempool *pool, uint16_t nb_desc, double 
 	return status::ok();
 }
 
-generator::generator(uint16_t port_id, rte_mempool *pool, const capture &cap, match_mode match)
-	: _port(port_id), _pool(pool), _cap(cap), _match(match), _slots(nb_slots),
+generator::generator(uint16_t port_id, rte_mempool *pool, const capture &cap, match_mode match,
+		     uint16_t queues)
+	: _port(port_id), _pool(pool), _cap(cap), _match(match), _queues(queues),
+	  _queue_of(cap.frames.size()), _per_queue(queues), _tx(queues), _slots(nb_slots),
 	  _ns_per_tsc(1e9 / double(rte_get_tsc_hz()))
 {
+	for (size_t i = 0; i < cap.frames.size(); i++) {
+		const frame_info &f = cap.frames[i];
+		_queue_of[i] = uint8_t(flow_queue(cap.bytes.data() + f.offset, f.len, queues));
+		_per_queue[_queue_of[i]]++;
+	}
 }
 
 result<std::unique_ptr<generator>> generator::create(uint16_t port_id, rte_mempool *pool,
-						     const capture &cap, match_mode match)
+						     const capture &cap, match_mode match,
+						     uint16_t queues)
 {
 	if (cap.frames.empty())
 		return errorf("the capture has no frame to send");
+	if (queues < 1 || queues > max_queues)
+		return errorf("%u queues: 1 to %u", queues, max_queues);
 	if (!pool)
 		return errorf("no mempool");
 	uint16_t room = rte_pktmbuf_data_room_size(pool);
@@ -132,7 +178,7 @@ result<std::unique_ptr<generator>> generator::create(uint16_t port_id, rte_mempo
 		if (uint32_t(f.len) + RTE_PKTMBUF_HEADROOM > room)
 			return errorf("a %u-byte frame does not fit the mempool's %u-byte buffers",
 				      f.len, room);
-	return std::unique_ptr<generator>(new generator(port_id, pool, cap, match));
+	return std::unique_ptr<generator>(new generator(port_id, pool, cap, match, queues));
 }
 
 void generator::answered(slot &s, uint64_t tsc, trial_result &r) noexcept
@@ -237,10 +283,14 @@ trial_result generator::run(const trial_config &c, const std::atomic<bool> *stop
 		const uint64_t most = uint64_t(c.settle_max_seconds * double(hz));
 		uint64_t last = t0;
 		for (uint64_t now = t0; now - last < quiet && now - t0 < most; now = rte_rdtsc()) {
-			uint16_t n = rte_eth_rx_burst(_port, 0, rx, 64);
-			if (n > 0) {
+			uint32_t got = 0;
+			for (uint16_t q = 0; q < _queues; q++) {
+				const uint16_t n = rte_eth_rx_burst(_port, q, rx, 64);
 				r.settled += n;
 				rte_pktmbuf_free_bulk(rx, n);
+				got += n;
+			}
+			if (got > 0) {
 				last = rte_rdtsc();
 			} else if (c.idle_sleep_us) {
 				usleep(c.idle_sleep_us);
@@ -253,31 +303,42 @@ trial_result generator::run(const trial_config &c, const std::atomic<bool> *stop
 	const double bytes_per_tsc = c.kind == rate_kind::gbps ? c.value * 1e9 / 8 / double(hz) : 0;
 	const double speed = c.kind == rate_kind::timing && c.value > 0 ? c.value : 1.0;
 
-	rte_mbuf *pend[64];
-	uint64_t pend_seq[64];
-	uint8_t pend_last[64];
-	uint16_t pend_len[64];
-	uint16_t nb_pend = 0;
+	for (tx_batch &b : _tx) {
+		b.n = b.at = 0;
+		b.partial = UINT64_MAX;
+	}
+	uint32_t nb_pend = 0;    /* frames of the burst not sent yet, every queue */
+	/* frees what the burst has not sent: TX has ended */
+	auto drop_pending = [&]() {
+		for (tx_batch &b : _tx) {
+			rte_pktmbuf_free_bulk(b.m + b.at, b.n - b.at);
+			b.n = b.at = 0;
+		}
+		nb_pend = 0;
+	};
 	size_t pos = 0;          /* next frame of the capture */
 	uint64_t pass = 0;       /* passes begun */
 	uint64_t l1_bytes = 0;   /* sent + pending, for Gbps pacing */
 	uint64_t queued = 0;     /* frames sent + pending, for pps pacing */
-	uint64_t partial = UINT64_MAX; /* a message begun and not sent whole yet */
 	bool tx_done = false;
 	uint64_t tx_stop = start;
 	const uint64_t progress_every =
 		c.progress_seconds > 0 && c.on_progress ? uint64_t(c.progress_seconds * double(hz)) : 0;
 	uint64_t next_progress = start + progress_every;
 	/* one RX burst matched against what was sent; how many frames it took */
-	auto take_rx = [&]() -> uint16_t {
-		const uint16_t n = rte_eth_rx_burst(_port, 0, rx, 64);
-		if (n > 0) {
-			const uint64_t t = rte_rdtsc();
-			for (uint16_t i = 0; i < n; i++)
-				on_rx(rx[i], t, c.trial_id, r);
-			rte_pktmbuf_free_bulk(rx, n);
+	auto take_rx = [&]() -> uint32_t {
+		uint32_t got = 0;
+		for (uint16_t q = 0; q < _queues; q++) {
+			const uint16_t n = rte_eth_rx_burst(_port, q, rx, 64);
+			if (n > 0) {
+				const uint64_t t = rte_rdtsc();
+				for (uint16_t i = 0; i < n; i++)
+					on_rx(rx[i], t, c.trial_id, r);
+				rte_pktmbuf_free_bulk(rx, n);
+				got += n;
+			}
 		}
-		return n;
+		return got;
 	};
 
 	for (;;) {
@@ -286,8 +347,7 @@ trial_result generator::run(const trial_config &c, const std::atomic<bool> *stop
 		if (!tx_done && stop && stop->load(std::memory_order_relaxed)) {
 			tx_done = true;
 			tx_stop = now;
-			rte_pktmbuf_free_bulk(pend, nb_pend);
-			nb_pend = 0;
+			drop_pending();
 		}
 		/* Pacing never looks past tx_end: a thread descheduled across the end still
 		 * sends what was due by then, so a trial sends rate x seconds frames. */
@@ -297,15 +357,13 @@ trial_result generator::run(const trial_config &c, const std::atomic<bool> *stop
 			/* nothing was due by a time: TX ends with its seconds */
 			tx_done = true;
 			tx_stop = tx_end;
-			rte_pktmbuf_free_bulk(pend, nb_pend);
-			nb_pend = 0;
+			drop_pending();
 		}
 		if (!tx_done && past_end && now - tx_end > hz) {
 			/* the port has taken nothing for a second past the end: give up */
 			tx_done = true;
 			tx_stop = tx_end;
-			rte_pktmbuf_free_bulk(pend, nb_pend);
-			nb_pend = 0;
+			drop_pending();
 		}
 		if (!tx_done) {
 			if (nb_pend == 0) {
@@ -350,17 +408,21 @@ trial_result generator::run(const trial_config &c, const std::atomic<bool> *stop
 						: (c.passes - pass) * nb_frames - pos;
 					due = uint16_t(std::min<uint64_t>(due, left));
 				}
-				if (due > 0 && rte_pktmbuf_alloc_bulk(_pool, pend, due) != 0) {
+				rte_mbuf *fresh[64];
+				if (due > 0 && rte_pktmbuf_alloc_bulk(_pool, fresh, due) != 0) {
 					r.alloc_fail++;
 					due = 0;
 				}
 				for (uint16_t i = 0; i < due; i++) {
 					const frame_info &fi = _cap.frames[pos];
 					const uint8_t *src = _cap.bytes.data() + fi.offset;
-					uint8_t *dst = rte_pktmbuf_mtod(pend[i], uint8_t *);
+					tx_batch &b = _tx[_queue_of[pos]];
+					const uint16_t k = b.n++;
+					b.m[k] = fresh[i];
+					uint8_t *dst = rte_pktmbuf_mtod(fresh[i], uint8_t *);
 					std::memcpy(dst, src, fi.len);
-					pend[i]->data_len = fi.len;
-					pend[i]->pkt_len = fi.len;
+					fresh[i]->data_len = fi.len;
+					fresh[i]->pkt_len = fi.len;
 					if (fi.msg >= 0) {
 						uint64_t seq = pass * _cap.nb_messages + uint64_t(fi.msg);
 						uint8_t t[8];
@@ -380,13 +442,13 @@ trial_result generator::run(const trial_config &c, const std::atomic<bool> *stop
 								csum_update(dst + fi.csum_offset,
 									    src + fi.msgid_offset, id, 4);
 						}
-						pend_seq[i] = seq;
-						pend_last[i] = fi.last;
+						b.seq[k] = seq;
+						b.last[k] = fi.last;
 					} else {
-						pend_seq[i] = UINT64_MAX;
-						pend_last[i] = 0;
+						b.seq[k] = UINT64_MAX;
+						b.last[k] = 0;
 					}
-					pend_len[i] = fi.len;
+					b.len[k] = fi.len;
 					l1_bytes += fi.len + l1_overhead;
 					queued++;
 					if (++pos == nb_frames) {
@@ -401,38 +463,40 @@ trial_result generator::run(const trial_config &c, const std::atomic<bool> *stop
 					tx_stop = past_end ? tx_end : now;
 				}
 			}
-			if (nb_pend > 0) {
-				uint16_t n = rte_eth_tx_burst(_port, 0, pend, nb_pend);
-				uint64_t t = rte_rdtsc();
+			for (uint16_t q = 0; nb_pend > 0 && q < _queues; q++) {
+				tx_batch &b = _tx[q];
+				if (b.at == b.n)
+					continue;
+				const uint16_t n = rte_eth_tx_burst(_port, q, b.m + b.at,
+								    uint16_t(b.n - b.at));
+				const uint64_t t = rte_rdtsc();
 				worked |= n > 0;
 				if (c.tx_tsc_log)
 					for (uint16_t i = 0; i < n && c.tx_tsc_log->size() <
 							      c.tx_tsc_log->capacity(); i++)
 						c.tx_tsc_log->push_back(t);
-				for (uint16_t i = 0; i < n; i++) {
+				for (uint16_t i = b.at; i < b.at + n; i++) {
 					r.tx_frames++;
-					r.tx_bytes += pend_len[i]; /* pend[i] belongs to the PMD now */
-					if (pend_seq[i] == UINT64_MAX) {
+					r.tx_bytes += b.len[i]; /* b.m[i] belongs to the PMD now */
+					if (b.seq[i] == UINT64_MAX) {
 						r.tx_untracked++;
 						continue;
 					}
-					slot &s = _slots[pend_seq[i] & (nb_slots - 1)];
-					if (s.seq != pend_seq[i] || s.state == 0) {
-						s = slot{pend_seq[i], t, 0, 1, 0};
+					slot &s = _slots[b.seq[i] & (nb_slots - 1)];
+					if (s.seq != b.seq[i] || s.state == 0) {
+						s = slot{b.seq[i], t, 0, 1, 0};
 					} else if (s.state == 1) {
 						s.tx_tsc = t;
 					}
-					r.expected += pend_last[i];
-					partial = pend_last[i] ? UINT64_MAX : pend_seq[i];
+					r.expected += b.last[i];
+					b.partial = b.last[i] ? UINT64_MAX : b.seq[i];
 				}
-				if (n < nb_pend) {
+				if (b.at + n < b.n)
 					r.tx_full++;
-					std::memmove(pend, pend + n, (nb_pend - n) * sizeof(pend[0]));
-					std::memmove(pend_seq, pend_seq + n, (nb_pend - n) * sizeof(pend_seq[0]));
-					std::memmove(pend_last, pend_last + n, (nb_pend - n) * sizeof(pend_last[0]));
-					std::memmove(pend_len, pend_len + n, (nb_pend - n) * sizeof(pend_len[0]));
-				}
-				nb_pend = uint16_t(nb_pend - n);
+				b.at = uint16_t(b.at + n);
+				nb_pend -= n;
+				if (b.at == b.n)
+					b.n = b.at = 0;
 			}
 		}
 		if (tx_done && now >= tx_stop + uint64_t(c.drain_seconds * double(hz))) {
@@ -455,9 +519,11 @@ trial_result generator::run(const trial_config &c, const std::atomic<bool> *stop
 	}
 	/* the trial ended inside a message: answered anyway (a node may refuse a request at its
 	 * first frame), it expected that answer; not answered, it expected none */
-	if (partial != UINT64_MAX) {
-		const slot &s = _slots[partial & (nb_slots - 1)];
-		if (s.seq == partial && s.state == 2)
+	for (const tx_batch &b : _tx) {
+		if (b.partial == UINT64_MAX)
+			continue;
+		const slot &s = _slots[b.partial & (nb_slots - 1)];
+		if (s.seq == b.partial && s.state == 2)
 			r.expected++;
 	}
 	r.passes = pass;

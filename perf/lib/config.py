@@ -33,6 +33,9 @@ p.add_argument("--dest-queue-share", type=int,
 p.add_argument("--admit-beyond-slots", type=int,
                help="pools.dest_queue.admit_beyond_slots: requests a pod may have in "
                     "flight beyond its RX slots (the overload suite)")
+p.add_argument("--queues", type=int, default=1,
+               help="the port's rx_queues and tx_queues (a node of N workers: N, with a "
+                    "generator that sends on as many: dpumesh-replay --queues N)")
 p.add_argument("--requests-per-source", type=int,
                help="pools.quota.requests_per_source: pending requests per network address "
                     "(the forward suite's one client address relays far more than the default)")
@@ -57,7 +60,9 @@ cfg = {
     # the node's addresses are the ones dpumesh-pcapgen's captures are sent to
     "node": {"name": "perf", "mac": "02:00:00:00:00:01", "ipv4": "192.168.50.1",
              "ipv6": "fd00:50::1", "mesh_port": 7000, "control_socket": a.sock},
-    "ports": [{"name": "uplink", "dev": a.port, "role": "external"}] if a.port else [],
+    "ports": [dict({"name": "uplink", "dev": a.port, "role": "external"},
+                   **({"rx_queues": a.queues, "tx_queues": a.queues} if a.queues > 1 else {}))]
+             if a.port else [],
     "mempool": {"mbufs": a.mbufs, "cache": 256, "data_room": 2176},
     # DPUMESH_PERF_SPIN_US: lcores.spin_us (a build that knows the key: not with --baseline
     # of an older one)

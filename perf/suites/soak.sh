@@ -28,8 +28,10 @@
 # as root; 0: time-sharing, as the soaks before 2026-11-24 ran).
 # DPUMESH_SOAK_WORKERS=N (default 1) runs dpumesh with `--workers N` (sidecar shards), worker
 # k on EAL lcore k, every worker lcore on the worker's CPU (`--lcores 0@0,1@1,2@1` for two:
-# docs/config.md "Several workers"); the memif port has one RX queue, so Case 2 enters on
-# worker 0 and the pods' SQs are spread over the shards.
+# docs/config.md "Several workers"), the memif port with N RX and TX queues and the Case 2
+# generator sending on N (`dpumesh-replay --queues N`: each flow on the queue its addresses
+# and ports hash to), so Case 2 enters on every worker; the pods' SQs are spread over the
+# shards.
 
 soak_client_loop() { # NAME: runs clients until $WORK/soak.stop exists; one line per run
   local name=$1 i=0 line rc
@@ -101,9 +103,19 @@ suite_soak() {
     --malformed-share 0 --other-share 0.02 --ipv6-share 0.25 --seed 7 > "$RAW/soak-pcapgen.txt"
   local held=0
   rm -f "$memif"
+  local workers=${DPUMESH_SOAK_WORKERS:-1} lopt=() wopt=() qopt=() map k
+  [[ $workers =~ ^[0-9]+$ ]] && [ "$workers" -ge 1 ] && [ "$workers" -le 16 ] ||
+    { anomaly ERROR "soak: DPUMESH_SOAK_WORKERS=$workers is not 1 to 16"; return; }
+  if [ "$workers" -gt 1 ]; then
+    map="0@$MAIN_CPU"
+    for k in $(seq 1 "$workers"); do map+=",$k@$WORKER"; done
+    lopt=(--lcores "$map")
+    wopt=(--workers "$workers")
+    qopt=(--queues "$workers")
+  fi
   write_config "$cfg" --sock "$WORK/soak.sock" \
     --port "net_memif0,role=server,socket=$memif,socket-abstract=no" --services echo:4,svc:8,client:8 \
-    --idle adaptive --mbufs 65535 --timeout-ms 2000
+    --idle adaptive --mbufs 65535 --timeout-ms 2000 "${qopt[@]}"
   progress "soak: ${SOAK_SECONDS} s of replay + pod-to-pod traffic with pod restarts"
   # the control thread real-time (docs/config.md "The control thread's priority"): on this
   # 2-vCPU box the soak's pods, tenants and generator share its CPU, and the time-sharing
@@ -113,15 +125,6 @@ suite_soak() {
   [ "$(id -u)" -eq 0 ] || prio=0
   [ "$prio" = 0 ] || popt=(--control-priority "$prio")
   echo "control_priority $prio" >> "$RAW/soak-settings.txt"
-  local workers=${DPUMESH_SOAK_WORKERS:-1} lopt=() wopt=() map k
-  [[ $workers =~ ^[0-9]+$ ]] && [ "$workers" -ge 1 ] && [ "$workers" -le 16 ] ||
-    { anomaly ERROR "soak: DPUMESH_SOAK_WORKERS=$workers is not 1 to 16"; return; }
-  if [ "$workers" -gt 1 ]; then
-    map="0@$MAIN_CPU"
-    for k in $(seq 1 "$workers"); do map+=",$k@$WORKER"; done
-    lopt=(--lcores "$map")
-    wopt=(--workers "$workers")
-  fi
   echo "workers $workers ${lopt[*]}" >> "$RAW/soak-settings.txt"
   dp_start soak "$cfg" "${lopt[@]}" -- --wait-pods 4 "${popt[@]}" "${wopt[@]}" || return
   local p replay_pods=() svc_pods=()
@@ -162,7 +165,7 @@ suite_soak() {
       --file-prefix "perf-soak-gen-$$" \
       --vdev "net_memif0,role=client,socket=$memif,socket-abstract=no" -- \
       --pcap "$cap" --match mesh --dut-ip 192.168.50.1,fd00:50::1 --pps "${DPUMESH_SOAK_PPS:-30000}" \
-      --duration "$SOAK_SECONDS" --drain 5 --idle-sleep 50 --wait-link 30 --progress 10 \
+      --duration "$SOAK_SECONDS" --drain 5 --idle-sleep 50 --wait-link 30 --progress 10 "${qopt[@]}" \
       --label soak-case2 --out "$RAW/soak-replay" > "$RAW/soak-replay.log" 2>&1 < /dev/null &
     gen=$!; track "$gen"
     replay_sum="$RAW/soak-replay/summary.json"

@@ -58,8 +58,10 @@ std::string write_pcap(const std::string &name, const std::vector<std::vector<ui
 	return path;
 }
 
-/** An IPv4/UDP frame of len bytes to 192.168.50.1:port with UDP payload from `payload`. */
-std::vector<uint8_t> udp_frame(size_t len, uint16_t dport, const std::vector<uint8_t> &payload = {})
+/** An IPv4/UDP frame of len bytes from 192.168.50.9:sport to 192.168.50.1:dport with UDP
+ *  payload from `payload`. */
+std::vector<uint8_t> udp_frame(size_t len, uint16_t dport, const std::vector<uint8_t> &payload = {},
+			       uint16_t sport = 40000)
 {
 	std::vector<uint8_t> f(len, 0xab);
 	const uint8_t dst_mac[6] = {2, 0, 0, 0, 0, 1}, src_mac[6] = {2, 0, 0, 0, 0, 9};
@@ -75,7 +77,8 @@ std::vector<uint8_t> udp_frame(size_t len, uint16_t dport, const std::vector<uin
 	std::memcpy(ip + 16, dst, 4);
 	uint8_t *udp = ip + 20;
 	size_t udp_len = ip_len - 20;
-	udp[0] = 0x9c, udp[1] = 0x40, udp[2] = uint8_t(dport >> 8), udp[3] = uint8_t(dport);
+	udp[0] = uint8_t(sport >> 8), udp[1] = uint8_t(sport), udp[2] = uint8_t(dport >> 8);
+	udp[3] = uint8_t(dport);
 	udp[4] = uint8_t(udp_len >> 8), udp[5] = uint8_t(udp_len), udp[6] = udp[7] = 0;
 	if (!payload.empty())
 		std::memcpy(udp + 8, payload.data(), std::min(payload.size(), udp_len - 8));
@@ -83,7 +86,8 @@ std::vector<uint8_t> udp_frame(size_t len, uint16_t dport, const std::vector<uin
 }
 
 /** A mesh request fragment: frag header + slice (the first slice starts with "DM"). */
-std::vector<uint8_t> mesh_fragment(uint32_t msg_id, uint32_t msg_len, uint32_t off, uint32_t n)
+std::vector<uint8_t> mesh_fragment(uint32_t msg_id, uint32_t msg_len, uint32_t off, uint32_t n,
+				   uint16_t sport = 40000)
 {
 	wire::frag_fields ff;
 	ff.kind = wire::frame_kind::request;
@@ -97,7 +101,7 @@ std::vector<uint8_t> mesh_fragment(uint32_t msg_id, uint32_t msg_len, uint32_t o
 	if (off == 0) {
 		p[32] = 'D', p[33] = 'M', p[34] = 1, p[35] = 1;
 	}
-	return udp_frame(14 + 20 + 8 + p.size(), 7000, p);
+	return udp_frame(14 + 20 + 8 + p.size(), 7000, p, sport);
 }
 
 /** What the reflector does to frame number n (counting from 0 in arrival order). */
@@ -109,7 +113,9 @@ struct reflect_policy {
 
 class reflector {
 public:
-	reflector(uint16_t port, reflect_policy p) : _port(port), _p(std::move(p))
+	/** Takes what comes on queues 0 to queues - 1 of port and answers on the same queue. */
+	reflector(uint16_t port, reflect_policy p, uint16_t queues = 1)
+		: _port(port), _queues(queues), _p(std::move(p))
 	{
 		_t = std::thread([this] { loop(); });
 	}
@@ -123,18 +129,39 @@ public:
 	std::atomic<uint64_t> received{0}, dropped{0}, returned{0};
 	std::vector<uint64_t> rx_tsc; /* every arrival, in order (read after stop) */
 	std::vector<uint32_t> msg_ids; /* mesh: each frame's fragment header msg_id */
+	struct arrival {
+		uint16_t queue, sport;
+		uint64_t tag; /* frame mode: the last 8 bytes; mesh: the correlation */
+	};
+	std::vector<arrival> arrivals; /* every frame, in the order it was taken */
 
 private:
 	void loop()
 	{
 		const uint64_t hz = rte_get_tsc_hz();
-		std::deque<std::pair<uint64_t, rte_mbuf *>> held;
+		struct hold {
+			uint64_t due;
+			rte_mbuf *m;
+			uint16_t queue;
+		};
+		std::deque<hold> held;
 		rte_mbuf *b[32];
-		while (!_stop.load(std::memory_order_relaxed)) {
-			uint16_t n = rte_eth_rx_burst(_port, 0, b, 32);
+		for (uint16_t q = 0; !_stop.load(std::memory_order_relaxed);
+		     q = uint16_t((q + 1) % _queues)) {
+			uint16_t n = rte_eth_rx_burst(_port, q, b, 32);
 			uint64_t now = rte_rdtsc();
 			for (uint16_t i = 0; i < n; i++) {
 				rx_tsc.push_back(now);
+				{
+					const uint8_t *f = rte_pktmbuf_mtod(b[i], const uint8_t *);
+					const uint32_t len = b[i]->data_len;
+					uint64_t tag = 0;
+					/* mesh: the fragment header's correlation, 20 bytes in */
+					const uint32_t at = _p.mesh_response ? 14 + 20 + 8 + 20 : len - 8;
+					for (uint32_t k = 0; k < 8 && at + k < len; k++)
+						tag = tag << 8 | f[at + k];
+					arrivals.push_back({q, uint16_t(f[34] << 8 | f[35]), tag});
+				}
 				uint64_t k = received.fetch_add(1);
 				if (_p.drop_every && k % _p.drop_every == _p.drop_every - 1) {
 					dropped++;
@@ -153,28 +180,28 @@ private:
 					}
 				}
 				uint64_t d = _p.delay_ns ? _p.delay_ns(b[i]) : 0;
-				held.emplace_back(now + d * hz / 1000000000ull, b[i]);
+				held.push_back({now + d * hz / 1000000000ull, b[i], q});
 			}
 			/* release every frame that is due (no head-of-line blocking); a frame the
 			 * ring does not take now is retried on the next loop */
 			uint64_t t = rte_rdtsc();
 			for (auto it = held.begin(); it != held.end();) {
-				if (it->first > t) {
+				if (it->due > t) {
 					++it;
 					continue;
 				}
-				rte_mbuf *m = it->second;
-				if (rte_eth_tx_burst(_port, 0, &m, 1) != 1)
+				rte_mbuf *m = it->m;
+				if (rte_eth_tx_burst(_port, it->queue, &m, 1) != 1)
 					break;
 				returned++;
 				it = held.erase(it);
 			}
 		}
 		for (auto &h : held)
-			rte_pktmbuf_free(h.second);
+			rte_pktmbuf_free(h.m);
 	}
 
-	uint16_t _port;
+	uint16_t _port, _queues;
 	reflect_policy _p;
 	std::atomic<bool> _stop{false};
 	std::thread _t;
@@ -529,6 +556,158 @@ TEST_F(replay_gen, answers_of_an_earlier_trial_are_not_counted)
 	EXPECT_EQ(fourth.settled, 10u) << "trial 53's answers, before trial 54 began";
 	EXPECT_EQ(fourth.rx_other, 0u);
 	EXPECT_EQ(fourth.answered, 10u);
+}
+
+/* Several queues: a second ring pair of two rings each way (queue k of one end is queue k of
+ * the other, as net_memif's rings are). */
+class replay_gen_queues : public replay_gen {
+protected:
+	static void SetUpTestSuite()
+	{
+		if (!pool) /* run alone (--gtest_filter): the pool and the one-queue pair first */
+			replay_gen::SetUpTestSuite();
+		ASSERT_NE(pool, nullptr);
+		rte_ring *a[2], *b[2];
+		for (int k = 0; k < 2; k++) {
+			const std::string an = "rq_a" + std::to_string(k), bn = "rq_b" + std::to_string(k);
+			a[k] = rte_ring_create(an.c_str(), 4096, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+			b[k] = rte_ring_create(bn.c_str(), 4096, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+			ASSERT_TRUE(a[k] && b[k]);
+		}
+		const int g = rte_eth_from_rings("rq_gen", a, 2, b, 2, 0);
+		const int d = rte_eth_from_rings("rq_dut", b, 2, a, 2, 0);
+		ASSERT_GE(g, 0);
+		ASSERT_GE(d, 0);
+		gen2 = uint16_t(g);
+		dut2 = uint16_t(d);
+		ASSERT_TRUE(start_port(gen2, pool, 1024, 0, 2).is_ok());
+		ASSERT_TRUE(start_port(dut2, pool, 1024, 0, 2).is_ok());
+	}
+	static inline uint16_t gen2, dut2;
+};
+
+TEST_F(replay_gen_queues, more_queues_than_the_port_has_is_an_error_naming_them)
+{
+	rte_ring *r[1];
+	r[0] = rte_ring_create("rq_one", 1024, 0, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	ASSERT_NE(r[0], nullptr);
+	const int one = rte_eth_from_rings("rq_single", r, 1, r, 1, 0);
+	ASSERT_GE(one, 0);
+	const status st = start_port(uint16_t(one), pool, 1024, 0, 2);
+	ASSERT_FALSE(st.is_ok());
+	EXPECT_NE(st.message().find("at most 1 RX and 1 TX queues, 2 asked"), std::string::npos)
+		<< st.message();
+	EXPECT_FALSE(start_port(uint16_t(one), pool, 1024, 0, 0).is_ok());
+	EXPECT_FALSE(start_port(uint16_t(one), pool, 1024, 0, max_queues + 1).is_ok());
+	capture cap = load(write_pcap("q_err", plain_frames(4, 128), 1000), match_mode::frame);
+	EXPECT_FALSE(generator::create(gen2, pool, cap, match_mode::frame, 0).is_ok());
+	EXPECT_FALSE(generator::create(gen2, pool, cap, match_mode::frame, max_queues + 1).is_ok());
+}
+
+TEST_F(replay_gen_queues, each_flow_goes_out_of_one_queue_in_order_and_every_answer_counts)
+{
+	/* 64 flows (source ports), 4 frames each, interleaved */
+	constexpr unsigned flows = 64, per_flow = 4;
+	std::vector<std::vector<uint8_t>> frames;
+	for (unsigned i = 0; i < per_flow; i++)
+		for (unsigned f = 0; f < flows; f++)
+			frames.push_back(udp_frame(128, 9, {}, uint16_t(41000 + f)));
+	capture cap = load(write_pcap("queues", frames, 1000), match_mode::frame);
+	auto g = generator::create(gen2, pool, cap, match_mode::frame, 2);
+	ASSERT_TRUE(g.is_ok());
+	const std::vector<uint32_t> &pq = (*g)->frames_per_queue();
+	ASSERT_EQ(pq.size(), 2u);
+	EXPECT_EQ(pq[0] + pq[1], flows * per_flow);
+	/* the flows' hash spreads 64 flows over both queues, no queue with more than 3/4 */
+	EXPECT_GE(pq[0], flows * per_flow / 4);
+	EXPECT_GE(pq[1], flows * per_flow / 4);
+	reflector refl(dut2, {}, 2);
+	trial_config c;
+	c.kind = rate_kind::pps;
+	c.value = 20000;
+	c.passes = 10;
+	c.drain_seconds = 0.3;
+	c.trial_id = 61;
+	trial_result r = (*g)->run(c);
+	refl.stop();
+	const uint64_t total = uint64_t(flows) * per_flow * 10;
+	EXPECT_EQ(r.tx_frames, total);
+	EXPECT_EQ(r.expected, total);
+	EXPECT_EQ(r.answered, total) << "answers come back on both queues and all count";
+	EXPECT_EQ(r.duplicates, 0u);
+	EXPECT_EQ(r.rx_other, 0u);
+	ASSERT_EQ(refl.arrivals.size(), total);
+	/* every flow on the one queue flow_queue() names, its frames in the order sent (the
+	 * tag's sequence grows) */
+	std::vector<int> queue_of(flows, -1);
+	std::vector<uint64_t> last_seq(flows, 0);
+	unsigned on_q[2] = {0, 0};
+	for (const auto &a : refl.arrivals) {
+		ASSERT_GE(a.sport, 41000);
+		const unsigned f = a.sport - 41000u;
+		ASSERT_LT(f, flows);
+		ASSERT_LT(a.queue, 2);
+		on_q[a.queue]++;
+		if (queue_of[f] < 0)
+			queue_of[f] = a.queue;
+		EXPECT_EQ(queue_of[f], a.queue) << "flow " << f << " on two queues";
+		const uint64_t seq = a.tag & ((1ull << 48) - 1);
+		if (last_seq[f]) {
+			EXPECT_GT(seq, last_seq[f]) << "flow " << f << " out of order";
+		}
+		last_seq[f] = seq;
+	}
+	for (unsigned f = 0; f < flows; f++)
+		EXPECT_EQ(queue_of[f], flow_queue(frames[f].data(), uint32_t(frames[f].size()), 2))
+			<< "flow " << f;
+	EXPECT_EQ(on_q[0], pq[0] * 10);
+	EXPECT_EQ(on_q[1], pq[1] * 10);
+}
+
+TEST_F(replay_gen_queues, mesh_messages_of_several_frames_stay_whole_on_their_queue)
+{
+	/* 32 flows, each a message of two fragments then one of one */
+	std::vector<std::vector<uint8_t>> frames;
+	for (uint16_t f = 0; f < 32; f++) {
+		const auto sport = uint16_t(42000 + f);
+		frames.push_back(mesh_fragment(1000u + f, 300, 0, 150, sport));
+		frames.push_back(mesh_fragment(1000u + f, 300, 150, 150, sport));
+		frames.push_back(mesh_fragment(2000u + f, 100, 0, 100, sport));
+	}
+	capture cap = load(write_pcap("q_mesh", frames, 1000), match_mode::mesh);
+	ASSERT_EQ(cap.nb_messages, 64u);
+	auto g = generator::create(gen2, pool, cap, match_mode::mesh, 2);
+	ASSERT_TRUE(g.is_ok());
+	reflect_policy p;
+	p.mesh_response = true;
+	reflector refl(dut2, p, 2);
+	trial_config c;
+	c.kind = rate_kind::pps;
+	c.value = 20000;
+	c.passes = 5;
+	c.drain_seconds = 0.3;
+	c.trial_id = 62;
+	trial_result r = (*g)->run(c);
+	refl.stop();
+	EXPECT_EQ(r.tx_frames, 5u * 96);
+	EXPECT_EQ(r.expected, 5u * 64);
+	EXPECT_EQ(r.answered, 5u * 64);
+	EXPECT_EQ(r.classes.ok_2xx, 5u * 64);
+	EXPECT_EQ(r.duplicates, 0u);
+	/* both fragments of a message on one queue, the first before the second */
+	ASSERT_EQ(refl.msg_ids.size(), 5u * 96);
+	std::vector<std::pair<uint32_t, uint16_t>> first_frag; /* msg_id, queue */
+	unsigned queues_seen = 0;
+	for (size_t i = 0; i < refl.arrivals.size(); i++) {
+		queues_seen |= 1u << refl.arrivals[i].queue;
+		for (size_t j = i + 1; j < refl.arrivals.size(); j++)
+			if (refl.msg_ids[j] == refl.msg_ids[i] &&
+			    refl.arrivals[j].sport == refl.arrivals[i].sport) {
+				EXPECT_EQ(refl.arrivals[j].queue, refl.arrivals[i].queue);
+				break;
+			}
+	}
+	EXPECT_EQ(queues_seen, 3u) << "both queues carried messages";
 }
 
 } // namespace

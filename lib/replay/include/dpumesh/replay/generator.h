@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The traffic generator's engine: one trial = paced TX of a capture, RX and answer matching.
 //
-// A trial sends the capture out of one port queue at a target rate (frames/s, L1 Gbit/s, or
-// the capture's own timing times a speed factor) for a duration or a number of passes,
-// receives on the same queue, matches every answer to the message it answers by the tag
+// A trial sends the capture out of a port at a target rate (frames/s, L1 Gbit/s, or the
+// capture's own timing times a speed factor) for a duration or a number of passes, receives
+// on the same queues, matches every answer to the message it answers by the tag
 // written into the frame (dpumesh/replay/capture.h), and keeps loss and latency. Timestamps
 // are TSC reads right after rte_eth_tx_burst and rte_eth_rx_burst (one per burst).
+// With several queues a frame goes out of the queue its flow hashes to (its IP addresses,
+// protocol and ports; a frame that is not IP, out of queue 0), as a NIC's RSS would spread
+// them on the receiving side: every frame of a flow, so every fragment of a message, on one
+// queue and in capture order (a peer reached by net_memif sees sender queue k as its RX
+// queue k: the way to feed a node's several workers). Answers are taken from every queue.
 // After the TX phase the trial keeps receiving for drain_seconds; what is still missing then
 // is lost. Runs on the calling thread (an EAL lcore or any thread owning the queue); it
 // polls without sleeping. Nothing is allocated while a trial runs.
@@ -109,23 +114,40 @@ struct trial_result {
 	}
 };
 
+/** The most queues a generator spreads its flows over. */
+inline constexpr uint16_t max_queues = 16;
+
 /**
- * Configures and starts a port for the generator: one RX and one TX queue, promiscuous.
- * A start that fails is retried for retry_s seconds (a memif client whose server is not
- * listening yet).
- * @return an error naming the port and the ethdev call that failed
+ * Configures and starts a port for the generator: `queues` RX and as many TX queues (1 to
+ * max_queues), promiscuous. A start that fails is retried for retry_s seconds (a memif
+ * client whose server is not listening yet).
+ * @return an error naming the port and the ethdev call that failed, or the queues the port
+ *         has when it has fewer than asked
  */
 status start_port(uint16_t port_id, rte_mempool *pool, uint16_t nb_desc = 1024,
-		  double retry_s = 0);
+		  double retry_s = 0, uint16_t queues = 1);
+
+/**
+ * The queue (0 to queues - 1) a frame goes out of: a hash of its flow (IP addresses,
+ * protocol, and the first 4 bytes of L4: ports for UDP and TCP), 0 for a frame that is not
+ * IP (or an IP fragment). The same for both directions of a flow.
+ */
+uint16_t flow_queue(const uint8_t *frame, uint32_t len, uint16_t queues) noexcept;
 
 class generator {
 public:
 	/**
-	 * A generator on queue 0 of a started port. cap must outlive it.
-	 * @return an error when the capture has nothing to send
+	 * A generator on queues 0 to queues - 1 of a port started with at least that many
+	 * (start_port()). cap must outlive it.
+	 * @return an error when the capture has nothing to send, or queues is not 1 to
+	 *         max_queues
 	 */
 	static result<std::unique_ptr<generator>> create(uint16_t port_id, rte_mempool *pool,
-							 const capture &cap, match_mode match);
+							 const capture &cap, match_mode match,
+							 uint16_t queues = 1);
+
+	/** Frames of the capture that go out of each queue (a pass). */
+	const std::vector<uint32_t> &frames_per_queue() const noexcept { return _per_queue; }
 
 	/** Runs one trial; stop (optional) ends the TX phase early when set. */
 	trial_result run(const trial_config &c, const std::atomic<bool> *stop = nullptr);
@@ -141,7 +163,17 @@ private:
 		uint8_t state; /* 0 free, 1 sent, 2 answered */
 		uint8_t cls;
 	};
-	generator(uint16_t port_id, rte_mempool *pool, const capture &cap, match_mode match);
+	/** A queue's frames of the burst being sent: m[at..n) still to go. */
+	struct tx_batch {
+		rte_mbuf *m[64];
+		uint64_t seq[64]; /* UINT64_MAX: untracked */
+		uint16_t len[64];
+		uint8_t last[64];
+		uint16_t n, at;
+		uint64_t partial; /* a message this queue began and did not send whole, or UINT64_MAX */
+	};
+	generator(uint16_t port_id, rte_mempool *pool, const capture &cap, match_mode match,
+		  uint16_t queues);
 	void on_rx(rte_mbuf *m, uint64_t tsc, uint8_t trial_id, trial_result &r) noexcept;
 	void answered(slot &s, uint64_t tsc, trial_result &r) noexcept;
 	/** The slot an answer's tag names in this trial, or nullptr (counted: other, stale). */
@@ -151,6 +183,10 @@ private:
 	rte_mempool *_pool;
 	const capture &_cap;
 	match_mode _match;
+	uint16_t _queues;
+	std::vector<uint8_t> _queue_of;    /* per capture frame */
+	std::vector<uint32_t> _per_queue;
+	std::vector<tx_batch> _tx;         /* per queue */
 	std::vector<slot> _slots;
 	double _ns_per_tsc;
 };
