@@ -14,7 +14,9 @@
 //   - the pod-to-pod round trips all completed (completion, not timing);
 //   - nothing is left behind (pending requests, header buffers, mbufs, messages).
 // A second case floods requests of two or three frames: each refused at its first frame,
-// its later frames dropped by a reassembler tombstone, one answer each.
+// its later frames dropped by a reassembler tombstone, one answer each. A third feeds a
+// two-queue memif port from a generator sending on both queues (`--queues 2`): each worker's
+// port RX takes exactly the frames of its queue, every request answered once.
 #include <algorithm>
 #include <gtest/gtest.h>
 
@@ -22,6 +24,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -414,6 +418,122 @@ TEST(NetFlood, AnUnpacedFloodLeavesOtherPodsRoundTripsNearTheirQuietLatency)
 	EXPECT_LE(lost, value_of(fin, "final stage=port_tx", "dropped") + 1024) << fin;
 	EXPECT_EQ(value_of(fin, "final stage=sidecar", "pending"), 0) << fin;
 	EXPECT_EQ(value_of(fin, "final dpa", "hbufs_in_use"), 0) << fin;
+	EXPECT_EQ(value_of(fin, "final mempool", "rx_msgs_in_use"), 0) << fin;
+	unlink(memif.c_str());
+}
+
+/* The generator sends on two memif queues (`dpumesh-replay --queues 2`: each flow on the queue
+ * its addresses and ports hash to) into a port with two RX and two TX queues. With two
+ * workers (the _w2 run) worker k polls RX queue k, so its port RX takes exactly the frames
+ * the generator sent on queue k; with one, the worker polls both. Every request is answered
+ * exactly once whichever worker took it. */
+TEST(NetFlood, EachWorkerTakesTheFramesOfItsMemifQueue)
+{
+	temp_dir d;
+	const std::string memif = "/tmp/netflood-q" + std::to_string(getpid()) + ".memif";
+	unlink(memif.c_str());
+	const std::string cap = d.file("q.pcap");
+	auto [grc, gout] = run_command({bin_path("dpumesh-pcapgen"), "--out", cap, "--messages",
+					"1500", "--services", "echo", "--body", "0:3000",
+					"--malformed-share", "0", "--other-share", "0", "--seed", "11"});
+	ASSERT_EQ(grc, 0) << gout;
+	/* 1,500 requests, some of several frames */
+	const long long frames = value_of(gout, "summary", "frames");
+	ASSERT_GT(frames, 1500) << gout;
+	const std::string config = R"({
+  "node": { "name": "n1", "mac": "02:00:00:00:00:01", "ipv4": "192.168.50.1",
+            "ipv6": "fd00:50::1", "control_socket": "@SOCK@" },
+  "ports": [ { "name": "uplink", "role": "external", "rx_queues": 2, "tx_queues": 2,
+               "dev": "net_memif0,role=server,socket=)" + memif + R"(,socket-abstract=no" } ],
+  "mempool": { "mbufs": 16383 },
+  "lcores": { "idle": "adaptive", "stages": { "port_rx": 1, "port_tx": 1, "sidecar": 1, "dpa": 1 } },
+  "services": [ { "name": "echo", "max_pods": 4 } ]
+})";
+	mesh_node n("netflood-q", config, {}, {"--wait-pods", "1"});
+	ASSERT_TRUE(n.up) << n.proc->output();
+	auto echo = n.pod({"echo", n.sock}, {{"DPUMESH_POD_NOSUM", "1"}});
+	ASSERT_TRUE(ready(*echo)) << echo->output();
+
+	/* the capture 4 times through at 4,000 frames/s, on both queues */
+	const std::string out = d.file("gen");
+	std::vector<std::string> args = generator_args("netflood-qgen", memif, cap, "4000", "0", "50", out);
+	args.insert(args.end(), {"--passes", "4", "--queues", "2"});
+	subprocess gen(args);
+	const int rc = gen.wait(120s);
+	const std::string glog = gen.output();
+	EXPECT_EQ(rc, 0) << glog; /* 3: some request had no answer */
+	/* "queues: 2, frames of a pass out of each: A B" */
+	const size_t at = glog.find("frames of a pass out of each:");
+	ASSERT_NE(at, std::string::npos) << glog;
+	long long per_queue[2] = {-1, -1};
+	ASSERT_EQ(std::sscanf(glog.c_str() + at, "frames of a pass out of each: %lld %lld",
+			      &per_queue[0], &per_queue[1]), 2) << glog;
+	EXPECT_EQ(per_queue[0] + per_queue[1], frames) << glog;
+	/* the flows' hash: neither queue far from half */
+	EXPECT_GT(per_queue[0], frames / 3) << glog;
+	EXPECT_GT(per_queue[1], frames / 3) << glog;
+
+	json_error_t err;
+	json_t *sum = json_load_file((out + "/summary.json").c_str(), 0, &err);
+	ASSERT_NE(sum, nullptr) << err.text << "\n" << glog;
+	json_t *fixed = json_object_get(sum, "fixed");
+	EXPECT_EQ(trial_value(fixed, "tx_frames"), 4 * frames) << glog;
+	EXPECT_EQ(trial_value(fixed, "expected"), 4 * 1500) << glog;
+	EXPECT_EQ(trial_value(fixed, "answered"), 4 * 1500) << glog;
+	EXPECT_EQ(trial_value(fixed, "lost"), 0) << glog;
+	EXPECT_EQ(trial_value(fixed, "duplicates"), 0) << glog;
+	EXPECT_EQ(trial_value(fixed, "rx_other"), 0) << glog;
+	EXPECT_GT(trial_value(fixed, "answers", "2xx"), 0) << glog;
+	json_decref(sum);
+
+	/* port RX's frames on each worker lcore, and which RX queue that worker polls */
+	telemetry_client tc;
+	std::string hello;
+	ASSERT_TRUE(tc.connect(runtime_dir(n.prefix) + "/dpdk_telemetry.v2", &hello));
+	json_ptr st = tc.query("/dpumesh/stages");
+	json_ptr lc = tc.query("/dpumesh/lcores");
+	ASSERT_TRUE(st && lc);
+	json_t *names = json_object_get(st.get(), "name"), *st_lcore = json_object_get(st.get(), "lcore"),
+	       *work = json_object_get(st.get(), "work");
+	json_t *lc_lcore = json_object_get(lc.get(), "lcore"),
+	       *placement = json_object_get(lc.get(), "placement");
+	ASSERT_TRUE(json_is_array(names) && json_is_array(work) && json_is_array(st_lcore));
+	ASSERT_TRUE(json_is_array(lc_lcore) && json_is_array(placement));
+	std::map<long long, long long> rx_frames; /* lcore: port RX's frames */
+	for (size_t i = 0; i < json_array_size(names); i++)
+		if (std::string_view(json_string_value(json_array_get(names, i))) == "port_rx")
+			rx_frames[json_integer_value(json_array_get(st_lcore, i))] +=
+				json_integer_value(json_array_get(work, i));
+	const std::string stages_text = [&] {
+		char *t = json_dumps(st.get(), JSON_COMPACT);
+		std::string r = t ? t : "";
+		free(t);
+		return r + "\n" + hello;
+	}();
+	if (test_workers() == 1) {
+		ASSERT_EQ(rx_frames.size(), 1u) << stages_text;
+		EXPECT_EQ(rx_frames.begin()->second, 4 * frames) << stages_text;
+	} else {
+		ASSERT_EQ(rx_frames.size(), 2u) << stages_text;
+		int polled = 0; /* queues found in the workers' placement */
+		for (size_t i = 0; i < json_array_size(lc_lcore); i++) {
+			const std::string where = json_string_value(json_array_get(placement, i));
+			const long long l = json_integer_value(json_array_get(lc_lcore, i));
+			for (int q = 0; q < 2; q++)
+				if (where.find("rx=uplink:" + std::to_string(q)) != std::string::npos) {
+					polled++;
+					EXPECT_EQ(rx_frames[l], 4 * per_queue[q])
+						<< "lcore " << l << " polls queue " << q << "\n" << stages_text;
+				}
+		}
+		EXPECT_EQ(polled, 2) << "each queue on one worker\n" << stages_text;
+	}
+	echo->signal(SIGTERM);
+	echo->wait(10s);
+	const std::string fin = n.stop();
+	EXPECT_EQ(value_of(fin, "final stage=port_rx", "frames"), 4 * frames) << fin;
+	EXPECT_EQ(value_of(fin, "final stage=sidecar", "responses_lost"), 0) << fin;
+	EXPECT_EQ(value_of(fin, "final stage=sidecar", "pending"), 0) << fin;
 	EXPECT_EQ(value_of(fin, "final mempool", "rx_msgs_in_use"), 0) << fin;
 	unlink(memif.c_str());
 }
