@@ -31,7 +31,9 @@
 # docs/config.md "Several workers"), the memif port with N RX and TX queues and the Case 2
 # generator sending on N (`dpumesh-replay --queues N`: each flow on the queue its addresses
 # and ports hash to), so Case 2 enters on every worker; the pods' SQs are spread over the
-# shards.
+# shards. DPUMESH_SOAK_QUEUES=Q (1 to 16, default N) sets the port's and the generator's
+# queues apart from the workers (1: Case 2 enters on worker 0 alone, as the soaks of
+# 2026-12-04 ran).
 
 soak_client_loop() { # NAME: runs clients until $WORK/soak.stop exists; one line per run
   local name=$1 i=0 line rc
@@ -111,8 +113,11 @@ suite_soak() {
     for k in $(seq 1 "$workers"); do map+=",$k@$WORKER"; done
     lopt=(--lcores "$map")
     wopt=(--workers "$workers")
-    qopt=(--queues "$workers")
   fi
+  local queues=${DPUMESH_SOAK_QUEUES:-$workers}
+  [[ $queues =~ ^[0-9]+$ ]] && [ "$queues" -ge 1 ] && [ "$queues" -le 16 ] ||
+    { anomaly ERROR "soak: DPUMESH_SOAK_QUEUES=$queues is not 1 to 16"; return; }
+  [ "$queues" -eq 1 ] || qopt=(--queues "$queues")
   write_config "$cfg" --sock "$WORK/soak.sock" \
     --port "net_memif0,role=server,socket=$memif,socket-abstract=no" --services echo:4,svc:8,client:8 \
     --idle adaptive --mbufs 65535 --timeout-ms 2000 "${qopt[@]}"
@@ -125,7 +130,7 @@ suite_soak() {
   [ "$(id -u)" -eq 0 ] || prio=0
   [ "$prio" = 0 ] || popt=(--control-priority "$prio")
   echo "control_priority $prio" >> "$RAW/soak-settings.txt"
-  echo "workers $workers ${lopt[*]}" >> "$RAW/soak-settings.txt"
+  echo "workers $workers ${lopt[*]} queues $queues" >> "$RAW/soak-settings.txt"
   dp_start soak "$cfg" "${lopt[@]}" -- --wait-pods 4 "${popt[@]}" "${wopt[@]}" || return
   local p replay_pods=() svc_pods=()
   for p in 1 2; do

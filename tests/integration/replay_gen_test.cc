@@ -604,6 +604,27 @@ TEST_F(replay_gen_queues, more_queues_than_the_port_has_is_an_error_naming_them)
 	EXPECT_FALSE(generator::create(gen2, pool, cap, match_mode::frame, max_queues + 1).is_ok());
 }
 
+TEST_F(replay_gen_queues, a_flow_hashes_to_one_queue_both_ways_and_a_frame_not_ip_to_queue_0)
+{
+	unsigned seen = 0;
+	for (uint16_t sport = 41000; sport < 41064; sport++) {
+		const std::vector<uint8_t> f = udp_frame(128, 9, {}, sport);
+		std::vector<uint8_t> back = f; /* the answer's way: addresses and ports swapped */
+		std::swap_ranges(back.begin() + 26, back.begin() + 30, back.begin() + 30);
+		std::swap_ranges(back.begin() + 34, back.begin() + 36, back.begin() + 36);
+		const uint16_t q = flow_queue(f.data(), uint32_t(f.size()), 4);
+		ASSERT_LT(q, 4);
+		EXPECT_EQ(flow_queue(back.data(), uint32_t(back.size()), 4), q) << sport;
+		EXPECT_EQ(flow_queue(f.data(), uint32_t(f.size()), 1), 0);
+		seen |= 1u << q;
+	}
+	EXPECT_EQ(seen, 0xfu) << "64 flows over 4 queues reach every one";
+	std::vector<uint8_t> arp = udp_frame(128, 9);
+	arp[12] = 0x08, arp[13] = 0x06;
+	EXPECT_EQ(flow_queue(arp.data(), uint32_t(arp.size()), 4), 0);
+	EXPECT_EQ(flow_queue(arp.data(), 10, 4), 0) << "shorter than an Ethernet header";
+}
+
 TEST_F(replay_gen_queues, each_flow_goes_out_of_one_queue_in_order_and_every_answer_counts)
 {
 	/* 64 flows (source ports), 4 frames each, interleaved */
