@@ -249,6 +249,18 @@ std::vector<std::vector<uint8_t>> plain_frames(size_t n, size_t len)
 	return v;
 }
 
+/** A trial of `passes` passes through the capture at `pps` frames/s, 0.3 s of drain. */
+trial_config paced_passes(double pps, uint64_t passes, uint8_t trial_id)
+{
+	trial_config c;
+	c.kind = rate_kind::pps;
+	c.value = pps;
+	c.passes = passes;
+	c.drain_seconds = 0.3;
+	c.trial_id = trial_id;
+	return c;
+}
+
 TEST_F(replay_gen, fixed_rate_sends_rate_times_duration_within_one_percent)
 {
 	capture cap = load(write_pcap("rate", plain_frames(100, 128), 1000), match_mode::frame);
@@ -302,13 +314,7 @@ TEST_F(replay_gen, passes_send_the_capture_exactly_n_times)
 	capture cap = load(write_pcap("passes", plain_frames(37, 100), 1000), match_mode::frame);
 	auto g = generator::create(gen_port, pool, cap, match_mode::frame);
 	reflector refl(dut_port, {});
-	trial_config c;
-	c.kind = rate_kind::pps;
-	c.value = 50000;
-	c.passes = 3;
-	c.drain_seconds = 0.3;
-	c.trial_id = 7;
-	trial_result r = (*g)->run(c);
+	trial_result r = (*g)->run(paced_passes(50000, 3, 7));
 	EXPECT_EQ(r.tx_frames, 3u * 37);
 	EXPECT_EQ(r.passes, 3u);
 	EXPECT_EQ(r.answered, 3u * 37);
@@ -489,13 +495,7 @@ TEST_F(replay_gen, mesh_mode_matches_responses_by_correlation)
 	reflect_policy p;
 	p.mesh_response = true;
 	reflector refl(dut_port, p);
-	trial_config c;
-	c.kind = rate_kind::pps;
-	c.value = 20000;
-	c.passes = 5;
-	c.drain_seconds = 0.3;
-	c.trial_id = 41;
-	trial_result r = (*g)->run(c);
+	trial_result r = (*g)->run(paced_passes(20000, 5, 41));
 	refl.stop();
 	EXPECT_EQ(r.tx_frames, 5u * 26);
 	EXPECT_EQ(r.expected, 5u * 22);
@@ -643,13 +643,7 @@ TEST_F(replay_gen_queues, each_flow_goes_out_of_one_queue_in_order_and_every_ans
 	EXPECT_GE(pq[0], flows * per_flow / 4);
 	EXPECT_GE(pq[1], flows * per_flow / 4);
 	reflector refl(dut2, {}, 2);
-	trial_config c;
-	c.kind = rate_kind::pps;
-	c.value = 20000;
-	c.passes = 10;
-	c.drain_seconds = 0.3;
-	c.trial_id = 61;
-	trial_result r = (*g)->run(c);
+	trial_result r = (*g)->run(paced_passes(20000, 10, 61));
 	refl.stop();
 	const uint64_t total = uint64_t(flows) * per_flow * 10;
 	EXPECT_EQ(r.tx_frames, total);
@@ -702,22 +696,15 @@ TEST_F(replay_gen_queues, mesh_messages_of_several_frames_stay_whole_on_their_qu
 	reflect_policy p;
 	p.mesh_response = true;
 	reflector refl(dut2, p, 2);
-	trial_config c;
-	c.kind = rate_kind::pps;
-	c.value = 20000;
-	c.passes = 5;
-	c.drain_seconds = 0.3;
-	c.trial_id = 62;
-	trial_result r = (*g)->run(c);
+	trial_result r = (*g)->run(paced_passes(20000, 5, 62));
 	refl.stop();
 	EXPECT_EQ(r.tx_frames, 5u * 96);
 	EXPECT_EQ(r.expected, 5u * 64);
 	EXPECT_EQ(r.answered, 5u * 64);
 	EXPECT_EQ(r.classes.ok_2xx, 5u * 64);
 	EXPECT_EQ(r.duplicates, 0u);
-	/* both fragments of a message on one queue, the first before the second */
+	/* both fragments of a message on one queue */
 	ASSERT_EQ(refl.msg_ids.size(), 5u * 96);
-	std::vector<std::pair<uint32_t, uint16_t>> first_frag; /* msg_id, queue */
 	unsigned queues_seen = 0;
 	for (size_t i = 0; i < refl.arrivals.size(); i++) {
 		queues_seen |= 1u << refl.arrivals[i].queue;
