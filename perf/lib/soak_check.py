@@ -186,6 +186,25 @@ try:
     rows.append(["DPA hbufs in use after the stop", "", h, "", "", "only the port's own traffic"])
 except (OSError, ValueError, KeyError):
     out.append("ERROR soak: no final telemetry snapshot")
+    final = {}
+
+# the frames each worker's port RX took, and the RX queues it polls (/dpumesh/lcores'
+# placement, with several workers): with the generator sending on every queue, each worker
+# that polls one takes its share (a worker left without frames: the queues' spread is broken)
+stages, lcores = final.get("/dpumesh/stages") or {}, final.get("/dpumesh/lcores") or {}
+place = dict(zip(lcores.get("lcore", []), lcores.get("placement", [])))
+rx = {}
+for name, lc, work in zip(stages.get("name", []), stages.get("lcore", []), stages.get("work", [])):
+    if name == "port_rx":
+        rx[lc] = rx.get(lc, 0) + work
+if rx:
+    rows.append(["port RX frames per worker lcore", "", sum(rx.values()), "", "",
+                 "; ".join("lcore %d%s: %d" % (lc, " (%s)" % place[lc].split(" shard")[0]
+                                              if place.get(lc) else "", n)
+                           for lc, n in sorted(rx.items()))])
+    if replay_path and len(rx) > 1 and min(rx.values()) == 0:
+        out.append("ERROR soak: a worker's port RX took no frame while the generator sent on "
+                   "every queue (%s)" % ", ".join("lcore %d: %d" % kv for kv in sorted(rx.items())))
 
 # at exit: every buffer back in its pool
 try:

@@ -201,7 +201,8 @@ suite_soak() {
   # let the last pending requests time out, then take the final samples
   sleep 12
   stop_pid "$watcher"
-  tel get "$DP_TEL" /dpumesh/pods /dpumesh/dpa /dpumesh/sidecar /dpumesh/drops > "$RAW/soak-final.json" || true
+  tel get "$DP_TEL" /dpumesh/pods /dpumesh/dpa /dpumesh/sidecar /dpumesh/drops /dpumesh/stages \
+    /dpumesh/lcores > "$RAW/soak-final.json" || true
   dp_stop
   # control passes that came late (the node's watchdog, docs/overload.md): registrations and
   # unregistrations waited as long
