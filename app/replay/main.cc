@@ -362,8 +362,11 @@ int run(const options &o)
 	}
 	if (!wait_link(o.port, o.wait_link)) {
 		std::fprintf(stderr, "dpumesh-replay: port %u link is down after %.0f s: is the device "
-				     "under test running and listening (memif server socket)?\n",
-			     o.port, o.wait_link);
+				     "under test running and listening (memif server socket)?%s\n",
+			     o.port, o.wait_link,
+			     o.queues > 1 ? " Does its port have --queues' count of queues? A memif "
+					    "server refuses a client that opens more queues than it has"
+					  : "");
 		rte_eth_dev_stop(o.port);
 		return 1;
 	}

@@ -161,6 +161,15 @@ status configure(const config::port_config &pc, port_info &p, rte_mempool *pool)
 	if (conf.rxmode.offloads & RTE_ETH_RX_OFFLOAD_UDP_CKSUM)
 		DPUMESH_LOG(INFO, port, "port %s: %s checks RX checksums", p.name.c_str(),
 			    p.driver.c_str());
+	/* DPDK 22.11's memif server accepts a client that opens fewer queues than it has and
+	 * leaves its other queues on ring 0: their RX reads the client's first ring beside queue
+	 * 0 (frames taken twice, from two lcores) and their TX writes into it */
+	if (p.driver == "net_memif" && (pc.rx_queues > 1 || pc.tx_queues > 1))
+		DPUMESH_LOG(WARNING, port,
+			    "port %s: net_memif with %u RX and %u TX queues: its peer must open as "
+			    "many (dpumesh-replay --queues %u); a memif server left with fewer by its "
+			    "client maps the others onto the client's first ring",
+			    p.name.c_str(), pc.rx_queues, pc.tx_queues, pc.rx_queues);
 	rc = rte_eth_dev_configure(p.port_id, pc.rx_queues, pc.tx_queues, &conf);
 	if (rc != 0)
 		return errorf("configure: %s", rte_strerror(-rc));

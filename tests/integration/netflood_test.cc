@@ -16,7 +16,8 @@
 // A second case floods requests of two or three frames: each refused at its first frame,
 // its later frames dropped by a reassembler tombstone, one answer each. A third feeds a
 // two-queue memif port from a generator sending on both queues (`--queues 2`): each worker's
-// port RX takes exactly the frames of its queue, every request answered once.
+// port RX takes exactly the frames of its queue, every request answered once; a generator
+// asking for three queues is refused by the port (its link stays down) and says why.
 #include <algorithm>
 #include <gtest/gtest.h>
 
@@ -528,6 +529,18 @@ TEST(NetFlood, EachWorkerTakesTheFramesOfItsMemifQueue)
 		}
 		EXPECT_EQ(polled, 2) << "each queue on one worker\n" << stages_text;
 	}
+	/* the node warns that its peer must open as many queues (a memif server left with fewer
+	 * maps the others onto the client's first ring); a client that asks for more is refused
+	 * by the server: its link stays down, it says why, and the node takes nothing from it */
+	EXPECT_NE(n.proc->output().find("its peer must open as many (dpumesh-replay --queues 2)"),
+		  std::string::npos) << n.proc->output();
+	std::vector<std::string> more = generator_args("netflood-q3gen", memif, cap, "4000", "1", "50",
+						       d.file("gen3"));
+	more.insert(more.end(), {"--queues", "3", "--wait-link", "2"});
+	subprocess gen3(more);
+	EXPECT_EQ(gen3.wait(60s), 1) << gen3.output();
+	EXPECT_NE(gen3.output().find("A memif server refuses a client that opens more queues"),
+		  std::string::npos) << gen3.output();
 	echo->signal(SIGTERM);
 	echo->wait(10s);
 	const std::string fin = n.stop();
