@@ -51,21 +51,30 @@ long long trial_value(json_t *fixed, const char *key, const char *sub = nullptr)
 	return json_is_integer(v) ? json_integer_value(v) : -1;
 }
 
-/** A node on a memif port with service "slow" (its pod's requests admitted up to 4 beyond its
- *  slots), "client" and what more_services adds (JSON objects, each after a comma). */
-std::string slow_node_config(const std::string &memif, const std::string &more_services)
+/** A node on a memif server port at `memif`, every stage on one worker lcore: port_keys adds
+ *  keys to the port (each followed by a comma), members the config's other members
+ *  (services, pools, policy: JSON, separated by commas). */
+std::string memif_node_config(const std::string &memif, const std::string &members,
+			      const std::string &port_keys = "")
 {
 	return R"({
   "node": { "name": "n1", "mac": "02:00:00:00:00:01", "ipv4": "192.168.50.1",
             "ipv6": "fd00:50::1", "control_socket": "@SOCK@" },
-  "ports": [ { "name": "uplink", "role": "external",
+  "ports": [ { "name": "uplink", "role": "external", )" + port_keys + R"(
                "dev": "net_memif0,role=server,socket=)" + memif + R"(,socket-abstract=no" } ],
   "mempool": { "mbufs": 16383 },
-  "pools": { "dest_queue": { "admit_beyond_slots": 4 } },
   "lcores": { "idle": "adaptive", "stages": { "port_rx": 1, "port_tx": 1, "sidecar": 1, "dpa": 1 } },
-  "services": [ { "name": "slow", "max_pods": 4 }, { "name": "client", "max_pods": 4 })" +
-	       more_services + R"( ]
+  )" + members + R"(
 })";
+}
+
+/** A node on a memif port with service "slow" (its pod's requests admitted up to 4 beyond its
+ *  slots), "client" and what more_services adds (JSON objects, each after a comma). */
+std::string slow_node_config(const std::string &memif, const std::string &more_services)
+{
+	return memif_node_config(memif, R"("pools": { "dest_queue": { "admit_beyond_slots": 4 } },
+  "services": [ { "name": "slow", "max_pods": 4 }, { "name": "client", "max_pods": 4 })" +
+					more_services + " ]");
 }
 
 struct flood_result {
@@ -332,21 +341,14 @@ TEST(NetFlood, AnUnpacedFloodLeavesOtherPodsRoundTripsNearTheirQuietLatency)
 					"--frame-size", "64", "--header", "authorization:Bearer " + bad_jwt, "--ipv6-share", "0", "--seed", "5"});
 	ASSERT_EQ(grc, 0) << gout;
 
-	mesh_node n("netflood-u", R"({
-  "node": { "name": "n1", "mac": "02:00:00:00:00:01", "ipv4": "192.168.50.1",
-            "ipv6": "fd00:50::1", "control_socket": "@SOCK@" },
-  "ports": [ { "name": "uplink", "role": "external",
-               "dev": "net_memif0,role=server,socket=)" + memif + R"(,socket-abstract=no" } ],
-  "mempool": { "mbufs": 16383 },
-  "lcores": { "idle": "adaptive", "stages": { "port_rx": 1, "port_tx": 1, "sidecar": 1, "dpa": 1 } },
+	mesh_node n("netflood-u", memif_node_config(memif, R"(
   "services": [ { "name": "gone", "max_pods": 4 }, { "name": "quiet", "max_pods": 4 },
                 { "name": "client", "max_pods": 4 } ],
   "policy": {
     "jwt": { "issuer": "dpumesh-test", "audiences": [ "mesh" ],
              "keys": [ { "kid": "h1", "alg": "HS256",
                          "secret": "bm90LXRoZS1zaWduZXJzLXNlY3JldC0wMTIzNDU2Nzg5" } ] },
-    "rbac": [ { "service": "gone", "default": "allow", "require_jwt": true, "rules": [] } ] }
-})",
+    "rbac": [ { "service": "gone", "default": "allow", "require_jwt": true, "rules": [] } ] })"),
 		    {}, {"--wait-pods", "1"});
 	ASSERT_TRUE(n.up) << n.proc->output();
 	auto quiet = n.pod({"echo", n.sock}, {{"DPUMESH_POD_SERVICE", "quiet"},
@@ -441,16 +443,10 @@ TEST(NetFlood, EachWorkerTakesTheFramesOfItsMemifQueue)
 	/* 1,500 requests, some of several frames */
 	const long long frames = value_of(gout, "summary", "frames");
 	ASSERT_GT(frames, 1500) << gout;
-	const std::string config = R"({
-  "node": { "name": "n1", "mac": "02:00:00:00:00:01", "ipv4": "192.168.50.1",
-            "ipv6": "fd00:50::1", "control_socket": "@SOCK@" },
-  "ports": [ { "name": "uplink", "role": "external", "rx_queues": 2, "tx_queues": 2,
-               "dev": "net_memif0,role=server,socket=)" + memif + R"(,socket-abstract=no" } ],
-  "mempool": { "mbufs": 16383 },
-  "lcores": { "idle": "adaptive", "stages": { "port_rx": 1, "port_tx": 1, "sidecar": 1, "dpa": 1 } },
-  "services": [ { "name": "echo", "max_pods": 4 } ]
-})";
-	mesh_node n("netflood-q", config, {}, {"--wait-pods", "1"});
+	mesh_node n("netflood-q",
+		    memif_node_config(memif, R"("services": [ { "name": "echo", "max_pods": 4 } ])",
+				      R"("rx_queues": 2, "tx_queues": 2,)"),
+		    {}, {"--wait-pods", "1"});
 	ASSERT_TRUE(n.up) << n.proc->output();
 	auto echo = n.pod({"echo", n.sock}, {{"DPUMESH_POD_NOSUM", "1"}});
 	ASSERT_TRUE(ready(*echo)) << echo->output();
