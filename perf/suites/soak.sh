@@ -35,6 +35,12 @@
 # queues apart from the workers (1: Case 2 enters on worker 0 alone, as the soaks of
 # 2026-12-04 ran).
 
+soak_count() { # NAME VALUE: VALUE is 1 to 16 (workers, queues), else an ERROR naming NAME
+  [[ $2 =~ ^[0-9]+$ ]] && [ "$2" -ge 1 ] && [ "$2" -le 16 ] && return
+  anomaly ERROR "soak: $1=$2 is not 1 to 16"
+  return 1
+}
+
 soak_client_loop() { # NAME: runs clients until $WORK/soak.stop exists; one line per run
   local name=$1 i=0 line rc
   while [ ! -e "$WORK/soak.stop" ]; do
@@ -106,8 +112,7 @@ suite_soak() {
   local held=0
   rm -f "$memif"
   local workers=${DPUMESH_SOAK_WORKERS:-1} lopt=() wopt=() qopt=() map k
-  [[ $workers =~ ^[0-9]+$ ]] && [ "$workers" -ge 1 ] && [ "$workers" -le 16 ] ||
-    { anomaly ERROR "soak: DPUMESH_SOAK_WORKERS=$workers is not 1 to 16"; return; }
+  soak_count DPUMESH_SOAK_WORKERS "$workers" || return
   if [ "$workers" -gt 1 ]; then
     map="0@$MAIN_CPU"
     for k in $(seq 1 "$workers"); do map+=",$k@$WORKER"; done
@@ -115,8 +120,7 @@ suite_soak() {
     wopt=(--workers "$workers")
   fi
   local queues=${DPUMESH_SOAK_QUEUES:-$workers}
-  [[ $queues =~ ^[0-9]+$ ]] && [ "$queues" -ge 1 ] && [ "$queues" -le 16 ] ||
-    { anomaly ERROR "soak: DPUMESH_SOAK_QUEUES=$queues is not 1 to 16"; return; }
+  soak_count DPUMESH_SOAK_QUEUES "$queues" || return
   [ "$queues" -eq 1 ] || qopt=(--queues "$queues")
   write_config "$cfg" --sock "$WORK/soak.sock" \
     --port "net_memif0,role=server,socket=$memif,socket-abstract=no" --services echo:4,svc:8,client:8 \
