@@ -3,8 +3,10 @@
 //
 // The input is a pcap file. Its frames go through the same header walk the generator uses
 // on the frames a device under test sends back (lib/replay/internal/headers.h), and the mesh
-// grouping of fragments into messages. Checks: no crash or leak, and the classification's
-// invariants (tags and checksums inside their frame, message indexes in range).
+// grouping of fragments into messages, and the walk that picks a frame's queue
+// (flow_queue(), dpumesh-replay --queues). Checks: no crash or leak, and the classification's
+// invariants (tags and checksums inside their frame, message indexes in range, a queue in
+// range for the whole frame and for any shorter length of it).
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -14,6 +16,7 @@
 #include <string>
 
 #include "dpumesh/replay/capture.h"
+#include "dpumesh/replay/generator.h"
 
 using namespace dpumesh::replay;
 
@@ -38,6 +41,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint32_t tracked_last = 0;
 		for (const auto &f : c->frames) {
 			if (f.offset + f.len > c->bytes.size())
+				std::abort();
+			const uint8_t *frame = c->bytes.data() + f.offset;
+			if (flow_queue(frame, f.len, 4) >= 4 || flow_queue(frame, f.len / 2, 3) >= 3)
 				std::abort();
 			if (f.msg >= 0) {
 				if (uint32_t(f.msg) >= c->nb_messages || f.tag_offset + 8u > f.len)
