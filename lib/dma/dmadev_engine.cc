@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <rte_bus.h>
+#include <rte_cycles.h>
 #include <rte_dev.h>
 #include <rte_dmadev.h>
 #include <rte_eal.h>

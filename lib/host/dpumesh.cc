@@ -510,7 +510,10 @@ int dpumesh_open(const struct dpumesh_options *o, dpumesh_t **out, char *err, si
 		return set_err(err, errlen, -EPROTO, "TX SQ region: wrong tag or too small");
 	h->tx_region.emplace(std::move(txr).value());
 
-	return finish_open(std::move(h), static_cast<uint8_t *>(h->tx_region->data()), out, err, errlen);
+	/* read before the call: its arguments are evaluated in no set order, and GCC for arm64
+	 * moved h into the parameter before it read h->tx_region (a null dereference) */
+	auto *txb = static_cast<uint8_t *>(h->tx_region->data());
+	return finish_open(std::move(h), txb, out, err, errlen);
 }
 
 namespace {
