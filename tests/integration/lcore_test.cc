@@ -3,6 +3,7 @@
 // the port_rx stage on a worker lcore and classified, each drop counted by reason.
 #include <gtest/gtest.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cinttypes>
@@ -1341,9 +1342,11 @@ TEST(Engine, PortErrorsNameTheConfigLocation)
  * are left as they are. */
 TEST(PacketPool, PadsAnObjectOfMoreThanHalfAPageToALinePastIt)
 {
-	EXPECT_EQ(port::pktmbuf_obj_pad(2368, 4096), 1792u); /* 64 + 128 + 2176 */
-	EXPECT_EQ(port::pktmbuf_obj_pad(2112, 4096), 2048u);
-	EXPECT_EQ(port::pktmbuf_obj_pad(4096, 4096), 64u);
+	/* a line is RTE_CACHE_LINE_SIZE: 64 on x86-64, 128 in DPDK's generic arm64 build */
+	constexpr size_t line = RTE_CACHE_LINE_SIZE;
+	EXPECT_EQ(port::pktmbuf_obj_pad(2368, 4096), 4096 + line - 2368); /* 64 + 128 + 2176 */
+	EXPECT_EQ(port::pktmbuf_obj_pad(2112, 4096), 1984 + line);
+	EXPECT_EQ(port::pktmbuf_obj_pad(4096, 4096), line);
 	EXPECT_EQ(port::pktmbuf_obj_pad(2048, 4096), 0u); /* two a page */
 	EXPECT_EQ(port::pktmbuf_obj_pad(448, 4096), 0u);
 	EXPECT_EQ(port::pktmbuf_obj_pad(4160, 4096), 0u); /* packed already */
@@ -1351,16 +1354,21 @@ TEST(PacketPool, PadsAnObjectOfMoreThanHalfAPageToALinePastIt)
 	EXPECT_EQ(port::pktmbuf_obj_pad(2368, 65536), 0u); /* 64 KiB pages: 27 a page */
 	EXPECT_EQ(port::pktmbuf_obj_pad(2368, 0), 0u);
 	for (size_t obj = 2112; obj <= 4096; obj += 64)
-		EXPECT_EQ(obj + port::pktmbuf_obj_pad(obj, 4096), 4096u + 64) << obj;
+		EXPECT_EQ(obj + port::pktmbuf_obj_pad(obj, 4096), 4096 + line) << obj;
 }
 
 /* The node's packet pool under the tests' --no-huge EAL: consecutive mbufs a line apart
- * within their pages, so 64 of them reach every L1 set; the pad lies past the data room, so
- * buf_len, headroom and private area are what they are without it. */
+ * within their pages, so as many of them as a page has lines (64 on x86-64) reach every
+ * line offset of a page; the pad lies past the data room, so buf_len, headroom and private
+ * area are what they are without it. */
 TEST(PacketPool, SpreadsMbufHeadersOverCacheSetsWithoutHugepages)
 {
 	if (rte_eal_has_hugepages())
 		GTEST_SKIP() << "hugepages: objects packed, no pad";
+	const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+	if (page != 4096) /* 64 KiB pages (some arm64 kernels): many mbufs a page, no pad */
+		GTEST_SKIP() << "pages of " << page << " bytes: objects packed, no pad";
+	constexpr size_t lines = 4096 / RTE_CACHE_LINE_SIZE; /* 64 on x86-64, 32 on arm64 */
 	auto cfg = config::load_string(node_json, "engine_pool.json");
 	ASSERT_TRUE(cfg) << cfg.error().message();
 	auto pool = port::create_pktmbuf_pool(*cfg);
@@ -1373,12 +1381,12 @@ TEST(PacketPool, SpreadsMbufHeadersOverCacheSetsWithoutHugepages)
 				reinterpret_cast<uintptr_t>(obj));
 		},
 		&at);
-	ASSERT_GE(at.size(), 64u);
+	ASSERT_GE(at.size(), lines);
 	std::sort(at.begin(), at.end());
-	bool line[64] = {};
-	for (size_t i = 0; i < 64; i++)
+	bool line[lines] = {};
+	for (size_t i = 0; i < lines; i++)
 		line[(at[i] % 4096) / RTE_CACHE_LINE_SIZE] = true;
-	EXPECT_EQ(std::count(std::begin(line), std::end(line), true), 64);
+	EXPECT_EQ(std::count(std::begin(line), std::end(line), true), lines);
 	rte_mbuf *m = rte_pktmbuf_alloc(*pool);
 	ASSERT_NE(m, nullptr);
 	EXPECT_EQ(m->buf_len, cfg->mempool.data_room);
