@@ -24,8 +24,46 @@
 
 namespace dpumesh::test {
 
+namespace {
+
+/* A cross build's tests run under qemu-user (scripts/cross-arm64.sh), and so do the
+ * programs they start: DPUMESH_TEST_EMULATOR (the emulator's command line, words split at
+ * spaces) is put before the first word that is an ELF for this process's own machine,
+ * which the host kernel cannot run (the program itself, or the one a host tool such as
+ * chrt or taskset runs); the host's own tools (ip, bash, testpmd) run as they are. */
+void prefix_emulator(std::vector<std::string> &argv)
+{
+	const char *emu = std::getenv("DPUMESH_TEST_EMULATOR");
+	if (!emu || !*emu || argv.empty())
+		return;
+	auto machine = [](const char *path) {
+		unsigned char h[20] = {};
+		std::ifstream f(path, std::ios::binary);
+		f.read(reinterpret_cast<char *>(h), sizeof(h));
+		if (f.gcount() != sizeof(h) || std::memcmp(h, "\x7f" "ELF", 4) != 0)
+			return -1;
+		return h[18] | h[19] << 8; /* e_machine, little-endian */
+	};
+	const int own = machine("/proc/self/exe");
+	if (own < 0)
+		return;
+	for (auto at = argv.begin(); at != argv.end(); ++at) {
+		if (at->empty() || (*at)[0] != '/' || machine(at->c_str()) != own)
+			continue;
+		std::vector<std::string> words;
+		std::istringstream in(emu);
+		for (std::string w; in >> w;)
+			words.push_back(w);
+		argv.insert(at, words.begin(), words.end());
+		return;
+	}
+}
+
+} // namespace
+
 subprocess::subprocess(std::vector<std::string> argv, io mode)
 {
+	prefix_emulator(argv);
 	if (mode == io::pty) {
 		int master = -1;
 		_pid = forkpty(&master, nullptr, nullptr, nullptr);

@@ -6,6 +6,7 @@
 # device libraries, include paths that hold the headers the sources need, the output the
 # rule links; and that an up-to-date build does not run dpacc again.
 # -DROOT=<source tree> -DWORK=<scratch dir> -DCC=<C compiler> -DGEN=<generator>
+# [-DEMULATOR=<runner of the program: a cross build's qemu-user, ;-separated>]
 set(src ${ROOT}/tests/unit/dpacc_rule)
 file(REMOVE_RECURSE ${WORK})
 function(run what)
@@ -18,7 +19,7 @@ run(configure ${CMAKE_COMMAND} -S ${src} -B ${WORK} -G ${GEN} -DCMAKE_C_COMPILER
   -DDPUMESH_ROOT=${ROOT} -DFAKE_DPACC=${src}/fake_dpacc.sh)
 run(build ${CMAKE_COMMAND} --build ${WORK})
 run(build-again ${CMAKE_COMMAND} --build ${WORK})
-run("the program linked against the DPA program" ${WORK}/uses_dpa_app)
+run("the program linked against the DPA program" ${EMULATOR} ${WORK}/uses_dpa_app)
 
 set(lib ${WORK}/libdpumesh_dpa.a)
 if(NOT EXISTS ${lib}.args)
