@@ -18,6 +18,8 @@ packages=(
   libevent-dev
   # tests, fuzzing, benchmarks
   googletest libgtest-dev libgmock-dev libbenchmark-dev clang libclang-rt-14-dev
+  # use_after_move_check (tests/unit/CMakeLists.txt): run-clang-tidy
+  clang-tidy
   python3 tcpdump iproute2 procps
   # a test whose process does not exit prints every thread's stack (tests/support/subprocess.cc)
   gdb

@@ -357,8 +357,8 @@ result<pod_registration> pod_registry::register_pod(const register_request &req,
 	auto mk = _mkeys.register_region(std::move(r));
 	if (!mk) {
 		/* the region came back to us untouched: undo the hook's registration */
-		if (_region_hook)
-			(void)_region_hook(r, false);
+		if (_region_hook) /* register_region(region &&) keeps a refused region's ownership */
+			(void)_region_hook(r, false); // NOLINT(bugprone-use-after-move)
 		return fail(DPUMESH_CTRL_ERR_TABLE_FULL, mk.error());
 	}
 

@@ -542,7 +542,7 @@ uint32_t stage::from_network_sources(unsigned quantum, bool shared, uint64_t now
 	/* anything but a request from the last address hashed while its bucket's requests are
 	 * taken directly: apart, so that the loop's common case keeps its values in registers
 	 * (inline, they were spilled around it: ~8 instructions a request) */
-	const auto other = [&](rx_msg *m, uint64_t ip0, uint64_t ip1) noexcept __attribute__((noinline)) {
+	const auto other = [&] [[gnu::noinline]] (rx_msg *m, uint64_t ip0, uint64_t ip1) noexcept {
 		const bool answer = m->msg.kind != wire::frame_kind::request;
 		if (answer && nb < burst) {
 			batch[nb++] = m;
