@@ -27,7 +27,8 @@ namespace dpumesh::test {
 namespace {
 
 /* A cross build's tests run under qemu-user (scripts/cross-arm64.sh), and so do the
- * programs they start: DPUMESH_TEST_EMULATOR (the emulator's command line, words split at
+ * programs they start: DPUMESH_TEST_EMULATOR (the emulator's command line, its first word a
+ * full path since execv() does not search PATH, words split at
  * spaces) is put before the first word that is an ELF for this process's own machine,
  * which the host kernel cannot run (the program itself, or the one a host tool such as
  * chrt or taskset runs); the host's own tools (ip, bash, testpmd) run as they are. */
