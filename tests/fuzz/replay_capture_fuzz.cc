@@ -6,7 +6,7 @@
 // grouping of fragments into messages, and the walk that picks a frame's queue
 // (flow_queue(), dpumesh-replay --queues). Checks: no crash or leak, and the classification's
 // invariants (tags and checksums inside their frame, message indexes in range, a queue in
-// range for the whole frame and for any shorter length of it).
+// range for the whole frame and for it cut to half its length).
 #include <sys/mman.h>
 #include <unistd.h>
 
