@@ -177,8 +177,10 @@ status runner::launch()
 	for (unsigned l = 0; l < RTE_MAX_LCORE; l++) {
 		if (!_slots[l])
 			continue;
+		_slots[l]->exited.store(false, std::memory_order_relaxed);
 		int rc = rte_eal_remote_launch(lcore_main, _slots[l], l);
 		if (rc != 0) {
+			_slots[l]->exited.store(true, std::memory_order_relaxed);
 			_launched = true; /* join the ones already running */
 			stop();
 			return errorf("launching lcore %u: %s", l, rte_strerror(-rc));
@@ -199,7 +201,7 @@ void runner::stop()
 	 * lcore that shares its CPU from ever seeing _quit */
 	for (unsigned l = 0; l < RTE_MAX_LCORE; l++)
 		if (_slots[l]) {
-			while (rte_eal_get_lcore_state(l) == RUNNING)
+			while (!_slots[l]->exited.load(std::memory_order_acquire))
 				usleep(50);
 			rte_eal_wait_lcore(l);
 		}
@@ -230,6 +232,7 @@ int runner::lcore_main(void *arg)
 {
 	auto *slot = static_cast<lcore_slot *>(arg);
 	slot->self->loop(*slot);
+	slot->exited.store(true, std::memory_order_release);
 	return 0;
 }
 

@@ -198,6 +198,11 @@ private:
 		/* written by the lcore, read by control */
 		std::atomic<int> tid{0};
 		std::atomic<bool> running{false};
+		/* set by the lcore as its function returns (release), waited for by stop()
+		 * (acquire): what the lcore wrote is ours to read and free after that, by this
+		 * project's own order rather than DPDK's lcore state (which ThreadSanitizer, not
+		 * seeing inside librte_eal, cannot follow) */
+		std::atomic<bool> exited{true};
 		std::atomic<uint64_t> start_ns{0}, end_ns{0}; /* CLOCK_MONOTONIC */
 		std::atomic<uint64_t> clock_read_ns{0};
 		/* the thread's /proc counters when its loop started (before `running`) */
