@@ -47,7 +47,7 @@ public:
 		return _t.drain(out, max, _stats);
 	}
 
-	uint16_t inflight() const noexcept override { return _t.ops(); }
+	uint16_t inflight() const noexcept override { return _t.ops_seen(); }
 
 private:
 	op_tracker _t;

@@ -32,6 +32,13 @@ public:
 
 	uint16_t capacity() const noexcept { return _capacity; }
 	uint16_t ops() const noexcept { return static_cast<uint16_t>(_tail - _head); }
+	/** ops() for a thread other than the owner's (telemetry): _head and _tail are stored
+	 * with relaxed atomic stores, so this reads them without a data race. */
+	uint16_t ops_seen() const noexcept
+	{
+		return static_cast<uint16_t>(__atomic_load_n(&_tail, __ATOMIC_RELAXED) -
+					     __atomic_load_n(&_head, __ATOMIC_RELAXED));
+	}
 	uint32_t segments() const noexcept { return _segments; }
 
 	/** True when one more op of `nb_segs` segments fits. */
@@ -53,7 +60,7 @@ public:
 		s.nb_segs = nb_segs;
 		s.pending = pending;
 		s.status = status;
-		_tail++;
+		__atomic_store_n(&_tail, _tail + 1, __ATOMIC_RELAXED); /* ops_seen() */
 		_segments += nb_segs;
 		_pending_segments_total += pending;
 		advance();
@@ -79,16 +86,18 @@ public:
 		uint16_t n = 0;
 		uint32_t segs = 0;
 		uint64_t errors = 0;
-		while (n < max && _head != _cursor) {
-			const slot &s = _slots[_head & _mask];
+		uint32_t head = _head;
+		while (n < max && head != _cursor) {
+			const slot &s = _slots[head & _mask];
 			out[n].cookie = s.cookie;
 			out[n].status = s.status;
 			out[n].len = s.len;
 			errors += s.status != 0;
 			segs += s.nb_segs;
-			_head++;
+			head++;
 			n++;
 		}
+		__atomic_store_n(&_head, head, __ATOMIC_RELAXED); /* ops_seen() */
 		_segments -= segs;
 		if (n) {
 			stats.ops_completed.add(n);

@@ -101,7 +101,7 @@ public:
 	{
 		return static_cast<uint64_t>(_max_inflight) * _max_copy_size;
 	}
-	/** Ops submitted and not yet returned by poll(). */
+	/** Ops submitted and not yet returned by poll(); any thread may read it (telemetry). */
 	virtual uint16_t inflight() const noexcept = 0;
 
 	/** "cpu" or "dmadev <name> vchan <n>". */
