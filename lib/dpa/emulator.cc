@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <fcntl.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -361,6 +362,9 @@ struct dpumesh::dpa::emulator::pair {
 
 	~pair()
 	{
+		for (const pod_watch &w : watch)
+			if (w.fd >= 0)
+				::close(w.fd);
 		if (epfd >= 0)
 			::close(epfd);
 		rte_free(mem_tx);
@@ -369,10 +373,15 @@ struct dpumesh::dpa::emulator::pair {
 		rte_ring_free(completions);
 	}
 
-	/* Rebuilt only when a pod came or went (the registry's membership moved): before this
-	 * thread reports quiescence, so a leaving pod's TX doorbell is still open to remove. A
-	 * new pod starts hot; a pod that stays keeps its state. epoll_ctl here is control rate
-	 * (a registration), not per message. */
+	/* Rebuilt only when a pod came or went (the registry's membership moved). A new pod
+	 * starts hot; a pod that stays keeps its state. Its TX doorbell is watched through
+	 * this thread's own duplicate of the registry's descriptor: the membership can move
+	 * just after a poll looked at it and before that poll reports quiescence, so the
+	 * grace period may end, and the registry close the pod's descriptor, before this
+	 * thread's next poll removes it here; by then its number may name a new pod's doorbell,
+	 * and removing that number would take the new pod out of the epoll set (its rings
+	 * would never wake this thread). The duplicate is ours until we close it. epoll_ctl and
+	 * the dup here are control rate (a registration), not per message. */
 	void refresh_owned() noexcept
 	{
 		membership = reg->membership();
@@ -385,8 +394,10 @@ struct dpumesh::dpa::emulator::pair {
 			pod_watch &w = watch[pid];
 			const uint32_t h = reg->handle(pid);
 			if (w.handle != h) {
-				if (w.fd >= 0)
+				if (w.fd >= 0) {
 					(void)epoll_ctl(epfd, EPOLL_CTL_DEL, w.fd, nullptr);
+					::close(w.fd);
+				}
 				w = pod_watch{};
 				w.handle = h;
 				if (h != 0) {
@@ -396,8 +407,12 @@ struct dpumesh::dpa::emulator::pair {
 					epoll_event ev{};
 					ev.events = EPOLLIN | EPOLLET;
 					ev.data.u32 = pid;
-					if (fd >= 0 && epfd >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) == 0)
-						w.fd = fd;
+					const int own = fd >= 0 && epfd >= 0 ?
+						fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+					if (own >= 0 && epoll_ctl(epfd, EPOLL_CTL_ADD, own, &ev) == 0)
+						w.fd = own;
+					else if (own >= 0)
+						::close(own);
 					/* else: never parked (nothing would wake it): hot or swept */
 				}
 			}

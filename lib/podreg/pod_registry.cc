@@ -532,7 +532,16 @@ bool pod_registry::try_retire(uint32_t pod_id) noexcept
 				DPUMESH_LOG(ERR, podchan, "pod %u: %s", pod_id, hs.message().c_str());
 		}
 	}
-	_table[pod_id] = pod_registry_entry{};
+	{
+		/* data-path threads still load is_active (already 0) after the grace period:
+		 * every field but that one is theirs to read only while it is 1 */
+		pod_registry_entry &e = _table[pod_id];
+		e.rx_header_mkey = e.rx_body_mkey = 0;
+		e.rx_sq_doorbell = 0;
+		e.generation = 0;
+		std::memset(e.padding, 0, sizeof(e.padding));
+		__atomic_store_n(&e.is_active, 0u, __ATOMIC_RELAXED);
+	}
 	_retired.add(p.counters.read());
 	const auto ms = [](auto span) {
 		return static_cast<unsigned long long>(
