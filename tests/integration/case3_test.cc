@@ -301,7 +301,7 @@ TEST(Case3Errors, AFullDestinationIs503DestFull)
 	/* the refusals are counted against the destination that had no room, and for the
 	 * service by reason (show pods, show metrics, telemetry) */
 	const long long hog_id = value_of(hog->output(), "READY", "pod");
-	auto pods = dpumesh::control::pods(n.control(), std::to_string(hog_id));
+	auto pods = n.pods(std::to_string(hog_id));
 	ASSERT_TRUE(pods);
 	ASSERT_EQ(pods->size(), 1u);
 	const std::string why = text_of(out, "DONE", "reasons");

@@ -118,7 +118,7 @@ void run_beside(const char *mode)
 	const auto stat_at = bo.rfind("STAT");
 	ASSERT_NE(stat_at, std::string::npos) << bo;
 	std::printf("%s: %s", mode, bo.substr(stat_at, bo.find('\n', stat_at) - stat_at + 1).c_str());
-	auto pods = dpumesh::control::pods(n.control(), "all");
+	auto pods = n.pods("all");
 	ASSERT_TRUE(pods);
 	const dpumesh::control::pod_view *p = pod_by_id(*pods, bad_id);
 	ASSERT_NE(p, nullptr);

@@ -468,7 +468,7 @@ TEST(Wakeup, ALoneMessagesCopiesCompleteAndItsLegGoesOnInOnePoll)
 /** The per-pod view of the pod registered under `service`. */
 pod_counters pod_of(inproc_node &n, const std::string &service)
 {
-	auto views = control::pods(n.control(), "all");
+	auto views = n.pods("all");
 	if (views)
 		for (const control::pod_view &v : *views)
 			if (v.service == service)
@@ -663,7 +663,7 @@ TEST(Wakeup, ScribblingOnTheFlagHurtsOnlyThatPod)
 			std::this_thread::sleep_for(200us);
 	}
 	EXPECT_EQ(c.answered, sent);
-	auto views = control::pods(n.control(), "all");
+	auto views = n.pods("all");
 	stop.store(true);
 	noisy.join();
 	ASSERT_TRUE(views) << views.error().message();

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -70,8 +71,11 @@ public:
 			if (geteuid() == 0)
 				(void)lcore::set_control_priority(10);
 			while (!_quit.load()) {
-				_node->poll_control();
-				_ctl->tick();
+				{
+					std::lock_guard<std::mutex> lock(_control_mu);
+					_node->poll_control();
+					_ctl->tick();
+				}
 				std::this_thread::sleep_for(std::chrono::milliseconds(1));
 			}
 		});
@@ -95,6 +99,16 @@ public:
 	/** The counters now (any section). */
 	control::snapshot snapshot() const { return control::take_snapshot(*_ctl); }
 	const control::node &control() const { return *_ctl; }
+	/**
+	 * control::pods() between two passes of the control thread: the registry's own state
+	 * changes only on that thread (in dpumesh the console shares it), so a test thread
+	 * reads it under the lock the passes hold, not beside them.
+	 */
+	result<std::vector<control::pod_view>> pods(const std::string &which)
+	{
+		std::lock_guard<std::mutex> lock(_control_mu);
+		return control::pods(*_ctl, which);
+	}
 
 	/**
 	 * Unregisters the pods, stops the lcores and returns the final counters; then frees the
@@ -128,6 +142,7 @@ private:
 	std::unique_ptr<node::instance> _node;
 	std::unique_ptr<control::node> _ctl;
 	std::thread _control;
+	std::mutex _control_mu; /* a pass of the control thread; pods() */
 	std::atomic<bool> _quit{false};
 };
 
