@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Common helpers of the data path: copy_exact() writes exactly its bytes, huge_array gives
-// aligned, value-initialised arrays (on huge pages where the kernel offers them).
+// aligned, value-initialised arrays (on huge pages where the kernel offers them), a gauge
+// reads as the number its one writer made it, from another thread too.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 
 #include "dpumesh/common/copy.h"
+#include "dpumesh/common/counter.h"
 #include "dpumesh/common/huge_array.h"
 
 using namespace dpumesh;
@@ -88,6 +91,37 @@ TEST(HugeArray, HugePageSizeParsed)
 		std::fclose(f);
 		EXPECT_EQ(hp, parse_huge_page_size(buf));
 	}
+}
+
+/* The owner's arithmetic: prefix and postfix forms, compound assignments, wrap-around of an
+ * unsigned index, a copy; then a level one thread moved, read by another. */
+TEST(Gauge, ActsAsItsNumberForItsWriterAndReadsFromAnotherThread)
+{
+	gauge<uint32_t> g;
+	EXPECT_EQ(g.get(), 0u);
+	EXPECT_EQ(g++, 0u);
+	EXPECT_EQ(++g, 2u);
+	g += 5;
+	EXPECT_EQ(static_cast<uint32_t>(g), 7u);
+	EXPECT_EQ(g--, 7u);
+	EXPECT_EQ(--g, 5u);
+	g -= 6;
+	EXPECT_EQ(g.get(), UINT32_MAX); /* an index that wraps, as unsigned does */
+	g = 3;
+	gauge<uint32_t> h = g;
+	h = g;
+	EXPECT_EQ(h.get(), 3u);
+	EXPECT_EQ(h - g, 0u); /* reads as a number in expressions */
+
+	gauge<uint64_t> level;
+	std::thread writer([&] {
+		for (int i = 0; i < 1000; i++)
+			level++;
+		for (int i = 0; i < 400; i++)
+			--level;
+	});
+	writer.join();
+	EXPECT_EQ(level.get(), 600u);
 }
 
 } // namespace

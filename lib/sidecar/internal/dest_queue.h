@@ -24,6 +24,7 @@
 
 #include "command.h"
 #include "dpumesh/abi/abi.h"
+#include "dpumesh/common/counter.h"
 
 namespace dpumesh::sidecar {
 
@@ -157,7 +158,8 @@ private:
 	void list(uint32_t pod_id) noexcept;
 
 	std::unique_ptr<entry[]> _pool;
-	uint32_t _free = none, _used = 0;
+	uint32_t _free = none;
+	gauge<uint32_t> _used; /* used() is read by control */
 	const uint32_t _entries, _share, _reserve;
 	const uint64_t _tsc_us;
 	dest _dest[DPUMESH_MAX_PODS];

@@ -20,6 +20,7 @@
 
 #include "command.h"
 #include "dest_queue.h"
+#include "dpumesh/common/counter.h"
 #include "dpumesh/dpa/arm_side.h"
 #include "dpumesh/ring/sq.h"
 
@@ -159,7 +160,8 @@ private:
 	std::vector<std::unique_ptr<backlog>> _backlogs;
 	std::unique_ptr<parked_cmd[]> _parking;
 	dest_queues _queues;
-	uint32_t _park_head = 0, _park_count = 0, _to_visit = 0;
+	uint32_t _park_head = 0, _to_visit = 0;
+	gauge<uint32_t> _park_count; /* parked() is read by control */
 	/* commands in every backlog together: 0 nearly always, and then room(), note_room()
 	 * and flush() need not look at the backlogs (each one's count lies after its queue of
 	 * 4096 commands: a page of its own per thread, which free() touched several times a

@@ -19,6 +19,7 @@
 #include <memory>
 
 #include "dpumesh/abi/abi.h"
+#include "dpumesh/common/counter.h"
 
 #include "egress.h"
 
@@ -174,7 +175,8 @@ public:
 
 private:
 	std::unique_ptr<entry[]> _pool;
-	uint32_t _free = UINT32_MAX, _used = 0;
+	uint32_t _free = UINT32_MAX;
+	gauge<uint32_t> _used; /* size() is read by control */
 	const uint64_t _tsc_us;
 	pod_list _pods[DPUMESH_MAX_PODS];
 	uint8_t _listed[DPUMESH_MAX_PODS];

@@ -70,7 +70,7 @@ private:
 	friend struct tx_backlog_ops;
 	std::unique_ptr<rte_mbuf *[]> _bl;
 	uint32_t _bl_mask = 0;
-	uint32_t _bl_head = 0, _bl_tail = 0;
+	gauge<uint32_t> _bl_head, _bl_tail; /* backlog_size() is read by control */
 	bool _bl_full = false; /* counted once per filling */
 };
 
