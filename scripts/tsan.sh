@@ -13,12 +13,14 @@
 # What it cannot check, and why some tests are not here (docs/memory-model.md,
 # "ThreadSanitizer"): DPDK's own libraries are not instrumented, so an mbuf handed from one
 # thread to another through a PMD (net_ring, memif, pcap) or a mempool is a hand-off it
-# cannot see (lcore_test, shards_test and net_fair_test report those mbufs' bytes; so do
-# the tests whose dpumesh process has a net_pcap or memif port and a peer); DPDK's
-# secondary processes (telemetry_test's dpdk-dumpcap) cannot map the primary's memory
-# under it; and a pod's region is mapped twice in one process (the pod's view
+# cannot see (lcore_test, shards_test and net_fair_test report those mbufs' bytes; the
+# other tests that start dpumesh with such a port and a peer are not run here either);
+# telemetry_test's dpdk-dumpcap case puts the primary at a --base-virtaddr inside the
+# sanitizer's own memory; and a pod's region is mapped twice in one process (the pod's view
 # and the DPU's), so what orders the pod's SQ writes before the DPU's reads is invisible to
 # it, which leaves the one coro_test case whose threads meet only through that memory.
+# It finds data races, not orders too weak between atomics, and does not model standalone
+# fences: the need-wakeup pairs are wakeup_test's and dpa_watch_test's to check.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${1:-$root/build-tsan}
