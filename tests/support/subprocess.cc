@@ -45,7 +45,7 @@ void prefix_emulator(std::vector<std::string> &argv)
 			return -1;
 		return h[18] | h[19] << 8; /* e_machine, little-endian */
 	};
-	const int own = machine("/proc/self/exe");
+	static const int own = machine("/proc/self/exe"); /* once per test program */
 	if (own < 0)
 		return;
 	for (auto at = argv.begin(); at != argv.end(); ++at) {
