@@ -1178,7 +1178,7 @@ private:
 	std::unique_ptr<uint32_t[]> _source_counts;
 	uint32_t _lru_head = UINT32_MAX, _lru_tail = UINT32_MAX; /* oldest first */
 	uint32_t _free_head = UINT32_MAX;
-	uint32_t _nb_active = 0;
+	gauge<uint32_t> _nb_active; /* in_flight(): control reads it (take_snapshot) */
 	uint32_t _mbufs_held = 0;
 	reasm_stats _stats;
 };
