@@ -13,6 +13,7 @@
 #include <rte_eal.h>
 
 #include "dpumesh/common/log.h"
+#include "dpumesh/common/tsan.h"
 
 namespace dpumesh {
 
@@ -23,7 +24,10 @@ int eal_init(std::vector<std::string> &args)
 	for (std::string &a : args)
 		argv.push_back(a.data());
 	log_register_types();
-	return rte_eal_init(static_cast<int>(argv.size()), argv.data());
+	const int rc = rte_eal_init(static_cast<int>(argv.size()), argv.data());
+	if (rc >= 0)
+		tsan::annotate_mempools();
+	return rc;
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
+#include "dpumesh/common/tsan.h"
 #include "dpumesh/wire/l7.h"
 
 namespace dpumesh::port {
@@ -205,6 +206,7 @@ uint16_t rx_poll(void *arg) noexcept
 				      c.gate ? c.gate->rx_quantum(rx_ctx::burst) : rx_ctx::burst);
 	if (n == 0)
 		return 0;
+	DPUMESH_TSAN_PMD_TOOK(pkts, n);
 	pkts[n] = pkts[n + 1] = pkts[n - 1];
 	/* a value of its own: read through q at every use, it was a load a use (the
 	 * stores to mbufs and rx_msgs may alias it) */

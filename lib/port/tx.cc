@@ -7,6 +7,8 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
+#include "dpumesh/common/tsan.h"
+
 namespace dpumesh::port {
 
 status tx_ctx::set_backlog(uint32_t frames)
@@ -51,6 +53,7 @@ uint16_t burst_out(tx_ctx &c, rte_mbuf **frames, uint16_t n) noexcept
 			 frames[i + 2]->pkt_len + frames[i + 3]->pkt_len;
 	for (; i < n; i++)
 		bytes += frames[i]->pkt_len;
+	DPUMESH_TSAN_PMD_GIVES(frames, n);
 	const uint16_t sent = rte_eth_tx_burst(c.port, c.queue, frames, n);
 	if (sent) {
 		for (unsigned k = sent; k < n; k++)

@@ -15,6 +15,7 @@
 
 #include <unistd.h>
 
+#include "dpumesh/common/tsan.h"
 #include "dpumesh/wire/frame_hdr.h"
 #include "internal/headers.h"
 
@@ -286,6 +287,7 @@ trial_result generator::run(const trial_config &c, const std::atomic<bool> *stop
 			uint32_t got = 0;
 			for (uint16_t q = 0; q < _queues; q++) {
 				const uint16_t n = rte_eth_rx_burst(_port, q, rx, 64);
+				DPUMESH_TSAN_PMD_TOOK(rx, n);
 				r.settled += n;
 				rte_pktmbuf_free_bulk(rx, n);
 				got += n;
@@ -330,6 +332,7 @@ trial_result generator::run(const trial_config &c, const std::atomic<bool> *stop
 		uint32_t got = 0;
 		for (uint16_t q = 0; q < _queues; q++) {
 			const uint16_t n = rte_eth_rx_burst(_port, q, rx, 64);
+			DPUMESH_TSAN_PMD_TOOK(rx, n);
 			if (n > 0) {
 				const uint64_t t = rte_rdtsc();
 				for (uint16_t i = 0; i < n; i++)
@@ -467,6 +470,7 @@ trial_result generator::run(const trial_config &c, const std::atomic<bool> *stop
 				tx_batch &b = _tx[q];
 				if (b.at == b.n)
 					continue;
+				DPUMESH_TSAN_PMD_GIVES(b.m + b.at, uint16_t(b.n - b.at));
 				const uint16_t n = rte_eth_tx_burst(_port, q, b.m + b.at,
 								    uint16_t(b.n - b.at));
 				const uint64_t t = rte_rdtsc();

@@ -28,6 +28,7 @@
 #include <rte_ring.h>
 #include <rte_udp.h>
 
+#include "dpumesh/common/tsan.h"
 #include "dpumesh/config/config.h"
 #include "dpumesh/wire/frame.h"
 #include "dpumesh/wire/l7.h"
@@ -183,6 +184,7 @@ TEST(Engine, PortRxClassifiesAndCountsOnWorkerLcore)
 			for (unsigned i = 0; i < e.n; i++) {
 				rte_mbuf *m = make_frame(*pool, e.k, total);
 				ASSERT_NE(m, nullptr);
+				DPUMESH_TSAN_PMD_GIVES(&m, 1);
 				while (rte_eth_tx_burst(ports->at(0).port_id, 0, &m, 1) == 0)
 					std::this_thread::sleep_for(std::chrono::microseconds(50));
 				total++;
@@ -260,6 +262,7 @@ TEST(Engine, PortRxTakesFramesToItsOwnAddressOnly)
 		for (unsigned i = 0; i < 8; i++) {
 			rte_mbuf *m = make_mesh_frame(*pool, i % 2, i);
 			ASSERT_NE(m, nullptr);
+			DPUMESH_TSAN_PMD_GIVES(&m, 1);
 			ASSERT_EQ(rte_eth_tx_burst(ports->at(0).port_id, 0, &m, 1), 1u);
 		}
 		for (unsigned polls = 0; polls < 100 && rx.stats.frames.get() < 8; polls++)
@@ -353,6 +356,7 @@ TEST(Engine, PortRxRefusesFromItsReserveWhenThePoolIsEmpty)
 						      i < nb_requests ? wire::frame_kind::request
 								      : wire::frame_kind::response);
 			ASSERT_NE(m, nullptr);
+			DPUMESH_TSAN_PMD_GIVES(&m, 1);
 			while (rte_eth_tx_burst(ports->at(0).port_id, 0, &m, 1) == 0)
 				std::this_thread::sleep_for(std::chrono::microseconds(50));
 		}
@@ -568,9 +572,11 @@ TEST(Engine, PortRxRefusesAManyFrameRequestAtItsFirstFrame)
 		lcore::runner r(cfg->lcores);
 		ASSERT_TRUE(r.add(1, port::rx_stage(rx)).is_ok());
 		ASSERT_TRUE(r.launch().is_ok());
-		for (rte_mbuf *m : frames)
+		for (rte_mbuf *m : frames) {
+			DPUMESH_TSAN_PMD_GIVES(&m, 1);
 			while (rte_eth_tx_burst(ports->at(0).port_id, 0, &m, 1) == 0)
 				std::this_thread::sleep_for(std::chrono::microseconds(50));
+		}
 		auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
 		while (rx.stats.frames.get() < frames.size() &&
 		       std::chrono::steady_clock::now() < deadline)
@@ -895,6 +901,7 @@ TEST(Engine, PortRxHandsOnARequestWhoseReassemblyTimedOut)
 		ASSERT_TRUE(r.add(1, port::rx_stage(rx)).is_ok());
 		ASSERT_TRUE(r.launch().is_ok());
 		auto send = [&](rte_mbuf *m) {
+			DPUMESH_TSAN_PMD_GIVES(&m, 1);
 			while (rte_eth_tx_burst(ports->at(0).port_id, 0, &m, 1) == 0)
 				std::this_thread::sleep_for(std::chrono::microseconds(50));
 		};

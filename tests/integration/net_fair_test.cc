@@ -124,9 +124,8 @@ TEST(NetFair, ALightPeerIsAnsweredAtItsRateBesideThreeFloodingPeers)
 	std::vector<double> light_us, flood_checked_us;
 	unsigned unknown = 0;
 	const auto take_answers = [&] {
-		void *o;
-		while (rte_ring_dequeue(port.tx[0], &o) == 0) {
-			auto *m = static_cast<rte_mbuf *>(o);
+		rte_mbuf *m;
+		while (port.take(0, &m)) {
 			const auto *udp = rte_pktmbuf_mtod_offset(m, const rte_udp_hdr *, 14 + 20);
 			const uint16_t to = rte_be_to_cpu_16(udp->dst_port);
 			wire::parsed_frame pf;

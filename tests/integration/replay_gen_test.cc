@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "dpumesh/common/tsan.h"
 #include "dpumesh/lcore/runner.h"
 #include "dpumesh/replay/capture.h"
 #include "dpumesh/replay/generator.h"
@@ -149,6 +150,7 @@ private:
 		for (uint16_t q = 0; !_stop.load(std::memory_order_relaxed);
 		     q = uint16_t((q + 1) % _queues)) {
 			uint16_t n = rte_eth_rx_burst(_port, q, b, 32);
+			DPUMESH_TSAN_PMD_TOOK(b, n);
 			uint64_t now = rte_rdtsc();
 			for (uint16_t i = 0; i < n; i++) {
 				rx_tsc.push_back(now);
@@ -191,6 +193,7 @@ private:
 					continue;
 				}
 				rte_mbuf *m = it->m;
+				DPUMESH_TSAN_PMD_GIVES(&m, 1);
 				if (rte_eth_tx_burst(_port, it->queue, &m, 1) != 1)
 					break;
 				returned++;

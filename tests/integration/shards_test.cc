@@ -82,10 +82,9 @@ std::vector<sent_frame> collect(ring_port &p, size_t want, std::chrono::seconds 
 	do {
 		bool any = false;
 		for (int q = 0; q < 2; q++) {
-			void *o;
-			while (rte_ring_dequeue(p.tx[q], &o) == 0) {
+			rte_mbuf *m;
+			while (p.take(q, &m)) {
 				any = true;
-				auto *m = static_cast<rte_mbuf *>(o);
 				sent_frame s{};
 				s.queue = q;
 				const auto *udp = rte_pktmbuf_mtod_offset(m, const rte_udp_hdr *, 14 + 20);

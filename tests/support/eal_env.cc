@@ -12,6 +12,7 @@
 
 #include "dpumesh/common/eal.h"
 #include "dpumesh/common/log.h"
+#include "dpumesh/common/tsan.h"
 
 namespace dpumesh::test {
 
@@ -74,6 +75,7 @@ void eal_env::SetUp()
 	log_register_types();
 	int rc = rte_eal_init(static_cast<int>(argv.size()), argv.data());
 	ASSERT_GE(rc, 0) << "rte_eal_init: " << rte_strerror(rte_errno);
+	dpumesh::tsan::annotate_mempools();
 }
 
 void eal_env::TearDown() { dpumesh::eal_cleanup(); }

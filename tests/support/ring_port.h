@@ -4,7 +4,7 @@
 //   ring_port port("fair", 1);                        // ethdev net_ring_fair, one queue
 //   inproc_node n("fair", config_with_dev(port.name));
 //   port.send(0, src_ip, sport, peer_mac, wire::frame_kind::request, corr, l7, len, body, id);
-//   rte_ring_dequeue(port.tx[0], &frame);             // what the node sent
+//   port.take(0, &frame);                             // what the node sent
 #pragma once
 
 #include <gtest/gtest.h>
@@ -20,6 +20,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "dpumesh/common/tsan.h"
 #include "dpumesh/wire/frame.h"
 
 namespace dpumesh::test {
@@ -67,8 +68,22 @@ struct ring_port {
 		void *m;
 		while (rte_ring_dequeue(rx[q], &m) == 0)
 			rte_pktmbuf_free(static_cast<rte_mbuf *>(m));
-		while (rte_ring_dequeue(tx[q], &m) == 0)
-			rte_pktmbuf_free(static_cast<rte_mbuf *>(m));
+		rte_mbuf *f;
+		while (take(q, &f))
+			rte_pktmbuf_free(f);
+	}
+
+	/** The next frame the node sent on its TX queue q, if any (the PMD's enqueue is not
+	 *  instrumented: dpumesh/common/tsan.h orders the node's writes before the test's
+	 *  reads). */
+	bool take(unsigned q, rte_mbuf **frame)
+	{
+		void *m;
+		if (rte_ring_dequeue(tx[q], &m) != 0)
+			return false;
+		*frame = static_cast<rte_mbuf *>(m);
+		DPUMESH_TSAN_PMD_TOOK(frame, 1);
+		return true;
 	}
 
 	/** One single-frame message from (src_ip, sport) to the node, on RX queue q (waits
@@ -88,6 +103,7 @@ struct ring_port {
 		rte_mbuf *f[1];
 		if (wire::fragment(a, kind, msg_id, correlation, l7, l7_len, b, 1500, pool, f, 1) != 1)
 			return false;
+		DPUMESH_TSAN_PMD_GIVES(f, 1);
 		while (rte_ring_enqueue(rx[q], f[0]) != 0)
 			std::this_thread::sleep_for(std::chrono::microseconds(100));
 		return true;

@@ -26,6 +26,7 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
+#include "dpumesh/common/tsan.h"
 #include "dpumesh/port/tx.h"
 #include "dpumesh/wire/frame.h"
 
@@ -78,6 +79,7 @@ public:
 	uint16_t send(uint16_t port_id, rte_mbuf **frames, uint16_t n) noexcept
 	{
 		const tx_ctx &t = *_out[port_id].tx;
+		DPUMESH_TSAN_PMD_GIVES(frames, n);
 		return rte_eth_tx_burst(t.port, t.queue, frames, n);
 	}
 
