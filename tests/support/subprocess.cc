@@ -256,9 +256,21 @@ std::string stacks_of(pid_t pid)
 			task_stat(pid, static_cast<pid_t>(std::stoi(t.path().filename().string())));
 		const std::string times =
 			v.size() > 12 ? v[0] + " utime " + v[11] + " stime " + v[12] : "?";
+		/* schedstat: ns on a CPU, ns waiting on a run queue, timeslices; and the CPUs it
+		 * may run on: a runnable thread that waits for its CPU shows here */
+		std::string cpus;
+		{
+			std::ifstream st(t.path() / "status");
+			for (std::string line; std::getline(st, line);)
+				if (line.rfind("Cpus_allowed_list:", 0) == 0) {
+					const size_t at = line.find_first_not_of(" \t", 18);
+					cpus = at == std::string::npos ? "" : line.substr(at);
+				}
+		}
 		out += "tid " + t.path().filename().string() + " " + slurp("comm") + ": state " +
 		       times + ", wchan " + slurp("wchan") + ", syscall " + slurp("syscall") +
-		       "\n" + slurp("stack") + "\n";
+		       ", schedstat " + slurp("schedstat") + ", cpus " + cpus + "\n" +
+		       slurp("stack") + "\n";
 	}
 	/* the user-space stacks, where gdb is installed (scripts/setup.sh installs it); not of
 	 * a gdb that hangs itself */
