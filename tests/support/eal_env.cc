@@ -11,8 +11,6 @@
 #include <rte_errno.h>
 
 #include "dpumesh/common/eal.h"
-#include "dpumesh/common/log.h"
-#include "dpumesh/common/tsan.h"
 
 namespace dpumesh::test {
 
@@ -69,13 +67,9 @@ void eal_env::SetUp()
 	};
 	for (const std::string &v : _vdevs)
 		args.push_back("--vdev=" + v);
-	std::vector<char *> argv;
-	for (auto &a : args)
-		argv.push_back(a.data());
-	log_register_types();
-	int rc = rte_eal_init(static_cast<int>(argv.size()), argv.data());
+	/* log types, rte_eal_init() and the ThreadSanitizer build's mempool annotations */
+	const int rc = dpumesh::eal_init(args);
 	ASSERT_GE(rc, 0) << "rte_eal_init: " << rte_strerror(rte_errno);
-	dpumesh::tsan::annotate_mempools();
 }
 
 void eal_env::TearDown() { dpumesh::eal_cleanup(); }

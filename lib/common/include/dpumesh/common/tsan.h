@@ -2,7 +2,8 @@
 // ThreadSanitizer's view of the hand-offs that happen inside DPDK's libraries, which are not
 // instrumented: an mbuf a PMD takes on one thread and gives out on another (net_ring,
 // memif), and an object a mempool driver takes back on one thread and gives out on another.
-// In a build without the sanitizer every call here is empty and inlines to nothing.
+// In a build without the sanitizer the call sites' macros (below) expand to nothing and
+// annotate_mempools() returns at once.
 // docs/memory-model.md, "ThreadSanitizer".
 #pragma once
 
@@ -57,7 +58,7 @@ inline void pmd_took(rte_mbuf *const *frames, unsigned n) noexcept
 }
 
 /**
- * Right after rte_eal_init() (eal_init() and the tests' EAL call it): every registered
+ * Right after rte_eal_init() (dpumesh::eal_init() calls it, the tests' EAL too): every registered
  * mempool driver's enqueue releases each object it takes and its dequeue acquires each
  * object it gives, so that an object freed on one thread and allocated on another (through
  * a driver's ring or stack, which the sanitizer cannot see) is ordered. It patches the
