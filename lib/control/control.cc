@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 
@@ -326,13 +327,16 @@ result<std::vector<pending_view>> pending(const node &n, size_t max, uint32_t *t
 {
 	if (!n.sidecar())
 		return errorf("no sidecar in this node");
-	/* every shard's requests, with the tokens their answers carry */
+	/* every shard's requests, with the tokens their answers carry, as each shard's lcore
+	 * lists them (its table is its own) */
 	*total = 0;
 	std::vector<pending_view> out;
 	for (const sidecar::stage *sc : n.shards()) {
-		*total += sc->pending().size();
-		for (const auto &[token, e] : sc->pending_list(max - out.size()))
-			out.push_back({token, e});
+		DPUMESH_ASSIGN_OR_RETURN(const auto listing,
+					 sc->pending_list(std::chrono::milliseconds(1000)));
+		*total += listing.size;
+		for (uint32_t i = 0; i < listing.n && out.size() < max; i++)
+			out.push_back({listing.entries[i].first, listing.entries[i].second});
 	}
 	return out;
 }

@@ -6,7 +6,9 @@
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include <rte_cycles.h>
 #include <rte_mempool.h>
@@ -191,14 +193,44 @@ stage::~stage()
 
 const pending::table &stage::pending() const noexcept { return _requests->table(); }
 
-std::vector<std::pair<uint32_t, pending::entry>> stage::pending_list(size_t max) const
+result<stage::pending_listing> stage::pending_list(std::chrono::milliseconds wait) const
 {
-	std::vector<std::pair<uint32_t, pending::entry>> out;
-	_requests->for_each([&](uint32_t token, const pending::entry &e, const request_ctx &) {
-		if (out.size() < max)
-			out.emplace_back(token, e);
-	});
-	return out;
+	std::lock_guard<std::mutex> lk(_list_mu);
+	const uint64_t asked = _list_asked.load(std::memory_order_relaxed) + 1;
+	_list_asked.store(asked, std::memory_order_release);
+	const auto until = std::chrono::steady_clock::now() + wait;
+	/* the lcore stores `asked` when it has written the listing, and writes it no more
+	 * until the next request (below, under the lock) */
+	while (_list_given.load(std::memory_order_acquire) != asked) {
+		if (std::chrono::steady_clock::now() >= until)
+			return errorf("sidecar shard %u: its lcore did not list its pending requests "
+				      "within %lld ms (is it polling?)",
+				      _shard.index, static_cast<long long>(wait.count()));
+		std::this_thread::sleep_for(std::chrono::microseconds(100));
+	}
+	return _listing;
+}
+
+/* On the lcore, in step 8 of a poll (every 10 us): pending_list_step slots of the table
+ * into the listing; a new request starts over */
+void stage::list_pending(uint64_t asked) noexcept
+{
+	if (_list_for != asked) {
+		_list_for = asked;
+		_list_at = 0;
+		_listing.n = 0;
+	}
+	const uint32_t cap = _requests->table().capacity();
+	_requests->for_each_in(_list_at, pending_list_step,
+			       [&](uint32_t token, const pending::entry &e, const request_ctx &) {
+				       if (_listing.n < pending_listing::max)
+					       _listing.entries[_listing.n++] = {token, e};
+			       });
+	_list_at = std::min(_list_at + pending_list_step, cap);
+	if (_list_at == cap || _listing.n == pending_listing::max) {
+		_listing.size = _requests->size();
+		_list_given.store(asked, std::memory_order_release);
+	}
 }
 uint32_t stage::nb_services() const noexcept { return _admission->nb_services(); }
 const std::string &stage::service_name(uint32_t svc) const noexcept
@@ -486,6 +518,10 @@ uint32_t stage::run() noexcept
 	if (now >= _next_gate) {
 		_admission->refresh_gate(now, _tsc_hz / gate_watch_per_s);
 		_next_gate = now + _tsc_hz / 100000;
+		/* control asked for `show pending`'s listing (pending_list()) */
+		if (const uint64_t asked = _list_asked.load(std::memory_order_acquire);
+		    asked != _list_given.load(std::memory_order_relaxed)) [[unlikely]]
+			list_pending(asked);
 	}
 	_egress->end_burst();
 	/* the backend's per-poll work (DOCA: wake RX kernels that got commands, take back) */

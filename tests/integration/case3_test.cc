@@ -19,6 +19,8 @@
 #include <thread>
 #include <string>
 
+#include <rte_cycles.h>
+
 #include "console.h"
 #include "eal_env.h"
 #include "inproc_node.h"
@@ -575,6 +577,107 @@ TEST(Case3Console, PodCommandsShowTheLiveMesh)
 	EXPECT_NE(after.find("no pods registered"), std::string::npos) << after;
 	n.proc->write("quit\n");
 	EXPECT_EQ(n.proc->wait(30s), 0) << n.proc->output();
+}
+
+/* `show pending` lists what a pod holds: three requests to a sink (which never answers),
+ * each with its origin, destination and time left, typed at the console. */
+TEST(Case3Console, ShowPendingListsTheRequestsASinkHolds)
+{
+	proc_node n("pending", 30000, true);
+	ASSERT_TRUE(n.up) << n.proc->output();
+	auto sink = n.pod({"sink", n.sock});
+	ASSERT_TRUE(ready(*sink)) << sink->output();
+	auto c = n.pod({"client", n.sock, "3", "1", "64"});
+	std::string shown;
+	for (int i = 0; i < 100; i++) {
+		shown = console_cmd(*n.proc, "show pending");
+		if (shown.find("pending requests: 3 ") != std::string::npos)
+			break;
+		std::this_thread::sleep_for(50ms);
+	}
+	EXPECT_NE(shown.find("pending requests: 3 (capacity "), std::string::npos) << shown;
+	unsigned lines = 0;
+	for (size_t at = 0; (at = shown.find("  token=", at)) != std::string::npos; at++) {
+		const std::string line = shown.substr(at, shown.find('\n', at) - at);
+		unsigned token = 0, origin = 0, dest = 0, attempt = 9;
+		double age = -1, left = -1;
+		ASSERT_EQ(std::sscanf(line.c_str(),
+				      "  token=%x origin=pod:%x dest=pod:%x req_id=%*u step_id=%*u "
+				      "attempt=%u age=%lfms deadline_in=%lfms",
+				      &token, &origin, &dest, &attempt, &age, &left),
+			  6)
+			<< line;
+		EXPECT_NE(token, 0u) << line;
+		EXPECT_NE(origin, 0u) << line;
+		EXPECT_NE(dest, 0u) << line;
+		EXPECT_NE(origin, dest) << line;
+		EXPECT_EQ(attempt, 0u) << line;
+		EXPECT_GE(age, 0.0) << line;
+		EXPECT_GT(left, 0.0) << line;
+		EXPECT_NEAR(age + left, 30000.0, 1.0) << line; /* the service's timeout */
+		lines++;
+	}
+	EXPECT_EQ(lines, 3u) << shown;
+	c->signal(SIGKILL);
+	c->wait(5s);
+	sink->signal(SIGKILL);
+	sink->wait(5s);
+	n.proc->write("quit\n");
+	EXPECT_EQ(n.proc->wait(30s), 0) << n.proc->output();
+}
+
+/* control::pending, as the console calls it from its own thread, while a client's requests
+ * to a slow echo come and go: each shard's lcore copies its own entries out, so every entry
+ * listed is whole (its deadline its start plus the timeout), and under ThreadSanitizer the
+ * listing does not race the lcore that writes the table. */
+TEST(Case3Console, ShowPendingListsWholeEntriesWhileTheyChange)
+{
+	inproc_node n("pending-live", case3_config(10000));
+	ASSERT_TRUE(n.up) << n.error;
+	auto echo = n.pod({"echo", n.sock}, {{"DPUMESH_ECHO_DELAY_US", "300"}});
+	ASSERT_TRUE(ready(*echo)) << echo->output();
+	auto c = n.pod({"client", n.sock, "8000", "5", "64"},
+		       {{"DPUMESH_CLIENT_WINDOW", "16"}, {"DPUMESH_CLIENT_STALL", "30"}});
+	const uint64_t timeout_tsc = 10000 * rte_get_tsc_hz() / 1000;
+	unsigned listings = 0, listed = 0;
+	std::chrono::steady_clock::duration waited{};
+	const auto done = [](const std::string &o) { return o.find("DONE") != std::string::npos; };
+	while (!c->wait_output(done, 2ms) && listings < 20000) {
+		uint32_t total = 0;
+		const auto t0 = std::chrono::steady_clock::now();
+		auto v = dpumesh::control::pending(n.control(), 32, &total);
+		ASSERT_TRUE(v.is_ok()) << v.error().message();
+		const uint64_t now = rte_rdtsc();
+		waited += std::chrono::steady_clock::now() - t0;
+		listings++;
+		ASSERT_LE(v->size(), 32u);
+		ASSERT_LE(total, 64u); /* at most the client's window, per shard */
+		for (const dpumesh::control::pending_view &pv : *v) {
+			EXPECT_NE(pv.token, 0u);
+			EXPECT_EQ(pv.entry.origin.type, dpumesh::pending::party::kind::pod);
+			EXPECT_EQ(pv.entry.dest.type, dpumesh::pending::party::kind::pod);
+			EXPECT_NE(pv.entry.origin.pod_handle, pv.entry.dest.pod_handle);
+			EXPECT_EQ(pv.entry.attempt, 0u);
+			EXPECT_LE(pv.entry.start_tsc, now);
+			EXPECT_EQ(pv.entry.deadline_tsc - pv.entry.start_tsc, timeout_tsc);
+		}
+		listed += static_cast<unsigned>(v->size());
+	}
+	EXPECT_EQ(c->wait(60s), 0) << c->output();
+	EXPECT_EQ(value_of(c->output(), "DONE", "ok"), 8000) << c->output();
+	EXPECT_GT(listings, 5u);
+	EXPECT_GT(listed, 0u); /* requests were caught in flight */
+	std::printf("show pending: %u listings, %u entries listed, %.2f ms a listing\n", listings,
+		    listed,
+		    std::chrono::duration<double, std::milli>(waited).count() / std::max(listings, 1u));
+	uint32_t total = 1;
+	auto after = dpumesh::control::pending(n.control(), 32, &total);
+	ASSERT_TRUE(after.is_ok()) << after.error().message();
+	EXPECT_EQ(total, 0u);
+	EXPECT_TRUE(after->empty());
+	echo->signal(SIGKILL);
+	echo->wait(5s);
+	expect_idle(n.stop(), n);
 }
 
 int main(int argc, char **argv)

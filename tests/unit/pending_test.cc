@@ -73,6 +73,33 @@ TEST(Pending, StaleTokenNeverMatchesAReusedSlot)
 	}
 }
 
+/* A walk in steps (for_each_in, `show pending`'s listing on the lcore) sees each live entry
+ * once, with its token, as one for_each does; steps past the end are empty. */
+TEST(Pending, AWalkInStepsListsWhatOneWalkDoes)
+{
+	table t(1000, hz); /* 1024 slots */
+	std::map<uint32_t, uint32_t> live; /* token -> req id */
+	for (uint32_t i = 0; i < 700; i++)
+		live[t.insert(make_entry(pod(1), pod(2), i, 0, 10 * ms))] = i;
+	for (uint32_t i = 0; i < 700; i += 3) {
+		auto it = std::find_if(live.begin(), live.end(),
+				       [&](const auto &kv) { return kv.second == i; });
+		t.remove(it->first);
+		live.erase(it);
+	}
+	std::map<uint32_t, uint32_t> whole, stepped;
+	t.for_each([&](uint32_t token, const entry &e) { whole[token] = e.origin_req_id; });
+	unsigned visits = 0;
+	for (uint32_t at = 0; at < t.capacity() + 300; at += 100)
+		t.for_each_in(at, 100, [&](uint32_t token, const entry &e) {
+			visits++;
+			stepped[token] = e.origin_req_id;
+		});
+	EXPECT_EQ(whole, live);
+	EXPECT_EQ(stepped, live);
+	EXPECT_EQ(visits, live.size());
+}
+
 /* An entry written where the next insert goes (next_entry) and taken as written
  * (insert_written) is the same as one inserted whole: found and matched by its token,
  * expired at its deadline. Written and not taken, it is no entry; a full table has no

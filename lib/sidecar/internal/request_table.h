@@ -180,11 +180,17 @@ public:
 	 */
 	uint32_t expire(uint64_t now, expiry *out, uint32_t max) noexcept;
 
-	/** Every request still open: fn(token, entry, ctx) (teardown, diagnostics). */
+	/** Every request still open: fn(token, entry, ctx) (teardown). */
 	template <typename Fn>
 	void for_each(Fn &&fn) const
 	{
-		_t.for_each([&](uint32_t token, const pending::entry &e) {
+		for_each_in(0, _t.capacity(), fn);
+	}
+	/** for_each() over the table's slots [first, first + count) (a walk in steps). */
+	template <typename Fn>
+	void for_each_in(uint32_t first, uint32_t count, Fn &&fn) const
+	{
+		_t.for_each_in(first, count, [&](uint32_t token, const pending::entry &e) {
 			fn(token | _shard_base, e, _ctx[token & 0xffff]);
 		});
 	}

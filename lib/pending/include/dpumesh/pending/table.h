@@ -152,11 +152,19 @@ public:
 	uint32_t size() const noexcept { return _nb_used.load(std::memory_order_relaxed); }
 	uint32_t capacity() const noexcept { return _capacity; }
 
-	/** Calls fn(token, entry) for every live entry (control path: `show pending`). */
+	/** Calls fn(token, entry) for every live entry (the owner: teardown). */
 	template <typename Fn>
 	void for_each(Fn &&fn) const
 	{
-		for (uint32_t i = 0; i < _capacity; i++)
+		for_each_in(0, _capacity, fn);
+	}
+	/** for_each() over slots [first, first + count) alone, for a walk in steps (the
+	 *  owner: `show pending`'s listing between two polls). */
+	template <typename Fn>
+	void for_each_in(uint32_t first, uint32_t count, Fn &&fn) const
+	{
+		const uint32_t end = first + count < _capacity ? first + count : _capacity;
+		for (uint32_t i = first; i < end; i++)
 			if (_slots[i].used)
 				fn(token_of(i), _slots[i].e);
 	}

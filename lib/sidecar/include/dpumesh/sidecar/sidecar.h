@@ -44,6 +44,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -256,13 +257,28 @@ public:
 	unsigned shard() const noexcept { return _shard.index; }
 	unsigned nb_shards() const noexcept { return _shard.count; }
 	const counters &stats() const noexcept { return _stats; }
-	/** The pending requests (control path: `show pending`; read without locks). */
+	/** The pending table: control reads its size() and capacity() alone (its entries
+	 *  are the lcore's: pending_list()). */
 	const pending::table &pending() const noexcept;
+	/** What `show pending` shows of a shard: its first pending requests in slot order,
+	 *  with the tokens this shard handed out (the table's own carry no shard), and how
+	 *  many it held when the listing ended. */
+	struct pending_listing {
+		static constexpr uint32_t max = 32;
+		uint32_t size = 0;
+		uint32_t n = 0;
+		std::array<std::pair<uint32_t, pending::entry>, max> entries{};
+	};
 	/**
-	 * Up to `max` pending requests with the tokens this shard handed out (the table's own
-	 * tokens carry no shard; control path, read without locks).
+	 * The shard's lcore lists its pending requests for control (`show pending`): the
+	 * table is the lcore's alone, so control asks and the lcore copies the entries out
+	 * between two polls, a step of pending_list_step slots every 10 us (a walk of a
+	 * 65536-slot table at once would hold the lcore ~1 ms). Waits up to `wait`; an error
+	 * if the lcore did not finish by then (not polling). Control path; one caller at a time
+	 * (a lock), a late listing is not taken for the next one's.
 	 */
-	std::vector<std::pair<uint32_t, pending::entry>> pending_list(size_t max) const;
+	result<pending_listing> pending_list(std::chrono::milliseconds wait) const;
+	static constexpr uint32_t pending_list_step = 256;
 
 	/**
 	 * Publishes a new routing and policy version (control path): one pointer store, then
@@ -325,6 +341,8 @@ private:
 	void owe_net(const remote &to, uint64_t correlation, uint16_t status, const char *reason,
 		     uint64_t now) noexcept;
 	uint32_t pay_owed(uint64_t now) noexcept;
+	/* a step of `show pending`'s listing for control's request `asked` */
+	[[gnu::cold]] void list_pending(uint64_t asked) noexcept;
 	/* network (flow_net.cc) */
 	void from_network(port::rx_msg *m, uint64_t now) noexcept;
 	unsigned from_network_burst(port::rx_msg **msgs, unsigned n, uint64_t now) noexcept;
@@ -387,6 +405,15 @@ private:
 	std::string _hop;
 	uint64_t _next_sweep = 0; /* TSC of the next deadline sweep */
 	uint64_t _next_gate = 0;  /* TSC of the next look at saturated services (refresh_gate) */
+	/* `show pending` (pending_list()): control raises _list_asked (under _list_mu), the
+	 * lcore walks the table a step each 10 us into _listing, from slot _list_at, for the
+	 * request _list_for, and stores its number in _list_given (release) when done */
+	mutable std::mutex _list_mu;
+	mutable std::atomic<uint64_t> _list_asked{0};
+	std::atomic<uint64_t> _list_given{0};
+	uint64_t _list_for = 0;
+	uint32_t _list_at = 0;
+	pending_listing _listing;
 	/* the network's share while pods' messages pass (docs/overload.md "Fairness") */
 	uint64_t _pods_until = 0; /* TSC until which pods count as busy */
 	uint64_t _net_cycles = 0; /* TSC cycles per network message (step 6), moving average */
