@@ -147,7 +147,7 @@ forward_instructions() {
   local name=$1 variant=$2 cfg=$3 cap=$4 run="$1-$2" cg a
   cg="$RAW/forward-$run.callgrind.out"
   progress "forward: $run: dpumesh under callgrind, ${INSTRUCTIONS} s (instructions per message)"
-  DP_WRAP=(valgrind --tool=callgrind "--callgrind-out-file=$cg" --collect-atstart=no
+  DP_WRAP=(valgrind --tool=callgrind --fair-sched=yes "--callgrind-out-file=$cg" --collect-atstart=no
     "--toggle-collect=dpumesh::lcore::runner::loop*")
   DP_START_S=120
   dp_start "forward-$run-callgrind" "$cfg" --vdev "net_pcap0,rx_pcap=$cap,infinite_rx=1" \
@@ -185,7 +185,7 @@ forward_testpmd_instructions() {
   progress "forward: dpdk-testpmd 5tswap under callgrind on $(basename "$cap"), ${INSTRUCTIONS} s"
   local prefix="perf-forward-testpmd-cg-$$"
   # shellcheck disable=SC2046
-  valgrind --tool=callgrind --separate-threads=yes "--callgrind-out-file=$FORWARD_TP_CG" \
+  valgrind --tool=callgrind --fair-sched=yes --separate-threads=yes "--callgrind-out-file=$FORWARD_TP_CG" \
     dpdk-testpmd $(replay_eal "$prefix" "$cap" 1) -- --forward-mode=5tswap --nb-cores=1 \
     --stats-period 1 < /dev/null > "$FORWARD_TP_LOG" 2>&1 &
   local tp=$!; track "$tp"
