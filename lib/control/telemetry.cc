@@ -4,11 +4,14 @@
 // DPDK 22.11 containers are flat (a dict may hold arrays of numbers or strings, not dicts),
 // so tables are columnar: {"name": [...], "rx_packets": [...]} with one index per row.
 // Callbacks read counters (atomics) and take a copy of the config view under the control
-// mutex; they never touch lcore state otherwise.
+// mutex; they never touch lcore state otherwise (/dpumesh/pending asks the sidecar lcores
+// for their listing: control::pending).
+#include <cstdio>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include <rte_cycles.h>
 #include <rte_mempool.h>
 #include <rte_telemetry.h>
 
@@ -378,6 +381,57 @@ int fill_pods(node &n, rte_tel_data *d)
 	return 0;
 }
 
+/* "pod:0x..", "peer:N" or "none": a pending entry's origin or destination. */
+std::string party_text(const pending::party &p)
+{
+	char buf[32];
+	switch (p.type) {
+	case pending::party::kind::pod:
+		std::snprintf(buf, sizeof(buf), "pod:%#x", p.pod_handle);
+		return buf;
+	case pending::party::kind::peer:
+		std::snprintf(buf, sizeof(buf), "peer:%u", static_cast<unsigned>(p.peer));
+		return buf;
+	default:
+		return "none";
+	}
+}
+
+/* `show pending` as columns: the first 32 pending requests as the shards' lcores list them
+ * (control::pending), with the table's size and capacity; -EAGAIN when a shard's lcore
+ * did not list its own within 1 s */
+int fill_pending(node &n, rte_tel_data *d)
+{
+	uint32_t total = 0;
+	auto views = pending(n, 32, &total);
+	if (!views) {
+		DPUMESH_LOG(WARNING, console, "/dpumesh/pending: %s", views.error().message().c_str());
+		return -EAGAIN;
+	}
+	const uint64_t now = rte_rdtsc();
+	const double us_per_cycle = 1e6 / static_cast<double>(n.runner().tsc_hz());
+	uint64_t capacity = 0;
+	for (const sidecar::stage *sc : n.shards())
+		capacity += sc->pending().capacity();
+	const auto us = [&](uint64_t cycles) {
+		return static_cast<uint64_t>(static_cast<double>(cycles) * us_per_cycle);
+	};
+	columns c(d);
+	rte_tel_data_add_dict_u64(d, "total", total);
+	rte_tel_data_add_dict_u64(d, "capacity", capacity);
+	DPUMESH_TEL_U64_COLUMN(c, "token", *views, r.token);
+	DPUMESH_TEL_STR_COLUMN(c, "origin", *views, party_text(r.entry.origin));
+	DPUMESH_TEL_STR_COLUMN(c, "dest", *views, party_text(r.entry.dest));
+	DPUMESH_TEL_U64_COLUMN(c, "req_id", *views, r.entry.origin_req_id);
+	DPUMESH_TEL_U64_COLUMN(c, "step_id", *views, r.entry.step_id);
+	DPUMESH_TEL_U64_COLUMN(c, "attempt", *views, r.entry.attempt);
+	DPUMESH_TEL_U64_COLUMN(c, "age_us", *views,
+			       now > r.entry.start_tsc ? us(now - r.entry.start_tsc) : 0);
+	DPUMESH_TEL_U64_COLUMN(c, "deadline_in_us", *views,
+			       r.entry.deadline_tsc > now ? us(r.entry.deadline_tsc - now) : 0);
+	return 0;
+}
+
 /* Network addresses holding pending requests or refused over their quota. */
 int fill_sources(node &n, rte_tel_data *d)
 {
@@ -461,6 +515,7 @@ int fill_config(node &n, rte_tel_data *d)
 	_(peers, "Peers: name, mac, ipv4, ipv6, mesh_port (columns)")                        \
 	_(config, "Config summary: node, source, counts, idle policy, forwarding, stats_period") \
 	_(pods, "Registered pods: id, service, generation, TX/RX counters, quota (columns)") \
+	_(pending, "Pending requests: total, capacity, the first 32 (token, parties, ids, age, time left)") \
 	_(sources, "Network addresses holding pending requests or refused (quota, columns)") \
 	_(sidecar, "Sidecar counters: requests, responses, mesh errors by reason")            \
 	_(metrics, "Requests by service and route: answers by class, retries, latency quantiles") \
@@ -537,7 +592,10 @@ status telemetry_register(node &n)
 	static bool registered = false; /* rte_telemetry has no unregister */
 	if (registered)
 		return status::ok();
+	/* rte_telemetry refuses a help text of RTE_TEL_MAX_STRING_LEN characters or more
+	 * (EINVAL), and the endpoints after it would go unregistered */
 #define DPUMESH_TEL_REG(name, help)                                                      \
+	static_assert(sizeof(help) <= RTE_TEL_MAX_STRING_LEN, "/dpumesh/" #name ": help too long"); \
 	if (int rc = rte_telemetry_register_cmd("/dpumesh/" #name, &tel_##name, help); rc != 0) \
 		return errorf("telemetry: registering /dpumesh/" #name ": %s", rte_strerror(-rc));
 	DPUMESH_FOREACH_TELEMETRY(DPUMESH_TEL_REG)

@@ -580,7 +580,8 @@ TEST(Case3Console, PodCommandsShowTheLiveMesh)
 }
 
 /* `show pending` lists what a pod holds: three requests to a sink (which never answers),
- * each with its origin, destination and time left, typed at the console. */
+ * each with its origin, destination and time left, typed at the console and read from
+ * telemetry (/dpumesh/pending). */
 TEST(Case3Console, ShowPendingListsTheRequestsASinkHolds)
 {
 	proc_node n("pending", 30000, true);
@@ -618,6 +619,30 @@ TEST(Case3Console, ShowPendingListsTheRequestsASinkHolds)
 		lines++;
 	}
 	EXPECT_EQ(lines, 3u) << shown;
+
+	/* the same listing over telemetry, as columns */
+	telemetry_client t;
+	std::string hello;
+	ASSERT_TRUE(t.connect(runtime_dir(n.prefix) + "/dpdk_telemetry.v2", &hello));
+	json_ptr pending = t.query("/dpumesh/pending");
+	ASSERT_TRUE(pending);
+	char *dump = json_dumps(pending.get(), 0);
+	const std::string text = dump ? dump : "";
+	std::free(dump);
+	EXPECT_EQ(u64_at(pending.get(), "total", 0), 3u) << text;
+	EXPECT_GT(u64_at(pending.get(), "capacity", 0), 3u) << text;
+	ASSERT_EQ(json_array_size(json_object_get(pending.get(), "token")), 3u) << text;
+	for (size_t i = 0; i < 3; i++) {
+		EXPECT_NE(u64_at(pending.get(), "token", i), 0u) << text;
+		EXPECT_EQ(str_at(pending.get(), "origin", i).rfind("pod:0x", 0), 0u) << text;
+		EXPECT_EQ(str_at(pending.get(), "dest", i).rfind("pod:0x", 0), 0u) << text;
+		EXPECT_NE(str_at(pending.get(), "origin", i), str_at(pending.get(), "dest", i));
+		EXPECT_EQ(u64_at(pending.get(), "attempt", i), 0u) << text;
+		const uint64_t age = u64_at(pending.get(), "age_us", i);
+		const uint64_t left = u64_at(pending.get(), "deadline_in_us", i);
+		EXPECT_GT(left, 0u) << text;
+		EXPECT_NEAR(static_cast<double>(age + left), 30e6, 1000.0) << text;
+	}
 	c->signal(SIGKILL);
 	c->wait(5s);
 	sink->signal(SIGKILL);
