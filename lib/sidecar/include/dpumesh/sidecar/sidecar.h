@@ -406,15 +406,6 @@ private:
 	std::string _hop;
 	uint64_t _next_sweep = 0; /* TSC of the next deadline sweep */
 	uint64_t _next_gate = 0;  /* TSC of the next look at saturated services (refresh_gate) */
-	/* `show pending` (pending_list()): control raises _list_asked (under _list_mu), the
-	 * lcore walks the table a step each 10 us into _listing, from slot _list_at, for the
-	 * request _list_for, and stores its number in _list_given (release) when done */
-	mutable std::mutex _list_mu;
-	mutable std::atomic<uint64_t> _list_asked{0};
-	std::atomic<uint64_t> _list_given{0};
-	uint64_t _list_for = 0;
-	uint32_t _list_at = 0;
-	pending_listing _listing;
 	/* the network's share while pods' messages pass (docs/overload.md "Fairness") */
 	uint64_t _pods_until = 0; /* TSC until which pods count as busy */
 	uint64_t _net_cycles = 0; /* TSC cycles per network message (step 6), moving average */
@@ -459,6 +450,16 @@ private:
 	uint32_t _trace_both_max = 0;
 	void relays_flush() noexcept;
 	counters _stats;
+	/* `show pending` (pending_list()), last: cold (~2.7 KB), away from the poll's
+	 * fields. Control raises _list_asked (under _list_mu); the lcore walks the table a
+	 * step each 10 us into _listing, from slot _list_at, for the request _list_for, and
+	 * stores its number in _list_given (release) when done */
+	mutable std::mutex _list_mu;
+	mutable std::atomic<uint64_t> _list_asked{0};
+	std::atomic<uint64_t> _list_given{0};
+	uint64_t _list_for = 0;
+	uint32_t _list_at = 0;
+	pending_listing _listing;
 };
 
 } // namespace dpumesh::sidecar
