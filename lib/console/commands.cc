@@ -234,13 +234,10 @@ status cmd_show_pod(invocation &inv) { return show_pods(inv, inv.words[2], true)
 
 status cmd_show_pending(invocation &inv)
 {
-	uint32_t total = 0;
-	DPUMESH_ASSIGN_OR_RETURN(auto views, control::pending(inv.node, 32, &total));
+	uint32_t total = 0, capacity = 0;
+	DPUMESH_ASSIGN_OR_RETURN(auto views, control::pending(inv.node, 32, &total, &capacity));
 	const uint64_t hz = inv.node.runner().tsc_hz();
 	const uint64_t now = rte_rdtsc();
-	uint32_t capacity = 0;
-	for (const sidecar::stage *sc : inv.node.shards())
-		capacity += sc->pending().capacity();
 	appendf(inv.out, "pending requests: %u (capacity %u)%s\n", total, capacity,
 		total > views.size() ? ", first 32:" : "");
 	for (const control::pending_view &v : views) {

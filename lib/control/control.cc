@@ -323,18 +323,23 @@ std::vector<pod_view> node::pods_snapshot() const
 	return _pods;
 }
 
-result<std::vector<pending_view>> pending(const node &n, size_t max, uint32_t *total)
+result<std::vector<pending_view>> pending(const node &n, size_t max, uint32_t *total,
+					  uint32_t *capacity)
 {
 	if (!n.sidecar())
 		return errorf("no sidecar in this node");
 	/* every shard's requests, with the tokens their answers carry, as each shard's lcore
 	 * lists them (its table is its own) */
 	*total = 0;
+	if (capacity)
+		*capacity = 0;
 	std::vector<pending_view> out;
 	for (const sidecar::stage *sc : n.shards()) {
 		DPUMESH_ASSIGN_OR_RETURN(const auto listing,
 					 sc->pending_list(std::chrono::milliseconds(1000)));
 		*total += listing.size;
+		if (capacity)
+			*capacity += sc->pending().capacity();
 		for (uint32_t i = 0; i < listing.n && out.size() < max; i++)
 			out.push_back({listing.entries[i].first, listing.entries[i].second});
 	}

@@ -402,17 +402,14 @@ std::string party_text(const pending::party &p)
  * did not list its own within 1 s */
 int fill_pending(node &n, rte_tel_data *d)
 {
-	uint32_t total = 0;
-	auto views = pending(n, 32, &total);
+	uint32_t total = 0, capacity = 0;
+	auto views = pending(n, 32, &total, &capacity);
 	if (!views) {
 		DPUMESH_LOG(WARNING, console, "/dpumesh/pending: %s", views.error().message().c_str());
 		return -EAGAIN;
 	}
 	const uint64_t now = rte_rdtsc();
 	const double us_per_cycle = 1e6 / static_cast<double>(n.runner().tsc_hz());
-	uint64_t capacity = 0;
-	for (const sidecar::stage *sc : n.shards())
-		capacity += sc->pending().capacity();
 	const auto us = [&](uint64_t cycles) {
 		return static_cast<uint64_t>(static_cast<double>(cycles) * us_per_cycle);
 	};
