@@ -239,7 +239,7 @@ status cmd_show_pending(invocation &inv)
 	const uint64_t hz = inv.node.runner().tsc_hz();
 	const uint64_t now = rte_rdtsc();
 	appendf(inv.out, "pending requests: %u (capacity %u)%s\n", total, capacity,
-		total > views.size() ? ", first 32:" : "");
+		total > views.size() ? ", the oldest 32:" : "");
 	for (const control::pending_view &v : views) {
 		const pending::entry &e = v.entry;
 		double age_ms = static_cast<double>(now - e.start_tsc) * 1000.0 / static_cast<double>(hz);
@@ -247,10 +247,11 @@ status cmd_show_pending(invocation &inv)
 								static_cast<double>(hz)
 						      : 0.0;
 		appendf(inv.out,
-			"  token=%#x origin=pod:%#x dest=pod:%#x req_id=%u step_id=%u attempt=%u "
+			"  token=%#x origin=%s dest=%s req_id=%u step_id=%u attempt=%u "
 			"age=%.1fms deadline_in=%.1fms\n",
-			v.token, e.origin.pod_handle, e.dest.pod_handle, e.origin_req_id, e.step_id,
-			e.attempt, age_ms, left_ms);
+			v.token, control::party_text(e.origin).c_str(),
+			control::party_text(e.dest).c_str(), e.origin_req_id, e.step_id, e.attempt,
+			age_ms, left_ms);
 	}
 	return status::ok();
 }

@@ -323,6 +323,22 @@ std::vector<pod_view> node::pods_snapshot() const
 	return _pods;
 }
 
+/* "pod:0x..", "peer:N" or "none": a pending entry's origin or destination. */
+std::string party_text(const pending::party &p)
+{
+	char buf[32];
+	switch (p.type) {
+	case pending::party::kind::pod:
+		std::snprintf(buf, sizeof(buf), "pod:%#x", p.pod_handle);
+		return buf;
+	case pending::party::kind::peer:
+		std::snprintf(buf, sizeof(buf), "peer:%u", static_cast<unsigned>(p.peer));
+		return buf;
+	default:
+		return "none";
+	}
+}
+
 result<std::vector<pending_view>> pending(const node &n, size_t max, uint32_t *total,
 					  uint32_t *capacity)
 {
@@ -340,9 +356,17 @@ result<std::vector<pending_view>> pending(const node &n, size_t max, uint32_t *t
 		*total += listing.size;
 		if (capacity)
 			*capacity += sc->pending().capacity();
-		for (uint32_t i = 0; i < listing.n && out.size() < max; i++)
+		for (uint32_t i = 0; i < listing.n; i++)
 			out.push_back({listing.entries[i].first, listing.entries[i].second});
 	}
+	/* the oldest of all shards first (the TSC is one clock across lcores; equal starts by
+	 * token, as a shard sorts them) */
+	std::sort(out.begin(), out.end(), [](const pending_view &a, const pending_view &b) {
+		return a.entry.start_tsc != b.entry.start_tsc ? a.entry.start_tsc < b.entry.start_tsc
+							      : a.token < b.token;
+	});
+	if (out.size() > max)
+		out.resize(max);
 	return out;
 }
 

@@ -381,23 +381,7 @@ int fill_pods(node &n, rte_tel_data *d)
 	return 0;
 }
 
-/* "pod:0x..", "peer:N" or "none": a pending entry's origin or destination. */
-std::string party_text(const pending::party &p)
-{
-	char buf[32];
-	switch (p.type) {
-	case pending::party::kind::pod:
-		std::snprintf(buf, sizeof(buf), "pod:%#x", p.pod_handle);
-		return buf;
-	case pending::party::kind::peer:
-		std::snprintf(buf, sizeof(buf), "peer:%u", static_cast<unsigned>(p.peer));
-		return buf;
-	default:
-		return "none";
-	}
-}
-
-/* `show pending` as columns: the first 32 pending requests as the shards' lcores list them
+/* `show pending` as columns: the 32 oldest pending requests as the shards' lcores list them
  * (control::pending), with the table's size and capacity; -EAGAIN when a shard's lcore
  * did not list its own within 1 s */
 int fill_pending(node &n, rte_tel_data *d)

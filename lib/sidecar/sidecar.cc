@@ -211,26 +211,33 @@ result<stage::pending_listing> stage::pending_list(std::chrono::milliseconds wai
 	return _listing;
 }
 
-/* On the lcore, in step 8 of a poll (every 10 us): pending_list_step slots of the table
- * into the listing; a new request starts over */
+/* On the lcore, in step 8 of a poll (every 10 us): pending_list_step slots of the table,
+ * the oldest entries met kept by token; a new request starts over. The whole table is
+ * walked (65536 slots: 256 steps, ~2.6 ms), as the oldest may sit in any slot (the free
+ * list is LIFO); at the end the kept entries are copied out as they are then (one closed
+ * during the walk is not listed). */
 void stage::list_pending(uint64_t asked) noexcept
 {
 	if (_list_for != asked) {
 		_list_for = asked;
 		_list_at = 0;
-		_listing.n = 0;
+		_list_kept.clear();
 	}
 	const uint32_t cap = _requests->table().capacity();
 	_requests->for_each_in(_list_at, pending_list_step,
 			       [&](uint32_t token, const pending::entry &e, const request_ctx &) {
-				       if (_listing.n < pending_listing::max)
-					       _listing.entries[_listing.n++] = {token, e};
+				       _list_kept.offer(token, e.start_tsc);
 			       });
 	_list_at = std::min(_list_at + pending_list_step, cap);
-	if (_list_at == cap || _listing.n == pending_listing::max) {
-		_listing.size = _requests->size();
-		_list_given.store(asked, std::memory_order_release);
-	}
+	if (_list_at < cap)
+		return;
+	_listing.n = 0;
+	_list_kept.sorted([&](uint32_t token, uint64_t) {
+		if (request_table::ref r = _requests->find(token))
+			_listing.entries[_listing.n++] = {token, r.entry()};
+	});
+	_listing.size = _requests->size();
+	_list_given.store(asked, std::memory_order_release);
 }
 uint32_t stage::nb_services() const noexcept { return _admission->nb_services(); }
 const std::string &stage::service_name(uint32_t svc) const noexcept

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 #include <thread>
 #include <string>
 
@@ -598,6 +599,7 @@ TEST(Case3Console, ShowPendingListsTheRequestsASinkHolds)
 	}
 	EXPECT_NE(shown.find("pending requests: 3 (capacity "), std::string::npos) << shown;
 	unsigned lines = 0;
+	double last_age = 1e9;
 	for (size_t at = 0; (at = shown.find("  token=", at)) != std::string::npos; at++) {
 		const std::string line = shown.substr(at, shown.find('\n', at) - at);
 		unsigned token = 0, origin = 0, dest = 0, attempt = 9;
@@ -616,6 +618,8 @@ TEST(Case3Console, ShowPendingListsTheRequestsASinkHolds)
 		EXPECT_GE(age, 0.0) << line;
 		EXPECT_GT(left, 0.0) << line;
 		EXPECT_NEAR(age + left, 30000.0, 1.0) << line; /* the service's timeout */
+		EXPECT_LE(age, last_age) << shown;             /* the oldest first */
+		last_age = age;
 		lines++;
 	}
 	EXPECT_EQ(lines, 3u) << shown;
@@ -703,6 +707,91 @@ TEST(Case3Console, ShowPendingListsWholeEntriesWhileTheyChange)
 	echo->signal(SIGKILL);
 	echo->wait(5s);
 	expect_idle(n.stop(), n);
+}
+
+/* `show pending` lists the oldest requests first, wherever the table holds them: after an
+ * echo answered a client's 600 requests 64 at a time (the table's free list, LIFO, is then
+ * in no slot order), a sink holds one client's 32 requests and then another's 8; the 32
+ * listed of the 40 are the first client's, oldest first (listed by slot, the second
+ * client's would be among them). */
+TEST(Case3Console, ShowPendingListsTheOldestFirst)
+{
+	inproc_node n("pending-oldest", case3_config(30000));
+	ASSERT_TRUE(n.up) << n.error;
+	{
+		auto echo = n.pod({"echo", n.sock});
+		ASSERT_TRUE(ready(*echo)) << echo->output();
+		auto a = n.pod({"client", n.sock, "600", "1", "64"}, {{"DPUMESH_CLIENT_WINDOW", "64"}});
+		EXPECT_EQ(a->wait(60s), 0) << a->output();
+		echo->signal(SIGKILL);
+		echo->wait(5s);
+	}
+	const auto pods_of = [&](const std::string &service) {
+		unsigned k = 0;
+		if (auto v = n.pods("all"))
+			for (const dpumesh::control::pod_view &p : *v)
+				k += p.service == service;
+		return k;
+	};
+	const auto pending_now = [&] {
+		uint32_t total = 0;
+		auto v = dpumesh::control::pending(n.control(), 32, &total);
+		EXPECT_TRUE(v.is_ok()) << v.error().message();
+		return total;
+	};
+	const auto wait_until = [](auto &&cond) {
+		for (int i = 0; i < 400 && !cond(); i++)
+			std::this_thread::sleep_for(25ms);
+		return cond();
+	};
+	ASSERT_TRUE(wait_until([&] { return pods_of("echo") == 0 && pods_of("client") == 0; }));
+	ASSERT_EQ(pending_now(), 0u);
+
+	auto sink = n.pod({"sink", n.sock});
+	ASSERT_TRUE(ready(*sink)) << sink->output();
+	auto first = n.pod({"client", n.sock, "32", "1", "64"}, {{"DPUMESH_CLIENT_WINDOW", "64"}});
+	ASSERT_TRUE(wait_until([&] { return pending_now() == 32; })) << first->output();
+	auto second = n.pod({"client", n.sock, "8", "2", "64"}, {{"DPUMESH_CLIENT_WINDOW", "64"}});
+	ASSERT_TRUE(wait_until([&] { return pending_now() == 40; })) << second->output();
+
+	uint32_t total = 0, capacity = 0;
+	auto v = dpumesh::control::pending(n.control(), 32, &total, &capacity);
+	ASSERT_TRUE(v.is_ok()) << v.error().message();
+	EXPECT_EQ(total, 40u);
+	ASSERT_EQ(v->size(), 32u);
+	std::set<uint32_t> origins, req_ids;
+	for (size_t i = 0; i < v->size(); i++) {
+		const dpumesh::pending::entry &e = (*v)[i].entry;
+		origins.insert(e.origin.pod_handle);
+		req_ids.insert(e.origin_req_id);
+		if (i > 0) {
+			EXPECT_LE((*v)[i - 1].entry.start_tsc, e.start_tsc) << "entry " << i;
+		}
+	}
+	EXPECT_EQ(origins.size(), 1u); /* the first client's alone */
+	EXPECT_EQ(req_ids.size(), 32u);
+	EXPECT_EQ(*req_ids.rbegin(), 31u);
+	/* fewer asked: the oldest of those */
+	auto four = dpumesh::control::pending(n.control(), 4, &total);
+	ASSERT_TRUE(four.is_ok()) << four.error().message();
+	ASSERT_EQ(four->size(), 4u);
+	for (size_t i = 0; i < 4; i++)
+		EXPECT_EQ((*four)[i].token, (*v)[i].token) << i;
+
+	first->signal(SIGKILL);
+	first->wait(5s);
+	second->signal(SIGKILL);
+	second->wait(5s);
+	sink->signal(SIGKILL);
+	sink->wait(5s);
+	/* the 40 wait out their 30 s deadline (a pod that leaves takes no request with it);
+	 * everything else is back */
+	const dpumesh::control::snapshot fin = n.stop();
+	EXPECT_EQ(fin.nb_pods, 0u);
+	EXPECT_EQ(fin.pending, 40u);
+	EXPECT_EQ(fin.hbufs_in_use, 0u);
+	EXPECT_EQ(n.mbufs_in_use, 0u);
+	EXPECT_EQ(n.msgs_in_use, 0u);
 }
 
 int main(int argc, char **argv)

@@ -100,6 +100,80 @@ TEST(Pending, AWalkInStepsListsWhatOneWalkDoes)
 	EXPECT_EQ(visits, live.size());
 }
 
+/* `show pending`'s oldest: a walk in steps over a table whose slots hold the entries in no
+ * order of their starts (the free list is LIFO) keeps the 32 earliest starts, whatever slot
+ * each sits in, and hands them over oldest first; fewer than 32 live, it keeps them all,
+ * and clear() starts over. */
+TEST(Pending, TheOldestKeptAreTheEarliestStartsInAnySlotOrder)
+{
+	table t(1000, hz); /* 1024 slots */
+	std::mt19937 rng(15);
+	std::vector<uint64_t> starts(800);
+	for (uint32_t i = 0; i < starts.size(); i++)
+		starts[i] = 1000 + 7 * i; /* distinct */
+	std::shuffle(starts.begin(), starts.end(), rng);
+	std::map<uint32_t, uint64_t> live; /* token -> start */
+	for (uint64_t st : starts) {
+		entry e = make_entry(pod(1), pod(2), static_cast<uint32_t>(st), 0, st + 10 * ms);
+		e.start_tsc = st;
+		live[t.insert(e)] = st;
+	}
+	/* free every third, then take those slots again with later starts: LIFO reuse */
+	std::vector<uint32_t> gone;
+	uint32_t k = 0;
+	for (const auto &kv : live)
+		if (k++ % 3 == 0)
+			gone.push_back(kv.first);
+	for (uint32_t tok : gone) {
+		t.remove(tok);
+		live.erase(tok);
+	}
+	for (uint32_t i = 0; i < 100; i++) {
+		entry e = make_entry(pod(1), pod(2), i, 0, 20 * ms);
+		e.start_tsc = 5 + i * 3; /* older than all the first ones */
+		live[t.insert(e)] = e.start_tsc;
+	}
+	std::vector<std::pair<uint64_t, uint32_t>> want; /* (start, token), oldest first */
+	for (const auto &[tok, st] : live)
+		want.push_back({st, tok});
+	std::sort(want.begin(), want.end());
+	want.resize(32);
+	/* the 32 oldest are not the first 32 slots */
+	std::vector<uint32_t> first_slots;
+	t.for_each([&](uint32_t tok, const entry &) {
+		if (first_slots.size() < 32)
+			first_slots.push_back(tok);
+	});
+	std::vector<uint32_t> want_tokens;
+	for (const auto &w : want)
+		want_tokens.push_back(w.second);
+	std::vector<uint32_t> sorted_first = first_slots, sorted_want = want_tokens;
+	std::sort(sorted_first.begin(), sorted_first.end());
+	std::sort(sorted_want.begin(), sorted_want.end());
+	ASSERT_NE(sorted_first, sorted_want);
+
+	oldest<32> kept;
+	for (uint32_t at = 0; at < t.capacity(); at += 100)
+		t.for_each_in(at, 100,
+			      [&](uint32_t tok, const entry &e) { kept.offer(tok, e.start_tsc); });
+	EXPECT_EQ(kept.size(), 32u);
+	std::vector<std::pair<uint64_t, uint32_t>> got;
+	kept.sorted([&](uint32_t tok, uint64_t start) {
+		got.push_back({start, tok});
+		EXPECT_EQ(t.find(tok)->start_tsc, start);
+	});
+	EXPECT_EQ(got, want);
+
+	/* fewer than it keeps, equal starts by token; clear() starts over */
+	kept.clear();
+	EXPECT_EQ(kept.size(), 0u);
+	for (uint32_t tok : {40u, 10u, 30u, 20u, 25u})
+		kept.offer(tok, tok == 25 ? 20 : tok);
+	std::vector<uint32_t> few;
+	kept.sorted([&](uint32_t tok, uint64_t) { few.push_back(tok); });
+	EXPECT_EQ(few, (std::vector<uint32_t>{10, 20, 25, 30, 40}));
+}
+
 /* An entry written where the next insert goes (next_entry) and taken as written
  * (insert_written) is the same as one inserted whole: found and matched by its token,
  * expired at its deadline. Written and not taken, it is no entry; a full table has no

@@ -241,11 +241,14 @@ struct pending_view {
 	uint32_t token;
 	pending::entry entry;
 };
-/** In-flight requests (at most `max`), how many there are and, if asked, the tables'
- *  capacity, as each sidecar shard's lcore lists its own (sidecar::stage::pending_list):
- *  an error if one did not within 1 s. */
+/** In-flight requests, the oldest first (at most `max`, and at most the oldest 32 of a
+ *  shard), how many there are and, if asked, the tables' capacity, as each sidecar shard's
+ *  lcore lists its own (sidecar::stage::pending_list): an error if one did not within 1 s. */
 result<std::vector<pending_view>> pending(const node &n, size_t max, uint32_t *total,
 					  uint32_t *capacity = nullptr);
+
+/** "pod:0x..", "peer:N" or "none": a pending entry's origin or destination. */
+std::string party_text(const pending::party &p);
 
 /** A network address that holds pending requests or was refused (quota, per shard). */
 struct source_quota_view {

@@ -30,12 +30,14 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "dpumesh/common/huge_array.h"
@@ -509,5 +511,68 @@ inline uint32_t table::insert_written() noexcept
 	_nb_used.store(_nb_used.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 	return token;
 }
+
+/**
+ * The `N` oldest of the entries offered (the smallest start_tsc), by token: what an
+ * operator looking for a stuck request wants first (`show pending`). Offers older than the
+ * N-th oldest kept so far go into a buffer of 4N (start, token) pairs, which is cut back to
+ * its N oldest (std::nth_element) when full: a few instructions an offer even when every
+ * one is older than all before it (a walk whose slots hold the entries youngest first; a
+ * max-heap took ~70 cycles an offer there, ~9 us a step of 256). No allocation. Offers may
+ * come in any order (a walk of the slots in steps); the caller reads the kept entries back
+ * by token at the end (those closed since are gone).
+ */
+template <uint32_t N>
+class oldest {
+	static_assert(N > 0, "keeps at least one");
+
+public:
+	void clear() noexcept
+	{
+		_n = 0;
+		_bound = {UINT64_MAX, UINT32_MAX};
+	}
+	/** How many it keeps now (at most N). */
+	uint32_t size() const noexcept { return _n < N ? _n : N; }
+	void offer(uint32_t token, uint64_t start_tsc) noexcept
+	{
+		const item it{start_tsc, token};
+		if (!older(it, _bound))
+			return; /* no older than N kept ones */
+		_buf[_n++] = it;
+		if (_n == _buf.size())
+			cut();
+	}
+	/** out(token, start_tsc) for the kept ones, oldest first (equal starts by token). */
+	template <typename Out>
+	void sorted(Out &&out) const
+	{
+		std::array<item, 4 * N> by_age = _buf;
+		std::sort(by_age.begin(), by_age.begin() + _n, older);
+		for (uint32_t i = 0; i < size(); i++)
+			out(by_age[i].token, by_age[i].start);
+	}
+
+private:
+	struct item {
+		uint64_t start;
+		uint32_t token;
+	};
+	static bool older(const item &a, const item &b) noexcept
+	{
+		return a.start != b.start ? a.start < b.start : a.token < b.token;
+	}
+	/* keeps the N oldest of the buffer; anything not older than the youngest of them
+	 * can go unseen from now on */
+	void cut() noexcept
+	{
+		std::nth_element(_buf.begin(), _buf.begin() + (N - 1), _buf.begin() + _n, older);
+		_n = N;
+		_bound = _buf[N - 1];
+	}
+	uint32_t _n = 0;
+	item _bound{UINT64_MAX, UINT32_MAX};
+	std::array<item, 4 * N> _buf{};
+};
 
 } // namespace dpumesh::pending

@@ -260,9 +260,9 @@ public:
 	/** The pending table: control reads its size() and capacity() alone (its entries
 	 *  are the lcore's: pending_list()). */
 	const pending::table &pending() const noexcept;
-	/** What `show pending` shows of a shard: its first pending requests in slot order,
-	 *  with the tokens this shard handed out (the table's own carry no shard), and how
-	 *  many it held when the listing ended. */
+	/** What `show pending` shows of a shard: its oldest pending requests (the earliest
+	 *  starts), oldest first, with the tokens this shard handed out (the table's own
+	 *  carry no shard), and how many it held when the listing ended. */
 	struct pending_listing {
 		static constexpr uint32_t max = 32;
 		uint32_t size = 0;
@@ -271,8 +271,9 @@ public:
 	};
 	/**
 	 * The shard's lcore lists its pending requests for control (`show pending`): the
-	 * table is the lcore's alone, so control asks and the lcore copies the entries out
-	 * between two polls, a step of pending_list_step slots every 10 us (~1.3 us a step
+	 * table is the lcore's alone, so control asks and the lcore walks the whole table
+	 * between two polls, keeping the oldest entries it meets (pending::oldest), a step of
+	 * pending_list_step slots every 10 us (~1.3 us a step
 	 * from cold memory; a walk of a 65536-slot table at once held a core ~0.3 ms, a pause
 	 * the requests behind it would all wait out). Waits up to `wait`; an error
 	 * if the lcore did not finish by then (not polling). Control path; one caller at a time
@@ -450,15 +451,17 @@ private:
 	uint32_t _trace_both_max = 0;
 	void relays_flush() noexcept;
 	counters _stats;
-	/* `show pending` (pending_list()), last: cold (~2.7 KB), away from the poll's
+	/* `show pending` (pending_list()), last: cold (~3.2 KB), away from the poll's
 	 * fields. Control raises _list_asked (under _list_mu); the lcore walks the table a
-	 * step each 10 us into _listing, from slot _list_at, for the request _list_for, and
-	 * stores its number in _list_given (release) when done */
+	 * step each 10 us, from slot _list_at, for the request _list_for, keeping the oldest
+	 * tokens in _list_kept; at the end it copies their entries into _listing and stores
+	 * the request's number in _list_given (release) */
 	mutable std::mutex _list_mu;
 	mutable std::atomic<uint64_t> _list_asked{0};
 	std::atomic<uint64_t> _list_given{0};
 	uint64_t _list_for = 0;
 	uint32_t _list_at = 0;
+	pending::oldest<pending_listing::max> _list_kept;
 	pending_listing _listing;
 };
 
