@@ -709,6 +709,18 @@ TEST(Case3Console, ShowPendingListsWholeEntriesWhileTheyChange)
 	expect_idle(n.stop(), n);
 }
 
+/* How `show pending` and /dpumesh/pending name a request's parties: a pod by its handle, a
+ * peer node (a Case 2 request's origin) by its index; the console printed every party as a
+ * pod before 2026-12-06 (a peer as pod:0). */
+TEST(Case3Console, PendingPartiesArePodsOrPeers)
+{
+	using dpumesh::pending::party;
+	EXPECT_EQ(dpumesh::control::party_text({party::kind::pod, 0x100, 0}), "pod:0x100");
+	EXPECT_EQ(dpumesh::control::party_text({party::kind::peer, 0, 3}), "peer:3");
+	EXPECT_EQ(dpumesh::control::party_text({party::kind::peer, 0, 0}), "peer:0");
+	EXPECT_EQ(dpumesh::control::party_text({}), "none");
+}
+
 /* `show pending` lists the oldest requests first, wherever the table holds them: after an
  * echo answered a client's 600 requests 64 at a time (the table's free list, LIFO, is then
  * in no slot order), a sink holds one client's 32 requests and then another's 8; the 32
