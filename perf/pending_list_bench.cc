@@ -49,7 +49,7 @@ uint64_t walk(const pending::table &t, bool keep, std::vector<uint8_t> &evict, u
 			const uint64_t t0 = rte_rdtsc();
 			if (keep)
 				t.for_each_in(at, step, [&](uint32_t token, const pending::entry &e) {
-					kept.offer(token, e.start_tsc);
+					kept.offer(token, e);
 				});
 			else
 				t.for_each_in(at, step, [&](uint32_t, const pending::entry &e) {
@@ -58,7 +58,9 @@ uint64_t walk(const pending::table &t, bool keep, std::vector<uint8_t> &evict, u
 			steps.push_back(rte_rdtsc() - t0);
 		}
 		*kept_sum += touched;
-		kept.sorted([&](uint32_t token, uint64_t start) { *kept_sum += token + start; });
+		kept.sorted([&](uint32_t token, const pending::entry &e) {
+			*kept_sum += token + e.start_tsc;
+		});
 	}
 	return median(steps);
 }

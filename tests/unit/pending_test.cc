@@ -154,23 +154,53 @@ TEST(Pending, TheOldestKeptAreTheEarliestStartsInAnySlotOrder)
 
 	oldest<32> kept;
 	for (uint32_t at = 0; at < t.capacity(); at += 100)
-		t.for_each_in(at, 100,
-			      [&](uint32_t tok, const entry &e) { kept.offer(tok, e.start_tsc); });
+		t.for_each_in(at, 100, [&](uint32_t tok, const entry &e) { kept.offer(tok, e); });
 	EXPECT_EQ(kept.size(), 32u);
 	std::vector<std::pair<uint64_t, uint32_t>> got;
-	kept.sorted([&](uint32_t tok, uint64_t start) {
-		got.push_back({start, tok});
-		EXPECT_EQ(t.find(tok)->start_tsc, start);
+	kept.sorted([&](uint32_t tok, const entry &e) {
+		got.push_back({e.start_tsc, tok});
+		/* the whole entry, as offered */
+		const entry *now = t.find(tok);
+		ASSERT_NE(now, nullptr);
+		EXPECT_EQ(now->origin_req_id, e.origin_req_id);
+		EXPECT_EQ(now->deadline_tsc, e.deadline_tsc);
+		EXPECT_EQ(now->dest, e.dest);
+	});
+	EXPECT_EQ(got, want);
+
+	/* each kept entry is the copy made when offered: removed from the table since, it is
+	 * still there, whole */
+	kept.clear();
+	for (uint32_t at = 0; at < t.capacity(); at += 100)
+		t.for_each_in(at, 100, [&](uint32_t tok, const entry &e) { kept.offer(tok, e); });
+	std::map<uint32_t, uint32_t> req_of;
+	kept.sorted([&](uint32_t tok, const entry &e) { req_of[tok] = e.origin_req_id; });
+	for (const auto &[tok, req] : req_of)
+		t.remove(tok);
+	for (uint32_t i = 0; i < 32; i++) /* their slots taken again */
+		t.insert(make_entry(pod(7), pod(8), 99999, 0, 50 * ms));
+	got.clear();
+	kept.sorted([&](uint32_t tok, const entry &e) {
+		got.push_back({e.start_tsc, tok});
+		EXPECT_EQ(e.origin_req_id, req_of[tok]);
+		EXPECT_EQ(e.origin, pod(1));
 	});
 	EXPECT_EQ(got, want);
 
 	/* fewer than it keeps, equal starts by token; clear() starts over */
 	kept.clear();
 	EXPECT_EQ(kept.size(), 0u);
-	for (uint32_t tok : {40u, 10u, 30u, 20u, 25u})
-		kept.offer(tok, tok == 25 ? 20 : tok);
+	for (uint32_t tok : {40u, 10u, 30u, 20u, 25u}) {
+		entry e{};
+		e.start_tsc = tok == 25 ? 20 : tok;
+		e.origin_req_id = tok;
+		kept.offer(tok, e);
+	}
 	std::vector<uint32_t> few;
-	kept.sorted([&](uint32_t tok, uint64_t) { few.push_back(tok); });
+	kept.sorted([&](uint32_t tok, const entry &e) {
+		EXPECT_EQ(e.origin_req_id, tok);
+		few.push_back(tok);
+	});
 	EXPECT_EQ(few, (std::vector<uint32_t>{10, 20, 25, 30, 40}));
 }
 

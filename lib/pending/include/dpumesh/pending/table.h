@@ -513,66 +513,85 @@ inline uint32_t table::insert_written() noexcept
 }
 
 /**
- * The `N` oldest of the entries offered (the smallest start_tsc), by token: what an
- * operator looking for a stuck request wants first (`show pending`). Offers older than the
- * N-th oldest kept so far go into a buffer of 4N (start, token) pairs, which is cut back to
- * its N oldest (std::nth_element) when full: a few instructions an offer even when every
- * one is older than all before it (a walk whose slots hold the entries youngest first; a
- * max-heap took ~70 cycles an offer there, ~9 us a step of 256). No allocation. Offers may
- * come in any order (a walk of the slots in steps); the caller reads the kept entries back
- * by token at the end (those closed since are gone).
+ * The `N` oldest of the entries offered (the smallest start_tsc), each as it was offered:
+ * what an operator looking for a stuck request wants first (`show pending`). Offers older
+ * than the N-th oldest kept so far are copied into a buffer of 4N, which is cut back to its
+ * N oldest (std::nth_element over (start, token, place) items, then the survivors' entries
+ * moved down) when full: a copy and a few instructions an offer even when every one is older
+ * than all before it (a walk whose slots hold the entries youngest first; a max-heap took ~70
+ * cycles an offer there, ~9 us a step of 256). No allocation. Offers may come in any order (a
+ * walk of the slots in steps); an entry kept is the copy made when it was offered, so one
+ * closed since stays listed (a walk that outlasts the requests still shows what it met).
  */
 template <uint32_t N>
 class oldest {
-	static_assert(N > 0, "keeps at least one");
+	static_assert(N > 0 && 4 * N <= 65536, "places are 16-bit");
 
 public:
 	void clear() noexcept
 	{
 		_n = 0;
-		_bound = {UINT64_MAX, UINT32_MAX};
+		_bound = {UINT64_MAX, UINT32_MAX, 0};
 	}
 	/** How many it keeps now (at most N). */
 	uint32_t size() const noexcept { return _n < N ? _n : N; }
-	void offer(uint32_t token, uint64_t start_tsc) noexcept
+	void offer(uint32_t token, const entry &e) noexcept
 	{
-		const item it{start_tsc, token};
+		const item it{e.start_tsc, token, static_cast<uint16_t>(_n)};
 		if (!older(it, _bound))
 			return; /* no older than N kept ones */
-		_buf[_n++] = it;
-		if (_n == _buf.size())
+		_items[_n] = it;
+		_store[_n++] = e;
+		if (_n == _items.size())
 			cut();
 	}
-	/** out(token, start_tsc) for the kept ones, oldest first (equal starts by token). */
+	/** out(token, entry) for the kept ones, oldest first (equal starts by token). */
 	template <typename Out>
 	void sorted(Out &&out) const
 	{
-		std::array<item, 4 * N> by_age = _buf;
+		std::array<item, 4 * N> by_age = _items;
 		std::sort(by_age.begin(), by_age.begin() + _n, older);
 		for (uint32_t i = 0; i < size(); i++)
-			out(by_age[i].token, by_age[i].start);
+			out(by_age[i].token, _store[by_age[i].place]);
 	}
 
 private:
 	struct item {
 		uint64_t start;
 		uint32_t token;
+		uint16_t place; /* its entry in _store */
 	};
 	static bool older(const item &a, const item &b) noexcept
 	{
 		return a.start != b.start ? a.start < b.start : a.token < b.token;
 	}
-	/* keeps the N oldest of the buffer; anything not older than the youngest of them
-	 * can go unseen from now on */
+	/* keeps the N oldest of the buffer, their entries in the store's first N places;
+	 * anything not older than the youngest of them can go unseen from now on */
 	void cut() noexcept
 	{
-		std::nth_element(_buf.begin(), _buf.begin() + (N - 1), _buf.begin() + _n, older);
+		std::nth_element(_items.begin(), _items.begin() + (N - 1), _items.begin() + _n,
+				 older);
+		std::array<bool, N> taken{};
+		for (uint32_t i = 0; i < N; i++)
+			if (_items[i].place < N)
+				taken[_items[i].place] = true;
+		uint32_t free_place = 0;
+		for (uint32_t i = 0; i < N; i++) {
+			if (_items[i].place < N)
+				continue;
+			while (taken[free_place])
+				free_place++;
+			_store[free_place] = _store[_items[i].place];
+			_items[i].place = static_cast<uint16_t>(free_place);
+			taken[free_place] = true;
+		}
 		_n = N;
-		_bound = _buf[N - 1];
+		_bound = _items[N - 1];
 	}
 	uint32_t _n = 0;
-	item _bound{UINT64_MAX, UINT32_MAX};
-	std::array<item, 4 * N> _buf{};
+	item _bound{UINT64_MAX, UINT32_MAX, 0};
+	std::array<item, 4 * N> _items{};
+	std::array<entry, 4 * N> _store{};
 };
 
 } // namespace dpumesh::pending
