@@ -451,7 +451,7 @@ private:
 	uint32_t _trace_both_max = 0;
 	void relays_flush() noexcept;
 	counters _stats;
-	/* `show pending` (pending_list()), last: cold (~17 KB), away from the poll's
+	/* `show pending` (pending_list()), last: cold (~15 KB), away from the poll's
 	 * fields. Control raises _list_asked (under _list_mu); the lcore walks the table a
 	 * step each 10 us, from slot _list_at, for the request _list_for, keeping the oldest
 	 * entries in _list_kept; at the end it puts them in _listing and stores the request's
