@@ -359,11 +359,11 @@ result<std::vector<pending_view>> pending(const node &n, size_t max, uint32_t *t
 		for (uint32_t i = 0; i < listing.n; i++)
 			out.push_back({listing.entries[i].first, listing.entries[i].second});
 	}
-	/* the oldest of all shards first (the TSC is one clock across lcores; equal starts by
-	 * token, as a shard sorts them) */
+	/* the oldest of all shards first, in a shard's order (the TSC is one clock across
+	 * lcores) */
 	std::sort(out.begin(), out.end(), [](const pending_view &a, const pending_view &b) {
-		return a.entry.start_tsc != b.entry.start_tsc ? a.entry.start_tsc < b.entry.start_tsc
-							      : a.token < b.token;
+		return pending::started_before(a.entry.start_tsc, a.token, b.entry.start_tsc,
+					       b.token);
 	});
 	if (out.size() > max)
 		out.resize(max);

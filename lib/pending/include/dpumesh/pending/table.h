@@ -512,6 +512,14 @@ inline uint32_t table::insert_written() noexcept
 	return token;
 }
 
+/** The order `show pending` lists requests in: the earlier start first, equal starts by
+ *  token (pending::oldest within a shard, control::pending across shards). */
+inline bool started_before(uint64_t a_start, uint32_t a_token, uint64_t b_start,
+			   uint32_t b_token) noexcept
+{
+	return a_start != b_start ? a_start < b_start : a_token < b_token;
+}
+
 /**
  * The `N` oldest of the entries offered (the smallest start_tsc), each as it was offered:
  * what an operator looking for a stuck request wants first (`show pending`). Offers older
@@ -563,7 +571,7 @@ private:
 	};
 	static bool older(const item &a, const item &b) noexcept
 	{
-		return a.start != b.start ? a.start < b.start : a.token < b.token;
+		return started_before(a.start, a.token, b.start, b.token);
 	}
 	/* keeps the N oldest of the buffer, their entries in the store's first N places;
 	 * anything not older than the youngest of them can go unseen from now on */
