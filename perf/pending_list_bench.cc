@@ -69,7 +69,8 @@ uint64_t walk(const pending::table &t, bool keep, std::vector<uint8_t> &evict, u
 
 int main(int argc, char **argv)
 {
-	const uint32_t entries = argc > 1 ? static_cast<uint32_t>(std::strtoul(argv[1], nullptr, 0)) : 65536;
+	const uint32_t entries =
+		argc > 1 ? static_cast<uint32_t>(std::strtoul(argv[1], nullptr, 0)) : 65536;
 	const size_t evict_mib = argc > 2 ? std::strtoul(argv[2], nullptr, 0) : 64;
 	if (entries == 0 || entries > 65536) {
 		std::fprintf(stderr, "ENTRIES must be 1..65536 (got %u)\n", entries);

@@ -273,9 +273,10 @@ public:
 	 * The shard's lcore lists its pending requests for control (`show pending`): the
 	 * table is the lcore's alone, so control asks and the lcore walks the whole table
 	 * between two polls, keeping the oldest entries it meets (pending::oldest), a step of
-	 * pending_list_step slots every 10 us (from cold memory ~1.3 us a step with few
-	 * entries, 2-5 us on a full table: dpumesh-pending-list-bench; a walk of a 65536-slot
-	 * table at once held a core ~0.3 ms, a pause the requests behind it would all wait out). Waits up to `wait`; an error
+	 * pending_list_step slots every 10 us (from cold memory ~2.5-3.5 us a step on a full
+	 * table, 6-8 us when each entry met is older than all before it: docs/console.md,
+	 * dpumesh-pending-list-bench; a walk of a 65536-slot table at once held a core ~0.3 ms,
+	 * a pause the requests behind it would all wait out). Waits up to `wait`; an error
 	 * if the lcore did not finish by then (not polling). Control path; one caller at a time
 	 * (a lock), a late listing is not taken for the next one's.
 	 */
