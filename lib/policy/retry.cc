@@ -38,11 +38,14 @@ uint64_t retry_backoff_ms(uint32_t base_ms, uint16_t attempt) noexcept
 
 bool retry_budget::allows(uint64_t now, uint64_t window, uint32_t percent) noexcept
 {
-	if (now - _start > window) { /* a new window */
+	if (now - _start > window) { /* a new window; the last one's requests if it was the
+				       * window just before (the first: those since the start) */
+		_last = _start == 0 || now - _start <= 2 * window ? _requests : 0;
 		_start = now;
 		_requests = _retries = 0;
 	}
-	return _retries < min_retries + static_cast<uint64_t>(_requests) * percent / 100;
+	const uint64_t load = _requests > _last ? _requests : _last;
+	return _retries < min_retries + load * percent / 100;
 }
 
 } // namespace dpumesh::policy

@@ -69,10 +69,41 @@ TEST(retry, budget_allows_a_floor_then_a_share_of_the_requests)
 	/* allows() alone spends nothing */
 	EXPECT_FALSE(b.allows(5005, win, 20));
 	EXPECT_EQ(b.retries(), 5u);
-	/* a new window starts over */
+	/* a new window starts over, with the last one's load: the floor and its share */
 	EXPECT_TRUE(b.allows(5000 + win + 1, win, 20));
 	EXPECT_EQ(b.requests(), 0u);
 	EXPECT_EQ(b.retries(), 0u);
+	EXPECT_EQ(b.last_requests(), 10u);
+	for (int i = 0; i < 5; i++) {
+		ASSERT_TRUE(b.allows(5000 + win + 2, win, 20)) << i;
+		b.spend();
+	}
+	EXPECT_FALSE(b.allows(5000 + win + 3, win, 20));
+	/* its own requests count once they are more than the last window's */
+	for (int i = 0; i < 20; i++)
+		b.note_request();
+	EXPECT_TRUE(b.allows(5000 + win + 4, win, 20));
+	/* a window that starts long after the last one ended: the floor alone */
+	EXPECT_TRUE(b.allows(5000 + 10 * win, win, 20));
+	EXPECT_EQ(b.last_requests(), 0u);
+	for (int i = 0; i < 3; i++)
+		b.spend();
+	EXPECT_FALSE(b.allows(5000 + 10 * win + 1, win, 20));
+}
+
+/* The first window counts the requests noted before anything asked to retry: a service
+ * whose first failure comes with many requests pending may retry its share of them. */
+TEST(retry, budget_first_window_counts_the_requests_before_it)
+{
+	policy::retry_budget b;
+	for (int i = 0; i < 30; i++)
+		b.note_request();
+	unsigned allowed = 0;
+	while (b.allows(123456789, 1000, 100) && allowed < 100) {
+		b.spend();
+		allowed++;
+	}
+	EXPECT_EQ(allowed, 33u);
 }
 
 namespace {

@@ -38,13 +38,18 @@ uint64_t retry_backoff_ms(uint32_t base_ms, uint16_t attempt) noexcept;
 /**
  * A service's retry budget: in a window, retries may not exceed
  * `min_retries + requests * percent / 100` (a few retries always, then a share of the load),
- * so a failing service is not hit by a storm of retries.
+ * so a failing service is not hit by a storm of retries. `requests` is the larger of the
+ * current window's and the one before it (when that one ended less than a window ago): a
+ * window starts at the first retry asked for after the last one ended, so its own count is
+ * nothing yet just when a pod's failure asks for many (a pod that leaves with 30 requests
+ * pending had 3 of them retried, the rest answered 503, at 100 %).
  */
 class retry_budget {
 public:
 	static constexpr uint32_t min_retries = 3;
 
-	/** A request was admitted (counts in the current window). */
+	/** A request was admitted (counts in the current window, then in the next one's
+	 *  allowance). */
 	void note_request() noexcept { _requests++; }
 	/**
 	 * Whether a retry fits: starts a new window when `window` ticks have passed since the
@@ -56,10 +61,12 @@ public:
 
 	uint32_t requests() const noexcept { return _requests; }
 	uint32_t retries() const noexcept { return _retries; }
+	/** The window before the current one's requests (0: it ended a window or more ago). */
+	uint32_t last_requests() const noexcept { return _last; }
 
 private:
 	uint64_t _start = 0;
-	uint32_t _requests = 0, _retries = 0;
+	uint32_t _requests = 0, _retries = 0, _last = 0;
 };
 
 } // namespace dpumesh::policy
