@@ -454,6 +454,7 @@ status pod_registry::begin_unregister(uint32_t pod_id)
 	}
 	s.nb_pods--;
 	_membership.store(_membership.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+	_departures.store(_departures.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 	/* 2. The grace period starts now: every data-path thread must report quiescence after
 	 * this token (checked without waiting by try_retire). */
 	_quiesce_waiters.fetch_add(1, std::memory_order_acq_rel);

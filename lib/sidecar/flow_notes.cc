@@ -272,26 +272,89 @@ void stage::give_up(const dpa_command &c, uint32_t status) noexcept
 	request_table::ref r = _requests->find(c.req_id);
 	if (!r) /* answered or timed out meanwhile: its origin has its answer (see note()) */
 		return finish(c, DPUMESH_STATUS_OK);
-	if (!r.ctx().ended) {
-		const pending::entry &e = r.entry();
-		const uint64_t now = rte_rdtsc();
-		answered(e, r.ctx(), 503, true, now, false);
-		/* refused by its destination, counted for its service and route, and for the pod
-		 * that had no room (docs/overload.md, "Counted") */
-		const refusal_reason why = status == DPUMESH_STATUS_DEST_FULL ? refusal_reason::dest_full
-					   : status == DPUMESH_STATUS_DEST_GONE ? refusal_reason::dest_gone
-										 : refusal_reason::count;
-		if (why != refusal_reason::count) {
-			_admission->metrics(e.service).refused_by[size_t(why)].inc();
-			if (e.version == _cur->version())
-				_cur->route_metrics(e.route).refused_by[size_t(why)].inc();
-			if (why == refusal_reason::dest_full)
-				_quota->dest_refused(c.dst);
-		}
-		reply_to_origin(e, r.ctx(), 503, reason_of(status), now);
-	}
+	if (!r.ctx().ended)
+		refuse(r.entry(), r.ctx(), c.dst, status, rte_rdtsc());
 	_requests->close(c.req_id); /* c is the held command itself, if any */
 	finish(c, DPUMESH_STATUS_OK);
+}
+
+/* A pending request its destination `dst` refused or left (status DEST_FULL, DEST_GONE):
+ * answered 503, counted for its service and route, and for the pod that had no room
+ * (docs/overload.md, "Counted"). The caller ends it. */
+void stage::refuse(const pending::entry &e, const request_ctx &c, uint32_t dst, uint32_t status,
+		   uint64_t now) noexcept
+{
+	answered(e, c, 503, true, now, false);
+	const refusal_reason why = status == DPUMESH_STATUS_DEST_FULL ? refusal_reason::dest_full
+				   : status == DPUMESH_STATUS_DEST_GONE ? refusal_reason::dest_gone
+									 : refusal_reason::count;
+	if (why != refusal_reason::count) {
+		_admission->metrics(e.service).refused_by[size_t(why)].inc();
+		if (e.version == _cur->version())
+			_cur->route_metrics(e.route).refused_by[size_t(why)].inc();
+		if (why == refusal_reason::dest_full)
+			_quota->dest_refused(dst);
+	}
+	reply_to_origin(e, c, 503, reason_of(status), now);
+}
+
+/* ---- pods that left ---- */
+
+/* A step of the walk over the table that ends the pending requests of pods no longer live
+ * (docs/overload.md, "Pods that leave"): a request whose requester left is closed (nobody
+ * to answer; its quota and its destination's load go back now, not at its deadline); one
+ * whose destination left before answering is retried on another pod where its route
+ * allows, else answered 503 dest_gone. A request in flight or ended is left to the DPA's
+ * report, as before. pending_list_step slots a step, a chunk of outbox::burst at a time
+ * while the outbox has room for a burst of answers (each makes one command at most);
+ * without room the walk waits for the next step. */
+void stage::depart_step(uint64_t now) noexcept
+{
+	const uint32_t cap = _requests->table().capacity();
+	const auto gone = [this](const pending::party &p) {
+		return p.type == pending::party::kind::pod && !_reg->handle_live(p.pod_handle);
+	};
+	uint32_t scanned = 0;
+	while (_depart_slot < cap && scanned < pending_list_step && _outbox->room()) {
+		if (_requests->size() == 0) { /* nothing to end: the walk is done */
+			_depart_slot = cap;
+			break;
+		}
+		uint32_t found[outbox::burst], n = 0;
+		_requests->for_each_in(_depart_slot, outbox::burst,
+				       [&](uint32_t token, const pending::entry &e, const request_ctx &c) {
+					       if (!c.in_flight && !c.ended &&
+						   (gone(e.origin) || gone(e.dest)))
+						       found[n++] = token;
+				       });
+		_depart_slot += outbox::burst;
+		scanned += outbox::burst;
+		for (uint32_t i = 0; i < n; i++)
+			departed(found[i], now);
+	}
+	if (_depart_slot >= cap)
+		_depart_slot = UINT32_MAX;
+}
+
+/* A request the walk found with a party that left (depart_step()). */
+void stage::departed(uint32_t token, uint64_t now) noexcept
+{
+	request_table::ref r = _requests->find(token);
+	if (!r)
+		return;
+	pending::entry &e = r.entry();
+	request_ctx &c = r.ctx();
+	if (e.origin.type == pending::party::kind::pod && !_reg->handle_live(e.origin.pod_handle)) {
+		/* an answer that comes later matches nothing (no_match) */
+		_stats.origin_left.inc();
+	} else {
+		_stats.dest_left.inc();
+		if (retry(e, c, now))
+			return;
+		refuse(e, c, e.dest.pod_handle, DPUMESH_STATUS_DEST_GONE, now);
+	}
+	release_held(c);
+	_requests->close(token);
 }
 
 /* Parked deliveries whose retry time has come: sent again, or given up. */

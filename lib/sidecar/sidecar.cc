@@ -74,6 +74,7 @@ result<std::unique_ptr<stage>> stage::create(const config::node_config &cfg,
 			      "(have %u)", shard.count, dpa.nb_threads());
 	std::unique_ptr<stage> s(new stage());
 	s->_reg = &reg;
+	s->_departs_seen = reg.departures();
 	s->_dpa = dpa;
 	s->_tsc_hz = rte_get_tsc_hz();
 	s->_net_budget = s->_tsc_hz / net_share_per_s;
@@ -529,6 +530,19 @@ uint32_t stage::run() noexcept
 		if (const uint64_t asked = _list_asked.load(std::memory_order_acquire);
 		    asked != _list_given.load(std::memory_order_relaxed)) [[unlikely]]
 			list_pending(asked);
+		/* pods that left: their pending requests are ended by a walk over the table
+		 * (depart_step()), started depart_grace_ms after the last departure seen (a
+		 * departure during a walk starts it over then) */
+		if (const uint32_t d = _reg->departures(); d != _departs_seen) [[unlikely]] {
+			_departs_seen = d;
+			_depart_due = now + _tsc_hz / 1000 * depart_grace_ms;
+		}
+		if (_depart_due != 0 && now >= _depart_due) [[unlikely]] {
+			_depart_due = 0;
+			_depart_slot = 0;
+		}
+		if (_depart_slot != UINT32_MAX) [[unlikely]]
+			depart_step(now);
 	}
 	_egress->end_burst();
 	/* the backend's per-poll work (DOCA: wake RX kernels that got commands, take back) */

@@ -475,6 +475,118 @@ TEST(Case3Errors, AKilledDestinationDoesNotStopTheService)
 	expect_idle(fin, n);
 }
 
+/** Waits up to `within` for the node's pending requests to reach `want`; the last count. */
+uint32_t pending_reaches(const inproc_node &n, uint32_t want, std::chrono::milliseconds within)
+{
+	const auto until = std::chrono::steady_clock::now() + within;
+	uint32_t now = n.snapshot().pending;
+	while (now != want && std::chrono::steady_clock::now() < until) {
+		std::this_thread::sleep_for(10ms);
+		now = n.snapshot().pending;
+	}
+	return now;
+}
+
+/* A destination that leaves with requests it will never answer (a sink, killed): its
+ * requesters hear 503 dest_gone within milliseconds of its departure, not a 504 at the
+ * route's 30 s deadline, and the table is empty again. */
+TEST(Case3Departures, RequestsToAPodThatLeavesAre503DestGoneAtOnce)
+{
+	inproc_node n("destleft", case3_config(30000));
+	ASSERT_TRUE(n.up) << n.error;
+	auto sink = n.pod({"sink", n.sock});
+	ASSERT_TRUE(ready(*sink)) << sink->output();
+	auto c = n.pod({"client", n.sock, "20", "1", "64"});
+	ASSERT_EQ(pending_reaches(n, 20, 20s), 20u);
+	const auto left = std::chrono::steady_clock::now();
+	sink->signal(SIGKILL);
+	sink->wait(5s);
+	ASSERT_EQ(c->wait(20s), 0) << c->output();
+	const auto took = std::chrono::steady_clock::now() - left;
+	const std::string out = c->output();
+	EXPECT_EQ(value_of(out, "DONE", "mesh_err"), 20) << out;
+	EXPECT_EQ(text_of(out, "DONE", "reasons"), "dest_gone:20") << out;
+	EXPECT_LT(took, 10s); /* the route's deadline is 30 s */
+	auto fin = n.stop();
+	EXPECT_EQ(fin.sidecar_value("dest_left"), 20u);
+	EXPECT_EQ(fin.sidecar_value("timeouts"), 0u);
+	expect_idle(fin, n);
+}
+
+/* The same with retries on the route and another pod of the service: the requests the
+ * sink held go to the echo pod instead, and every one is answered. */
+TEST(Case3Departures, RequestsToAPodThatLeavesAreRetriedOnAnother)
+{
+	std::string cfg = case3_config(30000);
+	const std::string plain = "\"timeout_ms\": 30000 }";
+	ASSERT_NE(cfg.find(plain), std::string::npos) << cfg;
+	cfg.replace(cfg.find(plain), plain.size(),
+		    "\"timeout_ms\": 30000, \"retries\": 2, \"backoff_ms\": 0, "
+		    "\"retry_budget_percent\": 100, \"retry_non_idempotent\": true }");
+	inproc_node n("destretry", cfg);
+	ASSERT_TRUE(n.up) << n.error;
+	auto sink = n.pod({"sink", n.sock});
+	ASSERT_TRUE(ready(*sink)) << sink->output();
+	auto echo = n.pod({"echo", n.sock});
+	ASSERT_TRUE(ready(*echo)) << echo->output();
+	/* round robin: every other request waits at the sink, the rest are echoed; the
+	 * client's window (32) ends up full of the sink's */
+	auto c = n.pod({"client", n.sock, "200", "2", "64"});
+	ASSERT_EQ(pending_reaches(n, 32, 30s), 32u);
+	/* 32 at once may still count an echoed one on its way; 32 that stay are the sink's */
+	std::this_thread::sleep_for(200ms);
+	ASSERT_EQ(pending_reaches(n, 32, 30s), 32u);
+	sink->signal(SIGKILL);
+	sink->wait(5s);
+	ASSERT_EQ(c->wait(20s), 0) << c->output();
+	const std::string out = c->output();
+	EXPECT_EQ(value_of(out, "DONE", "ok"), 200) << out;
+	EXPECT_EQ(value_of(out, "DONE", "mesh_err"), 0) << out;
+	EXPECT_EQ(value_of(out, "DONE", "bad"), 0) << out;
+	echo->signal(SIGKILL);
+	echo->wait(5s);
+	auto fin = n.stop();
+	/* the sink's requests: pending there (dest_left, each retried), or still on their way
+	 * to it when it left (refused by the DPA, dest_gone, and sent on to the echo pod) */
+	EXPECT_GT(fin.sidecar_value("dest_left"), 0u);
+	EXPECT_GE(fin.sidecar_value("dest_left") + fin.sidecar_value("dest_gone"), 32u);
+	EXPECT_EQ(fin.sidecar_value("retries"),
+		  fin.sidecar_value("dest_left") + fin.sidecar_value("dest_gone"));
+	EXPECT_EQ(fin.sidecar_value("timeouts"), 0u);
+	expect_idle(fin, n);
+}
+
+/* A requester that leaves with requests pending (a client killed while a sink holds
+ * them): they end within milliseconds, not at their deadline, so the sink's load and the
+ * client's quota are free again; nothing is answered to the departed pod. */
+TEST(Case3Departures, RequestsOfAPodThatLeavesEndAtOnce)
+{
+	inproc_node n("originleft", case3_config(30000));
+	ASSERT_TRUE(n.up) << n.error;
+	auto sink = n.pod({"sink", n.sock});
+	ASSERT_TRUE(ready(*sink)) << sink->output();
+	auto c = n.pod({"client", n.sock, "20", "1", "64"});
+	ASSERT_EQ(pending_reaches(n, 20, 20s), 20u);
+	c->signal(SIGKILL);
+	c->wait(5s);
+	EXPECT_EQ(pending_reaches(n, 0, 5s), 0u);
+	auto mid = n.snapshot();
+	EXPECT_EQ(mid.sidecar_value("origin_left"), 20u);
+	EXPECT_EQ(mid.sidecar_value("answered"), 0u);
+	/* the sink still serves: a new client's requests reach it */
+	auto c2 = n.pod({"client", n.sock, "5", "1", "64"});
+	EXPECT_EQ(pending_reaches(n, 5, 20s), 5u);
+	c2->signal(SIGKILL);
+	c2->wait(5s);
+	sink->signal(SIGKILL);
+	sink->wait(5s);
+	EXPECT_EQ(pending_reaches(n, 0, 5s), 0u);
+	auto fin = n.stop();
+	EXPECT_EQ(fin.sidecar_value("origin_left"), 25u);
+	EXPECT_EQ(fin.sidecar_value("timeouts"), 0u);
+	expect_idle(fin, n);
+}
+
 /* The node dies (SIGKILL) while an echo pod waits for requests, a client waits for answers
  * and a sink holds requests it never answers: every pod learns it from its channel (end of
  * file), says "NODE LOST" and exits 3 in well under its deadlines, instead of waiting for

@@ -1365,8 +1365,9 @@ TEST_F(sidecar_stage, counters_are_listed_by_name)
 	 * answers_orphaned and answers_deferred + admission's saturated and saturated_gate + the
 	 * owed answers' answers_owed and answers_unsent + network-in's expiry_cycles and
 	 * decoded_without_hbuf + the network's share between sources, net_share_refused + the
-	 * refusals port RX handed on, rx_refusals + relayed_in_place */
-	EXPECT_EQ(n, 63u);
+	 * refusals port RX handed on, rx_refusals + relayed_in_place + the requests of pods
+	 * that left, dest_left and origin_left */
+	EXPECT_EQ(n, 65u);
 	EXPECT_TRUE(saw_requests);
 	EXPECT_EQ(queue_counters, 3u);
 	EXPECT_EQ(stage->policy()->version(), 1u);

@@ -343,6 +343,9 @@ public:
 	/** Changes on every registration and unregistration (release; read with acquire): a
 	 *  data-path thread rebuilds its list of SQs when it moves. */
 	uint32_t membership() const noexcept { return _membership.load(std::memory_order_acquire); }
+	/** Changes on every unregistration alone (release; read with acquire): the sidecar
+	 *  shards then end the pending requests of pods that are no longer live. */
+	uint32_t departures() const noexcept { return _departures.load(std::memory_order_acquire); }
 
 	/**
 	 * Dequeues one descriptor from TX SQ sq_index of pod_id and validates the copy: flags
@@ -510,6 +513,7 @@ private:
 	unsigned _max_dp_threads;
 	std::atomic<uint32_t> _nb_pods{0}; /* single writer: control */
 	std::atomic<uint32_t> _membership{0}; /* single writer: control */
+	std::atomic<uint32_t> _departures{0}; /* single writer: control */
 	std::atomic<uint32_t> _quiesce_waiters{0};
 	std::atomic<uint64_t> _zc_orphans{0};
 	std::vector<std::unique_ptr<region>> _lingering; /* kept mapped for a stalled port */

@@ -114,6 +114,8 @@ using port::rx_msg;
 	_(responses_lost, "responses whose origin could not receive them")               \
 	_(answers_refused, "answers given up: the requester's RX had no room in time (its quota); each is owed as 504 answer_refused") \
 	_(answers_orphaned, "answers not delivered: the requester unregistered")          \
+	_(dest_left, "pending requests whose destination unregistered before answering: retried, or 503 dest_gone") \
+	_(origin_left, "pending requests ended: their requester unregistered")            \
 	_(answers_deferred, "answers to the network not sent (no mbuf, TX ring full): 502 soon") \
 	_(responses_failed, "responses not deliverable (responder gone, too large): 502 sent instead") \
 	_(bad_header, "messages with an invalid L7 header")                              \
@@ -282,6 +284,12 @@ public:
 	 */
 	result<pending_listing> pending_list(std::chrono::milliseconds wait) const;
 	static constexpr uint32_t pending_list_step = 256;
+	/**
+	 * How long after a pod's unregistration began the shard ends the pending requests it
+	 * left (depart_step()): its answers already on their way (taken from its SQ before
+	 * the registry stopped its TX) are matched first. Far below any route's timeout.
+	 */
+	static constexpr uint64_t depart_grace_ms = 10;
 
 	/**
 	 * Publishes a new routing and policy version (control path): one pointer store, then
@@ -346,6 +354,11 @@ private:
 	uint32_t pay_owed(uint64_t now) noexcept;
 	/* a step of `show pending`'s listing for control's request `asked` */
 	[[gnu::cold]] void list_pending(uint64_t asked) noexcept;
+	/* a step of the walk that ends the requests of pods that left (flow_notes.cc) */
+	[[gnu::cold]] void depart_step(uint64_t now) noexcept;
+	void departed(uint32_t token, uint64_t now) noexcept;
+	void refuse(const pending::entry &e, const request_ctx &c, uint32_t dst, uint32_t status,
+		    uint64_t now) noexcept;
 	/* network (flow_net.cc) */
 	void from_network(port::rx_msg *m, uint64_t now) noexcept;
 	unsigned from_network_burst(port::rx_msg **msgs, unsigned n, uint64_t now) noexcept;
@@ -464,6 +477,12 @@ private:
 	uint32_t _list_at = 0;
 	pending::oldest<pending_listing::max> _list_kept;
 	pending_listing _listing;
+	/* pods that left (depart_step()): the registry's departures() last seen; when the
+	 * walk over the table (re)starts (0: not due); the walk's next slot (UINT32_MAX: no
+	 * walk) */
+	uint32_t _departs_seen = 0;
+	uint64_t _depart_due = 0;
+	uint32_t _depart_slot = UINT32_MAX;
 };
 
 } // namespace dpumesh::sidecar
