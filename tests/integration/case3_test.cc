@@ -475,6 +475,8 @@ TEST(Case3Errors, AKilledDestinationDoesNotStopTheService)
 	expect_idle(fin, n);
 }
 
+namespace {
+
 /** Waits up to `within` for the node's pending requests to reach `want`; the last count. */
 uint32_t pending_reaches(const inproc_node &n, uint32_t want, std::chrono::milliseconds within)
 {
@@ -486,6 +488,19 @@ uint32_t pending_reaches(const inproc_node &n, uint32_t want, std::chrono::milli
 	}
 	return now;
 }
+
+/** case3_config(30000) with retries on echo's route: its requests go out held. */
+std::string retrying_config()
+{
+	std::string cfg = case3_config(30000);
+	const std::string plain = "\"timeout_ms\": 30000 }";
+	cfg.replace(cfg.find(plain), plain.size(),
+		    "\"timeout_ms\": 30000, \"retries\": 2, \"backoff_ms\": 0, "
+		    "\"retry_budget_percent\": 100, \"retry_non_idempotent\": true }");
+	return cfg;
+}
+
+} // namespace
 
 /* A destination that leaves with requests it will never answer (a sink, killed): its
  * requesters hear 503 dest_gone within milliseconds of its departure, not a 504 at the
@@ -517,13 +532,7 @@ TEST(Case3Departures, RequestsToAPodThatLeavesAre503DestGoneAtOnce)
  * sink held go to the echo pod instead, and every one is answered. */
 TEST(Case3Departures, RequestsToAPodThatLeavesAreRetriedOnAnother)
 {
-	std::string cfg = case3_config(30000);
-	const std::string plain = "\"timeout_ms\": 30000 }";
-	ASSERT_NE(cfg.find(plain), std::string::npos) << cfg;
-	cfg.replace(cfg.find(plain), plain.size(),
-		    "\"timeout_ms\": 30000, \"retries\": 2, \"backoff_ms\": 0, "
-		    "\"retry_budget_percent\": 100, \"retry_non_idempotent\": true }");
-	inproc_node n("destretry", cfg);
+	inproc_node n("destretry", retrying_config());
 	ASSERT_TRUE(n.up) << n.error;
 	auto sink = n.pod({"sink", n.sock});
 	ASSERT_TRUE(ready(*sink)) << sink->output();
@@ -558,10 +567,14 @@ TEST(Case3Departures, RequestsToAPodThatLeavesAreRetriedOnAnother)
 
 /* A requester that leaves with requests pending (a client killed while a sink holds
  * them): they end within milliseconds, not at their deadline, so the sink's load and the
- * client's quota are free again; nothing is answered to the departed pod. */
-TEST(Case3Departures, RequestsOfAPodThatLeavesEndAtOnce)
+ * client's quota are free again; nothing is answered to the departed pod. With retries on
+ * the route its requests went out held: their header buffers come back too (expect_idle). */
+class Case3OriginLeft : public ::testing::TestWithParam<bool> {};
+
+TEST_P(Case3OriginLeft, RequestsOfAPodThatLeavesEndAtOnce)
 {
-	inproc_node n("originleft", case3_config(30000));
+	inproc_node n(GetParam() ? "originheld" : "originleft",
+		      GetParam() ? retrying_config() : case3_config(30000));
 	ASSERT_TRUE(n.up) << n.error;
 	auto sink = n.pod({"sink", n.sock});
 	ASSERT_TRUE(ready(*sink)) << sink->output();
@@ -583,9 +596,15 @@ TEST(Case3Departures, RequestsOfAPodThatLeavesEndAtOnce)
 	EXPECT_EQ(pending_reaches(n, 0, 5s), 0u);
 	auto fin = n.stop();
 	EXPECT_EQ(fin.sidecar_value("origin_left"), 25u);
+	EXPECT_EQ(fin.sidecar_value("held"), GetParam() ? 25u : 0u);
 	EXPECT_EQ(fin.sidecar_value("timeouts"), 0u);
 	expect_idle(fin, n);
 }
+
+INSTANTIATE_TEST_SUITE_P(Case3Departures, Case3OriginLeft, ::testing::Bool(),
+			 [](const auto &param_info) {
+				 return std::string(param_info.param ? "held" : "plain");
+			 });
 
 /* The node dies (SIGKILL) while an echo pod waits for requests, a client waits for answers
  * and a sink holds requests it never answers: every pod learns it from its channel (end of
