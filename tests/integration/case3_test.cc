@@ -504,29 +504,41 @@ std::string retrying_config()
 
 /* A destination that leaves with requests it will never answer (a sink, killed): its
  * requesters hear 503 dest_gone within milliseconds of its departure, not a 504 at the
- * route's 30 s deadline, and the table is empty again. */
-TEST(Case3Departures, RequestsToAPodThatLeavesAre503DestGoneAtOnce)
+ * route's 30 s deadline, and the table is empty again. 20 requests, and 200 (a walk over
+ * several chunks of the table, and more answers at once than a burst's room). */
+class Case3DestLeft : public ::testing::TestWithParam<unsigned> {};
+
+TEST_P(Case3DestLeft, RequestsToAPodThatLeavesAre503DestGoneAtOnce)
 {
-	inproc_node n("destleft", case3_config(30000));
+	const unsigned count = GetParam();
+	inproc_node n("destleft" + std::to_string(count), case3_config(30000));
 	ASSERT_TRUE(n.up) << n.error;
 	auto sink = n.pod({"sink", n.sock});
 	ASSERT_TRUE(ready(*sink)) << sink->output();
-	auto c = n.pod({"client", n.sock, "20", "1", "64"});
-	ASSERT_EQ(pending_reaches(n, 20, 20s), 20u);
+	auto c = n.pod({"client", n.sock, std::to_string(count), "1", "64"},
+		       {{"DPUMESH_CLIENT_WINDOW", std::to_string(count)}});
+	ASSERT_EQ(pending_reaches(n, count, 20s), count);
 	const auto left = std::chrono::steady_clock::now();
 	sink->signal(SIGKILL);
 	sink->wait(5s);
 	ASSERT_EQ(c->wait(20s), 0) << c->output();
 	const auto took = std::chrono::steady_clock::now() - left;
 	const std::string out = c->output();
-	EXPECT_EQ(value_of(out, "DONE", "mesh_err"), 20) << out;
-	EXPECT_EQ(text_of(out, "DONE", "reasons"), "dest_gone:20") << out;
+	EXPECT_EQ(value_of(out, "DONE", "mesh_err"), count) << out;
+	EXPECT_EQ(text_of(out, "DONE", "reasons"), "dest_gone:" + std::to_string(count)) << out;
 	EXPECT_LT(took, 10s); /* the route's deadline is 30 s */
+	std::printf("dest_left %u: the client had every answer %lld ms after the sink's kill\n",
+		    count,
+		    static_cast<long long>(
+			    std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
 	auto fin = n.stop();
-	EXPECT_EQ(fin.sidecar_value("dest_left"), 20u);
+	EXPECT_EQ(fin.sidecar_value("dest_left"), count);
 	EXPECT_EQ(fin.sidecar_value("timeouts"), 0u);
 	expect_idle(fin, n);
 }
+
+INSTANTIATE_TEST_SUITE_P(Case3Departures, Case3DestLeft, ::testing::Values(20u, 200u),
+			 [](const auto &param_info) { return std::to_string(param_info.param); });
 
 /* The same with retries on the route and another pod of the service: the requests the
  * sink held go to the echo pod instead, and every one is answered. */
