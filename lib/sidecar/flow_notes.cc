@@ -103,6 +103,12 @@ void stage::held_done(const dpa_note &n) noexcept
 	if (r.ctx().ended) {
 		release_held(r.ctx());
 		_requests->close(n.cmd.req_id);
+	} else if (!_reg->handle_live(n.cmd.dst)) [[unlikely]] {
+		/* delivered just before its pod left, reported after a departure walk may have
+		 * passed it (the walk leaves requests in flight alone): another walk, after the
+		 * grace, ends it (unless the pod's answer comes first) */
+		if (_depart_due == 0)
+			_depart_due = rte_rdtsc() + _tsc_hz / 1000 * depart_grace_ms;
 	}
 }
 
