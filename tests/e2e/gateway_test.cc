@@ -28,6 +28,7 @@
 
 #include "gateway_env.h"
 #include "jwt_signer.h"
+#include "telemetry_client.h"
 
 using namespace dpumesh;
 using namespace dpumesh::test;
@@ -74,7 +75,8 @@ protected:
                 { "claims": { "role": "admin" } },
                 { "methods": [ "GET" ], "prefix": "/secure/public/", "claims": { "role": "reader" } } ] } ],
     "rate_limits": [ { "service": "limited", "key": "route", "rate": 2, "burst": 3 } ],
-    "timeouts": [ { "service": "echo", "path_prefix": "/echo/slow", "timeout_ms": 300 } ] }
+    "timeouts": [ { "service": "echo", "path_prefix": "/echo/slow", "timeout_ms": 300 },
+                  { "service": "nopods", "timeout_ms": 20000 } ] }
 })",
 						   std::vector<std::string>{});
 		ASSERT_TRUE(node->up) << node->proc->output();
@@ -340,6 +342,36 @@ TEST_F(IngressE2E, KilledPod)
 	EXPECT_EQ(r.code, 503) << r.raw;
 	EXPECT_NE(r.body.find("\"error\":\"no_live_pod\""), std::string::npos) << r.body;
 	pods.clear();
+}
+
+/* A pod that leaves with a request from the network it will never answer (a sink as
+ * service nopods, killed): the HTTP client hears 503 dest_gone through the gateway, not the
+ * gateway's own 504 at its 3 s request_ms nor the node's at the route's 20 s. */
+TEST_F(IngressE2E, APodThatLeavesWithARequestIs503DestGone)
+{
+	auto sink = node->pod({"sink", node->sock}, {{"DPUMESH_POD_SERVICE", "nopods"}});
+	ASSERT_TRUE(ready(*sink)) << sink->output();
+	http_result r;
+	std::thread call([&] { r = curl(ns, url("/nopods/held"), d); });
+	telemetry_client t;
+	std::string hello;
+	uint64_t pending = 0;
+	if (t.connect(runtime_dir(node->prefix) + "/dpdk_telemetry.v2", &hello)) {
+		for (int i = 0; i < 200 && pending != 1; i++) {
+			std::this_thread::sleep_for(10ms);
+			json_ptr p = t.query("/dpumesh/pending");
+			pending = p ? u64_at(p.get(), "total", 0) : 0;
+		}
+	}
+	EXPECT_EQ(pending, 1u);
+	const auto killed = std::chrono::steady_clock::now();
+	sink->signal(SIGKILL);
+	sink->wait(5s);
+	call.join();
+	const auto took = std::chrono::steady_clock::now() - killed;
+	EXPECT_EQ(r.code, 503) << r.raw << r.body;
+	EXPECT_NE(r.body.find("\"error\":\"dest_gone\""), std::string::npos) << r.body;
+	EXPECT_LT(took, 2500ms);
 }
 
 TEST_F(IngressE2E, JwtRbacRateLimit)
