@@ -317,9 +317,6 @@ void stage::refuse(const pending::entry &e, const request_ctx &c, uint32_t dst, 
 void stage::depart_step(uint64_t now) noexcept
 {
 	const uint32_t cap = _requests->table().capacity();
-	const auto gone = [this](const pending::party &p) {
-		return p.type == pending::party::kind::pod && !_reg->handle_live(p.pod_handle);
-	};
 	uint32_t scanned = 0;
 	while (_depart_slot < cap && scanned < pending_list_step && _outbox->room()) {
 		if (_requests->size() == 0) { /* nothing to end: the walk is done */
@@ -330,7 +327,7 @@ void stage::depart_step(uint64_t now) noexcept
 		_requests->for_each_in(_depart_slot, outbox::burst,
 				       [&](uint32_t token, const pending::entry &e, const request_ctx &c) {
 					       if (!c.in_flight && !c.ended &&
-						   (gone(e.origin) || gone(e.dest)))
+						   (left(e.origin) || left(e.dest)))
 						       found[n++] = token;
 				       });
 		_depart_slot += outbox::burst;
@@ -342,6 +339,12 @@ void stage::depart_step(uint64_t now) noexcept
 		_depart_slot = UINT32_MAX;
 }
 
+/* Whether a request's party is a pod that is no longer live (a peer never is). */
+bool stage::left(const pending::party &p) const noexcept
+{
+	return p.type == pending::party::kind::pod && !_reg->handle_live(p.pod_handle);
+}
+
 /* A request the walk found with a party that left (depart_step()). */
 void stage::departed(uint32_t token, uint64_t now) noexcept
 {
@@ -350,7 +353,7 @@ void stage::departed(uint32_t token, uint64_t now) noexcept
 		return;
 	pending::entry &e = r.entry();
 	request_ctx &c = r.ctx();
-	if (e.origin.type == pending::party::kind::pod && !_reg->handle_live(e.origin.pod_handle)) {
+	if (left(e.origin)) {
 		/* an answer that comes later matches nothing (no_match) */
 		_stats.origin_left.inc();
 	} else {

@@ -357,6 +357,7 @@ private:
 	/* a step of the walk that ends the requests of pods that left (flow_notes.cc) */
 	[[gnu::cold]] void depart_step(uint64_t now) noexcept;
 	void departed(uint32_t token, uint64_t now) noexcept;
+	bool left(const pending::party &p) const noexcept;
 	void refuse(const pending::entry &e, const request_ctx &c, uint32_t dst, uint32_t status,
 		    uint64_t now) noexcept;
 	/* network (flow_net.cc) */
