@@ -471,7 +471,10 @@ TEST(MeshDelivery, AResponderThatDiesMidAnswerNeverLeavesTheRequesterWaiting)
 {
 	/* The responder posts its answer (with a body) and exits at once. Whether the DPU
 	 * copied the answer first (200), found the body gone (502 responder_gone), or never
-	 * took it (504 timeout), the requester hears something: never silence. */
+	 * took it (the sidecar's walk after the pod left: 503 dest_gone, docs/overload.md "Pods
+	 * that leave"; before the walk, the route's 504 timeout), the requester hears something:
+	 * never silence. Which one is a race with the pod's exit (TSan with two workers saw
+	 * dest_gone once in eight). */
 	tokens t;
 	mesh m("dying", *t.rsa);
 	ASSERT_TRUE(m.up) << m.proc->output();
@@ -482,8 +485,8 @@ TEST(MeshDelivery, AResponderThatDiesMidAnswerNeverLeavesTheRequesterWaiting)
 		unsetenv("DPUMESH_TEST_DIE_AFTER_ANSWER");
 		std::string out = m.call({"dying GET /x -"});
 		std::string v = verdict(out, 0);
-		EXPECT_TRUE(v == "200 -" || v == "502 responder_gone" || v == "504 timeout" ||
-			    v == "503 no_live_pod")
+		EXPECT_TRUE(v == "200 -" || v == "502 responder_gone" || v == "503 dest_gone" ||
+			    v == "504 timeout" || v == "503 no_live_pod")
 			<< v << "\n" << out;
 		seen[v]++;
 		srv->wait(10s);
