@@ -52,6 +52,14 @@ soak_client_loop() { # NAME: runs clients until $WORK/soak.stop exists; one line
   done
 }
 
+# The pods serve until the traffic has stopped: the clients' last runs and the Case 2
+# generator's drain (suite_soak writes soak.traffic_done; at most 120 s), so that no request
+# of the end is refused no_live_pod as if a restart had caused it.
+soak_wait_traffic() {
+  local n=0
+  while [ ! -e "$WORK/soak.traffic_done" ] && [ "$n" -lt 600 ]; do sleep 0.2; n=$((n + 1)); done
+}
+
 soak_restarter() { # restarts one svc echo pod every ~15 s
   local k=0 victim pids=("$@")
   while [ ! -e "$WORK/soak.stop" ]; do
@@ -66,6 +74,7 @@ soak_restarter() { # restarts one svc echo pod every ~15 s
     echo "$(date +%s) restart $k: $victim -> $! ($([ $((k % 3)) -eq 0 ] && echo KILL || echo TERM))" >> "$RAW/soak-restarts.txt"
     echo "${pids[*]}" > "$WORK/soak.svcpids"
   done
+  soak_wait_traffic
   for victim in "${pids[@]}"; do kill "$victim" 2>/dev/null || true; done
   for victim in "${pids[@]}"; do wait "$victim" 2>/dev/null || true; done
 }
@@ -83,6 +92,7 @@ soak_replay_restarter() { # restarts one Case 2 echo pod every ~40 s
     pids[$((k % ${#pids[@]}))]=$!
     echo "$(date +%s) case2 restart $k: $victim -> $!" >> "$RAW/soak-restarts.txt"
   done
+  soak_wait_traffic
   for victim in "${pids[@]}"; do kill "$victim" 2>/dev/null || true; done
   for victim in "${pids[@]}"; do wait "$victim" 2>/dev/null || true; done
 }
@@ -196,12 +206,14 @@ suite_soak() {
   done
   touch "$WORK/soak.stop"
   progress "soak: stopping traffic (clients finish their runs)"
-  wait "$c1" "$c2" "$rs" "$rr" $tn 2>/dev/null || true
+  wait "$c1" "$c2" 2>/dev/null || true
   if [ -n "$gen" ]; then
     progress "soak: waiting for the Case 2 generator's last answers"
     wait "$gen" 2>/dev/null || true
     rmdir "$(rtdir "perf-soak-gen-$$")" 2>/dev/null || true
   fi
+  touch "$WORK/soak.traffic_done" # the pods may stop now (soak_wait_traffic)
+  wait "$rs" "$rr" $tn 2>/dev/null || true
   # let the last pending requests time out, then take the final samples
   sleep 12
   stop_pid "$watcher"
