@@ -53,8 +53,8 @@ soak_client_loop() { # NAME: runs clients until $WORK/soak.stop exists; one line
 }
 
 # The pods serve until the traffic has stopped: the clients' last runs and the Case 2
-# generator's drain (suite_soak writes soak.traffic_done; at most 120 s), so that no request
-# of the end is refused no_live_pod as if a restart had caused it.
+# generator's drain (suite_soak writes soak.traffic_done; at most 120 s), with or without
+# restarts, so that no request of the end is refused no_live_pod as if a restart had done it.
 soak_wait_traffic() {
   local n=0
   while [ ! -e "$WORK/soak.traffic_done" ] && [ "$n" -lt 600 ]; do sleep 0.2; n=$((n + 1)); done
@@ -163,9 +163,9 @@ suite_soak() {
   soak_client_loop a & local c1=$!; track "$c1"
   soak_client_loop b & local c2=$!; track "$c2"
   if [ "${DPUMESH_SOAK_RESTARTS:-1}" = 0 ]; then
-    (while [ ! -e "$WORK/soak.stop" ]; do sleep 1; done; kill "${svc_pods[@]}"; wait) & 
+    (soak_wait_traffic; kill "${svc_pods[@]}"; wait) & 
     local rs=$!; track "$rs"
-    (while [ ! -e "$WORK/soak.stop" ]; do sleep 1; done; kill "${replay_pods[@]}"; wait) &
+    (soak_wait_traffic; kill "${replay_pods[@]}"; wait) &
   else
     soak_restarter "${svc_pods[@]}" &
     local rs=$!; track "$rs"
