@@ -477,29 +477,36 @@ TEST(Case3Errors, AKilledDestinationDoesNotStopTheService)
 
 namespace {
 
+/** Reads `count()` every 10 ms until `done(value)` or `within` has passed; the last value. */
+template <typename Count, typename Done>
+uint64_t poll_count(Count count, Done done, std::chrono::milliseconds within)
+{
+	const auto until = std::chrono::steady_clock::now() + within;
+	uint64_t now = count();
+	while (!done(now) && std::chrono::steady_clock::now() < until) {
+		std::this_thread::sleep_for(10ms);
+		now = count();
+	}
+	return now;
+}
+
 /** Waits up to `within` for the node's pending requests to reach `want`; the last count. */
 uint32_t pending_reaches(const inproc_node &n, uint32_t want, std::chrono::milliseconds within)
 {
-	const auto until = std::chrono::steady_clock::now() + within;
-	uint32_t now = n.snapshot().pending;
-	while (now != want && std::chrono::steady_clock::now() < until) {
-		std::this_thread::sleep_for(10ms);
-		now = n.snapshot().pending;
-	}
-	return now;
+	return static_cast<uint32_t>(poll_count([&] { return uint64_t(n.snapshot().pending); },
+						[&](uint64_t v) { return v == want; }, within));
 }
 
 /** Waits up to `within` for the DPA threads' deliveries to pods (rx_delivered, all
  *  threads) to reach `want`; the last count. */
 uint64_t delivered_reaches(const inproc_node &n, uint64_t want, std::chrono::milliseconds within)
 {
-	const auto until = std::chrono::steady_clock::now() + within;
-	uint64_t now = dpa_sum(n.snapshot(), &dpumesh::control::dpa_thread_view::rx_delivered);
-	while (now < want && std::chrono::steady_clock::now() < until) {
-		std::this_thread::sleep_for(10ms);
-		now = dpa_sum(n.snapshot(), &dpumesh::control::dpa_thread_view::rx_delivered);
-	}
-	return now;
+	return poll_count(
+		[&] {
+			return dpa_sum(n.snapshot(),
+				       &dpumesh::control::dpa_thread_view::rx_delivered);
+		},
+		[&](uint64_t v) { return v >= want; }, within);
 }
 
 /** Waits up to `within` for the requests delivered to pod `pod_id` (its rx_delivered) to
@@ -507,17 +514,12 @@ uint64_t delivered_reaches(const inproc_node &n, uint64_t want, std::chrono::mil
 uint64_t pod_delivered_reaches(inproc_node &n, uint32_t pod_id, uint64_t want,
 			       std::chrono::milliseconds within)
 {
-	const auto until = std::chrono::steady_clock::now() + within;
-	auto count = [&]() -> uint64_t {
-		auto v = n.pods(std::to_string(pod_id));
-		return v && !v->empty() ? v->front().counters.rx_delivered : 0;
-	};
-	uint64_t now = count();
-	while (now < want && std::chrono::steady_clock::now() < until) {
-		std::this_thread::sleep_for(10ms);
-		now = count();
-	}
-	return now;
+	return poll_count(
+		[&]() -> uint64_t {
+			auto v = n.pods(std::to_string(pod_id));
+			return v && !v->empty() ? v->front().counters.rx_delivered : 0;
+		},
+		[&](uint64_t v) { return v >= want; }, within);
 }
 
 /** case3_config(30000) with retries on echo's route: its requests go out held. */
