@@ -65,7 +65,8 @@ _SCALE_SERVICES (space-separated lists narrowing a suite's matrix); DPUMESH_PERF
 (round trips/s of the scaling suite's paced points, default 10000, 0: none);
 DPUMESH_PERF_SPIN_US (lcores.spin_us of every dpumesh; a build that knows the key);
 DPUMESH_PERF_P2P_PIN (main: pod2pod's pods on the main lcore's CPU, the default; none:
-they float).
+they float); DPUMESH_PERF_PROFILE_AT_SCALING (the scaling point --profile records, as
+DIMENSION-N: pods-paced-64; default the last pods point).
 USAGE
 }
 

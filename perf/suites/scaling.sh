@@ -24,8 +24,9 @@
 read -r -a SCALE_PODS <<< "${DPUMESH_PERF_SCALE_PODS:-1 4 16 64}"
 read -r -a SCALE_SERVICES <<< "${DPUMESH_PERF_SCALE_SERVICES:-1 8 64}"
 SCALE_RATE=${DPUMESH_PERF_SCALE_RATE:-10000}
-# the profiled point (run.sh --profile): the most pods asked for
-PROFILE_AT_scaling=pods-${SCALE_PODS[-1]}
+# the profiled point (run.sh --profile): the most pods asked for, or DIMENSION-N from
+# DPUMESH_PERF_PROFILE_AT_SCALING (pods-paced-64, services-64, idle-pods-64)
+PROFILE_AT_scaling=${DPUMESH_PERF_PROFILE_AT_SCALING:-pods-${SCALE_PODS[-1]}}
 
 scale_csv() {
   [ -s "$RESULTS/scaling.csv" ] ||
