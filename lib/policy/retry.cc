@@ -36,14 +36,19 @@ uint64_t retry_backoff_ms(uint32_t base_ms, uint16_t attempt) noexcept
 	return uint64_t(base_ms) << shift;
 }
 
+/* A new window from now, `window` ticks long: the one that ended counts in its allowance if
+ * it ended less than a window ago; one older, or none yet, counts nothing */
+void retry_budget::roll(uint64_t now, uint64_t window) noexcept
+{
+	_last = _end != 0 && now - _end < window ? _requests : 0;
+	_end = now + window;
+	_requests = _retries = 0;
+}
+
 bool retry_budget::allows(uint64_t now, uint64_t window, uint32_t percent) noexcept
 {
-	if (now - _start > window) { /* a new window; the last one's requests if it was the
-				       * window just before (the first: those since the start) */
-		_last = _start == 0 || now - _start <= 2 * window ? _requests : 0;
-		_start = now;
-		_requests = _retries = 0;
-	}
+	if (now >= _end)
+		roll(now, window);
 	const uint64_t load = _requests > _last ? _requests : _last;
 	return _retries < min_retries + load * percent / 100;
 }

@@ -208,7 +208,7 @@ void stage::net_request_here(net_message &m, verdict a, int peer, uint64_t now) 
 		_requests->find(token).ctx().held = cmd;
 		_stats.held.inc();
 	}
-	_budgets[a.svc].note_request();
+	_budgets[a.svc].note_request(now, _tsc_hz);
 	deliver_new(cmd, _requests->find(token).entry());
 	_stats.forwarded.inc();
 }
@@ -286,7 +286,7 @@ void stage::net_request_here(net_message &m, verdict a, int peer, uint64_t now) 
 			 * burst's end (relays_flush()) */
 			_relays_both++;
 			_net_in->release_last(m);
-			_budgets[a.svc].note_request();
+			_budgets[a.svc].note_request(now, _tsc_hz);
 			return;
 		}
 		if (both_added) {
@@ -328,7 +328,7 @@ void stage::net_request_here(net_message &m, verdict a, int peer, uint64_t now) 
 		reply_net(m.reply_to, m.correlation, 503, "egress_failed", now);
 		return;
 	}
-	_budgets[a.svc].note_request();
+	_budgets[a.svc].note_request(now, _tsc_hz);
 	_stats.relayed.inc();
 }
 

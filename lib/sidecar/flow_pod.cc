@@ -145,7 +145,7 @@ void stage::pod_request(const pod_message &m, const wire::l7_view &v, uint64_t n
 		r.ctx().held = cmd;
 		_stats.held.inc();
 	}
-	_budgets[a.svc].note_request();
+	_budgets[a.svc].note_request(now, _tsc_hz);
 	deliver_new(cmd, _requests->find(token).entry());
 	_stats.forwarded.inc();
 }

@@ -10,7 +10,7 @@ namespace dpumesh::sidecar {
 
 quota::quota(const quota_limits &l, uint64_t tsc_hz) noexcept
 	: _limits(l), _answer_wait(uint64_t(l.answer_wait_ms) * tsc_hz / 1000),
-	  _rx_stall(uint64_t(l.rx_stall_ms) * tsc_hz / 1000)
+	  _rx_stall(uint64_t(l.rx_stall_ms) * tsc_hz / 1000), _window(tsc_hz)
 {
 }
 
@@ -55,11 +55,11 @@ void quota::charge(const pending::entry &e, const request_ctx &c,
 		   const wire::endpoint *requester) noexcept
 {
 	if (e.origin.type == pending::party::kind::pod) {
-		pod_of(e.origin.pod_handle).charge();
+		pod_of(e.origin.pod_handle).charge(e.start_tsc, _window);
 	} else if (e.origin.type == pending::party::kind::peer) {
 		source_tenant &t = source_of(c);
 		t.note(requester ? *requester : c.reply_to.addr.dst);
-		t.charge();
+		t.charge(e.start_tsc, _window);
 	}
 }
 

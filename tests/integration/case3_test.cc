@@ -614,6 +614,50 @@ TEST(Case3Departures, RequestsToAPodThatLeavesAreRetriedOnAnother)
 	expect_idle(fin, n);
 }
 
+/* A second pod that leaves seconds after the first: its requests are retried too. The retry
+ * budget's windows follow the requests (policy::retry_budget): before 2026-12-06 a window
+ * began only at a retry, so this second departure's retries found the first one's window
+ * long over and nothing counted in their own: 3 retried (the floor), 29 answered 503. */
+TEST(Case3Departures, ASecondDepartureSecondsLaterIsRetriedToo)
+{
+	inproc_node n("destretry2", retrying_config());
+	ASSERT_TRUE(n.up) << n.error;
+	auto echo = n.pod({"echo", n.sock});
+	ASSERT_TRUE(ready(*echo)) << echo->output();
+	uint64_t dest_left = 0;
+	for (int round = 0; round < 2; round++) {
+		auto sink = n.pod({"sink", n.sock});
+		ASSERT_TRUE(ready(*sink)) << sink->output();
+		const uint32_t sink_id =
+			static_cast<uint32_t>(value_of(sink->output(), "READY", "pod"));
+		auto c = n.pod({"client", n.sock, "200", "2", "64"});
+		/* the client's window full of the sink's, as in the test above */
+		ASSERT_EQ(pod_delivered_reaches(n, sink_id, 32, 30s), 32u) << round;
+		ASSERT_EQ(pending_reaches(n, 32, 30s), 32u) << round;
+		sink->signal(SIGKILL);
+		sink->wait(5s);
+		ASSERT_EQ(c->wait(20s), 0) << c->output();
+		const std::string out = c->output();
+		EXPECT_EQ(value_of(out, "DONE", "ok"), 200) << round << ": " << out;
+		EXPECT_EQ(value_of(out, "DONE", "mesh_err"), 0) << round << ": " << out;
+		dest_left += 32;
+		auto mid = n.snapshot();
+		EXPECT_EQ(mid.sidecar_value("dest_left"), dest_left) << round;
+		EXPECT_EQ(mid.sidecar_value("retries"), dest_left) << round;
+		EXPECT_EQ(mid.sidecar_value("retry_budget"), 0u) << round;
+		/* more than two of the budget's one-second windows after the first round's
+		 * retries, with no request between */
+		if (round == 0)
+			std::this_thread::sleep_for(2500ms);
+	}
+	echo->signal(SIGKILL);
+	echo->wait(5s);
+	auto fin = n.stop();
+	EXPECT_EQ(fin.sidecar_value("dest_gone"), 0u);
+	EXPECT_EQ(fin.sidecar_value("timeouts"), 0u);
+	expect_idle(fin, n);
+}
+
 /* A requester that leaves with requests pending (a client killed while a sink holds
  * them): they end within milliseconds, not at their deadline, so the sink's load and the
  * client's quota are free again; nothing is answered to the departed pod. With retries on

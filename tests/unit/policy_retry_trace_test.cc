@@ -59,7 +59,7 @@ TEST(retry, budget_allows_a_floor_then_a_share_of_the_requests)
 	EXPECT_FALSE(b.allows(5001, win, 20));
 	/* 10 requests at 20 %: two more */
 	for (int i = 0; i < 10; i++)
-		b.note_request();
+		b.note_request(5001, win);
 	EXPECT_TRUE(b.allows(5002, win, 20));
 	b.spend();
 	EXPECT_TRUE(b.allows(5003, win, 20));
@@ -81,9 +81,9 @@ TEST(retry, budget_allows_a_floor_then_a_share_of_the_requests)
 	EXPECT_FALSE(b.allows(5000 + win + 3, win, 20));
 	/* its own requests count once they are more than the last window's */
 	for (int i = 0; i < 20; i++)
-		b.note_request();
+		b.note_request(5000 + win + 3, win);
 	EXPECT_TRUE(b.allows(5000 + win + 4, win, 20));
-	/* a window that starts long after the last one ended: the floor alone */
+	/* a window that starts long after the last request: the floor alone */
 	EXPECT_TRUE(b.allows(5000 + 10 * win, win, 20));
 	EXPECT_EQ(b.last_requests(), 0u);
 	for (int i = 0; i < 3; i++)
@@ -91,19 +91,54 @@ TEST(retry, budget_allows_a_floor_then_a_share_of_the_requests)
 	EXPECT_FALSE(b.allows(5000 + 10 * win + 1, win, 20));
 }
 
-/* The first window counts the requests noted before anything asked to retry: a service
- * whose first failure comes with many requests pending may retry its share of them. */
-TEST(retry, budget_first_window_counts_the_requests_before_it)
+/* The windows follow the requests, not only the retries: after a long spell of steady
+ * requests and no retry, a burst of retries (a pod that left with requests pending) finds
+ * the last second's requests, not a window of its own with nothing counted yet. Before
+ * 2026-12-06 a window started only when a retry was asked for, so such a burst got the
+ * floor of 3 alone (this test failed: 3 allowed of the 23 it expects). */
+TEST(retry, a_burst_after_steady_requests_gets_the_last_window_s_share)
 {
 	policy::retry_budget b;
-	for (int i = 0; i < 30; i++)
-		b.note_request();
+	const uint64_t win = 1000;
+	/* one retry at the start, then 100 requests a window for 20 windows, nothing retried */
+	ASSERT_TRUE(b.allows(10000, win, 20));
+	b.spend();
+	for (uint64_t t = 10000; t < 10000 + 20 * win; t += win / 100)
+		b.note_request(t, win);
+	const uint64_t now = 10000 + 20 * win; /* the burst, just after the last request */
 	unsigned allowed = 0;
-	while (b.allows(123456789, 1000, 100) && allowed < 100) {
+	while (b.allows(now, win, 20) && allowed < 1000) {
 		b.spend();
 		allowed++;
 	}
-	EXPECT_EQ(allowed, 33u);
+	/* the floor and 20 % of the last window's 100 requests (the burst starts a window of
+	 * its own: the last one, begun 1000 ticks before it, has just ended) */
+	EXPECT_EQ(b.last_requests(), 100u);
+	EXPECT_EQ(b.requests(), 0u);
+	EXPECT_EQ(allowed, 3u + 20u);
+	/* more than two windows after the last request, nothing before counts */
+	EXPECT_TRUE(b.allows(now + 2 * win + 1, win, 20));
+	EXPECT_EQ(b.last_requests(), 0u);
+	EXPECT_EQ(b.requests(), 0u);
+}
+
+/* Requests noted a window apart keep rolling the windows: each window's allowance is the
+ * requests of the one before, never those of long ago. */
+TEST(retry, requests_long_ago_do_not_count)
+{
+	policy::retry_budget b;
+	const uint64_t win = 1000;
+	for (int i = 0; i < 500; i++)
+		b.note_request(1000, win); /* a busy second, long ago */
+	b.note_request(1000 + 5 * win, win); /* one request, five windows on: a new window */
+	EXPECT_EQ(b.last_requests(), 0u);
+	EXPECT_EQ(b.requests(), 1u);
+	unsigned allowed = 0;
+	while (b.allows(1000 + 5 * win + 1, win, 100) && allowed < 1000) {
+		b.spend();
+		allowed++;
+	}
+	EXPECT_EQ(allowed, 3u + 1u);
 }
 
 namespace {

@@ -46,7 +46,7 @@ inline uint32_t request_table::open_written(const opening &o) noexcept
 	 * inline, as charge() would */
 	if (e.origin.type == pending::party::kind::peer && o.reply_to &&
 	    o.source < quota::nb_sources)
-		_quota->charge_source(o.source, o.reply_to->addr.dst);
+		_quota->charge_source(o.source, o.reply_to->addr.dst, e.start_tsc);
 	else
 		_quota->charge(e, x, o.reply_to ? &o.reply_to->addr.dst : nullptr);
 	return token | _shard_base;
@@ -113,7 +113,7 @@ inline uint32_t stage::open_request(pending::party origin, pending::party dest,
 	const uint32_t token = _requests->open_written(
 		request_table::opening{reply_to, source, hold, a.policy, false});
 	if (token != 0)
-		_quota->charge_source(source, reply_to->addr.dst);
+		_quota->charge_source(source, reply_to->addr.dst, now);
 	return token;
 }
 

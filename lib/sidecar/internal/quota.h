@@ -80,11 +80,11 @@ public:
 		    const wire::endpoint *requester = nullptr) noexcept;
 	/** charge() of a request from the network address `requester` whose bucket (its
 	 *  request_ctx::source) the caller has: inline, where requests are opened. */
-	void charge_source(uint32_t bucket, const wire::endpoint &requester) noexcept
+	void charge_source(uint32_t bucket, const wire::endpoint &requester, uint64_t now) noexcept
 	{
 		source_tenant &t = _sources[bucket];
 		t.note(requester);
-		t.charge();
+		t.charge(now, _window);
 	}
 	/** What an entry held goes back (it was closed or expired). Inline (below): in the
 	 *  deadline sweep (request_table::expire()), out of line its two calls were ~20
@@ -136,9 +136,9 @@ private:
 		std::atomic<uint32_t> in_flight{0}, peak{0};
 		counter refused, answers_refused;
 		policy::retry_budget retries; /* the data path's only */
-		void charge() noexcept
+		void charge(uint64_t now, uint64_t window) noexcept
 		{
-			retries.note_request();
+			retries.note_request(now, window);
 			const uint32_t n = in_flight.load(std::memory_order_relaxed) + 1;
 			in_flight.store(n, std::memory_order_relaxed);
 			if (n > peak.load(std::memory_order_relaxed))
@@ -181,6 +181,7 @@ private:
 	quota_limits _limits;
 	uint64_t _answer_wait;
 	uint64_t _rx_stall;
+	uint64_t _window; /* the origins' retry budgets' window: a second, in TSC ticks */
 	std::array<pod_tenant, DPUMESH_MAX_PODS> _pods;
 	std::array<source_tenant, nb_sources> _sources;
 };

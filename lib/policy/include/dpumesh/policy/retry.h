@@ -4,7 +4,7 @@
 //
 // The sidecar keeps one retry_budget per service and asks before every retry:
 //
-//   budget.note_request();                                  // each request admitted
+//   budget.note_request(now_tsc, tsc_hz);                   // each request admitted
 //   ...
 //   if (policy::retryable_status(status) &&
 //       budget.allows(now_tsc, tsc_hz, route.retry_budget_percent)) {   // a 1 s window
@@ -39,18 +39,27 @@ uint64_t retry_backoff_ms(uint32_t base_ms, uint16_t attempt) noexcept;
  * A service's retry budget: in a window, retries may not exceed
  * `min_retries + requests * percent / 100` (a few retries always, then a share of the load),
  * so a failing service is not hit by a storm of retries. `requests` is the larger of the
- * current window's and the one before it (when that one ended less than a window ago): a
- * window starts at the first retry asked for after the last one ended, so its own count is
- * nothing yet just when a pod's failure asks for many (a pod that leaves with 30 requests
- * pending had 3 of them retried, the rest answered 503, at 100 %).
+ * current window's and the one before it (when that one ended less than a window ago). A
+ * window starts at the first request or retry after the last one ended, so the windows
+ * follow the requests whether or not anything asks to retry: the first failure after a
+ * quiet spell of retries finds the requests of the second before it (a pod that leaves
+ * with 30 requests pending has their share retried, not the floor of 3 alone, which is all
+ * a window started by that first retry would have counted).
  */
 class retry_budget {
 public:
 	static constexpr uint32_t min_retries = 3;
 
-	/** A request was admitted (counts in the current window, then in the next one's
-	 *  allowance). */
-	void note_request() noexcept { _requests++; }
+	/** A request was admitted at `now` (allows()' clock): counts in the current window,
+	 *  then in the next one's allowance; starts a new window once `window` ticks have
+	 *  passed since the current one began. A compare of `now` with the window's end a
+	 *  request (its start and a subtraction were 2 more instructions a budget). */
+	void note_request(uint64_t now, uint64_t window) noexcept
+	{
+		if (now >= _end) [[unlikely]]
+			roll(now, window);
+		_requests++;
+	}
 	/**
 	 * Whether a retry fits: starts a new window when `window` ticks have passed since the
 	 * current one began, then compares. Does not spend: call spend() once it is taken.
@@ -65,7 +74,9 @@ public:
 	uint32_t last_requests() const noexcept { return _last; }
 
 private:
-	uint64_t _start = 0;
+	void roll(uint64_t now, uint64_t window) noexcept;
+
+	uint64_t _end = 0; /* the tick after the current window's last (0: no window yet) */
 	uint32_t _requests = 0, _retries = 0, _last = 0;
 };
 
