@@ -122,8 +122,9 @@ TEST(retry, a_burst_after_steady_requests_gets_the_last_window_s_share)
 	EXPECT_EQ(b.requests(), 0u);
 }
 
-/* Requests noted a window apart keep rolling the windows: each window's allowance is the
- * requests of the one before, never those of long ago. */
+/* A request long after the last window starts a window of its own: the busy second long
+ * before it counts nothing in the allowance (only the window that ended less than a window
+ * ago does). */
 TEST(retry, requests_long_ago_do_not_count)
 {
 	policy::retry_budget b;
