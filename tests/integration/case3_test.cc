@@ -533,6 +533,27 @@ std::string retrying_config()
 	return cfg;
 }
 
+/* A sink that leaves holding a client's window, beside an echo pod of the same service
+ * (registered by the caller): a client of 200 requests with a window of 32; round robin,
+ * every other request waits at the sink and the rest are echoed, so the window ends up full
+ * of the sink's: 32 delivered to the sink, none answered, and the client can send no more
+ * (32 pending alone may still count echoed ones on their way: CI, TSan with two workers,
+ * saw 24 of 32 the sink's). The sink is killed then; *out is the client's output once it
+ * is done. */
+void sink_leaves_holding_a_window(inproc_node &n, std::string *out)
+{
+	auto sink = n.pod({"sink", n.sock});
+	ASSERT_TRUE(ready(*sink)) << sink->output();
+	const uint32_t sink_id = static_cast<uint32_t>(value_of(sink->output(), "READY", "pod"));
+	auto c = n.pod({"client", n.sock, "200", "2", "64"});
+	ASSERT_EQ(pod_delivered_reaches(n, sink_id, 32, 30s), 32u);
+	ASSERT_EQ(pending_reaches(n, 32, 30s), 32u);
+	sink->signal(SIGKILL);
+	sink->wait(5s);
+	ASSERT_EQ(c->wait(20s), 0) << c->output();
+	*out = c->output();
+}
+
 } // namespace
 
 /* A destination that leaves with requests it will never answer (a sink, killed): its
@@ -582,22 +603,10 @@ TEST(Case3Departures, RequestsToAPodThatLeavesAreRetriedOnAnother)
 {
 	inproc_node n("destretry", retrying_config());
 	ASSERT_TRUE(n.up) << n.error;
-	auto sink = n.pod({"sink", n.sock});
-	ASSERT_TRUE(ready(*sink)) << sink->output();
 	auto echo = n.pod({"echo", n.sock});
 	ASSERT_TRUE(ready(*echo)) << echo->output();
-	/* round robin: every other request waits at the sink, the rest are echoed; the
-	 * client's window (32) ends up full of the sink's: 32 delivered to the sink, none
-	 * answered, and the client can send no more (32 pending alone may still count echoed
-	 * ones on their way: CI, TSan with two workers, saw 24 of 32 the sink's) */
-	const uint32_t sink_id = static_cast<uint32_t>(value_of(sink->output(), "READY", "pod"));
-	auto c = n.pod({"client", n.sock, "200", "2", "64"});
-	ASSERT_EQ(pod_delivered_reaches(n, sink_id, 32, 30s), 32u);
-	ASSERT_EQ(pending_reaches(n, 32, 30s), 32u);
-	sink->signal(SIGKILL);
-	sink->wait(5s);
-	ASSERT_EQ(c->wait(20s), 0) << c->output();
-	const std::string out = c->output();
+	std::string out;
+	ASSERT_NO_FATAL_FAILURE(sink_leaves_holding_a_window(n, &out));
 	EXPECT_EQ(value_of(out, "DONE", "ok"), 200) << out;
 	EXPECT_EQ(value_of(out, "DONE", "mesh_err"), 0) << out;
 	EXPECT_EQ(value_of(out, "DONE", "bad"), 0) << out;
@@ -626,25 +635,16 @@ TEST(Case3Departures, ASecondDepartureSecondsLaterIsRetriedToo)
 	ASSERT_TRUE(ready(*echo)) << echo->output();
 	uint64_t dest_left = 0;
 	for (int round = 0; round < 2; round++) {
-		auto sink = n.pod({"sink", n.sock});
-		ASSERT_TRUE(ready(*sink)) << sink->output();
-		const uint32_t sink_id =
-			static_cast<uint32_t>(value_of(sink->output(), "READY", "pod"));
-		auto c = n.pod({"client", n.sock, "200", "2", "64"});
-		/* the client's window full of the sink's, as in the test above */
-		ASSERT_EQ(pod_delivered_reaches(n, sink_id, 32, 30s), 32u) << round;
-		ASSERT_EQ(pending_reaches(n, 32, 30s), 32u) << round;
-		sink->signal(SIGKILL);
-		sink->wait(5s);
-		ASSERT_EQ(c->wait(20s), 0) << c->output();
-		const std::string out = c->output();
-		EXPECT_EQ(value_of(out, "DONE", "ok"), 200) << round << ": " << out;
-		EXPECT_EQ(value_of(out, "DONE", "mesh_err"), 0) << round << ": " << out;
+		SCOPED_TRACE(round);
+		std::string out;
+		ASSERT_NO_FATAL_FAILURE(sink_leaves_holding_a_window(n, &out));
+		EXPECT_EQ(value_of(out, "DONE", "ok"), 200) << out;
+		EXPECT_EQ(value_of(out, "DONE", "mesh_err"), 0) << out;
 		dest_left += 32;
 		auto mid = n.snapshot();
-		EXPECT_EQ(mid.sidecar_value("dest_left"), dest_left) << round;
-		EXPECT_EQ(mid.sidecar_value("retries"), dest_left) << round;
-		EXPECT_EQ(mid.sidecar_value("retry_budget"), 0u) << round;
+		EXPECT_EQ(mid.sidecar_value("dest_left"), dest_left);
+		EXPECT_EQ(mid.sidecar_value("retries"), dest_left);
+		EXPECT_EQ(mid.sidecar_value("retry_budget"), 0u);
 		/* more than two of the budget's one-second windows after the first round's
 		 * retries, with no request between */
 		if (round == 0)
