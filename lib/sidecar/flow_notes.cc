@@ -366,7 +366,8 @@ void stage::departed(uint32_t token, uint64_t now) noexcept
 	_requests->close(token);
 }
 
-/* Parked deliveries whose retry time has come: sent again, or given up. */
+/* Parked deliveries whose retry time has come: sent again, to another pod where theirs
+ * left meanwhile, or given up. */
 uint32_t stage::unpark(uint64_t now) noexcept
 {
 	outbox::due due[burst_of_unpark];
@@ -379,8 +380,13 @@ uint32_t stage::unpark(uint64_t now) noexcept
 				_stats.park_expired.inc();
 				give_up(c, DPUMESH_STATUS_DEST_FULL);
 			} else if (!_reg->handle_live(c.dst)) {
-				_stats.dest_gone.inc();
-				give_up(c, DPUMESH_STATUS_DEST_GONE);
+				/* its pod left while it waited (a retry's backoff): as a delivery
+				 * the DPA reports gone, another live pod of the service takes it
+				 * (counted dest_gone there) */
+				dpa_note gone;
+				gone.cmd = c;
+				gone.status = DPUMESH_STATUS_DEST_GONE;
+				note(gone);
 			} else {
 				deliver(c);
 			}

@@ -658,6 +658,56 @@ TEST(Case3Departures, ASecondDepartureSecondsLaterIsRetriedToo)
 	expect_idle(fin, n);
 }
 
+/* A retry that waits out its backoff for a pod that leaves meanwhile goes to another pod
+ * when its time comes, as a delivery the DPA reports gone does (stage::note()). Two sinks
+ * and an echo pod; the first sink is killed holding its share of the client's window, and
+ * its requests are retried with a 400 ms backoff, about half of them on the second sink,
+ * which is killed before that time. Before 2026-12-06 those were answered 503 dest_gone
+ * (stage::unpark() gave them up) though the echo pod was there and a retry left. */
+TEST(Case3Departures, ARetryWhosePodLeavesDuringItsBackoffGoesToAnother)
+{
+	std::string cfg = retrying_config();
+	const std::string no_backoff = "\"backoff_ms\": 0";
+	cfg.replace(cfg.find(no_backoff), no_backoff.size(), "\"backoff_ms\": 400");
+	inproc_node n("backoffgone", cfg);
+	ASSERT_TRUE(n.up) << n.error;
+	auto echo = n.pod({"echo", n.sock});
+	ASSERT_TRUE(ready(*echo)) << echo->output();
+	auto first = n.pod({"sink", n.sock});
+	ASSERT_TRUE(ready(*first)) << first->output();
+	auto second = n.pod({"sink", n.sock});
+	ASSERT_TRUE(ready(*second)) << second->output();
+	auto c = n.pod({"client", n.sock, "200", "2", "64"});
+	/* the window full of the sinks' requests (echoed ones may still be on their way) */
+	ASSERT_EQ(pending_reaches(n, 32, 30s), 32u);
+	auto first_view = n.pods(std::to_string(value_of(first->output(), "READY", "pod")));
+	ASSERT_TRUE(first_view && !first_view->empty());
+	const uint64_t held = first_view->front().counters.rx_delivered;
+	ASSERT_GT(held, 0u);
+	first->signal(SIGKILL);
+	first->wait(5s);
+	/* the walk (10 ms after the departure) retries them: parked for 400 ms (and those
+	 * still on their way to it when it left come back DEST_GONE and go on at once) */
+	EXPECT_GE(poll_count([&] { return n.snapshot().sidecar_value("retries"); },
+			     [&](uint64_t v) { return v >= held; }, 5s),
+		  held);
+	second->signal(SIGKILL);
+	second->wait(5s);
+	ASSERT_EQ(c->wait(20s), 0) << c->output();
+	const std::string out = c->output();
+	EXPECT_EQ(value_of(out, "DONE", "ok"), 200) << out;
+	EXPECT_EQ(value_of(out, "DONE", "mesh_err"), 0) << out;
+	echo->signal(SIGKILL);
+	echo->wait(5s);
+	auto fin = n.stop();
+	/* the retries that waited for the second sink found it gone (dest_gone) and went on */
+	EXPECT_GT(fin.sidecar_value("dest_gone"), 0u);
+	EXPECT_EQ(fin.sidecar_value("retries"),
+		  fin.sidecar_value("dest_left") + fin.sidecar_value("dest_gone"));
+	EXPECT_EQ(fin.sidecar_value("timeouts"), 0u);
+	expect_idle(fin, n);
+}
+
 /* A requester that leaves with requests pending (a client killed while a sink holds
  * them): they end within milliseconds, not at their deadline, so the sink's load and the
  * client's quota are free again; nothing is answered to the departed pod. With retries on
