@@ -36,15 +36,20 @@ uint32_t dest_queues::take(const dpa_command &c, uint64_t give_up_at) noexcept
 	return i;
 }
 
-/* The first entry off d's queue (back to the pool by the caller's copy). */
-uint32_t dest_queues::pop(dest &d) noexcept
+/* Entry i off d's queue wherever it is (prev: the one before it, none at the head), back to
+ * the pool: what came back before the others is a prefix of the queue, so its last one is
+ * the one before i when i was */
+void dest_queues::unlink(dest &d, uint32_t prev, uint32_t i) noexcept
 {
-	const uint32_t i = d.head;
-	d.head = _pool[i].next;
-	if (d.head == none)
-		d.tail = none;
+	const uint32_t after = _pool[i].next;
+	if (prev == none)
+		d.head = after;
+	else
+		_pool[prev].next = after;
+	if (d.tail == i)
+		d.tail = prev;
 	if (d.bounced_tail == i)
-		d.bounced_tail = none;
+		d.bounced_tail = prev;
 	d.count--;
 	if (_pool[i].cmd.what == dpa_command::op::deliver_response)
 		d.answers--;
@@ -53,6 +58,13 @@ uint32_t dest_queues::pop(dest &d) noexcept
 	_pool[i].next = _free;
 	_free = i;
 	_used--;
+}
+
+/* The first entry off d's queue (back to the pool by the caller's copy). */
+uint32_t dest_queues::pop(dest &d) noexcept
+{
+	const uint32_t i = d.head;
+	unlink(d, none, i);
 	return i;
 }
 

@@ -380,13 +380,7 @@ uint32_t stage::unpark(uint64_t now) noexcept
 				_stats.park_expired.inc();
 				give_up(c, DPUMESH_STATUS_DEST_FULL);
 			} else if (!_reg->handle_live(c.dst)) {
-				/* its pod left while it waited (a retry's backoff): as a delivery
-				 * the DPA reports gone, another live pod of the service takes it
-				 * (counted dest_gone there) */
-				dpa_note gone;
-				gone.cmd = c;
-				gone.status = DPUMESH_STATUS_DEST_GONE;
-				note(gone);
+				gone(c); /* its pod left while it waited (a retry's back-off) */
 			} else {
 				deliver(c);
 			}
@@ -517,6 +511,44 @@ uint32_t stage::pump_queues(uint64_t now) noexcept
 			break;
 	}
 	return total;
+}
+
+/* A delivery not sent because its pod left (it waited for it here): as the RX kernel's
+ * DEST_GONE report of it, on the shard of its pending entry (note()): a request goes to
+ * another live pod of its service where it may (else 503 dest_gone), an answer is orphaned;
+ * counted dest_gone. */
+void stage::gone(const dpa_command &c) noexcept
+{
+	if (c.what == dpa_command::op::deliver_request && _shard.count > 1 &&
+	    token_shard(c.req_id) != _shard.index)
+		return turn_down(c, DPUMESH_STATUS_DEST_GONE);
+	dpa_note n;
+	n.cmd = c;
+	n.cmd.resume = n.cmd.notify = false;
+	n.status = DPUMESH_STATUS_DEST_GONE;
+	note(n);
+}
+
+/* After a departure: the deliveries queued here for pods that left (their queues held back
+ * while they were full) are taken out and handed on at once (gone()), a burst at a time
+ * while the outbox has room; the rest at the next step. Sent to the RX kernel instead they
+ * would come back DEST_GONE one window a DPA round trip after the queue's back-off (up to
+ * 1.28 ms), and a request still queued when the departure walk came (depart_grace_ms) was
+ * answered 503 dest_gone rather than re-routed (docs/overload.md, "Pods that leave"). */
+void stage::purge_gone() noexcept
+{
+	dest_queues::out out[burst_of_unpark];
+	while (_outbox->room()) {
+		const uint32_t n = _outbox->queues().purge(
+			[this](uint32_t dst) { return !_reg->handle_live(dst); }, out,
+			burst_of_unpark);
+		for (uint32_t i = 0; i < n; i++)
+			gone(out[i].cmd);
+		if (n < burst_of_unpark) {
+			_purge_gone = false;
+			return;
+		}
+	}
 }
 
 /* A delivery that will not be made: answered where its pending entry is. */

@@ -530,13 +530,17 @@ uint32_t stage::run() noexcept
 		if (const uint64_t asked = _list_asked.load(std::memory_order_acquire);
 		    asked != _list_given.load(std::memory_order_relaxed)) [[unlikely]]
 			list_pending(asked);
-		/* pods that left: their pending requests are ended by a walk over the table
+		/* pods that left: what waits in their queues here goes to other pods at once
+		 * (purge_gone()); their pending requests are ended by a walk over the table
 		 * (depart_step()), started depart_grace_ms after the last departure seen (a
 		 * departure during a walk starts it over then) */
 		if (const uint32_t d = _reg->departures(); d != _departs_seen) [[unlikely]] {
 			_departs_seen = d;
 			_depart_due = now + _tsc_hz / 1000 * depart_grace_ms;
+			_purge_gone = _outbox->queues().active() != 0;
 		}
+		if (_purge_gone) [[unlikely]]
+			purge_gone();
 		if (_depart_due != 0 && now >= _depart_due) [[unlikely]] {
 			_depart_due = 0;
 			_depart_slot = 0;

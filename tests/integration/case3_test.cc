@@ -658,6 +658,50 @@ TEST(Case3Departures, ASecondDepartureSecondsLaterIsRetriedToo)
 	expect_idle(fin, n);
 }
 
+/* Requests that wait on the Arm for a pod that leaves (a hog: its RX slots ran out, and the
+ * rest of its share waits in its destination queue) go to another pod of the service at
+ * once, as if the DPA had reported each gone (stage::purge_gone()): only those the hog took
+ * are answered 503 dest_gone, by the walk. Before 2026-12-06 the queue went to the DPA one
+ * window a DPA round trip after its back-off, and what was still queued when the walk came
+ * 10 ms after the departure was answered 503 too. No retries on the route. */
+TEST(Case3Departures, RequestsWaitingForAPodThatLeavesGoToAnother)
+{
+	inproc_node n("hogleft", case3_config(30000));
+	ASSERT_TRUE(n.up) << n.error;
+	auto echo = n.pod({"echo", n.sock});
+	ASSERT_TRUE(ready(*echo)) << echo->output();
+	auto hog = n.pod({"hog", n.sock});
+	ASSERT_TRUE(ready(*hog)) << hog->output();
+	const uint32_t hog_id = static_cast<uint32_t>(value_of(hog->output(), "READY", "pod"));
+	auto c = n.pod({"client", n.sock, "600", "1", "64"}, {{"DPUMESH_CLIENT_WINDOW", "600"}});
+	/* the hog's 64 RX slots taken, then what is pending steady: every request sent, the
+	 * echo pod's answered, the hog's share beyond its slots waiting */
+	ASSERT_EQ(pod_delivered_reaches(n, hog_id, 64, 30s), 64u);
+	uint32_t pending = 0, before = UINT32_MAX;
+	for (int i = 0; i < 100 && pending != before; i++) {
+		before = pending;
+		std::this_thread::sleep_for(200ms);
+		pending = n.snapshot().pending;
+	}
+	ASSERT_GT(pending, 64u) << "nothing waits for the hog";
+	const uint32_t waiting = pending - 64;
+	hog->signal(SIGKILL);
+	hog->wait(5s);
+	ASSERT_EQ(c->wait(20s), 0) << c->output();
+	const std::string out = c->output();
+	EXPECT_EQ(value_of(out, "DONE", "ok"), 600 - 64) << out;
+	EXPECT_EQ(value_of(out, "DONE", "mesh_err"), 64) << out;
+	EXPECT_EQ(text_of(out, "DONE", "reasons"), "dest_gone:64") << out;
+	echo->signal(SIGKILL);
+	echo->wait(5s);
+	auto fin = n.stop();
+	EXPECT_EQ(fin.sidecar_value("dest_left"), 64u);
+	EXPECT_EQ(fin.sidecar_value("dest_gone"), waiting);
+	EXPECT_EQ(fin.sidecar_value("retries"), waiting);
+	EXPECT_EQ(fin.sidecar_value("timeouts"), 0u);
+	expect_idle(fin, n);
+}
+
 /* A retry that waits out its backoff for a pod that leaves meanwhile goes to another pod
  * when its time comes, as a delivery the DPA reports gone does (stage::note()). Two sinks
  * and an echo pod; the first sink is killed holding its share of the client's window, and

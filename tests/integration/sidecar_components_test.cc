@@ -1137,6 +1137,74 @@ TEST(dest_queues, network_requests_stop_at_their_own_bound)
 	EXPECT_EQ(left, "1 2 3 6 7 ");
 }
 
+/* A pod that left: purge() takes what waits for it out, in the queue's order and a burst at
+ * a time, its network requests and answers uncounted; what waits for another pod, or for a
+ * later generation of its pod id, keeps its place (what came back first stays first), and
+ * a destination left empty is open again (stage::purge_gone()). */
+TEST(dest_queues, a_pod_that_left_has_its_queue_taken_out_in_order_and_the_others_keep_theirs)
+{
+	dest_queues q(64, 16, 4, 1000000000);
+	q.limit_network_requests(8);
+	const uint64_t t0 = 1000000, far = UINT64_MAX;
+	constexpr uint32_t P_next = P + (1u << DPUMESH_POD_ID_BITS); /* P's pod id, later */
+	static_assert(DPUMESH_HANDLE_POD_ID(P_next) == DPUMESH_HANDLE_POD_ID(P));
+	dpa_command net = delivery(5, P);
+	net.flow = DPUMESH_CASE_INGRESS;
+	net.body_len = 64;
+	/* came back: 1, 6 (the later generation's), 2; waiting behind them: 3, 9, 50 (an
+	 * answer), 5 (a network request); Q: 100 came back, 101 waits */
+	ASSERT_TRUE(q.bounced(delivery(1, P), far, t0));
+	ASSERT_TRUE(q.bounced(delivery(6, P_next), far, t0));
+	ASSERT_TRUE(q.bounced(delivery(2, P), far, t0));
+	EXPECT_EQ(q.admit(delivery(3, P), far), dest_queues::verdict::queued);
+	EXPECT_EQ(q.admit(delivery(9, P_next), far), dest_queues::verdict::queued);
+	EXPECT_EQ(q.admit(delivery(50, P, dpa_command::op::deliver_response), far),
+		  dest_queues::verdict::queued);
+	EXPECT_EQ(q.admit(net, far), dest_queues::verdict::queued);
+	ASSERT_TRUE(q.bounced(delivery(100, Q), far, t0));
+	EXPECT_EQ(q.admit(delivery(101, Q), far), dest_queues::verdict::queued);
+	EXPECT_EQ(q.used(), 9u);
+	EXPECT_EQ(q.answers(DPUMESH_HANDLE_POD_ID(P)), 1u);
+	EXPECT_EQ(q.network_requests(), 1u);
+
+	const auto gone_p = [](uint32_t dst) { return dst == P; };
+	const auto ids = [](const dest_queues::out *o, uint32_t n) {
+		std::string s;
+		for (uint32_t i = 0; i < n; i++)
+			s += (s.empty() ? "" : ",") + std::to_string(o[i].cmd.req_id) +
+			     (o[i].expired || o[i].cmd.resume || o[i].cmd.notify ? "?" : "");
+		return s;
+	};
+	dest_queues::out o[8];
+	uint32_t n = q.purge(gone_p, o, 2);
+	EXPECT_EQ(ids(o, n), "1,2");
+	n = q.purge(gone_p, o, 8);
+	EXPECT_EQ(ids(o, n), "3,50,5");
+	EXPECT_EQ(o[1].cmd.what, dpa_command::op::deliver_response);
+	EXPECT_EQ(q.purge(gone_p, o, 8), 0u);
+	EXPECT_EQ(q.used(), 4u);
+	EXPECT_EQ(q.queued(DPUMESH_HANDLE_POD_ID(P)), 2u);
+	EXPECT_EQ(q.answers(DPUMESH_HANDLE_POD_ID(P)), 0u);
+	EXPECT_EQ(q.network_requests(), 0u);
+
+	/* the pod id is still held back for its later generation: one more comes back behind
+	 * the 6 (what came back before it), ahead of the 9 */
+	ASSERT_TRUE(q.bounced(delivery(10, P_next), far, t0 + us));
+	EXPECT_EQ(drain(q, t0 + 20 * us), "6r,100r");
+	q.outcome(P_next);
+	EXPECT_EQ(drain(q, t0 + 21 * us), "10,9");
+
+	/* Q leaves with its resume out and 101 waiting: open again at once, and the resume's
+	 * outcome, when it comes, changes nothing */
+	n = q.purge([](uint32_t dst) { return dst == Q; }, o, 8);
+	EXPECT_EQ(ids(o, n), "101");
+	EXPECT_EQ(q.admit(delivery(102, Q), far), dest_queues::verdict::send);
+	q.outcome(Q);
+	EXPECT_EQ(drain(q, t0 + 22 * us), "");
+	EXPECT_EQ(q.active(), 0u);
+	EXPECT_EQ(q.used(), 0u);
+}
+
 TEST_F(outbox_test, a_full_backlog_drops_and_counts_and_frees_the_hbuf)
 {
 	sq_pair q(1);

@@ -117,6 +117,43 @@ public:
 		return _dest[pod_id % DPUMESH_MAX_PODS].answers;
 	}
 
+	/**
+	 * Takes up to max commands whose destination `gone(dst)` says has left out of the
+	 * queues, in their order (each destination's in turn): they are not to be sent (the
+	 * caller hands them on as the RX kernel's DEST_GONE would). The others keep their
+	 * places. A destination left with nothing queued is open again: a RESUME or NOTIFY
+	 * delivery still out for it meets a queue that waits for nothing (its outcome() then
+	 * changes nothing). Returns n; fewer than max: nothing more is queued for a pod gone.
+	 */
+	template <typename Gone>
+	uint32_t purge(Gone &&gone, out *o, uint32_t max) noexcept
+	{
+		uint32_t n = 0;
+		for (uint32_t a = 0; a < _nb_active && n < max; a++) {
+			dest &d = _dest[_active[a]];
+			uint32_t prev = none;
+			for (uint32_t i = d.head; i != none && n < max;) {
+				const uint32_t after = _pool[i].next;
+				if (gone(_pool[i].cmd.dst)) {
+					o[n].cmd = _pool[i].cmd;
+					o[n].expired = false;
+					n++;
+					unlink(d, prev, i);
+				} else {
+					prev = i;
+				}
+				i = after;
+			}
+			if (d.count == 0 && d.st != state::open) {
+				d.st = state::open;
+				d.suspect = false;
+				d.bounces = 0;
+				d.window = 2;
+			}
+		}
+		return n;
+	}
+
 	/** Every command still queued (teardown). */
 	template <typename Fn>
 	void for_each(Fn &&fn) const
@@ -155,6 +192,7 @@ private:
 
 	uint32_t take(const dpa_command &c, uint64_t give_up_at) noexcept;
 	uint32_t pop(dest &d) noexcept;
+	void unlink(dest &d, uint32_t prev, uint32_t i) noexcept;
 	void list(uint32_t pod_id) noexcept;
 
 	std::unique_ptr<entry[]> _pool;

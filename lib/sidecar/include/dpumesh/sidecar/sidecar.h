@@ -385,6 +385,8 @@ private:
 	void bounced(const dpa_command &c, uint64_t now) noexcept;
 	uint32_t pump_queues(uint64_t now) noexcept;
 	void turn_down(const dpa_command &c, uint32_t status) noexcept;
+	void gone(const dpa_command &c) noexcept;
+	void purge_gone() noexcept;
 	void deliver_new(const dpa_command &c, const pending::entry &e) noexcept;
 	/* shards: work that belongs to another shard goes to its hand-off ring */
 	unsigned token_shard(uint32_t token) const noexcept;
@@ -484,6 +486,8 @@ private:
 	uint32_t _departs_seen = 0;
 	uint64_t _depart_due = 0;
 	uint32_t _depart_slot = UINT32_MAX;
+	/* deliveries queued for pods that left are still to be taken out (purge_gone()) */
+	bool _purge_gone = false;
 };
 
 } // namespace dpumesh::sidecar
