@@ -1163,7 +1163,9 @@ TEST(dest_queues, a_pod_that_left_has_its_queue_taken_out_in_order_and_the_other
 	EXPECT_EQ(q.admit(net, far), dest_queues::verdict::queued);
 	ASSERT_TRUE(q.bounced(delivery(100, Q), far, t0));
 	EXPECT_EQ(q.admit(delivery(101, Q), far), dest_queues::verdict::queued);
-	EXPECT_EQ(q.used(), 9u);
+	constexpr uint32_t R = 0x107; /* held back with one that came back, nothing behind it */
+	ASSERT_TRUE(q.bounced(delivery(200, R), far, t0));
+	EXPECT_EQ(q.used(), 10u);
 	EXPECT_EQ(q.answers(DPUMESH_HANDLE_POD_ID(P)), 1u);
 	EXPECT_EQ(q.network_requests(), 1u);
 
@@ -1182,7 +1184,7 @@ TEST(dest_queues, a_pod_that_left_has_its_queue_taken_out_in_order_and_the_other
 	EXPECT_EQ(ids(o, n), "3,50,5");
 	EXPECT_EQ(o[1].cmd.what, dpa_command::op::deliver_response);
 	EXPECT_EQ(q.purge(gone_p, o, 8), 0u);
-	EXPECT_EQ(q.used(), 4u);
+	EXPECT_EQ(q.used(), 5u);
 	EXPECT_EQ(q.queued(DPUMESH_HANDLE_POD_ID(P)), 2u);
 	EXPECT_EQ(q.answers(DPUMESH_HANDLE_POD_ID(P)), 0u);
 	EXPECT_EQ(q.network_requests(), 0u);
@@ -1190,17 +1192,21 @@ TEST(dest_queues, a_pod_that_left_has_its_queue_taken_out_in_order_and_the_other
 	/* the pod id is still held back for its later generation: one more comes back behind
 	 * the 6 (what came back before it), ahead of the 9 */
 	ASSERT_TRUE(q.bounced(delivery(10, P_next), far, t0 + us));
-	EXPECT_EQ(drain(q, t0 + 20 * us), "6r,100r");
+	EXPECT_EQ(drain(q, t0 + 20 * us), "6r,100r,200r");
 	q.outcome(P_next);
 	EXPECT_EQ(drain(q, t0 + 21 * us), "10,9");
 
 	/* Q leaves with its resume out and 101 waiting: open again at once, and the resume's
-	 * outcome, when it comes, changes nothing */
+	 * outcome, when it comes, changes nothing. R, its resume out and nothing queued, is
+	 * not Q: it still waits for that outcome */
 	n = q.purge([](uint32_t dst) { return dst == Q; }, o, 8);
 	EXPECT_EQ(ids(o, n), "101");
 	EXPECT_EQ(q.admit(delivery(102, Q), far), dest_queues::verdict::send);
 	q.outcome(Q);
+	EXPECT_EQ(q.admit(delivery(201, R), far), dest_queues::verdict::queued);
 	EXPECT_EQ(drain(q, t0 + 22 * us), "");
+	q.outcome(R);
+	EXPECT_EQ(drain(q, t0 + 23 * us), "201");
 	EXPECT_EQ(q.active(), 0u);
 	EXPECT_EQ(q.used(), 0u);
 }

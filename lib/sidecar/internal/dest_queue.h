@@ -121,9 +121,10 @@ public:
 	 * Takes up to max commands whose destination `gone(dst)` says has left out of the
 	 * queues, in their order (each destination's in turn): they are not to be sent (the
 	 * caller hands them on as the RX kernel's DEST_GONE would). The others keep their
-	 * places. A destination left with nothing queued is open again: a RESUME or NOTIFY
-	 * delivery still out for it meets a queue that waits for nothing (its outcome() then
-	 * changes nothing). Returns n; fewer than max: nothing more is queued for a pod gone.
+	 * places. A destination this leaves with nothing queued is open again: a RESUME or
+	 * NOTIFY delivery still out for it meets a queue that waits for nothing (its outcome()
+	 * then changes nothing); one it took nothing from keeps its state. Returns n; fewer
+	 * than max: nothing more is queued for a pod gone.
 	 */
 	template <typename Gone>
 	uint32_t purge(Gone &&gone, out *o, uint32_t max) noexcept
@@ -132,6 +133,7 @@ public:
 		for (uint32_t a = 0; a < _nb_active && n < max; a++) {
 			dest &d = _dest[_active[a]];
 			uint32_t prev = none;
+			bool took = false;
 			for (uint32_t i = d.head; i != none && n < max;) {
 				const uint32_t after = _pool[i].next;
 				if (gone(_pool[i].cmd.dst)) {
@@ -139,12 +141,13 @@ public:
 					o[n].expired = false;
 					n++;
 					unlink(d, prev, i);
+					took = true;
 				} else {
 					prev = i;
 				}
 				i = after;
 			}
-			if (d.count == 0 && d.st != state::open) {
+			if (took && d.count == 0 && d.st != state::open) {
 				d.st = state::open;
 				d.suspect = false;
 				d.bounces = 0;
