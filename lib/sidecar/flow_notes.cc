@@ -380,7 +380,8 @@ uint32_t stage::unpark(uint64_t now) noexcept
 				_stats.park_expired.inc();
 				give_up(c, DPUMESH_STATUS_DEST_FULL);
 			} else if (!_reg->handle_live(c.dst)) {
-				gone(c); /* its pod left while it waited (a retry's back-off) */
+				/* its pod left while it waited (a retry's back-off) */
+				turn_down(c, DPUMESH_STATUS_DEST_GONE);
 			} else {
 				deliver(c);
 			}
@@ -513,24 +514,8 @@ uint32_t stage::pump_queues(uint64_t now) noexcept
 	return total;
 }
 
-/* A delivery not sent because its pod left (it waited for it here): as the RX kernel's
- * DEST_GONE report of it, on the shard of its pending entry (note()): a request goes to
- * another live pod of its service where it may (else 503 dest_gone), an answer is orphaned;
- * counted dest_gone. */
-void stage::gone(const dpa_command &c) noexcept
-{
-	if (c.what == dpa_command::op::deliver_request && _shard.count > 1 &&
-	    token_shard(c.req_id) != _shard.index)
-		return turn_down(c, DPUMESH_STATUS_DEST_GONE);
-	dpa_note n;
-	n.cmd = c;
-	n.cmd.resume = n.cmd.notify = false;
-	n.status = DPUMESH_STATUS_DEST_GONE;
-	note(n);
-}
-
 /* After a departure: the deliveries queued here for pods that left (their queues held back
- * while they were full) are taken out and handed on at once (gone()), a burst at a time
+ * while they were full) are taken out and turned down DEST_GONE at once, a burst at a time
  * while the outbox has room; the rest at the next step. Sent to the RX kernel instead they
  * would come back DEST_GONE one window a DPA round trip after the queue's back-off (up to
  * 1.28 ms), and a request still queued when the departure walk came (depart_grace_ms) was
@@ -543,7 +528,7 @@ void stage::purge_gone() noexcept
 			[this](uint32_t dst) { return !_reg->handle_live(dst); }, out,
 			burst_of_unpark);
 		for (uint32_t i = 0; i < n; i++)
-			gone(out[i].cmd);
+			turn_down(out[i].cmd, DPUMESH_STATUS_DEST_GONE);
 		if (n < burst_of_unpark) {
 			_purge_gone = false;
 			return;
@@ -551,24 +536,34 @@ void stage::purge_gone() noexcept
 	}
 }
 
-/* A delivery that will not be made: answered where its pending entry is. */
+/* A delivery that will not be made, taken where its pending entry is, as the RX kernel's
+ * note of that status would be: DEST_FULL (no room in time) is answered; DEST_GONE (its pod
+ * left while it waited here: a departure's purge, a retry's back-off) goes through note(),
+ * where a request goes to another live pod of its service if it may (else 503 dest_gone),
+ * an answer is orphaned, and either is counted dest_gone. DEST_FULL goes straight to
+ * give_up(), what note() would do with it, without note()'s second lookup of the request. */
 void stage::turn_down(const dpa_command &c, uint32_t status) noexcept
 {
+	const auto as_note = [&] {
+		dpa_note n;
+		n.cmd = c;
+		n.cmd.resume = n.cmd.notify = false;
+		n.status = status;
+		return n;
+	};
 	if (c.what == dpa_command::op::deliver_request && _shard.count > 1) {
 		const unsigned sh = token_shard(c.req_id);
 		if (sh != _shard.index) {
-			dpa_note n;
-			n.cmd = c;
-			n.cmd.resume = n.cmd.notify = false;
-			n.status = status;
 			handoff_item h;
 			h.what = handoff_item::kind::note;
-			h.desc = n.encode();
+			h.desc = as_note().encode();
 			if (!hand_off(sh, h))
 				drop(c);
 			return;
 		}
 	}
+	if (status == DPUMESH_STATUS_DEST_GONE)
+		return note(as_note());
 	give_up(c, status);
 }
 

@@ -385,7 +385,6 @@ private:
 	void bounced(const dpa_command &c, uint64_t now) noexcept;
 	uint32_t pump_queues(uint64_t now) noexcept;
 	void turn_down(const dpa_command &c, uint32_t status) noexcept;
-	void gone(const dpa_command &c) noexcept;
 	void purge_gone() noexcept;
 	void deliver_new(const dpa_command &c, const pending::entry &e) noexcept;
 	/* shards: work that belongs to another shard goes to its hand-off ring */
