@@ -509,17 +509,20 @@ uint64_t delivered_reaches(const inproc_node &n, uint64_t want, std::chrono::mil
 		[&](uint64_t v) { return v >= want; }, within);
 }
 
-/** Waits up to `within` for the requests delivered to pod `pod_id` (its rx_delivered) to
- *  reach `want`; the last count. */
+/** The requests delivered to pod `pod_id` so far (its rx_delivered; 0 when it is not
+ *  listed). */
+uint64_t pod_delivered(inproc_node &n, uint32_t pod_id)
+{
+	auto v = n.pods(std::to_string(pod_id));
+	return v && !v->empty() ? v->front().counters.rx_delivered : 0;
+}
+
+/** Waits up to `within` for pod_delivered() to reach `want`; the last count. */
 uint64_t pod_delivered_reaches(inproc_node &n, uint32_t pod_id, uint64_t want,
 			       std::chrono::milliseconds within)
 {
-	return poll_count(
-		[&]() -> uint64_t {
-			auto v = n.pods(std::to_string(pod_id));
-			return v && !v->empty() ? v->front().counters.rx_delivered : 0;
-		},
-		[&](uint64_t v) { return v >= want; }, within);
+	return poll_count([&] { return pod_delivered(n, pod_id); },
+			  [&](uint64_t v) { return v >= want; }, within);
 }
 
 /** case3_config(30000) with retries on echo's route: its requests go out held. */
@@ -726,9 +729,8 @@ TEST(Case3Departures, ARetryWhosePodLeavesDuringItsBackoffGoesToAnother)
 	auto c = n.pod({"client", n.sock, "200", "2", "64"});
 	/* the window full of the sinks' requests (echoed ones may still be on their way) */
 	ASSERT_EQ(pending_reaches(n, 32, 30s), 32u);
-	auto first_view = n.pods(std::to_string(value_of(first->output(), "READY", "pod")));
-	ASSERT_TRUE(first_view && !first_view->empty());
-	const uint64_t held = first_view->front().counters.rx_delivered;
+	const uint64_t held = pod_delivered(
+		n, static_cast<uint32_t>(value_of(first->output(), "READY", "pod")));
 	ASSERT_GT(held, 0u);
 	first->signal(SIGKILL);
 	first->wait(5s);
