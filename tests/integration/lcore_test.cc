@@ -675,7 +675,12 @@ ring_port started_ring_port(const std::string &name)
  * the requests on its RX ring and reads its TX ring as the requester. */
 TEST(Engine, PortRxAnswersASaturatedServicesOneFrameRequestsItself)
 {
-	const auto [mp, in, peer, port_id] = started_ring_port("engine_ans");
+	/* named copies, not a structured binding: clang before 16 cannot capture one in a
+	 * lambda (C++20 allows it) */
+	const ring_port rp = started_ring_port("engine_ans");
+	rte_mempool *const mp = rp.mp;
+	rte_ring *const in = rp.rx, *const peer = rp.tx;
+	const int port_id = rp.port_id;
 	ASSERT_GE(port_id, 0);
 	const auto pid = static_cast<uint16_t>(port_id);
 	port::service_gate gate({"echo", "other"});
@@ -1185,7 +1190,10 @@ TEST(Engine, ARealTimeControlThreadStopsAWorkerThatSharesItsCpu)
  * it does not drop"). The port is a ring port whose TX ring the test reads as the peer. */
 TEST(Engine, PortTxOwesASlowPeerEveryFrameInOrder)
 {
-	const auto [mp, unused, peer, port_id] = started_ring_port("engine_txo");
+	const ring_port rp = started_ring_port("engine_txo"); /* named copies: as above */
+	rte_mempool *const mp = rp.mp;
+	rte_ring *const peer = rp.tx;
+	const int port_id = rp.port_id;
 	ASSERT_GE(port_id, 0);
 	const unsigned peer_room = rte_ring_get_capacity(peer);
 	constexpr unsigned backlog = 256;
@@ -1300,7 +1308,7 @@ TEST(Engine, PortTxOwesASlowPeerEveryFrameInOrder)
 	rte_eth_dev_stop(static_cast<uint16_t>(port_id));
 	rte_eth_dev_close(static_cast<uint16_t>(port_id));
 	rte_ring_free(peer);
-	rte_ring_free(unused);
+	rte_ring_free(rp.rx);
 	rte_mempool_free(mp);
 }
 

@@ -52,7 +52,6 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr uint16_t mesh_port = 7000;
-const uint8_t node_mac[6] = {0x02, 0, 0, 0, 0, 0x01};
 const uint8_t peer_mac[6] = {0x02, 0, 0, 0, 0, 0x02};
 constexpr uint32_t node_ip = RTE_IPV4(10, 0, 0, 1);
 constexpr uint32_t peer_ip = RTE_IPV4(10, 0, 0, 2);

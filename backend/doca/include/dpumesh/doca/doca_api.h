@@ -35,6 +35,11 @@ extern "C" {
 
 typedef enum doca_error {
 	DOCA_SUCCESS = 0,
+	/* not the SDK's: a bound that gives the type an int's range, so that every nonzero
+	 * code a call returns (and the fakes' injected failure) is a value of it; with
+	 * DOCA_SUCCESS alone its values would be 0 and 1 in C++, and clang calls a compare
+	 * with any other constant always false */
+	DPUMESH_DOCA_ERROR_RANGE_ = 0x7fffffff,
 } doca_error_t;
 
 const char *doca_error_get_descr(doca_error_t error);
