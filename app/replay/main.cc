@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cinttypes>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -113,7 +114,9 @@ bool parse_rate(const char *s, double &out)
 		v *= 1e6, end++;
 	else if (*end == 'G' || *end == 'g')
 		v *= 1e9, end++;
-	if (*end)
+	/* "nan" and "inf" parse as numbers: no range test would refuse a NaN (every compare is
+	 * false), and converting one to an integer is undefined */
+	if (*end || !std::isfinite(v))
 		return false;
 	out = v;
 	return true;
@@ -168,12 +171,15 @@ int parse_args(int argc, char **argv, options &o)
 		}
 		return true;
 	};
-	double d;
+	double d = 0; /* an option's number: converted only once num() took it (in range) */
 	while ((c = getopt_long(argc, argv, "r:h", longopts, nullptr)) != -1) {
 		bool ok = true;
 		switch (c) {
 		case 'r': o.pcaps.push_back(optarg); break;
-		case o_port: ok = num("port", optarg, d, 0, RTE_MAX_ETHPORTS - 1); o.port = uint16_t(d); break;
+		case o_port:
+			if ((ok = num("port", optarg, d, 0, RTE_MAX_ETHPORTS - 1)))
+				o.port = uint16_t(d);
+			break;
 		case o_match:
 			if (!std::strcmp(optarg, "mesh"))
 				o.match = match_mode::mesh;
@@ -205,7 +211,10 @@ int parse_args(int argc, char **argv, options &o)
 		case o_gbps: o.kind = rate_kind::gbps; ok = num("gbps", optarg, o.rate, 1e-6, 1e4); break;
 		case o_timing: o.kind = rate_kind::timing; ok = num("timing", optarg, o.rate, 1e-3, 1e6); break;
 		case o_duration: ok = num("duration", optarg, o.duration, 0, 86400 * 365); break;
-		case o_passes: ok = num("passes", optarg, d, 0, 1e15); o.passes = uint64_t(d); break;
+		case o_passes:
+			if ((ok = num("passes", optarg, d, 0, 1e15)))
+				o.passes = uint64_t(d);
+			break;
 		case o_drain: ok = num("drain", optarg, o.drain, 0, 60); break;
 		case o_max: ok = num("max-rate", optarg, o.search.max_rate, 1, 1e9); break;
 		case o_min: ok = num("min-rate", optarg, o.search.min_rate, 1, 1e9); break;
@@ -216,7 +225,8 @@ int parse_args(int argc, char **argv, options &o)
 		case o_loads:
 			o.loads.clear();
 			for (const auto &s : split(optarg)) {
-				ok = ok && num("loads", s.c_str(), d, 0.1, 100);
+				if (!(ok = num("loads", s.c_str(), d, 0.1, 100)))
+					break;
 				o.loads.push_back(d);
 			}
 			break;
@@ -224,11 +234,15 @@ int parse_args(int argc, char **argv, options &o)
 		case o_out: o.out = optarg; break;
 		case o_label: o.label = optarg; break;
 		case o_wait: ok = num("wait-link", optarg, o.wait_link, 0, 3600); break;
-		case o_idle: ok = num("idle-sleep", optarg, d, 0, 100000); o.idle_us = unsigned(d); break;
+		case o_idle:
+			if ((ok = num("idle-sleep", optarg, d, 0, 100000)))
+				o.idle_us = unsigned(d);
+			break;
 		case o_progress: ok = num("progress", optarg, o.progress, 0.1, 3600); break;
 		case o_queues:
 			ok = num("queues", optarg, d, 1, max_queues) && d == double(uint16_t(d));
-			o.queues = uint16_t(d);
+			if (ok)
+				o.queues = uint16_t(d);
 			break;
 		case 'h': usage(stdout); std::exit(0);
 		default: usage(stderr); return 2;

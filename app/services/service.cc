@@ -22,6 +22,7 @@
 // Prints "READY service=... pod=..." once registered; SIGTERM prints "DONE ..." and exits.
 #include <signal.h>
 
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -193,8 +194,25 @@ int main(int argc, char **argv)
 {
 	std::string sock, graph, name, node = "-";
 	uint32_t body_slot = 1114112, deadline_ms = 10000;
-	for (int i = 1; i + 1 < argc; i += 2) {
+	/* a whole number in [1, max], or the option is refused with what was given */
+	const auto whole = [](const std::string &opt, const char *v, uint32_t max, uint32_t &out) {
+		char *end = nullptr;
+		errno = 0;
+		const unsigned long n = std::strtoul(v, &end, 0);
+		if (errno || !*v || *end || v[0] == '-' || n == 0 || n > max) {
+			std::fprintf(stderr, "dpumesh-service: %s \"%s\" is not a whole number in [1, %u]\n",
+				     opt.c_str(), v, max);
+			return false;
+		}
+		out = static_cast<uint32_t>(n);
+		return true;
+	};
+	for (int i = 1; i < argc; i += 2) {
 		std::string a = argv[i];
+		if (i + 1 == argc) {
+			std::fprintf(stderr, "dpumesh-service: %s wants a value\n", a.c_str());
+			return 2;
+		}
 		if (a == "--socket")
 			sock = argv[i + 1];
 		else if (a == "--graph")
@@ -203,11 +221,13 @@ int main(int argc, char **argv)
 			name = argv[i + 1];
 		else if (a == "--node")
 			node = argv[i + 1];
-		else if (a == "--body-slot")
-			body_slot = static_cast<uint32_t>(std::strtoul(argv[i + 1], nullptr, 0));
-		else if (a == "--deadline-ms")
-			deadline_ms = static_cast<uint32_t>(std::strtoul(argv[i + 1], nullptr, 0));
-		else {
+		else if (a == "--body-slot") {
+			if (!whole(a, argv[i + 1], UINT32_MAX, body_slot))
+				return 2;
+		} else if (a == "--deadline-ms") {
+			if (!whole(a, argv[i + 1], UINT32_MAX, deadline_ms))
+				return 2;
+		} else {
 			std::fprintf(stderr, "dpumesh-service: unknown option %s\n", a.c_str());
 			return 2;
 		}

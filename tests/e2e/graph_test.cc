@@ -169,4 +169,25 @@ TEST(GraphE2E, WalksGraphWithS2AsAPythonPod)
 		   "/python/examples/service.py");
 }
 
+/* dpumesh-service refuses what it cannot use before it touches a socket: a number that is
+ * not one (it read "abc" as 0), 0 where 0 is meaningless, an option without its value (it
+ * was skipped without a word). Exit 2, the option named. No root needed. */
+TEST(ServiceCli, RefusesBadOptions)
+{
+	const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+		{{"--body-slot", "abc"}, "--body-slot \"abc\" is not a whole number"},
+		{{"--body-slot", "-5"}, "--body-slot \"-5\" is not a whole number"},
+		{{"--deadline-ms", "0"}, "--deadline-ms \"0\" is not a whole number"},
+		{{"--deadline-ms", "10x"}, "--deadline-ms \"10x\" is not a whole number"},
+		{{"--service", "s0", "--socket"}, "--socket wants a value"},
+	};
+	for (const auto &[opts, want] : cases) {
+		std::vector<std::string> a = {bin_path("dpumesh-service")};
+		a.insert(a.end(), opts.begin(), opts.end());
+		const auto [rc, out] = run_command(a);
+		EXPECT_EQ(rc, 2) << opts[0] << ": " << out;
+		EXPECT_NE(out.find(want), std::string::npos) << opts[0] << ": " << out;
+	}
+}
+
 } // namespace

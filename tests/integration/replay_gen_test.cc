@@ -32,6 +32,7 @@
 #include "dpumesh/replay/generator.h"
 #include "dpumesh/wire/frame_hdr.h"
 #include "eal_env.h"
+#include "subprocess.h"
 
 namespace {
 
@@ -719,6 +720,36 @@ TEST_F(replay_gen_queues, mesh_messages_of_several_frames_stay_whole_on_their_qu
 			}
 	}
 	EXPECT_EQ(queues_seen, 3u) << "both queues carried messages";
+}
+
+/* dpumesh-replay's options refuse a number they cannot use, each with exit 2 and the option
+ * named: "nan" and "inf" parse as numbers (strtod), and a NaN passes every range test (each
+ * compare is false) and then became a port id or a rate; the integer options converted the
+ * number before knowing it was in range. */
+TEST(replay_cli, refuses_numbers_it_cannot_use)
+{
+	const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+		{{"--port", "nan"}, "--port nan: want a number in [0, "},
+		{{"--pps", "nan"}, "--pps nan: want a number in [1, "},
+		{{"--pps", "inf"}, "--pps inf: want a number in [1, "},
+		{{"--gbps", "-nan"}, "--gbps -nan: want a number"},
+		{{"--duration", "nan"}, "--duration nan: want a number"},
+		{{"--loads", "50,nan"}, "--loads nan: want a number"},
+		{{"--passes", "1e300"}, "--passes 1e300: want a number"},
+		{{"--idle-sleep", "1e9"}, "--idle-sleep 1e9: want a number"},
+		{{"--queues", "2.5"}, "bad value for an option: 2.5"},
+		{{"--port", "3x"}, "--port 3x: want a number"},
+	};
+	for (const auto &[opts, want] : cases) {
+		std::vector<std::string> a = {dpumesh::test::bin_path("dpumesh-replay"), "-l", "0",
+					      "--no-huge", "-m", "64", "--no-pci", "--no-shconf",
+					      "--file-prefix=replay-cli-" + std::to_string(getpid()),
+					      "--log-level=lib.eal:error", "--"};
+		a.insert(a.end(), opts.begin(), opts.end());
+		const auto [rc, out] = dpumesh::test::run_command(a);
+		EXPECT_EQ(rc, 2) << opts[0] << " " << opts[1] << ": " << out;
+		EXPECT_NE(out.find(want), std::string::npos) << opts[0] << " " << opts[1] << ": " << out;
+	}
 }
 
 } // namespace
