@@ -39,6 +39,7 @@
 
 #include <cerrno>
 #include <cinttypes>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -56,6 +57,45 @@
 #include "dpumesh/wire/l7.h"
 
 namespace {
+
+/* Numbers from the command line and the environment: the whole text one number in range, or
+ * exit 64 (usage) naming it. strtoul()/strtod() alone read "abc" as 0 and "8k" as 8, which
+ * ran another test than the one asked for. An empty variable is an unset one. */
+[[noreturn]] void bad_number(const char *what, const char *s, const std::string &want)
+{
+	std::fprintf(stderr, "dpumesh-pod: %s \"%s\": want %s\n", what, s, want.c_str());
+	std::exit(64);
+}
+
+uint64_t whole(const char *what, const char *s, uint64_t lo, uint64_t hi)
+{
+	char *end = nullptr;
+	errno = 0;
+	const unsigned long long v = std::strtoull(s, &end, 0);
+	if (errno || !*s || *end || std::strchr(s, '-') || v < lo || v > hi)
+		bad_number(what, s, "a whole number in [" + std::to_string(lo) + ", " +
+					    std::to_string(hi) + "]");
+	return v;
+}
+
+double real(const char *what, const char *s, double lo, double hi)
+{
+	char *end = nullptr;
+	errno = 0;
+	const double v = std::strtod(s, &end);
+	if (errno || !*s || *end || !std::isfinite(v) || v < lo || v > hi) {
+		char want[64];
+		std::snprintf(want, sizeof(want), "a number in [%g, %g]", lo, hi);
+		bad_number(what, s, want);
+	}
+	return v;
+}
+
+uint64_t env_whole(const char *var, uint64_t def, uint64_t lo, uint64_t hi)
+{
+	const char *e = std::getenv(var);
+	return e && *e ? whole(var, e, lo, hi) : def;
+}
 
 /* The service a pod registers as (echo) or calls (client): "echo" unless $var names one. */
 const char *service_name(const char *var)
@@ -76,15 +116,14 @@ dpumesh_geometry test_geometry(uint32_t tx_header_slots)
 	if (g && std::strcmp(g, "small") == 0)
 		return dpumesh_geometry{{64, 512}, {64, 1024}, {64, 512}, {64, 1024}, 256, 0};
 	uint32_t body = 8192, rx_body_slots = 64, tx_body_slots = tx_header_slots;
-	if (const char *e = std::getenv("DPUMESH_TEST_BODY_SLOT")) {
-		body = static_cast<uint32_t>(std::strtoul(e, nullptr, 0));
-		if (body > 65536)
-			rx_body_slots = tx_body_slots = 16;
-	}
-	if (const char *e = std::getenv("DPUMESH_POD_BODY_SLOTS"))
-		rx_body_slots = tx_body_slots = static_cast<uint32_t>(std::strtoul(e, nullptr, 0));
-	if (const char *e = std::getenv("DPUMESH_POD_RX_BODY_SLOTS"))
-		rx_body_slots = static_cast<uint32_t>(std::strtoul(e, nullptr, 0));
+	body = static_cast<uint32_t>(env_whole("DPUMESH_TEST_BODY_SLOT", body, 1, UINT32_MAX));
+	if (body > 65536)
+		rx_body_slots = tx_body_slots = 16;
+	/* unset (0): the slots stay as they are */
+	if (const auto n = static_cast<uint32_t>(env_whole("DPUMESH_POD_BODY_SLOTS", 0, 1, UINT32_MAX)))
+		rx_body_slots = tx_body_slots = n;
+	if (const auto n = static_cast<uint32_t>(env_whole("DPUMESH_POD_RX_BODY_SLOTS", 0, 1, UINT32_MAX)))
+		rx_body_slots = n;
 	/* SQ depth 256: an RX SQ carries deliveries and TX-dones, so it needs room for both.
 	 * A client asked for more than 64 TX slots (the try-again test) gets a TX SQ of half
 	 * that, so its SQ fills before its pools. */
@@ -105,7 +144,7 @@ uint64_t now_ns()
 double env_seconds(const char *var)
 {
 	const char *e = std::getenv(var);
-	return e ? std::strtod(e, nullptr) : 0.0;
+	return e && *e ? real(var, e, 0, 1e9) : 0.0;
 }
 
 uint32_t fnv(const uint8_t *p, size_t n) { return dpumesh::fnv1a(p, n); }
@@ -188,6 +227,7 @@ int wait_or_leave(dpumesh_t *h, int timeout_ms)
 struct echo_state {
 	std::deque<dpumesh_msg *> backlog; /* requests not answered yet (try again) */
 	std::map<std::string, long long> last_seq; /* per client run (x-seq "RUN.N"): last N */
+	useconds_t delay_us = 0; /* $DPUMESH_ECHO_DELAY_US: a slow service (its RX slots fill) */
 };
 
 /* Answers with the body, its checksum, this pod's id, and whether the request's x-seq came
@@ -197,13 +237,8 @@ bool answer(dpumesh_t *h, dpumesh_msg *m, echo_state *s)
 	/* $DPUMESH_POD_NOSUM (benchmarks): no checksum, so the echo costs what a real service
 	 * that does not read its body costs */
 	static const bool nosum = std::getenv("DPUMESH_POD_NOSUM") != nullptr;
-	/* $DPUMESH_ECHO_DELAY_US: a slow service (its RX slots fill while it works) */
-	static const long delay_us = [] {
-		const char *e = std::getenv("DPUMESH_ECHO_DELAY_US");
-		return e ? std::strtol(e, nullptr, 0) : 0L;
-	}();
-	if (delay_us > 0)
-		usleep(static_cast<useconds_t>(delay_us));
+	if (s->delay_us > 0)
+		usleep(s->delay_us);
 	char sum[16], pod[16];
 	if (nosum)
 		std::snprintf(sum, sizeof(sum), "-");
@@ -242,6 +277,7 @@ bool answer(dpumesh_t *h, dpumesh_msg *m, echo_state *s)
 int run_echo(const char *sock)
 {
 	echo_state st;
+	st.delay_us = static_cast<useconds_t>(env_whole("DPUMESH_ECHO_DELAY_US", 0, 0, 60'000'000));
 	dpumesh_callbacks cb = {};
 	cb.on_request = [](dpumesh_t *h, dpumesh_msg *m, void *u) {
 		auto *s = static_cast<echo_state *>(u);
@@ -364,14 +400,12 @@ sched_stat read_sched_stat()
 int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool flood,
 	       uint32_t tx_header_slots)
 {
-	uint32_t window = 32;
-	if (const char *e = std::getenv("DPUMESH_CLIENT_WINDOW"))
-		window = static_cast<uint32_t>(std::strtoul(e, nullptr, 0));
+	const auto window = static_cast<uint32_t>(env_whole("DPUMESH_CLIENT_WINDOW", 32, 1, 1u << 20));
 	const double run_secs = env_seconds("DPUMESH_CLIENT_SECONDS");
 	const double warmup_secs = env_seconds("DPUMESH_CLIENT_WARMUP");
-	double rate = 0; /* requests a second; 0: as fast as the window allows */
-	if (const char *e = std::getenv("DPUMESH_CLIENT_RATE"))
-		rate = std::strtod(e, nullptr);
+	/* requests a second; 0: as fast as the window allows */
+	const char *rate_env = std::getenv("DPUMESH_CLIENT_RATE");
+	const double rate = rate_env && *rate_env ? real("DPUMESH_CLIENT_RATE", rate_env, 0, 1e12) : 0;
 	const std::vector<std::string> services = client_services();
 	client_state st;
 	st.seed = seed;
@@ -482,11 +516,10 @@ int run_client(const char *sock, uint32_t n, uint64_t seed, uint32_t max, bool f
 	/* a requester that stops draining (tests of answers refused for want of its RX room):
 	 * once DPUMESH_CLIENT_PAUSE_AT requests were sent, it takes nothing for
 	 * DPUMESH_CLIENT_PAUSE_MS, once */
-	uint32_t pause_at = UINT32_MAX, pause_ms = 0;
-	if (const char *e = std::getenv("DPUMESH_CLIENT_PAUSE_AT"))
-		pause_at = static_cast<uint32_t>(std::strtoul(e, nullptr, 0));
-	if (const char *e = std::getenv("DPUMESH_CLIENT_PAUSE_MS"))
-		pause_ms = static_cast<uint32_t>(std::strtoul(e, nullptr, 0));
+	const auto pause_at =
+		static_cast<uint32_t>(env_whole("DPUMESH_CLIENT_PAUSE_AT", UINT32_MAX, 0, UINT32_MAX));
+	auto pause_ms =
+		static_cast<uint32_t>(env_whole("DPUMESH_CLIENT_PAUSE_MS", 0, 0, 3'600'000));
 	uint32_t seen = 0;
 	uint64_t seen_at = now_ns();
 	while (next < n || !finished()) {
@@ -797,7 +830,8 @@ const char usage_text[] =
 	"                           headers, 256 x 64 KiB bodies, SQ depth 256\n"
 	"  small                    64 x 512 B headers, 64 x 1 KiB bodies, SQ depth 256\n"
 	"\n"
-	"Exit: 0 done, 1 bad answers, 2 registration failed, 3 send failed, 4 stall, 64 usage.\n";
+	"Exit: 0 done, 1 bad answers, 2 registration failed, 3 send failed, 4 stall, 64 usage\n"
+	"(also a number, argument or variable, that is not one or is out of range).\n";
 
 } // namespace
 
@@ -818,16 +852,17 @@ int main(int argc, char **argv)
 	if (argc >= 3 && (std::strcmp(argv[1], "sink") == 0 || std::strcmp(argv[1], "hog") == 0))
 		return run_sink(argv[2], std::strcmp(argv[1], "hog") == 0);
 	if (argc >= 6 && std::strcmp(argv[1], "client") == 0)
-		return run_client(argv[2], static_cast<uint32_t>(std::atoi(argv[3])),
-				  std::strtoull(argv[4], nullptr, 0),
-				  static_cast<uint32_t>(std::atoi(argv[5])),
+		return run_client(argv[2], static_cast<uint32_t>(whole("N", argv[3], 0, UINT32_MAX)),
+				  whole("SEED", argv[4], 0, UINT64_MAX),
+				  static_cast<uint32_t>(whole("MAXBODY", argv[5], 0, UINT32_MAX)),
 				  argc >= 7 && std::strcmp(argv[6], "flood") == 0,
-				  argc >= 8 ? static_cast<uint32_t>(std::atoi(argv[7])) : 64);
+				  argc >= 8 ? static_cast<uint32_t>(whole("TXSLOTS", argv[7], 1, 65535))
+					    : 64);
 	if (argc >= 3 && (std::strcmp(argv[1], "flood") == 0 || std::strcmp(argv[1], "nodrain") == 0))
 		return run_greedy(argv[2], std::strcmp(argv[1], "flood") == 0);
 	if (argc >= 5 && std::strcmp(argv[1], "evil") == 0)
-		return run_evil(argv[2], std::strtoull(argv[3], nullptr, 0),
-				std::strtoull(argv[4], nullptr, 0));
+		return run_evil(argv[2], whole("VICTIM_TXH", argv[3], 0, UINT64_MAX),
+				whole("VICTIM_RXB", argv[4], 0, UINT64_MAX));
 	std::fputs(usage_text, stderr);
 	return 64;
 }

@@ -86,6 +86,45 @@ protected:
 	uint64_t requests_delivered = 0, requests_refused = 0;
 };
 
+/* dpumesh-pod refuses a number it cannot use, before it connects anywhere: exit 64 (usage)
+ * naming the argument or variable. strtoul()/strtod() read "abc" as 0 and "8k" as 8: a
+ * client of window "abc" ran with none, a rate of "fast" unpaced. An empty variable is an
+ * unset one (a script's VAR=""). */
+TEST(pod_cli, refuses_numbers_it_cannot_use)
+{
+	const std::string none = "/nonexistent/dpumesh-pod-cli.sock";
+	const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+		{{"client", none, "ten", "1", "100"}, "N \"ten\": want a whole number"},
+		{{"client", none, "10", "1", "-5"}, "MAXBODY \"-5\": want a whole number"},
+		{{"client", none, "10", "1", "100", "flood", "0"}, "TXSLOTS \"0\": want"},
+		{{"DPUMESH_CLIENT_WINDOW=abc", "client", none, "10", "1", "100"},
+		 "DPUMESH_CLIENT_WINDOW \"abc\": want a whole number in [1, "},
+		{{"DPUMESH_CLIENT_RATE=fast", "client", none, "10", "1", "100"},
+		 "DPUMESH_CLIENT_RATE \"fast\": want a number in [0, "},
+		{{"DPUMESH_CLIENT_SECONDS=nan", "client", none, "10", "1", "100"},
+		 "DPUMESH_CLIENT_SECONDS \"nan\": want a number"},
+		{{"DPUMESH_TEST_BODY_SLOT=8k", "echo", none}, "DPUMESH_TEST_BODY_SLOT \"8k\": want"},
+		{{"DPUMESH_ECHO_DELAY_US=-1", "echo", none}, "DPUMESH_ECHO_DELAY_US \"-1\": want"},
+	};
+	for (const auto &[args, want] : cases) {
+		std::vector<std::string> a = {"/usr/bin/env"};
+		size_t i = 0;
+		for (; i < args.size() && args[i].find('=') != std::string::npos; i++)
+			a.push_back(args[i]);
+		a.push_back(pod_bin());
+		a.insert(a.end(), args.begin() + static_cast<long>(i), args.end());
+		const auto [rc, out] = test::run_command(a);
+		EXPECT_EQ(rc, 64) << args[0] << ": " << out;
+		EXPECT_NE(out.find(want), std::string::npos) << args[0] << ": " << out;
+	}
+	/* an empty variable is unset: the client gets as far as the socket */
+	const auto [rc, out] = test::run_command(
+		{"/usr/bin/env", "DPUMESH_CLIENT_RATE=", "DPUMESH_CLIENT_WINDOW=", pod_bin(), "client", none,
+		 "10", "1", "100"});
+	EXPECT_EQ(rc, 2) << out;
+	EXPECT_NE(out.find("OPEN FAILED"), std::string::npos) << out;
+}
+
 TEST_F(pod_mesh, echo_roundtrip_across_processes)
 {
 	subprocess echo({pod_bin(), "echo", sock});
