@@ -36,7 +36,7 @@ result<address> parse_address(std::string_view text)
 		port = text.substr(colon + 1);
 	}
 	unsigned long p = 0;
-	if (port.empty() || port.size() > 5 || !std::all_of(port.begin(), port.end(), ::isdigit) ||
+	if (port.empty() || port.size() > 5 || !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
 	    (p = std::stoul(std::string(port))) > 65535)
 		return errorf("\"%.*s\": bad port", int(text.size()), text.data());
 	a.host = std::string(host);
@@ -221,9 +221,11 @@ bool is_hop_by_hop(std::string_view n) noexcept
 }
 
 namespace {
+/* RFC 9110's tchar. Not strchr() alone: it finds NUL too (the terminator), which made a
+ * NUL in a name a token character */
 bool is_tchar(unsigned char c)
 {
-	return std::isalnum(c) || std::strchr("!#$%&'*+-.^_`|~", c) != nullptr;
+	return std::isalnum(c) || (c != 0 && std::strchr("!#$%&'*+-.^_`|~", c) != nullptr);
 }
 } // namespace
 

@@ -97,6 +97,7 @@ TEST(IngressMapping, Refusals)
 	EXPECT_EQ(build_request_l7("s", "GET", "/", 0, hv{{"X-A", "a\rb"}}, "", buf, sizeof(buf), &len), 400);
 	EXPECT_EQ(build_request_l7("s", "GET", "/", 0, hv{{"X-A", std::string("a\0b", 3)}}, "", buf, sizeof(buf), &len), 400);
 	EXPECT_EQ(build_request_l7("s", "GET", "/", 0, hv{{"X A", "v"}}, "", buf, sizeof(buf), &len), 400);
+	EXPECT_EQ(build_request_l7("s", "GET", "/", 0, hv{{std::string("X\0A", 3), "v"}}, "", buf, sizeof(buf), &len), 400);
 	EXPECT_EQ(build_request_l7("s", "GET", "/a b", 0, hv{}, "", buf, sizeof(buf), &len), 400);
 	EXPECT_EQ(build_request_l7("s", "GET", "/", 0, hv{{"X-A", std::string(20000, 'v')}}, "", buf, sizeof(buf), &len), 431);
 	hv many;
