@@ -184,9 +184,7 @@ TEST(ServiceCli, RefusesBadOptions)
 	for (const auto &[opts, want] : cases) {
 		std::vector<std::string> a = {bin_path("dpumesh-service")};
 		a.insert(a.end(), opts.begin(), opts.end());
-		const auto [rc, out] = run_command(a);
-		EXPECT_EQ(rc, 2) << opts[0] << ": " << out;
-		EXPECT_NE(out.find(want), std::string::npos) << opts[0] << ": " << out;
+		expect_refusal(a, 2, want);
 	}
 }
 

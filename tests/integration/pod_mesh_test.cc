@@ -113,9 +113,7 @@ TEST(pod_cli, refuses_numbers_it_cannot_use)
 			a.push_back(args[i]);
 		a.push_back(pod_bin());
 		a.insert(a.end(), args.begin() + static_cast<long>(i), args.end());
-		const auto [rc, out] = test::run_command(a);
-		EXPECT_EQ(rc, 64) << args[0] << ": " << out;
-		EXPECT_NE(out.find(want), std::string::npos) << args[0] << ": " << out;
+		test::expect_refusal(a, 64, want);
 	}
 	/* an empty variable is unset: the client gets as far as the socket */
 	const auto [rc, out] = test::run_command(

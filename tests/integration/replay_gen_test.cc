@@ -746,9 +746,7 @@ TEST(replay_cli, refuses_numbers_it_cannot_use)
 					      "--file-prefix=replay-cli-" + std::to_string(getpid()),
 					      "--log-level=lib.eal:error", "--"};
 		a.insert(a.end(), opts.begin(), opts.end());
-		const auto [rc, out] = dpumesh::test::run_command(a);
-		EXPECT_EQ(rc, 2) << opts[0] << " " << opts[1] << ": " << out;
-		EXPECT_NE(out.find(want), std::string::npos) << opts[0] << " " << opts[1] << ": " << out;
+		dpumesh::test::expect_refusal(a, 2, want);
 	}
 }
 

@@ -294,6 +294,16 @@ std::pair<int, std::string> run_command(std::vector<std::string> argv,
 	return {rc, p.output()};
 }
 
+void expect_refusal(const std::vector<std::string> &argv, int rc, const std::string &want)
+{
+	std::string line;
+	for (const auto &a : argv)
+		line += (line.empty() ? "" : " ") + a;
+	const auto [got, out] = run_command(argv);
+	EXPECT_EQ(got, rc) << line << "\n" << out;
+	EXPECT_NE(out.find(want), std::string::npos) << line << "\n" << out;
+}
+
 void make_capture(const std::string &path, unsigned count, const char *other_share,
 		  capture_counts *counts)
 {

@@ -74,6 +74,10 @@ bool leader_exited(pid_t pid);
 std::pair<int, std::string> run_command(std::vector<std::string> argv,
 					std::chrono::milliseconds limit = std::chrono::seconds(60));
 
+/** Runs a program that must refuse its arguments: expects exit status `rc` and `want` in its
+ *  output (a command line's refusals: the option named, what it wants). */
+void expect_refusal(const std::vector<std::string> &argv, int rc, const std::string &want);
+
 /** Mesh and other frames in a capture written by dpumesh-pcapgen. */
 struct capture_counts {
 	unsigned long mesh = 0, other = 0;
