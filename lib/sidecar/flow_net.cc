@@ -6,6 +6,7 @@
 #include <rte_prefetch.h>
 
 #include "dpumesh/common/copy.h"
+#include "dpumesh/common/prefetch.h"
 #include "internal/add_trace.h"
 #include "internal/admission.h"
 #include "internal/admit.h"
@@ -117,7 +118,7 @@ void stage::relays_flush() noexcept
 [[gnu::always_inline]] inline void stage::prefetch_dispatch(const net_message &m) noexcept
 {
 	rte_prefetch0(m.l7);
-	rte_prefetch0(m.l7 + RTE_CACHE_LINE_SIZE);
+	prefetch0_at(m.l7, RTE_CACHE_LINE_SIZE); /* l7 is null for a message without one */
 	if (m.held && m.held->msg.chain) {
 		const auto *data = rte_pktmbuf_mtod(m.held->msg.chain, const uint8_t *);
 		rte_prefetch0_write(data - 3 * RTE_CACHE_LINE_SIZE);

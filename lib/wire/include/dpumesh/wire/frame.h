@@ -31,6 +31,7 @@
 
 #include "dpumesh/common/copy.h"
 #include "dpumesh/common/csum.h"
+#include "dpumesh/common/prefetch.h"
 #include "dpumesh/common/counter.h"
 #include "dpumesh/wire/frame_hdr.h"
 #include "dpumesh/common/status.h"
@@ -357,12 +358,12 @@ private:
 {
 	/* both lines of the mbuf (the reset writes next and tx_offload in the second) and
 	 * the two lines its headers go to (a direct mbuf's buffer follows it: a 504's frame
-	 * is ~130 bytes) */
-	const char *m = reinterpret_cast<const char *>(_m[k]);
+	 * is ~130 bytes). _m[k] may be null (past _n): prefetch0_at() */
+	const rte_mbuf *m = _m[k];
 	rte_prefetch0(m);
-	rte_prefetch0(m + RTE_CACHE_LINE_SIZE);
-	rte_prefetch0(m + _data_off);
-	rte_prefetch0(m + _data_off + RTE_CACHE_LINE_SIZE);
+	prefetch0_at(m, RTE_CACHE_LINE_SIZE);
+	prefetch0_at(m, _data_off);
+	prefetch0_at(m, _data_off + RTE_CACHE_LINE_SIZE);
 }
 
 inline rte_mbuf *mbuf_stash::get() noexcept
