@@ -36,7 +36,8 @@ result<address> parse_address(std::string_view text)
 		port = text.substr(colon + 1);
 	}
 	unsigned long p = 0;
-	if (port.empty() || port.size() > 5 || !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+	const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+	if (port.empty() || port.size() > 5 || !std::all_of(port.begin(), port.end(), digit) ||
 	    (p = std::stoul(std::string(port))) > 65535)
 		return errorf("\"%.*s\": bad port", int(text.size()), text.data());
 	a.host = std::string(host);
