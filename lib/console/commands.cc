@@ -234,12 +234,22 @@ status cmd_show_pod(invocation &inv) { return show_pods(inv, inv.words[2], true)
 
 status cmd_show_pending(invocation &inv)
 {
+	constexpr size_t most = 32;
 	uint32_t total = 0, capacity = 0;
-	DPUMESH_ASSIGN_OR_RETURN(auto views, control::pending(inv.node, 32, &total, &capacity));
+	DPUMESH_ASSIGN_OR_RETURN(auto views, control::pending(inv.node, most, &total, &capacity));
 	const uint64_t hz = inv.node.runner().tsc_hz();
 	const uint64_t now = rte_rdtsc();
-	appendf(inv.out, "pending requests: %u (capacity %u)%s\n", total, capacity,
-		total > views.size() ? ", the oldest 32:" : "");
+	/* the listing holds each entry as its shard's walk over the table met it, the count is
+	 * the table's size at the walk's end: a request that came in behind the walk is counted
+	 * and not listed */
+	appendf(inv.out, "pending requests: %u (capacity %u)", total, capacity);
+	if (views.size() == most && total > most)
+		appendf(inv.out, ", the oldest %zu:\n", most);
+	else if (total > views.size())
+		appendf(inv.out, ", %zu listed (the others came in during the listing):\n",
+			views.size());
+	else
+		appendf(inv.out, "\n");
 	for (const control::pending_view &v : views) {
 		const pending::entry &e = v.entry;
 		double age_ms = static_cast<double>(now - e.start_tsc) * 1000.0 / static_cast<double>(hz);

@@ -918,10 +918,20 @@ TEST(Case3Console, ShowPendingListsTheRequestsASinkHolds)
 	auto sink = n.pod({"sink", n.sock});
 	ASSERT_TRUE(ready(*sink)) << sink->output();
 	auto c = n.pod({"client", n.sock, "3", "1", "64"});
+	/* a listing is each entry as the lcore's walk over the table met it, and its count the
+	 * table's size at the walk's end: a request that came in behind the walk is counted but
+	 * not listed (the client's three go out one by one, and an emulated walk takes tens of
+	 * ms), so wait for a listing with all three */
+	const auto listed = [](const std::string &s) {
+		unsigned k = 0;
+		for (size_t at = 0; (at = s.find("  token=", at)) != std::string::npos; at++)
+			k++;
+		return k;
+	};
 	std::string shown;
 	for (int i = 0; i < 100; i++) {
 		shown = console_cmd(*n.proc, "show pending");
-		if (shown.find("pending requests: 3 ") != std::string::npos)
+		if (shown.find("pending requests: 3 ") != std::string::npos && listed(shown) == 3)
 			break;
 		std::this_thread::sleep_for(50ms);
 	}
