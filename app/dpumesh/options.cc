@@ -17,6 +17,7 @@
 
 #include "dpumesh/abi/abi.h"
 #include "dpumesh/common/log.h"
+#include "dpumesh/common/numbers.h"
 
 namespace dpumesh::app {
 
@@ -57,12 +58,10 @@ const option long_options[] = {
 
 result<unsigned> parse_uint(const char *opt, const char *s, unsigned max)
 {
-	char *end = nullptr;
-	errno = 0;
-	unsigned long v = std::strtoul(s, &end, 10);
-	if (errno || !*s || *end || s[0] == '-' || v > max)
+	const auto v = parse_whole(s, 0, max);
+	if (!v)
 		return errorf("%s: \"%s\" is not a whole number in [0, %u]", opt, s, max);
-	return static_cast<unsigned>(v);
+	return static_cast<unsigned>(*v);
 }
 
 } // namespace

@@ -19,6 +19,7 @@
 #include "dpumesh/common/eal.h"
 #include "dpumesh/wire/frame.h"
 #include "dpumesh/common/fnv.h"
+#include "dpumesh/common/numbers.h"
 #include "dpumesh/wire/l7.h"
 
 namespace {
@@ -64,13 +65,12 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'a': any_port = true; break;
 		case 'm': {
-			char *end;
-			unsigned long v = std::strtoul(optarg, &end, 10);
-			if (*end || v == 0 || v > 65535) {
+			const auto v = dpumesh::parse_whole(optarg, 1, 65535);
+			if (!v) {
 				std::fprintf(stderr, "dpumesh-pcapdump: bad --mesh-port \"%s\"\n", optarg);
 				return 2;
 			}
-			mesh_port = static_cast<unsigned>(v);
+			mesh_port = static_cast<unsigned>(*v);
 			break;
 		}
 		case 'f': fields = true; break;

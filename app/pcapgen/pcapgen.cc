@@ -23,6 +23,7 @@
 #include <rte_udp.h>
 
 #include "dpumesh/common/eal.h"
+#include "dpumesh/common/numbers.h"
 #include "dpumesh/wire/frame.h"
 #include "dpumesh/wire/l7.h"
 
@@ -77,19 +78,18 @@ void usage(FILE *f)
 
 bool parse_share(const char *s, double &out)
 {
-	char *end;
-	out = std::strtod(s, &end);
-	return *s && !*end && out >= 0 && out <= 1;
+	const auto v = dpumesh::parse_real(s, 0, 1);
+	if (v)
+		out = *v;
+	return v.has_value();
 }
 
 bool parse_uint(const char *s, unsigned &out, unsigned max)
 {
-	char *end;
-	unsigned long v = std::strtoul(s, &end, 10);
-	if (!*s || *end || s[0] == '-' || v > max)
-		return false;
-	out = static_cast<unsigned>(v);
-	return true;
+	const auto v = dpumesh::parse_whole(s, 0, max);
+	if (v)
+		out = static_cast<unsigned>(*v);
+	return v.has_value();
 }
 
 /** Corruptions applied to one frame of a malformed message. */

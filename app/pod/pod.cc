@@ -37,7 +37,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cinttypes>
 #include <cmath>
 #include <csignal>
@@ -54,6 +53,7 @@
 
 #include "dpumesh/host/dpumesh.h"
 #include "dpumesh/common/fnv.h"
+#include "dpumesh/common/numbers.h"
 #include "dpumesh/wire/l7.h"
 
 namespace {
@@ -69,26 +69,22 @@ namespace {
 
 uint64_t whole(const char *what, const char *s, uint64_t lo, uint64_t hi)
 {
-	char *end = nullptr;
-	errno = 0;
-	const unsigned long long v = std::strtoull(s, &end, 0);
-	if (errno || !*s || *end || std::strchr(s, '-') || v < lo || v > hi)
+	const auto v = dpumesh::parse_whole(s, lo, hi, 0);
+	if (!v)
 		bad_number(what, s, "a whole number in [" + std::to_string(lo) + ", " +
 					    std::to_string(hi) + "]");
-	return v;
+	return *v;
 }
 
 double real(const char *what, const char *s, double lo, double hi)
 {
-	char *end = nullptr;
-	errno = 0;
-	const double v = std::strtod(s, &end);
-	if (errno || !*s || *end || !std::isfinite(v) || v < lo || v > hi) {
+	const auto v = dpumesh::parse_real(s, lo, hi);
+	if (!v) {
 		char want[64];
 		std::snprintf(want, sizeof(want), "a number in [%g, %g]", lo, hi);
 		bad_number(what, s, want);
 	}
-	return v;
+	return *v;
 }
 
 uint64_t env_whole(const char *var, uint64_t def, uint64_t lo, uint64_t hi)

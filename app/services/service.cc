@@ -22,7 +22,6 @@
 // Prints "READY service=... pod=..." once registered; SIGTERM prints "DONE ..." and exits.
 #include <signal.h>
 
-#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -32,6 +31,7 @@
 #include <vector>
 
 #include "dpumesh/common/fnv.h"
+#include "dpumesh/common/numbers.h"
 #include "dpumesh/host/coro.h"
 #include "dpumesh/json/json.h"
 
@@ -196,15 +196,13 @@ int main(int argc, char **argv)
 	uint32_t body_slot = 1114112, deadline_ms = 10000;
 	/* a whole number in [1, max], or the option is refused with what was given */
 	const auto whole = [](const std::string &opt, const char *v, uint32_t max, uint32_t &out) {
-		char *end = nullptr;
-		errno = 0;
-		const unsigned long n = std::strtoul(v, &end, 0);
-		if (errno || !*v || *end || v[0] == '-' || n == 0 || n > max) {
+		const auto n = dpumesh::parse_whole(v, 1, max, 0);
+		if (!n) {
 			std::fprintf(stderr, "dpumesh-service: %s \"%s\" is not a whole number in [1, %u]\n",
 				     opt.c_str(), v, max);
 			return false;
 		}
-		out = static_cast<uint32_t>(n);
+		out = static_cast<uint32_t>(*n);
 		return true;
 	};
 	for (int i = 1; i < argc; i += 2) {

@@ -6,8 +6,8 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
+#include <cinttypes>
 #include <cstdlib>
 #include <cstring>
 
@@ -19,6 +19,7 @@
 #include <rte_ring.h>
 
 #include "dpumesh/common/log.h"
+#include "dpumesh/common/numbers.h"
 
 namespace dpumesh::control {
 
@@ -85,19 +86,18 @@ result<std::vector<const port::port_info *>> select_ports(const node &n, std::st
 	for (const port::port_info &p : n.ports())
 		ids += (ids.empty() ? "" : ", ") + std::to_string(p.port_id);
 	std::string w(which);
-	char *end = nullptr;
-	errno = 0;
-	unsigned long id = std::strtoul(w.c_str(), &end, 10);
-	if (w.empty() || errno || *end || w[0] == '-' || w[0] == '+')
+	const auto parsed = parse_whole(w.c_str(), 0, UINT64_MAX);
+	if (!parsed)
 		return errorf("Bad arguments: port \"%s\" is neither a port id nor \"all\" "
 			      "(ports: %s)",
 			      w.c_str(), ids.empty() ? "none" : ids.c_str());
+	const uint64_t id = *parsed;
 	for (const port::port_info &p : n.ports())
 		if (p.port_id == id) {
 			out.push_back(&p);
 			return out;
 		}
-	return errorf("Bad arguments: port %lu is not a dpumesh port (ports: %s)", id,
+	return errorf("Bad arguments: port %" PRIu64 " is not a dpumesh port (ports: %s)", id,
 		      ids.empty() ? "none" : ids.c_str());
 }
 
@@ -241,13 +241,12 @@ result<std::vector<pod_view>> pods(const node &n, std::string_view which)
 		return errorf("no pod registry in this node");
 	uint32_t only = UINT32_MAX;
 	if (which != "all") {
-		char *end = nullptr;
 		std::string w(which);
-		unsigned long v = std::strtoul(w.c_str(), &end, 10);
-		if (w.empty() || *end || v >= DPUMESH_MAX_PODS)
+		const auto v = parse_whole(w.c_str(), 0, DPUMESH_MAX_PODS - 1);
+		if (!v)
 			return errorf("pod \"%s\": expected all or a pod id below %u", w.c_str(),
 				      DPUMESH_MAX_PODS);
-		only = static_cast<uint32_t>(v);
+		only = static_cast<uint32_t>(*v);
 	}
 	std::vector<pod_view> out;
 	for (uint32_t id = 0; id < DPUMESH_MAX_PODS; id++) {
@@ -448,14 +447,12 @@ std::vector<log_level_view> log_levels()
 status set_stats_period(node &n, std::string_view seconds)
 {
 	std::string s(seconds);
-	char *end = nullptr;
-	errno = 0;
-	unsigned long v = std::strtoul(s.c_str(), &end, 10);
-	if (s.empty() || errno || *end || s[0] == '-' || s[0] == '+' || v > max_stats_period)
+	const auto v = parse_whole(s.c_str(), 0, max_stats_period);
+	if (!v)
 		return errorf("Bad arguments: stats-period \"%s\" is not a whole number of "
 			      "seconds in [0, %u]",
 			      s.c_str(), max_stats_period);
-	n.stats_period.store(static_cast<unsigned>(v));
+	n.stats_period.store(static_cast<unsigned>(*v));
 	return status::ok();
 }
 

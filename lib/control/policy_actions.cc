@@ -3,13 +3,13 @@
 // same loader as at start, published to the sidecar as one new version.
 #include <jansson.h>
 
-#include <cerrno>
-#include <cstdlib>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 
 #include "dpumesh/control/control.h"
 #include "dpumesh/common/log.h"
+#include "dpumesh/common/numbers.h"
 
 namespace dpumesh::control {
 
@@ -23,14 +23,12 @@ using json_ptr = std::unique_ptr<json_t, json_deleter>;
 /* A decimal in [lo, hi], or an error naming the argument. */
 result<uint32_t> parse_uint(std::string_view what, std::string_view text, uint32_t lo, uint32_t hi)
 {
-	std::string t(text);
-	char *end = nullptr;
-	errno = 0;
-	unsigned long v = std::strtoul(t.c_str(), &end, 10);
-	if (t.empty() || t[0] == '-' || *end != '\0' || errno != 0 || v < lo || v > hi)
+	const std::string t(text);
+	const auto v = parse_whole(t.c_str(), lo, hi);
+	if (!v)
 		return errorf("Bad arguments: %.*s must be an integer in [%u, %u], not \"%s\"",
 			      static_cast<int>(what.size()), what.data(), lo, hi, t.c_str());
-	return static_cast<uint32_t>(v);
+	return static_cast<uint32_t>(*v);
 }
 
 json_t *member_array(json_t *obj, const char *name)
@@ -261,11 +259,12 @@ result<edit_report> set_policy(node &n, std::string_view pointer, std::string_vi
 		json_t *at = policy;
 		for (size_t i = 0; i + 1 < tokens.size(); i++) {
 			json_t *next = nullptr;
-			if (json_is_object(at))
+			if (json_is_object(at)) {
 				next = json_object_get(at, tokens[i].c_str());
-			else if (json_is_array(at) && !tokens[i].empty() &&
-				 tokens[i].find_first_not_of("0123456789") == std::string::npos)
-				next = json_array_get(at, std::strtoul(tokens[i].c_str(), nullptr, 10));
+			} else if (json_is_array(at)) {
+				if (const auto k = parse_whole(tokens[i].c_str(), 0, SIZE_MAX))
+					next = json_array_get(at, *k); /* NULL past its end */
+			}
 			if (!next && json_is_object(at) && i + 2 == tokens.size() && tokens.back() == "-") {
 				/* "/policy/rbac/-" with no rbac yet: the array is made */
 				next = json_array();
@@ -294,16 +293,16 @@ result<edit_report> set_policy(node &n, std::string_view pointer, std::string_vi
 			json_array_append(at, value.get());
 			return status::ok();
 		}
-		if (last.empty() || last.find_first_not_of("0123456789") != std::string::npos ||
-		    std::strtoul(last.c_str(), nullptr, 10) >= json_array_size(at))
+		const size_t size = json_array_size(at);
+		const auto idx = size ? parse_whole(last.c_str(), 0, size - 1) : std::nullopt;
+		if (!idx)
 			return errorf("set policy: %s: \"%s\" is not an index of the array (size %zu; "
 				      "\"-\" appends)",
-				      ptr.c_str(), last.c_str(), json_array_size(at));
-		size_t idx = std::strtoul(last.c_str(), nullptr, 10);
+				      ptr.c_str(), last.c_str(), size);
 		if (remove)
-			json_array_remove(at, idx);
+			json_array_remove(at, *idx);
 		else
-			json_array_set(at, idx, value.get());
+			json_array_set(at, *idx, value.get());
 		return status::ok();
 	});
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Common helpers of the data path: copy_exact() writes exactly its bytes, huge_array gives
 // aligned, value-initialised arrays (on huge pages where the kernel offers them), a gauge
-// reads as the number its one writer made it, from another thread too.
+// reads as the number its one writer made it, from another thread too; a number typed by a
+// person is taken whole and in range, or not at all.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include "dpumesh/common/copy.h"
 #include "dpumesh/common/counter.h"
 #include "dpumesh/common/huge_array.h"
+#include "dpumesh/common/numbers.h"
 
 using namespace dpumesh;
 
@@ -20,6 +22,41 @@ namespace {
 
 /* Every length 16-300 at every offset 0-7 of both sides: the copied bytes equal the
  * source's, and the guard bytes on both sides of the destination are untouched. */
+/* A whole number is digits alone, in range: what strtoull would take part of, skip to, or
+ * wrap is none. */
+TEST(Numbers, WholeTakesDigitsInRangeAndNothingElse)
+{
+	EXPECT_EQ(parse_whole("0", 0, 10), 0u);
+	EXPECT_EQ(parse_whole("10", 0, 10), 10u);
+	EXPECT_EQ(parse_whole("007", 0, 10), 7u); /* base 10: a leading zero is a digit */
+	EXPECT_EQ(parse_whole("18446744073709551615", 0, UINT64_MAX), UINT64_MAX);
+	EXPECT_EQ(parse_whole("0x1f", 0, 100, 0), 31u);
+	EXPECT_EQ(parse_whole("010", 0, 100, 0), 8u);
+	for (const char *bad : {"", "abc", "8k", " 8", "8 ", "+8", "-1", "-0", "1.5", "1e3",
+				"0x1f", "18446744073709551616", "99999999999999999999999"})
+		EXPECT_FALSE(parse_whole(bad, 0, UINT64_MAX).has_value()) << '"' << bad << '"';
+	EXPECT_FALSE(parse_whole(nullptr, 0, 10).has_value());
+	EXPECT_FALSE(parse_whole("11", 0, 10).has_value());
+	EXPECT_FALSE(parse_whole("0", 1, 10).has_value());
+	EXPECT_FALSE(parse_whole("0x", 0, 10, 0).has_value());
+}
+
+/* A real number is finite and in range: nan and inf, which pass no range test and break
+ * every conversion to an integer, are none, and so are over- and underflows. */
+TEST(Numbers, RealTakesFiniteNumbersInRange)
+{
+	EXPECT_EQ(parse_real("0.5", 0, 1), 0.5);
+	EXPECT_EQ(parse_real("1", 0, 1), 1.0);
+	EXPECT_EQ(parse_real("-2.5e1", -100, 0), -25.0);
+	EXPECT_EQ(parse_real(".25", 0, 1), 0.25);
+	for (const char *bad : {"", "x", "0.5s", " 0.5", "0.5 ", "nan", "NAN", "inf", "-inf",
+				"infinity", "1e999", "1e-400"})
+		EXPECT_FALSE(parse_real(bad, -1e300, 1e300).has_value()) << '"' << bad << '"';
+	EXPECT_FALSE(parse_real(nullptr, 0, 1).has_value());
+	EXPECT_FALSE(parse_real("1.0001", 0, 1).has_value());
+	EXPECT_FALSE(parse_real("-0.1", 0, 1).has_value());
+}
+
 TEST(CopyExact, CopiesExactlyItsBytes)
 {
 	std::vector<uint8_t> src(400), dst(400);
