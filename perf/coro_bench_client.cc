@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dpumesh/host/coro.h"
+#include "args.h"
 
 using namespace dpumesh::host;
 
@@ -20,9 +21,10 @@ int main(int argc, char **argv)
 		std::fprintf(stderr, "usage: dpumesh-coro-bench-client SOCK N SIZE WINDOW [SERVICE]\n");
 		return 64;
 	}
-	const uint32_t n = static_cast<uint32_t>(std::atoi(argv[2]));
-	const size_t size = static_cast<size_t>(std::atoi(argv[3]));
-	const uint32_t window = static_cast<uint32_t>(std::max(1, std::atoi(argv[4])));
+	const char *prog = "dpumesh-coro-bench-client";
+	const auto n = static_cast<uint32_t>(dpumesh::perf::whole_arg(prog, "N", argv[2], 1, UINT32_MAX, 64));
+	const auto size = static_cast<size_t>(dpumesh::perf::whole_arg(prog, "SIZE", argv[3], 0, 1u << 20, 64));
+	const auto window = static_cast<uint32_t>(dpumesh::perf::whole_arg(prog, "WINDOW", argv[4], 1, 4096, 64));
 	const std::string service = argc > 5 ? argv[5] : "echo";
 	event_loop loop;
 	std::string err;

@@ -25,6 +25,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "args.h"
 #include "http_util.h"
 
 namespace {
@@ -90,7 +91,8 @@ int main(int argc, char **argv)
 	int port = 0;
 	for (int i = 1; i < argc; i++) {
 		if (std::strcmp(argv[i], "--port") == 0 && i + 1 < argc)
-			port = std::atoi(argv[++i]);
+			port = static_cast<int>(
+				dpumesh::perf::whole_arg("dpumesh-http-echo", "--port", argv[++i], 0, 65535));
 		else if (std::strcmp(argv[i], "--addr") == 0 && i + 1 < argc)
 			addr = argv[++i];
 		else {

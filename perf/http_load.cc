@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "args.h"
 #include "http_util.h"
 
 namespace {
@@ -74,20 +75,23 @@ int main(int argc, char **argv)
 	unsigned conns = 1;
 	size_t size = 64;
 	double seconds = 3, warmup = 0.5;
+	const char *prog = "dpumesh-http-load";
+	using dpumesh::perf::real_arg;
+	using dpumesh::perf::whole_arg;
 	for (int i = 1; i < argc; i++) {
 		auto arg = [&](const char *name) { return std::strcmp(argv[i], name) == 0 && i + 1 < argc; };
 		if (arg("--port"))
-			port = std::atoi(argv[++i]);
+			port = static_cast<int>(whole_arg(prog, "--port", argv[++i], 1, 65535));
 		else if (arg("--addr"))
 			addr = argv[++i];
 		else if (arg("--conns"))
-			conns = static_cast<unsigned>(std::atoi(argv[++i]));
+			conns = static_cast<unsigned>(whole_arg(prog, "--conns", argv[++i], 1, 4096));
 		else if (arg("--size"))
-			size = std::strtoull(argv[++i], nullptr, 10);
+			size = whole_arg(prog, "--size", argv[++i], 0, 1ull << 30);
 		else if (arg("--seconds"))
-			seconds = std::atof(argv[++i]);
+			seconds = real_arg(prog, "--seconds", argv[++i], 0.01, 86400);
 		else if (arg("--warmup"))
-			warmup = std::atof(argv[++i]);
+			warmup = real_arg(prog, "--warmup", argv[++i], 0, 3600);
 		else {
 			std::fprintf(stderr, "usage: dpumesh-http-load --port P [--addr A] [--conns N] "
 					     "[--size BYTES] [--seconds S] [--warmup S]\n");

@@ -30,6 +30,7 @@
 #include "dpumesh/common/eal.h"
 #include "dpumesh/config/config.h"
 #include "dpumesh/port/port.h"
+#include "args.h"
 
 using namespace dpumesh;
 
@@ -100,9 +101,13 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const std::string cap = argv[1];
-	const unsigned touch = argc > 2 ? static_cast<unsigned>(std::atoi(argv[2])) : 16;
-	const size_t nb_held = argc > 3 ? static_cast<size_t>(std::atoi(argv[3])) : 64;
-	const unsigned mbufs = argc > 4 ? static_cast<unsigned>(std::atoi(argv[4])) : 32767;
+	const unsigned touch =
+		argc > 2 ? static_cast<unsigned>(perf::whole_arg(argv[0], "TOUCH_LINES", argv[2], 0, 4096))
+			 : 16;
+	const size_t nb_held = argc > 3 ? perf::whole_arg(argv[0], "HELD", argv[3], 0, 1u << 20) : 64;
+	const unsigned mbufs =
+		argc > 4 ? static_cast<unsigned>(perf::whole_arg(argv[0], "MBUFS", argv[4], 64, 1u << 22))
+			 : 32767;
 	std::string prefix = "--file-prefix=dpumesh-pool-bench-" + std::to_string(getpid());
 	std::vector<std::string> args = {argv[0],
 					 "--no-huge",
