@@ -39,6 +39,22 @@ void appendf(std::string &s, const char *fmt, ...)
 	s += big;
 }
 
+/* The listing holds each entry as its shard's walk over the table met it, the count is the
+ * table's size at the walk's end: a request that came in behind the walk is counted and not
+ * listed (and one answered during it may be listed beside a count that no longer holds it). */
+std::string pending_header(uint32_t total, uint32_t capacity, size_t listed, size_t most)
+{
+	std::string h;
+	appendf(h, "pending requests: %u (capacity %u)", total, capacity);
+	if (listed == most && total > most)
+		appendf(h, ", the oldest %zu:\n", most);
+	else if (total > listed)
+		appendf(h, ", %zu listed (the others came in during the listing):\n", listed);
+	else
+		h += "\n";
+	return h;
+}
+
 namespace {
 
 const char *yes_no(bool b) { return b ? "yes" : "no"; }
@@ -239,17 +255,7 @@ status cmd_show_pending(invocation &inv)
 	DPUMESH_ASSIGN_OR_RETURN(auto views, control::pending(inv.node, most, &total, &capacity));
 	const uint64_t hz = inv.node.runner().tsc_hz();
 	const uint64_t now = rte_rdtsc();
-	/* the listing holds each entry as its shard's walk over the table met it, the count is
-	 * the table's size at the walk's end: a request that came in behind the walk is counted
-	 * and not listed */
-	appendf(inv.out, "pending requests: %u (capacity %u)", total, capacity);
-	if (views.size() == most && total > most)
-		appendf(inv.out, ", the oldest %zu:\n", most);
-	else if (total > views.size())
-		appendf(inv.out, ", %zu listed (the others came in during the listing):\n",
-			views.size());
-	else
-		appendf(inv.out, "\n");
+	inv.out += pending_header(total, capacity, views.size(), most);
 	for (const control::pending_view &v : views) {
 		const pending::entry &e = v.entry;
 		double age_ms = static_cast<double>(now - e.start_tsc) * 1000.0 / static_cast<double>(hz);

@@ -43,4 +43,12 @@ std::vector<syntax_token> parse_syntax(const char *syntax);
  */
 std::string first_overlap(std::span<const command_spec> table);
 
+/**
+ * `show pending`'s first line: the table's size (`total`, at the end of its shards' walks)
+ * and capacity, and how the `listed` entries below it relate: "the oldest 32:" when `most`
+ * of more are listed, "N listed (the others came in during the listing):" when the walks
+ * missed some that came in behind them, nothing more when every one is listed.
+ */
+std::string pending_header(uint32_t total, uint32_t capacity, size_t listed, size_t most);
+
 } // namespace dpumesh::console
