@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "dpumesh/common/numbers.h"
 #include "dpumesh/host/coro.h"
-#include "args.h"
 
 using namespace dpumesh::host;
 
@@ -22,9 +22,10 @@ int main(int argc, char **argv)
 		return 64;
 	}
 	const char *prog = "dpumesh-coro-bench-client";
-	const auto n = static_cast<uint32_t>(dpumesh::perf::whole_arg(prog, "N", argv[2], 1, UINT32_MAX, 64));
-	const auto size = static_cast<size_t>(dpumesh::perf::whole_arg(prog, "SIZE", argv[3], 0, 1u << 20, 64));
-	const auto window = static_cast<uint32_t>(dpumesh::perf::whole_arg(prog, "WINDOW", argv[4], 1, 4096, 64));
+	using dpumesh::whole_arg;
+	const auto n = static_cast<uint32_t>(whole_arg(prog, "N", argv[2], 1, UINT32_MAX, 64));
+	const auto size = static_cast<size_t>(whole_arg(prog, "SIZE", argv[3], 0, 1u << 20, 64));
+	const auto window = static_cast<uint32_t>(whole_arg(prog, "WINDOW", argv[4], 1, 4096, 64));
 	const std::string service = argc > 5 ? argv[5] : "echo";
 	event_loop loop;
 	std::string err;

@@ -25,7 +25,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "args.h"
+#include "dpumesh/common/numbers.h"
 #include "http_util.h"
 
 namespace {
@@ -92,7 +92,7 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (std::strcmp(argv[i], "--port") == 0 && i + 1 < argc)
 			port = static_cast<int>(
-				dpumesh::perf::whole_arg("dpumesh-http-echo", "--port", argv[++i], 0, 65535));
+				dpumesh::whole_arg("dpumesh-http-echo", "--port", argv[++i], 0, 65535));
 		else if (std::strcmp(argv[i], "--addr") == 0 && i + 1 < argc)
 			addr = argv[++i];
 		else {

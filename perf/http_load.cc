@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "args.h"
+#include "dpumesh/common/numbers.h"
 #include "http_util.h"
 
 namespace {
@@ -76,8 +76,8 @@ int main(int argc, char **argv)
 	size_t size = 64;
 	double seconds = 3, warmup = 0.5;
 	const char *prog = "dpumesh-http-load";
-	using dpumesh::perf::real_arg;
-	using dpumesh::perf::whole_arg;
+	using dpumesh::real_arg;
+	using dpumesh::whole_arg;
 	for (int i = 1; i < argc; i++) {
 		auto arg = [&](const char *name) { return std::strcmp(argv[i], name) == 0 && i + 1 < argc; };
 		if (arg("--port"))

@@ -20,8 +20,8 @@
 
 #include <rte_cycles.h>
 
+#include "dpumesh/common/numbers.h"
 #include "dpumesh/pending/table.h"
-#include "args.h"
 
 using namespace dpumesh;
 
@@ -71,9 +71,9 @@ uint64_t walk(const pending::table &t, bool keep, std::vector<uint8_t> &evict, u
 int main(int argc, char **argv)
 {
 	const uint32_t entries =
-		argc > 1 ? static_cast<uint32_t>(perf::whole_arg(argv[0], "ENTRIES", argv[1], 1, 65536))
+		argc > 1 ? static_cast<uint32_t>(whole_arg(argv[0], "ENTRIES", argv[1], 1, 65536))
 			 : 65536;
-	const size_t evict_mib = argc > 2 ? perf::whole_arg(argv[0], "EVICT_MIB", argv[2], 0, 4096) : 64;
+	const size_t evict_mib = argc > 2 ? whole_arg(argv[0], "EVICT_MIB", argv[2], 0, 4096) : 64;
 	std::vector<uint8_t> evict(evict_mib << 20);
 	const char *orders[] = {"youngest first", "oldest first", "scattered"};
 	std::printf("%u entries in 65536 slots, steps of %u slots, %zu MiB written between steps\n",

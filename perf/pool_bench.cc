@@ -29,8 +29,8 @@
 
 #include "dpumesh/common/eal.h"
 #include "dpumesh/config/config.h"
+#include "dpumesh/common/numbers.h"
 #include "dpumesh/port/port.h"
-#include "args.h"
 
 using namespace dpumesh;
 
@@ -102,11 +102,11 @@ int main(int argc, char **argv)
 	}
 	const std::string cap = argv[1];
 	const unsigned touch =
-		argc > 2 ? static_cast<unsigned>(perf::whole_arg(argv[0], "TOUCH_LINES", argv[2], 0, 4096))
+		argc > 2 ? static_cast<unsigned>(whole_arg(argv[0], "TOUCH_LINES", argv[2], 0, 4096))
 			 : 16;
-	const size_t nb_held = argc > 3 ? perf::whole_arg(argv[0], "HELD", argv[3], 0, 1u << 20) : 64;
+	const size_t nb_held = argc > 3 ? whole_arg(argv[0], "HELD", argv[3], 0, 1u << 20) : 64;
 	const unsigned mbufs =
-		argc > 4 ? static_cast<unsigned>(perf::whole_arg(argv[0], "MBUFS", argv[4], 64, 1u << 22))
+		argc > 4 ? static_cast<unsigned>(whole_arg(argv[0], "MBUFS", argv[4], 64, 1u << 22))
 			 : 32767;
 	std::string prefix = "--file-prefix=dpumesh-pool-bench-" + std::to_string(getpid());
 	std::vector<std::string> args = {argv[0],

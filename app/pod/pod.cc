@@ -61,30 +61,14 @@ namespace {
 /* Numbers from the command line and the environment: the whole text one number in range, or
  * exit 64 (usage) naming it. strtoul()/strtod() alone read "abc" as 0 and "8k" as 8, which
  * ran another test than the one asked for. An empty variable is an unset one. */
-[[noreturn]] void bad_number(const char *what, const char *s, const std::string &want)
-{
-	std::fprintf(stderr, "dpumesh-pod: %s \"%s\": want %s\n", what, s, want.c_str());
-	std::exit(64);
-}
-
 uint64_t whole(const char *what, const char *s, uint64_t lo, uint64_t hi)
 {
-	const auto v = dpumesh::parse_whole(s, lo, hi, 0);
-	if (!v)
-		bad_number(what, s, "a whole number in [" + std::to_string(lo) + ", " +
-					    std::to_string(hi) + "]");
-	return *v;
+	return dpumesh::whole_arg("dpumesh-pod", what, s, lo, hi, 64, 0);
 }
 
 double real(const char *what, const char *s, double lo, double hi)
 {
-	const auto v = dpumesh::parse_real(s, lo, hi);
-	if (!v) {
-		char want[64];
-		std::snprintf(want, sizeof(want), "a number in [%g, %g]", lo, hi);
-		bad_number(what, s, want);
-	}
-	return *v;
+	return dpumesh::real_arg("dpumesh-pod", what, s, lo, hi, 64);
 }
 
 uint64_t env_whole(const char *var, uint64_t def, uint64_t lo, uint64_t hi)

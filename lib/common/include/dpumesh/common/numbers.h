@@ -7,11 +7,13 @@
 //
 //   if (auto v = parse_whole(arg, 1, 65535)) port = *v; else refuse("--port", arg);
 //   auto share = parse_real(arg, 0.0, 1.0);
+//   seconds = real_arg("dpumesh-http-load", "--seconds", argv[i], 0.01, 86400); // or exit 2
 #pragma once
 
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 
@@ -50,6 +52,32 @@ inline std::optional<double> parse_real(const char *s, double lo, double hi) noe
 	if (errno != 0 || end == s || *end != '\0' || !std::isfinite(v) || !(v >= lo && v <= hi))
 		return std::nullopt;
 	return v;
+}
+
+/**
+ * A program's argument (or variable) `v`, named `what`, as parse_whole() reads it; when it is
+ * none, "PROG: WHAT \"V\": want a whole number in [LO, HI]" on stderr and exit(code).
+ */
+inline uint64_t whole_arg(const char *prog, const char *what, const char *v, uint64_t lo,
+			  uint64_t hi, int code = 2, int base = 10)
+{
+	if (const auto n = parse_whole(v, lo, hi, base))
+		return *n;
+	std::fprintf(stderr, "%s: %s \"%s\": want a whole number in [%llu, %llu]\n", prog, what,
+		     v ? v : "", static_cast<unsigned long long>(lo),
+		     static_cast<unsigned long long>(hi));
+	std::exit(code);
+}
+
+/** The same for parse_real(): "want a number in [LO, HI]" (%g) and exit(code). */
+inline double real_arg(const char *prog, const char *what, const char *v, double lo, double hi,
+		       int code = 2)
+{
+	if (const auto x = parse_real(v, lo, hi))
+		return *x;
+	std::fprintf(stderr, "%s: %s \"%s\": want a number in [%g, %g]\n", prog, what, v ? v : "",
+		     lo, hi);
+	std::exit(code);
 }
 
 } // namespace dpumesh
