@@ -10,6 +10,7 @@
 #include "dpumesh/control/control.h"
 #include "dpumesh/common/log.h"
 #include "dpumesh/common/numbers.h"
+#include "dpumesh/json/json.h"
 
 namespace dpumesh::control {
 
@@ -241,29 +242,19 @@ result<edit_report> set_policy(node &n, std::string_view pointer, std::string_vi
 			      jerr.column);
 	std::string what = ptr + " = " + std::string(value_text);
 	return edit_config(n, "set policy", what, [&](json_t *, json_t *policy) -> status {
-		/* walk the pointer's tokens below /policy (RFC 6901: ~1 is '/', ~0 is '~') */
-		std::vector<std::string> tokens;
-		size_t s = 8;
-		for (;;) {
-			size_t slash = ptr.find('/', s);
-			std::string t = ptr.substr(s, slash == std::string::npos ? slash : slash - s);
-			for (size_t k; (k = t.find("~1")) != std::string::npos;)
-				t.replace(k, 2, "/");
-			for (size_t k; (k = t.find("~0")) != std::string::npos;)
-				t.replace(k, 2, "~");
-			tokens.push_back(std::move(t));
-			if (slash == std::string::npos)
-				break;
-			s = slash + 1;
-		}
+		/* the pointer's tokens below /policy, unescaped (RFC 6901) */
+		auto parsed = json::pointer_tokens(ptr);
+		if (!parsed)
+			return parsed.error().with_context("set policy");
+		const std::vector<std::string> tokens(parsed->begin() + 1, parsed->end());
 		json_t *at = policy;
 		for (size_t i = 0; i + 1 < tokens.size(); i++) {
 			json_t *next = nullptr;
 			if (json_is_object(at)) {
 				next = json_object_get(at, tokens[i].c_str());
 			} else if (json_is_array(at)) {
-				if (const auto k = parse_whole(tokens[i].c_str(), 0, SIZE_MAX))
-					next = json_array_get(at, *k); /* NULL past its end */
+				if (const auto k = json::pointer_index(tokens[i], json_array_size(at)))
+					next = json_array_get(at, *k);
 			}
 			if (!next && json_is_object(at) && i + 2 == tokens.size() && tokens.back() == "-") {
 				/* "/policy/rbac/-" with no rbac yet: the array is made */
@@ -294,7 +285,7 @@ result<edit_report> set_policy(node &n, std::string_view pointer, std::string_vi
 			return status::ok();
 		}
 		const size_t size = json_array_size(at);
-		const auto idx = size ? parse_whole(last.c_str(), 0, size - 1) : std::nullopt;
+		const auto idx = json::pointer_index(last, size);
 		if (!idx)
 			return errorf("set policy: %s: \"%s\" is not an index of the array (size %zu; "
 				      "\"-\" appends)",

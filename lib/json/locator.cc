@@ -2,6 +2,8 @@
 // Records where each JSON value starts, for errors with line and column.
 #include "dpumesh/json/json.h"
 
+#include <cstdint>
+
 namespace dpumesh::json {
 
 std::string pointer_append(const std::string &base, std::string_view token)
@@ -22,6 +24,53 @@ std::string pointer_append(const std::string &base, std::string_view token)
 std::string pointer_append(const std::string &base, size_t index)
 {
 	return base + "/" + std::to_string(index);
+}
+
+result<std::vector<std::string>> pointer_tokens(std::string_view pointer)
+{
+	std::vector<std::string> tokens;
+	if (pointer.empty())
+		return tokens;
+	if (pointer[0] != '/')
+		return errorf("JSON pointer \"%.*s\" does not start with '/'",
+			      static_cast<int>(pointer.size()), pointer.data());
+	for (size_t i = 1;; i++) {
+		std::string t;
+		for (; i < pointer.size() && pointer[i] != '/'; i++) {
+			if (pointer[i] != '~') {
+				t.push_back(pointer[i]);
+				continue;
+			}
+			const char e = i + 1 < pointer.size() ? pointer[i + 1] : '\0';
+			if (e != '0' && e != '1')
+				return errorf("JSON pointer \"%.*s\": '~' at offset %zu is not "
+					      "followed by 0 or 1 (\"~0\" is '~', \"~1\" is '/')",
+					      static_cast<int>(pointer.size()), pointer.data(), i);
+			t.push_back(e == '0' ? '~' : '/');
+			i++;
+		}
+		tokens.push_back(std::move(t));
+		if (i >= pointer.size())
+			return tokens;
+	}
+}
+
+std::optional<size_t> pointer_index(std::string_view token, size_t size)
+{
+	if (token.empty() || (token.size() > 1 && token[0] == '0'))
+		return std::nullopt;
+	size_t v = 0;
+	for (char c : token) {
+		if (c < '0' || c > '9')
+			return std::nullopt;
+		const size_t d = static_cast<size_t>(c - '0');
+		if (v > (SIZE_MAX - d) / 10)
+			return std::nullopt; /* past size_t, so past any array */
+		v = v * 10 + d;
+	}
+	if (v >= size)
+		return std::nullopt;
+	return v;
 }
 
 namespace {

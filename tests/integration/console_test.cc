@@ -331,6 +331,11 @@ TEST(Console, InteractiveSessionOnAPty)
 		"set policy /policy/default_timeout_ms 0",
 		"set policy /policy/default_timeout_ms {bad",
 		"set policy /policy/rbac/7 null",
+		/* RFC 6901: an array index has no leading zero or sign; '~' only as ~0 or ~1 */
+		"set policy /policy/timeouts/00/retries 3",
+		"set policy /policy/rate_limits/+0 null",
+		"set policy /policy/timeouts~2/0/retries 3",
+		"set policy /policy/timeouts/0/retries~ 3",
 		"show metrics now",
 	};
 	static_assert(std::size(bad) >= 20);

@@ -2,8 +2,11 @@
 // lib/json: positions of values and keys, strict object readers, error text.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "dpumesh/json/json.h"
 
@@ -130,4 +133,40 @@ TEST(Json, PointerEscapes)
 {
 	EXPECT_EQ(json::pointer_append("/a", "b/c~d"), "/a/b~1c~0d");
 	EXPECT_EQ(json::pointer_append("/a", size_t{7}), "/a/7");
+}
+
+TEST(Json, PointerTokensUnescapeAndRefuseBadEscapes)
+{
+	using tokens = std::vector<std::string>;
+	auto toks = [](std::string_view p) -> tokens {
+		auto r = json::pointer_tokens(p);
+		return r ? *r : tokens{"error: " + r.error().message()};
+	};
+	EXPECT_EQ(toks(""), tokens{});
+	EXPECT_EQ(toks("/"), tokens{""});
+	EXPECT_EQ(toks("/a//b/"), (tokens{"a", "", "b", ""}));
+	EXPECT_EQ(toks("/a~1b/m~0n"), (tokens{"a/b", "m~n"}));
+	/* "~01" is '~' then '1', not '/'; "~00" is "~0", not "~" (one pass, left to right) */
+	EXPECT_EQ(toks("/~01/~00/~0~1"), (tokens{"~1", "~0", "~/"}));
+	for (const char *bad : {"a", "a/b", "/~", "/x~", "/~2", "/a~/b", "/~~01"}) {
+		auto r = json::pointer_tokens(bad);
+		ASSERT_FALSE(r) << bad;
+		EXPECT_NE(r.error().message().find(bad), std::string::npos) << r.error().message();
+	}
+	/* the inverse of pointer_append */
+	for (const char *t : {"", "plain", "a/b", "~", "~1", "/~0/", "x~y/z"})
+		EXPECT_EQ(toks(json::pointer_append("", t)), tokens{t}) << t;
+}
+
+TEST(Json, PointerIndexIsAnRfc6901ArrayIndexInRange)
+{
+	EXPECT_EQ(json::pointer_index("0", 1), 0u);
+	EXPECT_EQ(json::pointer_index("9", 10), 9u);
+	EXPECT_EQ(json::pointer_index("10", 11), 10u);
+	EXPECT_EQ(json::pointer_index("18446744073709551614", SIZE_MAX), SIZE_MAX - 1);
+	for (const char *bad : {"", "-", "01", "00", "+1", "-1", " 1", "1 ", "1a", "0x1", "1e2",
+				"99999999999999999999", "18446744073709551616"})
+		EXPECT_FALSE(json::pointer_index(bad, SIZE_MAX)) << bad;
+	EXPECT_FALSE(json::pointer_index("0", 0));
+	EXPECT_FALSE(json::pointer_index("3", 3));
 }

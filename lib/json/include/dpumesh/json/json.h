@@ -27,6 +27,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "dpumesh/common/status.h"
 
@@ -54,6 +55,18 @@ located locate(std::string_view text);
 std::string pointer_append(const std::string &base, std::string_view token);
 /** pointer_append(base, std::to_string(index)). */
 std::string pointer_append(const std::string &base, size_t index);
+/**
+ * The reference tokens of a JSON pointer, unescaped ("~1" is '/', "~0" is '~'; RFC 6901):
+ * "/a~1b/0" is {"a/b", "0"}, "" is {}. A pointer that does not start with '/', or a '~' not
+ * followed by '0' or '1', is an error naming the pointer.
+ */
+result<std::vector<std::string>> pointer_tokens(std::string_view pointer);
+/**
+ * A reference token as an index of an array of `size` elements: "0", or digits without a
+ * leading zero (RFC 6901's array-index), below `size`. Anything else (including "-", "01",
+ * "+1" and indices past the end) is nullopt.
+ */
+std::optional<size_t> pointer_index(std::string_view token, size_t size);
 
 /** "an object", "a string", ...: for "expected X, got Y" messages. */
 const char *type_name(const json_t *v);
