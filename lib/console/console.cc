@@ -399,29 +399,84 @@ status console::run_line(std::string_view text)
 	return _impl->last;
 }
 
+namespace {
+
+/* A line longer than the console takes is read on, without being kept, up to this many
+ * bytes, to say how long it was; past that the file is not read further (a file of one
+ * line without end, such as /dev/zero, must not be read, nor held, forever). */
+constexpr size_t max_skipped_line_bytes = 16u << 20;
+
+enum class line_read { line, end, too_long, no_end };
+
+/* The next line of `sb` without its '\n' (and a '\r' before it) into `line`, its length
+ * in `length`. too_long: longer than max_line_bytes (`line` holds its first bytes, `length`
+ * all of them); no_end: past max_skipped_line_bytes, the rest unread. */
+line_read read_line(std::streambuf &sb, std::string &line, size_t &length)
+{
+	constexpr int eof = std::char_traits<char>::eof();
+	line.clear();
+	length = 0;
+	int c = sb.sbumpc();
+	if (c == eof)
+		return line_read::end;
+	int last = 0;
+	for (; c != eof && c != '\n'; c = sb.sbumpc()) {
+		if (++length > max_skipped_line_bytes)
+			return line_read::no_end;
+		if (line.size() <= max_line_bytes) /* one more: a '\r' before the '\n' */
+			line.push_back(static_cast<char>(c));
+		last = c;
+	}
+	if (last == '\r') {
+		length--;
+		if (line.size() > length)
+			line.pop_back();
+	}
+	return length > max_line_bytes ? line_read::too_long : line_read::line;
+}
+
+} // namespace
+
 result<unsigned> console::run_file(const std::string &path)
 {
 	std::ifstream in(path);
 	if (!in)
 		return errorf("--cmdline-file %s: %s", path.c_str(), std::strerror(errno));
 	std::string line;
+	size_t length = 0;
 	unsigned lineno = 0, nb_failed = 0, nb_run = 0;
-	while (std::getline(in, line)) {
+	for (line_read got; (got = read_line(*in.rdbuf(), line, length)) != line_read::end;) {
 		lineno++;
-		if (!line.empty() && line.back() == '\r')
-			line.pop_back();
 		std::vector<std::string> w = split_words(line);
-		if (w.empty() || w[0][0] == '#')
+		if (got == line_read::line && (w.empty() || w[0][0] == '#'))
 			continue;
-		std::printf("%s%s\n", prompt, line.c_str());
-		std::fflush(stdout);
+		if (got != line_read::line && !w.empty() && w[0][0] == '#')
+			continue; /* a long comment: its rest is not looked at */
 		_impl->where = path + ":" + std::to_string(lineno) + ": ";
-		status st = run_line(line);
+		if (got == line_read::line) {
+			std::printf("%s%s\n", prompt, line.c_str());
+			std::fflush(stdout);
+			if (!run_line(line).is_ok())
+				nb_failed++;
+		} else {
+			/* its first bytes echoed, not all of it */
+			std::printf("%s%.*s ...\n", prompt, 64, line.c_str());
+			std::fflush(stdout);
+			std::string m;
+			if (got == line_read::too_long)
+				appendf(m, "error: line of %zu bytes is longer than the console takes "
+					   "(%zu bytes); nothing was run",
+					length, max_line_bytes);
+			else
+				appendf(m, "error: line of more than %zu bytes; nothing was run, and "
+					   "the rest of the file is not read",
+					max_skipped_line_bytes);
+			_impl->report(m);
+			nb_failed++;
+		}
 		_impl->where.clear();
 		nb_run++;
-		if (!st.is_ok())
-			nb_failed++;
-		if (_impl->node.quit.load())
+		if (got == line_read::no_end || _impl->node.quit.load())
 			break;
 	}
 	std::printf("dpumesh: %s: %u command(s), %u failed\n", path.c_str(), nb_run, nb_failed);

@@ -2,10 +2,14 @@
 // Parsing a JSON text or file into a document (jansson root + value positions).
 #include "dpumesh/json/json.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+
+#include "dpumesh/common/unique_fd.h"
 
 namespace dpumesh::json {
 
@@ -40,16 +44,29 @@ result<document> document::parse(std::string_view text, std::string source)
 
 result<document> document::load_file(const std::string &path, size_t max_bytes)
 {
-	std::ifstream in(path, std::ios::binary);
-	if (!in)
+	/* read in steps and refused as soon as it passes max_bytes: a device or a pipe without
+	 * an end (--config /dev/zero) is an error after max_bytes, not a read without end */
+	unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+	if (!fd)
 		return errorf("%s: cannot open: %s", path.c_str(), std::strerror(errno));
-	std::ostringstream ss;
-	ss << in.rdbuf();
-	if (in.bad())
-		return errorf("%s: cannot read: %s", path.c_str(), std::strerror(errno));
-	std::string text = ss.str();
-	if (text.size() > max_bytes)
-		return errorf("%s: file is larger than %zu bytes", path.c_str(), max_bytes);
+	struct stat st;
+	if (fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode))
+		return errorf("%s: cannot read: %s", path.c_str(), std::strerror(EISDIR));
+	std::string text;
+	char buf[64 * 1024];
+	for (;;) {
+		const ssize_t n = ::read(fd.get(), buf, sizeof(buf));
+		if (n == 0)
+			break;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errorf("%s: cannot read: %s", path.c_str(), std::strerror(errno));
+		}
+		if (static_cast<size_t>(n) > max_bytes - text.size())
+			return errorf("%s: file is larger than %zu bytes", path.c_str(), max_bytes);
+		text.append(buf, static_cast<size_t>(n));
+	}
 	return parse(text, path);
 }
 

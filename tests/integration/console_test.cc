@@ -535,6 +535,31 @@ TEST(Console, PolicyValuesOfAnyLength)
 	EXPECT_EQ(p.wait(30s), 0) << p.output();
 }
 
+/* A --cmdline-file of one line without end (/dev/zero) is read up to a bound and refused:
+ * neither read nor held forever (before, the whole line was read into memory first). */
+TEST(Console, CmdlineFileOfALineWithoutEndIsRefused)
+{
+	temp_dir dir;
+	capture_counts once{};
+	ASSERT_NO_FATAL_FAILURE(make_capture(dir.file("once.pcap"), 10, "0.2", &once));
+	std::ofstream(dir.file("node.json")) << two_port_config(8);
+	auto proc = start_with_cmdline_file("endless", dir, "/dev/zero");
+	subprocess &p = *proc;
+	/* well under a second here; 20 s, not more: a build that reads the line whole grows
+	 * by hundreds of MB a second meanwhile */
+	ASSERT_TRUE(p.wait_output(
+		[](const std::string &o) { return o.find("command(s),") != std::string::npos; }, 20s))
+		<< p.output().substr(0, 4096);
+	const std::string out = p.output();
+	EXPECT_NE(out.find("/dev/zero:1: error: line of more than 16777216 bytes; nothing was "
+			   "run, and the rest of the file is not read"),
+		  std::string::npos)
+		<< out.substr(0, 4096);
+	EXPECT_NE(out.find("dpumesh: /dev/zero: 1 command(s), 1 failed"), std::string::npos);
+	p.signal(SIGINT);
+	EXPECT_EQ(p.wait(30s), 0) << p.output().substr(0, 4096);
+}
+
 TEST(Console, CmdlineFileThatCannotBeReadIsAStartError)
 {
 	auto args = eal_args("nofile");

@@ -126,7 +126,18 @@ TEST(Json, Files)
 	auto ok = json::document::load_file(path, 1024);
 	ASSERT_TRUE(ok) << ok.error().message();
 	EXPECT_TRUE(json_is_array(ok->root()));
+	auto exact = json::document::load_file(path, 102); /* "[", 100 blanks, "]" */
+	EXPECT_TRUE(exact) << exact.error().message();
+	EXPECT_FALSE(json::document::load_file(path, 101));
 	std::remove(path.c_str());
+	/* a file without end is refused once it passes the limit, not read (and held)
+	 * forever; a directory is named as one */
+	auto endless = json::document::load_file("/dev/zero", 1u << 20);
+	ASSERT_FALSE(endless);
+	EXPECT_EQ(endless.error().message(), "/dev/zero: file is larger than 1048576 bytes");
+	auto dir = json::document::load_file("/");
+	ASSERT_FALSE(dir);
+	EXPECT_EQ(dir.error().message(), "/: cannot read: Is a directory");
 }
 
 TEST(Json, PointerEscapes)
