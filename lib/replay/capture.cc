@@ -5,7 +5,9 @@
 #include <arpa/inet.h>
 #include <pcap/pcap.h>
 
+#include <algorithm>
 #include <array>
+#include <cinttypes>
 #include <cstring>
 #include <map>
 #include <tuple>
@@ -57,6 +59,7 @@ result<capture> load_captures(const std::vector<std::string> &files, const captu
 		return errorf("no capture given");
 	DPUMESH_ASSIGN_OR_RETURN(auto dut, parse_ips(o.dut_ips));
 	capture cap;
+	const uint64_t max_bytes = std::min<uint64_t>(o.max_bytes, UINT32_MAX); /* the offsets */
 	uint64_t base_ns = 0;
 	for (const auto &file : files) {
 		char err[PCAP_ERRBUF_SIZE] = "";
@@ -74,11 +77,20 @@ result<capture> load_captures(const std::vector<std::string> &files, const captu
 		int rc;
 		uint64_t first_ns = 0, last_ns = 0;
 		size_t first_frame = cap.frames.size();
+		size_t frame_no = 0; /* in this file, from 1, skipped ones included */
 		while ((rc = pcap_next_ex(p, &h, &data)) == 1) {
+			frame_no++;
 			uint64_t ns = uint64_t(h->ts.tv_sec) * 1000000000ull + uint64_t(h->ts.tv_usec);
 			if (h->caplen != h->len || h->caplen > o.max_frame || h->caplen < 14) {
 				cap.nb_skipped_large++;
 				continue;
+			}
+			if (h->caplen > max_bytes - std::min<uint64_t>(max_bytes, cap.bytes.size())) {
+				pcap_close(p);
+				return errorf("%s: frame %zu: the captures' frames come to more than %" PRIu64
+					      " bytes, more than the generator holds in memory; give a "
+					      "shorter capture",
+					      file.c_str(), frame_no, max_bytes);
 			}
 			if (cap.frames.size() == first_frame)
 				first_ns = ns;

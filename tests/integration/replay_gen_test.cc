@@ -726,6 +726,32 @@ TEST_F(replay_gen_queues, mesh_messages_of_several_frames_stay_whole_on_their_qu
  * named: "nan" and "inf" parse as numbers (strtod), and a NaN passes every range test (each
  * compare is false) and then became a port id or a rate; the integer options converted the
  * number before knowing it was in range. */
+/* The frames are held in memory at 32-bit offsets: captures past the bound are an error
+ * naming the frame, not offsets that wrap around onto other frames. */
+TEST(replay_capture, frames_past_what_the_generator_holds_are_an_error)
+{
+	const std::string path = write_pcap("bound", plain_frames(10, 100), 1000);
+	capture_options o;
+	o.match = match_mode::frame;
+	o.max_bytes = 1000;
+	auto all = load_captures({path}, o);
+	ASSERT_TRUE(all) << all.error().message();
+	EXPECT_EQ(all->frames.size(), 10u);
+	o.max_bytes = 550;
+	auto over = load_captures({path}, o);
+	ASSERT_FALSE(over);
+	EXPECT_EQ(over.error().message(),
+		  path + ": frame 6: the captures' frames come to more than 550 bytes, more than "
+			 "the generator holds in memory; give a shorter capture");
+	/* two files: the bound is on both together */
+	o.max_bytes = 1500;
+	auto two = load_captures({path, path}, o);
+	ASSERT_FALSE(two);
+	EXPECT_NE(two.error().message().find(": frame 6: "), std::string::npos)
+		<< two.error().message();
+	unlink(path.c_str());
+}
+
 TEST(replay_cli, refuses_numbers_it_cannot_use)
 {
 	const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {

@@ -48,6 +48,10 @@ struct capture_options {
 	/** Mesh: requests to other addresses are untracked (the device drops them). Empty = all. */
 	std::vector<std::string> dut_ips;
 	uint16_t max_frame = 2048; /**< larger frames are refused at load (mbuf data room) */
+	/** The frames are held in memory, at 32-bit offsets: captures whose frames (those
+	 *  loaded) pass this many bytes (UINT32_MAX at most) are an error, not offsets that
+	 *  wrap around. */
+	uint64_t max_bytes = UINT32_MAX;
 };
 
 struct capture {
