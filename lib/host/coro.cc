@@ -7,6 +7,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -429,12 +430,23 @@ std::string_view reply::field(const char *name) const noexcept { return msg_fiel
 
 request::request(pod &p, dpumesh_msg *m) noexcept : _pod(p), _msg(p.get(), m) {}
 
-std::string_view request::service() const noexcept { return sv(_msg->service, _msg->service_len); }
-std::string_view request::method() const noexcept { return sv(_msg->method, _msg->method_len); }
-std::string_view request::path() const noexcept { return sv(_msg->path, _msg->path_len); }
+/* Once the response is sent the message's slots have gone back (respond_awaiter): its
+ * views are empty then, not reads of a released message. */
+std::string_view request::service() const noexcept
+{
+	return _msg.get() ? sv(_msg->service, _msg->service_len) : std::string_view();
+}
+std::string_view request::method() const noexcept
+{
+	return _msg.get() ? sv(_msg->method, _msg->method_len) : std::string_view();
+}
+std::string_view request::path() const noexcept
+{
+	return _msg.get() ? sv(_msg->path, _msg->path_len) : std::string_view();
+}
 bytes request::body() const noexcept
 {
-	return _msg->body ? bytes(_msg->body, _msg->body_len) : bytes();
+	return _msg.get() && _msg->body ? bytes(_msg->body, _msg->body_len) : bytes();
 }
 std::string_view request::field(const char *name) const noexcept { return msg_field(_msg.get(), name); }
 
@@ -442,6 +454,8 @@ int request::send_now(uint16_t status, bytes body, std::span<const host::field> 
 {
 	if (_responded || !_msg.get())
 		return -EALREADY;
+	if (body.size() > UINT32_MAX) /* the descriptor's length is 32 bits: never cut short */
+		return -EMSGSIZE;
 	return detail::send_response(_pod.get(), _pod._worker, _msg.get(), status, fields,
 				     body.data(), static_cast<uint32_t>(body.size()));
 }
@@ -636,22 +650,31 @@ pod::call_awaiter::~call_awaiter()
 	release_slot();
 }
 
+/* The call's deadline: its own, else the pod's default; one past 2^32 - 1 ms (49 days: the
+ * header's field) is that, so that neither the header nor the timer's time point overflows
+ * (the mesh's route timeout bounds it anyway). */
+std::chrono::milliseconds pod::call_awaiter::deadline() const noexcept
+{
+	const auto ms = _spec.deadline.count() > 0 ? _spec.deadline : _pod._default_deadline;
+	return std::clamp(ms, std::chrono::milliseconds(0), std::chrono::milliseconds(UINT32_MAX));
+}
+
 int pod::call_awaiter::send() noexcept
 {
 	const auto &s = _spec;
-	auto ms = s.deadline.count() > 0 ? s.deadline : _pod._default_deadline;
+	if (s.body.size() > UINT32_MAX) /* the descriptor's length is 32 bits: never cut short */
+		return -EMSGSIZE;
 	return detail::send_request(_pod.get(), _pod._worker, _service, s.method, s.path, s.fields,
 				    s.body.data(), static_cast<uint32_t>(s.body.size()),
 				    0x80000000u | _slot, _pod._slots[_slot].seq,
-				    static_cast<uint32_t>(ms.count()));
+				    static_cast<uint32_t>(deadline().count()));
 }
 
 bool pod::call_awaiter::await_suspend(std::coroutine_handle<> c) noexcept
 {
 	h = c;
 	try_send = try_send_cb;
-	auto ms = _spec.deadline.count() > 0 ? _spec.deadline : _pod._default_deadline;
-	at = clock::now() + ms;
+	at = clock::now() + deadline();
 	fire = [](detail::timer *t) {
 		auto *a = static_cast<call_awaiter *>(t);
 		a->_pod._stats.deadlines++;

@@ -277,6 +277,54 @@ TEST_F(coro, errors_are_values)
 	EXPECT_EQ(server->counters().no_response, 1u);
 }
 
+/* Spans the descriptor cannot say (32-bit lengths) are refused, never cut short to their
+ * low 32 bits; a deadline past the header's 2^32 - 1 ms is that, without overflowing the
+ * timer's time point; a request's views after its answer are empty, not reads of a
+ * released message. */
+TEST_F(coro, oversized_spans_refused_long_deadlines_held_answered_requests_empty)
+{
+	auto client = open("client");
+	auto server = open("echo");
+	const std::vector<uint8_t> small(16, 'z');
+	const bytes past_32_bits(small.data(), (size_t{1} << 32) + 10); /* never read */
+	int huge_answer = 0;
+	size_t views_after = 1;
+	server->serve([&](request &req) -> task<void> {
+		if (req.path() == "/huge-answer")
+			huge_answer = co_await req.respond(200, past_32_bits);
+		co_await req.respond(200, req.body());
+		/* answered: the message's slots went back, its views are empty (they read the
+		 * released message before) */
+		views_after = req.path().size() + req.body().size() + req.service().size() +
+			      req.method().size() + req.field("x-tag").size() + req.req_id();
+	});
+	reply huge_call, after, long_deadline;
+	auto t = [&]() -> task<void> {
+		call_spec s;
+		s.path = "/echo";
+		s.body = past_32_bits;
+		huge_call = co_await client->call("echo", s);
+		call_spec a;
+		a.path = "/huge-answer";
+		a.body = as_bytes(std::string_view("small"));
+		after = co_await client->call("echo", a);
+		call_spec l;
+		l.path = "/echo";
+		l.body = as_bytes(std::string_view("long"));
+		l.deadline = std::chrono::milliseconds::max();
+		long_deadline = co_await client->call("echo", l);
+	};
+	loop.run(t());
+	EXPECT_EQ(huge_call.status(), 413);
+	EXPECT_EQ(huge_call.reason(), "too_large");
+	EXPECT_EQ(huge_answer, -EMSGSIZE);
+	EXPECT_EQ(after.status(), 200); /* the handler's second answer, whole */
+	EXPECT_EQ(after.body_view(), "small");
+	EXPECT_EQ(long_deadline.status(), 200);
+	EXPECT_EQ(long_deadline.body_view(), "long");
+	EXPECT_EQ(views_after, 0u);
+}
+
 TEST_F(coro, tiny_pools_suspend_senders_and_every_request_is_answered_once)
 {
 	/* 8 TX slots on the client, 2 on the server, 200 calls at once: senders on both sides

@@ -282,7 +282,9 @@ struct pod_options {
 
 class pod;
 
-/** A received request, handled in its own coroutine; released when destroyed. */
+/** A received request, handled in its own coroutine; released when destroyed, or when its
+ *  response is sent: from then on its views (service, method, path, body, fields) are empty
+ *  and req_id() is 0. */
 class request {
 public:
 	request(pod &p, dpumesh_msg *m) noexcept;
@@ -300,7 +302,7 @@ public:
 		return {reinterpret_cast<const char *>(b.data()), b.size()};
 	}
 	std::string_view field(const char *name) const noexcept;
-	uint32_t req_id() const noexcept { return _msg->req_id; }
+	uint32_t req_id() const noexcept { return _msg.get() ? _msg->req_id : 0; }
 	bool responded() const noexcept { return _responded; }
 	const dpumesh_msg *raw() const noexcept { return _msg.get(); }
 
@@ -455,6 +457,7 @@ public:
 private:
 	enum class state : uint8_t { idle, wait_slot, wait_tx, in_flight, done };
 	int send() noexcept;
+	std::chrono::milliseconds deadline() const noexcept;
 	void finish(reply &&r) noexcept;
 	void release_slot() noexcept;
 	static int try_send_cb(tx_waiter *w);
