@@ -448,10 +448,10 @@ result<unsigned> console::run_file(const std::string &path)
 	for (line_read got; (got = read_line(*in.rdbuf(), line, length)) != line_read::end;) {
 		lineno++;
 		std::vector<std::string> w = split_words(line);
-		if (got == line_read::line && (w.empty() || w[0][0] == '#'))
+		/* blank lines and comments (a long one's rest is not looked at); a long line whose
+		 * first bytes are blank is still an error */
+		if (w.empty() ? got == line_read::line : w[0][0] == '#')
 			continue;
-		if (got != line_read::line && !w.empty() && w[0][0] == '#')
-			continue; /* a long comment: its rest is not looked at */
 		_impl->where = path + ":" + std::to_string(lineno) + ": ";
 		if (got == line_read::line) {
 			std::printf("%s%s\n", prompt, line.c_str());

@@ -3,7 +3,6 @@
 #include "dpumesh/json/json.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -49,9 +48,6 @@ result<document> document::load_file(const std::string &path, size_t max_bytes)
 	unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
 	if (!fd)
 		return errorf("%s: cannot open: %s", path.c_str(), std::strerror(errno));
-	struct stat st;
-	if (fstat(fd.get(), &st) == 0 && S_ISDIR(st.st_mode))
-		return errorf("%s: cannot read: %s", path.c_str(), std::strerror(EISDIR));
 	std::string text;
 	char buf[64 * 1024];
 	for (;;) {

@@ -85,7 +85,7 @@ result<capture> load_captures(const std::vector<std::string> &files, const captu
 				cap.nb_skipped_large++;
 				continue;
 			}
-			if (h->caplen > max_bytes - std::min<uint64_t>(max_bytes, cap.bytes.size())) {
+			if (h->caplen > max_bytes - cap.bytes.size()) { /* bytes.size() <= max_bytes */
 				pcap_close(p);
 				return errorf("%s: frame %zu: the captures' frames come to more than %" PRIu64
 					      " bytes, more than the generator holds in memory; give a "
