@@ -53,10 +53,12 @@ int main(int argc, char **argv)
 	event *sterm = evsignal_new(base, SIGTERM, stop, base);
 	event_add(sint, nullptr);
 	event_add(sterm, nullptr);
-	std::printf("dpumesh-gateway: READY listen=%s admin=%s routes=%zu nodes=%zu\n",
+	std::printf("dpumesh-gateway: READY listen=%s admin=%s routes=%zu nodes=%zu "
+		    "max_connections=%u\n",
 		    cfg.value().listen.str().c_str(),
 		    cfg.value().admin.port ? cfg.value().admin.str().c_str() : "-",
-		    cfg.value().routes.size(), cfg.value().nodes.size());
+		    cfg.value().routes.size(), cfg.value().nodes.size(),
+		    gw.value()->max_connections());
 	std::fflush(stdout);
 	event_base_dispatch(base);
 	std::printf("dpumesh-gateway: final %s\n", gw.value()->summary().c_str());

@@ -168,6 +168,7 @@ void read_root(json::reader &r, const json_t *root, config *c)
 		lo.uint("max_header_bytes", c->max_header_bytes, 1024, 65535);
 		lo.uint("max_body_bytes", c->max_body_bytes, 0, 64u << 20);
 		lo.uint("max_pending", c->max_pending, 1, 1u << 20);
+		lo.uint("max_connections", c->max_connections, 1, 1000000);
 		lo.done();
 	}
 	if (const json_t *t = o.get("timeouts")) {

@@ -2,13 +2,16 @@
 // The ingress gateway's server: evhttp requests -> mesh messages over UDP -> HTTP responses.
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
+#include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <random>
 #include <unordered_map>
 
@@ -17,6 +20,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
 
 #include "dpumesh/gateway/gateway.h"
 #include "dpumesh/wire/l7.h"
@@ -40,6 +44,45 @@ constexpr size_t nb_buckets = std::size(latency_buckets);
 
 /* Response bodies larger than this go out with chunked transfer coding. */
 constexpr size_t chunked_above = 256 * 1024;
+
+/* File descriptors kept for what is not a client connection (the mesh socket, the
+ * listeners, the admin's connections, the event loop's own) when the connection cap is set
+ * below the process's limit. */
+constexpr rlim_t fd_reserve = 32;
+
+/* One accept error logged per listener at most this often (the rest counted). */
+constexpr uint64_t accept_log_ms = 10000;
+
+} // namespace
+
+/* A listener's accepting, paused by an accept error until the next sweep. Without it, an
+ * accept that fails for want of a descriptor (EMFILE: the connection stays in the backlog,
+ * the socket stays readable) is tried again at once, forever: libevent's default logs a
+ * warning a try (~16 MB of log a second, a whole core). */
+struct accept_gate {
+	server::impl *gw = nullptr;
+	evconnlistener *l = nullptr;
+	const char *what = "";
+	std::string addr;
+	bool paused = false;	  /* by an accept error; the next sweep accepts again */
+	bool enabled = true;	  /* as set last (a listener is made enabled) */
+	uint64_t logged_ms = 0;   /* the last error logged */
+	uint64_t unlogged = 0;    /* errors since, not logged */
+};
+
+namespace {
+
+/* libevent calls a listener's error callback with the user data evhttp gave the listener
+ * (the evhttp), not ours: each gate is found by its listener here. */
+std::mutex gates_mu;
+std::unordered_map<const evconnlistener *, accept_gate *> gates;
+
+accept_gate *gate_of(const evconnlistener *l)
+{
+	std::lock_guard<std::mutex> lk(gates_mu);
+	auto it = gates.find(l);
+	return it == gates.end() ? nullptr : it->second;
+}
 
 } // namespace
 
@@ -84,9 +127,16 @@ struct server::impl {
 	std::vector<uint8_t> l7buf = std::vector<uint8_t>(wire::l7_max_size);
 	uint64_t salt;
 
+	/* accepting: the client listener accepts while neither at the cap nor paused by an
+	 * accept error; the admin listener while not paused */
+	accept_gate listen_gate, admin_gate;
+	uint32_t max_conns = 0; /* cfg.max_connections, or lower: the fd limit */
+	bool at_cap = false;
+
 	/* counters */
 	std::map<int, uint64_t> responses; /* HTTP status -> count */
 	std::map<std::string, uint64_t> mesh_errors, refused;
+	std::map<std::string, uint64_t> accept_paused; /* by reason */
 	uint64_t requests = 0, bytes_in = 0, bytes_out = 0, unmatched = 0, timeouts = 0,
 		 slow_closed = 0, connections = 0, send_errors = 0;
 	std::array<uint64_t, nb_buckets + 1> latency{};
@@ -117,6 +167,10 @@ struct server::impl {
 	void on_timeout(pending *p);
 	void sweep();
 	uint64_t guard_for(evhttp_request *req);
+	void on_accept_error(accept_gate &g, int err);
+	void set_accepting();
+	void add_gate(accept_gate &g, evhttp_bound_socket *bs, const char *what,
+		      const address &a);
 };
 
 server::impl::~impl()
@@ -126,6 +180,12 @@ server::impl::~impl()
 		evhttp_send_error(p->req, 503, "Service Unavailable");
 	}
 	pend.clear();
+	{
+		std::lock_guard<std::mutex> lk(gates_mu);
+		for (accept_gate *g : {&listen_gate, &admin_gate})
+			if (g->l)
+				gates.erase(g->l);
+	}
 	if (http)
 		evhttp_free(http);
 	if (admin)
@@ -371,7 +431,92 @@ void server::impl::sweep()
 		}
 		++it;
 	}
+	/* accepting again: the connections evhttp freed are out of the count by now, and a
+	 * listener an accept error paused tries again (if it fails, paused for another
+	 * sweep: one try every 100 ms, not a loop) */
+	if (at_cap && guards.size() < max_conns)
+		at_cap = false;
+	listen_gate.paused = admin_gate.paused = false;
+	set_accepting();
 	reasm.expire(now);
+}
+
+/* Each listener enabled or disabled as its gate says (a call only on a change). */
+void server::impl::set_accepting()
+{
+	for (accept_gate *g : {&listen_gate, &admin_gate}) {
+		if (!g->l)
+			continue;
+		const bool on = !g->paused && !(g == &listen_gate && at_cap);
+		if (on == g->enabled)
+			continue;
+		g->enabled = on;
+		if (on)
+			evconnlistener_enable(g->l);
+		else
+			evconnlistener_disable(g->l);
+	}
+}
+
+void server::impl::on_accept_error(accept_gate &g, int err)
+{
+	const bool fds = err == EMFILE || err == ENFILE;
+	accept_paused[fds ? "fd_limit" : "accept_error"]++;
+	g.paused = true;
+	set_accepting();
+	const uint64_t now = now_ms();
+	if (g.logged_ms != 0 && now - g.logged_ms < accept_log_ms) {
+		g.unlogged++;
+		return;
+	}
+	char since[96] = "";
+	if (g.unlogged)
+		std::snprintf(since, sizeof(since), "; %" PRIu64 " more since the last such line",
+			      g.unlogged);
+	std::fprintf(stderr,
+		     "dpumesh-gateway: %s %s: accept: %s (%zu client connections open); "
+		     "accepting again in 100 ms%s\n",
+		     g.what, g.addr.c_str(), evutil_socket_error_to_string(err), guards.size(),
+		     since);
+	g.logged_ms = now;
+	g.unlogged = 0;
+}
+
+void server::impl::add_gate(accept_gate &g, evhttp_bound_socket *bs, const char *what,
+			    const address &a)
+{
+	g.gw = this;
+	g.l = evhttp_bound_socket_get_listener(bs);
+	g.what = what;
+	g.addr = a.str();
+	{
+		std::lock_guard<std::mutex> lk(gates_mu);
+		gates[g.l] = &g;
+	}
+	evconnlistener_set_error_cb(g.l, [](evconnlistener *l, void *) {
+		const int err = EVUTIL_SOCKET_ERROR();
+		if (accept_gate *ag = gate_of(l))
+			ag->gw->on_accept_error(*ag, err);
+	});
+}
+
+/* The connection cap: cfg.max_connections, with the soft RLIMIT_NOFILE raised toward it
+ * (up to the hard limit) and the cap held fd_reserve below what it could not reach. */
+static uint32_t connection_cap(const config &cfg)
+{
+	rlimit rl{};
+	const rlim_t want = rlim_t(cfg.max_connections) + fd_reserve;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur >= want)
+		return cfg.max_connections;
+	rlimit up = rl;
+	up.rlim_cur = (rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want) ? want : rl.rlim_max;
+	if (up.rlim_cur > rl.rlim_cur && setrlimit(RLIMIT_NOFILE, &up) == 0)
+		rl = up;
+	if (rl.rlim_cur >= want)
+		return cfg.max_connections;
+	return static_cast<uint32_t>(rl.rlim_cur > 2 * fd_reserve ? rl.rlim_cur - fd_reserve
+								   : std::max<rlim_t>(1, rl.rlim_cur / 2));
 }
 
 std::string render_metrics(const server::impl &g);
@@ -424,15 +569,26 @@ result<std::unique_ptr<server>> server::create(const config &cfg, event_base *ba
 		gi->guards.emplace(id, conn_guard{bev, now_ms()});
 		gi->guard_of[bev] = id;
 		gi->connections++;
+		if (gi->guards.size() >= gi->max_conns && !gi->at_cap) {
+			/* the rest wait in the listen backlog until the sweep finds one closed */
+			gi->at_cap = true;
+			gi->accept_paused["max_connections"]++;
+			gi->set_accepting();
+		}
 		return bev;
 	}, g);
 	evhttp_set_gencb(g->http, [](evhttp_request *req, void *a) {
 		static_cast<impl *>(a)->on_request(req);
 	}, g);
-	if (!evhttp_bind_socket_with_handle(g->http, cfg.listen.host.c_str(), cfg.listen.port))
+	g->max_conns = connection_cap(cfg);
+	evhttp_bound_socket *bs =
+		evhttp_bind_socket_with_handle(g->http, cfg.listen.host.c_str(), cfg.listen.port);
+	if (!bs)
 		return errorf("listen %s: %s", cfg.listen.str().c_str(), std::strerror(errno));
+	g->add_gate(g->listen_gate, bs, "listen", cfg.listen);
 	if (cfg.admin.port != 0) {
 		g->admin = evhttp_new(base);
+		evhttp_set_timeout_tv(g->admin, &idle);
 		evhttp_set_gencb(g->admin, [](evhttp_request *req, void *a) {
 			auto *gi = static_cast<impl *>(a);
 			const char *u = evhttp_request_get_uri(req);
@@ -452,9 +608,12 @@ result<std::unique_ptr<server>> server::create(const config &cfg, event_base *ba
 			evhttp_send_reply(req, st, reason_phrase(st), buf);
 			evbuffer_free(buf);
 		}, g);
-		if (!evhttp_bind_socket_with_handle(g->admin, cfg.admin.host.c_str(), cfg.admin.port))
+		evhttp_bound_socket *as = evhttp_bind_socket_with_handle(
+			g->admin, cfg.admin.host.c_str(), cfg.admin.port);
+		if (!as)
 			return errorf("admin listen %s: %s", cfg.admin.str().c_str(),
 				      std::strerror(errno));
+		g->add_gate(g->admin_gate, as, "admin", cfg.admin);
 	}
 	return std::unique_ptr<server>(new server(std::move(p)));
 }
@@ -485,6 +644,13 @@ std::string render_metrics(const server::impl &g)
 	line("dpumesh_ingress_connections_total " + std::to_string(g.connections));
 	line("# TYPE dpumesh_ingress_connections_open gauge");
 	line("dpumesh_ingress_connections_open " + std::to_string(g.guards.size()));
+	line("# HELP dpumesh_ingress_max_connections client connections open at most (limits.max_connections, or lower: the fd limit)");
+	line("# TYPE dpumesh_ingress_max_connections gauge");
+	line("dpumesh_ingress_max_connections " + std::to_string(g.max_conns));
+	line("# HELP dpumesh_ingress_accept_paused_total times a listener stopped accepting: at max_connections, out of file descriptors, another accept error");
+	line("# TYPE dpumesh_ingress_accept_paused_total counter");
+	for (const auto &[r, n] : g.accept_paused)
+		line("dpumesh_ingress_accept_paused_total{reason=\"" + r + "\"} " + std::to_string(n));
 	line("# HELP dpumesh_ingress_slow_closed_total connections closed for not sending a whole request in time");
 	line("# TYPE dpumesh_ingress_slow_closed_total counter");
 	line("dpumesh_ingress_slow_closed_total " + std::to_string(g.slow_closed));
@@ -522,6 +688,8 @@ std::string render_metrics(const server::impl &g)
 }
 
 std::string server::metrics() const { return render_metrics(*_p); }
+
+uint32_t server::max_connections() const { return _p->max_conns; }
 
 std::string server::summary() const
 {

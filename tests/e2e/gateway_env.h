@@ -96,11 +96,14 @@ inline std::string make_body(size_t n, uint32_t seed)
 /** dpumesh-gateway running in namespace ns with config text. */
 class ingress_proc {
 public:
-	ingress_proc(const std::string &ns, const std::string &config)
+	/** `wrap`: a command the gateway runs under (e.g. prlimit and its options). */
+	ingress_proc(const std::string &ns, const std::string &config,
+		     std::vector<std::string> wrap = {})
 	{
 		std::ofstream(dir.file("ingress.json")) << config;
-		proc = std::make_unique<subprocess>(
-			in_ns(ns, {bin_path("dpumesh-gateway"), "--config", dir.file("ingress.json")}));
+		wrap.insert(wrap.end(),
+			    {bin_path("dpumesh-gateway"), "--config", dir.file("ingress.json")});
+		proc = std::make_unique<subprocess>(in_ns(ns, wrap));
 		up = proc->wait_output([](const std::string &o) {
 			return o.find("READY") != std::string::npos ||
 			       o.find("dpumesh-gateway: ") != std::string::npos;

@@ -16,7 +16,7 @@ const char *good = R"({
   "routes": [ { "prefix": "/", "service": "web", "nodes": ["n1"] },
               { "prefix": "/api/", "service": "api", "nodes": ["n1", "n2"] },
               { "prefix": "/api/v2/", "service": "api2", "nodes": ["n2"] } ],
-  "limits": { "max_body_bytes": 1000 },
+  "limits": { "max_body_bytes": 1000, "max_connections": 77 },
   "timeouts": { "request_ms": 250 }
 })";
 
@@ -27,6 +27,7 @@ TEST(IngressConfig, ParsesAndMatchesLongestPrefix)
 	EXPECT_EQ(c.value().listen.port, 8080);
 	EXPECT_EQ(c.value().admin.sa.ss_family, AF_INET6);
 	EXPECT_EQ(c.value().max_body_bytes, 1000u);
+	EXPECT_EQ(c.value().max_connections, 77u);
 	EXPECT_EQ(c.value().request_ms, 250u);
 	EXPECT_EQ(match_route(c.value(), "/api/v2/x")->service, "api2");
 	EXPECT_EQ(match_route(c.value(), "/api/x")->service, "api");
@@ -55,6 +56,9 @@ TEST(IngressConfig, Errors)
 		{R"({"listen": "1.2.3.4:80", "nodes": [{"name":"a","address":"1.1.1.1:1"}],
 		    "routes": [{"prefix":"/","service":"s","nodes":["a"]}], "limits": {"max_header_bytes": 10}})",
 		 "/limits/max_header_bytes: 10 is out of range"},
+		{R"({"listen": "1.2.3.4:80", "nodes": [{"name":"a","address":"1.1.1.1:1"}],
+		    "routes": [{"prefix":"/","service":"s","nodes":["a"]}], "limits": {"max_connections": 0}})",
+		 "/limits/max_connections: 0 is out of range"},
 		{R"({"listen": "1.2.3.4:80", "nodes": [{"name":"a","address":"[fd00::1]:1"}],
 		    "routes": [{"prefix":"/","service":"s","nodes":["a"]}]})",
 		 "/nodes/0/address: address family differs"},

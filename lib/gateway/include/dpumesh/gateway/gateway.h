@@ -61,6 +61,9 @@ struct config {
 	uint32_t max_header_bytes = 16384;
 	uint32_t max_body_bytes = 1u << 20;
 	uint32_t max_pending = 4096;
+	/** open client connections at most; past it new ones wait in the listen backlog
+	 * (also held below the process's file descriptor limit: docs/gateway.md) */
+	uint32_t max_connections = 10000;
 	uint32_t request_ms = 5000; /**< mesh deadline and the gateway's own time-out */
 	uint32_t read_ms = 10000;   /**< accept/previous reply -> a whole request read */
 	uint32_t idle_ms = 30000;   /**< socket inactivity (evhttp) */
@@ -112,6 +115,9 @@ public:
 	std::string metrics() const;
 	/** One "key=value ..." line of the main counters. */
 	std::string summary() const;
+	/** The connection cap in force: config::max_connections, or lower where the process's
+	 * file descriptor limit could not be raised to hold it. */
+	uint32_t max_connections() const;
 
 	struct impl;
 
