@@ -287,21 +287,72 @@ int http_status_for_mesh(uint16_t s, std::string_view reason) noexcept
 	}
 }
 
+namespace {
+/* The length of the UTF-8 sequence at s[i] (RFC 3629: no overlong forms, no surrogates,
+ * nothing past U+10FFFF); 0 where none starts there. */
+size_t utf8_seq(std::string_view s, size_t i) noexcept
+{
+	const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+	const auto cont = [&](size_t k) { return i + k < s.size() && (b(k) & 0xc0) == 0x80; };
+	const unsigned char c = b(0);
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		return cont(1) ? 2 : 0;
+	if (c >= 0xe0 && c <= 0xef) {
+		if (!cont(1) || !cont(2) || (c == 0xe0 && b(1) < 0xa0) || (c == 0xed && b(1) > 0x9f))
+			return 0;
+		return 3;
+	}
+	if (c >= 0xf0 && c <= 0xf4) {
+		if (!cont(1) || !cont(2) || !cont(3) || (c == 0xf0 && b(1) < 0x90) ||
+		    (c == 0xf4 && b(1) > 0x8f))
+			return 0;
+		return 4;
+	}
+	return 0;
+}
+} // namespace
+
 std::string error_body(std::string_view reason, std::string_view hop, int status)
 {
+	/* the reason and hop come from the mesh's answer, which a pod can make (any bytes but
+	 * CR, LF and NUL): JSON wants valid UTF-8, and escapes for '"', '\\' and controls */
 	auto esc = [](std::string_view s) {
 		std::string o;
-		for (char c : s) {
-			if (c == '"' || c == '\\')
-				o += '\\';
-			if (static_cast<unsigned char>(c) < 0x20)
+		for (size_t i = 0; i < s.size();) {
+			const unsigned char c = static_cast<unsigned char>(s[i]);
+			if (c < 0x80) {
+				if (c == '"' || c == '\\')
+					o += '\\';
+				if (c >= 0x20)
+					o += static_cast<char>(c);
+				i++;
 				continue;
-			o += c;
+			}
+			const size_t n = utf8_seq(s, i);
+			if (n == 0) {
+				o += "\xef\xbf\xbd"; /* U+FFFD for a byte that starts no sequence */
+				i++;
+			} else {
+				o.append(s.substr(i, n));
+				i += n;
+			}
 		}
 		return o;
 	};
 	return "{\"error\":\"" + esc(reason) + "\",\"hop\":\"" + esc(hop) +
 	       "\",\"status\":" + std::to_string(status) + "}\n";
+}
+
+std::string_view mesh_reason_label(std::string_view reason) noexcept
+{
+	if (reason.empty() || reason.size() > 64)
+		return "invalid";
+	for (unsigned char c : reason)
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'))
+			return "invalid";
+	return reason;
 }
 
 const char *reason_phrase(int s) noexcept

@@ -50,6 +50,10 @@ constexpr size_t chunked_above = 256 * 1024;
  * below the process's limit. */
 constexpr rlim_t fd_reserve = 32;
 
+/* Distinct mesh error reasons counted by name at most; the rest as "other" (the reasons
+ * come from answers a pod can make: without a bound, each new one a map entry). */
+constexpr size_t max_reason_labels = 64;
+
 /* One accept error logged per listener at most this often (the rest counted). */
 constexpr uint64_t accept_log_ms = 10000;
 
@@ -167,6 +171,7 @@ struct server::impl {
 	void on_timeout(pending *p);
 	void sweep();
 	uint64_t guard_for(evhttp_request *req);
+	void count_mesh_error(std::string_view reason);
 	void on_accept_error(accept_gate &g, int err);
 	void set_accepting();
 	void add_gate(accept_gate &g, evhttp_bound_socket *bs, const char *what,
@@ -366,7 +371,7 @@ void server::impl::on_message(meshsock::message &m)
 	if (v.flags & wire::l7_flag_mesh_generated) {
 		std::string reason(v.reason.empty() ? "mesh_error" : v.reason);
 		std::string hop(v.hop.empty() ? "mesh" : v.hop);
-		mesh_errors[reason]++;
+		count_mesh_error(reason);
 		return reply_error(p->req, p->guard, http_status_for_mesh(v.status, reason),
 				   reason.c_str(), hop.c_str());
 	}
@@ -439,6 +444,19 @@ void server::impl::sweep()
 	listen_gate.paused = admin_gate.paused = false;
 	set_accepting();
 	reasm.expire(now);
+}
+
+/* A mesh error counted under its reason's label: "invalid" for one that is not a token,
+ * "other" once max_reason_labels are taken. */
+void server::impl::count_mesh_error(std::string_view reason)
+{
+	std::string label(mesh_reason_label(reason));
+	auto it = mesh_errors.find(label);
+	if (it == mesh_errors.end() && mesh_errors.size() >= max_reason_labels)
+		it = mesh_errors.try_emplace("other", 0).first;
+	else if (it == mesh_errors.end())
+		it = mesh_errors.emplace(std::move(label), 0).first;
+	it->second++;
 }
 
 /* Each listener enabled or disabled as its gate says (a call only on a change). */

@@ -127,4 +127,28 @@ TEST(IngressMapping, MeshErrors)
 		  "{\"error\":\"no\\\"route\",\"hop\":\"n1/sidecar\",\"status\":404}\n");
 }
 
+/* A pod may answer with the mesh_generated flag and any :reason and :hop (no CR, LF, NUL):
+ * the body stays valid JSON (UTF-8 kept, other bytes U+FFFD, controls left out) and the
+ * metrics label a token or "invalid". */
+TEST(IngressMapping, ReasonsFromPodsStayValidJsonAndLabels)
+{
+	EXPECT_EQ(error_body("caf\xc3\xa9 \xe2\x82\xac", "h", 502),
+		  "{\"error\":\"caf\xc3\xa9 \xe2\x82\xac\",\"hop\":\"h\",\"status\":502}\n");
+	/* a lone continuation byte, a truncated sequence; an overlong '/', a surrogate, past
+	 * U+10FFFF, 0xff: each byte of them one U+FFFD (2 + 3 + 4 + 1) */
+	EXPECT_EQ(error_body("a\x80" "b\xe2\x82", "\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80\xff", 502),
+		  "{\"error\":\"a\xef\xbf\xbd" "b\xef\xbf\xbd\xef\xbf\xbd\",\"hop\":\""
+		  "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+		  "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\",\"status\":502}\n");
+	EXPECT_EQ(error_body("t\tab\x01\\", "h", 502),
+		  "{\"error\":\"tab\\\\\",\"hop\":\"h\",\"status\":502}\n");
+	EXPECT_EQ(mesh_reason_label("no_live_pod"), "no_live_pod");
+	EXPECT_EQ(mesh_reason_label("rate_limited2"), "rate_limited2");
+	EXPECT_EQ(mesh_reason_label(""), "invalid");
+	EXPECT_EQ(mesh_reason_label("a\"} 1"), "invalid");
+	EXPECT_EQ(mesh_reason_label("Upper"), "invalid");
+	EXPECT_EQ(mesh_reason_label(std::string(64, 'a')), std::string(64, 'a'));
+	EXPECT_EQ(mesh_reason_label(std::string(65, 'a')), "invalid");
+}
+
 } // namespace

@@ -97,8 +97,14 @@ int build_request_l7(std::string_view service, std::string_view method, std::str
 /** The HTTP status for a mesh-generated response (status and :reason from the mesh). */
 int http_status_for_mesh(uint16_t mesh_status, std::string_view reason) noexcept;
 
-/** {"error":reason,"hop":hop,"status":N} with JSON escaping. */
+/** {"error":reason,"hop":hop,"status":N}: valid JSON whatever the bytes (escapes for '"' and
+ * '\\', control bytes left out, U+FFFD for bytes that are not UTF-8). */
 std::string error_body(std::string_view reason, std::string_view hop, int status);
+
+/** A mesh error's `:reason` as a metrics label: itself when it is 1-64 bytes of [a-z0-9_]
+ * (every reason the mesh makes), else "invalid" (a pod may answer with the mesh_generated
+ * flag and any reason: it must not break the Prometheus text). */
+std::string_view mesh_reason_label(std::string_view reason) noexcept;
 
 /** Standard reason phrase ("OK", "Not Found", ...). */
 const char *reason_phrase(int status) noexcept;
