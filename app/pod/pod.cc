@@ -207,6 +207,9 @@ int wait_or_leave(dpumesh_t *h, int timeout_ms)
 struct echo_state {
 	std::deque<dpumesh_msg *> backlog; /* requests not answered yet (try again) */
 	std::map<std::string, long long> last_seq; /* per client run (x-seq "RUN.N"): last N */
+	/* runs followed at most: a run's name is the client's (any bytes, up to 16 KiB), and a
+	 * map entry each for the life of the pod; past it a new run is answered "none" */
+	static constexpr size_t max_runs = 4096;
 	useconds_t delay_us = 0; /* $DPUMESH_ECHO_DELAY_US: a slow service (its RX slots fill) */
 };
 
@@ -236,7 +239,10 @@ bool answer(dpumesh_t *h, dpumesh_msg *m, echo_state *s)
 		run = x.substr(0, dot);
 		seq = dot == std::string::npos ? -1 : std::strtoll(x.c_str() + dot + 1, nullptr, 10);
 		auto it = s->last_seq.find(run);
-		order = it == s->last_seq.end() || seq > it->second ? "ok" : "bad";
+		if (it == s->last_seq.end() && s->last_seq.size() >= echo_state::max_runs)
+			order = "none";
+		else
+			order = it == s->last_seq.end() || seq > it->second ? "ok" : "bad";
 	}
 	/* the client's send time goes back as it came (round trips from the message itself) */
 	char ts[24] = "";
