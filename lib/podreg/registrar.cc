@@ -88,6 +88,7 @@ unsigned registrar::poll() noexcept
 			if (c->leaving == done[d]) {
 				reply_unregistered(*c, DPUMESH_CTRL_OK);
 				c->leaving = UINT32_MAX;
+				c->since = std::chrono::steady_clock::now();
 				_counters.unregister_replies++;
 				handled++;
 			}
@@ -104,6 +105,7 @@ unsigned registrar::poll() noexcept
 		try {
 			auto c = std::make_unique<connection>();
 			c->fd.reset(fd);
+			c->since = std::chrono::steady_clock::now();
 			_conns.push_back(std::move(c));
 			_counters.accepted++;
 		} catch (...) {
@@ -111,6 +113,8 @@ unsigned registrar::poll() noexcept
 			_counters.refused_connections++;
 		}
 	}
+	const auto now = _conns.empty() ? std::chrono::steady_clock::time_point{}
+					: std::chrono::steady_clock::now();
 	for (size_t i = 0; i < _conns.size();) {
 		connection &c = *_conns[i];
 		bool keep = true;
@@ -123,6 +127,17 @@ unsigned registrar::poll() noexcept
 				break;
 			handled++;
 			keep = rc == receive_rc::message && handle_one(c);
+			c.since = now;
+		}
+		if (keep && c.pod_id == UINT32_MAX && c.leaving == UINT32_MAX &&
+		    now - c.since > _idle_close) {
+			/* no pod on it, nothing owed, nothing said for _idle_close */
+			_counters.idle_closed++;
+			DPUMESH_LOG(NOTICE, podchan,
+				    "control connection closed: no pod registered on it for %lld ms",
+				    static_cast<long long>(_idle_close.count()));
+			keep = false;
+			handled++;
 		}
 		if (!keep) {
 			drop(c);

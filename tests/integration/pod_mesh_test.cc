@@ -5,6 +5,8 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -322,6 +324,45 @@ TEST_F(pod_mesh, unregistration_waits_in_the_background_and_registrations_go_on)
 	echo2.signal(SIGTERM);
 	echo1.wait(5s);
 	echo2.wait(5s);
+	expect_idle();
+}
+
+/* Connections that never register are closed after the registrar's idle time (each held a
+ * slot of its max_connections for ever: 512 of them kept every pod out), one that was refused
+ * likewise; a registered pod's connection stays however quiet it is. */
+TEST_F(pod_mesh, connections_without_a_pod_are_closed_after_the_idle_time)
+{
+	m->srv.set_idle_close(300ms);
+	subprocess echo({pod_bin(), "echo", sock});
+	ASSERT_FALSE(m->wait_line(echo, "READY").empty()) << echo.output();
+	sockaddr_un a{};
+	a.sun_family = AF_UNIX;
+	std::snprintf(a.sun_path, sizeof(a.sun_path), "%s", sock.c_str());
+	std::vector<int> silent;
+	for (int i = 0; i < 5; i++) {
+		int s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+		ASSERT_GE(s, 0);
+		ASSERT_EQ(connect(s, reinterpret_cast<sockaddr *>(&a), sizeof(a)), 0)
+			<< std::strerror(errno);
+		silent.push_back(s);
+	}
+	ASSERT_TRUE(m->run_until([&] { return m->srv.nb_connections() == 6; }, 5s));
+	const auto t0 = std::chrono::steady_clock::now();
+	ASSERT_TRUE(m->run_until([&] { return m->srv.nb_connections() == 1; }, 5s))
+		<< m->srv.nb_connections() << " connections";
+	EXPECT_GE(std::chrono::steady_clock::now() - t0, 250ms) << "closed before the idle time";
+	EXPECT_EQ(m->srv.counters().idle_closed, 5u);
+	for (int s : silent) { /* the registrar closed its end: EOF */
+		char b;
+		EXPECT_EQ(recv(s, &b, 1, MSG_DONTWAIT), 0);
+		close(s);
+	}
+	/* the registered pod, silent all along, is still there */
+	m->run_until([] { return false; }, 400ms);
+	EXPECT_EQ(m->reg.nb_pods(), 1u);
+	EXPECT_EQ(m->srv.nb_connections(), 1u);
+	echo.signal(SIGTERM);
+	echo.wait(5s);
 	expect_idle();
 }
 

@@ -34,6 +34,7 @@ struct registrar_counters {
 	uint64_t unregistered = 0;        /**< begun by UNREGISTER or by close */
 	uint64_t unregister_replies = 0;  /**< UNREGISTERED sent once the pod was torn down */
 	uint64_t slow_steps = 0;          /**< region imports, registrations, replies of 100 ms+ */
+	uint64_t idle_closed = 0;         /**< closed with no pod for idle_close (set_idle_close) */
 };
 
 class registrar {
@@ -65,6 +66,14 @@ public:
 	 */
 	unsigned poll() noexcept;
 
+	/**
+	 * How long a connection may stay open without a pod (never registered, refused, or
+	 * unregistered and answered) before poll() closes it: each one holds a slot of
+	 * max_connections, so connections that never register would keep pods out. Counted
+	 * from accept or the connection's last message. Default 10 s.
+	 */
+	void set_idle_close(std::chrono::milliseconds d) noexcept { _idle_close = d; }
+
 	int listen_fd() const noexcept { return _listen.get(); }
 	size_t nb_connections() const noexcept { return _conns.size(); }
 	const registrar_counters &counters() const noexcept { return _counters; }
@@ -75,6 +84,7 @@ private:
 		std::optional<region> pending_region; /* exported before REGISTER */
 		uint32_t pod_id = UINT32_MAX;         /* registered pod, if any */
 		uint32_t leaving = UINT32_MAX;        /* pod whose UNREGISTERED is owed */
+		std::chrono::steady_clock::time_point since; /* accept, or its last message */
 	};
 
 	bool handle_one(connection &c) noexcept; /* false: close the connection */
@@ -92,6 +102,7 @@ private:
 	std::string _path;
 	std::vector<std::unique_ptr<connection>> _conns;
 	registrar_counters _counters;
+	std::chrono::milliseconds _idle_close{10000};
 };
 
 } // namespace dpumesh
