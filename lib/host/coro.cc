@@ -536,9 +536,13 @@ pod::~pod()
 	/* server coroutines first: they hold this pod's requests */
 	_loop.cancel_owned(this);
 	fail_outstanding("pod_closed");
-	_loop.detach(_h.fd());
-	if (!_node_lost && _h.node_fd() >= 0)
-		_loop.detach(_h.node_fd());
+	/* a pod whose open() failed has no handle: nothing attached (its fds were read from a
+	 * null handle, a crash when the node was not there) */
+	if (_h) {
+		_loop.detach(_h.fd());
+		if (!_node_lost && _h.node_fd() >= 0)
+			_loop.detach(_h.node_fd());
+	}
 	std::erase(_loop._pods, this);
 }
 

@@ -250,6 +250,26 @@ TEST_F(coro, deadline_ends_a_call_with_504_and_the_late_answer_is_dropped)
 	EXPECT_EQ(r.status(), 200);
 }
 
+/* A node that is not there: open() says why and returns nothing, and the loop stays usable
+ * (the half-made pod's destructor read its fds from a null handle: a crash). */
+TEST_F(coro, open_without_a_node_is_an_error_not_a_crash)
+{
+	pod_options o;
+	o.socket = sock + ".nobody-listens";
+	o.service = "client";
+	o.geometry = small_geometry();
+	std::string err;
+	auto p = pod::open(loop, o, &err);
+	EXPECT_FALSE(p);
+	EXPECT_NE(err.find("connect"), std::string::npos) << err;
+	auto client = open("client");
+	auto server = open("echo");
+	serve_echo(*server);
+	reply r;
+	loop.run([&]() -> task<void> { r = co_await call_echo(*client, "still here"); }());
+	EXPECT_EQ(r.status(), 200);
+}
+
 TEST_F(coro, errors_are_values)
 {
 	auto client = open("client");

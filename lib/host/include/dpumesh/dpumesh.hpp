@@ -31,9 +31,11 @@ public:
 	explicit operator bool() const noexcept { return _h != nullptr; }
 	int rc() const noexcept { return _rc; }
 	const std::string &error() const noexcept { return _error; }
-	int fd() const noexcept { return dpumesh_fd(_h.get()); }
-	/** dpumesh_node_fd(): readable when the node closes the pod's channel; -1 if unknown. */
-	int node_fd() const noexcept { return dpumesh_node_fd(_h.get()); }
+	/** dpumesh_fd(); -1 for a pod whose open failed. */
+	int fd() const noexcept { return _h ? dpumesh_fd(_h.get()) : -1; }
+	/** dpumesh_node_fd(): readable when the node closes the pod's channel; -1 if unknown
+	 * (or the open failed). */
+	int node_fd() const noexcept { return _h ? dpumesh_node_fd(_h.get()) : -1; }
 	/** dpumesh_node_check(): 0 while the node is there, -ENOTCONN once it has gone. */
 	int node_check() noexcept { return dpumesh_node_check(_h.get()); }
 	int progress() noexcept { return dpumesh_progress(_h.get()); }
