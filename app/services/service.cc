@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,74 @@ void burn(uint32_t us)
 	while (std::chrono::steady_clock::now() < until)
 		for (int i = 0; i < 64; i++)
 			x = x * 6364136223846793005ull + 1442695040888963407ull;
+}
+
+/*
+ * A cycle in the graph's calls ("" if none), as "pointer: message". Each service's calls
+ * are fresh calls with the pod's own deadline, so a cycle (s0 -> s1 -> s0) would never end:
+ * every request would call round it until the pods' pools filled. Every service's calls are
+ * walked, well-formed or not (the malformed parts are the loading service's to refuse), so
+ * every process given the file refuses it alike.
+ */
+std::string find_cycle(const json_t *svcs)
+{
+	using dpumesh::json::pointer_append;
+	struct edge {
+		std::string to, at; /* the callee, and the pointer to its name */
+	};
+	std::map<std::string, std::vector<edge>> calls;
+	const char *svc;
+	const json_t *def;
+	json_object_foreach(const_cast<json_t *>(svcs), svc, def) {
+		std::vector<edge> &out = calls[svc];
+		const json_t *stages = json_is_object(def) ? json_object_get(def, "calls") : nullptr;
+		size_t i, j;
+		const json_t *st, *c;
+		json_array_foreach(json_is_array(stages) ? stages : nullptr, i, st)
+			json_array_foreach(json_is_array(st) ? st : nullptr, j, c)
+				if (json_is_string(c) && json_object_get(svcs, json_string_value(c)))
+					out.push_back({json_string_value(c),
+						       pointer_append(pointer_append(pointer_append(
+									      pointer_append("/services", svc),
+									      "calls"),
+								      i),
+								      j)});
+	}
+	/* depth first from every service, iteratively (a long chain needs no deep stack) */
+	enum : uint8_t { unseen, on_path, done };
+	std::map<std::string, uint8_t> state;
+	for (const auto &[root, _] : calls) {
+		if (state[root] != unseen)
+			continue;
+		std::vector<std::pair<const std::string *, size_t>> path{{&root, 0}};
+		state[root] = on_path;
+		while (!path.empty()) {
+			auto &[at, next] = path.back();
+			const std::vector<edge> &es = calls[*at];
+			if (next == es.size()) {
+				state[*at] = done;
+				path.pop_back();
+				continue;
+			}
+			const edge &e = es[next++];
+			if (state[e.to] == on_path) {
+				std::string walk;
+				bool in = false;
+				for (const auto &[s, n] : path) {
+					in = in || *s == e.to;
+					if (in)
+						walk += *s + " -> ";
+				}
+				return e.at + ": \"" + e.to + "\" is called back within its own calls (" +
+				       walk + e.to + "): the graph must have no cycle";
+			}
+			if (state[e.to] == unseen) {
+				state[e.to] = on_path;
+				path.emplace_back(&calls.find(e.to)->first, 0);
+			}
+		}
+	}
+	return "";
 }
 
 bool load_graph(const std::string &path, const std::string &name, service_def *out,
@@ -97,9 +166,15 @@ bool load_graph(const std::string &path, const std::string &name, service_def *o
 		}
 		out->stages.push_back(std::move(stage));
 	}
-	if (r.failed())
+	if (r.failed()) {
 		*err = r.error()->message();
-	return !r.failed();
+		return false;
+	}
+	if (std::string cycle = find_cycle(svcs); !cycle.empty()) {
+		*err = path + ": " + cycle;
+		return false;
+	}
+	return true;
 }
 
 /* What one downstream call gave: its status and its part of the walk. */

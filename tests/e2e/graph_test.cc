@@ -188,4 +188,31 @@ TEST(ServiceCli, RefusesBadOptions)
 	}
 }
 
+/* A graph with a cycle is refused (each hop's calls are fresh calls with their own
+ * deadline: a request would call round the cycle until the pools filled), by every service
+ * given the file, naming the call that closes it; and a node that is not there is an error
+ * (exit 1), not a crash of the coroutine API's half-made pod. No root needed. */
+TEST(ServiceCli, RefusesAGraphWithACycleAndSaysWhenNoNodeListens)
+{
+	temp_dir d;
+	const std::string loop3 = d.file("loop3.json"), self = d.file("self.json");
+	std::ofstream(loop3) << R"({ "services": { "s0": { "calls": [ ["s1", "s2"] ] },
+  "s1": { "calls": [ ["s3"] ] }, "s2": { "calls": [ ["s3"] ] },
+  "s3": { "calls": [ ["s4"], ["s1"] ] }, "s4": {} } })";
+	std::ofstream(self) << R"({ "services": { "s0": { "calls": [ ["s0"] ] } } })";
+	const std::string nobody = d.file("nobody.sock");
+	for (const char *svc : {"s0", "s4"})
+		expect_refusal({bin_path("dpumesh-service"), "--socket", nobody, "--graph", loop3,
+				"--service", svc},
+			       1,
+			       "/services/s3/calls/1/0: \"s1\" is called back within its own calls "
+			       "(s1 -> s3 -> s1): the graph must have no cycle");
+	expect_refusal({bin_path("dpumesh-service"), "--socket", nobody, "--graph", self,
+			"--service", "s0"},
+		       1, "/services/s0/calls/0/0: \"s0\" is called back within its own calls (s0 -> s0)");
+	expect_refusal({bin_path("dpumesh-service"), "--socket", nobody, "--graph",
+			std::string(DPUMESH_SOURCE_DIR) + "/conf/e2e/graph.json", "--service", "s0"},
+		       1, "dpumesh-service: open " + nobody + " as s0: connect");
+}
+
 } // namespace
