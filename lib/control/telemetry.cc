@@ -6,7 +6,9 @@
 // Callbacks read counters (atomics) and take a copy of the config view under the control
 // mutex; they never touch lcore state otherwise (/dpumesh/pending asks the sidecar lcores
 // for their listing: control::pending).
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -18,6 +20,7 @@
 #include "dpumesh/control/control.h"
 #include "dpumesh/control/snapshot.h"
 #include "dpumesh/common/log.h"
+#include "dpumesh/common/numbers.h"
 
 namespace dpumesh::control {
 
@@ -37,43 +40,36 @@ int with_node(filler f, rte_tel_data *d)
 	return f(*g_node, d);
 }
 
+/* The /dpumesh/ call being served on this thread (its command and parameter), for
+ * telemetry_reply::emit(): set by the callbacks around the filler. */
+thread_local const char *t_cmd = "";
+thread_local const char *t_params = nullptr;
+
+/* A table's columns, each filled from the rows by one macro: one index per row. */
 class columns {
 public:
-	explicit columns(rte_tel_data *d) : _d(d) { rte_tel_data_start_dict(d); }
-
-	rte_tel_data *u64() { return start(RTE_TEL_U64_VAL); }
-	rte_tel_data *str() { return start(RTE_TEL_STRING_VAL); }
-	void add(const char *name, rte_tel_data *c) { rte_tel_data_add_dict_container(_d, name, c, 0); }
+	explicit columns(rte_tel_data *d) : _r(d) {}
+	std::vector<uint64_t> &u64(const char *name) { return _r.u64_column(name); }
+	std::vector<std::string> &str(const char *name) { return _r.str_column(name); }
+	void fixed_u64(const char *name, uint64_t v) { _r.u64(name, v); }
+	int emit() { return _r.emit(); }
 
 private:
-	rte_tel_data *start(rte_tel_value_type t)
-	{
-		rte_tel_data *c = rte_tel_data_alloc();
-		if (c)
-			rte_tel_data_start_array(c, t);
-		return c;
-	}
-	rte_tel_data *_d;
+	telemetry_reply _r;
 };
 
 #define DPUMESH_TEL_U64_COLUMN(cols, name, rows, expr)                                   \
 	do {                                                                             \
-		rte_tel_data *c_ = (cols).u64();                                         \
-		if (!c_)                                                                 \
-			return -ENOMEM;                                                  \
+		std::vector<uint64_t> &c_ = (cols).u64(name);                            \
 		for (const auto &r : rows)                                               \
-			rte_tel_data_add_array_u64(c_, (expr));                          \
-		(cols).add(name, c_);                                                    \
+			c_.push_back(static_cast<uint64_t>(expr));                       \
 	} while (0)
 
 #define DPUMESH_TEL_STR_COLUMN(cols, name, rows, expr)                                   \
 	do {                                                                             \
-		rte_tel_data *c_ = (cols).str();                                         \
-		if (!c_)                                                                 \
-			return -ENOMEM;                                                  \
+		std::vector<std::string> &c_ = (cols).str(name);                         \
 		for (const auto &r : rows)                                               \
-			rte_tel_data_add_array_string(c_, std::string(expr).c_str());   \
-		(cols).add(name, c_);                                                    \
+			c_.emplace_back(expr);                                           \
 	} while (0)
 
 int fill_ports(node &n, rte_tel_data *d)
@@ -93,7 +89,7 @@ int fill_ports(node &n, rte_tel_data *d)
 	DPUMESH_TEL_U64_COLUMN(c, "tx_packets", snaps, r.stats.opackets);
 	DPUMESH_TEL_U64_COLUMN(c, "tx_bytes", snaps, r.stats.obytes);
 	DPUMESH_TEL_U64_COLUMN(c, "tx_errors", snaps, r.stats.oerrors);
-	return 0;
+	return c.emit();
 }
 
 int fill_stages(node &n, rte_tel_data *d)
@@ -119,7 +115,7 @@ int fill_stages(node &n, rte_tel_data *d)
 			       static_cast<uint64_t>(r.cpu_cycles_per_unit(hz) + 0.5));
 	DPUMESH_TEL_U64_COLUMN(c, "tsc_cycles_per_unit", st,
 			       static_cast<uint64_t>(r.tsc_cycles_per_unit() + 0.5));
-	return 0;
+	return c.emit();
 }
 
 int fill_lcore_cpu(node &n, rte_tel_data *d)
@@ -137,7 +133,7 @@ int fill_lcore_cpu(node &n, rte_tel_data *d)
 	DPUMESH_TEL_U64_COLUMN(c, "voluntary_switches", lc, r.voluntary_switches);
 	DPUMESH_TEL_U64_COLUMN(c, "involuntary_switches", lc, r.involuntary_switches);
 	DPUMESH_TEL_U64_COLUMN(c, "clock_read_ns", lc, r.clock_read_ns);
-	return 0;
+	return c.emit();
 }
 
 int fill_lcores(node &n, rte_tel_data *d)
@@ -151,7 +147,7 @@ int fill_lcores(node &n, rte_tel_data *d)
 	DPUMESH_TEL_U64_COLUMN(c, "busy_cycles", lc, r.busy_cycles);
 	DPUMESH_TEL_U64_COLUMN(c, "idle_cycles", lc, r.idle_cycles);
 	DPUMESH_TEL_STR_COLUMN(c, "placement", lc, r.placement);
-	return 0;
+	return c.emit();
 }
 
 int fill_drops(node &n, rte_tel_data *d)
@@ -189,6 +185,206 @@ std::string tel_key(std::string_view s) { return telemetry_key(s); }
 
 } // namespace
 
+namespace {
+
+/* DPDK 22.11's telemetry.c: MAX_OUTPUT_LEN, the most a reply writes ({"<cmd>": ...}). */
+constexpr size_t reply_max = 16 * 1024;
+
+/* Upper bounds of what DPDK writes for a value and its comma, and for a key with its
+ * quotes and colon: a string's '"' and '\\' escaped, a control byte as \u00XX, and no more
+ * than the RTE_TEL_MAX_STRING_LEN - 1 bytes DPDK keeps of it. */
+size_t u64_cost(uint64_t v) noexcept
+{
+	size_t n = 2;
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	return n;
+}
+
+size_t str_cost(std::string_view s) noexcept
+{
+	s = s.substr(0, RTE_TEL_MAX_STRING_LEN - 1);
+	size_t n = 3;
+	for (unsigned char c : s)
+		n += c == '"' || c == '\\' ? 2 : c < 0x20 ? 6 : 1;
+	return n;
+}
+
+size_t key_cost(std::string_view k) noexcept { return str_cost(k) + 1; }
+
+} // namespace
+
+void telemetry_reply::u64(std::string key, uint64_t v)
+{
+	value x(value::kind::u64);
+	x.n = v;
+	_fixed.emplace_back(std::move(key), std::move(x));
+}
+
+void telemetry_reply::str(std::string key, std::string v)
+{
+	value x(value::kind::str);
+	x.s = std::move(v);
+	_fixed.emplace_back(std::move(key), std::move(x));
+}
+
+std::vector<uint64_t> &telemetry_reply::u64_column(std::string name)
+{
+	_columns.emplace_back(std::move(name), value(value::kind::u64s));
+	return _columns.back().second.ns;
+}
+
+std::vector<std::string> &telemetry_reply::str_column(std::string name)
+{
+	_columns.emplace_back(std::move(name), value(value::kind::strs));
+	return _columns.back().second.ss;
+}
+
+void telemetry_reply::entry_u64(std::string key, uint64_t v)
+{
+	value x(value::kind::u64);
+	x.n = v;
+	_entries.emplace_back(std::move(key), std::move(x));
+}
+
+void telemetry_reply::entry_str(std::string key, std::string v)
+{
+	value x(value::kind::str);
+	x.s = std::move(v);
+	_entries.emplace_back(std::move(key), std::move(x));
+}
+
+void telemetry_reply::entry_u64s(std::string key, std::vector<uint64_t> v)
+{
+	value x(value::kind::u64s);
+	x.ns = std::move(v);
+	_entries.emplace_back(std::move(key), std::move(x));
+}
+
+void telemetry_reply::entry_dict(std::string key, std::vector<std::pair<std::string, uint64_t>> v)
+{
+	value x(value::kind::dict);
+	x.dict = std::move(v);
+	_entries.emplace_back(std::move(key), std::move(x));
+}
+
+int telemetry_reply::emit()
+{
+	size_t first = 0;
+	if (t_params && *t_params) {
+		const auto v = parse_whole(t_params, 0, UINT32_MAX);
+		if (!v)
+			return -EINVAL;
+		first = static_cast<size_t>(*v);
+	}
+	const auto cost = [](const value &v) {
+		size_t n = 3; /* brackets or braces, comma */
+		switch (v.what) {
+		case value::kind::u64:
+			return u64_cost(v.n);
+		case value::kind::str:
+			return str_cost(v.s);
+		case value::kind::u64s:
+			for (uint64_t x : v.ns)
+				n += u64_cost(x);
+			return n;
+		case value::kind::strs:
+			for (const std::string &x : v.ss)
+				n += str_cost(x);
+			return n;
+		case value::kind::dict:
+			for (const auto &[k, x] : v.dict)
+				n += key_cost(k) + u64_cost(x);
+			return n;
+		}
+		return n;
+	};
+	/* {"<cmd>":{...}} and room for "next" */
+	const size_t frame = std::strlen(t_cmd) + 8 + key_cost("next") + u64_cost(UINT32_MAX);
+	size_t left = reply_max > frame ? reply_max - frame : 0;
+	const auto spend = [&](size_t n) { left = n < left ? left - n : 0; };
+	rte_tel_data_start_dict(_d);
+	const auto put = [&](const std::string &key, const value &v, size_t from, size_t to) {
+		switch (v.what) {
+		case value::kind::u64:
+			rte_tel_data_add_dict_u64(_d, key.c_str(), v.n);
+			return;
+		case value::kind::str:
+			rte_tel_data_add_dict_string(_d, key.c_str(), v.s.c_str());
+			return;
+		default:
+			break;
+		}
+		rte_tel_data *c = rte_tel_data_alloc();
+		if (!c)
+			return;
+		if (v.what == value::kind::dict) {
+			rte_tel_data_start_dict(c);
+			for (const auto &[k, x] : v.dict)
+				rte_tel_data_add_dict_u64(c, k.c_str(), x);
+		} else if (v.what == value::kind::u64s) {
+			rte_tel_data_start_array(c, RTE_TEL_U64_VAL);
+			for (size_t i = from; i < to && i < v.ns.size(); i++)
+				rte_tel_data_add_array_u64(c, v.ns[i]);
+		} else {
+			rte_tel_data_start_array(c, RTE_TEL_STRING_VAL);
+			for (size_t i = from; i < to && i < v.ss.size(); i++)
+				rte_tel_data_add_array_string(c, v.ss[i].c_str());
+		}
+		if (rte_tel_data_add_dict_container(_d, key.c_str(), c, 0) != 0)
+			rte_tel_data_free(c);
+	};
+	size_t keys = 0;
+	for (const auto &[k, v] : _fixed) {
+		put(k, v, 0, SIZE_MAX);
+		spend(key_cost(k) + cost(v));
+		keys++;
+	}
+	size_t total = 0, end = 0;
+	if (!_columns.empty()) {
+		/* a table: the rows [first, end) that fit, in every column */
+		const auto rows = [](const value &v) {
+			return v.what == value::kind::u64s ? v.ns.size() : v.ss.size();
+		};
+		total = rows(_columns.front().second);
+		for (const auto &[k, v] : _columns) {
+			total = std::min(total, rows(v));
+			spend(key_cost(k) + 3);
+		}
+		end = std::min(first, total);
+		while (end < total && end - first < RTE_TEL_MAX_ARRAY_ENTRIES) {
+			size_t row = 0;
+			for (const auto &[k, v] : _columns)
+				row += v.what == value::kind::u64s ? u64_cost(v.ns[end])
+								   : str_cost(v.ss[end]);
+			if (row > left && end > first)
+				break; /* the first row always: a page moves on */
+			spend(row);
+			end++;
+		}
+		for (const auto &[k, v] : _columns)
+			put(k, v, std::min(first, total), end);
+	} else {
+		/* listed entries: those from first that fit, within the dict's entries */
+		total = _entries.size();
+		end = std::min(first, total);
+		while (end < total && keys + 1 < RTE_TEL_MAX_DICT_ENTRIES) {
+			const size_t c = key_cost(_entries[end].first) + cost(_entries[end].second);
+			if (c > left && end > first)
+				break;
+			spend(c);
+			put(_entries[end].first, _entries[end].second, 0, SIZE_MAX);
+			keys++;
+			end++;
+		}
+	}
+	if (end < total)
+		rte_tel_data_add_dict_u64(_d, "next", end);
+	return 0;
+}
+
 std::string telemetry_key(std::string_view s)
 {
 	std::string k(s);
@@ -201,43 +397,34 @@ std::string telemetry_key(std::string_view s)
 
 namespace {
 
-/* Adds a container to a dict, or frees it if the dict refuses it. */
-void add_container(rte_tel_data *d, const std::string &key, rte_tel_data *c)
-{
-	if (c && rte_tel_data_add_dict_container(d, key.c_str(), c, 0) != 0)
-		rte_tel_data_free(c);
-}
-
 /* One dict of request metrics (requests, answers by class, latency quantiles). */
-rte_tel_data *metrics_dict(const sidecar::l7_metrics &m)
+std::vector<std::pair<std::string, uint64_t>> metrics_dict(const sidecar::l7_metrics &m)
 {
-	rte_tel_data *c = rte_tel_data_alloc();
-	if (!c)
-		return nullptr;
-	rte_tel_data_start_dict(c);
-	rte_tel_data_add_dict_u64(c, "requests", m.requests.get());
-	rte_tel_data_add_dict_u64(c, "refused", m.refused.get());
-	/* refusals by reason: those that happened (a reply stays within telemetry's 16 KiB) */
+	std::vector<std::pair<std::string, uint64_t>> c;
+	c.reserve(24);
+	c.emplace_back("requests", m.requests.get());
+	c.emplace_back("refused", m.refused.get());
+	/* refusals by reason: those that happened */
 	for (size_t r = 0; r < m.refused_by.size(); r++) {
 		const uint64_t n = m.refused_by[r].get();
 		if (n == 0)
 			continue;
-		const std::string key = std::string("refused_") +
-					sidecar::refusal_reason_name(static_cast<sidecar::refusal_reason>(r));
-		rte_tel_data_add_dict_u64(c, key.c_str(), n);
+		c.emplace_back(std::string("refused_") + sidecar::refusal_reason_name(
+								 static_cast<sidecar::refusal_reason>(r)),
+			       n);
 	}
 	static const char *const classes[] = {"1xx", "2xx", "3xx", "4xx", "5xx"};
 	for (size_t k = 0; k < m.classes.size(); k++)
-		rte_tel_data_add_dict_u64(c, classes[k], m.classes[k].get());
-	rte_tel_data_add_dict_u64(c, "mesh_generated", m.mesh_generated.get());
-	rte_tel_data_add_dict_u64(c, "retries", m.retries.get());
-	rte_tel_data_add_dict_u64(c, "timeouts", m.timeouts.get());
-	rte_tel_data_add_dict_u64(c, "latency_count", m.latency.count());
-	rte_tel_data_add_dict_u64(c, "latency_sum_us", m.latency.sum_us.get());
-	rte_tel_data_add_dict_u64(c, "latency_p50_us", m.latency.quantile_us(0.50));
-	rte_tel_data_add_dict_u64(c, "latency_p90_us", m.latency.quantile_us(0.90));
-	rte_tel_data_add_dict_u64(c, "latency_p99_us", m.latency.quantile_us(0.99));
-	rte_tel_data_add_dict_u64(c, "latency_p999_us", m.latency.quantile_us(0.999));
+		c.emplace_back(classes[k], m.classes[k].get());
+	c.emplace_back("mesh_generated", m.mesh_generated.get());
+	c.emplace_back("retries", m.retries.get());
+	c.emplace_back("timeouts", m.timeouts.get());
+	c.emplace_back("latency_count", m.latency.count());
+	c.emplace_back("latency_sum_us", m.latency.sum_us.get());
+	c.emplace_back("latency_p50_us", m.latency.quantile_us(0.50));
+	c.emplace_back("latency_p90_us", m.latency.quantile_us(0.90));
+	c.emplace_back("latency_p99_us", m.latency.quantile_us(0.99));
+	c.emplace_back("latency_p999_us", m.latency.quantile_us(0.999));
 	return c;
 }
 
@@ -254,11 +441,11 @@ int fill_metrics(node &n, rte_tel_data *d)
 	sidecar::stage *sc = n.sidecar();
 	if (!sc)
 		return -ENODEV;
-	rte_tel_data_start_dict(d);
+	telemetry_reply r(d);
 	for (uint32_t i = 0; i < sc->nb_services(); i++) {
 		sidecar::l7_metrics t;
 		add_service_total(n, i, t);
-		add_container(d, tel_key(sc->service_name(i)), metrics_dict(t));
+		r.entry_dict(tel_key(sc->service_name(i)), metrics_dict(t));
 	}
 	/* every shard runs its own copy of the version (built together): sum the copies that
 	 * are this version (a swap under way may have reached some shards only) */
@@ -268,16 +455,15 @@ int fill_metrics(node &n, rte_tel_data *d)
 		if (auto p = sh->policy(); p && p->version() == pol->version())
 			copies.push_back(std::move(p));
 	for (const sidecar::service_rules &s : pol->services())
-		for (const sidecar::route_rule &r : s.routes) {
+		for (const sidecar::route_rule &rt : s.routes) {
 			sidecar::l7_metrics t;
 			for (const auto &p : copies)
-				t.add(p->route_metrics(r.metrics));
-			add_container(d,
-				      tel_key("route/" + s.name + "/" +
-					      (r.configured ? r.path_prefix : std::string("default"))),
-				      metrics_dict(t));
+				t.add(p->route_metrics(rt.metrics));
+			r.entry_dict(tel_key("route/" + s.name + "/" +
+					     (rt.configured ? rt.path_prefix : std::string("default"))),
+				     metrics_dict(t));
 		}
-	return 0;
+	return r.emit();
 }
 
 /* Latency histograms by service: bucket k counts answers in [2^(k-1), 2^k) us. */
@@ -286,19 +472,17 @@ int fill_latency(node &n, rte_tel_data *d)
 	sidecar::stage *sc = n.sidecar();
 	if (!sc)
 		return -ENODEV;
-	rte_tel_data_start_dict(d);
+	telemetry_reply r(d);
 	for (uint32_t i = 0; i < sc->nb_services(); i++) {
-		rte_tel_data *a = rte_tel_data_alloc();
-		if (!a)
-			return -ENOMEM;
-		rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
 		sidecar::l7_metrics t;
 		add_service_total(n, i, t);
+		std::vector<uint64_t> a;
+		a.reserve(t.latency.buckets.size());
 		for (const counter &b : t.latency.buckets)
-			rte_tel_data_add_array_u64(a, b.get());
-		add_container(d, tel_key(sc->service_name(i)), a);
+			a.push_back(b.get());
+		r.entry_u64s(tel_key(sc->service_name(i)), std::move(a));
 	}
-	return 0;
+	return r.emit();
 }
 
 int fill_dpa(node &n, rte_tel_data *d)
@@ -335,7 +519,7 @@ int fill_dpa(node &n, rte_tel_data *d)
 	/* what doorbell_cycles count in (the same in every row) */
 	const uint64_t hz = n.runner().tsc_hz();
 	DPUMESH_TEL_U64_COLUMN(c, "tsc_hz", t, ((void)r, hz));
-	return 0;
+	return c.emit();
 }
 
 int fill_dma(node &n, rte_tel_data *d)
@@ -353,7 +537,7 @@ int fill_dma(node &n, rte_tel_data *d)
 	DPUMESH_TEL_U64_COLUMN(c, "completed", t, r.dma_completed);
 	DPUMESH_TEL_U64_COLUMN(c, "errors", t, r.dma_errors);
 	DPUMESH_TEL_U64_COLUMN(c, "ring_full", t, r.dma_ring_full);
-	return 0;
+	return c.emit();
 }
 
 /* Pods change on the main lcore: read the copy it refreshes (at most ~100 ms old). */
@@ -378,7 +562,7 @@ int fill_pods(node &n, rte_tel_data *d)
 	DPUMESH_TEL_U64_COLUMN(c, "answers_refused", pods, r.quota.answers_refused);
 	DPUMESH_TEL_U64_COLUMN(c, "dest_refused", pods, r.quota.dest_refused);
 	DPUMESH_TEL_U64_COLUMN(c, "tx_outstanding", pods, r.tx_outstanding);
-	return 0;
+	return c.emit();
 }
 
 /* `show pending` as columns: the 32 oldest pending requests as the shards' lcores list them
@@ -398,8 +582,8 @@ int fill_pending(node &n, rte_tel_data *d)
 		return static_cast<uint64_t>(static_cast<double>(cycles) * us_per_cycle);
 	};
 	columns c(d);
-	rte_tel_data_add_dict_u64(d, "total", total);
-	rte_tel_data_add_dict_u64(d, "capacity", capacity);
+	c.fixed_u64("total", total);
+	c.fixed_u64("capacity", capacity);
 	DPUMESH_TEL_U64_COLUMN(c, "token", *views, r.token);
 	DPUMESH_TEL_STR_COLUMN(c, "origin", *views, party_text(r.entry.origin));
 	DPUMESH_TEL_STR_COLUMN(c, "dest", *views, party_text(r.entry.dest));
@@ -410,7 +594,7 @@ int fill_pending(node &n, rte_tel_data *d)
 			       now > r.entry.start_tsc ? us(now - r.entry.start_tsc) : 0);
 	DPUMESH_TEL_U64_COLUMN(c, "deadline_in_us", *views,
 			       r.entry.deadline_tsc > now ? us(r.entry.deadline_tsc - now) : 0);
-	return 0;
+	return c.emit();
 }
 
 /* Network addresses holding pending requests or refused over their quota. */
@@ -422,7 +606,7 @@ int fill_sources(node &n, rte_tel_data *d)
 	DPUMESH_TEL_U64_COLUMN(c, "in_flight", src, r.usage.in_flight);
 	DPUMESH_TEL_U64_COLUMN(c, "peak", src, r.usage.peak);
 	DPUMESH_TEL_U64_COLUMN(c, "quota_refused", src, r.usage.refused);
-	return 0;
+	return c.emit();
 }
 
 int fill_services(node &n, rte_tel_data *d)
@@ -435,16 +619,16 @@ int fill_services(node &n, rte_tel_data *d)
 		const config::route_config *rt = cfg->find_route(r.name);
 		return rt ? rt->to : std::string("none");
 	}());
-	return 0;
+	return c.emit();
 }
 
 int fill_routes(node &n, rte_tel_data *d)
 {
 	auto cfg = n.config();
-	rte_tel_data_start_dict(d);
-	for (const config::route_config &r : cfg->routes)
-		rte_tel_data_add_dict_string(d, r.service.c_str(), r.to.c_str());
-	return 0;
+	telemetry_reply r(d);
+	for (const config::route_config &rt : cfg->routes)
+		r.entry_str(tel_key(rt.service), rt.to);
+	return r.emit();
 }
 
 int fill_peers(node &n, rte_tel_data *d)
@@ -456,7 +640,7 @@ int fill_peers(node &n, rte_tel_data *d)
 	DPUMESH_TEL_STR_COLUMN(c, "ipv4", cfg->peers, r.ipv4 ? format_ipv4(*r.ipv4) : "");
 	DPUMESH_TEL_STR_COLUMN(c, "ipv6", cfg->peers, r.ipv6 ? format_ipv6(*r.ipv6) : "");
 	DPUMESH_TEL_U64_COLUMN(c, "mesh_port", cfg->peers, r.mesh_port);
-	return 0;
+	return c.emit();
 }
 
 int fill_config(node &n, rte_tel_data *d)
@@ -508,11 +692,26 @@ int fill_config(node &n, rte_tel_data *d)
 std::vector<telemetry_family> g_families; /* appended at start-up, under g_mu */
 size_t g_families_served = 0;             /* how many are registered with rte_telemetry */
 
-int tel_family(const char *cmd, const char *, rte_tel_data *d)
+/* The call's command and parameter where telemetry_reply::emit() finds them. */
+struct serving {
+	serving(const char *cmd, const char *params) noexcept
+	{
+		t_cmd = cmd ? cmd : "";
+		t_params = params;
+	}
+	~serving()
+	{
+		t_cmd = "";
+		t_params = nullptr;
+	}
+};
+
+int tel_family(const char *cmd, const char *params, rte_tel_data *d)
 {
 	std::lock_guard<std::mutex> lock(g_mu);
 	if (!g_node)
 		return -ENODEV;
+	serving call(cmd, params);
 	for (const telemetry_family &f : g_families)
 		if (std::string_view(cmd) == std::string("/dpumesh/") + f.name)
 			return f.fill(*g_node, d);
@@ -520,8 +719,9 @@ int tel_family(const char *cmd, const char *, rte_tel_data *d)
 }
 
 #define DPUMESH_TEL_CB(name, help)                                                       \
-	int tel_##name(const char *, const char *, rte_tel_data *d)                      \
+	int tel_##name(const char *cmd, const char *params, rte_tel_data *d)             \
 	{                                                                                \
+		serving call(cmd, params);                                               \
 		return with_node(&fill_##name, d);                                       \
 	}
 DPUMESH_FOREACH_TELEMETRY(DPUMESH_TEL_CB)

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -22,6 +23,9 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
+#include <sstream>
+#include <set>
 
 #include "console.h"
 #include "eal_env.h"
@@ -284,6 +288,126 @@ unsigned hugepage_files(const std::string &pfx, bool remove)
  * with the frames flowing, crashed the ASan build's dpumesh in 2 runs of 4: the freed pool
  * zeroed, its ops index 0, octeontx's dequeue called; docs/console.md).
  */
+/* DPDK 22.11 writes at most 16 KiB a reply and used to leave out, without a word, what
+ * did not fit: /dpumesh/metrics at 64 services ended after ~70 of its entries. Now every
+ * listing comes in pages within it: each page says where the next starts ("next"), the
+ * pages hold every entry once and in order, a table's columns stay of one length, and a
+ * parameter that is not a whole number gets DPDK's null. */
+TEST(Telemetry, LongListingsComeInPagesThatFitDpdksReply)
+{
+	temp_dir dir;
+	const std::string pfx = prefix("pages");
+	std::string cfg;
+	{
+		std::stringstream in;
+		in << std::ifstream(private_config(dir, "conf/pcap.json")).rdbuf();
+		cfg = in.str();
+	}
+	constexpr int extra = 300;
+	std::string svcs, routes;
+	for (int i = 0; i < extra; i++) {
+		char name[16];
+		std::snprintf(name, sizeof(name), "svc%03d", i);
+		svcs += std::string("{\"name\": \"") + name + "\", \"max_pods\": 2}, ";
+		routes += std::string("{\"service\": \"") + name + "\", \"to\": \"local\"}, ";
+	}
+	cfg.replace(cfg.find("\"services\": [") + 14, 0, svcs);
+	cfg.replace(cfg.find("\"routes\": [") + 12, 0, routes);
+	std::ofstream(dir.file("many.json")) << cfg;
+	capture_counts cap{};
+	ASSERT_NO_FATAL_FAILURE(make_capture(dir.file("few.pcap"), 10, "0.1", &cap));
+	subprocess p({bin_path("dpumesh"), node_lcores_arg(), "--no-huge", "-m", "256", "--no-pci",
+		      "--file-prefix=" + pfx, "--log-level=lib.eal:warning",
+		      "--vdev=net_pcap0,rx_pcap=" + dir.file("few.pcap"), "--",
+		      node_workers_arg(), "--config", dir.file("many.json"), "--stats-period", "0"});
+	ASSERT_TRUE(p.wait_output(
+		[](const std::string &o) { return o.find(" up: ") != std::string::npos; }, 40s))
+		<< p.output();
+	telemetry_client t;
+	std::string hello;
+	ASSERT_TRUE(t.connect(runtime_dir(pfx) + "/dpdk_telemetry.v2", &hello));
+	const size_t nb_services = extra + 3;
+
+	/* the pages of one command: their keys in order (listed entries), or their rows of
+	 * column `col` (tables), every page checked */
+	const auto pages = [&](const std::string &cmd, const char *col, size_t *nb_pages) {
+		std::vector<std::string> got;
+		uint64_t next = 0;
+		*nb_pages = 0;
+		for (int guard = 0; guard < 1000; guard++) {
+			const std::string q = next ? cmd + "," + std::to_string(next) : cmd;
+			const std::string text = t.raw(q);
+			EXPECT_LE(text.size(), 16384u) << q;
+			json_error_t err;
+			json_ptr root(json_loads(text.c_str(), 0, &err), &json_decref);
+			EXPECT_TRUE(root) << q << ": " << err.text << ": " << text.substr(0, 300);
+			if (!root)
+				break;
+			json_t *v = json_object_get(root.get(), cmd.c_str());
+			EXPECT_TRUE(json_is_object(v)) << text.substr(0, 300);
+			if (!json_is_object(v))
+				break;
+			++*nb_pages;
+			const char *k;
+			json_t *x;
+			size_t rows = SIZE_MAX;
+			json_object_foreach(v, k, x) {
+				if (col && json_is_array(x)) {
+					if (rows == SIZE_MAX)
+						rows = json_array_size(x);
+					EXPECT_EQ(json_array_size(x), rows) << q << " column " << k;
+				}
+				if (!col && std::string(k) != "next")
+					got.emplace_back(k);
+			}
+			if (col) {
+				json_t *names = json_object_get(v, col);
+				for (size_t i = 0; i < json_array_size(names); i++)
+					got.emplace_back(json_string_value(json_array_get(names, i)));
+			}
+			json_t *n = json_object_get(v, "next");
+			if (!n)
+				break;
+			EXPECT_GT(static_cast<uint64_t>(json_integer_value(n)), next) << q;
+			next = static_cast<uint64_t>(json_integer_value(n));
+		}
+		return got;
+	};
+	size_t np = 0;
+	/* every service, then every route (a default one of each service, and the policy's) */
+	std::vector<std::string> m = pages("/dpumesh/metrics", nullptr, &np);
+	EXPECT_GT(np, 2u) << "303 services and their routes in one 16 KiB reply?";
+	ASSERT_GE(m.size(), 2 * nb_services); /* pcap.json's policy adds routes of its own */
+	std::vector<std::string> want; /* the config's order: ours first, then pcap.json's */
+	for (int i = 0; i < extra; i++) {
+		char name[16];
+		std::snprintf(name, sizeof(name), "svc%03d", i);
+		want.emplace_back(name);
+	}
+	want.insert(want.end(), {"frontend", "echo", "client"});
+	EXPECT_EQ(std::vector<std::string>(m.begin(), m.begin() + nb_services), want);
+	for (size_t i = nb_services; i < m.size(); i++)
+		EXPECT_EQ(m[i].rfind("route/", 0), 0u) << m[i];
+	EXPECT_NE(std::find(m.begin(), m.end(), "route/svc299/default"), m.end());
+	EXPECT_EQ(std::set<std::string>(m.begin(), m.end()).size(), m.size());
+	std::vector<std::string> lat = pages("/dpumesh/latency", nullptr, &np);
+	ASSERT_EQ(lat.size(), nb_services);
+	EXPECT_EQ(std::vector<std::string>(m.begin(), m.begin() + nb_services), lat);
+	std::vector<std::string> rt = pages("/dpumesh/routes", nullptr, &np);
+	EXPECT_EQ(rt.size(), nb_services);
+	EXPECT_GT(np, 1u) << "303 routes: more than a dict's 256 entries";
+	std::vector<std::string> names = pages("/dpumesh/services", "name", &np);
+	ASSERT_EQ(names.size(), nb_services);
+	EXPECT_EQ(std::vector<std::string>(m.begin(), m.begin() + nb_services), names);
+	/* past the end: an empty table, no next; a parameter that is no number: null */
+	std::string past = t.raw("/dpumesh/services,100000");
+	EXPECT_NE(past.find("\"name\":[]"), std::string::npos) << past;
+	EXPECT_EQ(past.find("next"), std::string::npos) << past;
+	EXPECT_EQ(t.raw("/dpumesh/metrics,abc"), "{\"/dpumesh/metrics\":null}");
+	p.signal(SIGINT);
+	EXPECT_EQ(p.wait(30s), 0) << p.output();
+}
+
 TEST(Capture, DumpcapWritesTheRequestedPackets)
 {
 	const std::string dumpcap = "/usr/bin/dpdk-dumpcap";

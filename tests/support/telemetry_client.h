@@ -44,6 +44,13 @@ public:
 		if (_fd >= 0)
 			close(_fd);
 	}
+	/** Sends a command; returns the reply's text as it came. */
+	std::string raw(const std::string &cmd)
+	{
+		if (send(_fd, cmd.data(), cmd.size(), 0) < 0)
+			return "";
+		return recv_text();
+	}
 	/** Sends a command; returns the value under the command's key (nullptr on error). */
 	json_ptr query(const std::string &cmd)
 	{

@@ -233,18 +233,17 @@ int fill_policy(control::node &n, rte_tel_data *d)
 	if (!n.sidecar())
 		return -ENODEV;
 	auto pol = n.sidecar()->policy();
-	rte_tel_data_start_dict(d);
-	rte_tel_data_add_dict_u64(d, "version", pol->version());
+	/* the counters always; the breakers (one a service: up to 1024) paged */
+	control::telemetry_reply r(d);
+	r.u64("version", pol->version());
 	for (const auto &[name, v] : counter_sums(*pol, n.shards()))
-		rte_tel_data_add_dict_u64(d, name.c_str(), v);
+		r.u64(name, v);
 	for (size_t i = 0; i < pol->engine().nb_services(); i++) {
 		const std::string &svc = pol->engine().service_name(static_cast<uint32_t>(i));
-		std::string key = control::telemetry_key("breaker/" + svc);
-		rte_tel_data_add_dict_string(
-			d, key.c_str(),
-			policy::breaker_state_name(breaker_over_shards(*pol, svc, n.shards()).worst));
+		r.entry_str(control::telemetry_key("breaker/" + svc),
+			    policy::breaker_state_name(breaker_over_shards(*pol, svc, n.shards()).worst));
 	}
-	return 0;
+	return r.emit();
 }
 
 const control::telemetry_family families[] = {

@@ -351,6 +351,55 @@ void register_telemetry_families(std::span<const telemetry_family> families);
 /** rte_telemetry dict keys take letters, digits, '_' and '/': anything else becomes '_'. */
 std::string telemetry_key(std::string_view s);
 
+/**
+ * One /dpumesh/... reply, built here and written into rte_tel_data by emit() within what
+ * DPDK can send. DPDK 22.11 writes at most 16 KiB a reply (`/info`: max_output_len), a dict
+ * of at most RTE_TEL_MAX_DICT_ENTRIES and arrays of RTE_TEL_MAX_ARRAY_ENTRIES, and leaves
+ * out without a word whatever passes that: the last services of /dpumesh/metrics at 64
+ * services, or the end of one column of a table and not of the others.
+ *
+ * A reply has fixed entries (always written; small), and either a table (columns of one
+ * length) or listed entries (paged). The listed rows or entries from the call's parameter
+ * (`/dpumesh/pods,40`: from the 41st; none: from the first) are written while they fit; if
+ * some are left, the reply's `next` says where the next call starts. Built on the telemetry
+ * thread, inside a /dpumesh/ callback (the parameter is that call's).
+ */
+class telemetry_reply {
+public:
+	explicit telemetry_reply(rte_tel_data *d) noexcept : _d(d) {}
+
+	/* fixed entries */
+	void u64(std::string key, uint64_t v);
+	void str(std::string key, std::string v);
+
+	/* a table: one column per call (the same rows in each) */
+	std::vector<uint64_t> &u64_column(std::string name);
+	std::vector<std::string> &str_column(std::string name);
+
+	/* listed entries: a value, an array of numbers, or a dict of numbers each */
+	void entry_u64(std::string key, uint64_t v);
+	void entry_str(std::string key, std::string v);
+	void entry_u64s(std::string key, std::vector<uint64_t> v);
+	void entry_dict(std::string key, std::vector<std::pair<std::string, uint64_t>> v);
+
+	/** Writes the reply; 0, or -EINVAL for a parameter that is not a whole number. */
+	int emit();
+
+private:
+	struct value {
+		enum class kind : uint8_t { u64, str, u64s, strs, dict };
+		explicit value(kind k) noexcept : what(k) {}
+		kind what;
+		uint64_t n = 0;
+		std::string s;
+		std::vector<uint64_t> ns;
+		std::vector<std::string> ss;
+		std::vector<std::pair<std::string, uint64_t>> dict;
+	};
+	rte_tel_data *_d;
+	std::vector<std::pair<std::string, value>> _fixed, _columns, _entries;
+};
+
 /** Registers the /dpumesh/... telemetry endpoints, served from `n` until unregistered. */
 status telemetry_register(node &n);
 /** Detaches the endpoints from the node (they answer with an error afterwards). */
