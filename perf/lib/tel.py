@@ -32,9 +32,28 @@ def connect(path, timeout=20.0):
 
 
 def query(s, cmd):
-    s.send(cmd.encode())
-    reply = json.loads(s.recv(1 << 20).decode())
-    return reply.get(cmd.split(",")[0])
+    """A command's value; a /dpumesh/ reply in pages ("next": docs/console.md, "Long
+    listings") read to its end, the pages put together (columns extended, entries merged)."""
+    base = cmd.split(",")[0]
+    whole, page = None, cmd
+    for _ in range(65536):  # every page moves on by one entry at least
+        s.send(page.encode())
+        reply = json.loads(s.recv(1 << 20).decode()).get(base)
+        if not isinstance(reply, dict):
+            return reply if whole is None else whole
+        nxt = reply.pop("next", None)
+        if whole is None:
+            whole = reply
+        else:
+            for k, v in reply.items():
+                if isinstance(v, list) and isinstance(whole.get(k), list):
+                    whole[k].extend(v)
+                else:
+                    whole[k] = v
+        if nxt is None:
+            break
+        page = "%s,%d" % (base, nxt)
+    return whole
 
 
 def rss_kb(pid):
