@@ -25,6 +25,33 @@ def runtime_dir(prefix):
     return os.path.join(base, prefix)
 
 
+def query_paged(sock, cmd, max_len=1 << 20):
+    """The value of a command's reply on a telemetry v2 socket. A /dpumesh/ reply too long
+    for one DPDK reply comes in pages (docs/console.md, "Long listings"): each says where the
+    next starts ("next"); the pages are read to the end and put together (a table's columns
+    extended, listed entries merged). perf/lib/tel.py reads its replies with this too."""
+    base = cmd.split(",")[0]
+    whole, page = None, cmd
+    for _ in range(65536):  # a bound: every page moves on by one entry at least
+        sock.send(page.encode())
+        reply = json.loads(sock.recv(max_len).decode()).get(base)
+        if not isinstance(reply, dict):
+            return reply if whole is None else whole
+        nxt = reply.pop("next", None)
+        if whole is None:
+            whole = reply
+        else:
+            for k, v in reply.items():
+                if isinstance(v, list) and isinstance(whole.get(k), list):
+                    whole[k].extend(v)
+                else:
+                    whole[k] = v
+        if nxt is None:
+            break
+        page = "%s,%d" % (base, nxt)
+    return whole
+
+
 class Telemetry:
     """One connection to a DPDK telemetry v2 socket (SOCK_SEQPACKET, JSON replies)."""
 
@@ -36,30 +63,7 @@ class Telemetry:
         self.max_len = int(hello.get("max_output_len", 16384))
 
     def query(self, cmd):
-        """The value of a command's reply. A /dpumesh/ reply too long for one DPDK reply
-        comes in pages (docs/console.md, "Long listings"): each says where the next starts
-        ("next"); the pages are read to the end and put together (a table's columns
-        extended, listed entries merged)."""
-        base = cmd.split(",")[0]
-        whole, page = None, cmd
-        for _ in range(65536):  # a bound: every page moves on by one entry at least
-            self.sock.send(page.encode())
-            reply = json.loads(self.sock.recv(self.max_len).decode()).get(base)
-            if not isinstance(reply, dict):
-                return reply if whole is None else whole
-            nxt = reply.pop("next", None)
-            if whole is None:
-                whole = reply
-            else:
-                for k, v in reply.items():
-                    if isinstance(v, list) and isinstance(whole.get(k), list):
-                        whole[k].extend(v)
-                    else:
-                        whole[k] = v
-            if nxt is None:
-                break
-            page = "%s,%d" % (base, nxt)
-        return whole
+        return query_paged(self.sock, cmd, self.max_len)
 
     def close(self):
         self.sock.close()

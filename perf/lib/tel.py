@@ -31,29 +31,24 @@ def connect(path, timeout=20.0):
             time.sleep(0.1)
 
 
+def _exporter():
+    """scripts/dpumesh-exporter.py as a module (its name has a hyphen)."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts",
+                        "dpumesh-exporter.py")
+    spec = importlib.util.spec_from_file_location("dpumesh_exporter", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+_query_paged = _exporter().query_paged
+
+
 def query(s, cmd):
-    """A command's value; a /dpumesh/ reply in pages ("next": docs/console.md, "Long
-    listings") read to its end, the pages put together (columns extended, entries merged)."""
-    base = cmd.split(",")[0]
-    whole, page = None, cmd
-    for _ in range(65536):  # every page moves on by one entry at least
-        s.send(page.encode())
-        reply = json.loads(s.recv(1 << 20).decode()).get(base)
-        if not isinstance(reply, dict):
-            return reply if whole is None else whole
-        nxt = reply.pop("next", None)
-        if whole is None:
-            whole = reply
-        else:
-            for k, v in reply.items():
-                if isinstance(v, list) and isinstance(whole.get(k), list):
-                    whole[k].extend(v)
-                else:
-                    whole[k] = v
-        if nxt is None:
-            break
-        page = "%s,%d" % (base, nxt)
-    return whole
+    """A command's value; a paged /dpumesh/ reply read to its end and put together (the
+    exporter's query_paged)."""
+    return _query_paged(s, cmd)
 
 
 def rss_kb(pid):
