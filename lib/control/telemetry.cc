@@ -45,29 +45,17 @@ int with_node(filler f, rte_tel_data *d)
 thread_local const char *t_cmd = "";
 thread_local const char *t_params = nullptr;
 
-/* A table's columns, each filled from the rows by one macro: one index per row. */
-class columns {
-public:
-	explicit columns(rte_tel_data *d) : _r(d) {}
-	std::vector<uint64_t> &u64(const char *name) { return _r.u64_column(name); }
-	std::vector<std::string> &str(const char *name) { return _r.str_column(name); }
-	void fixed_u64(const char *name, uint64_t v) { _r.u64(name, v); }
-	int emit() { return _r.emit(); }
-
-private:
-	telemetry_reply _r;
-};
-
+/* A table's column of a telemetry_reply, filled from the rows: one index per row. */
 #define DPUMESH_TEL_U64_COLUMN(cols, name, rows, expr)                                   \
 	do {                                                                             \
-		std::vector<uint64_t> &c_ = (cols).u64(name);                            \
+		std::vector<uint64_t> &c_ = (cols).u64_column(name);                     \
 		for (const auto &r : rows)                                               \
 			c_.push_back(static_cast<uint64_t>(expr));                       \
 	} while (0)
 
 #define DPUMESH_TEL_STR_COLUMN(cols, name, rows, expr)                                   \
 	do {                                                                             \
-		std::vector<std::string> &c_ = (cols).str(name);                         \
+		std::vector<std::string> &c_ = (cols).str_column(name);                  \
 		for (const auto &r : rows)                                               \
 			c_.emplace_back(expr);                                           \
 	} while (0)
@@ -75,7 +63,7 @@ private:
 int fill_ports(node &n, rte_tel_data *d)
 {
 	const auto snaps = take_snapshot(n, snap::ports).ports;
-	columns c(d);
+	telemetry_reply c(d);
 	DPUMESH_TEL_U64_COLUMN(c, "port_id", snaps, r.info->port_id);
 	DPUMESH_TEL_STR_COLUMN(c, "name", snaps, r.info->name);
 	DPUMESH_TEL_STR_COLUMN(c, "dev", snaps, r.info->dev);
@@ -95,7 +83,7 @@ int fill_ports(node &n, rte_tel_data *d)
 int fill_stages(node &n, rte_tel_data *d)
 {
 	auto st = take_snapshot(n, snap::stages).stages;
-	columns c(d);
+	telemetry_reply c(d);
 	DPUMESH_TEL_STR_COLUMN(c, "name", st, r.name);
 	DPUMESH_TEL_U64_COLUMN(c, "lcore", st, r.lcore);
 	DPUMESH_TEL_U64_COLUMN(c, "calls", st, r.calls);
@@ -121,7 +109,7 @@ int fill_stages(node &n, rte_tel_data *d)
 int fill_lcore_cpu(node &n, rte_tel_data *d)
 {
 	auto lc = take_snapshot(n, snap::stages).lcore_cpu;
-	columns c(d);
+	telemetry_reply c(d);
 	DPUMESH_TEL_U64_COLUMN(c, "lcore", lc, r.lcore);
 	DPUMESH_TEL_U64_COLUMN(c, "tid", lc, static_cast<uint64_t>(r.tid));
 	DPUMESH_TEL_U64_COLUMN(c, "running", lc, r.running);
@@ -139,7 +127,7 @@ int fill_lcore_cpu(node &n, rte_tel_data *d)
 int fill_lcores(node &n, rte_tel_data *d)
 {
 	auto lc = lcores(n);
-	columns c(d);
+	telemetry_reply c(d);
 	DPUMESH_TEL_U64_COLUMN(c, "lcore", lc, r.id);
 	DPUMESH_TEL_STR_COLUMN(c, "role", lc, r.is_main ? "control" : "worker");
 	DPUMESH_TEL_STR_COLUMN(c, "state", lc, r.state);
@@ -223,13 +211,6 @@ void telemetry_reply::u64(std::string key, uint64_t v)
 	_fixed.emplace_back(std::move(key), std::move(x));
 }
 
-void telemetry_reply::str(std::string key, std::string v)
-{
-	value x(value::kind::str);
-	x.s = std::move(v);
-	_fixed.emplace_back(std::move(key), std::move(x));
-}
-
 std::vector<uint64_t> &telemetry_reply::u64_column(std::string name)
 {
 	_columns.emplace_back(std::move(name), value(value::kind::u64s));
@@ -240,13 +221,6 @@ std::vector<std::string> &telemetry_reply::str_column(std::string name)
 {
 	_columns.emplace_back(std::move(name), value(value::kind::strs));
 	return _columns.back().second.ss;
-}
-
-void telemetry_reply::entry_u64(std::string key, uint64_t v)
-{
-	value x(value::kind::u64);
-	x.n = v;
-	_entries.emplace_back(std::move(key), std::move(x));
 }
 
 void telemetry_reply::entry_str(std::string key, std::string v)
@@ -491,7 +465,7 @@ int fill_dpa(node &n, rte_tel_data *d)
 	if (!s.has_dpa)
 		return -ENODEV;
 	const auto &t = s.dpa;
-	columns c(d);
+	telemetry_reply c(d);
 	DPUMESH_TEL_U64_COLUMN(c, "thread", t, r.thread);
 	DPUMESH_TEL_U64_COLUMN(c, "tx_taken", t, r.tx_taken);
 	DPUMESH_TEL_U64_COLUMN(c, "tx_posted", t, r.tx_posted);
@@ -528,7 +502,7 @@ int fill_dma(node &n, rte_tel_data *d)
 	if (!s.has_dpa)
 		return -ENODEV;
 	const auto &t = s.dpa;
-	columns c(d);
+	telemetry_reply c(d);
 	DPUMESH_TEL_STR_COLUMN(c, "engine", t, r.dma_name);
 	DPUMESH_TEL_U64_COLUMN(c, "max_copy_size", t, r.dma_max_copy);
 	DPUMESH_TEL_U64_COLUMN(c, "ops", t, r.dma_ops);
@@ -544,7 +518,7 @@ int fill_dma(node &n, rte_tel_data *d)
 int fill_pods(node &n, rte_tel_data *d)
 {
 	auto pods = n.pods_snapshot();
-	columns c(d);
+	telemetry_reply c(d);
 	DPUMESH_TEL_U64_COLUMN(c, "pod_id", pods, r.pod_id);
 	DPUMESH_TEL_STR_COLUMN(c, "service", pods, r.service);
 	DPUMESH_TEL_U64_COLUMN(c, "generation", pods, r.generation);
@@ -581,9 +555,9 @@ int fill_pending(node &n, rte_tel_data *d)
 	const auto us = [&](uint64_t cycles) {
 		return static_cast<uint64_t>(static_cast<double>(cycles) * us_per_cycle);
 	};
-	columns c(d);
-	c.fixed_u64("total", total);
-	c.fixed_u64("capacity", capacity);
+	telemetry_reply c(d);
+	c.u64("total", total);
+	c.u64("capacity", capacity);
 	DPUMESH_TEL_U64_COLUMN(c, "token", *views, r.token);
 	DPUMESH_TEL_STR_COLUMN(c, "origin", *views, party_text(r.entry.origin));
 	DPUMESH_TEL_STR_COLUMN(c, "dest", *views, party_text(r.entry.dest));
@@ -601,7 +575,7 @@ int fill_pending(node &n, rte_tel_data *d)
 int fill_sources(node &n, rte_tel_data *d)
 {
 	auto src = source_quotas(n);
-	columns c(d);
+	telemetry_reply c(d);
 	DPUMESH_TEL_STR_COLUMN(c, "address", src, r.address);
 	DPUMESH_TEL_U64_COLUMN(c, "in_flight", src, r.usage.in_flight);
 	DPUMESH_TEL_U64_COLUMN(c, "peak", src, r.usage.peak);
@@ -612,7 +586,7 @@ int fill_sources(node &n, rte_tel_data *d)
 int fill_services(node &n, rte_tel_data *d)
 {
 	auto cfg = n.config();
-	columns c(d);
+	telemetry_reply c(d);
 	DPUMESH_TEL_STR_COLUMN(c, "name", cfg->services, r.name);
 	DPUMESH_TEL_U64_COLUMN(c, "max_pods", cfg->services, r.max_pods);
 	DPUMESH_TEL_STR_COLUMN(c, "route", cfg->services, [&] {
@@ -634,7 +608,7 @@ int fill_routes(node &n, rte_tel_data *d)
 int fill_peers(node &n, rte_tel_data *d)
 {
 	auto cfg = n.config();
-	columns c(d);
+	telemetry_reply c(d);
 	DPUMESH_TEL_STR_COLUMN(c, "name", cfg->peers, r.name);
 	DPUMESH_TEL_STR_COLUMN(c, "mac", cfg->peers, format_mac(r.mac));
 	DPUMESH_TEL_STR_COLUMN(c, "ipv4", cfg->peers, r.ipv4 ? format_ipv4(*r.ipv4) : "");

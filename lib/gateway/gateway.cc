@@ -640,6 +640,14 @@ std::string render_metrics(const server::impl &g)
 {
 	std::string o;
 	auto line = [&](const std::string &s) { o += s + "\n"; };
+	/* a counter by reason: its help, its type, a line per reason */
+	auto by_reason = [&](const std::string &name, const char *help,
+			     const std::map<std::string, uint64_t> &counts) {
+		line("# HELP " + name + " " + help);
+		line("# TYPE " + name + " counter");
+		for (const auto &[r, n] : counts)
+			line(name + "{reason=\"" + r + "\"} " + std::to_string(n));
+	};
 	line("# HELP dpumesh_ingress_requests_total HTTP requests read whole");
 	line("# TYPE dpumesh_ingress_requests_total counter");
 	line("dpumesh_ingress_requests_total " + std::to_string(g.requests));
@@ -648,14 +656,10 @@ std::string render_metrics(const server::impl &g)
 	for (const auto &[code, n] : g.responses)
 		line("dpumesh_ingress_responses_total{code=\"" + std::to_string(code) + "\"} " +
 		     std::to_string(n));
-	line("# HELP dpumesh_ingress_mesh_errors_total mesh-generated errors and gateway time-outs by reason");
-	line("# TYPE dpumesh_ingress_mesh_errors_total counter");
-	for (const auto &[r, n] : g.mesh_errors)
-		line("dpumesh_ingress_mesh_errors_total{reason=\"" + r + "\"} " + std::to_string(n));
-	line("# HELP dpumesh_ingress_refused_total requests refused by the gateway itself");
-	line("# TYPE dpumesh_ingress_refused_total counter");
-	for (const auto &[r, n] : g.refused)
-		line("dpumesh_ingress_refused_total{reason=\"" + r + "\"} " + std::to_string(n));
+	by_reason("dpumesh_ingress_mesh_errors_total",
+		  "mesh-generated errors and gateway time-outs by reason", g.mesh_errors);
+	by_reason("dpumesh_ingress_refused_total", "requests refused by the gateway itself",
+		  g.refused);
 	line("# TYPE dpumesh_ingress_pending gauge");
 	line("dpumesh_ingress_pending " + std::to_string(g.pend.size()));
 	line("# TYPE dpumesh_ingress_connections_total counter");
@@ -665,10 +669,10 @@ std::string render_metrics(const server::impl &g)
 	line("# HELP dpumesh_ingress_max_connections client connections open at most (limits.max_connections, or lower: the fd limit)");
 	line("# TYPE dpumesh_ingress_max_connections gauge");
 	line("dpumesh_ingress_max_connections " + std::to_string(g.max_conns));
-	line("# HELP dpumesh_ingress_accept_paused_total times a listener stopped accepting: at max_connections, out of file descriptors, another accept error");
-	line("# TYPE dpumesh_ingress_accept_paused_total counter");
-	for (const auto &[r, n] : g.accept_paused)
-		line("dpumesh_ingress_accept_paused_total{reason=\"" + r + "\"} " + std::to_string(n));
+	by_reason("dpumesh_ingress_accept_paused_total",
+		  "times a listener stopped accepting: at max_connections, out of file "
+		  "descriptors, another accept error",
+		  g.accept_paused);
 	line("# HELP dpumesh_ingress_slow_closed_total connections closed for not sending a whole request in time");
 	line("# TYPE dpumesh_ingress_slow_closed_total counter");
 	line("dpumesh_ingress_slow_closed_total " + std::to_string(g.slow_closed));

@@ -81,6 +81,7 @@ unsigned registrar::poll() noexcept
 	unsigned handled = 0;
 	if (!_listen)
 		return 0;
+	const auto now = std::chrono::steady_clock::now(); /* accepts, messages, idle closes */
 	uint32_t done[DPUMESH_MAX_PODS];
 	const unsigned nb_done = _registry.poll_retiring(done, DPUMESH_MAX_PODS);
 	for (unsigned d = 0; d < nb_done; d++)
@@ -88,7 +89,7 @@ unsigned registrar::poll() noexcept
 			if (c->leaving == done[d]) {
 				reply_unregistered(*c, DPUMESH_CTRL_OK);
 				c->leaving = UINT32_MAX;
-				c->since = std::chrono::steady_clock::now();
+				c->since = now;
 				_counters.unregister_replies++;
 				handled++;
 			}
@@ -105,7 +106,7 @@ unsigned registrar::poll() noexcept
 		try {
 			auto c = std::make_unique<connection>();
 			c->fd.reset(fd);
-			c->since = std::chrono::steady_clock::now();
+			c->since = now;
 			_conns.push_back(std::move(c));
 			_counters.accepted++;
 		} catch (...) {
@@ -113,8 +114,6 @@ unsigned registrar::poll() noexcept
 			_counters.refused_connections++;
 		}
 	}
-	const auto now = _conns.empty() ? std::chrono::steady_clock::time_point{}
-					: std::chrono::steady_clock::now();
 	for (size_t i = 0; i < _conns.size();) {
 		connection &c = *_conns[i];
 		bool keep = true;

@@ -368,16 +368,14 @@ class telemetry_reply {
 public:
 	explicit telemetry_reply(rte_tel_data *d) noexcept : _d(d) {}
 
-	/* fixed entries */
+	/* a fixed entry */
 	void u64(std::string key, uint64_t v);
-	void str(std::string key, std::string v);
 
 	/* a table: one column per call (the same rows in each) */
 	std::vector<uint64_t> &u64_column(std::string name);
 	std::vector<std::string> &str_column(std::string name);
 
-	/* listed entries: a value, an array of numbers, or a dict of numbers each */
-	void entry_u64(std::string key, uint64_t v);
+	/* listed entries: a string, an array of numbers, or a dict of numbers each */
 	void entry_str(std::string key, std::string v);
 	void entry_u64s(std::string key, std::vector<uint64_t> v);
 	void entry_dict(std::string key, std::vector<std::pair<std::string, uint64_t>> v);
