@@ -169,6 +169,14 @@ void read_root(json::reader &r, const json_t *root, config *c)
 		lo.uint("max_body_bytes", c->max_body_bytes, 0, 64u << 20);
 		lo.uint("max_pending", c->max_pending, 1, 1u << 20);
 		lo.uint("max_connections", c->max_connections, 1, 1000000);
+		if (lo.uint("max_buffered_bytes", c->max_buffered_bytes, 65536, 1ull << 40) &&
+		    c->max_buffered_bytes < c->max_body_bytes)
+			/* a body of max_body_bytes could never be read whole */
+			lo.fail("max_buffered_bytes",
+				std::to_string(c->max_buffered_bytes) +
+					" is below max_body_bytes (" +
+					std::to_string(c->max_body_bytes) +
+					"): a body of that size could never be read");
 		lo.done();
 	}
 	if (const json_t *t = o.get("timeouts")) {

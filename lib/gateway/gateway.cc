@@ -11,6 +11,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <random>
 #include <unordered_map>
@@ -96,10 +97,19 @@ accept_gate *gate_of(const evconnlistener *l)
  * bufferevent, so the pointer stays valid after evhttp frees the connection; it notices the
  * free (callbacks cleared) on its next sweep and drops the reference. */
 struct conn_guard {
-	bufferevent *bev;
-	uint64_t since_ms; /* accept, or the last reply */
+	bufferevent *bev = nullptr;
+	uint64_t since_ms = 0; /* accept, or the last reply */
+	server::impl *gw = nullptr;
+	uint64_t id = 0;
 	uint32_t busy = 0; /* requests read and not answered yet */
 	bool closing = false;
+	evbuffer_cb_entry *input_cb = nullptr;
+	/* the memory bound (impl::scan): the request being read */
+	uint64_t reading = 0;	 /* bytes read of it (in impl::buffered) */
+	uint64_t reserve = 0;	 /* admitted: bytes committed for it (in impl::committed) */
+	head_scanner head;	 /* its header block, as read so far */
+	bool admitted = false;	 /* its body may be read */
+	bool waiting = false;	 /* for admission: reading paused, in impl::admission */
 };
 
 /* A request forwarded to a node, waiting for the answer. */
@@ -112,6 +122,7 @@ struct pending {
 	uint64_t start_ms;
 	std::chrono::steady_clock::time_point start;
 	event *timer;
+	uint64_t held; /* body bytes, in impl::buffered until the answer */
 };
 
 struct server::impl {
@@ -136,6 +147,12 @@ struct server::impl {
 	accept_gate listen_gate, admin_gate;
 	uint32_t max_conns = 0; /* cfg.max_connections, or lower: the fd limit */
 	bool at_cap = false;
+
+	/* the memory bound (see scan()): request bytes held (read on connections, and bodies
+	 * waiting for the mesh), the committed part (admitted requests' reservations, bodies
+	 * waiting), and the requests waiting for admission, oldest first */
+	uint64_t buffered = 0, buffered_peak = 0, committed = 0, read_pauses = 0;
+	std::deque<uint64_t> admission;
 
 	/* counters */
 	std::map<int, uint64_t> responses; /* HTTP status -> count */
@@ -173,6 +190,17 @@ struct server::impl {
 	uint64_t guard_for(evhttp_request *req);
 	void count_mesh_error(std::string_view reason);
 	void on_accept_error(accept_gate &g, int err);
+	void on_read(conn_guard &g, evbuffer *in, size_t n);
+	/* bytes a request not admitted may have read: a header block as evhttp counts it at
+	 * most (line ends left out: twice), and a read */
+	uint64_t head_limit() const { return 2ull * cfg.max_header_bytes + 65536; }
+	void scan(conn_guard &g, evbuffer *in, size_t from);
+	bool try_admit(conn_guard &g);
+	void admit_waiting();
+	void drop_reading(conn_guard &g);
+	void request_whole(conn_guard &g);
+	void finish(std::unordered_map<uint64_t, std::unique_ptr<pending>>::iterator it,
+		    uint64_t held);
 	void set_accepting();
 	void add_gate(accept_gate &g, evhttp_bound_socket *bs, const char *what,
 		      const address &a);
@@ -195,8 +223,10 @@ server::impl::~impl()
 		evhttp_free(http);
 	if (admin)
 		evhttp_free(admin);
-	for (auto &[id, g] : guards)
+	for (auto &[id, g] : guards) {
+		evbuffer_remove_cb_entry(bufferevent_get_input(g.bev), g.input_cb);
 		bufferevent_decref(g.bev);
+	}
 	if (rx_ev)
 		event_free(rx_ev);
 	if (sweep_ev)
@@ -239,9 +269,15 @@ void server::impl::reply_error(evhttp_request *req, uint64_t guard, int status,
 void server::impl::on_request(evhttp_request *req)
 {
 	requests++;
+	/* on every way out: the room the request's admission held is free (its body, if it
+	 * waits for the mesh, is committed by then) */
+	struct settle {
+		impl *gw;
+		~settle() { gw->admit_waiting(); }
+	} settle_at_end{this};
 	const uint64_t guard = guard_for(req);
 	if (auto g = guards.find(guard); g != guards.end())
-		g->second.busy++;
+		request_whole(g->second);
 	const char *method = nullptr;
 	switch (evhttp_request_get_command(req)) {
 	case EVHTTP_REQ_GET: method = "GET"; break;
@@ -310,6 +346,10 @@ void server::impl::on_request(evhttp_request *req)
 	p->node = ni;
 	p->start_ms = now_ms();
 	p->start = std::chrono::steady_clock::now();
+	p->held = body_len;
+	buffered += body_len;
+	committed += body_len;
+	buffered_peak = std::max(buffered_peak, buffered);
 	/* the node answers within request_ms (its deadline); the gateway waits a little longer
 	 * so a node's own 504 wins when both fire */
 	p->timer = evtimer_new(base, [](evutil_socket_t, short, void *arg) {
@@ -329,7 +369,184 @@ void server::impl::on_timeout(pending *p)
 	auto it = pend.find(p->corr);
 	event_free(p->timer);
 	reply_error(p->req, p->guard, 504, "timeout");
+	finish(it, p->held);
+}
+
+size_t head_scanner::feed(const uint8_t *p, size_t n) noexcept
+{
+	size_t k = 0;
+	while (k < n && !done) {
+		const uint8_t c = p[k++];
+		if (c == '\r')
+			continue;
+		if (lines == 0 && c != '\n' && method_len < sizeof(method))
+			method[method_len++] = static_cast<char>(c);
+		if (c != '\n')
+			line_len++;
+		else if (line_len > 0)
+			lines++, line_len = 0;
+		else if (lines > 0)
+			done = true;
+	}
+	return k;
+}
+
+bool head_scanner::body_method() const noexcept
+{
+	const std::string_view m(method, method_len);
+	return m.starts_with("POST ") || m.starts_with("PUT ") || m.starts_with("PATCH ");
+}
+
+/* The memory bound (limits.max_buffered_bytes), by admission: a request whose method may
+ * carry a body (POST, PUT, PATCH) reads its body only once admitted, and admission reserves
+ * a whole body (max_body_bytes) beside the bytes already read. Admitted requests and the
+ * bodies of requests waiting for the mesh are the committed bytes, and they stay within the
+ * bound; a request that does not fit waits, its connection's reading paused at the end of
+ * its header block (the kernel's receive buffer and TCP's window hold the sender), and is
+ * admitted in turn (oldest first) as answers free room. An admitted request always reads to
+ * its end, so bodies read in part never fill the bound with nothing to bring it down. What
+ * is read before admission (a header block, at most max_header_bytes, and the rest of the
+ * read that ended it) is held too, bounded by the connections: counted in `buffered`.
+ *
+ * The gateway sees the bytes as they are read (the input buffer's callback, before evhttp
+ * parses them) and finds the end of the header block itself: evhttp 2.1 has no hook between
+ * a request's header and its body for a server. */
+void server::impl::scan(conn_guard &g, evbuffer *in, size_t from)
+{
+	if (g.head.done)
+		return;
+	/* no further than a header block can go (past it, evhttp refuses the block): the peek
+	 * walks the buffer's chains, and a pipelining client's buffer can hold many */
+	const size_t len = std::min<size_t>(evbuffer_get_length(in), from + head_limit());
+	for (size_t off = from; off < len && !g.head.done;) {
+		evbuffer_ptr at;
+		evbuffer_iovec v[8];
+		if (evbuffer_ptr_set(in, &at, off, EVBUFFER_PTR_SET) != 0)
+			return;
+		const int n = evbuffer_peek(in, static_cast<ev_ssize_t>(len - off), &at, v, 8);
+		if (n <= 0)
+			return;
+		for (int i = 0; i < std::min(n, 8) && off < len && !g.head.done; i++)
+			off += g.head.feed(static_cast<const uint8_t *>(v[i].iov_base),
+					   std::min(v[i].iov_len, len - off));
+	}
+	if (g.head.done && g.head.body_method() && !try_admit(g)) {
+		g.waiting = true;
+		admission.push_back(g.id);
+		read_pauses++;
+	}
+}
+
+/* Admits g's body if its reservation fits within the bound, or if nothing is committed (the
+ * bound is at least max_body_bytes, but the bytes read before the body come on top). */
+bool server::impl::try_admit(conn_guard &g)
+{
+	const uint64_t need = g.reading + cfg.max_body_bytes;
+	if (committed != 0 && committed + need > cfg.max_buffered_bytes)
+		return false;
+	g.admitted = true;
+	g.reserve = need;
+	committed += need;
+	return true;
+}
+
+/* Bytes read on a client connection (its input buffer's callback: before evhttp sees them).
+ * Reading pauses for a request waiting for admission, and for bytes read ahead: while evhttp
+ * writes an answer it keeps reading on (to see the client close) without parsing, and a
+ * pipelining client's next requests would pile up. Read ahead is what passes the request's
+ * allowance: its reservation once admitted, else head_limit() (a header block, or a request
+ * without a body, and a read). evhttp turns reading on again at each new request and while
+ * it writes an answer: a paused connection is paused again at its next read. */
+void server::impl::on_read(conn_guard &g, evbuffer *in, size_t n)
+{
+	g.reading += n;
+	buffered += n;
+	buffered_peak = std::max(buffered_peak, buffered);
+	const size_t len = evbuffer_get_length(in);
+	scan(g, in, len >= n ? len - n : 0);
+	bool pause = g.waiting;
+	if (g.admitted && g.reading > g.reserve) {
+		/* an admitted request is read to its end, even where a chunked body's framing
+		 * takes it past its reservation; past it while evhttp is not parsing, it is read
+		 * ahead */
+		bufferevent_data_cb rd, wr;
+		bufferevent_event_cb ev;
+		void *arg;
+		bufferevent_getcb(g.bev, &rd, &wr, &ev, &arg);
+		pause = pause || rd == nullptr;
+		committed += g.reading - g.reserve;
+		g.reserve = g.reading;
+	} else if (!g.admitted && g.reading > head_limit()) {
+		pause = true;
+	}
+	if (pause && (bufferevent_get_enabled(g.bev) & EV_READ))
+		bufferevent_disable(g.bev, EV_READ);
+}
+
+/* Whether evhttp still has g's connection and holds no request of it for the gateway (its
+ * reading is then the gateway's to turn on; else evhttp turns it on when it answers). */
+static bool readable(const conn_guard &g)
+{
+	bufferevent_data_cb rd, wr;
+	bufferevent_event_cb ev;
+	void *arg;
+	bufferevent_getcb(g.bev, &rd, &wr, &ev, &arg);
+	return ev != nullptr && g.busy == 0 && !g.closing;
+}
+
+/* Room freed: the waiting requests admitted in turn, oldest first, while they fit. */
+void server::impl::admit_waiting()
+{
+	while (!admission.empty()) {
+		auto it = guards.find(admission.front());
+		if (it == guards.end() || !it->second.waiting || it->second.closing) {
+			admission.pop_front();
+			continue;
+		}
+		conn_guard &g = it->second;
+		if (!try_admit(g))
+			return;
+		admission.pop_front();
+		g.waiting = false;
+		if (readable(g))
+			bufferevent_enable(g.bev, EV_READ);
+	}
+}
+
+/* A guard's bytes leave the counts: its request is whole, or its connection gone. */
+void server::impl::drop_reading(conn_guard &g)
+{
+	buffered -= std::min(buffered, g.reading);
+	g.reading = 0;
+	if (g.admitted) {
+		committed -= std::min(committed, g.reserve);
+		g.admitted = false;
+		g.reserve = 0;
+	}
+	g.waiting = false;
+}
+
+/* g's request is whole (evhttp hands it to on_request): its admission ends, and the bytes
+ * evhttp has not parsed yet (the next request's, pipelined) begin the next one. */
+void server::impl::request_whole(conn_guard &g)
+{
+	g.busy++;
+	drop_reading(g);
+	g.head = head_scanner{};
+	evbuffer *in = bufferevent_get_input(g.bev);
+	g.reading = evbuffer_get_length(in);
+	buffered += g.reading;
+	scan(g, in, 0);
+}
+
+/* A pending request answered: its body's bytes leave the counts, and room is freed. */
+void server::impl::finish(std::unordered_map<uint64_t, std::unique_ptr<pending>>::iterator it,
+			  uint64_t held)
+{
 	pend.erase(it);
+	buffered -= std::min(buffered, held);
+	committed -= std::min(committed, held);
+	admit_waiting();
 }
 
 void server::impl::on_datagrams()
@@ -355,7 +572,7 @@ void server::impl::on_message(meshsock::message &m)
 	}
 	event_free(p->timer);
 	std::unique_ptr<pending> own = std::move(it->second);
-	pend.erase(it);
+	finish(it, own->held);
 	double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - p->start).count();
 	latency_sum += secs;
 	size_t b = 0;
@@ -413,6 +630,7 @@ void server::impl::on_message(meshsock::message &m)
 void server::impl::sweep()
 {
 	const uint64_t now = now_ms();
+	bool freed = false;
 	for (auto it = guards.begin(); it != guards.end();) {
 		conn_guard &g = it->second;
 		bufferevent_data_cb rd, wr;
@@ -420,9 +638,12 @@ void server::impl::sweep()
 		void *arg;
 		bufferevent_getcb(g.bev, &rd, &wr, &ev, &arg);
 		if (ev == nullptr) { /* evhttp freed the connection */
+			drop_reading(g);
+			evbuffer_remove_cb_entry(bufferevent_get_input(g.bev), g.input_cb);
 			guard_of.erase(g.bev);
 			bufferevent_decref(g.bev);
 			it = guards.erase(it);
+			freed = true;
 			continue;
 		}
 		if (!g.closing && g.busy == 0 && now - g.since_ms > cfg.read_ms) {
@@ -433,9 +654,16 @@ void server::impl::sweep()
 			evutil_socket_t s = bufferevent_getfd(g.bev);
 			if (s >= 0)
 				shutdown(s, SHUT_RDWR);
+			/* its bytes leave the counts; and a connection the memory bound paused
+			 * reads again, or evhttp would never see the end of file */
+			drop_reading(g);
+			bufferevent_enable(g.bev, EV_READ);
+			freed = true;
 		}
 		++it;
 	}
+	if (freed) /* their admissions' room */
+		admit_waiting();
 	/* accepting again: the connections evhttp freed are out of the count by now, and a
 	 * listener an accept error paused tries again (if it fails, paused for another
 	 * sweep: one try every 100 ms, not a loop) */
@@ -584,7 +812,21 @@ result<std::unique_ptr<server>> server::create(const config &cfg, event_base *ba
 			return nullptr;
 		bufferevent_incref(bev);
 		uint64_t id = gi->next_guard++;
-		gi->guards.emplace(id, conn_guard{bev, now_ms()});
+		conn_guard &cg = gi->guards.try_emplace(id).first->second;
+		cg.bev = bev;
+		cg.since_ms = now_ms();
+		cg.gw = gi;
+		cg.id = id;
+		/* every byte read on the connection, counted against max_buffered_bytes (the
+		 * guard's address is stable: an unordered_map's elements do not move) */
+		cg.input_cb = evbuffer_add_cb(
+			bufferevent_get_input(bev),
+			[](evbuffer *buf, const evbuffer_cb_info *info, void *arg) {
+				auto *cgp = static_cast<conn_guard *>(arg);
+				if (info->n_added)
+					cgp->gw->on_read(*cgp, buf, info->n_added);
+			},
+			&cg);
 		gi->guard_of[bev] = id;
 		gi->connections++;
 		if (gi->guards.size() >= gi->max_conns && !gi->at_cap) {
@@ -669,6 +911,21 @@ std::string render_metrics(const server::impl &g)
 	line("# HELP dpumesh_ingress_max_connections client connections open at most (limits.max_connections, or lower: the fd limit)");
 	line("# TYPE dpumesh_ingress_max_connections gauge");
 	line("dpumesh_ingress_max_connections " + std::to_string(g.max_conns));
+	line("# HELP dpumesh_ingress_buffered_bytes request bytes held: bodies being read and bodies waiting for the mesh");
+	line("# TYPE dpumesh_ingress_buffered_bytes gauge");
+	line("dpumesh_ingress_buffered_bytes " + std::to_string(g.buffered));
+	line("# HELP dpumesh_ingress_buffered_bytes_peak the most request bytes held at once");
+	line("# TYPE dpumesh_ingress_buffered_bytes_peak gauge");
+	line("dpumesh_ingress_buffered_bytes_peak " + std::to_string(g.buffered_peak));
+	line("# HELP dpumesh_ingress_committed_bytes request bytes committed: admitted bodies' reservations and bodies waiting for the mesh");
+	line("# TYPE dpumesh_ingress_committed_bytes gauge");
+	line("dpumesh_ingress_committed_bytes " + std::to_string(g.committed));
+	line("# HELP dpumesh_ingress_max_buffered_bytes request bytes held at most before reading pauses (limits.max_buffered_bytes)");
+	line("# TYPE dpumesh_ingress_max_buffered_bytes gauge");
+	line("dpumesh_ingress_max_buffered_bytes " + std::to_string(g.cfg.max_buffered_bytes));
+	line("# HELP dpumesh_ingress_read_paused_total requests that waited for admission (max_buffered_bytes), their connection's reading paused");
+	line("# TYPE dpumesh_ingress_read_paused_total counter");
+	line("dpumesh_ingress_read_paused_total " + std::to_string(g.read_pauses));
 	by_reason("dpumesh_ingress_accept_paused_total",
 		  "times a listener stopped accepting: at max_connections, out of file "
 		  "descriptors, another accept error",

@@ -5,6 +5,8 @@
 //   GetPostBodies      GET and POST with bodies of 0 B .. 1 MiB, fixed length and chunked,
 //                      answered byte-exact by both echo pods; mesh errors as JSON
 //   KeepAlivePipelined two requests in one write on one connection, answered in order
+//   BodiesPastTheMemoryBound...  a bound of one body's reservation: six bodies at once wait
+//                      their turn and all come back whole
 //   BadHttp            malformed request line, huge header, control byte in a value, body
 //                      over the limit, a slow sender: refused or closed, others still served
 //   KilledPod          SIGKILL one of two pods: the other serves; kill both: 503 no_live_pod
@@ -13,7 +15,8 @@
 //   IngressLimits.*    no node: connections past limits.max_connections wait in the backlog
 //                      and are served when others close; out of file descriptors (a
 //                      connection flood under a low fd limit), accepting pauses, without a
-//                      spinning core or a log that grows by megabytes
+//                      spinning core or a log that grows by megabytes; request bytes held
+//                      past limits.max_buffered_bytes: reading pauses, every request answered
 //
 // Needs root (namespaces, veth); skips with the reason otherwise.
 #include <gtest/gtest.h>
@@ -189,14 +192,15 @@ struct raw_result {
 	std::chrono::milliseconds took{};
 };
 raw_result raw_http(const std::string &ns, const std::vector<std::string> &pieces,
-		    std::chrono::milliseconds pause, std::chrono::milliseconds limit)
+		    std::chrono::milliseconds pause, std::chrono::milliseconds limit,
+		    uint16_t port = 8080)
 {
 	raw_result r;
 	in_netns(ns, [&] {
 		int s = socket(AF_INET, SOCK_STREAM, 0);
 		sockaddr_in a{};
 		a.sin_family = AF_INET;
-		a.sin_port = htons(8080);
+		a.sin_port = htons(port);
 		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 		ASSERT_EQ(connect(s, reinterpret_cast<sockaddr *>(&a), sizeof(a)), 0);
 		const auto t0 = std::chrono::steady_clock::now();
@@ -232,6 +236,14 @@ raw_result raw_http(const std::string &ns, const std::vector<std::string> &piece
 	return r;
 }
 
+/** The value of metric `name` (labels included) in a Prometheus text; -1 if absent. */
+long metric(const std::string &text, const std::string &name)
+{
+	const std::string key = "\n" + name + " ";
+	size_t at = text.find(key);
+	return at == std::string::npos ? -1 : std::atol(text.c_str() + at + key.size());
+}
+
 int count_of(const std::string &s, const std::string &what)
 {
 	int n = 0;
@@ -253,6 +265,54 @@ TEST_F(IngressE2E, KeepAlivePipelined)
 	ASSERT_NE(first_body, std::string::npos);
 	EXPECT_EQ(r.in.substr(first_body + 4, 5000), body);
 	EXPECT_LT(r.in.find("Content-Length: 5000"), r.in.find("Content-Length: 0"));
+}
+
+/* limits.max_buffered_bytes with the mesh answering: a second gateway whose bound holds one
+ * body's reservation (300000 B) and not two. Six clients post 200000-byte bodies at once:
+ * the bodies are read one or two at a time (the others wait for admission, their reading
+ * paused), and every one comes back whole from an echo pod. */
+TEST_F(IngressE2E, BodiesPastTheMemoryBoundWaitTheirTurnAndComeBackWhole)
+{
+	ingress_proc small(ns, R"({
+  "listen": "127.0.0.1:8081", "admin": "127.0.0.1:9902",
+  "mesh": { "bind": "192.168.91.2:0" },
+  "nodes": [ { "name": "n1", "address": "192.168.91.1:7000" } ],
+  "routes": [ { "prefix": "/echo", "service": "echo", "nodes": ["n1"] } ],
+  "limits": { "max_body_bytes": 300000, "max_buffered_bytes": 400000 },
+  "timeouts": { "request_ms": 3000, "read_ms": 8000 }
+})");
+	ASSERT_TRUE(small.up) << small.proc->output();
+	std::vector<std::string> bodies;
+	std::vector<raw_result> got(6);
+	std::vector<std::thread> clients;
+	for (size_t i = 0; i < got.size(); i++)
+		bodies.push_back(make_body(200000, 40 + static_cast<uint32_t>(i)));
+	for (size_t i = 0; i < got.size(); i++)
+		clients.emplace_back([&, i] {
+			const std::string req = "POST /echo/bound HTTP/1.1\r\nHost: x\r\n"
+						"Content-Length: 200000\r\nConnection: close\r\n\r\n" +
+						bodies[i];
+			got[i] = raw_http(ns, {req}, 0ms, 15s, 8081);
+		});
+	for (std::thread &t : clients)
+		t.join();
+	for (size_t i = 0; i < got.size(); i++) {
+		SCOPED_TRACE(i);
+		ASSERT_EQ(got[i].in.rfind("HTTP/1.1 200 OK", 0), 0u) << got[i].in.substr(0, 300);
+		const size_t at = got[i].in.find("\r\n\r\n");
+		ASSERT_NE(at, std::string::npos);
+		EXPECT_EQ(got[i].in.size() - at - 4, 200000u);
+		EXPECT_TRUE(got[i].in.compare(at + 4, std::string::npos, bodies[i]) == 0)
+			<< "body differs";
+	}
+	http_result m = curl(ns, "http://127.0.0.1:9902/metrics", d);
+	ASSERT_EQ(m.code, 200) << m.raw;
+	EXPECT_GE(metric(m.body, "dpumesh_ingress_read_paused_total"), 1) << m.body;
+	EXPECT_EQ(metric(m.body, "dpumesh_ingress_committed_bytes"), 0) << m.body;
+	EXPECT_EQ(metric(m.body, "dpumesh_ingress_buffered_bytes"), 0) << m.body;
+	EXPECT_LE(metric(m.body, "dpumesh_ingress_buffered_bytes_peak"), 400000 + 6 * 65536)
+		<< m.body;
+	small.stop();
 }
 
 TEST_F(IngressE2E, BadHttp)
@@ -488,14 +548,6 @@ std::vector<int> connect_many(const std::string &ns, uint16_t port, int n)
 	return fds;
 }
 
-/** The value of metric `name` (labels included) in a Prometheus text; -1 if absent. */
-long metric(const std::string &text, const std::string &name)
-{
-	const std::string key = "\n" + name + " ";
-	size_t at = text.find(key);
-	return at == std::string::npos ? -1 : std::atol(text.c_str() + at + key.size());
-}
-
 std::string lone_gateway_config(unsigned max_connections)
 {
 	return R"({
@@ -597,6 +649,85 @@ TEST(IngressLimits, OutOfFileDescriptorsAcceptingPausesWithoutSpinning)
 	http_result r = curl(ns.name, "http://127.0.0.1:8080/elsewhere", d);
 	EXPECT_EQ(r.code, 404) << r.raw;
 	gw.stop();
+}
+
+/* The gateway with no node (127.0.0.1:7000 does not answer: every request waits for the
+ * mesh until its 504), 24 clients sending 256 KiB bodies at once, and the bound on request
+ * bytes held at max_buffered_bytes: the Prometheus text after. */
+std::string flood_of_bodies(const std::string &ns_name, uint64_t max_buffered,
+			    const temp_dir &d)
+{
+	ingress_proc gw(ns_name, R"({
+  "listen": "127.0.0.1:8080", "admin": "127.0.0.1:9901",
+  "mesh": { "bind": "127.0.0.1:0" },
+  "nodes": [ { "name": "n1", "address": "127.0.0.1:7000" } ],
+  "routes": [ { "prefix": "/s0", "service": "s0", "nodes": ["n1"] } ],
+  "limits": { "max_body_bytes": 262144, "max_buffered_bytes": )" +
+				   std::to_string(max_buffered) + R"( },
+  "timeouts": { "request_ms": 150, "read_ms": 60000, "idle_ms": 60000 }
+})");
+	EXPECT_TRUE(gw.up) << gw.proc->output();
+	if (!gw.up)
+		return "";
+	const std::string body = make_body(262144, 5);
+	const std::string req = "POST /s0/upload HTTP/1.1\r\nHost: x\r\nContent-Length: 262144\r\n"
+				"Connection: close\r\n\r\n" +
+				body;
+	std::vector<raw_result> got(24);
+	std::vector<std::thread> clients;
+	for (size_t i = 0; i < got.size(); i++)
+		clients.emplace_back([&, i] { got[i] = raw_http(ns_name, {req}, 0ms, 40s); });
+	for (std::thread &t : clients)
+		t.join();
+	for (size_t i = 0; i < got.size(); i++) {
+		/* each request answered once: the gateway's 504, then the connection closed */
+		EXPECT_TRUE(got[i].closed) << i;
+		EXPECT_EQ(count_of(got[i].in, "HTTP/1.1 "), 1) << i << ": " << got[i].in;
+		EXPECT_EQ(got[i].in.rfind("HTTP/1.1 504", 0), 0u) << i << ": " << got[i].in;
+	}
+	http_result m = curl(ns_name, "http://127.0.0.1:9901/metrics", d);
+	EXPECT_EQ(m.code, 200) << m.raw;
+	gw.stop();
+	return m.body;
+}
+
+/* limits.max_buffered_bytes: 24 bodies of 256 KiB (6 MiB) against a bound of 1 MiB. A body
+ * is read once admitted (a reservation of max_body_bytes within the bound): the rest wait,
+ * their reading paused after the header block, and are admitted in turn as the waiting
+ * requests are answered. The most held at once stays within the bound and a read a
+ * connection, where without the bound all 6 MiB are held at once; every request is
+ * answered. */
+TEST(IngressLimits, RequestBytesPastTheBoundPauseReadingAndEveryRequestIsAnswered)
+{
+	std::string why = netns_unavailable();
+	if (!why.empty())
+		GTEST_SKIP() << why;
+	lone_netns ns("dpmm-" + std::to_string(getpid() % 100000));
+	ASSERT_TRUE(ns.ok);
+	temp_dir d;
+	const long body = 262144, bound = 1048576, clients = 24;
+
+	const std::string bounded = flood_of_bodies(ns.name, bound, d);
+	ASSERT_FALSE(bounded.empty());
+	EXPECT_EQ(metric(bounded, "dpumesh_ingress_max_buffered_bytes"), bound) << bounded;
+	EXPECT_EQ(metric(bounded, "dpumesh_ingress_requests_total"), clients) << bounded;
+	EXPECT_EQ(metric(bounded, "dpumesh_ingress_mesh_errors_total{reason=\"timeout\"}"),
+		  clients)
+		<< bounded;
+	/* three reservations of a body and a header block fit in the bound: the others waited */
+	EXPECT_GE(metric(bounded, "dpumesh_ingress_read_paused_total"), clients - 3) << bounded;
+	EXPECT_EQ(metric(bounded, "dpumesh_ingress_buffered_bytes"), 0) << bounded;
+	EXPECT_EQ(metric(bounded, "dpumesh_ingress_committed_bytes"), 0) << bounded;
+	const long peak = metric(bounded, "dpumesh_ingress_buffered_bytes_peak");
+	EXPECT_GE(peak, 3 * body) << bounded;
+	EXPECT_LE(peak, bound + clients * 65536) << bounded;
+
+	/* the same flood with a bound it never reaches: every body held at once */
+	const std::string unbounded = flood_of_bodies(ns.name, 1ull << 30, d);
+	ASSERT_FALSE(unbounded.empty());
+	EXPECT_EQ(metric(unbounded, "dpumesh_ingress_read_paused_total"), 0) << unbounded;
+	EXPECT_GE(metric(unbounded, "dpumesh_ingress_buffered_bytes_peak"), clients * body)
+		<< unbounded;
 }
 
 } // namespace

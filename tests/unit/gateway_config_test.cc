@@ -16,7 +16,7 @@ const char *good = R"({
   "routes": [ { "prefix": "/", "service": "web", "nodes": ["n1"] },
               { "prefix": "/api/", "service": "api", "nodes": ["n1", "n2"] },
               { "prefix": "/api/v2/", "service": "api2", "nodes": ["n2"] } ],
-  "limits": { "max_body_bytes": 1000, "max_connections": 77 },
+  "limits": { "max_body_bytes": 1000, "max_connections": 77, "max_buffered_bytes": 99999 },
   "timeouts": { "request_ms": 250 }
 })";
 
@@ -28,6 +28,7 @@ TEST(IngressConfig, ParsesAndMatchesLongestPrefix)
 	EXPECT_EQ(c.value().admin.sa.ss_family, AF_INET6);
 	EXPECT_EQ(c.value().max_body_bytes, 1000u);
 	EXPECT_EQ(c.value().max_connections, 77u);
+	EXPECT_EQ(c.value().max_buffered_bytes, 99999u);
 	EXPECT_EQ(c.value().request_ms, 250u);
 	EXPECT_EQ(match_route(c.value(), "/api/v2/x")->service, "api2");
 	EXPECT_EQ(match_route(c.value(), "/api/x")->service, "api");
@@ -59,6 +60,14 @@ TEST(IngressConfig, Errors)
 		{R"({"listen": "1.2.3.4:80", "nodes": [{"name":"a","address":"1.1.1.1:1"}],
 		    "routes": [{"prefix":"/","service":"s","nodes":["a"]}], "limits": {"max_connections": 0}})",
 		 "/limits/max_connections: 0 is out of range"},
+		{R"({"listen": "1.2.3.4:80", "nodes": [{"name":"a","address":"1.1.1.1:1"}],
+		    "routes": [{"prefix":"/","service":"s","nodes":["a"]}],
+		    "limits": {"max_body_bytes": 200000, "max_buffered_bytes": 100000}})",
+		 "/limits/max_buffered_bytes: 100000 is below max_body_bytes (200000)"},
+		{R"({"listen": "1.2.3.4:80", "nodes": [{"name":"a","address":"1.1.1.1:1"}],
+		    "routes": [{"prefix":"/","service":"s","nodes":["a"]}],
+		    "limits": {"max_buffered_bytes": 1000}})",
+		 "/limits/max_buffered_bytes: 1000 is out of range"},
 		{R"({"listen": "1.2.3.4:80", "nodes": [{"name":"a","address":"[fd00::1]:1"}],
 		    "routes": [{"prefix":"/","service":"s","nodes":["a"]}]})",
 		 "/nodes/0/address: address family differs"},
@@ -152,3 +161,57 @@ TEST(IngressMapping, ReasonsFromPodsStayValidJsonAndLabels)
 }
 
 } // namespace
+
+/* The end of a request's header block, found in its bytes a piece at a time (the memory
+ * bound admits a body there): CRLF or LF line ends, empty lines before the request line
+ * skipped, the bytes after the block left for the body. */
+TEST(IngressHead, TheHeaderBlockEndsAtTheFirstEmptyLineAfterTheRequestLine)
+{
+	struct scanned {
+		size_t taken;
+		bool done, body;
+		std::string method;
+	};
+	auto scan = [](std::string_view text, size_t piece) {
+		gateway::head_scanner h;
+		size_t taken = 0;
+		for (size_t at = 0; at < text.size() && !h.done; at += piece) {
+			const size_t n = std::min(piece, text.size() - at);
+			const size_t k =
+				h.feed(reinterpret_cast<const uint8_t *>(text.data()) + at, n);
+			EXPECT_TRUE(k == n || h.done) << text;
+			taken += k;
+		}
+		return scanned{taken, h.done, h.body_method(), std::string(h.method, h.method_len)};
+	};
+	const std::string post = "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\n";
+	for (size_t piece : {size_t(1), size_t(2), size_t(3), size_t(7), size_t(1000)}) {
+		scanned s = scan(post + "abc", piece);
+		EXPECT_TRUE(s.done);
+		EXPECT_EQ(s.taken, post.size()) << piece; /* "abc" is the body's */
+		EXPECT_TRUE(s.body);
+		EXPECT_EQ(s.method, "POST /a ");
+	}
+	/* LF alone, and a CR before each LF or not */
+	EXPECT_EQ(scan("PUT / HTTP/1.1\nA: b\n\nxyz", 4).taken, 21u);
+	EXPECT_TRUE(scan("PATCH / HTTP/1.1\r\n\nxyz", 1).body);
+	/* empty lines before the request line are skipped, as evhttp does */
+	scanned lead = scan("\r\n\r\nGET / HTTP/1.1\r\n\r\n", 5);
+	EXPECT_TRUE(lead.done);
+	EXPECT_EQ(lead.taken, 22u);
+	EXPECT_FALSE(lead.body);
+	EXPECT_EQ(lead.method, "GET / HT");
+	/* not ended yet: every byte taken */
+	scanned part = scan("POST /a HTTP/1.1\r\nHost: x\r\n", 3);
+	EXPECT_FALSE(part.done);
+	EXPECT_EQ(part.taken, 27u);
+	/* methods without a body in evhttp's reading; a method that only begins like one */
+	EXPECT_FALSE(scan("GET / HTTP/1.1\r\n\r\n", 100).body);
+	EXPECT_FALSE(scan("DELETE / HTTP/1.1\r\n\r\n", 100).body);
+	EXPECT_FALSE(scan("POSTX / HTTP/1.1\r\n\r\n", 100).body);
+	/* a finished scanner takes nothing more */
+	gateway::head_scanner h;
+	const std::string get = "GET / HTTP/1.1\r\n\r\n";
+	EXPECT_EQ(h.feed(reinterpret_cast<const uint8_t *>(get.data()), get.size()), get.size());
+	EXPECT_EQ(h.feed(reinterpret_cast<const uint8_t *>(get.data()), get.size()), 0u);
+}

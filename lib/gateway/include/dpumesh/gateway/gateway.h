@@ -64,6 +64,9 @@ struct config {
 	/** open client connections at most; past it new ones wait in the listen backlog
 	 * (also held below the process's file descriptor limit: docs/gateway.md) */
 	uint32_t max_connections = 10000;
+	/** request bytes held at most, over every connection (bodies being read, bodies of
+	 * requests waiting for the mesh): past it, reading pauses (docs/gateway.md) */
+	uint64_t max_buffered_bytes = 256ull << 20;
 	uint32_t request_ms = 5000; /**< mesh deadline and the gateway's own time-out */
 	uint32_t read_ms = 10000;   /**< accept/previous reply -> a whole request read */
 	uint32_t idle_ms = 30000;   /**< socket inactivity (evhttp) */
@@ -105,6 +108,28 @@ std::string error_body(std::string_view reason, std::string_view hop, int status
  * (every reason the mesh makes), else "invalid" (a pod may answer with the mesh_generated
  * flag and any reason: it must not break the Prometheus text). */
 std::string_view mesh_reason_label(std::string_view reason) noexcept;
+
+/**
+ * Finds the end of an HTTP/1.x request's header block in its bytes as they are read, a
+ * piece at a time (the gateway's memory bound admits a body only once its header block has
+ * ended: docs/gateway.md, "Memory"). Lines end with LF, a CR anywhere is left out (evhttp's
+ * EVBUFFER_EOL_CRLF takes both "\r\n" and "\n"), empty lines before the request line are
+ * skipped, and the first empty line after it ends the block.
+ */
+struct head_scanner {
+	uint32_t line_len = 0; /**< the current line's length so far (CRs left out) */
+	uint32_t lines = 0;    /**< non-empty lines ended so far */
+	char method[8] = {};   /**< the request line's first bytes (CRs left out) */
+	uint8_t method_len = 0;
+	bool done = false;     /**< the block has ended */
+
+	/** Scans p[0, n): the bytes taken, up to and including the LF that ends the block (all
+	 * n while it has not ended; none once done). */
+	size_t feed(const uint8_t *p, size_t n) noexcept;
+	/** The request line's method may carry a body (POST, PUT, PATCH: evhttp reads a body for
+	 * no other). */
+	bool body_method() const noexcept;
+};
 
 /** Standard reason phrase ("OK", "Not Found", ...). */
 const char *reason_phrase(int status) noexcept;
