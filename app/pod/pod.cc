@@ -2,6 +2,7 @@
 // dpumesh-pod: the sample pod program, on the libdpumesh C API with a dpumesh_wait loop. It
 // is the README's sample service and the pod of the integration tests. Modes:
 //   echo   SOCK                      answer every request with its body and an x-sum field
+//                                    (status 200, or the request's x-echo-status)
 //   client SOCK N SEED MAXBODY [FLOOD]  send N requests (random bodies), at most 32 (or
 //                                    $DPUMESH_CLIENT_WINDOW) outstanding, check the echoes;
 //                                    FLOOD: first send without progressing until try-again
@@ -37,6 +38,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cinttypes>
 #include <cmath>
 #include <csignal>
@@ -250,8 +252,17 @@ bool answer(dpumesh_t *h, dpumesh_msg *m, echo_state *s)
 		std::memcpy(ts, v, len);
 		ts[len] = 0;
 	}
+	/* x-echo-status: N (100-599) answers with that status (tests of what a pod may answer) */
+	uint16_t status = 200;
+	if (dpumesh_msg_field(m, "x-echo-status", &v, &len) == 0 && len == 3) {
+		const int n = (v[0] - '0') * 100 + (v[1] - '0') * 10 + (v[2] - '0');
+		if (std::isdigit(static_cast<unsigned char>(v[0])) &&
+		    std::isdigit(static_cast<unsigned char>(v[1])) &&
+		    std::isdigit(static_cast<unsigned char>(v[2])) && n >= 100 && n <= 599)
+			status = static_cast<uint16_t>(n);
+	}
 	dpumesh_field f[4] = {{"x-sum", sum}, {"x-pod", pod}, {"x-order", order}, {"x-ts", ts}};
-	int rc = dpumesh_send_response(h, 0, m, 200, f, ts[0] ? 4 : 3, m->body, m->body_len);
+	int rc = dpumesh_send_response(h, 0, m, status, f, ts[0] ? 4 : 3, m->body, m->body_len);
 	if (rc == -EAGAIN || rc == -ENOBUFS)
 		return false;
 	if (std::strcmp(order, "none") != 0)
@@ -774,7 +785,8 @@ const char usage_text[] =
 	"\n"
 	"Modes:\n"
 	"  echo SOCK                        answer every request with its body and x-sum\n"
-	"                                   (FNV-1a of the body), x-pod, x-order, x-ts fields\n"
+	"                                   (FNV-1a of the body), x-pod, x-order, x-ts fields;\n"
+	"                                   status 200, or the request's x-echo-status (100-599)\n"
 	"  client SOCK N SEED MAXBODY [flood [TXSLOTS]]\n"
 	"                                   send N requests with random bodies of 0..MAXBODY\n"
 	"                                   bytes (from SEED), at most 32 outstanding, check each\n"

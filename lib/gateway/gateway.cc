@@ -592,6 +592,12 @@ void server::impl::on_message(meshsock::message &m)
 		return reply_error(p->req, p->guard, http_status_for_mesh(v.status, reason),
 				   reason.c_str(), hop.c_str());
 	}
+	if (v.status < 200) {
+		/* an interim status cannot be the one answer of a request: passed on, the client
+		 * would wait for another after it, and take the next request's for it */
+		mesh_errors["bad_response"]++;
+		return reply_error(p->req, p->guard, 502, "bad_response");
+	}
 	evkeyvalq *out = evhttp_request_get_output_headers(p->req);
 	std::string name, value;
 	v.for_each([&](std::string_view n, std::string_view val) {
@@ -605,7 +611,12 @@ void server::impl::on_message(meshsock::message &m)
 		evhttp_add_header(out, "Content-Type", "application/octet-stream");
 	evbuffer *buf = evbuffer_new();
 	auto body = m.body();
-	if (body.size() > chunked_above && evhttp_request_get_command(p->req) != EVHTTP_REQ_HEAD) {
+	/* no body after a 204 or a 304, nor in the answer to a HEAD (RFC 9110 6.4.1): evhttp
+	 * would write one anyway, and the client would read it as the next answer */
+	if (v.status == 204 || v.status == 304 ||
+	    evhttp_request_get_command(p->req) == EVHTTP_REQ_HEAD)
+		body = body.first(0);
+	if (body.size() > chunked_above) {
 		/* large bodies go out chunked (HTTP/1.1 clients; evhttp falls back to
 		 * close-delimited for 1.0) in 64 KiB pieces */
 		responses[v.status]++;

@@ -5,6 +5,8 @@
 //   GetPostBodies      GET and POST with bodies of 0 B .. 1 MiB, fixed length and chunked,
 //                      answered byte-exact by both echo pods; mesh errors as JSON
 //   KeepAlivePipelined two requests in one write on one connection, answered in order
+//   StatusesWithoutABody... a pod's 204/304 go out without a body, its 1xx as 502, and the
+//                      next answer on the connection stays whole
 //   BodiesPastTheMemoryBound...  a bound of one body's reservation: six bodies at once wait
 //                      their turn and all come back whole
 //   BadHttp            malformed request line, huge header, control byte in a value, body
@@ -313,6 +315,43 @@ TEST_F(IngressE2E, BodiesPastTheMemoryBoundWaitTheirTurnAndComeBackWhole)
 	EXPECT_LE(metric(m.body, "dpumesh_ingress_buffered_bytes_peak"), 400000 + 6 * 65536)
 		<< m.body;
 	small.stop();
+}
+
+/* What a pod answers is passed on as HTTP allows: a 204 or 304 goes out without the body the
+ * pod put in it (a body there would be read as the next answer on the connection), and a
+ * 1xx, which the mesh's one answer a request cannot be, becomes 502 bad_response. Each on a
+ * keep-alive connection with a request after it, whose answer must come whole and in turn. */
+TEST_F(IngressE2E, StatusesWithoutABodyGoOutWithoutOne)
+{
+	for (const char *status : {"204", "304", "100", "101"}) {
+		SCOPED_TRACE(status);
+		const std::string first = std::string("POST /echo/s HTTP/1.1\r\nHost: x\r\nX-Echo-Status: ") +
+					  status + "\r\nContent-Length: 5\r\n\r\nhello";
+		const std::string second = "POST /echo/t HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+					   "Connection: close\r\n\r\nworld";
+		raw_result r = raw_http(ns, {first + second}, 0ms, 10s);
+		EXPECT_TRUE(r.closed);
+		const std::string want = status[0] == '1' ? "HTTP/1.1 502 " : std::string("HTTP/1.1 ") + status + " ";
+		ASSERT_EQ(r.in.rfind(want, 0), 0u) << r.in;
+		const size_t end1 = r.in.find("\r\n\r\n");
+		ASSERT_NE(end1, std::string::npos) << r.in;
+		std::string rest = r.in.substr(end1 + 4);
+		if (status[0] == '1') {
+			/* the 502's JSON body, by its Content-Length */
+			const std::string cl = header_of(r.in.substr(0, end1 + 2), "content-length");
+			ASSERT_FALSE(cl.empty()) << r.in;
+			const std::string body = rest.substr(0, std::stoul(cl));
+			EXPECT_NE(body.find("\"error\":\"bad_response\""), std::string::npos) << body;
+			rest = rest.substr(body.size());
+		} else {
+			EXPECT_EQ(r.in.substr(0, end1).find("Content-Length: 5"), std::string::npos)
+				<< r.in;
+		}
+		/* the next answer starts right there, and is the second request's */
+		ASSERT_EQ(rest.rfind("HTTP/1.1 200 OK", 0), 0u) << r.in;
+		EXPECT_EQ(rest.substr(rest.size() - 5), "world") << r.in;
+		EXPECT_EQ(count_of(r.in, "HTTP/1.1 "), 2) << r.in;
+	}
 }
 
 TEST_F(IngressE2E, BadHttp)
