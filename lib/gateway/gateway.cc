@@ -893,6 +893,12 @@ std::string render_metrics(const server::impl &g)
 {
 	std::string o;
 	auto line = [&](const std::string &s) { o += s + "\n"; };
+	/* a metric without labels: its help, its type, its value */
+	auto one = [&](const char *name, const char *type, const char *help, uint64_t v) {
+		line(std::string("# HELP ") + name + " " + help);
+		line(std::string("# TYPE ") + name + " " + type);
+		line(std::string(name) + " " + std::to_string(v));
+	};
 	/* a counter by reason: its help, its type, a line per reason */
 	auto by_reason = [&](const std::string &name, const char *help,
 			     const std::map<std::string, uint64_t> &counts) {
@@ -901,9 +907,7 @@ std::string render_metrics(const server::impl &g)
 		for (const auto &[r, n] : counts)
 			line(name + "{reason=\"" + r + "\"} " + std::to_string(n));
 	};
-	line("# HELP dpumesh_ingress_requests_total HTTP requests read whole");
-	line("# TYPE dpumesh_ingress_requests_total counter");
-	line("dpumesh_ingress_requests_total " + std::to_string(g.requests));
+	one("dpumesh_ingress_requests_total", "counter", "HTTP requests read whole", g.requests);
 	line("# HELP dpumesh_ingress_responses_total HTTP responses by status");
 	line("# TYPE dpumesh_ingress_responses_total counter");
 	for (const auto &[code, n] : g.responses)
@@ -919,31 +923,31 @@ std::string render_metrics(const server::impl &g)
 	line("dpumesh_ingress_connections_total " + std::to_string(g.connections));
 	line("# TYPE dpumesh_ingress_connections_open gauge");
 	line("dpumesh_ingress_connections_open " + std::to_string(g.guards.size()));
-	line("# HELP dpumesh_ingress_max_connections client connections open at most (limits.max_connections, or lower: the fd limit)");
-	line("# TYPE dpumesh_ingress_max_connections gauge");
-	line("dpumesh_ingress_max_connections " + std::to_string(g.max_conns));
-	line("# HELP dpumesh_ingress_buffered_bytes request bytes held: bodies being read and bodies waiting for the mesh");
-	line("# TYPE dpumesh_ingress_buffered_bytes gauge");
-	line("dpumesh_ingress_buffered_bytes " + std::to_string(g.buffered));
-	line("# HELP dpumesh_ingress_buffered_bytes_peak the most request bytes held at once");
-	line("# TYPE dpumesh_ingress_buffered_bytes_peak gauge");
-	line("dpumesh_ingress_buffered_bytes_peak " + std::to_string(g.buffered_peak));
-	line("# HELP dpumesh_ingress_committed_bytes request bytes committed: admitted bodies' reservations and bodies waiting for the mesh");
-	line("# TYPE dpumesh_ingress_committed_bytes gauge");
-	line("dpumesh_ingress_committed_bytes " + std::to_string(g.committed));
-	line("# HELP dpumesh_ingress_max_buffered_bytes request bytes held at most before reading pauses (limits.max_buffered_bytes)");
-	line("# TYPE dpumesh_ingress_max_buffered_bytes gauge");
-	line("dpumesh_ingress_max_buffered_bytes " + std::to_string(g.cfg.max_buffered_bytes));
-	line("# HELP dpumesh_ingress_read_paused_total requests that waited for admission (max_buffered_bytes), their connection's reading paused");
-	line("# TYPE dpumesh_ingress_read_paused_total counter");
-	line("dpumesh_ingress_read_paused_total " + std::to_string(g.read_pauses));
+	one("dpumesh_ingress_max_connections", "gauge",
+	    "client connections open at most (limits.max_connections, or lower: the fd limit)",
+	    g.max_conns);
+	one("dpumesh_ingress_buffered_bytes", "gauge",
+	    "request bytes held: bodies being read and bodies waiting for the mesh",
+	    g.buffered);
+	one("dpumesh_ingress_buffered_bytes_peak", "gauge",
+	    "the most request bytes held at once",
+	    g.buffered_peak);
+	one("dpumesh_ingress_committed_bytes", "gauge",
+	    "request bytes committed: admitted bodies' reservations and bodies waiting for the mesh",
+	    g.committed);
+	one("dpumesh_ingress_max_buffered_bytes", "gauge",
+	    "request bytes held at most before reading pauses (limits.max_buffered_bytes)",
+	    g.cfg.max_buffered_bytes);
+	one("dpumesh_ingress_read_paused_total", "counter",
+	    "requests that waited for admission (max_buffered_bytes), their connection's reading paused",
+	    g.read_pauses);
 	by_reason("dpumesh_ingress_accept_paused_total",
 		  "times a listener stopped accepting: at max_connections, out of file "
 		  "descriptors, another accept error",
 		  g.accept_paused);
-	line("# HELP dpumesh_ingress_slow_closed_total connections closed for not sending a whole request in time");
-	line("# TYPE dpumesh_ingress_slow_closed_total counter");
-	line("dpumesh_ingress_slow_closed_total " + std::to_string(g.slow_closed));
+	one("dpumesh_ingress_slow_closed_total", "counter",
+	    "connections closed for not sending a whole request in time",
+	    g.slow_closed);
 	line("# TYPE dpumesh_ingress_unmatched_total counter");
 	line("dpumesh_ingress_unmatched_total " + std::to_string(g.unmatched));
 	line("# TYPE dpumesh_ingress_send_errors_total counter");
