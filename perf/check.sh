@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # Static checks of perf/'s scripts (CTest perf_scripts_check; runs nothing): bash -n and,
-# when installed, shellcheck on the shell scripts; a byte-compile of the Python helpers.
+# when installed, shellcheck on the shell scripts; a byte-compile of the Python scripts.
 set -euo pipefail
 perf=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 shells=("$perf"/*.sh "$perf"/lib/*.sh "$perf"/suites/*.sh)
@@ -15,5 +15,6 @@ else
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for f in "$perf"/lib/*.py; do PYTHONPYCACHEPREFIX=$tmp python3 -m py_compile "$f"; done
-echo "check.sh: ${#shells[@]} shell scripts and $(ls "$perf"/lib/*.py | wc -l) Python helpers OK"
+pys=("$perf"/lib/*.py "$perf"/*.py)
+for f in "${pys[@]}"; do PYTHONPYCACHEPREFIX=$tmp python3 -m py_compile "$f"; done
+echo "check.sh: ${#shells[@]} shell scripts and ${#pys[@]} Python scripts OK"
