@@ -1134,11 +1134,14 @@ TEST(Case3Console, ShowPendingListsTheOldestFirst)
 	second->wait(5s);
 	sink->signal(SIGKILL);
 	sink->wait(5s);
-	/* the 40 wait out their 30 s deadline (a pod that leaves takes no request with it);
-	 * everything else is back */
+	/* their requesters gone, the 40 are closed by the shard's departure walk ~10 ms after it
+	 * sees the departures (origin_left: docs/overload.md, "Pods that leave"), not at their
+	 * 30 s deadline; everything else is back. (The test used to stop the node at once and
+	 * expect all 40 still there: under ThreadSanitizer the walk had already closed 32.) */
+	EXPECT_TRUE(wait_until([&] { return pending_now() == 0; })) << pending_now();
 	const dpumesh::control::snapshot fin = n.stop();
 	EXPECT_EQ(fin.nb_pods, 0u);
-	EXPECT_EQ(fin.pending, 40u);
+	EXPECT_EQ(fin.pending, 0u);
 	EXPECT_EQ(fin.hbufs_in_use, 0u);
 	EXPECT_EQ(n.mbufs_in_use, 0u);
 	EXPECT_EQ(n.msgs_in_use, 0u);
