@@ -47,6 +47,20 @@ def in_ns():
     os.close(fd)
 
 
+def exchange(port, data, timeout=None):
+    """Sends data to 127.0.0.1:port and reads until the peer closes."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    s.sendall(data)
+    out = b""
+    while True:
+        d = s.recv(65536)
+        if not d:
+            break
+        out += d
+    s.close()
+    return out
+
+
 class gateway:
     def __init__(self, binary, limits, request_ms):
         cfg = {"listen": "127.0.0.1:8080", "admin": "127.0.0.1:9901",
@@ -73,15 +87,7 @@ class gateway:
         return int(f[11]) + int(f[12])
 
     def metrics(self):
-        s = socket.create_connection(("127.0.0.1", 9901))
-        s.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
-        out = b""
-        while True:
-            d = s.recv(65536)
-            if not d:
-                break
-            out += d
-        return out.decode()
+        return exchange(9901, b"GET /metrics HTTP/1.0\r\n\r\n").decode()
 
     def stop(self):
         self.proc.terminate()
@@ -108,15 +114,7 @@ def flood(spec, clients, body):
     def client():
         code = "none"
         try:
-            s = socket.create_connection(("127.0.0.1", 8080), timeout=300)
-            s.sendall(req)
-            got = b""
-            while True:
-                d = s.recv(65536)
-                if not d:
-                    break
-                got += d
-            code = got[9:12].decode() or "closed"
+            code = exchange(8080, req, timeout=300)[9:12].decode() or "closed"
         except OSError as e:
             code = type(e).__name__
         with lock:
