@@ -38,7 +38,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <cinttypes>
 #include <cmath>
 #include <csignal>
@@ -254,12 +253,11 @@ bool answer(dpumesh_t *h, dpumesh_msg *m, echo_state *s)
 	}
 	/* x-echo-status: N (100-599) answers with that status (tests of what a pod may answer) */
 	uint16_t status = 200;
-	if (dpumesh_msg_field(m, "x-echo-status", &v, &len) == 0 && len == 3) {
-		const int n = (v[0] - '0') * 100 + (v[1] - '0') * 10 + (v[2] - '0');
-		if (std::isdigit(static_cast<unsigned char>(v[0])) &&
-		    std::isdigit(static_cast<unsigned char>(v[1])) &&
-		    std::isdigit(static_cast<unsigned char>(v[2])) && n >= 100 && n <= 599)
-			status = static_cast<uint16_t>(n);
+	char want[8];
+	if (dpumesh_msg_field(m, "x-echo-status", &v, &len) == 0 && len < sizeof(want)) {
+		std::memcpy(want, v, len);
+		want[len] = 0;
+		status = static_cast<uint16_t>(dpumesh::parse_whole(want, 100, 599).value_or(200));
 	}
 	dpumesh_field f[4] = {{"x-sum", sum}, {"x-pod", pod}, {"x-order", order}, {"x-ts", ts}};
 	int rc = dpumesh_send_response(h, 0, m, status, f, ts[0] ? 4 : 3, m->body, m->body_len);
