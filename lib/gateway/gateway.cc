@@ -112,6 +112,22 @@ struct conn_guard {
 	bool waiting = false;	 /* for admission: reading paused, in impl::admission */
 };
 
+/* A bufferevent's callbacks as evhttp set them: its read callback is none while evhttp
+ * writes an answer (it reads on only to see the client close), its event callback none once
+ * evhttp has freed the connection. */
+struct bev_callbacks {
+	bufferevent_data_cb rd = nullptr, wr = nullptr;
+	bufferevent_event_cb ev = nullptr;
+	void *arg = nullptr;
+};
+
+static bev_callbacks callbacks_of(bufferevent *bev)
+{
+	bev_callbacks c;
+	bufferevent_getcb(bev, &c.rd, &c.wr, &c.ev, &c.arg);
+	return c;
+}
+
 /* A request forwarded to a node, waiting for the answer. */
 struct pending {
 	server::impl *gw;
@@ -198,6 +214,11 @@ struct server::impl {
 	bool try_admit(conn_guard &g);
 	void admit_waiting();
 	void drop_reading(conn_guard &g);
+	void hold(uint64_t n)
+	{
+		buffered += n;
+		buffered_peak = std::max(buffered_peak, buffered);
+	}
 	void request_whole(conn_guard &g);
 	void finish(std::unordered_map<uint64_t, std::unique_ptr<pending>>::iterator it,
 		    uint64_t held);
@@ -347,9 +368,8 @@ void server::impl::on_request(evhttp_request *req)
 	p->start_ms = now_ms();
 	p->start = std::chrono::steady_clock::now();
 	p->held = body_len;
-	buffered += body_len;
+	hold(body_len);
 	committed += body_len;
-	buffered_peak = std::max(buffered_peak, buffered);
 	/* the node answers within request_ms (its deadline); the gateway waits a little longer
 	 * so a node's own 504 wins when both fire */
 	p->timer = evtimer_new(base, [](evutil_socket_t, short, void *arg) {
@@ -460,8 +480,7 @@ bool server::impl::try_admit(conn_guard &g)
 void server::impl::on_read(conn_guard &g, evbuffer *in, size_t n)
 {
 	g.reading += n;
-	buffered += n;
-	buffered_peak = std::max(buffered_peak, buffered);
+	hold(n);
 	const size_t len = evbuffer_get_length(in);
 	scan(g, in, len >= n ? len - n : 0);
 	bool pause = g.waiting;
@@ -469,11 +488,7 @@ void server::impl::on_read(conn_guard &g, evbuffer *in, size_t n)
 		/* an admitted request is read to its end, even where a chunked body's framing
 		 * takes it past its reservation; past it while evhttp is not parsing, it is read
 		 * ahead */
-		bufferevent_data_cb rd, wr;
-		bufferevent_event_cb ev;
-		void *arg;
-		bufferevent_getcb(g.bev, &rd, &wr, &ev, &arg);
-		pause = pause || rd == nullptr;
+		pause = pause || callbacks_of(g.bev).rd == nullptr;
 		committed += g.reading - g.reserve;
 		g.reserve = g.reading;
 	} else if (!g.admitted && g.reading > head_limit()) {
@@ -487,11 +502,7 @@ void server::impl::on_read(conn_guard &g, evbuffer *in, size_t n)
  * reading is then the gateway's to turn on; else evhttp turns it on when it answers). */
 static bool readable(const conn_guard &g)
 {
-	bufferevent_data_cb rd, wr;
-	bufferevent_event_cb ev;
-	void *arg;
-	bufferevent_getcb(g.bev, &rd, &wr, &ev, &arg);
-	return ev != nullptr && g.busy == 0 && !g.closing;
+	return callbacks_of(g.bev).ev != nullptr && g.busy == 0 && !g.closing;
 }
 
 /* Room freed: the waiting requests admitted in turn, oldest first, while they fit. */
@@ -535,7 +546,7 @@ void server::impl::request_whole(conn_guard &g)
 	g.head = head_scanner{};
 	evbuffer *in = bufferevent_get_input(g.bev);
 	g.reading = evbuffer_get_length(in);
-	buffered += g.reading;
+	hold(g.reading);
 	scan(g, in, 0);
 }
 
@@ -644,11 +655,7 @@ void server::impl::sweep()
 	bool freed = false;
 	for (auto it = guards.begin(); it != guards.end();) {
 		conn_guard &g = it->second;
-		bufferevent_data_cb rd, wr;
-		bufferevent_event_cb ev;
-		void *arg;
-		bufferevent_getcb(g.bev, &rd, &wr, &ev, &arg);
-		if (ev == nullptr) { /* evhttp freed the connection */
+		if (callbacks_of(g.bev).ev == nullptr) { /* evhttp freed the connection */
 			drop_reading(g);
 			evbuffer_remove_cb_entry(bufferevent_get_input(g.bev), g.input_cb);
 			guard_of.erase(g.bev);
