@@ -589,16 +589,18 @@ std::vector<int> connect_many(const std::string &ns, uint16_t port, int n)
 	return fds;
 }
 
-std::string lone_gateway_config(unsigned max_connections)
+/* The gateway with no node (127.0.0.1:7000 answers nothing), its limits and its timeouts
+ * (the members of each object), read_ms and idle_ms 60 s. */
+std::string lone_gateway_config(const std::string &limits, const std::string &timeouts = "")
 {
 	return R"({
   "listen": "127.0.0.1:8080", "admin": "127.0.0.1:9901",
   "mesh": { "bind": "127.0.0.1:0" },
   "nodes": [ { "name": "n1", "address": "127.0.0.1:7000" } ],
   "routes": [ { "prefix": "/s0", "service": "s0", "nodes": ["n1"] } ],
-  "limits": { "max_connections": )" +
-	       std::to_string(max_connections) + R"( },
-  "timeouts": { "read_ms": 60000, "idle_ms": 60000 }
+  "limits": { )" + limits + R"( },
+  "timeouts": { )" + timeouts + (timeouts.empty() ? "" : ", ") +
+	       R"("read_ms": 60000, "idle_ms": 60000 }
 })";
 }
 
@@ -612,7 +614,7 @@ TEST(IngressLimits, ConnectionsPastTheCapWaitInTheBacklog)
 	lone_netns ns("dpmk-" + std::to_string(getpid() % 100000));
 	ASSERT_TRUE(ns.ok);
 	temp_dir d;
-	ingress_proc gw(ns.name, lone_gateway_config(8));
+	ingress_proc gw(ns.name, lone_gateway_config(R"("max_connections": 8)"));
 	ASSERT_TRUE(gw.up) << gw.proc->output();
 	EXPECT_NE(gw.proc->output().find("max_connections=8"), std::string::npos)
 		<< gw.proc->output();
@@ -658,7 +660,8 @@ TEST(IngressLimits, OutOfFileDescriptorsAcceptingPausesWithoutSpinning)
 	lone_netns ns("dpml-" + std::to_string(getpid() % 100000));
 	ASSERT_TRUE(ns.ok);
 	temp_dir d;
-	ingress_proc gw(ns.name, lone_gateway_config(10000), {which("prlimit"), "--nofile=48:48"});
+	ingress_proc gw(ns.name, lone_gateway_config(R"("max_connections": 10000)"),
+			{which("prlimit"), "--nofile=48:48"});
 	ASSERT_TRUE(gw.up) << gw.proc->output();
 	EXPECT_NE(gw.proc->output().find("max_connections=24"), std::string::npos)
 		<< gw.proc->output();
@@ -698,16 +701,10 @@ TEST(IngressLimits, OutOfFileDescriptorsAcceptingPausesWithoutSpinning)
 std::string flood_of_bodies(const std::string &ns_name, uint64_t max_buffered,
 			    unsigned request_ms, const temp_dir &d)
 {
-	ingress_proc gw(ns_name, R"({
-  "listen": "127.0.0.1:8080", "admin": "127.0.0.1:9901",
-  "mesh": { "bind": "127.0.0.1:0" },
-  "nodes": [ { "name": "n1", "address": "127.0.0.1:7000" } ],
-  "routes": [ { "prefix": "/s0", "service": "s0", "nodes": ["n1"] } ],
-  "limits": { "max_body_bytes": 262144, "max_buffered_bytes": )" +
-				   std::to_string(max_buffered) + R"( },
-  "timeouts": { "request_ms": )" + std::to_string(request_ms) +
-						   R"(, "read_ms": 60000, "idle_ms": 60000 }
-})");
+	ingress_proc gw(ns_name,
+			lone_gateway_config(R"("max_body_bytes": 262144, "max_buffered_bytes": )" +
+						    std::to_string(max_buffered),
+					    R"("request_ms": )" + std::to_string(request_ms)));
 	EXPECT_TRUE(gw.up) << gw.proc->output();
 	if (!gw.up)
 		return "";
