@@ -37,7 +37,11 @@ def query_paged(sock, cmd, max_len=1 << 20):
         reply = json.loads(sock.recv(max_len).decode()).get(base)
         if not isinstance(reply, dict):
             return reply if whole is None else whole
-        nxt = reply.pop("next", None)
+        nxt = reply.get("next")
+        if isinstance(nxt, int):  # the pages' own key (an entry is never keyed "next")
+            del reply["next"]
+        else:
+            nxt = None
         if whole is None:
             whole = reply
         else:
@@ -163,19 +167,25 @@ def add_policy(e, policy, metrics, latency):
             e.add("dpumesh_policy_verdicts_total", "counter",
                   "policy verdicts by reason (this policy version)", value,
                   {"reason": key[len("verdict_"):]})
-        elif key.startswith("breaker/"):
+        elif key.startswith("breaker/") and isinstance(value, dict):
             for state in ("closed", "open", "half_open"):
                 e.add("dpumesh_breaker_state", "gauge", "1 for the breaker's current state",
-                      int(value == state), {"service": key[len("breaker/"):], "state": state})
+                      int(value.get("state") == state),
+                      {"service": value.get("service", key[len("breaker/"):]), "state": state})
         elif key != "version":
             e.add("dpumesh_policy_%s_total" % key, "counter",
                   "policy engine counter (this policy version)", value)
+    # the names come from each entry: a key is the name made a telemetry key (docs/console.md)
+    routes = set()
     for name, m in metrics.items():
-        if name.startswith("route/"):
-            _, service, route = name.split("/", 2)
-            labels, family = {"service": service, "route": route}, "dpumesh_route"
+        if "route" in m:
+            route = m["route"]
+            if (m["service"], route) in routes:  # prefixes alike in their first 127 bytes
+                route = "%s [%s]" % (route, name)
+            routes.add((m["service"], route))
+            labels, family = {"service": m["service"], "route": route}, "dpumesh_route"
         else:
-            labels, family = {"service": name}, "dpumesh_service"
+            labels, family = {"service": m.get("service", name)}, "dpumesh_service"
         for key, text in METRIC_COUNTERS:
             e.add("%s_%s_total" % (family, key), "counter", text, m.get(key, 0), labels)
         for cls in ("1xx", "2xx", "3xx", "4xx", "5xx"):
@@ -185,14 +195,15 @@ def add_policy(e, policy, metrics, latency):
         e.lines.append("# HELP dpumesh_service_latency_seconds request taken -> answer passed "
                        "on, by service (log2 buckets)")
         e.lines.append("# TYPE dpumesh_service_latency_seconds histogram")
-    for service, buckets in latency.items():
+    for key, buckets in latency.items():
+        m = metrics.get(key, {})  # the same key as the service's metrics
+        service = m.get("service", key)
         total = 0
         for k, count in enumerate(buckets):
             total += count
             le = "+Inf" if k == len(buckets) - 1 else "%g" % ((1 << k) / 1e6)
             e.lines.append('dpumesh_service_latency_seconds_bucket{service="%s",le="%s"} %d'
                            % (esc(service), le, total))
-        m = metrics.get(service, {})
         e.lines.append('dpumesh_service_latency_seconds_sum{service="%s"} %g'
                        % (esc(service), m.get("latency_sum_us", 0) / 1e6))
         e.lines.append('dpumesh_service_latency_seconds_count{service="%s"} %d' % (esc(service), total))
@@ -218,6 +229,10 @@ def main():
                 code = 200
             except (OSError, ValueError) as err:
                 body = ("# dpumesh telemetry at %s: %s\ndpumesh_up 0\n" % (path, err)).encode()
+                code = 503
+            except Exception as err:  # a reply not of the shape read here: say so, answer
+                body = ("# dpumesh telemetry at %s: unexpected reply: %s: %s\ndpumesh_up 0\n"
+                        % (path, type(err).__name__, err)).encode()
                 code = 503
             self.send_response(code)
             self.send_header("Content-Type", "text/plain; version=0.0.4; charset=utf-8")

@@ -167,10 +167,6 @@ int fill_sidecar(node &n, rte_tel_data *d)
 	return 0;
 }
 
-/* rte_telemetry (22.11) takes dict keys of letters, digits, '_' and '/' only: anything
- * else in a service name or route prefix becomes '_'. */
-std::string tel_key(std::string_view s) { return telemetry_key(s); }
-
 } // namespace
 
 namespace {
@@ -208,6 +204,7 @@ void telemetry_reply::u64(std::string key, uint64_t v)
 {
 	value x(value::kind::u64);
 	x.n = v;
+	_keys.insert(key);
 	_fixed.emplace_back(std::move(key), std::move(x));
 }
 
@@ -223,25 +220,42 @@ std::vector<std::string> &telemetry_reply::str_column(std::string name)
 	return _columns.back().second.ss;
 }
 
-void telemetry_reply::entry_str(std::string key, std::string v)
+/* DPDK keeps a key's first RTE_TEL_MAX_STRING_LEN - 1 bytes: the keys are made unique
+ * within that (a route prefix may be 1024 bytes long), the suffix kept whole. */
+void telemetry_reply::add_entry(std::string_view name, value v)
+{
+	constexpr size_t max_key = RTE_TEL_MAX_STRING_LEN - 1;
+	const std::string base = telemetry_key(name.substr(0, max_key));
+	std::string key = base;
+	for (unsigned n = 2; !_keys.insert(key).second; n++) {
+		const std::string suffix = "_" + std::to_string(n);
+		key = base.substr(0, max_key - suffix.size()) + suffix;
+	}
+	_entries.emplace_back(std::move(key), std::move(v));
+}
+
+void telemetry_reply::entry_str(std::string_view name, std::string v)
 {
 	value x(value::kind::str);
 	x.s = std::move(v);
-	_entries.emplace_back(std::move(key), std::move(x));
+	add_entry(name, std::move(x));
 }
 
-void telemetry_reply::entry_u64s(std::string key, std::vector<uint64_t> v)
+void telemetry_reply::entry_u64s(std::string_view name, std::vector<uint64_t> v)
 {
 	value x(value::kind::u64s);
 	x.ns = std::move(v);
-	_entries.emplace_back(std::move(key), std::move(x));
+	add_entry(name, std::move(x));
 }
 
-void telemetry_reply::entry_dict(std::string key, std::vector<std::pair<std::string, uint64_t>> v)
+void telemetry_reply::entry_dict(std::string_view name,
+				 std::vector<std::pair<std::string, std::string>> strs,
+				 std::vector<std::pair<std::string, uint64_t>> v)
 {
 	value x(value::kind::dict);
+	x.dict_strs = std::move(strs);
 	x.dict = std::move(v);
-	_entries.emplace_back(std::move(key), std::move(x));
+	add_entry(name, std::move(x));
 }
 
 int telemetry_reply::emit()
@@ -269,6 +283,8 @@ int telemetry_reply::emit()
 				n += str_cost(x);
 			return n;
 		case value::kind::dict:
+			for (const auto &[k, x] : v.dict_strs)
+				n += key_cost(k) + str_cost(x);
 			for (const auto &[k, x] : v.dict)
 				n += key_cost(k) + u64_cost(x);
 			return n;
@@ -296,6 +312,8 @@ int telemetry_reply::emit()
 			return;
 		if (v.what == value::kind::dict) {
 			rte_tel_data_start_dict(c);
+			for (const auto &[k, x] : v.dict_strs)
+				rte_tel_data_add_dict_string(c, k.c_str(), x.c_str());
 			for (const auto &[k, x] : v.dict)
 				rte_tel_data_add_dict_u64(c, k.c_str(), x);
 		} else if (v.what == value::kind::u64s) {
@@ -419,7 +437,7 @@ int fill_metrics(node &n, rte_tel_data *d)
 	for (uint32_t i = 0; i < sc->nb_services(); i++) {
 		sidecar::l7_metrics t;
 		add_service_total(n, i, t);
-		r.entry_dict(tel_key(sc->service_name(i)), metrics_dict(t));
+		r.entry_dict(sc->service_name(i), {{"service", sc->service_name(i)}}, metrics_dict(t));
 	}
 	/* every shard runs its own copy of the version (built together): sum the copies that
 	 * are this version (a swap under way may have reached some shards only) */
@@ -433,9 +451,9 @@ int fill_metrics(node &n, rte_tel_data *d)
 			sidecar::l7_metrics t;
 			for (const auto &p : copies)
 				t.add(p->route_metrics(rt.metrics));
-			r.entry_dict(tel_key("route/" + s.name + "/" +
-					     (rt.configured ? rt.path_prefix : std::string("default"))),
-				     metrics_dict(t));
+			const std::string route = rt.configured ? rt.path_prefix : "default";
+			r.entry_dict("route/" + s.name + "/" + route,
+				     {{"service", s.name}, {"route", route}}, metrics_dict(t));
 		}
 	return r.emit();
 }
@@ -454,7 +472,7 @@ int fill_latency(node &n, rte_tel_data *d)
 		a.reserve(t.latency.buckets.size());
 		for (const counter &b : t.latency.buckets)
 			a.push_back(b.get());
-		r.entry_u64s(tel_key(sc->service_name(i)), std::move(a));
+		r.entry_u64s(sc->service_name(i), std::move(a));
 	}
 	return r.emit();
 }
@@ -601,7 +619,7 @@ int fill_routes(node &n, rte_tel_data *d)
 	auto cfg = n.config();
 	telemetry_reply r(d);
 	for (const config::route_config &rt : cfg->routes)
-		r.entry_str(tel_key(rt.service), rt.to);
+		r.entry_str(rt.service, rt.to);
 	return r.emit();
 }
 

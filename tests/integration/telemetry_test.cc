@@ -20,6 +20,7 @@
 #include <cstring>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -64,6 +65,22 @@ std::string http_get(unsigned port, const std::string &path)
 	}
 	close(fd);
 	return out;
+}
+
+/** The port the exporter serves on, from its first line (0 if it did not say in 20 s). */
+unsigned exporter_port(subprocess &exp)
+{
+	unsigned port = 0;
+	exp.wait_output(
+		[&port](const std::string &o) {
+			size_t at = o.find("serving http://127.0.0.1:");
+			if (at == std::string::npos || o.find("/metrics", at) == std::string::npos)
+				return false;
+			port = static_cast<unsigned>(std::strtoul(o.c_str() + at + 25, nullptr, 10));
+			return true;
+		},
+		20s);
+	return port;
 }
 
 } // namespace
@@ -161,18 +178,8 @@ TEST(Telemetry, CountersMatchTheCaptureAndTheExporterServesThem)
 	/* the Prometheus exporter, once */
 	subprocess exp({"/usr/bin/python3", src("scripts/dpumesh-exporter.py"), "--file-prefix", pfx,
 			"--port", "0"});
-	unsigned port = 0;
-	ASSERT_TRUE(exp.wait_output(
-		[&port](const std::string &o) {
-			size_t at = o.find("serving http://127.0.0.1:");
-			if (at == std::string::npos || o.find("/metrics", at) == std::string::npos)
-				return false;
-			port = static_cast<unsigned>(std::strtoul(o.c_str() + at + 25, nullptr, 10));
-			return true;
-		},
-		20s))
-		<< exp.output();
-	ASSERT_GT(port, 0u);
+	const unsigned port = exporter_port(exp);
+	ASSERT_GT(port, 0u) << exp.output();
 	std::string metrics = http_get(port, "/metrics");
 	EXPECT_NE(metrics.find("HTTP/1.0 200"), std::string::npos) << metrics;
 	EXPECT_NE(metrics.find("# TYPE dpumesh_port_rx_packets_total counter"), std::string::npos)
@@ -404,6 +411,153 @@ TEST(Telemetry, LongListingsComeInPagesThatFitDpdksReply)
 	EXPECT_NE(past.find("\"name\":[]"), std::string::npos) << past;
 	EXPECT_EQ(past.find("next"), std::string::npos) << past;
 	EXPECT_EQ(t.raw("/dpumesh/metrics,abc"), "{\"/dpumesh/metrics\":null}");
+	p.signal(SIGINT);
+	EXPECT_EQ(p.wait(30s), 0) << p.output();
+}
+
+/*
+ * rte_telemetry takes keys of letters, digits, '_' and '/', and only their first 127 bytes:
+ * services a-b, a_b and a.b were all the key a_b, a service named "next" was the pages' own
+ * key, and route prefixes that differ past byte 127 one key. A reply held the key twice
+ * (JSON readers keep one of the two, the exporter labelled service a-b "a_b"), and the
+ * exporter took the "next" service's dict for a page number. Now each entry has a key of
+ * its own and carries its names, and the exporter labels with the names.
+ */
+TEST(Telemetry, NamesThatMapToOneKeyKeepAnEntryEachAndTheirNames)
+{
+	temp_dir dir;
+	const std::string pfx = prefix("keys");
+	std::string cfg;
+	{
+		std::stringstream in;
+		in << std::ifstream(private_config(dir, "conf/pcap.json")).rdbuf();
+		cfg = in.str();
+	}
+	const std::vector<std::string> names = {"a-b", "a_b", "a.b", "next", "a_b_2"};
+	const std::string longp = "/" + std::string(200, 'p');
+	std::string svcs, routes, timeouts, breakers_cfg;
+	for (const std::string &n : names) {
+		svcs += "{\"name\": \"" + n + "\", \"max_pods\": 2}, ";
+		routes += "{\"service\": \"" + n + "\", \"to\": \"local\"}, ";
+		breakers_cfg += "{\"service\": \"" + n + "\", \"consecutive_failures\": 5}, ";
+	}
+	for (const std::string &pp : {std::string("/v1-x"), std::string("/v1.x"), longp + "1", longp + "2"})
+		timeouts += "{\"service\": \"a-b\", \"path_prefix\": \"" + pp +
+			    "\", \"timeout_ms\": 100}, ";
+	cfg.replace(cfg.find("\"services\": [") + 14, 0, svcs);
+	cfg.replace(cfg.find("\"routes\": [") + 12, 0, routes);
+	cfg.replace(cfg.find("\"timeouts\": [") + 14, 0, timeouts);
+	cfg.replace(cfg.find("\"circuit_breakers\": [") + 22, 0, breakers_cfg);
+	std::ofstream(dir.file("keys.json")) << cfg;
+	capture_counts cap{};
+	ASSERT_NO_FATAL_FAILURE(make_capture(dir.file("few.pcap"), 10, "0.1", &cap));
+	subprocess p({bin_path("dpumesh"), node_lcores_arg(), "--no-huge", "-m", "256", "--no-pci",
+		      "--file-prefix=" + pfx, "--log-level=lib.eal:warning",
+		      "--vdev=net_pcap0,rx_pcap=" + dir.file("few.pcap"), "--",
+		      node_workers_arg(), "--config", dir.file("keys.json"), "--stats-period", "0"});
+	ASSERT_TRUE(p.wait_output(
+		[](const std::string &o) { return o.find(" up: ") != std::string::npos; }, 40s))
+		<< p.output();
+	telemetry_client t;
+	std::string hello;
+	ASSERT_TRUE(t.connect(runtime_dir(pfx) + "/dpdk_telemetry.v2", &hello));
+
+	/* a reply as dpdk-telemetry.py reads it, a key twice refused; its value's entries */
+	const auto read = [&](const std::string &cmd) {
+		const std::string text = t.raw(cmd);
+		json_error_t err;
+		json_ptr root(json_loads(text.c_str(), JSON_REJECT_DUPLICATES, &err), &json_decref);
+		EXPECT_TRUE(root) << cmd << ": " << err.text << ": " << text;
+		json_t *v = root ? json_object_get(root.get(), cmd.c_str()) : nullptr;
+		EXPECT_TRUE(json_is_object(v)) << text;
+		EXPECT_FALSE(json_object_get(v, "next")) << cmd << ": one page: " << text;
+		return std::make_pair(std::move(root), v);
+	};
+	const auto str = [](json_t *o, const char *k) {
+		const char *s = json_string_value(json_object_get(o, k));
+		return std::string(s ? s : "(none)");
+	};
+
+	/* metrics: every service once, under its own key, its name inside */
+	auto [mroot, m] = read("/dpumesh/metrics");
+	ASSERT_TRUE(m);
+	std::map<std::string, std::string> key_of; /* service -> key */
+	std::multiset<std::string> route_names;
+	const char *k;
+	json_t *x;
+	json_object_foreach(m, k, x) {
+		EXPECT_LE(std::strlen(k), 127u) << k;
+		if (json_object_get(x, "route")) {
+			EXPECT_EQ(std::string_view(k).substr(0, 6), "route/") << k;
+			if (str(x, "service") == "a-b")
+				route_names.insert(str(x, "route"));
+		} else {
+			EXPECT_TRUE(key_of.emplace(str(x, "service"), k).second) << str(x, "service");
+		}
+	}
+	for (const std::string &n : names)
+		EXPECT_EQ(key_of.count(n), 1u) << n;
+	EXPECT_EQ(key_of["a-b"], "a_b");
+	EXPECT_EQ(key_of["frontend"], "frontend");
+	EXPECT_NE(key_of["next"], "next");
+	/* a-b's routes: its default, the two that share a key, the two long ones (127 bytes
+	 * of their prefix each: DPDK keeps no more of a string) */
+	EXPECT_EQ(route_names.count("default"), 1u);
+	EXPECT_EQ(route_names.count("/v1-x"), 1u);
+	EXPECT_EQ(route_names.count("/v1.x"), 1u);
+	EXPECT_EQ(route_names.count(longp.substr(0, 127)), 2u);
+	EXPECT_EQ(route_names.size(), 5u);
+
+	/* latency: the same key for a service as in metrics */
+	auto [lroot, lat] = read("/dpumesh/latency");
+	ASSERT_TRUE(lat);
+	EXPECT_EQ(json_object_size(lat), key_of.size());
+	for (const auto &[svc, key] : key_of)
+		EXPECT_TRUE(json_is_array(json_object_get(lat, key.c_str()))) << svc << " " << key;
+	/* breakers and routes: an entry each */
+	auto [proot, pol] = read("/dpumesh/policy");
+	ASSERT_TRUE(pol);
+	std::set<std::string> breakers;
+	json_object_foreach(pol, k, x) {
+		if (std::string_view(k).starts_with("breaker/")) {
+			EXPECT_EQ(str(x, "state"), "closed") << k;
+			breakers.insert(str(x, "service"));
+		}
+	}
+	for (const std::string &n : names)
+		EXPECT_EQ(breakers.count(n), 1u) << n;
+	auto [rroot, rts] = read("/dpumesh/routes");
+	ASSERT_TRUE(rts);
+	EXPECT_EQ(json_object_size(rts), names.size() + 3);
+
+	/* the exporter: labels of the names, not of the keys; a service "next" is a service */
+	subprocess exp({"/usr/bin/python3", src("scripts/dpumesh-exporter.py"), "--file-prefix", pfx,
+			"--port", "0"});
+	const unsigned port = exporter_port(exp);
+	ASSERT_GT(port, 0u) << exp.output();
+	const std::string text = http_get(port, "/metrics");
+	EXPECT_NE(text.find("HTTP/1.0 200"), std::string::npos) << text;
+	for (const std::string &n : names) {
+		for (const std::string &want :
+		     {"\ndpumesh_service_requests_total{service=\"" + n + "\"} 0\n",
+		      "\ndpumesh_service_latency_seconds_count{service=\"" + n + "\"} 0\n",
+		      "\ndpumesh_breaker_state{service=\"" + n + "\",state=\"closed\"} 1\n"})
+			EXPECT_NE(text.find(want), std::string::npos) << want << text;
+	}
+	EXPECT_NE(text.find("\ndpumesh_route_requests_total{service=\"a-b\",route=\"/v1-x\"} 0\n"),
+		  std::string::npos)
+		<< text;
+	EXPECT_NE(text.find("\ndpumesh_route_requests_total{service=\"a-b\",route=\"/v1.x\"} 0\n"),
+		  std::string::npos)
+		<< text;
+	/* one sample per series: no name and labels twice */
+	std::set<std::string> series;
+	std::istringstream lines(text.substr(text.find("\r\n\r\n") + 4));
+	for (std::string line; std::getline(lines, line);) {
+		if (!line.empty() && line[0] != '#') {
+			EXPECT_TRUE(series.insert(line.substr(0, line.rfind(' '))).second) << line;
+		}
+	}
 	p.signal(SIGINT);
 	EXPECT_EQ(p.wait(30s), 0) << p.output();
 }

@@ -240,8 +240,11 @@ int fill_policy(control::node &n, rte_tel_data *d)
 		r.u64(name, v);
 	for (size_t i = 0; i < pol->engine().nb_services(); i++) {
 		const std::string &svc = pol->engine().service_name(static_cast<uint32_t>(i));
-		r.entry_str(control::telemetry_key("breaker/" + svc),
-			    policy::breaker_state_name(breaker_over_shards(*pol, svc, n.shards()).worst));
+		r.entry_dict("breaker/" + svc,
+			     {{"service", svc},
+			      {"state", policy::breaker_state_name(
+						breaker_over_shards(*pol, svc, n.shards()).worst)}},
+			     {});
 	}
 	return r.emit();
 }

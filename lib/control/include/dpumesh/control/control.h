@@ -21,6 +21,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -375,10 +376,18 @@ public:
 	std::vector<uint64_t> &u64_column(std::string name);
 	std::vector<std::string> &str_column(std::string name);
 
-	/* listed entries: a string, an array of numbers, or a dict of numbers each */
-	void entry_str(std::string key, std::string v);
-	void entry_u64s(std::string key, std::vector<uint64_t> v);
-	void entry_dict(std::string key, std::vector<std::pair<std::string, uint64_t>> v);
+	/*
+	 * Listed entries: a string, an array of numbers, or a dict of strings and numbers each.
+	 * An entry's key is a name (a service's, a route's) made a key of this reply: mapped by
+	 * telemetry_key(), then given "_2", "_3", ... while an earlier key of the reply has it
+	 * ("next", the pages' own key, is always taken). So `a-b` and `a_b` get `a_b` and
+	 * `a_b_2`, in the order they are added; an entry whose name matters carries it in its
+	 * dict.
+	 */
+	void entry_str(std::string_view name, std::string v);
+	void entry_u64s(std::string_view name, std::vector<uint64_t> v);
+	void entry_dict(std::string_view name, std::vector<std::pair<std::string, std::string>> strs,
+			std::vector<std::pair<std::string, uint64_t>> v);
 
 	/** Writes the reply; 0, or -EINVAL for a parameter that is not a whole number. */
 	int emit();
@@ -392,10 +401,14 @@ private:
 		std::string s;
 		std::vector<uint64_t> ns;
 		std::vector<std::string> ss;
+		std::vector<std::pair<std::string, std::string>> dict_strs;
 		std::vector<std::pair<std::string, uint64_t>> dict;
 	};
+	void add_entry(std::string_view name, value v);
+
 	rte_tel_data *_d;
 	std::vector<std::pair<std::string, value>> _fixed, _columns, _entries;
+	std::unordered_set<std::string> _keys{"next"}; /* the reply's keys so far */
 };
 
 /** Registers the /dpumesh/... telemetry endpoints, served from `n` until unregistered. */
