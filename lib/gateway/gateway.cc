@@ -103,7 +103,8 @@ struct conn_guard {
 	uint64_t id = 0;
 	uint32_t busy = 0; /* requests read and not answered yet */
 	bool closing = false;
-	evbuffer_cb_entry *input_cb = nullptr;
+	evbuffer_cb_entry *input_cb = nullptr, *output_cb = nullptr;
+	uint64_t writing = 0; /* answer bytes not written yet (in impl::answers) */
 	/* the memory bound (impl::scan): the request being read */
 	uint64_t reading = 0;	 /* bytes read of it (in impl::buffered) */
 	uint64_t reserve = 0;	 /* admitted: bytes committed for it (in impl::committed) */
@@ -164,10 +165,11 @@ struct server::impl {
 	uint32_t max_conns = 0; /* cfg.max_connections, or lower: the fd limit */
 	bool at_cap = false;
 
-	/* the memory bound (see scan()): request bytes held (read on connections, and bodies
-	 * waiting for the mesh), the committed part (admitted requests' reservations, bodies
-	 * waiting), and the requests waiting for admission, oldest first */
-	uint64_t buffered = 0, buffered_peak = 0, committed = 0, read_pauses = 0;
+	/* the memory bound (see scan()): bytes held (requests read on connections, bodies
+	 * waiting for the mesh, answers not written yet), the committed part (admitted
+	 * requests' reservations, bodies waiting, answers), the answers' part, and the requests
+	 * waiting for admission, oldest first */
+	uint64_t buffered = 0, buffered_peak = 0, committed = 0, answers = 0, read_pauses = 0;
 	std::deque<uint64_t> admission;
 
 	/* counters */
@@ -207,6 +209,8 @@ struct server::impl {
 	void count_mesh_error(std::string_view reason);
 	void on_accept_error(accept_gate &g, int err);
 	void on_read(conn_guard &g, evbuffer *in, size_t n);
+	void on_write(conn_guard &g, size_t added, size_t deleted);
+	void forget(conn_guard &g);
 	/* bytes a request not admitted may have read: a header block as evhttp counts it at
 	 * most (line ends left out: twice), and a read */
 	uint64_t head_limit() const { return 2ull * cfg.max_header_bytes + 65536; }
@@ -229,6 +233,8 @@ struct server::impl {
 
 server::impl::~impl()
 {
+	for (auto &[id, g] : guards)
+		forget(g);
 	for (auto &[corr, p] : pend) {
 		event_free(p->timer);
 		evhttp_send_error(p->req, 503, "Service Unavailable");
@@ -244,10 +250,8 @@ server::impl::~impl()
 		evhttp_free(http);
 	if (admin)
 		evhttp_free(admin);
-	for (auto &[id, g] : guards) {
-		evbuffer_remove_cb_entry(bufferevent_get_input(g.bev), g.input_cb);
+	for (auto &[id, g] : guards)
 		bufferevent_decref(g.bev);
-	}
 	if (rx_ev)
 		event_free(rx_ev);
 	if (sweep_ev)
@@ -524,6 +528,39 @@ void server::impl::admit_waiting()
 	}
 }
 
+/* Bytes of answers added to a connection's output buffer, or written from it (its callback).
+ * They are held until written, and committed: while clients that read slowly hold answers,
+ * requests wait for admission as they do for bodies. What the kernel's send buffer takes
+ * is written, for the gateway. */
+void server::impl::on_write(conn_guard &g, size_t added, size_t deleted)
+{
+	g.writing += added;
+	answers += added;
+	committed += added;
+	hold(added);
+	const uint64_t d = std::min<uint64_t>(deleted, g.writing);
+	g.writing -= d;
+	answers -= std::min(answers, d);
+	committed -= std::min(committed, d);
+	buffered -= std::min(buffered, d);
+	if (d != 0 && !admission.empty())
+		admit_waiting();
+}
+
+/* A guard's connection is gone (or the gateway stops): its callbacks removed, every byte it
+ * held out of the counts. */
+void server::impl::forget(conn_guard &g)
+{
+	drop_reading(g);
+	evbuffer_remove_cb_entry(bufferevent_get_input(g.bev), g.input_cb);
+	evbuffer_remove_cb_entry(bufferevent_get_output(g.bev), g.output_cb);
+	g.input_cb = g.output_cb = nullptr;
+	answers -= std::min(answers, g.writing);
+	committed -= std::min(committed, g.writing);
+	buffered -= std::min(buffered, g.writing);
+	g.writing = 0;
+}
+
 /* A guard's bytes leave the counts: its request is whole, or its connection gone. */
 void server::impl::drop_reading(conn_guard &g)
 {
@@ -550,7 +587,8 @@ void server::impl::request_whole(conn_guard &g)
 	scan(g, in, 0);
 }
 
-/* A pending request answered: its body's bytes leave the counts, and room is freed. */
+/* A pending request answered (its answer queued): its body's bytes leave the counts, and
+ * room is freed. */
 void server::impl::finish(std::unordered_map<uint64_t, std::unique_ptr<pending>>::iterator it,
 			  uint64_t held)
 {
@@ -583,7 +621,14 @@ void server::impl::on_message(meshsock::message &m)
 	}
 	event_free(p->timer);
 	std::unique_ptr<pending> own = std::move(it->second);
-	finish(it, own->held);
+	/* the body's room is freed once the answer is in the connection's output buffer (on
+	 * every way out), or the room would go to a waiting request before the answer counts */
+	struct settle {
+		impl *gw;
+		std::unordered_map<uint64_t, std::unique_ptr<pending>>::iterator it;
+		uint64_t held;
+		~settle() { gw->finish(it, held); }
+	} settle_at_end{this, it, own->held};
 	double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - p->start).count();
 	latency_sum += secs;
 	size_t b = 0;
@@ -656,8 +701,7 @@ void server::impl::sweep()
 	for (auto it = guards.begin(); it != guards.end();) {
 		conn_guard &g = it->second;
 		if (callbacks_of(g.bev).ev == nullptr) { /* evhttp freed the connection */
-			drop_reading(g);
-			evbuffer_remove_cb_entry(bufferevent_get_input(g.bev), g.input_cb);
+			forget(g);
 			guard_of.erase(g.bev);
 			bufferevent_decref(g.bev);
 			it = guards.erase(it);
@@ -845,6 +889,14 @@ result<std::unique_ptr<server>> server::create(const config &cfg, event_base *ba
 					cgp->gw->on_read(*cgp, buf, info->n_added);
 			},
 			&cg);
+		/* and every byte of an answer until written (impl::on_write) */
+		cg.output_cb = evbuffer_add_cb(
+			bufferevent_get_output(bev),
+			[](evbuffer *, const evbuffer_cb_info *info, void *arg) {
+				auto *cgp = static_cast<conn_guard *>(arg);
+				cgp->gw->on_write(*cgp, info->n_added, info->n_deleted);
+			},
+			&cg);
 		gi->guard_of[bev] = id;
 		gi->connections++;
 		if (gi->guards.size() >= gi->max_conns && !gi->at_cap) {
@@ -934,16 +986,20 @@ std::string render_metrics(const server::impl &g)
 	    "client connections open at most (limits.max_connections, or lower: the fd limit)",
 	    g.max_conns);
 	one("dpumesh_ingress_buffered_bytes", "gauge",
-	    "request bytes held: bodies being read and bodies waiting for the mesh",
+	    "bytes held: requests being read, bodies waiting for the mesh, answers not written yet",
 	    g.buffered);
 	one("dpumesh_ingress_buffered_bytes_peak", "gauge",
-	    "the most request bytes held at once",
+	    "the most bytes held at once",
 	    g.buffered_peak);
 	one("dpumesh_ingress_committed_bytes", "gauge",
-	    "request bytes committed: admitted bodies' reservations and bodies waiting for the mesh",
+	    "bytes committed: admitted bodies' reservations, bodies waiting for the mesh, answers "
+	    "not written yet",
 	    g.committed);
+	one("dpumesh_ingress_answer_bytes", "gauge",
+	    "answer bytes not written to clients yet (in buffered and committed bytes)",
+	    g.answers);
 	one("dpumesh_ingress_max_buffered_bytes", "gauge",
-	    "request bytes held at most before reading pauses (limits.max_buffered_bytes)",
+	    "bytes committed at most before requests wait for admission (limits.max_buffered_bytes)",
 	    g.cfg.max_buffered_bytes);
 	one("dpumesh_ingress_read_paused_total", "counter",
 	    "requests that waited for admission (max_buffered_bytes), their connection's reading paused",

@@ -187,7 +187,9 @@ TEST_F(IngressE2E, GetPostBodies)
 }
 
 /** Connects to the gateway from inside ns, writes `out` (in pieces with a pause between,
- * if `pause` > 0), reads until the peer closes or `limit` passes. */
+ * if `pause` > 0), reads until the peer closes or `limit` passes. A client that reads
+ * slowly: `hold` > 0 reads nothing for that long after its last piece, with a receive
+ * buffer of `rcvbuf` bytes (0: the kernel's default). */
 struct raw_result {
 	std::string in;
 	bool closed = false;
@@ -195,11 +197,14 @@ struct raw_result {
 };
 raw_result raw_http(const std::string &ns, const std::vector<std::string> &pieces,
 		    std::chrono::milliseconds pause, std::chrono::milliseconds limit,
-		    uint16_t port = 8080)
+		    uint16_t port = 8080, std::chrono::milliseconds hold = 0ms, int rcvbuf = 0)
 {
 	raw_result r;
 	in_netns(ns, [&] {
 		int s = socket(AF_INET, SOCK_STREAM, 0);
+		if (rcvbuf > 0) { /* before connect: the window TCP offers follows it */
+			ASSERT_EQ(setsockopt(s, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)), 0);
+		}
 		sockaddr_in a{};
 		a.sin_family = AF_INET;
 		a.sin_port = htons(port);
@@ -229,6 +234,7 @@ raw_result raw_http(const std::string &ns, const std::vector<std::string> &piece
 					read_some(20);
 			}
 		}
+		std::this_thread::sleep_for(hold);
 		while (!r.closed && std::chrono::steady_clock::now() < until)
 			read_some(50);
 		r.took = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -316,6 +322,76 @@ TEST_F(IngressE2E, BodiesPastTheMemoryBoundWaitTheirTurnAndComeBackWhole)
 	EXPECT_EQ(metric(m.body, "dpumesh_ingress_buffered_bytes"), 0) << m.body;
 	EXPECT_LE(metric(m.body, "dpumesh_ingress_buffered_bytes_peak"), 400000 + 6 * 65536)
 		<< m.body;
+	small.stop();
+}
+
+/* Answers count against limits.max_buffered_bytes until written: clients that do not read
+ * their answers hold them in the gateway, and past the bound the gateway takes no more bodies
+ * (which would bring more answers) until they read. A bound of two reservations (300000 B
+ * each); six clients post 250000-byte bodies and read nothing for 2.5 s, through a 4 KiB
+ * receive buffer (and the namespace's TCP send buffers at most 64 KiB: on loopback the
+ * kernel would take 3 MB of each answer). While they hold their answers, at most two
+ * requests go to the mesh and the answers are counted; once they read, every body comes back
+ * whole. Before, all six went to the mesh at once and their answers were held outside any
+ * bound. */
+TEST_F(IngressE2E, AnswersClientsDoNotReadCountAgainstTheBound)
+{
+	ingress_proc small(ns, R"({
+  "listen": "127.0.0.1:8081", "admin": "127.0.0.1:9902",
+  "mesh": { "bind": "192.168.91.2:0" },
+  "nodes": [ { "name": "n1", "address": "192.168.91.1:7000" } ],
+  "routes": [ { "prefix": "/echo", "service": "echo", "nodes": ["n1"] } ],
+  "limits": { "max_body_bytes": 300000, "max_buffered_bytes": 620000 },
+  "timeouts": { "request_ms": 8000, "read_ms": 12000, "idle_ms": 12000 }
+})");
+	ASSERT_TRUE(small.up) << small.proc->output();
+	ASSERT_EQ(std::system(("ip netns exec " + ns +
+			       " sysctl -qw net.ipv4.tcp_wmem='4096 16384 65536'").c_str()),
+		  0);
+	std::vector<std::string> bodies;
+	std::vector<raw_result> got(6);
+	std::vector<std::thread> clients;
+	for (size_t i = 0; i < got.size(); i++)
+		bodies.push_back(make_body(250000, 60 + static_cast<uint32_t>(i)));
+	const auto t0 = std::chrono::steady_clock::now();
+	for (size_t i = 0; i < got.size(); i++)
+		clients.emplace_back([&, i] {
+			const std::string req = "POST /echo/unread HTTP/1.1\r\nHost: x\r\n"
+						"Content-Length: 250000\r\nConnection: close\r\n\r\n" +
+						bodies[i];
+			got[i] = raw_http(ns, {req}, 0ms, 20s, 8081, 2500ms, 4096);
+		});
+	/* while no client reads: two answers held at most, and no third request sent */
+	long answered = 0, held = 0;
+	while (std::chrono::steady_clock::now() - t0 < 2200ms) {
+		http_result m = curl(ns, "http://127.0.0.1:9902/metrics", d);
+		ASSERT_EQ(m.code, 200) << m.raw;
+		answered = std::max(answered, metric(m.body, "dpumesh_ingress_responses_total{code=\"200\"}"));
+		held = std::max(held, metric(m.body, "dpumesh_ingress_answer_bytes"));
+		EXPECT_LE(metric(m.body, "dpumesh_ingress_pending") + std::max(0L, answered), 2) << m.body;
+		EXPECT_LE(metric(m.body, "dpumesh_ingress_committed_bytes"), 620000) << m.body;
+		std::this_thread::sleep_for(100ms);
+	}
+	EXPECT_EQ(answered, 2);
+	EXPECT_GE(held, 2 * 170000) << "the two answers, less what the kernel took";
+	for (std::thread &t : clients)
+		t.join();
+	for (size_t i = 0; i < got.size(); i++) {
+		SCOPED_TRACE(i);
+		ASSERT_EQ(got[i].in.rfind("HTTP/1.1 200 OK", 0), 0u) << got[i].in.substr(0, 300);
+		const size_t at = got[i].in.find("\r\n\r\n");
+		ASSERT_NE(at, std::string::npos);
+		EXPECT_EQ(got[i].in.size() - at - 4, 250000u);
+		EXPECT_TRUE(got[i].in.compare(at + 4, std::string::npos, bodies[i]) == 0)
+			<< "body differs";
+	}
+	http_result m = curl(ns, "http://127.0.0.1:9902/metrics", d);
+	ASSERT_EQ(m.code, 200) << m.raw;
+	EXPECT_EQ(metric(m.body, "dpumesh_ingress_responses_total{code=\"200\"}"), 6) << m.body;
+	EXPECT_GE(metric(m.body, "dpumesh_ingress_read_paused_total"), 4) << m.body;
+	EXPECT_EQ(metric(m.body, "dpumesh_ingress_answer_bytes"), 0) << m.body;
+	EXPECT_EQ(metric(m.body, "dpumesh_ingress_committed_bytes"), 0) << m.body;
+	EXPECT_EQ(metric(m.body, "dpumesh_ingress_buffered_bytes"), 0) << m.body;
 	small.stop();
 }
 
