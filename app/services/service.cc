@@ -18,7 +18,8 @@
 //
 // Usage: dpumesh-service --socket SOCK --graph FILE --service NAME [--node NAME]
 //        [--body-slot BYTES]   (default 1114112: 1 MiB bodies and their L7 header)
-//        [--deadline-ms MS]    (per downstream call; default 10000)
+//        [--deadline-ms MS]    (per downstream call, at most: less when what is left of
+//                               the request's own deadline is less; default 10000)
 // Prints "READY service=... pod=..." once registered; SIGTERM prints "DONE ..." and exits.
 #include <signal.h>
 
@@ -59,9 +60,9 @@ void burn(uint32_t us)
 }
 
 /*
- * A cycle in the graph's calls ("" if none), as "pointer: message". Each service's calls
- * are fresh calls with the pod's own deadline, so a cycle (s0 -> s1 -> s0) would never end:
- * every request would call round it until the pods' pools filled. Every service's calls are
+ * A cycle in the graph's calls ("" if none), as "pointer: message". A cycle (s0 -> s1 -> s0)
+ * would call round until the request's deadline ran out (each call carries what is left of
+ * it), every turn a request more in the pods' pools: no answer but a 504. Every service's calls are
  * walked, well-formed or not (the malformed parts are the loading service's to refuse), so
  * every process given the file refuses it alike.
  */
@@ -219,6 +220,7 @@ task<void> handle(pod &p, const service_def &def, const std::string &name,
 	spec.path = req.path();
 	spec.body = req.body();
 	spec.fields = rid.empty() ? std::span<const field>() : std::span<const field>(rid_field);
+	spec.within = &req; /* the calls end when the request's own deadline does */
 	std::vector<call_result> done;
 	const call_result *failed = nullptr;
 	for (const auto &stage : def.stages) {

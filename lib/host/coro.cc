@@ -280,6 +280,7 @@ void event_loop::resume_ready()
 void event_loop::run_pass()
 {
 	_stats.dispatches++;
+	_pass_at = clock::now();
 	bool work = false;
 	for (pod *p : _pods)
 		work |= p->progress();
@@ -428,7 +429,20 @@ std::string_view reply::field(const char *name) const noexcept { return msg_fiel
 
 /* ---- request ---- */
 
-request::request(pod &p, dpumesh_msg *m) noexcept : _pod(p), _msg(p.get(), m) {}
+request::request(pod &p, dpumesh_msg *m) noexcept
+	: _pod(p), _msg(p.get(), m), _received(p.loop().pass_time())
+{
+}
+
+std::optional<std::chrono::milliseconds> request::time_left() const noexcept
+{
+	const uint32_t budget = _msg.get() ? dpumesh_msg_deadline_ms(_msg.get()) : 0;
+	if (budget == 0)
+		return std::nullopt;
+	const auto spent =
+		std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - _received);
+	return std::max(std::chrono::milliseconds(budget) - spent, std::chrono::milliseconds(0));
+}
 
 /* Once the response is sent the message's slots have gone back (respond_awaiter): its
  * views are empty then, not reads of a released message. */
@@ -659,7 +673,10 @@ pod::call_awaiter::~call_awaiter()
  * (the mesh's route timeout bounds it anyway). */
 std::chrono::milliseconds pod::call_awaiter::deadline() const noexcept
 {
-	const auto ms = _spec.deadline.count() > 0 ? _spec.deadline : _pod._default_deadline;
+	auto ms = _spec.deadline.count() > 0 ? _spec.deadline : _pod._default_deadline;
+	if (_spec.within)
+		if (const auto left = _spec.within->time_left())
+			ms = std::min(ms, std::max(*left, std::chrono::milliseconds(1)));
 	return std::clamp(ms, std::chrono::milliseconds(0), std::chrono::milliseconds(UINT32_MAX));
 }
 

@@ -875,6 +875,16 @@ void dpumesh_msg_release(dpumesh_t *h, struct dpumesh_msg *m)
 	post_refills(h);
 }
 
+uint32_t dpumesh_msg_deadline_ms(const struct dpumesh_msg *m)
+{
+	wire::l7_view v;
+	if (m == nullptr || m->header == nullptr ||
+	    wire::l7_decode(m->header, m->header_len, &v) != wire::l7_error::ok ||
+	    v.kind != wire::l7_kind::request)
+		return 0;
+	return v.deadline_ms;
+}
+
 int dpumesh_msg_field(const struct dpumesh_msg *m, const char *name, const char **value,
 		      size_t *len)
 {

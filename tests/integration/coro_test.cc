@@ -13,6 +13,7 @@
 #include <atomic>
 #include <map>
 #include <set>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -248,6 +249,55 @@ TEST_F(coro, deadline_ends_a_call_with_504_and_the_late_answer_is_dropped)
 	auto t2 = [&]() -> task<void> { r = co_await call_echo(*client, "1", "slow"); };
 	loop.run(t2());
 	EXPECT_EQ(r.status(), 200);
+}
+
+/* Deadline propagation: a call made for a request (call_spec::within) carries what is left of
+ * the request's deadline, not the pod's default (5 s here). The client gives the middle pod
+ * 150 ms; the middle's call to a server that takes 2 s ends with its 504 at about then. */
+TEST_F(coro, a_call_made_for_a_request_gets_what_is_left_of_its_deadline)
+{
+	auto server = open("slow");
+	auto middle = open("echo");
+	auto client = open("client");
+	serve_delayed(*server);
+	std::optional<std::chrono::milliseconds> left, left_after;
+	int inner_status = 0;
+	std::string inner_reason;
+	clock::duration inner_took{};
+	bool handled = false;
+	middle->serve([&](request &req) -> task<void> {
+		left = req.time_left();
+		call_spec s;
+		s.path = "/x";
+		s.body = as_bytes(std::string_view("2000"));
+		s.within = &req;
+		const auto t0 = clock::now();
+		reply r = co_await middle->call("slow", s);
+		inner_took = clock::now() - t0;
+		inner_status = r.status();
+		inner_reason = std::string(r.reason());
+		co_await req.respond(r.status());
+		left_after = req.time_left();
+		handled = true;
+	});
+	reply outer;
+	auto t = [&]() -> task<void> { outer = co_await call_echo(*client, "x", "echo", 150ms); };
+	loop.run(t());
+	ASSERT_TRUE(drive([&] { return handled; }, 3s)) << "the middle's call did not end by 3 s";
+	ASSERT_TRUE(left.has_value());
+	EXPECT_GT(*left, 100ms);
+	EXPECT_LE(*left, 150ms);
+	EXPECT_EQ(inner_status, 504);
+	EXPECT_EQ(inner_reason, "deadline");
+	EXPECT_GE(inner_took, 90ms);
+	EXPECT_LT(inner_took, 1000ms);
+	EXPECT_FALSE(left_after.has_value()) << "answered: nothing is left to spend";
+	EXPECT_EQ(outer.status(), 504);
+	/* a call made for nothing keeps the pod's own deadline: the same 2 s server answers */
+	reply plain;
+	auto t2 = [&]() -> task<void> { plain = co_await call_echo(*client, "300", "slow"); };
+	loop.run(t2());
+	EXPECT_EQ(plain.status(), 200);
 }
 
 /* A node that is not there: open() says why and returns nothing, and the loop stays usable

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -156,6 +157,8 @@ public:
 	stats counters() const noexcept { return _stats; }
 
 	/* for pods and awaiters */
+	/** When the pass under way began (what a request read in it counts from). */
+	clock::time_point pass_time() const noexcept { return _pass_at; }
 	void ready(detail::waiter *w) noexcept { _ready.push_back(w); }
 	void add_timer(detail::timer *t);
 	void cancel_timer(detail::timer *t) noexcept;
@@ -174,6 +177,7 @@ private:
 	int _ep = -1, _tfd = -1;
 	bool _stop = false;
 	clock::time_point _armed_at = clock::time_point::max();
+	clock::time_point _pass_at{};
 	std::vector<detail::timer *> _heap;
 	/* first resumptions (spawn, run): two vectors swapped, so steady state allocates nothing */
 	std::vector<std::coroutine_handle<>> _ready_raw, _ready_tmp;
@@ -260,6 +264,8 @@ private:
 	std::string_view _reason, _hop;
 };
 
+class request;
+
 /** What to call: path, method, fields, body (views: they must live until co_await ends). */
 struct call_spec {
 	std::string_view path = "/";
@@ -268,6 +274,10 @@ struct call_spec {
 	std::string_view method = "POST";
 	/** 0: the pod's default_deadline */
 	std::chrono::milliseconds deadline{0};
+	/** The request this call is made for, or nullptr: the call's deadline is then at most
+	 *  what is left of that request's (request::time_left(); 1 ms once it has passed), so a
+	 *  callee does not work on after its caller has given up. */
+	const request *within = nullptr;
 };
 
 struct pod_options {
@@ -303,6 +313,10 @@ public:
 	}
 	std::string_view field(const char *name) const noexcept;
 	uint32_t req_id() const noexcept { return _msg.get() ? _msg->req_id : 0; }
+	/** What is left of the caller's deadline: the budget its header carries, less the time
+	 *  since the loop's pass that read this request; zero once passed. None when the caller
+	 *  gave no deadline, and once the response is sent. */
+	std::optional<std::chrono::milliseconds> time_left() const noexcept;
 	bool responded() const noexcept { return _responded; }
 	const dpumesh_msg *raw() const noexcept { return _msg.get(); }
 
@@ -320,6 +334,7 @@ private:
 
 	pod &_pod;
 	received_msg _msg;
+	clock::time_point _received;
 	bool _responded = false;
 };
 

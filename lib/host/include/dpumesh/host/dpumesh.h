@@ -232,6 +232,10 @@ int dpumesh_post_raw(dpumesh_t *h, uint32_t worker, const struct sw_descriptor *
 /** Releases a received message: its RX slots go back to the refill rings (progress thread). */
 void dpumesh_msg_release(dpumesh_t *h, struct dpumesh_msg *msg);
 
+/** A received request's deadline: the budget in ms its sender gave it (its header's, as
+ *  sent), or 0 when it has none (or msg is no request with a header). */
+uint32_t dpumesh_msg_deadline_ms(const struct dpumesh_msg *msg);
+
 /** Finds a header field of a received message; 0 with *value and *len set, or -ENOENT. */
 int dpumesh_msg_field(const struct dpumesh_msg *msg, const char *name, const char **value,
 		      size_t *len);
