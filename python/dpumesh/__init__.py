@@ -101,7 +101,7 @@ class Reply(_Held):
 class Request(_Held):
     """A received request, handled in its own task."""
 
-    __slots__ = ("_pod", "service", "method", "path", "req_id", "responded")
+    __slots__ = ("_pod", "service", "method", "path", "req_id", "responded", "_deadline_at")
 
     def __init__(self, pod, msg):
         super().__init__(msg)
@@ -109,6 +109,15 @@ class Request(_Held):
         self.service, self.method, self.path = msg.service, msg.method, msg.path
         self.req_id = msg.req_id
         self.responded = False
+        ms = msg.deadline_ms
+        self._deadline_at = pod._loop.time() + ms / 1000.0 if ms else None
+
+    def time_left(self):
+        """Seconds left of the caller's deadline (its header's budget, from when this pod
+        read the request), 0 once passed; None when the caller gave none, or once answered."""
+        if self._deadline_at is None or self.responded:
+            return None
+        return max(0.0, self._deadline_at - self._pod._loop.time())
 
     async def respond(self, status, body=b"", fields=()):
         """Sends the response once (waits while TX is full); 0 or a negative errno."""
@@ -193,11 +202,17 @@ class Pod:
         handler leaves unanswered gets 500 no_response."""
         self._handler = handler
 
-    async def call(self, service, body=b"", *, path="/", method="POST", fields=(), deadline=None):
-        """Calls a service; returns a Reply (never raises for mesh errors)."""
+    async def call(self, service, body=b"", *, path="/", method="POST", fields=(), deadline=None,
+                   within=None):
+        """Calls a service; returns a Reply (never raises for mesh errors). within: the
+        Request this call is made for; the call's deadline is then at most what is left of
+        the request's (1 ms once it has passed)."""
         if isinstance(body, str):
             body = body.encode()
         deadline = self._deadline if deadline is None else deadline
+        left = within.time_left() if within is not None else None
+        if left is not None:
+            deadline = min(deadline, max(0.001, left))
         if self.node_lost:
             return Reply(None, 503, "node_lost", "pod")
         end = self._loop.time() + deadline

@@ -68,7 +68,7 @@ async def main(a):
 
     async def call_one(svc, req, fields):
         counts["calls"] += 1
-        with await pod.call(svc, req.body, path=req.path, fields=fields) as r:
+        with await pod.call(svc, req.body, path=req.path, fields=fields, within=req) as r:
             status = r.status
             if r.ok and bytes(r.body) != bytes(req.body):  # every service echoes its body
                 counts["bad_bodies"] += 1

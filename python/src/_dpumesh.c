@@ -118,6 +118,7 @@ static PyObject *msg_get(MsgObject *m, void *which)
 	case 9: return str_or_none(x->header_ok ? x->reason : "", x->reason_len);
 	case 10: return str_or_none(x->header_ok ? x->hop : "", x->hop_len);
 	case 11: return PyLong_FromUnsignedLong(x->body_len);
+	case 12: return PyLong_FromUnsignedLong(dpumesh_msg_deadline_ms(x));
 	default: Py_RETURN_NONE;
 	}
 }
@@ -162,6 +163,7 @@ static PyGetSetDef msg_getset[] = {
 	{"reason", (getter)msg_get, NULL, NULL, (void *)9},
 	{"hop", (getter)msg_get, NULL, NULL, (void *)10},
 	{"body_len", (getter)msg_get, NULL, NULL, (void *)11},
+	{"deadline_ms", (getter)msg_get, NULL, NULL, (void *)12},
 	{"released", (getter)msg_released, NULL, NULL, NULL},
 	{NULL, NULL, NULL, NULL, NULL},
 };

@@ -126,6 +126,45 @@ def test_errors_are_values_and_deadlines(mesh):
     run(main())
 
 
+def test_a_call_made_for_a_request_gets_what_is_left_of_its_deadline(mesh):
+    """within=req: the middle pod's call to a server that takes 2 s ends with its 504 when
+    the 150 ms its caller gave it run out, not at its own default of 5 s."""
+    async def main():
+        slow = dpumesh.Pod(mesh, "slow")
+
+        async def late(req):
+            await asyncio.sleep(float(bytes(req.body)))
+            await req.respond(200, req.body)
+        slow.serve(late)
+        middle = dpumesh.Pod(mesh, "echo")
+        seen = {}
+
+        async def relay(req):
+            seen["left"] = req.time_left()
+            t0 = time.monotonic()
+            r = await middle.call("slow", b"2", within=req)
+            seen["took"] = time.monotonic() - t0
+            seen["status"] = (r.status, r.reason, r.hop)
+            await req.respond(r.status)
+            seen["after"] = req.time_left()
+        middle.serve(relay)
+        client = dpumesh.Pod(mesh, "client")
+        r = await client.call("echo", b"x", deadline=0.15)
+        assert r.status == 504
+        for _ in range(100):
+            if "after" in seen:
+                break
+            await asyncio.sleep(0.02)
+        assert 0.1 < seen["left"] <= 0.15, seen
+        assert seen["status"] == (504, "deadline", "pod"), seen
+        assert 0.09 <= seen["took"] < 1.0, seen
+        assert seen["after"] is None
+        client.close()
+        middle.close()
+        slow.close()
+    run(main())
+
+
 def test_a_node_that_goes_away_ends_calls_with_node_lost(sock_dir):
     """The mesh process killed while a call waits: the call ends 503 node_lost at once (not
     at its 30 s deadline), later calls too, and the pod says so (node_lost)."""
