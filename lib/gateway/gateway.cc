@@ -291,6 +291,37 @@ void server::impl::reply_error(evhttp_request *req, uint64_t guard, int status,
 	evbuffer_free(buf);
 }
 
+/* Why req's framing cannot be trusted to be what a proxy in front read (RFC 9112 6.3), or
+ * nullptr. A proxy that read another length would see one request where the gateway sees
+ * two (a desync: request smuggling), and evhttp 2.1.12 reads no body of a HEAD (its body is
+ * parsed as the connection's next request), goes by the first of several Content-Lengths,
+ * reads a body whose Transfer-Encoding is not chunked to the connection's end, and refuses
+ * a Transfer-Encoding beside a Content-Length on POST only. So: a HEAD with a body
+ * (body_not_allowed); a Transfer-Encoding beside a Content-Length, one other than chunked,
+ * or Content-Lengths that differ (bad_framing). */
+static const char *framing_error(evhttp_request *req)
+{
+	const char *cl = nullptr;
+	int te = 0;
+	bool cl_differ = false, te_chunked = false;
+	evkeyvalq *in = evhttp_request_get_input_headers(req);
+	for (evkeyval *kv = in->tqh_first; kv; kv = kv->next.tqe_next) {
+		if (evutil_ascii_strcasecmp(kv->key, "transfer-encoding") == 0) {
+			te++;
+			te_chunked = evutil_ascii_strcasecmp(kv->value, "chunked") == 0;
+		} else if (evutil_ascii_strcasecmp(kv->key, "content-length") == 0) {
+			cl_differ = cl_differ || (cl && std::strcmp(cl, kv->value) != 0);
+			cl = kv->value;
+		}
+	}
+	if ((te > 0 && (cl || te > 1 || !te_chunked)) || cl_differ)
+		return "bad_framing";
+	if (evhttp_request_get_command(req) == EVHTTP_REQ_HEAD &&
+	    (te > 0 || (cl && std::string_view(cl) != "0")))
+		return "body_not_allowed";
+	return nullptr;
+}
+
 void server::impl::on_request(evhttp_request *req)
 {
 	requests++;
@@ -317,6 +348,13 @@ void server::impl::on_request(evhttp_request *req)
 	if (!method) {
 		refused["method"]++;
 		return reply_error(req, guard, 405, "method_not_allowed");
+	}
+	if (const char *why = framing_error(req)) {
+		/* refused, and the connection closed after the answer: what follows on it is not
+		 * read as a request */
+		refused[why]++;
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+		return reply_error(req, guard, 400, why);
 	}
 	const evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
 	const char *upath = uri ? evhttp_uri_get_path(uri) : nullptr;
@@ -418,11 +456,15 @@ size_t head_scanner::feed(const uint8_t *p, size_t n) noexcept
 bool head_scanner::body_method() const noexcept
 {
 	const std::string_view m(method, method_len);
-	return m.starts_with("POST ") || m.starts_with("PUT ") || m.starts_with("PATCH ");
+	for (std::string_view b : {"POST ", "PUT ", "PATCH ", "GET ", "DELETE ", "OPTIONS "})
+		if (m.starts_with(b))
+			return true;
+	return false;
 }
 
 /* The memory bound (limits.max_buffered_bytes), by admission: a request whose method may
- * carry a body (POST, PUT, PATCH) reads its body only once admitted, and admission reserves
+ * carry a body (all but HEAD: head_scanner::body_method) reads its body only once admitted,
+ * and admission reserves
  * a whole body (max_body_bytes) beside the bytes already read. Admitted requests and the
  * bodies of requests waiting for the mesh are the committed bytes, and they stay within the
  * bound; a request that does not fit waits, its connection's reading paused at the end of
@@ -552,8 +594,10 @@ void server::impl::on_write(conn_guard &g, size_t added, size_t deleted)
 void server::impl::forget(conn_guard &g)
 {
 	drop_reading(g);
-	evbuffer_remove_cb_entry(bufferevent_get_input(g.bev), g.input_cb);
-	evbuffer_remove_cb_entry(bufferevent_get_output(g.bev), g.output_cb);
+	if (g.input_cb)
+		evbuffer_remove_cb_entry(bufferevent_get_input(g.bev), g.input_cb);
+	if (g.output_cb)
+		evbuffer_remove_cb_entry(bufferevent_get_output(g.bev), g.output_cb);
 	g.input_cb = g.output_cb = nullptr;
 	answers -= std::min(answers, g.writing);
 	committed -= std::min(committed, g.writing);

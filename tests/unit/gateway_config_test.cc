@@ -199,16 +199,21 @@ TEST(IngressHead, TheHeaderBlockEndsAtTheFirstEmptyLineAfterTheRequestLine)
 	scanned lead = scan("\r\n\r\nGET / HTTP/1.1\r\n\r\n", 5);
 	EXPECT_TRUE(lead.done);
 	EXPECT_EQ(lead.taken, 22u);
-	EXPECT_FALSE(lead.body);
+	EXPECT_TRUE(lead.body);
 	EXPECT_EQ(lead.method, "GET / HT");
 	/* not ended yet: every byte taken */
 	scanned part = scan("POST /a HTTP/1.1\r\nHost: x\r\n", 3);
 	EXPECT_FALSE(part.done);
 	EXPECT_EQ(part.taken, 27u);
-	/* methods without a body in evhttp's reading; a method that only begins like one */
-	EXPECT_FALSE(scan("GET / HTTP/1.1\r\n\r\n", 100).body);
-	EXPECT_FALSE(scan("DELETE / HTTP/1.1\r\n\r\n", 100).body);
+	/* evhttp 2.1.12 reads a body of GET, DELETE and OPTIONS too (a body of 100 KB did not
+	 * fit the allowance of a method without one, and waited for read_ms); of no HEAD; a
+	 * method that only begins like one */
+	EXPECT_TRUE(scan("GET / HTTP/1.1\r\n\r\n", 100).body);
+	EXPECT_TRUE(scan("DELETE / HTTP/1.1\r\n\r\n", 100).body);
+	EXPECT_TRUE(scan("OPTIONS / HTTP/1.1\r\n\r\n", 3).body);
+	EXPECT_FALSE(scan("HEAD / HTTP/1.1\r\n\r\n", 100).body);
 	EXPECT_FALSE(scan("POSTX / HTTP/1.1\r\n\r\n", 100).body);
+	EXPECT_FALSE(scan("GETS / HTTP/1.1\r\n\r\n", 100).body);
 	/* a finished scanner takes nothing more */
 	gateway::head_scanner h;
 	const std::string get = "GET / HTTP/1.1\r\n\r\n";

@@ -126,8 +126,8 @@ struct head_scanner {
 	/** Scans p[0, n): the bytes taken, up to and including the LF that ends the block (all
 	 * n while it has not ended; none once done). */
 	size_t feed(const uint8_t *p, size_t n) noexcept;
-	/** The request line's method may carry a body (POST, PUT, PATCH: evhttp reads a body for
-	 * no other). */
+	/** The request line's method may carry a body: evhttp 2.1.12 reads the body of a POST,
+	 * PUT, PATCH, GET, DELETE and OPTIONS, of no HEAD (the gateway takes no other method). */
 	bool body_method() const noexcept;
 };
 
