@@ -61,6 +61,12 @@ def echo_handler(pod):
     return handler
 
 
+async def late_echo(req):
+    """Answers with the body after the seconds the body says."""
+    await asyncio.sleep(float(bytes(req.body)))
+    await req.respond(200, req.body)
+
+
 def test_round_trip_with_memoryview_bodies(mesh):
     async def main():
         server = dpumesh.Pod(mesh, "echo")
@@ -103,11 +109,7 @@ def test_parallel_calls_and_a_c_pod(mesh):
 def test_errors_are_values_and_deadlines(mesh):
     async def main():
         slow = dpumesh.Pod(mesh, "slow")
-
-        async def late(req):
-            await asyncio.sleep(float(bytes(req.body)))
-            await req.respond(200, req.body)
-        slow.serve(late)
+        slow.serve(late_echo)
         client = dpumesh.Pod(mesh, "client")
         r = await client.call("nobody", b"x")
         assert (r.status, r.reason, r.hop) == (503, "no_live_pod", "mesh")
@@ -131,11 +133,7 @@ def test_a_call_made_for_a_request_gets_what_is_left_of_its_deadline(mesh):
     the 150 ms its caller gave it run out, not at its own default of 5 s."""
     async def main():
         slow = dpumesh.Pod(mesh, "slow")
-
-        async def late(req):
-            await asyncio.sleep(float(bytes(req.body)))
-            await req.respond(200, req.body)
-        slow.serve(late)
+        slow.serve(late_echo)
         middle = dpumesh.Pod(mesh, "echo")
         seen = {}
 

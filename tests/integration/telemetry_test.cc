@@ -83,6 +83,38 @@ unsigned exporter_port(subprocess &exp)
 	return port;
 }
 
+/** conf/pcap.json with text put first in each array named: {"services", "{...}, "}. */
+std::string pcap_config_with(const temp_dir &dir,
+			     const std::vector<std::pair<std::string, std::string>> &firsts)
+{
+	std::stringstream in;
+	in << std::ifstream(private_config(dir, "conf/pcap.json")).rdbuf();
+	std::string cfg = in.str();
+	for (const auto &[array, text] : firsts) /* after `"name": [` and its line's end */
+		cfg.replace(cfg.find("\"" + array + "\": [") + array.size() + 6, 0, text);
+	return cfg;
+}
+
+/** dpumesh on config file cfg, replaying a capture of 10 frames, up (nullptr if not: a
+ *  failure is added). */
+std::unique_ptr<subprocess> start_node(const temp_dir &dir, const std::string &pfx,
+				       const std::string &cfg)
+{
+	capture_counts cap{};
+	make_capture(dir.file("few.pcap"), 10, "0.1", &cap);
+	auto p = std::make_unique<subprocess>(std::vector<std::string>{
+		bin_path("dpumesh"), node_lcores_arg(), "--no-huge", "-m", "256", "--no-pci",
+		"--file-prefix=" + pfx, "--log-level=lib.eal:warning",
+		"--vdev=net_pcap0,rx_pcap=" + dir.file("few.pcap"), "--", node_workers_arg(), "--config",
+		cfg, "--stats-period", "0"});
+	if (!p->wait_output([](const std::string &o) { return o.find(" up: ") != std::string::npos; },
+			    40s)) {
+		ADD_FAILURE() << p->output();
+		return nullptr;
+	}
+	return p;
+}
+
 } // namespace
 
 TEST(Telemetry, CountersMatchTheCaptureAndTheExporterServesThem)
@@ -304,12 +336,6 @@ TEST(Telemetry, LongListingsComeInPagesThatFitDpdksReply)
 {
 	temp_dir dir;
 	const std::string pfx = prefix("pages");
-	std::string cfg;
-	{
-		std::stringstream in;
-		in << std::ifstream(private_config(dir, "conf/pcap.json")).rdbuf();
-		cfg = in.str();
-	}
 	constexpr int extra = 300;
 	std::string svcs, routes;
 	for (int i = 0; i < extra; i++) {
@@ -318,18 +344,11 @@ TEST(Telemetry, LongListingsComeInPagesThatFitDpdksReply)
 		svcs += std::string("{\"name\": \"") + name + "\", \"max_pods\": 2}, ";
 		routes += std::string("{\"service\": \"") + name + "\", \"to\": \"local\"}, ";
 	}
-	cfg.replace(cfg.find("\"services\": [") + 14, 0, svcs);
-	cfg.replace(cfg.find("\"routes\": [") + 12, 0, routes);
-	std::ofstream(dir.file("many.json")) << cfg;
-	capture_counts cap{};
-	ASSERT_NO_FATAL_FAILURE(make_capture(dir.file("few.pcap"), 10, "0.1", &cap));
-	subprocess p({bin_path("dpumesh"), node_lcores_arg(), "--no-huge", "-m", "256", "--no-pci",
-		      "--file-prefix=" + pfx, "--log-level=lib.eal:warning",
-		      "--vdev=net_pcap0,rx_pcap=" + dir.file("few.pcap"), "--",
-		      node_workers_arg(), "--config", dir.file("many.json"), "--stats-period", "0"});
-	ASSERT_TRUE(p.wait_output(
-		[](const std::string &o) { return o.find(" up: ") != std::string::npos; }, 40s))
-		<< p.output();
+	std::ofstream(dir.file("many.json"))
+		<< pcap_config_with(dir, {{"services", svcs}, {"routes", routes}});
+	auto node = start_node(dir, pfx, dir.file("many.json"));
+	ASSERT_TRUE(node);
+	subprocess &p = *node;
 	telemetry_client t;
 	std::string hello;
 	ASSERT_TRUE(t.connect(runtime_dir(pfx) + "/dpdk_telemetry.v2", &hello));
@@ -427,12 +446,6 @@ TEST(Telemetry, NamesThatMapToOneKeyKeepAnEntryEachAndTheirNames)
 {
 	temp_dir dir;
 	const std::string pfx = prefix("keys");
-	std::string cfg;
-	{
-		std::stringstream in;
-		in << std::ifstream(private_config(dir, "conf/pcap.json")).rdbuf();
-		cfg = in.str();
-	}
 	const std::vector<std::string> names = {"a-b", "a_b", "a.b", "next", "a_b_2"};
 	const std::string longp = "/" + std::string(200, 'p');
 	std::string svcs, routes, timeouts, breakers_cfg;
@@ -444,20 +457,12 @@ TEST(Telemetry, NamesThatMapToOneKeyKeepAnEntryEachAndTheirNames)
 	for (const std::string &pp : {std::string("/v1-x"), std::string("/v1.x"), longp + "1", longp + "2"})
 		timeouts += "{\"service\": \"a-b\", \"path_prefix\": \"" + pp +
 			    "\", \"timeout_ms\": 100}, ";
-	cfg.replace(cfg.find("\"services\": [") + 14, 0, svcs);
-	cfg.replace(cfg.find("\"routes\": [") + 12, 0, routes);
-	cfg.replace(cfg.find("\"timeouts\": [") + 14, 0, timeouts);
-	cfg.replace(cfg.find("\"circuit_breakers\": [") + 22, 0, breakers_cfg);
-	std::ofstream(dir.file("keys.json")) << cfg;
-	capture_counts cap{};
-	ASSERT_NO_FATAL_FAILURE(make_capture(dir.file("few.pcap"), 10, "0.1", &cap));
-	subprocess p({bin_path("dpumesh"), node_lcores_arg(), "--no-huge", "-m", "256", "--no-pci",
-		      "--file-prefix=" + pfx, "--log-level=lib.eal:warning",
-		      "--vdev=net_pcap0,rx_pcap=" + dir.file("few.pcap"), "--",
-		      node_workers_arg(), "--config", dir.file("keys.json"), "--stats-period", "0"});
-	ASSERT_TRUE(p.wait_output(
-		[](const std::string &o) { return o.find(" up: ") != std::string::npos; }, 40s))
-		<< p.output();
+	std::ofstream(dir.file("keys.json")) << pcap_config_with(
+		dir, {{"services", svcs}, {"routes", routes}, {"timeouts", timeouts},
+		      {"circuit_breakers", breakers_cfg}});
+	auto node = start_node(dir, pfx, dir.file("keys.json"));
+	ASSERT_TRUE(node);
+	subprocess &p = *node;
 	telemetry_client t;
 	std::string hello;
 	ASSERT_TRUE(t.connect(runtime_dir(pfx) + "/dpdk_telemetry.v2", &hello));
