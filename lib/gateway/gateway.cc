@@ -226,6 +226,7 @@ struct server::impl {
 	void request_whole(conn_guard &g);
 	void finish(std::unordered_map<uint64_t, std::unique_ptr<pending>>::iterator it,
 		    uint64_t held);
+	void release(uint64_t held);
 	void set_accepting();
 	void add_gate(accept_gate &g, evhttp_bound_socket *bs, const char *what,
 		      const address &a);
@@ -637,6 +638,11 @@ void server::impl::finish(std::unordered_map<uint64_t, std::unique_ptr<pending>>
 			  uint64_t held)
 {
 	pend.erase(it);
+	release(held);
+}
+
+void server::impl::release(uint64_t held)
+{
 	buffered -= std::min(buffered, held);
 	committed -= std::min(committed, held);
 	admit_waiting();
@@ -665,14 +671,14 @@ void server::impl::on_message(meshsock::message &m)
 	}
 	event_free(p->timer);
 	std::unique_ptr<pending> own = std::move(it->second);
+	pend.erase(it);
 	/* the body's room is freed once the answer is in the connection's output buffer (on
 	 * every way out), or the room would go to a waiting request before the answer counts */
 	struct settle {
 		impl *gw;
-		std::unordered_map<uint64_t, std::unique_ptr<pending>>::iterator it;
 		uint64_t held;
-		~settle() { gw->finish(it, held); }
-	} settle_at_end{this, it, own->held};
+		~settle() { gw->release(held); }
+	} settle_at_end{this, own->held};
 	double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - p->start).count();
 	latency_sum += secs;
 	size_t b = 0;
