@@ -223,6 +223,17 @@ struct server::impl {
 		buffered += n;
 		buffered_peak = std::max(buffered_peak, buffered);
 	}
+	/* bytes held and committed at once (a body waiting for the mesh, an answer), and let go */
+	void hold_committed(uint64_t n)
+	{
+		hold(n);
+		committed += n;
+	}
+	void let_go(uint64_t n)
+	{
+		buffered -= std::min(buffered, n);
+		committed -= std::min(committed, n);
+	}
 	void request_whole(conn_guard &g);
 	void finish(std::unordered_map<uint64_t, std::unique_ptr<pending>>::iterator it,
 		    uint64_t held);
@@ -411,8 +422,7 @@ void server::impl::on_request(evhttp_request *req)
 	p->start_ms = now_ms();
 	p->start = std::chrono::steady_clock::now();
 	p->held = body_len;
-	hold(body_len);
-	committed += body_len;
+	hold_committed(body_len);
 	/* the node answers within request_ms (its deadline); the gateway waits a little longer
 	 * so a node's own 504 wins when both fire */
 	p->timer = evtimer_new(base, [](evutil_socket_t, short, void *arg) {
@@ -579,13 +589,11 @@ void server::impl::on_write(conn_guard &g, size_t added, size_t deleted)
 {
 	g.writing += added;
 	answers += added;
-	committed += added;
-	hold(added);
+	hold_committed(added);
 	const uint64_t d = std::min<uint64_t>(deleted, g.writing);
 	g.writing -= d;
 	answers -= std::min(answers, d);
-	committed -= std::min(committed, d);
-	buffered -= std::min(buffered, d);
+	let_go(d);
 	if (d != 0 && !admission.empty())
 		admit_waiting();
 }
@@ -601,8 +609,7 @@ void server::impl::forget(conn_guard &g)
 		evbuffer_remove_cb_entry(bufferevent_get_output(g.bev), g.output_cb);
 	g.input_cb = g.output_cb = nullptr;
 	answers -= std::min(answers, g.writing);
-	committed -= std::min(committed, g.writing);
-	buffered -= std::min(buffered, g.writing);
+	let_go(g.writing);
 	g.writing = 0;
 }
 
@@ -643,8 +650,7 @@ void server::impl::finish(std::unordered_map<uint64_t, std::unique_ptr<pending>>
 
 void server::impl::release(uint64_t held)
 {
-	buffered -= std::min(buffered, held);
-	committed -= std::min(committed, held);
+	let_go(held);
 	admit_waiting();
 }
 
