@@ -875,12 +875,20 @@ void dpumesh_msg_release(dpumesh_t *h, struct dpumesh_msg *m)
 	post_refills(h);
 }
 
+namespace {
+
+/* A message's L7 header, decoded into *v: false when it has none or it does not decode. */
+bool decode_header(const dpumesh_msg *m, wire::l7_view *v) noexcept
+{
+	return m->header != nullptr && wire::l7_decode(m->header, m->header_len, v) == wire::l7_error::ok;
+}
+
+} // namespace
+
 uint32_t dpumesh_msg_deadline_ms(const struct dpumesh_msg *m)
 {
 	wire::l7_view v;
-	if (m == nullptr || m->header == nullptr ||
-	    wire::l7_decode(m->header, m->header_len, &v) != wire::l7_error::ok ||
-	    v.kind != wire::l7_kind::request)
+	if (m == nullptr || !decode_header(m, &v) || v.kind != wire::l7_kind::request)
 		return 0;
 	return v.deadline_ms;
 }
@@ -889,7 +897,7 @@ int dpumesh_msg_field(const struct dpumesh_msg *m, const char *name, const char 
 		      size_t *len)
 {
 	wire::l7_view v;
-	if (m->header == nullptr || wire::l7_decode(m->header, m->header_len, &v) != wire::l7_error::ok)
+	if (!decode_header(m, &v))
 		return -ENOENT;
 	std::string_view s;
 	if (!v.find(name, &s))
@@ -1017,7 +1025,7 @@ int dpumesh_progress(dpumesh_t *h)
 		m->flags = d.flags & DPUMESH_OP_MASK;
 		m->status = st;
 		wire::l7_view v;
-		if (m->header && wire::l7_decode(m->header, m->header_len, &v) == wire::l7_error::ok) {
+		if (decode_header(m, &v)) {
 			m->header_ok = 1;
 			m->http_status = v.status;
 			m->service = v.service.data();
