@@ -198,6 +198,17 @@ size_t str_cost(std::string_view s) noexcept
 
 size_t key_cost(std::string_view k) noexcept { return str_cost(k) + 1; }
 
+/* rte_telemetry dict keys take letters, digits, '_' and '/': anything else becomes '_'. */
+std::string telemetry_key(std::string_view s)
+{
+	std::string k(s);
+	for (char &c : k)
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '/'))
+			c = '_';
+	return k;
+}
+
 } // namespace
 
 void telemetry_reply::u64(std::string key, uint64_t v)
@@ -375,16 +386,6 @@ int telemetry_reply::emit()
 	if (end < total)
 		rte_tel_data_add_dict_u64(_d, "next", end);
 	return 0;
-}
-
-std::string telemetry_key(std::string_view s)
-{
-	std::string k(s);
-	for (char &c : k)
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '_' || c == '/'))
-			c = '_';
-	return k;
 }
 
 namespace {

@@ -349,9 +349,6 @@ struct telemetry_family {
  */
 void register_telemetry_families(std::span<const telemetry_family> families);
 
-/** rte_telemetry dict keys take letters, digits, '_' and '/': anything else becomes '_'. */
-std::string telemetry_key(std::string_view s);
-
 /**
  * One /dpumesh/... reply, built here and written into rte_tel_data by emit() within what
  * DPDK can send. DPDK 22.11 writes at most 16 KiB a reply (`/info`: max_output_len), a dict
@@ -378,8 +375,9 @@ public:
 
 	/*
 	 * Listed entries: a string, an array of numbers, or a dict of strings and numbers each.
-	 * An entry's key is a name (a service's, a route's) made a key of this reply: mapped by
-	 * telemetry_key(), then given "_2", "_3", ... while an earlier key of the reply has it
+	 * An entry's key is a name (a service's, a route's) made a key of this reply: every
+	 * character but letters, digits, '_' and '/' (all rte_telemetry takes) made '_', then
+	 * given "_2", "_3", ... while an earlier key of the reply has it
 	 * ("next", the pages' own key, is always taken). So `a-b` and `a_b` get `a_b` and
 	 * `a_b_2`, in the order they are added; an entry whose name matters carries it in its
 	 * dict.
