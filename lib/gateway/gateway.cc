@@ -108,6 +108,7 @@ struct conn_guard {
 	/* the memory bound (impl::scan): the request being read */
 	uint64_t reading = 0;	 /* bytes read of it (in impl::buffered) */
 	uint64_t reserve = 0;	 /* admitted: bytes committed for it (in impl::committed) */
+	uint64_t head_bytes = 0; /* of them, up to its header block's end (once it has ended) */
 	head_scanner head;	 /* its header block, as read so far */
 	bool admitted = false;	 /* its body may be read */
 	bool waiting = false;	 /* for admission: reading paused, in impl::admission */
@@ -450,18 +451,80 @@ size_t head_scanner::feed(const uint8_t *p, size_t n) noexcept
 	size_t k = 0;
 	while (k < n && !done) {
 		const uint8_t c = p[k++];
-		if (c == '\r')
+		if (c == '\r') {
+			line_cr = line_cr || cr;
+			cr = true;
 			continue;
-		if (lines == 0 && c != '\n' && method_len < sizeof(method))
+		}
+		if (c == '\n') {
+			cr = false;
+			if (line_len > 0) {
+				if (lines > 0)
+					header_line();
+				lines++, line_len = 0;
+			} else if (lines > 0) {
+				done = true;
+			}
+			line_cr = false;
+			continue;
+		}
+		line_cr = line_cr || cr;
+		cr = false;
+		if (lines == 0 && method_len < sizeof(method))
 			method[method_len++] = static_cast<char>(c);
-		if (c != '\n')
-			line_len++;
-		else if (line_len > 0)
-			lines++, line_len = 0;
-		else if (lines > 0)
-			done = true;
+		if (lines > 0 && line_len < line_keep)
+			line[line_len] = static_cast<char>(c);
+		line_len++;
 	}
 	return k;
+}
+
+/* ASCII letters of a and b alike but for their case. */
+static bool same_name(std::string_view a, std::string_view b) noexcept
+{
+	auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; };
+	return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [&](char x, char y) {
+		       return lower(x) == lower(y);
+	       });
+}
+
+/* A header line ended (its first line_keep bytes in `line`): a Content-Length read, or the
+ * body's length made unknown. evhttp 2.1.12 splits a line at its first colon, takes a line
+ * that begins with a blank as more of the header before, and finds headers by name without
+ * regard to case. */
+void head_scanner::header_line() noexcept
+{
+	const std::string_view l(line, std::min(line_len, line_keep));
+	if (l[0] == ' ' || l[0] == '\t') {
+		unknown = unknown || last_cl;
+		return;
+	}
+	last_cl = false;
+	const size_t colon = l.find(':');
+	if (colon == std::string_view::npos)
+		return; /* a name longer than the bytes kept: neither of these */
+	const std::string_view name = l.substr(0, colon);
+	if (same_name(name, "transfer-encoding")) {
+		unknown = true;
+		return;
+	}
+	if (!same_name(name, "content-length"))
+		return;
+	last_cl = true;
+	lengths = static_cast<uint8_t>(std::min(lengths + 1, 2));
+	std::string_view v = l.substr(colon + 1);
+	while (!v.empty() && (v.front() == ' ' || v.front() == '\t'))
+		v.remove_prefix(1);
+	while (!v.empty() && (v.back() == ' ' || v.back() == '\t'))
+		v.remove_suffix(1);
+	if (lengths > 1 || line_len > line_keep || line_cr || v.empty() || v.size() > 19 ||
+	    !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+		unknown = true;
+		return;
+	}
+	length = 0;
+	for (char c : v)
+		length = length * 10 + uint64_t(c - '0');
 }
 
 bool head_scanner::body_method() const noexcept
@@ -473,10 +536,19 @@ bool head_scanner::body_method() const noexcept
 	return false;
 }
 
-/* The memory bound (limits.max_buffered_bytes), by admission: a request whose method may
- * carry a body (all but HEAD: head_scanner::body_method) reads its body only once admitted,
- * and admission reserves
- * a whole body (max_body_bytes) beside the bytes already read. Admitted requests and the
+uint64_t head_scanner::body_bytes(uint64_t most) const noexcept
+{
+	if (!body_method())
+		return 0;
+	if (unknown)
+		return most;
+	return lengths == 0 ? 0 : std::min(length, most);
+}
+
+/* The memory bound (limits.max_buffered_bytes), by admission: a request whose header block
+ * announces a body (head_scanner::body_bytes) reads it only once admitted, and admission
+ * reserves its header block and the body it announces (its Content-Length; max_body_bytes
+ * for a chunked body or a length stated unclearly), at least the bytes already read. Admitted requests and the
  * bodies of requests waiting for the mesh are the committed bytes, and they stay within the
  * bound; a request that does not fit waits, its connection's reading paused at the end of
  * its header block (the kernel's receive buffer and TCP's window hold the sender), and is
@@ -494,8 +566,10 @@ void server::impl::scan(conn_guard &g, evbuffer *in, size_t from)
 		return;
 	/* no further than a header block can go (past it, evhttp refuses the block): the peek
 	 * walks the buffer's chains, and a pipelining client's buffer can hold many */
-	const size_t len = std::min<size_t>(evbuffer_get_length(in), from + head_limit());
-	for (size_t off = from; off < len && !g.head.done;) {
+	const size_t have = evbuffer_get_length(in);
+	const size_t len = std::min<size_t>(have, from + head_limit());
+	size_t off = from;
+	while (off < len && !g.head.done) {
 		evbuffer_ptr at;
 		evbuffer_iovec v[8];
 		if (evbuffer_ptr_set(in, &at, off, EVBUFFER_PTR_SET) != 0)
@@ -507,18 +581,25 @@ void server::impl::scan(conn_guard &g, evbuffer *in, size_t from)
 			off += g.head.feed(static_cast<const uint8_t *>(v[i].iov_base),
 					   std::min(v[i].iov_len, len - off));
 	}
-	if (g.head.done && g.head.body_method() && !try_admit(g)) {
+	if (!g.head.done)
+		return;
+	/* the bytes of the request up to its block's end: those read less those after it */
+	g.head_bytes = g.reading - std::min<uint64_t>(g.reading, have - off);
+	if (g.head.body_bytes(cfg.max_body_bytes) != 0 && !try_admit(g)) {
 		g.waiting = true;
 		admission.push_back(g.id);
 		read_pauses++;
 	}
 }
 
-/* Admits g's body if its reservation fits within the bound, or if nothing is committed (the
- * bound is at least max_body_bytes, but the bytes read before the body come on top). */
+/* Admits g's body if its reservation (its header block and the body it announces, or
+ * max_body_bytes where it does not say; at least what is read) fits within the bound, or if
+ * nothing is committed (the bound is at least max_body_bytes, but the bytes read before the
+ * body come on top). */
 bool server::impl::try_admit(conn_guard &g)
 {
-	const uint64_t need = g.reading + cfg.max_body_bytes;
+	const uint64_t need =
+		std::max(g.reading, g.head_bytes + g.head.body_bytes(cfg.max_body_bytes));
 	if (committed != 0 && committed + need > cfg.max_buffered_bytes)
 		return false;
 	g.admitted = true;
@@ -618,6 +699,7 @@ void server::impl::drop_reading(conn_guard &g)
 {
 	buffered -= std::min(buffered, g.reading);
 	g.reading = 0;
+	g.head_bytes = 0;
 	if (g.admitted) {
 		committed -= std::min(committed, g.reserve);
 		g.admitted = false;

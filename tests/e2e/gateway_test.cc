@@ -289,8 +289,8 @@ TEST_F(IngressE2E, KeepAlivePipelined)
 	EXPECT_LT(r.in.find("Content-Length: 5000"), r.in.find("Content-Length: 0"));
 }
 
-/* limits.max_buffered_bytes with the mesh answering: a second gateway whose bound holds one
- * body's reservation (300000 B) and not two. Six clients post 200000-byte bodies at once,
+/* limits.max_buffered_bytes with the mesh answering: a second gateway whose bound (350000 B)
+ * holds one body's reservation (its 200000 B and header block) and not two. Six clients post 200000-byte bodies at once,
  * each holding back its last byte for 500 ms (so the admitted one keeps its reservation
  * while the others come): the others wait for admission, their reading paused, and every
  * body comes back whole from an echo pod. */
@@ -301,7 +301,7 @@ TEST_F(IngressE2E, BodiesPastTheMemoryBoundWaitTheirTurnAndComeBackWhole)
   "mesh": { "bind": "192.168.91.2:0" },
   "nodes": [ { "name": "n1", "address": "192.168.91.1:7000" } ],
   "routes": [ { "prefix": "/echo", "service": "echo", "nodes": ["n1"] } ],
-  "limits": { "max_body_bytes": 300000, "max_buffered_bytes": 400000 },
+  "limits": { "max_body_bytes": 300000, "max_buffered_bytes": 350000 },
   "timeouts": { "request_ms": 3000, "read_ms": 8000 }
 })");
 	ASSERT_TRUE(small.up) << small.proc->output();
@@ -326,17 +326,17 @@ TEST_F(IngressE2E, BodiesPastTheMemoryBoundWaitTheirTurnAndComeBackWhole)
 	EXPECT_GE(metric(m.body, "dpumesh_ingress_read_paused_total"), 1) << m.body;
 	EXPECT_EQ(metric(m.body, "dpumesh_ingress_committed_bytes"), 0) << m.body;
 	EXPECT_EQ(metric(m.body, "dpumesh_ingress_buffered_bytes"), 0) << m.body;
-	EXPECT_LE(metric(m.body, "dpumesh_ingress_buffered_bytes_peak"), 400000 + 6 * 65536)
+	EXPECT_LE(metric(m.body, "dpumesh_ingress_buffered_bytes_peak"), 350000 + 6 * 65536)
 		<< m.body;
 	small.stop();
 }
 
 /* Answers count against limits.max_buffered_bytes until written: clients that do not read
  * their answers hold them in the gateway, and past the bound the gateway takes no more bodies
- * (which would bring more answers) until they read. A bound of two reservations (300000 B
- * each); six clients post 250000-byte bodies and read nothing for 2.5 s, through a 4 KiB
- * receive buffer (and the namespace's TCP send buffers at most 64 KiB: on loopback the
- * kernel would take 3 MB of each answer). While they hold their answers, at most two
+ * (which would bring more answers) until they read. A bound (520000 B) of two reservations
+ * (a 250000-byte body and its header block each); six clients post 250000-byte bodies and
+ * read nothing for 2.5 s, through a 4 KiB receive buffer (and the namespace's TCP send
+ * buffers at most 64 KiB: on loopback the kernel would take 3 MB of each answer). While they hold their answers, at most two
  * requests go to the mesh and the answers are counted; once they read, every body comes back
  * whole. Before, all six went to the mesh at once and their answers were held outside any
  * bound. */
@@ -347,7 +347,7 @@ TEST_F(IngressE2E, AnswersClientsDoNotReadCountAgainstTheBound)
   "mesh": { "bind": "192.168.91.2:0" },
   "nodes": [ { "name": "n1", "address": "192.168.91.1:7000" } ],
   "routes": [ { "prefix": "/echo", "service": "echo", "nodes": ["n1"] } ],
-  "limits": { "max_body_bytes": 300000, "max_buffered_bytes": 620000 },
+  "limits": { "max_body_bytes": 300000, "max_buffered_bytes": 520000 },
   "timeouts": { "request_ms": 8000, "read_ms": 12000, "idle_ms": 12000 }
 })");
 	ASSERT_TRUE(small.up) << small.proc->output();
@@ -375,7 +375,7 @@ TEST_F(IngressE2E, AnswersClientsDoNotReadCountAgainstTheBound)
 		answered = std::max(answered, metric(m.body, "dpumesh_ingress_responses_total{code=\"200\"}"));
 		held = std::max(held, metric(m.body, "dpumesh_ingress_answer_bytes"));
 		EXPECT_LE(metric(m.body, "dpumesh_ingress_pending") + std::max(0L, answered), 2) << m.body;
-		EXPECT_LE(metric(m.body, "dpumesh_ingress_committed_bytes"), 620000) << m.body;
+		EXPECT_LE(metric(m.body, "dpumesh_ingress_committed_bytes"), 520000) << m.body;
 		std::this_thread::sleep_for(100ms);
 	}
 	EXPECT_EQ(answered, 2);
@@ -829,10 +829,13 @@ TEST(IngressLimits, OutOfFileDescriptorsAcceptingPausesWithoutSpinning)
 }
 
 /* The gateway with no node (127.0.0.1:7000 does not answer: every request waits for the
- * mesh until its 504), 24 clients sending 256 KiB bodies at once, and the bound on request
- * bytes held at max_buffered_bytes: the Prometheus text after. */
+ * mesh until its 504), 24 clients sending bodies of `body_len` (256 KiB, max_body_bytes,
+ * unless told) at once, announced by Content-Length or chunked, each request's last byte
+ * `hold` after the rest, and the bound on request bytes held at max_buffered_bytes: the
+ * Prometheus text after. */
 std::string flood_of_bodies(const std::string &ns_name, uint64_t max_buffered,
-			    unsigned request_ms, const temp_dir &d)
+			    unsigned request_ms, const temp_dir &d, size_t body_len = 262144,
+			    bool chunked = false, std::chrono::milliseconds hold = 0ms)
 {
 	ingress_proc gw(ns_name,
 			lone_gateway_config(R"("max_body_bytes": 262144, "max_buffered_bytes": )" +
@@ -841,14 +844,21 @@ std::string flood_of_bodies(const std::string &ns_name, uint64_t max_buffered,
 	EXPECT_TRUE(gw.up) << gw.proc->output();
 	if (!gw.up)
 		return "";
-	const std::string body = make_body(262144, 5);
-	const std::string req = "POST /s0/upload HTTP/1.1\r\nHost: x\r\nContent-Length: 262144\r\n"
-				"Connection: close\r\n\r\n" +
-				body;
+	const std::string body = make_body(body_len, 5);
+	char chunk[32];
+	std::snprintf(chunk, sizeof(chunk), "%zx\r\n", body_len);
+	const std::string req =
+		"POST /s0/upload HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" +
+		(chunked ? "Transfer-Encoding: chunked\r\n\r\n" + std::string(chunk) + body + "\r\n0\r\n\r\n"
+			 : "Content-Length: " + std::to_string(body_len) + "\r\n\r\n" + body);
 	std::vector<raw_result> got(24);
 	std::vector<std::thread> clients;
 	for (size_t i = 0; i < got.size(); i++)
-		clients.emplace_back([&, i] { got[i] = raw_http(ns_name, {req}, 0ms, 40s); });
+		clients.emplace_back([&, i] {
+			got[i] = hold == 0ms ? raw_http(ns_name, {req}, 0ms, 40s)
+					     : raw_http(ns_name, {req.substr(0, req.size() - 1), req.substr(req.size() - 1)},
+							hold, 40s);
+		});
 	for (std::thread &t : clients)
 		t.join();
 	for (size_t i = 0; i < got.size(); i++) {
@@ -903,6 +913,43 @@ TEST(IngressLimits, RequestBytesPastTheBoundPauseReadingAndEveryRequestIsAnswere
 	EXPECT_EQ(metric(unbounded, "dpumesh_ingress_read_paused_total"), 0) << unbounded;
 	EXPECT_GE(metric(unbounded, "dpumesh_ingress_buffered_bytes_peak"), clients * body)
 		<< unbounded;
+}
+
+/* A body reserves the length it announces: 24 bodies of 16 KiB, each with its
+ * Content-Length and its last byte 300 ms after the rest (so every reservation is held
+ * while the others come), against the bound of 1 MiB that holds three reservations of
+ * max_body_bytes (256 KiB) are all read at once and none waits. The same bodies chunked,
+ * whose length is not known before their end, reserve max_body_bytes each and wait as
+ * 256 KiB ones do. Before 2026-12-07 every body reserved max_body_bytes: the first flood
+ * waited like the second. */
+TEST(IngressLimits, ABodyReservesTheLengthItAnnouncesAndAChunkedOneTheMost)
+{
+	std::string why = netns_unavailable();
+	if (!why.empty())
+		GTEST_SKIP() << why;
+	lone_netns ns("dpmc-" + std::to_string(getpid() % 100000));
+	ASSERT_TRUE(ns.ok);
+	temp_dir d;
+	const long body = 16384, bound = 1048576, clients = 24;
+
+	/* held 2 s, so that on a loaded box the 24 still come while the first wait */
+	const std::string announced = flood_of_bodies(ns.name, bound, 2000, d, body, false, 300ms);
+	ASSERT_FALSE(announced.empty());
+	EXPECT_EQ(metric(announced, "dpumesh_ingress_mesh_errors_total{reason=\"timeout\"}"),
+		  clients)
+		<< announced;
+	EXPECT_EQ(metric(announced, "dpumesh_ingress_read_paused_total"), 0) << announced;
+	EXPECT_GE(metric(announced, "dpumesh_ingress_buffered_bytes_peak"), clients * body)
+		<< announced;
+	EXPECT_EQ(metric(announced, "dpumesh_ingress_committed_bytes"), 0) << announced;
+
+	const std::string chunked = flood_of_bodies(ns.name, bound, 150, d, body, true, 300ms);
+	ASSERT_FALSE(chunked.empty());
+	EXPECT_EQ(metric(chunked, "dpumesh_ingress_mesh_errors_total{reason=\"timeout\"}"),
+		  clients)
+		<< chunked;
+	EXPECT_GE(metric(chunked, "dpumesh_ingress_read_paused_total"), clients / 2) << chunked;
+	EXPECT_EQ(metric(chunked, "dpumesh_ingress_committed_bytes"), 0) << chunked;
 }
 
 } // namespace

@@ -5,9 +5,11 @@
 // Input: the first byte, taken off, sets the piece size (1-32 bytes); the rest are the bytes
 // read from the connection. Fed a piece at a time, the scanner must agree with itself fed
 // the whole, and with a reference written another way (CRs taken out, leading LFs skipped,
-// the first "\n\n" after them): where the block ends (the bytes taken), whether it ended,
-// and the request line's first bytes; and it must never take more than it is given.
+// the first "\n\n" after them; the block's lines split whole): where the block ends (the
+// bytes taken), whether it ended, the request line's first bytes, and the body length it
+// announces (head_scanner::body_bytes); and it must never take more than it is given.
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -19,10 +21,13 @@ using dpumesh::gateway::head_scanner;
 
 namespace {
 
+constexpr uint64_t most = 1000;
+
 struct outcome {
 	size_t taken = 0;
 	bool done = false;
 	std::string method;
+	uint64_t body = 0; /* body_bytes(most), once done */
 };
 
 outcome feed_in_pieces(const uint8_t *p, size_t n, size_t piece)
@@ -40,7 +45,64 @@ outcome feed_in_pieces(const uint8_t *p, size_t n, size_t piece)
 	}
 	o.done = h.done;
 	o.method.assign(h.method, h.method_len);
+	o.body = h.done ? h.body_bytes(most) : 0;
 	return o;
+}
+
+std::string lower(std::string s)
+{
+	for (char &c : s)
+		c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+	return s;
+}
+
+/* The body a block announces, from its raw lines (the request line first, the empty line
+ * left out): a line's CR before its LF is its end, any other CR makes a length unclear. */
+uint64_t reference_body(const std::string &method, const std::vector<std::string> &raw)
+{
+	bool body = false;
+	for (const char *m : {"POST ", "PUT ", "PATCH ", "GET ", "DELETE ", "OPTIONS "})
+		body = body || method.rfind(m, 0) == 0;
+	if (!body)
+		return 0;
+	bool unknown = false, last_cl = false;
+	int lengths = 0;
+	uint64_t length = 0;
+	for (size_t i = 1; i < raw.size(); i++) {
+		std::string line = raw[i];
+		if (!line.empty() && line.back() == '\r')
+			line.pop_back();
+		const bool stray_cr = line.find('\r') != std::string::npos;
+		line.erase(std::remove(line.begin(), line.end(), '\r'), line.end());
+		if (line[0] == ' ' || line[0] == '\t') {
+			unknown = unknown || last_cl;
+			continue;
+		}
+		last_cl = false;
+		const size_t colon = line.find(':');
+		if (colon == std::string::npos || colon >= 64)
+			continue;
+		const std::string name = lower(line.substr(0, colon));
+		if (name == "transfer-encoding")
+			unknown = true;
+		if (name != "content-length")
+			continue;
+		last_cl = true;
+		lengths++;
+		std::string v = line.substr(colon + 1);
+		v.erase(0, v.find_first_not_of(" \t") == std::string::npos ? v.size() : v.find_first_not_of(" \t"));
+		while (!v.empty() && (v.back() == ' ' || v.back() == '\t'))
+			v.pop_back();
+		if (lengths > 1 || line.size() > 64 || stray_cr || v.empty() || v.size() > 19 ||
+		    v.find_first_not_of("0123456789") != std::string::npos) {
+			unknown = true;
+			continue;
+		}
+		length = std::stoull(v);
+	}
+	if (unknown)
+		return most;
+	return lengths == 0 ? 0 : std::min(length, most);
 }
 
 outcome reference(const uint8_t *p, size_t n)
@@ -63,6 +125,19 @@ outcome reference(const uint8_t *p, size_t n)
 	if (end != std::string::npos) {
 		o.done = true;
 		o.taken = pos[end + 1] + 1;
+		/* the block's raw lines, from the request line's first byte to the LF before
+		 * the empty line */
+		std::vector<std::string> raw;
+		std::string line;
+		for (size_t i = pos[start]; i <= pos[end]; i++) {
+			if (p[i] == '\n') {
+				raw.push_back(line);
+				line.clear();
+			} else {
+				line.push_back(static_cast<char>(p[i]));
+			}
+		}
+		o.body = reference_body(o.method, raw);
 	}
 	return o;
 }
@@ -80,9 +155,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const outcome pieces = feed_in_pieces(p, n, piece);
 	const outcome ref = reference(p, n);
 	if (pieces.taken != whole.taken || pieces.done != whole.done ||
-	    pieces.method != whole.method)
+	    pieces.method != whole.method || pieces.body != whole.body)
 		std::abort();
-	if (whole.taken != ref.taken || whole.done != ref.done || whole.method != ref.method)
+	if (whole.taken != ref.taken || whole.done != ref.done || whole.method != ref.method ||
+	    whole.body != ref.body)
 		std::abort();
 	return 0;
 }

@@ -111,17 +111,31 @@ std::string_view mesh_reason_label(std::string_view reason) noexcept;
 
 /**
  * Finds the end of an HTTP/1.x request's header block in its bytes as they are read, a
- * piece at a time (the gateway's memory bound admits a body only once its header block has
- * ended: docs/gateway.md, "Memory"). Lines end with LF, a CR anywhere is left out (evhttp's
+ * piece at a time, and the length of the body it announces (the gateway's memory bound
+ * admits a body only once its header block has ended, and reserves what it announces:
+ * docs/gateway.md, "Memory"). Lines end with LF, a CR anywhere is left out (evhttp's
  * EVBUFFER_EOL_CRLF takes both "\r\n" and "\n"), empty lines before the request line are
  * skipped, and the first empty line after it ends the block.
  */
 struct head_scanner {
+	/** bytes of a header line kept to read a Content-Length from: the name, its colon and
+	 * a value of up to 19 digits with room for blanks around it */
+	static constexpr uint32_t line_keep = 64;
+
 	uint32_t line_len = 0; /**< the current line's length so far (CRs left out) */
 	uint32_t lines = 0;    /**< non-empty lines ended so far */
 	char method[8] = {};   /**< the request line's first bytes (CRs left out) */
 	uint8_t method_len = 0;
 	bool done = false;     /**< the block has ended */
+
+	/* the body's length as the header lines announce it */
+	char line[line_keep] = {}; /* the current header line's first bytes (CRs left out) */
+	bool cr = false;	   /* the byte before was a CR */
+	bool line_cr = false;	   /* the current line has a CR other than one before its LF */
+	bool last_cl = false;	   /* the last header line (continuations aside) was a length */
+	uint8_t lengths = 0;	   /* Content-Length lines, up to 2 */
+	bool unknown = false;	   /* a body of a length not announced, or announced unclearly */
+	uint64_t length = 0;	   /* the one Content-Length's value */
 
 	/** Scans p[0, n): the bytes taken, up to and including the LF that ends the block (all
 	 * n while it has not ended; none once done). */
@@ -129,6 +143,18 @@ struct head_scanner {
 	/** The request line's method may carry a body: evhttp 2.1.12 reads the body of a POST,
 	 * PUT, PATCH, GET, DELETE and OPTIONS, of no HEAD (the gateway takes no other method). */
 	bool body_method() const noexcept;
+	/** Once the block has ended: the bytes of body that follow it as evhttp 2.1.12 reads
+	 * them, or `most` where the block does not say how many in a way read only one way. 0
+	 * for a method without a body and for a request with neither Content-Length nor
+	 * Transfer-Encoding (evhttp reads no body then); the one Content-Length's value (at most
+	 * `most`: a longer body is refused, 413, unread) where it is 1 to 19 digits between
+	 * blanks; `most` for any Transfer-Encoding (chunked: not known before the end), and for
+	 * any Content-Length that is not that: two of them, an empty or signed one, one with a
+	 * continuation line, a CR or another byte in it, or on a line past `line_keep` bytes. */
+	uint64_t body_bytes(uint64_t most) const noexcept;
+
+private:
+	void header_line() noexcept;
 };
 
 /** Standard reason phrase ("OK", "Not Found", ...). */
