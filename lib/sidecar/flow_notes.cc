@@ -423,6 +423,7 @@ void stage::deliver_new(const dpa_command &c, const pending::entry &e) noexcept
 	s.park_give_up = e.deadline_tsc > e.start_tsc + margin ? e.deadline_tsc - margin
 							       : e.start_tsc + 1;
 	s.park_bounces = 0;
+	s.deliver_by = e.deadline_tsc;
 	deliver(c);
 }
 

@@ -5,8 +5,11 @@
 
 #include <algorithm>
 
+#include <rte_cycles.h>
+
 #include "dpumesh/dpa/emulator.h"
 #include "dpumesh/sidecar/sidecar.h"
+#include "dpumesh/wire/l7.h"
 
 namespace dpumesh::sidecar {
 
@@ -21,7 +24,7 @@ outbox::outbox(std::vector<dpumesh_sq *> to_dpa, const dpa::arm_side *dpa, uint6
 	       counters &stats, std::vector<rte_ring *> remote, uint32_t q_entries,
 	       uint32_t q_share)
 	: _to_dpa(std::move(to_dpa)), _remote(std::move(remote)), _dpa(dpa), _tsc_hz(tsc_hz),
-	  _stats(stats), _parking(std::make_unique<parked_cmd[]>(parking_size)),
+	  _ms_per_tsc((uint64_t(1000) << 32) / std::max<uint64_t>(tsc_hz, 1)), _stats(stats), _parking(std::make_unique<parked_cmd[]>(parking_size)),
 	  _queues(q_entries, q_share, response_reserve, tsc_hz)
 {
 	_remote.resize(_to_dpa.size(), nullptr);
@@ -41,11 +44,30 @@ bool outbox::put(unsigned thread, const dpa_command &c) noexcept
 		_stats.handoff_out.inc();
 		return true;
 	}
+	if (c.what == dpa_command::op::deliver_request)
+		stamp_deadline(c);
 	const sw_descriptor d = c.encode();
 	if (dpumesh_sq_enqueue_burst(_to_dpa[thread], &d, 1) != 1)
 		return false;
 	_posted |= 1u << thread;
 	return true;
+}
+
+/* What the pod sees of its request's deadline is what the mesh holds it to: the smaller of
+ * the caller's budget and the route's timeout, less the time the request has spent in this
+ * node (waiting for room in its pod, a retry's back-off), written into the header the DPA
+ * is about to copy to the pod. At least 1 ms: 0 would say "no deadline". Only the mesh's
+ * own copy of the header changes (an hbuf in DPU memory), never the sender's. */
+void outbox::stamp_deadline(const dpa_command &c) const noexcept
+{
+	const uint64_t by = scratch_of(c.header).deliver_by;
+	if (by == 0) [[unlikely]]
+		return;
+	const uint64_t now = _now ? _now : rte_rdtsc();
+	const uint64_t left = by > now ? by - now : 0;
+	const uint64_t ms = static_cast<uint64_t>((static_cast<unsigned __int128>(left) * _ms_per_tsc) >> 32);
+	wire::l7_set_deadline(reinterpret_cast<uint8_t *>(c.header),
+			      static_cast<uint32_t>(std::clamp<uint64_t>(ms, 1, UINT32_MAX)));
 }
 
 outbox::~outbox() = default;

@@ -385,6 +385,7 @@ uint32_t stage::run() noexcept
 {
 	const uint64_t now = rte_rdtsc();
 	uint32_t work = 0;
+	_outbox->set_now(now);
 	/* one routing and policy version for the whole poll (quiescent at its end) */
 	_cur = _published.load(std::memory_order_acquire);
 	/* frames of this poll take their mbufs in bulk; the rest goes back at the end */

@@ -189,7 +189,9 @@ struct hbuf_scratch {
 	uint64_t park_give_up;  /**< first give-up time (TSC) of a parked delivery; 0: none */
 	uint32_t park_bounces;  /**< times it was parked */
 	uint32_t reserved;
-	uint64_t spare;
+	/** a request's deadline (TSC; stamped by stage::deliver_new): its header's deadline_ms
+	 *  is rewritten from it as it goes to the DPA (outbox::put) */
+	uint64_t deliver_by;
 };
 static_assert(sizeof(hbuf_scratch) == sizeof(dpa_hbuf_meta::arm), "hbuf scratch size");
 

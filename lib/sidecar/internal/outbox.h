@@ -92,6 +92,9 @@ public:
 	void send(unsigned thread, const dpa_command &c) noexcept;
 	/** Moves backlogged commands to their SQs, in order. */
 	void flush() noexcept;
+	/** The time of the stage's pass (TSC): what a request's deadline is counted from as
+	 *  it goes to the DPA. */
+	void set_now(uint64_t now) noexcept { _now = now; }
 	/** Free entries in the fullest backlog. */
 	uint32_t free() const noexcept;
 	/** The threads commands were put on since the last call, a bit each (then cleared):
@@ -150,12 +153,16 @@ private:
 
 	/** One command to its thread's SQ, or to the owning shard's hand-off ring. */
 	bool put(unsigned thread, const dpa_command &c) noexcept;
+	/** A request's header gets the time its request has left (deliver_by less now). */
+	void stamp_deadline(const dpa_command &c) const noexcept;
 
 	std::vector<dpumesh_sq *> _to_dpa;
 	std::vector<rte_ring *> _remote;
 	const dpa::arm_side *_dpa; /* where the hbufs of dropped commands go back */
 	uint32_t _posted = 0;      /* threads put() posted to since take_posted(), a bit each */
 	uint64_t _tsc_hz;
+	uint64_t _ms_per_tsc; /* 2^32 ms a TSC tick (a multiply, not a division, a request) */
+	uint64_t _now = 0;    /* set_now() */
 	counters &_stats;
 	std::vector<std::unique_ptr<backlog>> _backlogs;
 	std::unique_ptr<parked_cmd[]> _parking;

@@ -31,6 +31,19 @@ inline constexpr size_t l7_fixed_size = 16;
 inline constexpr size_t l7_max_size = 65535;
 inline constexpr uint16_t l7_max_fields = 128;
 inline constexpr size_t l7_max_value = 16384;
+/** Where a header's deadline_ms lies (4 bytes, big-endian). */
+inline constexpr size_t l7_deadline_offset = 12;
+
+/** Writes a request header's deadline_ms in place (hdr: a header l7_decode() took as a
+ *  request, at least l7_fixed_size bytes): the sidecar gives a pod the time its request has
+ *  left as it delivers it. */
+inline void l7_set_deadline(uint8_t *hdr, uint32_t ms) noexcept
+{
+	hdr[l7_deadline_offset] = static_cast<uint8_t>(ms >> 24);
+	hdr[l7_deadline_offset + 1] = static_cast<uint8_t>(ms >> 16);
+	hdr[l7_deadline_offset + 2] = static_cast<uint8_t>(ms >> 8);
+	hdr[l7_deadline_offset + 3] = static_cast<uint8_t>(ms);
+}
 
 enum class l7_kind : uint8_t { request = 1, response = 2 };
 

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// The deadline a pod sees is the one the mesh holds its request to: a node built in this
+// process (lib/node: sidecar + DPA emulator) and pods on libdpumesh, an echo pod on a thread
+// that answers with the deadline_ms it read (dpumesh_msg_deadline_ms) and the client on the
+// test's own thread. The smaller of the caller's budget and the route's timeout reaches the
+// pod, and so does the time a request waited in the mesh for room in its pod.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dpumesh/host/dpumesh.h"
+#include "eal_env.h"
+#include "inproc_node.h"
+
+using namespace dpumesh;
+using namespace dpumesh::test;
+using namespace std::chrono_literals;
+using steady = std::chrono::steady_clock;
+
+namespace {
+
+/* echo: a route timeout of 400 ms; patient: 10 s */
+std::string deadline_config()
+{
+	return R"({
+  "node": { "name": "n1", "mac": "02:00:00:00:00:01", "ipv4": "10.0.0.1",
+            "control_socket": "@SOCK@" },
+  "lcores": { "idle": "adaptive", "max_sleep_us": 50, "stages": { "sidecar": 1, "dpa": 1 } },
+  "pools": { "tx_header": { "slots": 64, "slot_size": 1024 }, "tx_body": { "slots": 64, "slot_size": 4096 },
+             "rx_header": { "slots": 64, "slot_size": 1024 }, "rx_body": { "slots": 64, "slot_size": 4096 },
+             "sq_depth": 128 },
+  "services": [ { "name": "echo", "max_pods": 1 }, { "name": "patient", "max_pods": 1 },
+                { "name": "client", "max_pods": 1 } ],
+  "policy": { "timeouts": [ { "service": "echo", "timeout_ms": 400 },
+                            { "service": "patient", "timeout_ms": 10000 } ] }
+})";
+}
+
+dpumesh_options pod_options(const std::string &sock, const char *service, uint32_t rx_slots)
+{
+	dpumesh_options o{};
+	o.socket_path = sock.c_str();
+	o.service = service;
+	o.nb_workers = 1;
+	o.geometry = dpumesh_default_geometry();
+	o.geometry.tx_header.slots = o.geometry.tx_body.slots = 64;
+	o.geometry.rx_header.slots = o.geometry.rx_body.slots = rx_slots;
+	o.geometry.tx_body.slot_size = o.geometry.rx_body.slot_size = 4096;
+	o.geometry.sq_depth = 128;
+	return o;
+}
+
+/** A pod on its own thread that answers each request with x-deadline, the deadline_ms it
+ * read, but none (and releases none: its RX slots stay taken) until `hold` after its first
+ * request came. */
+struct deadline_echo {
+	std::thread thread;
+	std::atomic<bool> stop{false};
+	std::atomic<int> open_rc{1};
+	std::atomic<int> fd{-1};
+	std::chrono::milliseconds hold;
+	std::vector<dpumesh_msg *> held;
+	steady::time_point first{};
+
+	static void on_request(dpumesh_t *, dpumesh_msg *m, void *user)
+	{
+		auto *e = static_cast<deadline_echo *>(user);
+		if (e->held.empty() && e->first == steady::time_point{})
+			e->first = steady::now();
+		e->held.push_back(m);
+	}
+
+	deadline_echo(const std::string &sock, const char *service, uint32_t rx_slots,
+		      std::chrono::milliseconds hold_)
+	    : hold(hold_)
+	{
+		thread = std::thread([this, sock, service, rx_slots] {
+			dpumesh_options o = pod_options(sock, service, rx_slots);
+			o.callbacks.on_request = on_request;
+			o.user = this;
+			dpumesh_t *h = nullptr;
+			char err[128] = "";
+			int rc = dpumesh_open(&o, &h, err, sizeof(err));
+			if (rc == 0)
+				fd.store(dpumesh_fd(h));
+			else
+				std::fprintf(stderr, "deadline_echo: %s\n", err);
+			open_rc.store(rc);
+			if (rc != 0)
+				return;
+			while (!stop.load()) {
+				(void)dpumesh_wait(h, 5);
+				if (held.empty() || steady::now() < first + hold)
+					continue;
+				for (dpumesh_msg *m : held) {
+					char v[16];
+					std::snprintf(v, sizeof(v), "%u", dpumesh_msg_deadline_ms(m));
+					const dpumesh_field f[1] = {{"x-deadline", v}};
+					(void)dpumesh_send_response(h, 0, m, 200, f, 1, nullptr, 0);
+					dpumesh_msg_release(h, m);
+				}
+				held.clear();
+			}
+			dpumesh_close(h);
+		});
+		while (open_rc.load() == 1)
+			std::this_thread::sleep_for(1ms);
+	}
+	~deadline_echo()
+	{
+		stop.store(true);
+		uint64_t one = 1; /* wake it from its wait */
+		if (fd.load() >= 0)
+			(void)!::write(fd.load(), &one, sizeof(one));
+		thread.join();
+	}
+};
+
+/** The client, on the test's thread: what each answer said, by req_id (x-deadline, or -1
+ * for an answer without it, such as a mesh error). */
+struct deadline_client {
+	dpumesh_t *h = nullptr;
+	std::map<uint32_t, long> seen;
+	std::string error;
+
+	static void on_response(dpumesh_t *h, dpumesh_msg *m, void *user)
+	{
+		auto *c = static_cast<deadline_client *>(user);
+		const char *v = nullptr;
+		size_t len = 0;
+		long d = -1;
+		if (m->http_status == 200 && dpumesh_msg_field(m, "x-deadline", &v, &len) == 0)
+			d = std::strtol(std::string(v, len).c_str(), nullptr, 10);
+		c->seen[m->req_id] = d;
+		dpumesh_msg_release(h, m);
+	}
+
+	explicit deadline_client(const std::string &sock)
+	{
+		dpumesh_options o = pod_options(sock, "client", 64);
+		o.callbacks.on_response = on_response;
+		o.user = this;
+		char err[128] = "";
+		if (dpumesh_open(&o, &h, err, sizeof(err)) != 0)
+			error = err;
+	}
+	~deadline_client()
+	{
+		if (h)
+			dpumesh_close(h);
+	}
+
+	bool send(const char *service, uint32_t req_id, uint32_t deadline_ms)
+	{
+		static const uint8_t body[16] = {7};
+		dpumesh_request r{};
+		r.service = service;
+		r.method = "GET";
+		r.path = "/";
+		r.body = body;
+		r.body_len = sizeof(body);
+		r.req_id = req_id;
+		r.deadline_ms = deadline_ms;
+		return dpumesh_send_request(h, 0, &r) == 0;
+	}
+	bool wait_for(size_t n, std::chrono::milliseconds limit)
+	{
+		const auto end = steady::now() + limit;
+		while (seen.size() < n) {
+			if (steady::now() > end)
+				return false;
+			(void)dpumesh_wait(h, 10);
+		}
+		return true;
+	}
+};
+
+/* A route's timeout shorter than the caller's budget is what the pod sees: a budget of 10 s,
+ * and none at all, reach echo (timeout 400 ms) as at most 400 ms; a budget of 150 ms stays
+ * 150 ms at most. Before 2026-12-07 the pod read the caller's header as it was: 10000, 0
+ * (none) and 150, and a pod passing its request's deadline on (call_spec::within) gave its
+ * own calls 10 s where the mesh would answer 504 after 400 ms. */
+TEST(Deadline, APodSeesTheRoutesTimeoutWhereItIsTheShorter)
+{
+	inproc_node n("deadline-route", deadline_config());
+	ASSERT_TRUE(n.up) << n.error;
+	deadline_echo echo(n.sock, "echo", 64, 0ms);
+	ASSERT_EQ(echo.open_rc.load(), 0);
+	deadline_client c(n.sock);
+	ASSERT_TRUE(c.error.empty()) << c.error;
+	ASSERT_TRUE(c.send("echo", 1, 10000));
+	ASSERT_TRUE(c.send("echo", 2, 0));
+	ASSERT_TRUE(c.send("echo", 3, 150));
+	ASSERT_TRUE(c.wait_for(3, 10s)) << c.seen.size() << " answers";
+	/* (less the time to its delivery: on a loaded box up to a few hundred ms) */
+	EXPECT_GT(c.seen[1], 100);
+	EXPECT_LE(c.seen[1], 400);
+	EXPECT_GT(c.seen[2], 100);
+	EXPECT_LE(c.seen[2], 400);
+	EXPECT_GT(c.seen[3], 0);
+	EXPECT_LE(c.seen[3], 150);
+}
+
+/* The time a request waits in the mesh for room in its pod is off the deadline the pod
+ * sees: echo (4 RX slots) takes the first four of eight requests and holds them 300 ms, so
+ * the other four wait in the mesh until it lets go. Each of the others sees at least 200 ms
+ * less than any of the first four. */
+TEST(Deadline, TimeWaitedInTheMeshIsOffTheDeadlineAPodSees)
+{
+	inproc_node n("deadline-wait", deadline_config());
+	ASSERT_TRUE(n.up) << n.error;
+	deadline_echo echo(n.sock, "patient", 4, 300ms);
+	ASSERT_EQ(echo.open_rc.load(), 0);
+	deadline_client c(n.sock);
+	ASSERT_TRUE(c.error.empty()) << c.error;
+	for (uint32_t id = 1; id <= 8; id++)
+		ASSERT_TRUE(c.send("patient", id, 3000));
+	ASSERT_TRUE(c.wait_for(8, 10s)) << c.seen.size() << " answers";
+	long first_least = 1L << 30, rest_most = 0;
+	for (uint32_t id = 1; id <= 8; id++) {
+		EXPECT_GT(c.seen[id], 0) << id;
+		if (id <= 4)
+			first_least = std::min(first_least, c.seen[id]);
+		else
+			rest_most = std::max(rest_most, c.seen[id]);
+	}
+	EXPECT_LE(first_least, 3000);
+	EXPECT_GE(first_least - rest_most, 200) << first_least << " " << rest_most;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	::testing::InitGoogleTest(&argc, argv);
+	::testing::AddGlobalTestEnvironment(new dpumesh::test::eal_env("deadline", {}, 512));
+	return RUN_ALL_TESTS();
+}
