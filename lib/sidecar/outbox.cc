@@ -56,8 +56,11 @@ bool outbox::put(unsigned thread, const dpa_command &c) noexcept
 /* What the pod sees of its request's deadline is what the mesh holds it to: the smaller of
  * the caller's budget and the route's timeout, less the time the request has spent in this
  * node (waiting for room in its pod, a retry's back-off), written into the header the DPA
- * is about to copy to the pod. At least 1 ms: 0 would say "no deadline". Only the mesh's
- * own copy of the header changes (an hbuf in DPU memory), never the sender's. */
+ * is about to copy to the pod. To the nearest ms, at least 1 (0 would say "no deadline").
+ * Only the mesh's own copy of the header changes (an hbuf in DPU memory), never the
+ * sender's, and only where the value does: a request on time and under its route's timeout
+ * keeps its budget, and the header's line stays as the DPA wrote it (a write would take it
+ * from the DPA thread's cache for one more transfer back). */
 void outbox::stamp_deadline(const dpa_command &c) const noexcept
 {
 	const uint64_t by = scratch_of(c.header).deliver_by;
@@ -65,9 +68,12 @@ void outbox::stamp_deadline(const dpa_command &c) const noexcept
 		return;
 	const uint64_t now = _now ? _now : rte_rdtsc();
 	const uint64_t left = by > now ? by - now : 0;
-	const uint64_t ms = static_cast<uint64_t>((static_cast<unsigned __int128>(left) * _ms_per_tsc) >> 32);
-	wire::l7_set_deadline(reinterpret_cast<uint8_t *>(c.header),
-			      static_cast<uint32_t>(std::clamp<uint64_t>(ms, 1, UINT32_MAX)));
+	const uint64_t ms =
+		static_cast<uint64_t>((static_cast<unsigned __int128>(left) * _ms_per_tsc + (1ull << 31)) >> 32);
+	auto *hdr = reinterpret_cast<uint8_t *>(c.header);
+	const uint32_t want = static_cast<uint32_t>(std::clamp<uint64_t>(ms, 1, UINT32_MAX));
+	if (wire::l7_deadline(hdr) != want)
+		wire::l7_set_deadline(hdr, want);
 }
 
 outbox::~outbox() = default;

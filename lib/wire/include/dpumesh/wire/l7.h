@@ -34,6 +34,13 @@ inline constexpr size_t l7_max_value = 16384;
 /** Where a header's deadline_ms lies (4 bytes, big-endian). */
 inline constexpr size_t l7_deadline_offset = 12;
 
+/** A header's deadline_ms (hdr: at least l7_fixed_size bytes). */
+inline uint32_t l7_deadline(const uint8_t *hdr) noexcept
+{
+	return (uint32_t(hdr[l7_deadline_offset]) << 24) | (uint32_t(hdr[l7_deadline_offset + 1]) << 16) |
+	       (uint32_t(hdr[l7_deadline_offset + 2]) << 8) | hdr[l7_deadline_offset + 3];
+}
+
 /** Writes a request header's deadline_ms in place (hdr: a header l7_decode() took as a
  *  request, at least l7_fixed_size bytes): the sidecar gives a pod the time its request has
  *  left as it delivers it. */
