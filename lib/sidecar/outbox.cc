@@ -24,7 +24,8 @@ outbox::outbox(std::vector<dpumesh_sq *> to_dpa, const dpa::arm_side *dpa, uint6
 	       counters &stats, std::vector<rte_ring *> remote, uint32_t q_entries,
 	       uint32_t q_share)
 	: _to_dpa(std::move(to_dpa)), _remote(std::move(remote)), _dpa(dpa), _tsc_hz(tsc_hz),
-	  _ms_per_tsc((uint64_t(1000) << 32) / std::max<uint64_t>(tsc_hz, 1)), _stats(stats), _parking(std::make_unique<parked_cmd[]>(parking_size)),
+	  _ms_per_tsc((uint64_t(1000) << 32) / std::max<uint64_t>(tsc_hz, 1)), _stats(stats),
+	  _parking(std::make_unique<parked_cmd[]>(parking_size)),
 	  _queues(q_entries, q_share, response_reserve, tsc_hz)
 {
 	_remote.resize(_to_dpa.size(), nullptr);
@@ -68,8 +69,8 @@ void outbox::stamp_deadline(const dpa_command &c) const noexcept
 		return;
 	const uint64_t now = _now ? _now : rte_rdtsc();
 	const uint64_t left = by > now ? by - now : 0;
-	const uint64_t ms =
-		static_cast<uint64_t>((static_cast<unsigned __int128>(left) * _ms_per_tsc + (1ull << 31)) >> 32);
+	const auto scaled = static_cast<unsigned __int128>(left) * _ms_per_tsc + (1ull << 31);
+	const uint64_t ms = static_cast<uint64_t>(scaled >> 32);
 	auto *hdr = reinterpret_cast<uint8_t *>(c.header);
 	const uint32_t want = static_cast<uint32_t>(std::clamp<uint64_t>(ms, 1, UINT32_MAX));
 	if (wire::l7_deadline(hdr) != want)

@@ -37,8 +37,8 @@ inline constexpr size_t l7_deadline_offset = 12;
 /** A header's deadline_ms (hdr: at least l7_fixed_size bytes). */
 inline uint32_t l7_deadline(const uint8_t *hdr) noexcept
 {
-	return (uint32_t(hdr[l7_deadline_offset]) << 24) | (uint32_t(hdr[l7_deadline_offset + 1]) << 16) |
-	       (uint32_t(hdr[l7_deadline_offset + 2]) << 8) | hdr[l7_deadline_offset + 3];
+	const uint8_t *p = hdr + l7_deadline_offset;
+	return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
 }
 
 /** Writes a request header's deadline_ms in place (hdr: a header l7_decode() took as a
@@ -46,10 +46,11 @@ inline uint32_t l7_deadline(const uint8_t *hdr) noexcept
  *  left as it delivers it. */
 inline void l7_set_deadline(uint8_t *hdr, uint32_t ms) noexcept
 {
-	hdr[l7_deadline_offset] = static_cast<uint8_t>(ms >> 24);
-	hdr[l7_deadline_offset + 1] = static_cast<uint8_t>(ms >> 16);
-	hdr[l7_deadline_offset + 2] = static_cast<uint8_t>(ms >> 8);
-	hdr[l7_deadline_offset + 3] = static_cast<uint8_t>(ms);
+	uint8_t *p = hdr + l7_deadline_offset;
+	p[0] = static_cast<uint8_t>(ms >> 24);
+	p[1] = static_cast<uint8_t>(ms >> 16);
+	p[2] = static_cast<uint8_t>(ms >> 8);
+	p[3] = static_cast<uint8_t>(ms);
 }
 
 enum class l7_kind : uint8_t { request = 1, response = 2 };
