@@ -27,19 +27,10 @@ inline uint16_t load16(const uint8_t *p) noexcept
 	std::memcpy(&w, p, 2);
 	return w;
 }
-inline uint32_t get32(const uint8_t *p) noexcept
-{
-	return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | p[3];
-}
 inline void put16(uint8_t *p, uint16_t v) noexcept
 {
 	p[0] = static_cast<uint8_t>(v >> 8);
 	p[1] = static_cast<uint8_t>(v);
-}
-inline void put32(uint8_t *p, uint32_t v) noexcept
-{
-	put16(p, static_cast<uint16_t>(v >> 16));
-	put16(p + 2, static_cast<uint16_t>(v));
 }
 
 /** Character classes, one table lookup per byte: RFC 9110 tchar, and tchar that is not an
@@ -491,7 +482,7 @@ namespace {
 	const uint16_t nb = get16(buf + 6);
 	const uint16_t status = get16(buf + 8);
 	const uint16_t flags = get16(buf + 10);
-	const uint32_t deadline_ms = get32(buf + 12);
+	const uint32_t deadline_ms = l7_deadline(buf);
 	if (nb > l7_max_fields)
 		return l7_error::too_many_fields;
 	if (flags & ~l7_flag_known)
@@ -642,7 +633,7 @@ l7_error l7_decode(const uint8_t *buf, size_t len, l7_view *out) noexcept
 	out->kind = l7_kind::request;
 	out->status = 0;
 	out->flags = flags;
-	out->deadline_ms = get32(buf + 12);
+	out->deadline_ms = l7_deadline(buf);
 	/* :service (len >= least: its head and name are inside); a value of up to 8 bytes read
 	 * as the word it starts (the method's head and name, 11 bytes, follow it inside) */
 	const uint8_t *s = buf + l7_fixed_size;
@@ -749,7 +740,7 @@ void l7_writer::begin(l7_kind kind, uint16_t status, uint16_t flags, uint32_t de
 	_buf[3] = static_cast<uint8_t>(kind);
 	put16(_buf + 8, status);
 	put16(_buf + 10, flags);
-	put32(_buf + 12, deadline_ms);
+	l7_set_deadline(_buf, deadline_ms);
 	_len = l7_fixed_size;
 }
 

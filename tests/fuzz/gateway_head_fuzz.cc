@@ -90,7 +90,8 @@ uint64_t reference_body(const std::string &method, const std::vector<std::string
 		last_cl = true;
 		lengths++;
 		std::string v = line.substr(colon + 1);
-		v.erase(0, v.find_first_not_of(" \t") == std::string::npos ? v.size() : v.find_first_not_of(" \t"));
+		while (!v.empty() && (v.front() == ' ' || v.front() == '\t'))
+			v.erase(0, 1);
 		while (!v.empty() && (v.back() == ' ' || v.back() == '\t'))
 			v.pop_back();
 		if (lengths > 1 || line.size() > 64 || stray_cr || v.empty() || v.size() > 19 ||
