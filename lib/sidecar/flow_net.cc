@@ -240,6 +240,9 @@ void stage::net_request_here(net_message &m, verdict a, int peer, uint64_t now) 
 	const port::rx_msg *rm = m.held;
 	bool body_in_sum = rm && rm->msg.payload_sum;
 	uint16_t sum = body_in_sum ? rm->msg.payload_sum : wire::l7_sum(m.l7, old_len);
+	/* the deadline this node holds it to, in network-in's copy of the header (every frame
+	 * below is made from it) */
+	stamp_leaving(m.l7, m.view, *a.route, &sum);
 	/* the egress in a register: the frame's and the fields' byte stores may alias
 	 * anything, so its pointer was loaded again after them (relay 1294.3 -> 1291.0) */
 	egress &eg = *_egress;

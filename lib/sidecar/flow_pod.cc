@@ -125,7 +125,8 @@ void stage::pod_request(const pod_message &m, const wire::l7_view &v, uint64_t n
 		reply_error(m.src, m.req_id, m.step_id, a.status, a.reason());
 		return complete(m.header, DPUMESH_STATUS_OK);
 	}
-	if (!sr.local) { /* Case 1: to the node that serves it */
+	if (!sr.local) { /* Case 1: to the node that serves it, with the deadline held to here */
+		stamp_leaving(reinterpret_cast<uint8_t *>(out.header), v, *a.route, nullptr);
 		egress::outcome o = _egress->send_pod_message(_egress->peer(sr.peer).to,
 							      wire::frame_kind::request, token, out);
 		if (o.complete)

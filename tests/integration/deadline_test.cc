@@ -17,9 +17,15 @@
 #include <thread>
 #include <vector>
 
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+
 #include "dpumesh/host/dpumesh.h"
+#include "dpumesh/wire/frame.h"
+#include "dpumesh/wire/l7.h"
 #include "eal_env.h"
 #include "inproc_node.h"
+#include "ring_port.h"
 
 using namespace dpumesh;
 using namespace dpumesh::test;
@@ -42,6 +48,27 @@ std::string deadline_config()
                 { "name": "client", "max_pods": 1 } ],
   "policy": { "timeouts": [ { "service": "echo", "timeout_ms": 400 },
                             { "service": "patient", "timeout_ms": 10000 } ] }
+})";
+}
+
+/* the client's node, with a peer n2 behind a port of rings (`dev`) that serves remote
+ * (route timeout 400 ms) and far (the default route's 5000 ms) */
+std::string peer_config(const std::string &dev)
+{
+	return R"({
+  "node": { "name": "n1", "mac": "02:00:00:00:00:01", "ipv4": "10.0.0.1",
+            "control_socket": "@SOCK@" },
+  "lcores": { "idle": "adaptive", "max_sleep_us": 50, "stages": { "sidecar": 1, "dpa": 1 } },
+  "ports": [ { "name": "net", "dev": ")" +
+	       dev + R"(", "role": "external" } ],
+  "pools": { "tx_header": { "slots": 64, "slot_size": 1024 }, "tx_body": { "slots": 64, "slot_size": 4096 },
+             "rx_header": { "slots": 64, "slot_size": 1024 }, "rx_body": { "slots": 64, "slot_size": 4096 },
+             "sq_depth": 128 },
+  "services": [ { "name": "client", "max_pods": 1 }, { "name": "remote" }, { "name": "far" } ],
+  "peers": [ { "name": "n2", "mac": "02:00:00:00:00:02", "ipv4": "10.0.0.2" } ],
+  "routes": [ { "service": "remote", "to": "n2" }, { "service": "far", "to": "n2" } ],
+  "policy": { "default_timeout_ms": 5000,
+              "timeouts": [ { "service": "remote", "timeout_ms": 400 } ] }
 })";
 }
 
@@ -159,13 +186,14 @@ struct deadline_client {
 			dpumesh_close(h);
 	}
 
-	bool send(const char *service, uint32_t req_id, uint32_t deadline_ms)
+	bool send(const char *service, uint32_t req_id, uint32_t deadline_ms,
+		  const char *path = "/")
 	{
 		static const uint8_t body[16] = {7};
 		dpumesh_request r{};
 		r.service = service;
 		r.method = "GET";
-		r.path = "/";
+		r.path = path;
 		r.body = body;
 		r.body_len = sizeof(body);
 		r.req_id = req_id;
@@ -235,6 +263,60 @@ TEST(Deadline, TimeWaitedInTheMeshIsOffTheDeadlineAPodSees)
 	}
 	EXPECT_LE(first_least, 3000);
 	EXPECT_GE(first_least - rest_most, 200) << first_least << " " << rest_most;
+}
+
+/* A request a pod sends to a service another node serves (Case 1) leaves with the deadline
+ * this node holds it to: the smaller of its budget and its route's timeout, whole (it leaves
+ * in the pass it was admitted in), for the peer to count from its own arrival. The test is
+ * the peer n2 on the far side of a port of rings, and answers each. Before 2026-12-07 the
+ * header left as the pod wrote it: 10000 and 0 (none), and the peer gave such a request its
+ * own timeout while this node answered 504 after 400 ms. */
+TEST(Deadline, ARequestForAnotherNodeLeavesWithTheDeadlineItIsHeldToHere)
+{
+	ring_port port("dlpeer", 1);
+	inproc_node n("deadline-peer", peer_config(port.name));
+	ASSERT_TRUE(n.up) << n.error;
+	deadline_client c(n.sock);
+	ASSERT_TRUE(c.error.empty()) << c.error;
+	/* path: which request; the deadline the peer must read */
+	const std::map<std::string, uint32_t> want = {
+		{"/remote/10000", 400}, {"/remote/0", 400}, {"/remote/150", 150},
+		{"/far/0", 5000},	{"/far/10000", 5000}, {"/far/300", 300}};
+	uint32_t id = 1;
+	for (const auto &[path, ms] : want) {
+		const std::string svc = path.substr(1, path.find('/', 1) - 1);
+		const uint32_t budget = static_cast<uint32_t>(std::stoul(path.substr(path.rfind('/') + 1)));
+		ASSERT_TRUE(c.send(svc.c_str(), id++, budget, path.c_str()));
+	}
+	std::map<std::string, uint32_t> got;
+	const uint8_t peer_mac[6] = {0x02, 0, 0, 0, 0, 0x02};
+	uint32_t msg_id = 1;
+	const auto end = steady::now() + 10s;
+	while (got.size() < want.size() && steady::now() < end) {
+		(void)dpumesh_wait(c.h, 5); /* the client's loop takes its TX completions */
+		rte_mbuf *f;
+		while (port.take(0, &f)) {
+			wire::parsed_frame pf;
+			const auto *udp = rte_pktmbuf_mtod_offset(f, const rte_udp_hdr *, 14 + 20);
+			ASSERT_EQ(wire::parse_frame(f, udp->dst_port, 1 << 20, &pf), wire::wire_drop::none);
+			std::vector<uint8_t> l7(pf.l7_len);
+			const auto *at = static_cast<const uint8_t *>(
+				rte_pktmbuf_read(f, pf.payload_off, pf.l7_len, l7.data()));
+			wire::l7_view v;
+			ASSERT_EQ(wire::l7_decode(at, pf.l7_len, &v), wire::l7_error::ok);
+			got[std::string(v.path)] = v.deadline_ms;
+			uint8_t answer[64];
+			wire::l7_writer w(answer, sizeof(answer));
+			w.response(200);
+			const uint16_t len = static_cast<uint16_t>(w.finish());
+			ASSERT_TRUE(port.send(0, RTE_IPV4(10, 0, 0, 2), port.mesh_port, peer_mac,
+					      wire::frame_kind::response, pf.correlation, answer, len, "",
+					      msg_id++));
+			rte_pktmbuf_free(f);
+		}
+	}
+	EXPECT_EQ(got, want);
+	ASSERT_TRUE(c.wait_for(want.size(), 10s)) << c.seen.size() << " answers";
 }
 
 } // namespace

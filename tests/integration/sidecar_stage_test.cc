@@ -66,6 +66,7 @@ struct frame_out {
 	std::string service, reason, request_id, traceparent, path;
 	std::vector<uint8_t> l7, body;
 	uint16_t nb_segs = 0;
+	uint32_t deadline = 0; /**< the header's deadline_ms */
 	bool checksum_ok = false;
 };
 
@@ -151,7 +152,8 @@ public:
 	/* a message from a network client (not a peer) or the peer, its body in a second
 	 * segment: as port RX hands over a message reassembled from two frames */
 	static void from_host(uint32_t ip_be, uint16_t port_id, const std::vector<uint8_t> &l7,
-			      const std::vector<uint8_t> &body, bool request, uint64_t corr)
+			      const std::vector<uint8_t> &body, bool request, uint64_t corr,
+			      bool summed = false)
 	{
 		void *obj;
 		ASSERT_EQ(rte_mempool_get(msgs, &obj), 0);
@@ -182,6 +184,39 @@ public:
 		m->msg.l7_len = static_cast<uint16_t>(l7.size());
 		m->msg.correlation = corr;
 		m->port_id = port_id;
+		if (summed) { /* as port RX leaves the sum it took of the payload checking it */
+			std::vector<uint8_t> payload = l7;
+			payload.insert(payload.end(), body.begin(), body.end());
+			m->msg.payload_sum = csum_folded(payload.data(), payload.size());
+		}
+		ASSERT_EQ(rte_ring_enqueue(ingress, m), 0);
+	}
+	/* a request from the client 10.0.0.9 on port 1, its header split over two segments
+	 * (the body after it in the second) */
+	static void from_client_split(const std::vector<uint8_t> &req,
+				      const std::vector<uint8_t> &body, uint64_t corr)
+	{
+		void *obj;
+		ASSERT_EQ(rte_mempool_get(msgs, &obj), 0);
+		auto *m = new (obj) port::rx_msg();
+		rte_mbuf *a = rte_pktmbuf_alloc(pkts), *b = rte_pktmbuf_alloc(pkts);
+		ASSERT_TRUE(a && b);
+		const size_t half = req.size() / 2;
+		std::memcpy(rte_pktmbuf_append(a, static_cast<uint16_t>(half)), req.data(), half);
+		auto *p = reinterpret_cast<uint8_t *>(
+			rte_pktmbuf_append(b, static_cast<uint16_t>(req.size() - half + body.size())));
+		std::memcpy(p, req.data() + half, req.size() - half);
+		std::memcpy(p + req.size() - half, body.data(), body.size());
+		ASSERT_EQ(rte_pktmbuf_chain(a, b), 0);
+		m->msg.chain = a;
+		m->msg.src = wire::endpoint::from_v4(client_ip, 40001);
+		const uint8_t mac[6] = {2, 0, 0, 0, 0, 9};
+		std::memcpy(m->msg.src_mac, mac, 6);
+		m->msg.kind = wire::frame_kind::request;
+		m->msg.msg_len = static_cast<uint32_t>(req.size() + body.size());
+		m->msg.l7_len = static_cast<uint16_t>(req.size());
+		m->msg.correlation = corr;
+		m->port_id = 1;
 		ASSERT_EQ(rte_ring_enqueue(ingress, m), 0);
 	}
 	/* every frame on a TX ring, whole (each message fits one frame) */
@@ -207,6 +242,7 @@ public:
 			EXPECT_EQ(wire::l7_decode(flat.data() + f.pf.payload_off, f.pf.l7_len, &v),
 				  wire::l7_error::ok);
 			f.status = v.status;
+			f.deadline = v.deadline_ms;
 			f.service = std::string(v.service);
 			f.reason = std::string(v.reason);
 			f.path = std::string(v.path);
@@ -774,29 +810,7 @@ TEST_F(sidecar_stage, relayed_requests_take_no_hbuf_and_keep_their_trace_ids)
 	const uint64_t t1 = out[0].pf.correlation;
 
 	/* the header split over two segments: the same relay */
-	void *obj;
-	ASSERT_EQ(rte_mempool_get(msgs, &obj), 0);
-	auto *m = new (obj) port::rx_msg();
-	std::vector<uint8_t> req = request("billing");
-	rte_mbuf *a = rte_pktmbuf_alloc(pkts), *b = rte_pktmbuf_alloc(pkts);
-	ASSERT_TRUE(a && b);
-	const size_t half = req.size() / 2;
-	std::memcpy(rte_pktmbuf_append(a, static_cast<uint16_t>(half)), req.data(), half);
-	auto *p = reinterpret_cast<uint8_t *>(
-		rte_pktmbuf_append(b, static_cast<uint16_t>(req.size() - half + body.size())));
-	std::memcpy(p, req.data() + half, req.size() - half);
-	std::memcpy(p + req.size() - half, body.data(), body.size());
-	ASSERT_EQ(rte_pktmbuf_chain(a, b), 0);
-	m->msg.chain = a;
-	m->msg.src = wire::endpoint::from_v4(client_ip, 40001);
-	const uint8_t mac[6] = {2, 0, 0, 0, 0, 9};
-	std::memcpy(m->msg.src_mac, mac, 6);
-	m->msg.kind = wire::frame_kind::request;
-	m->msg.msg_len = static_cast<uint32_t>(req.size() + body.size());
-	m->msg.l7_len = static_cast<uint16_t>(req.size());
-	m->msg.correlation = 1002;
-	m->port_id = 1;
-	ASSERT_EQ(rte_ring_enqueue(ingress, m), 0);
+	from_client_split(request("billing"), body, 1002);
 	run_polls();
 	out = frames(tx);
 	ASSERT_EQ(out.size(), 1u);
@@ -847,6 +861,67 @@ TEST_F(sidecar_stage, relayed_requests_take_no_hbuf_and_keep_their_trace_ids)
 	EXPECT_EQ(out[1].status, 202);
 }
 
+/* A relayed request leaves with the deadline this node holds it to in its header's
+ * deadline_ms (the smaller of its budget and its route's timeout; the peer counts it from
+ * its own arrival), and with a UDP checksum that agrees, whichever way the relay makes its
+ * frame: in the mbuf it came in with both trace fields made there, with its own fields (the
+ * header copied into the mbuf, of even and odd lengths), with its header over two segments
+ * (a fresh frame); with port RX's sum of the payload and without. Before 2026-12-07 the
+ * header left as it came: without a budget, or over the route's timeout, the peer gave the
+ * request its own timeout and its pod worked on after this node had answered 504. */
+TEST_F(sidecar_stage, a_relayed_request_leaves_with_the_deadline_it_is_held_to_here)
+{
+	const uint32_t def = cfg->policy.default_timeout_ms;
+	struct want {
+		const char *service;
+		uint32_t budget, out;
+	};
+	/* slow: a route timeout of 20 ms; billing: the default route's */
+	const want cases[] = {{"slow", 0, 20},	   {"slow", 10000, 20},	  {"slow", 7, 7},
+			      {"slow", 20, 20},	   {"billing", 0, def},	  {"billing", 300, 300},
+			      {"billing", def + 1, def}};
+	const std::vector<uint8_t> body = bytes(40, 3);
+	uint64_t corr = 7000;
+	for (const want &w : cases) {
+		for (unsigned way = 0; way < 4; way++) {
+			for (const bool summed : {false, true}) {
+				if (way == 3 && summed)
+					continue; /* port RX sums only a message of one frame */
+				SCOPED_TRACE(std::string(w.service) + " budget " +
+					     std::to_string(w.budget) + " way " + std::to_string(way) +
+					     (summed ? " summed" : ""));
+				std::vector<uint8_t> req(512);
+				wire::l7_writer wr(req.data(), req.size());
+				wr.request(w.service, "POST", way == 2 ? "/odd" : "/", w.budget, 0);
+				if (way == 1 || way == 2)
+					wr.field("x-request-id", "mine-1");
+				if (way == 1)
+					wr.field("traceparent",
+						 "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
+				req.resize(wr.finish());
+				if (way == 3)
+					from_client_split(req, body, ++corr);
+				else
+					from_host(client_ip, 1, req, body, true, ++corr, summed);
+				run_polls();
+				std::vector<frame_out> out = frames(tx);
+				ASSERT_EQ(out.size(), 1u);
+				EXPECT_EQ(out[0].service, w.service);
+				EXPECT_EQ(out[0].deadline, w.out);
+				EXPECT_TRUE(out[0].checksum_ok);
+				EXPECT_EQ(out[0].body, body);
+				if (way == 1) { /* nothing added */
+					EXPECT_EQ(out[0].pf.l7_len, req.size());
+				}
+				/* answered (or, on a slow box, timed out first: one answer either way) */
+				from_host(peer_ip, 0, response(200), {}, false, out[0].pf.correlation);
+				run_polls();
+				EXPECT_EQ(frames(tx2).size(), 1u);
+			}
+		}
+	}
+}
+
 /* A relayed request without trace fields has its header made in the frame (the received
  * header copied in front of the body 64 bytes a step, both fields formatted after it): the
  * frame's header is the received one, its length and field count grown, and the two
@@ -865,7 +940,9 @@ TEST_F(sidecar_stage, a_header_made_in_the_frame_is_the_received_one_and_both_fi
 		std::string p = "/";
 		for (size_t i = 1; i < path; i++)
 			p += static_cast<char>('a' + (i * 7 + salt) % 26);
-		w.request("billing", "POST", p, 0, 0);
+		/* a budget under the route's timeout: the deadline goes on as it came (one over
+		 * it, or none, is written: a_relayed_request_leaves_with_the_deadline_...) */
+		w.request("billing", "POST", p, 1000, 0);
 		h.resize(w.finish());
 		return h;
 	};
@@ -960,7 +1037,7 @@ TEST_F(sidecar_stage, a_relayed_header_takes_both_fields_up_to_the_field_limit)
 	for (unsigned total : {wire::l7_max_fields - 2u, wire::l7_max_fields - 1u}) {
 		std::vector<uint8_t> h(4096);
 		wire::l7_writer w(h.data(), h.size());
-		w.request("billing", "POST", "/", 0, 0);
+		w.request("billing", "POST", "/", 1000, 0); /* its budget kept (under 5 s) */
 		for (unsigned i = 3; i < total; i++)
 			w.field("a", "");
 		h.resize(w.finish());

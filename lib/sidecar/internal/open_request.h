@@ -3,7 +3,9 @@
 // requests (flow_net.cc, flow_pod.cc).
 #pragma once
 
+#include "dpumesh/common/csum.h"
 #include "dpumesh/sidecar/sidecar.h"
+#include "dpumesh/wire/l7.h"
 #include "internal/quota.h"
 #include "internal/request_table.h"
 
@@ -65,15 +67,40 @@ inline uint32_t request_table::open_written(const opening &o) noexcept
  * forward profile). Inline in its callers (flow_net.cc, flow_pod.cc): the parties made
  * there then go straight into the slot (passed by value, the compiler still made them on
  * the stack and read them back in wider loads, the same stall in relay()). */
+/* How long a request is given here, in ms: the smaller of the caller's budget (the header's
+ * deadline_ms, 0: none) and its route's timeout. */
+inline uint32_t held_to_ms(const wire::l7_view &v, const route_rule &r) noexcept
+{
+	return v.deadline_ms && v.deadline_ms < r.timeout_ms ? v.deadline_ms : r.timeout_ms;
+}
+
+/* A request that leaves for another node (Case 1: a pod's, or a client's relayed) carries in
+ * its header's deadline_ms what this node gives it (held_to_ms()): it leaves in the pass it
+ * was admitted in, so none of it is spent yet, and the peer counts it from its own arrival
+ * (no node knows the time on the wire). A request under its route's timeout keeps its header
+ * as it came; one over it, or without a budget, has the field written, and `sum` (the
+ * header's one's-complement sum, wire::l7_sum(), or nullptr) follows it: a big-endian field
+ * at an even offset sums as its value times 256 modulo 0xffff (wire::l7_sum_grown()), and
+ * 0xffffffff, a multiple of 0xffff, keeps the difference from going below 0. */
+inline void stamp_leaving(uint8_t *hdr, const wire::l7_view &v, const route_rule &r,
+			  uint16_t *sum) noexcept
+{
+	const uint32_t want = held_to_ms(v, r);
+	if (want == v.deadline_ms) [[likely]]
+		return;
+	wire::l7_set_deadline(hdr, want);
+	if (sum)
+		*sum = csum_fold(uint64_t(*sum) +
+				 ((uint64_t(want) + 0xffffffffu - v.deadline_ms) << 8));
+}
+
 inline uint32_t stage::open_request(pending::party origin, pending::party dest,
 				    const verdict &a, const wire::l7_view &v, bool hold,
 				    const remote *reply_to, uint16_t source, uint64_t now,
 				    uint64_t origin_correlation, uint32_t origin_req_id,
 				    uint32_t step_id) noexcept
 {
-	uint64_t timeout_ms = a.route->timeout_ms;
-	if (v.deadline_ms && v.deadline_ms < timeout_ms)
-		timeout_ms = v.deadline_ms;
+	const uint64_t timeout_ms = held_to_ms(v, *a.route);
 	if (origin.type == pending::party::kind::peer) {
 		static const wire::endpoint nowhere{};
 		const wire::endpoint &from = reply_to ? reply_to->addr.dst : nowhere;
