@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // stage::open_request() and request_table::open_written(), inline in the flows that open
-// requests (flow_net.cc, flow_pod.cc).
+// requests (flow_net.cc, flow_pod.cc), and the deadline they hold a request to
+// (held_to_ms(); stamp_leaving() for one that leaves for another node).
 #pragma once
 
 #include "dpumesh/common/csum.h"
@@ -54,19 +55,6 @@ inline uint32_t request_table::open_written(const opening &o) noexcept
 	return token | _shard_base;
 }
 
-/* Opens a request for an admitted verdict, due by the route's timeout (or the request's
- * own shorter deadline), answered on the network at `reply_to` (nullptr: a pod's); its
- * token, or 0 when the table is full or a network address is over its quota (the caller
- * answers 503 overloaded; pods are checked before admission, pod_request). `source` is
- * that address's quota bucket, kept from the message's intake (net_message::source; a
- * network origin's address is hashed once a request), or request_ctx::no_source (then
- * hashed here, when the origin is on the network). The entry is
- * written in its slot a field at a time, who asked and who must answer passed in
- * registers: an entry made by the caller and copied in was read back in wide loads behind
- * its narrow stores (a store-forwarding stall: 60% of this function's samples in the
- * forward profile). Inline in its callers (flow_net.cc, flow_pod.cc): the parties made
- * there then go straight into the slot (passed by value, the compiler still made them on
- * the stack and read them back in wider loads, the same stall in relay()). */
 /* How long a request is given here, in ms: the smaller of the caller's budget (the header's
  * deadline_ms, 0: none) and its route's timeout. */
 inline uint32_t held_to_ms(const wire::l7_view &v, const route_rule &r) noexcept
@@ -86,7 +74,7 @@ inline void stamp_leaving(uint8_t *hdr, const wire::l7_view &v, const route_rule
 			  uint16_t *sum) noexcept
 {
 	const uint32_t want = held_to_ms(v, r);
-	if (want == v.deadline_ms) [[likely]]
+	if (want == v.deadline_ms)
 		return;
 	wire::l7_set_deadline(hdr, want);
 	if (sum)
@@ -94,6 +82,19 @@ inline void stamp_leaving(uint8_t *hdr, const wire::l7_view &v, const route_rule
 				 ((uint64_t(want) + 0xffffffffu - v.deadline_ms) << 8));
 }
 
+/* Opens a request for an admitted verdict, due by the route's timeout (or the request's
+ * own shorter deadline), answered on the network at `reply_to` (nullptr: a pod's); its
+ * token, or 0 when the table is full or a network address is over its quota (the caller
+ * answers 503 overloaded; pods are checked before admission, pod_request). `source` is
+ * that address's quota bucket, kept from the message's intake (net_message::source; a
+ * network origin's address is hashed once a request), or request_ctx::no_source (then
+ * hashed here, when the origin is on the network). The entry is
+ * written in its slot a field at a time, who asked and who must answer passed in
+ * registers: an entry made by the caller and copied in was read back in wide loads behind
+ * its narrow stores (a store-forwarding stall: 60% of this function's samples in the
+ * forward profile). Inline in its callers (flow_net.cc, flow_pod.cc): the parties made
+ * there then go straight into the slot (passed by value, the compiler still made them on
+ * the stack and read them back in wider loads, the same stall in relay()). */
 inline uint32_t stage::open_request(pending::party origin, pending::party dest,
 				    const verdict &a, const wire::l7_view &v, bool hold,
 				    const remote *reply_to, uint16_t source, uint64_t now,
