@@ -1159,6 +1159,30 @@ TEST(Wire, AGrownHeadersSumIsItsBytesSum)
 		}
 }
 
+/* A header whose deadline_ms was written in place (as the sidecar gives a request leaving
+ * for another node the deadline it holds it to): its sum from the old one and the two values
+ * is its bytes' sum, for values at the field's ends and across its carries, at both parities
+ * of the header's length. */
+TEST(Wire, AChangedDeadlinesSumIsItsBytesSum)
+{
+	const uint32_t values[] = {0, 1, 5, 255, 256, 0xffff, 0x10000, 0xfffe0001u, 0x7fffffffu,
+				   0xfffffffeu, 0xffffffffu};
+	for (size_t path_len : {1u, 2u}) {
+		for (uint32_t from : values) {
+			for (uint32_t to : values) {
+				std::vector<uint8_t> l7 = l7_request(path_len);
+				l7_set_deadline(l7.data(), from);
+				const uint16_t len = static_cast<uint16_t>(l7.size());
+				const uint16_t old_sum = l7_sum(l7.data(), len);
+				l7_set_deadline(l7.data(), to);
+				EXPECT_EQ(l7_sum_changed(old_sum, from, to) % 0xffff,
+					  l7_sum(l7.data(), len) % 0xffff)
+					<< len << " bytes, " << from << " -> " << to;
+			}
+		}
+	}
+}
+
 /* A one's-complement fold as RFC 1071 writes it, a step at a time until nothing is left
  * above 16 bits: what csum_fold()'s two steps must equal. */
 static uint16_t loop_fold(uint64_t s)

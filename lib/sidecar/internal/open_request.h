@@ -4,8 +4,8 @@
 // (held_to_ms(); stamp_leaving() for one that leaves for another node).
 #pragma once
 
-#include "dpumesh/common/csum.h"
 #include "dpumesh/sidecar/sidecar.h"
+#include "dpumesh/wire/frame.h"
 #include "dpumesh/wire/l7.h"
 #include "internal/quota.h"
 #include "internal/request_table.h"
@@ -67,9 +67,8 @@ inline uint32_t held_to_ms(const wire::l7_view &v, const route_rule &r) noexcept
  * was admitted in, so none of it is spent yet, and the peer counts it from its own arrival
  * (no node knows the time on the wire). A request under its route's timeout keeps its header
  * as it came; one over it, or without a budget, has the field written, and `sum` (the
- * header's one's-complement sum, wire::l7_sum(), or nullptr) follows it: a big-endian field
- * at an even offset sums as its value times 256 modulo 0xffff (wire::l7_sum_grown()), and
- * 0xffffffff, a multiple of 0xffff, keeps the difference from going below 0. */
+ * header's one's-complement sum, wire::l7_sum(), or nullptr) follows it
+ * (wire::l7_sum_changed()). */
 inline void stamp_leaving(uint8_t *hdr, const wire::l7_view &v, const route_rule &r,
 			  uint16_t *sum) noexcept
 {
@@ -78,8 +77,7 @@ inline void stamp_leaving(uint8_t *hdr, const wire::l7_view &v, const route_rule
 		return;
 	wire::l7_set_deadline(hdr, want);
 	if (sum)
-		*sum = csum_fold(uint64_t(*sum) +
-				 ((uint64_t(want) + 0xffffffffu - v.deadline_ms) << 8));
+		*sum = wire::l7_sum_changed(*sum, v.deadline_ms, want);
 }
 
 /* Opens a request for an admitted verdict, due by the route's timeout (or the request's

@@ -467,6 +467,17 @@ inline uint16_t l7_sum_grown(uint16_t old_sum, uint16_t old_len, uint16_t old_nb
 	const uint64_t grown = uint64_t(new_len) + 0xffff - old_len + new_nb + 0xffff - old_nb;
 	return csum_fold(uint64_t(old_sum) + (grown << 8) + (old_len & 1 ? added << 8 : added));
 }
+/**
+ * The one's-complement sum of a header (as wire::l7_sum() takes it, or of a payload that
+ * starts with the header) whose big-endian field at an even offset (deadline_ms, a 16-bit
+ * word) changed from `old_value` to `new_value` in place, from the sum it had: nothing is
+ * read again. The field sums as its value times 256 modulo 0xffff (l7_sum_grown());
+ * 0xffffffff, a multiple of 0xffff, keeps the difference from going below 0.
+ */
+inline uint16_t l7_sum_changed(uint16_t old_sum, uint32_t old_value, uint32_t new_value) noexcept
+{
+	return csum_fold(uint64_t(old_sum) + ((uint64_t(new_value) + 0xffffffffu - old_value) << 8));
+}
 
 /** fragment() of a message that is `l7` alone: the same frames, one UDP checksum made from
  *  `l7.sum` where the message fits one frame (the header read again otherwise). */
