@@ -3,7 +3,9 @@
 // process (lib/node: sidecar + DPA emulator) and pods on libdpumesh, an echo pod on a thread
 // that answers with the deadline_ms it read (dpumesh_msg_deadline_ms) and the client on the
 // test's own thread. The smaller of the caller's budget and the route's timeout reaches the
-// pod, and so does the time a request waited in the mesh for room in its pod.
+// pod, and so does the time a request waited in the mesh for room in its pod. With the test
+// as a peer node behind a port of rings: the deadline a request for another node leaves
+// with, and how such requests end (the peer's failures, timeouts) feeding the breaker here.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -52,8 +54,9 @@ std::string deadline_config()
 }
 
 /* the client's node, with a peer n2 behind a port of rings (`dev`) that serves remote
- * (route timeout 400 ms) and far (the default route's 5000 ms) */
-std::string peer_config(const std::string &dev)
+ * (route timeout 400 ms) and far (the default route's 5000 ms); `policy`: more members of
+ * the policy object */
+std::string peer_config(const std::string &dev, const std::string &policy = "")
 {
 	return R"({
   "node": { "name": "n1", "mac": "02:00:00:00:00:01", "ipv4": "10.0.0.1",
@@ -68,7 +71,8 @@ std::string peer_config(const std::string &dev)
   "peers": [ { "name": "n2", "mac": "02:00:00:00:00:02", "ipv4": "10.0.0.2" } ],
   "routes": [ { "service": "remote", "to": "n2" }, { "service": "far", "to": "n2" } ],
   "policy": { "default_timeout_ms": 5000,
-              "timeouts": [ { "service": "remote", "timeout_ms": 400 } ] }
+              "timeouts": [ { "service": "remote", "timeout_ms": 400 } ])" +
+	       policy + R"( }
 })";
 }
 
@@ -153,10 +157,11 @@ struct deadline_echo {
 };
 
 /** The client, on the test's thread: what each answer said, by req_id (x-deadline, or -1
- * for an answer without it, such as a mesh error). */
+ * for an answer without it, such as a mesh error; its status, and a mesh error's reason). */
 struct deadline_client {
 	dpumesh_t *h = nullptr;
 	std::map<uint32_t, long> seen;
+	std::map<uint32_t, std::pair<uint16_t, std::string>> status;
 	std::string error;
 
 	static void on_response(dpumesh_t *h, dpumesh_msg *m, void *user)
@@ -168,6 +173,8 @@ struct deadline_client {
 		if (m->http_status == 200 && dpumesh_msg_field(m, "x-deadline", &v, &len) == 0)
 			d = std::strtol(std::string(v, len).c_str(), nullptr, 10);
 		c->seen[m->req_id] = d;
+		c->status[m->req_id] = {m->http_status, m->reason ? std::string(m->reason, m->reason_len)
+								  : std::string()};
 		dpumesh_msg_release(h, m);
 	}
 
@@ -317,6 +324,84 @@ TEST(Deadline, ARequestForAnotherNodeLeavesWithTheDeadlineItIsHeldToHere)
 	}
 	EXPECT_EQ(got, want);
 	ASSERT_TRUE(c.wait_for(want.size(), 10s)) << c.seen.size() << " answers";
+}
+
+/* The test as peer n2: answers every request on the ring with `status` (none while it is
+ * 0); the number of requests it saw. */
+size_t peer_answers(ring_port &port, deadline_client &c, uint16_t status,
+		    std::chrono::milliseconds for_, uint32_t *msg_id)
+{
+	const uint8_t peer_mac[6] = {0x02, 0, 0, 0, 0, 0x02};
+	size_t n = 0;
+	const auto end = steady::now() + for_;
+	while (steady::now() < end) {
+		(void)dpumesh_wait(c.h, 5);
+		rte_mbuf *f;
+		while (port.take(0, &f)) {
+			n++;
+			wire::parsed_frame pf;
+			const auto *udp = rte_pktmbuf_mtod_offset(f, const rte_udp_hdr *, 14 + 20);
+			EXPECT_EQ(wire::parse_frame(f, udp->dst_port, 1 << 20, &pf), wire::wire_drop::none);
+			uint8_t answer[64];
+			wire::l7_writer w(answer, sizeof(answer));
+			w.response(status);
+			const uint16_t len = static_cast<uint16_t>(w.finish());
+			if (status != 0) {
+				EXPECT_TRUE(port.send(0, RTE_IPV4(10, 0, 0, 2), port.mesh_port, peer_mac,
+						      wire::frame_kind::response, pf.correlation, answer,
+						      len, "", (*msg_id)++));
+			}
+			rte_pktmbuf_free(f);
+		}
+	}
+	return n;
+}
+
+/* A pod's requests for a peer's service are outcomes for that service's breaker on this
+ * node, where they are admitted: two failures in a row (consecutive_failures 2) open it, and
+ * the next request is refused here with 503 circuit_open and never sent. Failures are the
+ * peer's 503s for remote, and timeouts (504 after the route's 400 ms) for far2. Before
+ * 2026-12-08 a pod's request only asked the breaker and it never heard how one ended: the
+ * third request went to the peer (and a half-open probe it let through was never
+ * reported, so the breaker stayed half-open). */
+TEST(Deadline, APeersFailuresOpenItsBreakerForAPodsRequests)
+{
+	ring_port port("brpeer", 1);
+	inproc_node n("breaker-peer",
+		      peer_config(port.name, R"(,
+              "circuit_breakers": [
+                { "service": "remote", "consecutive_failures": 2, "min_requests": 1000, "open_ms": 60000 },
+                { "service": "far", "consecutive_failures": 2, "min_requests": 1000, "open_ms": 60000 } ])"));
+	ASSERT_TRUE(n.up) << n.error;
+	deadline_client c(n.sock);
+	ASSERT_TRUE(c.error.empty()) << c.error;
+	uint32_t msg_id = 1;
+	/* remote: the peer answers 503 twice */
+	for (uint32_t id = 1; id <= 2; id++) {
+		ASSERT_TRUE(c.send("remote", id, 0));
+		EXPECT_EQ(peer_answers(port, c, 503, 200ms, &msg_id), 1u) << id;
+		ASSERT_TRUE(c.wait_for(id, 5s));
+		EXPECT_EQ(c.status[id].first, 503);
+		EXPECT_EQ(c.status[id].second, "") << "the peer's own 503, not the mesh's";
+	}
+	ASSERT_TRUE(c.send("remote", 3, 0));
+	ASSERT_TRUE(c.wait_for(3, 5s));
+	EXPECT_EQ(c.status[3].first, 503);
+	EXPECT_EQ(c.status[3].second, "circuit_open");
+	EXPECT_EQ(peer_answers(port, c, 503, 100ms, &msg_id), 0u) << "refused here, not sent";
+	/* far: the peer never answers, each request 504s after far's deadline (300 ms) */
+	for (uint32_t id = 4; id <= 5; id++) {
+		ASSERT_TRUE(c.send("far", id, 300));
+		EXPECT_EQ(peer_answers(port, c, 0, 100ms, &msg_id), 1u) << id;
+		ASSERT_TRUE(c.wait_for(id, 5s));
+		EXPECT_EQ(c.status[id].first, 504);
+		EXPECT_EQ(c.status[id].second, "timeout");
+	}
+	ASSERT_TRUE(c.send("far", 6, 300));
+	ASSERT_TRUE(c.wait_for(6, 5s));
+	EXPECT_EQ(c.status[6].first, 503);
+	EXPECT_EQ(c.status[6].second, "circuit_open");
+	EXPECT_EQ(peer_answers(port, c, 0, 100ms, &msg_id), 0u) << "refused here, not sent";
 }
 
 } // namespace

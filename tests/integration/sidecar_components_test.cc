@@ -156,10 +156,13 @@ TEST_F(admission_test, policy_refusals_carry_the_engines_status_and_reason)
 
 TEST_F(admission_test, peer_services_go_to_the_peer_but_not_from_a_peer)
 {
+	const uint64_t asked = rules->engine().stats().requests.get();
 	verdict v = admit("billing");
 	EXPECT_FALSE(v.refused());
 	EXPECT_EQ(v.dst, 0u); /* no local pod: the caller sends it to the peer */
-	EXPECT_FALSE(v.policy); /* the serving node applies the policy */
+	/* the serving node applies the policy; its outcome is the breaker's here */
+	EXPECT_EQ(rules->engine().stats().requests.get(), asked);
+	EXPECT_TRUE(v.policy);
 	EXPECT_FALSE(rules->services()[v.svc].local);
 	verdict net = admit("billing", source::peer);
 	EXPECT_EQ(net.why, refusal::misrouted);

@@ -60,7 +60,7 @@ struct verdict {
 	uint32_t svc = UINT32_MAX;         /**< registry service index, or UINT32_MAX (404) */
 	const route_rule *route = nullptr; /**< set when svc is */
 	uint32_t dst = 0;                  /**< local pod handle (0: a peer's service, or refused) */
-	bool policy = false;               /**< the L7 policy engine admitted it (report outcomes) */
+	bool policy = false;               /**< admitted by the policy engine or a peer's breaker (report outcomes) */
 	uint16_t status = 0;               /**< 0: admitted; else the refusal's status */
 	refusal why = refusal::none;
 	const char *policy_reason = nullptr; /**< refusal::policy: the engine's reason name */

@@ -33,11 +33,16 @@ inline verdict admission::admit(ruleset &rules, const wire::l7_view &v, uint64_t
 		return a;
 	}
 	if (!sr.local && from == source::pod) {
-		/* the serving node applies the policy; here only the peer's breaker */
+		/* the serving node applies the policy; here only the peer's breaker, which then
+		 * hears the request's outcome (the peer's answer, or 504): before 2026-12-08 it
+		 * never did, so it never opened on a failing peer, and a half-open probe it let
+		 * through was never reported, which kept it half-open */
 		if (!rules.engine().breaker_allows(sr.policy, _clock.ns(now))) {
 			_stats.policy_refused.inc();
 			a.status = 503;
 			a.why = refusal::circuit_open;
+		} else {
+			a.policy = true;
 		}
 		return a;
 	}

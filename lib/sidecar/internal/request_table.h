@@ -44,7 +44,7 @@ struct alignas(64) request_ctx {
 	bool holding = false;  /**< the sender's buffers are kept for a retry (HOLD) */
 	bool in_flight = false; /**< a held delivery the DPA has not reported done yet */
 	bool ended = false;    /**< answered while in flight: ends when the DPA reports */
-	bool policy = false;   /**< admitted by the L7 policy engine: report its outcome */
+	bool policy = false;   /**< admitted by the policy engine or a peer's breaker: report its outcome */
 	bool answer_failed = false; /**< its answer could not be sent: 502 at the deadline */
 	uint16_t load_pod = no_load; /**< the pod_id counted in in_flight() (no_load: none) */
 	static constexpr uint16_t no_load = UINT16_MAX;
@@ -146,7 +146,7 @@ public:
 		const remote *reply_to = nullptr; /**< a network origin's address (else none) */
 		uint16_t source = request_ctx::no_source; /**< its quota bucket, if known */
 		bool hold = false;   /**< holding and in flight (the caller sets `held`) */
-		bool policy = false; /**< admitted by the policy engine */
+		bool policy = false; /**< admitted by the policy engine (or a peer's breaker) */
 		/** false: the caller charges the quota itself (stage::open_request(), for a
 		 *  network origin: the bucket and address it has in registers) */
 		bool charge = true;
