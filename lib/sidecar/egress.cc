@@ -307,7 +307,7 @@ egress::reply_hdr *egress::make_reply(uint16_t status, const char *reason,
 	r->hop = &hop;
 	for (kept_frame &k : r->kept) {
 		k.frame.clear();
-		k.port = -1;
+		k.port = kept_frame::not_made;
 	}
 	return r;
 }
@@ -319,7 +319,8 @@ bool egress::reply_new_address(const remote &to, uint32_t id, uint64_t correlati
 {
 	port_view &eg = _ports[to.port];
 	const wire::l7_summed l7{r.hdr, r.len, r.sum};
-	k.port = k.frame.make(to.addr, wire::frame_kind::response, l7, eg.mtu) ? to.port : -1;
+	k.port = k.frame.make(to.addr, wire::frame_kind::response, l7, eg.mtu) ? to.port
+									      : kept_frame::not_made;
 	if (k.port == to.port) {
 		rte_mbuf *m = k.frame.stamp(id, correlation, to.addr.dst.port, *_mbufs);
 		return m ? put_one(eg, m) : put(eg, 0);

@@ -1621,6 +1621,36 @@ TEST_F(egress_test, a_kept_answer_sent_by_handle_is_reply_s_bytes)
 	EXPECT_EQ(rte_mempool_avail_count(pkts), 1023u);
 }
 
+/* A requester whose answers no port can send (its remote's port -1, as a replay port's
+ * requesters have) has no kept frame, even at an address whose frame was kept for a port
+ * before its answer was made again. Before 2026-12-08 a kept frame not made had port -1
+ * too, and the address it was last made for: kept_for() matched it, and the sweep's 504
+ * stamped a cleared frame and sent it through _ports[-1]. */
+TEST_F(egress_test, a_requester_no_port_can_send_to_has_no_kept_frame)
+{
+	auto eg = make(false);
+	ASSERT_TRUE(eg);
+	const std::string hop = "n1/sidecar";
+	remote to = eg->peer(0).to;
+	to.addr.dst = wire::endpoint::from_v4(htonl(0xc0a80709), 40001);
+	static const char *const others[] = {"a", "b", "c", "d", "e", "f", "g", "h"};
+	eg->begin_burst();
+	for (const char *reason : others) /* each answer's frame kept for the address */
+		ASSERT_TRUE(eg->reply(to, 1, 503, reason, hop));
+	ASSERT_TRUE(eg->reply(to, 1, 504, "timeout", hop)); /* made again: "a"'s kept cleared */
+	eg->end_burst();
+	EXPECT_EQ(drain(), 9u);
+	remote nowhere = to;
+	nowhere.port = -1;
+	eg->begin_burst();
+	for (const char *reason : others) {
+		kept_reply &r = eg->reply_of(503, reason, hop);
+		EXPECT_EQ(eg->kept_for(nowhere, r), nullptr) << reason;
+	}
+	eg->end_burst();
+	EXPECT_EQ(drain(), 0u);
+}
+
 /* A sweep's 504s to many requesters, interleaved: several addresses (more than the frames
  * kept, IPv4 and IPv6, some with another MAC) each from many ports. Every answer is
  * fragment()'s bytes for its own requester (address, port, MAC) and correlation. */

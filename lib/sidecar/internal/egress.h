@@ -51,8 +51,11 @@ struct remote {
 struct kept_reply {
 	static constexpr unsigned kept_bits = 2;
 	struct frame {
+		/* not made: never a requester's port, -1 (nothing can be sent there) included,
+		 * so a kept frame fits no requester before it is made (kept_fits()) */
+		static constexpr int not_made = -2;
 		wire::frame_template frame;
-		int port = -1; /**< made for this port's MTU (-1: not made) */
+		int port = not_made; /**< made for this port's MTU */
 	};
 	uint16_t status = 0;
 	uint16_t len = 0; /**< 0: empty */
@@ -338,8 +341,9 @@ private:
 	{
 		return r.kept[wire::frame_template::slot_of(to.addr.dst, kept_bits)];
 	}
-	/* whether it was made for the address and port (a kept frame's port is -1 until it is
-	 * made; to.port >= 0: can_send()) */
+	/* whether it was made for the address and port (a kept frame's port is not_made until
+	 * it is made, which no requester's is: one that cannot be sent to, to.port -1, has
+	 * none) */
 	[[gnu::always_inline]] static bool kept_fits(const kept_frame &k, const remote &to) noexcept
 	{
 		return k.port == to.port && k.frame.made_for_made(to.addr);
