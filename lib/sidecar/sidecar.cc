@@ -302,11 +302,16 @@ unsigned stage::token_shard(uint32_t token) const noexcept
 	return request_table::shard_of(token, _token_bits);
 }
 
-/* To another shard's hand-off ring; false (counted) when it is full. */
+/* To another shard's hand-off ring; false (counted) when it is full, or when no shard has
+ * that number: an answer's token no shard made (untrusted, with a shard count that is not a
+ * power of two), which matches nothing (no_match, as on its own shard). */
 bool stage::hand_off(unsigned shard, const handoff_item &h) noexcept
 {
-	if (shard >= _shard.count ||
-	    rte_ring_mp_enqueue_elem(_shard.handoff[shard], const_cast<handoff_item *>(&h),
+	if (shard >= _shard.count) [[unlikely]] {
+		_stats.no_match.inc();
+		return false;
+	}
+	if (rte_ring_mp_enqueue_elem(_shard.handoff[shard], const_cast<handoff_item *>(&h),
 				     sizeof(h)) != 0) {
 		_stats.handoff_full.inc();
 		return false;

@@ -33,6 +33,7 @@
 #include "dpumesh/wire/l7.h"
 #include "eal_env.h"
 #include "internal/net_sched.h"
+#include "internal/outbox.h"
 #include "internal/quota.h"
 
 using namespace dpumesh;
@@ -86,7 +87,8 @@ public:
 		ASSERT_TRUE(c) << c.error().message();
 		cfg = new config::node_config(std::move(*c));
 		reg = new pod_registry(cfg->pools, cfg->services);
-		auto e = dpa::emulator::create(*cfg, *reg, 1);
+		/* three DPA threads: a stage of three shards may be made (one shard owns all) */
+		auto e = dpa::emulator::create(*cfg, *reg, 3);
 		ASSERT_TRUE(e) << e.error().message();
 		emu = e->release();
 		pkts = rte_pktmbuf_pool_create("st_pkts", 1023, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
@@ -1402,6 +1404,57 @@ TEST_F(sidecar_stage, a_sweep_s_504s_open_the_service_s_breaker)
 	EXPECT_EQ(back[0].pf.correlation, 7103u);
 	EXPECT_EQ(back[0].status, 503);
 	EXPECT_EQ(back[0].reason, "circuit_open");
+}
+
+/* An answer whose token names a shard that does not exist (three shards: the token's two
+ * shard bits 3) matches nothing: counted no_match, as a token of its own shard that matches
+ * nothing is, and dropped. Before 2026-12-08 it was counted handoff_full, which says a
+ * hand-off ring was full ("never expected"), and anyone could send one. */
+TEST_F(sidecar_stage, an_answer_to_a_shard_that_does_not_exist_is_no_match)
+{
+	std::vector<rte_ring *> rings;
+	for (int k = 0; k < 3; k++) {
+		rings.push_back(sidecar::create_handoff_ring(("st_ho" + std::to_string(k)).c_str(), 64));
+		ASSERT_NE(rings.back(), nullptr);
+	}
+	rte_ring *in3 = rte_ring_create("st_ingress3", 64, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	ASSERT_NE(in3, nullptr);
+	sidecar::network net;
+	net.ingress = in3;
+	net.pkts = pkts;
+	net.ports.push_back({0, 1500, true, true, tx});
+	net.ports.push_back({1, 1500, true, false, tx2});
+	net.nb_shards = 3;
+	sidecar::shard_info si;
+	si.count = 3;
+	si.handoff = rings;
+	auto s = sidecar::stage::create(*cfg, *reg, emu->side(), net, si);
+	ASSERT_TRUE(s) << s.error().message();
+	sidecar::stage *const fixture_stage = stage;
+	stage = s->get();
+	std::swap(ingress, in3);
+	std::vector<uint8_t> resp(64);
+	wire::l7_writer w(resp.data(), resp.size());
+	w.response(200);
+	resp.resize(w.finish());
+	from_host(peer_ip, 0, resp, {}, false, 0xc000);  /* shard 3 */
+	from_host(peer_ip, 0, resp, {}, false, 0x4001);  /* shard 1: handed off */
+	run_polls();
+	const sidecar::counters &c = stage->stats();
+	stage = fixture_stage;
+	std::swap(ingress, in3);
+	EXPECT_EQ(c.no_match.get(), 1u);
+	EXPECT_EQ(c.handoff_full.get(), 0u);
+	EXPECT_EQ(c.handoff_out.get(), 1u);
+	/* the one handed off is shard 1's, which takes it: freed here */
+	sidecar::handoff_item h;
+	ASSERT_EQ(rte_ring_dequeue_elem(rings[1], &h, sizeof(h)), 0);
+	port::rx_msg_free(static_cast<port::rx_msg *>(h.msg));
+	EXPECT_TRUE(answers().empty());
+	s->reset();
+	for (rte_ring *r : rings)
+		rte_ring_free(r);
+	rte_ring_free(in3);
 }
 
 TEST_F(sidecar_stage, malformed_headers_from_the_network_get_400_and_answers_nothing)
