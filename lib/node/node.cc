@@ -229,6 +229,17 @@ status instance::build()
 status instance::build_port_stages()
 {
 	const unsigned nw = static_cast<unsigned>(_ingress.size());
+	/* reassembly holds mbufs of the packet pool that RX refills from and egress frames
+	 * in: a quarter of it for all workers, half of a worker's for one source, so that
+	 * one sender of fragments that never complete cannot empty it (docs/wire.md) */
+	const wire::reasm_config rc = wire::reasm_config_for_pool(_cfg.mempool.mbufs, nw);
+	if (!_ports.list.empty())
+		DPUMESH_LOG(INFO, port, "reassembly: at most %u mbufs of the packet pool a worker, "
+			    "%u a source (a message of more frames, %llu KiB at MTU 1500, is never "
+			    "reassembled)",
+			    rc.max_mbufs, rc.max_mbufs_per_source,
+			    static_cast<unsigned long long>(rc.max_mbufs_per_source) *
+				    wire::detail::max_payload(1500, false) / 1024);
 	for (unsigned k = 0; k < nw && !_ports.list.empty(); k++) {
 		auto l = lcore_of(k, "port_rx");
 		if (!l)
@@ -239,7 +250,7 @@ status instance::build_port_stages()
 			ctx->ip4 = wire::endpoint::from_v4(_cfg.node.ipv4->s_addr, 0);
 		if (_cfg.node.ipv6)
 			ctx->ip6 = wire::endpoint::from_v6(_cfg.node.ipv6->s6_addr, 0);
-		ctx->max_message = wire::reasm_config{}.max_message;
+		ctx->max_message = rc.max_message;
 		ctx->msg_pool = _msgs.get();
 		ctx->reserve_pool = _msg_reserve.get();
 		ctx->next = _ingress[k].get();
@@ -247,7 +258,7 @@ status instance::build_port_stages()
 		ctx->backlog_limit = _cfg.pools.network_backlog;
 		ctx->stall_tsc = port::rx_ctx::stall_tsc_for(_cfg.lcores.max_sleep_us);
 		const std::string rname = "rx_reasm" + std::to_string(k);
-		auto reasm = wire::reassembler::create(wire::reasm_config{}, rname.c_str(),
+		auto reasm = wire::reassembler::create(rc, rname.c_str(),
 						       static_cast<int>(rte_socket_id()));
 		if (!reasm)
 			return reasm.error();

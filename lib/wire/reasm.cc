@@ -60,11 +60,19 @@ struct reassembler::slot {
 	bool tomb; /* a refused message's tombstone: holds no mbufs, drops what comes */
 };
 
+reasm_config reasm_config_for_pool(uint32_t pool_mbufs, unsigned workers) noexcept
+{
+	reasm_config c;
+	c.max_mbufs = std::max<uint32_t>(pool_mbufs / 4 / std::max(workers, 1u), 1);
+	c.max_mbufs_per_source = std::max<uint32_t>(c.max_mbufs / 2, 1);
+	return c;
+}
+
 result<std::unique_ptr<reassembler>> reassembler::create(const reasm_config &cfg,
 							 const char *name, int socket_id)
 {
 	if (cfg.max_reassemblies == 0 || cfg.max_per_source == 0 || cfg.max_mbufs == 0 ||
-	    cfg.max_frags == 0 || cfg.timeout_ms == 0)
+	    cfg.max_mbufs_per_source == 0 || cfg.max_frags == 0 || cfg.timeout_ms == 0)
 		return errorf("reassembler %s: every limit must be at least 1", name);
 	std::unique_ptr<reassembler> r(new reassembler());
 	r->_cfg = cfg;
@@ -86,7 +94,7 @@ result<std::unique_ptr<reassembler>> reassembler::create(const reasm_config &cfg
 	r->_sources = rte_hash_create(&hp);
 	if (!r->_sources)
 		return errorf("reassembler %s: source table: %s", name, rte_strerror(rte_errno));
-	r->_source_counts.reset(new uint32_t[entries]());
+	r->_source_use.reset(new source_use[entries]());
 	r->_slots.reset(new slot[cfg.max_reassemblies]());
 	for (uint32_t i = 0; i < cfg.max_reassemblies; i++)
 		r->_slots[i].next = i + 1 < cfg.max_reassemblies ? i + 1 : nil;
@@ -102,31 +110,41 @@ reassembler::~reassembler()
 	rte_hash_free(_sources);
 }
 
-/* Adds delta to the count of in-flight messages from ip; returns the new count, or -1
- * when a new source cannot be tracked. */
-int32_t reassembler::source_ref(const uint8_t ip[16], int delta) noexcept
+/* One message more from ip: the index of its source's use, or -1 when a new source cannot
+ * be tracked. */
+int32_t reassembler::source_get(const uint8_t ip[16]) noexcept
 {
 	int32_t pos = rte_hash_lookup(_sources, ip);
 	if (pos < 0) {
-		if (delta <= 0)
-			return 0;
 		pos = rte_hash_add_key(_sources, ip);
 		if (pos < 0)
 			return -1;
-		_source_counts[pos] = 0;
+		_source_use[pos] = {};
 	}
-	uint32_t &c = _source_counts[pos];
-	c = static_cast<uint32_t>(static_cast<int32_t>(c) + delta);
-	if (c == 0)
+	_source_use[pos].msgs++;
+	return pos;
+}
+
+/* One message less from ip (its use at pos); the source goes with its last message, whose
+ * mbufs went before it (held_sub()). */
+void reassembler::source_put(uint32_t pos, const uint8_t ip[16]) noexcept
+{
+	if (--_source_use[pos].msgs == 0)
 		rte_hash_del_key(_sources, ip);
-	return static_cast<int32_t>(c);
+}
+
+/* n of the mbufs a slot holds are gone (freed, or out in its message) */
+void reassembler::held_sub(slot &s, uint32_t n) noexcept
+{
+	_mbufs_held -= n;
+	_source_use[s.source].mbufs -= n;
+	s.nb_frags -= n;
 }
 
 void reassembler::release(uint32_t idx, wire_drop why) noexcept
 {
 	slot &s = _slots[idx];
 	rte_hash_del_key(_msgs, &s.key);
-	source_ref(s.key.ip, -1);
 	if (s.prev != nil)
 		_slots[s.prev].next = s.next;
 	else
@@ -139,7 +157,8 @@ void reassembler::release(uint32_t idx, wire_drop why) noexcept
 		free_frags(s);
 		_stats.drops[static_cast<size_t>(why)].inc();
 	}
-	_mbufs_held -= s.nb_frags; /* 0 after free_frags; a completed chain went out whole */
+	held_sub(s, s.nb_frags); /* 0 after free_frags; a completed chain went out whole */
+	source_put(s.source, s.key.ip);
 	s.head = s.tail = nullptr;
 	s.active = false;
 	s.tomb = false;
@@ -160,37 +179,39 @@ void reassembler::free_frags(slot &s) noexcept
 		rte_pktmbuf_free(m);
 		m = next;
 	}
-	_mbufs_held -= s.nb_frags;
-	s.nb_frags = 0;
+	held_sub(s, s.nb_frags);
 	s.head = s.tail = nullptr;
 }
 
-uint32_t reassembler::open_slot(const parsed_frame &pf, uint64_t now_tsc, wire_drop *why) noexcept
+uint32_t reassembler::open_slot(const parsed_frame &pf, uint64_t now_tsc, bool holds,
+				 wire_drop *why) noexcept
 {
 	if (_free_head == nil) {
 		*why = wire_drop::table_full;
 		return nil;
 	}
-	int32_t n = source_ref(pf.src.ip, 1);
-	if (n < 0) {
+	const int32_t pos = source_get(pf.src.ip);
+	if (pos < 0) {
 		*why = wire_drop::table_full;
 		return nil;
 	}
-	if (static_cast<uint32_t>(n) > _cfg.max_per_source) {
-		source_ref(pf.src.ip, -1);
+	const source_use &u = _source_use[pos];
+	if (u.msgs > _cfg.max_per_source || (holds && u.mbufs >= _cfg.max_mbufs_per_source)) {
+		source_put(static_cast<uint32_t>(pos), pf.src.ip);
 		*why = wire_drop::source_limit;
 		return nil;
 	}
 	const msg_key key = key_of(pf);
 	const uint32_t idx = _free_head;
 	if (rte_hash_add_key_data(_msgs, &key, reinterpret_cast<void *>(uintptr_t(idx))) < 0) {
-		source_ref(pf.src.ip, -1);
+		source_put(static_cast<uint32_t>(pos), pf.src.ip);
 		*why = wire_drop::table_full;
 		return nil;
 	}
 	slot &s = _slots[idx];
 	_free_head = s.next;
 	s.key = key;
+	s.source = static_cast<uint32_t>(pos);
 	s.head = s.tail = nullptr;
 	s.first_tsc = now_tsc;
 	s.correlation = pf.correlation;
@@ -239,7 +260,7 @@ reasm_refusal reassembler::refuse(rte_mbuf *m, const parsed_frame &pf, uint64_t 
 		return reasm_refusal::whole;
 	}
 	wire_drop why = wire_drop::none;
-	const uint32_t idx = open_slot(pf, now_tsc, &why);
+	const uint32_t idx = open_slot(pf, now_tsc, false, &why);
 	if (idx == nil) {
 		_stats.tombstone_no_room.inc();
 		return reasm_refusal::no_room;
@@ -294,7 +315,7 @@ reasm_result reassembler::input(rte_mbuf *m, const parsed_frame &pf, uint64_t no
 		if (_free_head != nil && _mbufs_held >= _cfg.max_mbufs)
 			return drop(wire_drop::memory_limit);
 		wire_drop why = wire_drop::none;
-		idx = open_slot(pf, now_tsc, &why);
+		idx = open_slot(pf, now_tsc, true, &why);
 		if (idx == nil)
 			return drop(why);
 	} else {
@@ -312,6 +333,8 @@ reasm_result reassembler::input(rte_mbuf *m, const parsed_frame &pf, uint64_t no
 			return drop(wire_drop::mismatch);
 		if (_mbufs_held >= _cfg.max_mbufs)
 			return drop(wire_drop::memory_limit);
+		if (_source_use[s.source].mbufs >= _cfg.max_mbufs_per_source)
+			return drop(wire_drop::source_limit);
 	}
 
 	slot &s = _slots[idx];
@@ -349,6 +372,7 @@ reasm_result reassembler::input(rte_mbuf *m, const parsed_frame &pf, uint64_t no
 		s.tail = m;
 	s.nb_frags++;
 	_mbufs_held++;
+	_source_use[s.source].mbufs++;
 	s.received += pf.frag_len;
 	if (s.received != s.msg_len)
 		return reasm_result::held;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Fairness between network peers: a light peer beside three flooding ones on the same port gets every answer, soon.
+// Fairness between network peers: a light peer beside three flooding ones on the same port gets every answer, soon;
+// and beside one that sends fragments of messages that never complete, which holds no more than its share of the pool.
 //
 // An in-process node with one worker; its external port is made from rings (the test is the
 // network). Three peers flood requests the sidecar must work for (an RS256 JWT whose
@@ -20,6 +21,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <string>
 #include <thread>
@@ -266,6 +268,104 @@ TEST(NetFair, ALightPeerIsAnsweredAtItsRateBesideThreeFloodingPeers)
 	EXPECT_EQ(fin.pending, 0u);
 	EXPECT_EQ(fin.hbufs_in_use, 0u);
 	EXPECT_EQ(fin.sidecar_value("responses_lost"), 0u);
+	EXPECT_EQ(n.msgs_in_use, 0u);
+}
+
+/* One source sends only the later frames of requests of 28 frames (none ever completes), as
+ * fast as a 64-frame RX ring takes them, each frame an mbuf of the node's own packet pool as
+ * a NIC's RX fills it; beside it a light peer asks a service with no pod (the node answers
+ * it itself, 503) every 10 ms. The reassembler holds at most its share of the pool (a
+ * quarter; half of it a source): the flood never finds the pool empty, and every light
+ * request is answered. Before that bound the reassembler held every mbuf (max_mbufs
+ * 32768): the flood found the pool empty 1352 times in its 1.5 s, where a NIC's RX could
+ * not have refilled (the light peer's answers still came here, from the lcore's mempool
+ * cache). */
+TEST(NetFair, ASourceOfFragmentsThatNeverCompleteLeavesThePoolToOthers)
+{
+	ring_port port("frag", 1);
+	inproc_node n("frag", R"({
+  "node": { "name": "n1", "mac": "02:00:00:00:00:01", "ipv4": "10.0.0.1",
+            "control_socket": "@SOCK@" },
+  "mempool": { "mbufs": 1023, "cache": 32 },
+  "lcores": { "idle": "adaptive", "stages": { "port_rx": 1, "port_tx": 1, "sidecar": 1, "dpa": 1 } },
+  "ports": [ { "name": "net", "dev": ")" + port.name + R"(", "role": "external" } ],
+  "services": [ { "name": "nopods", "max_pods": 4 } ]
+})");
+	ASSERT_TRUE(n.up) << n.error;
+	rte_mempool *pkt = rte_mempool_lookup("dpumesh_pkt");
+	ASSERT_NE(pkt, nullptr);
+	const std::vector<uint8_t> l7 = l7_request("nopods", {});
+	const std::string body(40000, 'f');
+	wire::link_addr a{};
+	std::memcpy(a.src_mac, peer_mac, 6);
+	std::memcpy(a.dst_mac, port.node_mac, 6);
+	a.src = wire::endpoint::from_v4(rte_cpu_to_be_32(RTE_IPV4(10, 0, 3, 9)), 43000);
+	a.dst = wire::endpoint::from_v4(rte_cpu_to_be_32(port.node_ip), port.mesh_port);
+
+	uint64_t flood_msgs = 0, dry = 0, light_sent = 0, light_got = 0, other = 0;
+	const auto take_answers = [&] {
+		rte_mbuf *m;
+		while (port.take(0, &m)) {
+			const auto *udp = rte_pktmbuf_mtod_offset(m, const rte_udp_hdr *, 14 + 20);
+			if (rte_be_to_cpu_16(udp->dst_port) == light_port)
+				light_got++;
+			else
+				other++;
+			rte_pktmbuf_free(m);
+		}
+	};
+	const auto start = std::chrono::steady_clock::now();
+	auto next_light = start;
+	uint32_t msg_id = 1;
+	/* 1.5 s: three reassembly timeouts */
+	while (std::chrono::steady_clock::now() - start < 1500ms) {
+		rte_mbuf *f[32];
+		const uint16_t nb = wire::fragment(a, wire::frame_kind::request, msg_id, msg_id,
+						   l7.data(), static_cast<uint16_t>(l7.size()),
+						   wire::body_ref{reinterpret_cast<const uint8_t *>(body.data()),
+								  static_cast<uint32_t>(body.size())},
+						   1500, pkt, f, 32);
+		if (nb == 0) {
+			dry++; /* RX would find no mbuf to refill with */
+			std::this_thread::sleep_for(1ms);
+		} else {
+			ASSERT_EQ(nb, 28u);
+			msg_id++;
+			flood_msgs++;
+			rte_pktmbuf_free(f[0]);
+			DPUMESH_TSAN_PMD_GIVES(f + 1, nb - 1u);
+			for (uint16_t i = 1; i < nb; i++)
+				while (rte_ring_count(port.rx[0]) >= 64 ||
+				       rte_ring_enqueue(port.rx[0], f[i]) != 0)
+					std::this_thread::sleep_for(50us);
+		}
+		if (std::chrono::steady_clock::now() >= next_light) {
+			ASSERT_TRUE(port.send(0, RTE_IPV4(10, 0, 2, 20), light_port, peer_mac,
+					      wire::frame_kind::request, light_sent++, l7.data(),
+					      static_cast<uint16_t>(l7.size()), "light", msg_id++));
+			next_light += 10ms;
+		}
+		take_answers();
+	}
+	for (auto end = std::chrono::steady_clock::now() + 5s;
+	     light_got < light_sent && std::chrono::steady_clock::now() < end;
+	     std::this_thread::sleep_for(1ms))
+		take_answers();
+
+	std::printf("flood: %llu messages of 27 later frames, the pool empty %llu times; light "
+		    "peer: %llu sent, %llu answered\n",
+		    static_cast<unsigned long long>(flood_msgs), static_cast<unsigned long long>(dry),
+		    static_cast<unsigned long long>(light_sent),
+		    static_cast<unsigned long long>(light_got));
+	EXPECT_GT(flood_msgs, 100u) << "the flood ran";
+	EXPECT_EQ(dry, 0u) << "the flood emptied the packet pool";
+	EXPECT_GT(light_sent, 50u);
+	EXPECT_EQ(light_got, light_sent);
+	EXPECT_EQ(other, 0u) << "a flooded request without its first frame is not answered";
+	const control::snapshot fin = n.stop();
+	EXPECT_GT(fin.rx.drops[static_cast<size_t>(wire::wire_drop::source_limit)], 0u);
+	EXPECT_EQ(fin.rx.drops[static_cast<size_t>(wire::wire_drop::memory_limit)], 0u);
+	EXPECT_EQ(fin.pending, 0u);
 	EXPECT_EQ(n.msgs_in_use, 0u);
 }
 

@@ -853,6 +853,119 @@ TEST(Wire, MemoryLimitHoldsAcrossMessages)
 	EXPECT_EQ(r->mbufs_held(), 0u);
 }
 
+/* A reassembler over a small real pool, bounded as the node bounds its workers' for that pool
+ * (reasm_config_for_pool): one source sending only later fragments, of messages that never
+ * complete, is held to its share and then dropped (`source_limit`), while the pool keeps
+ * free mbufs for RX refills; another source still reassembles; an open message grows no
+ * further than its source's share; every release (complete, refusal, expiry, flush) gives
+ * the source's count back. Before the bound the node's reassembler (max_mbufs 32768) took
+ * the whole pool. */
+TEST(Wire, OneSourceOfFragmentsThatNeverCompleteCannotTakeThePool)
+{
+	constexpr unsigned nb = 1023;
+	rte_mempool *mp = rte_pktmbuf_pool_create("wire_test_flood", nb, 0, 0,
+						  RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+	ASSERT_NE(mp, nullptr);
+	const reasm_config cfg = reasm_config_for_pool(nb, 1);
+	EXPECT_EQ(cfg.max_mbufs, nb / 4);
+	EXPECT_EQ(cfg.max_mbufs_per_source, cfg.max_mbufs / 2);
+	auto r = make_reasm("flood", cfg);
+	ASSERT_TRUE(r);
+	auto l7 = l7_request();
+	auto body = random_body(300000, 11);
+	/* message msg_id of body_len bytes from 10.0.0.<host> (fewer frames: the pool ran dry) */
+	auto frames_of = [&](uint8_t host, uint32_t msg_id, uint32_t body_len) {
+		std::vector<rte_mbuf *> f(256);
+		link_addr a = addr(false);
+		a.src.ip[15] = host;
+		uint16_t n = fragment(a, frame_kind::request, msg_id, msg_id, l7.data(),
+				      static_cast<uint16_t>(l7.size()), body_ref{body.data(), body_len},
+				      1500, mp, f.data(), 256);
+		f.resize(n);
+		return f;
+	};
+	/* every frame of a message but its first (freed): it never completes */
+	auto feed_later = [&](std::vector<rte_mbuf *> f, uint64_t now) {
+		rte_pktmbuf_free(f[0]);
+		f.erase(f.begin());
+		EXPECT_TRUE(feed(*r, f, now).empty());
+	};
+	const uint32_t per = frames_needed(static_cast<uint32_t>(l7.size()) + 40000, 1500, false);
+	const uint32_t share = cfg.max_mbufs_per_source;
+	const uint64_t t0 = rte_rdtsc();
+
+	/* the flood: 28 frames a message, up to max_per_source messages (64 x 27 held frames,
+	 * more than the pool) */
+	ASSERT_EQ(per, 28u);
+	for (uint32_t id = 1; id <= cfg.max_per_source; id++) {
+		auto f = frames_of(1, id, 40000);
+		ASSERT_EQ(f.size(), per) << "message " << id << ": the pool ran dry, "
+					 << rte_mempool_avail_count(mp) << " free";
+		feed_later(f, t0);
+	}
+	EXPECT_EQ(r->mbufs_held(), share);
+	EXPECT_GT(drops(*r, wire_drop::source_limit), 0u);
+	EXPECT_EQ(drops(*r, wire_drop::memory_limit), 0u);
+	EXPECT_EQ(rte_mempool_avail_count(mp), nb - share);
+	/* the messages it holds: the last one cut short when the share filled (a fragment
+	 * added to an open message is bounded as a new message is) */
+	const uint32_t open1 = (share + per - 2) / (per - 1);
+	EXPECT_EQ(r->in_flight(), open1);
+
+	/* another source reassembles meanwhile */
+	auto done = feed(*r, frames_of(2, 1, 40000), t0);
+	ASSERT_EQ(done.size(), 1u);
+	EXPECT_EQ(done[0].msg_len, l7.size() + 40000);
+	rte_pktmbuf_free(done[0].chain);
+	/* and its count went with the message: one open message of 200 frames holds exactly
+	 * its source's share, its further fragments dropped */
+	const uint64_t limited = drops(*r, wire_drop::source_limit);
+	auto big = frames_of(2, 2, 286000);
+	ASSERT_GT(big.size(), share + 1u);
+	const uint64_t big_later = big.size() - 1;
+	feed_later(big, t0);
+	EXPECT_EQ(r->mbufs_held(), 2 * share);
+	EXPECT_EQ(drops(*r, wire_drop::source_limit) - limited, big_later - share);
+	EXPECT_EQ(r->in_flight(), open1 + 1);
+
+	/* the global share holds over sources (a third one gets its last mbuf) */
+	feed_later(frames_of(3, 1, 40000), t0);
+	EXPECT_EQ(r->mbufs_held(), cfg.max_mbufs);
+	EXPECT_GT(drops(*r, wire_drop::memory_limit), 0u);
+	EXPECT_GE(rte_mempool_avail_count(mp), nb - cfg.max_mbufs);
+
+	/* expiry gives every count back: the same source holds its whole share again */
+	r->expire(t0 + rte_get_tsc_hz());
+	EXPECT_EQ(r->in_flight(), 0u);
+	EXPECT_EQ(r->mbufs_held(), 0u);
+	EXPECT_EQ(rte_mempool_avail_count(mp), nb);
+	const uint64_t t1 = t0 + rte_get_tsc_hz();
+	for (uint32_t id = 100; id < 110; id++)
+		feed_later(frames_of(1, id, 40000), t1);
+	EXPECT_EQ(r->mbufs_held(), share);
+
+	/* a refusal frees what its message held (all but its first frame: `whole`), and the
+	 * source may hold as much again */
+	auto again = frames_of(1, 100, 40000);
+	const uint32_t before = r->mbufs_held();
+	parsed_frame pf;
+	ASSERT_EQ(parse_frame(again[0], rte_cpu_to_be_16(mesh_port), 16u << 20, &pf),
+		  wire_drop::none);
+	EXPECT_EQ(r->refuse(again[0], pf, t1), reasm_refusal::whole);
+	EXPECT_EQ(r->mbufs_held(), before - (per - 1));
+	again.erase(again.begin());
+	for (rte_mbuf *m : again)
+		rte_pktmbuf_free(m);
+	feed_later(frames_of(1, 200, 40000), t1);
+	EXPECT_EQ(r->mbufs_held(), share);
+
+	r->flush();
+	EXPECT_EQ(r->mbufs_held(), 0u);
+	EXPECT_EQ(rte_mempool_avail_count(mp), nb);
+	r.reset();
+	rte_mempool_free(mp);
+}
+
 namespace {
 
 /* Refuses a frame (the first of its message) as port RX does when its service is saturated. */

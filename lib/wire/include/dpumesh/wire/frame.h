@@ -1022,9 +1022,19 @@ struct reasm_config {
 	uint32_t max_reassemblies = 1024;  /**< messages in flight */
 	uint32_t max_per_source = 64;      /**< messages in flight per source IP */
 	uint32_t max_mbufs = 32768;        /**< mbufs held across all reassemblies */
+	uint32_t max_mbufs_per_source = 16384; /**< mbufs held per source IP */
 	uint32_t max_frags = 16384;        /**< fragments per message */
 	uint32_t timeout_ms = 500;         /**< from first fragment to complete */
 };
+
+/**
+ * The bounds of one of `workers` reassemblers that take their fragments from a packet pool
+ * of pool_mbufs that RX refills and egress also draw on (the node's): together they hold
+ * at most a quarter of the pool (max_mbufs: a quarter divided by the workers), and one
+ * source at most half of a worker's (max_mbufs_per_source); each at least 1. The rest as
+ * reasm_config{}. A message of more frames than max_mbufs_per_source never completes.
+ */
+reasm_config reasm_config_for_pool(uint32_t pool_mbufs, unsigned workers) noexcept;
 
 /** A whole message: a chain of payload mbufs, in order, totalling msg_len bytes. */
 struct message {
@@ -1089,9 +1099,10 @@ struct alignas(64) reasm_stats {
 
 /**
  * Reassembly on one lcore (not thread-safe). Memory is bounded by max_reassemblies slots,
- * max_mbufs held mbufs and a per-source cap; a message not completed within timeout_ms is
- * dropped by expire(). Every mbuf given to input() is consumed: held, freed, or returned
- * in a message.
+ * max_mbufs held mbufs, and per source IP max_per_source messages and max_mbufs_per_source
+ * mbufs (each fragment held, of a new message or one open already, is checked against
+ * both mbuf bounds); a message not completed within timeout_ms is dropped by expire().
+ * Every mbuf given to input() is consumed: held, freed, or returned in a message.
  */
 class reassembler {
 public:
@@ -1178,16 +1189,24 @@ private:
 	reassembler() = default;
 	void release(uint32_t idx, wire_drop why) noexcept;
 	void free_frags(slot &s) noexcept;
-	/** A new slot for key at the LRU's tail, or nil (*why says which bound). */
-	uint32_t open_slot(const parsed_frame &pf, uint64_t now_tsc, wire_drop *why) noexcept;
-	int32_t source_ref(const uint8_t ip[16], int delta) noexcept;
+	/** A new slot for key at the LRU's tail, or nil (*why says which bound); holds: whether
+	 *  it is to hold a fragment (not a tombstone), so its source needs an mbuf's room. */
+	uint32_t open_slot(const parsed_frame &pf, uint64_t now_tsc, bool holds,
+			   wire_drop *why) noexcept;
+	int32_t source_get(const uint8_t ip[16]) noexcept;
+	void source_put(uint32_t pos, const uint8_t ip[16]) noexcept;
+	void held_sub(slot &s, uint32_t n) noexcept;
 
 	reasm_config _cfg{};
 	uint64_t _timeout_tsc = 0;
 	rte_hash *_msgs = nullptr;    /**< (src ip, port, msg_id) -> slot */
-	rte_hash *_sources = nullptr; /**< src ip -> per-source count index */
+	rte_hash *_sources = nullptr; /**< src ip -> per-source use index */
 	std::unique_ptr<slot[]> _slots;
-	std::unique_ptr<uint32_t[]> _source_counts;
+	struct source_use {
+		uint32_t msgs;  /* slots, tombstones included */
+		uint32_t mbufs; /* fragments held */
+	};
+	std::unique_ptr<source_use[]> _source_use;
 	uint32_t _lru_head = UINT32_MAX, _lru_tail = UINT32_MAX; /* oldest first */
 	uint32_t _free_head = UINT32_MAX;
 	gauge<uint32_t> _nb_active; /* in_flight(): control reads it (take_snapshot) */

@@ -60,7 +60,7 @@ static_assert(sizeof(frame_hdr) == frame_hdr_size);
 	_(mismatch, "fragment disagrees with earlier fragments of its message")          \
 	_(overlap, "fragment overlaps data already received")                            \
 	_(table_full, "too many messages in reassembly")                                 \
-	_(source_limit, "source has too many messages in reassembly")                    \
+	_(source_limit, "source has too many messages or mbufs in reassembly")           \
 	_(memory_limit, "reassembly holds too many mbufs")                               \
 	_(timeout, "message not complete before the reassembly timeout")                \
 	_(too_many_frags, "message split into more fragments than allowed")             \
