@@ -20,6 +20,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/http_struct.h>
 #include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
 
@@ -811,8 +812,14 @@ void server::impl::on_message(meshsock::message &m)
 	    evhttp_request_get_command(p->req) == EVHTTP_REQ_HEAD)
 		body = body.first(0);
 	if (body.size() > chunked_above) {
-		/* large bodies go out chunked (HTTP/1.1 clients; evhttp falls back to
-		 * close-delimited for 1.0) in 64 KiB pieces */
+		/* large bodies go out in 64 KiB pieces: chunked to HTTP/1.1 clients, with their
+		 * length to older ones (no chunked coding there; evhttp would state the length it
+		 * holds as the answer begins, 0, to a 1.0 keep-alive request, and the client take
+		 * the body for its next answer). The pod's own length is left out (hop-by-hop).
+		 * evhttp 2.1 tells a request's version through http_struct.h only. */
+		const evhttp_request *r = p->req;
+		if (r->major < 1 || (r->major == 1 && r->minor < 1))
+			evhttp_add_header(out, "Content-Length", std::to_string(body.size()).c_str());
 		responses[v.status]++;
 		bytes_out += body.size();
 		auto g = guards.find(p->guard);

@@ -14,6 +14,8 @@
 //   KilledPod          SIGKILL one of two pods: the other serves; kill both: 503 no_live_pod
 //   JwtRbacRateLimit   the node's L7 policy through the gateway: 401 (no or bad token), 403
 //                      (RBAC), 200 (allowed, body intact), 429 (rate limit), JSON bodies
+//   Http10Answers...   an HTTP/1.0 answer past 256 KiB states its length, and the next
+//                      answer on a keep-alive connection stays whole
 //   IngressLimits.*    no node: connections past limits.max_connections wait in the backlog
 //                      and are served when others close; out of file descriptors (a
 //                      connection flood under a low fd limit), accepting pauses, without a
@@ -428,6 +430,70 @@ TEST_F(IngressE2E, StatusesWithoutABodyGoOutWithoutOne)
 		EXPECT_EQ(rest.substr(rest.size() - 5), "world") << r.in;
 		EXPECT_EQ(count_of(r.in, "HTTP/1.1 "), 2) << r.in;
 	}
+}
+
+/** One answer in a raw byte stream: its status line, its header block, its body. */
+struct http_answer {
+	std::string status_line, head, body;
+	size_t end = 0; /* where the next answer begins */
+};
+
+/** The answer that begins at `at`: its body by its Content-Length, or (none) to the end of
+ * the stream (close-delimited). false if no whole header block or body is there. */
+bool parse_answer(const std::string &in, size_t at, http_answer *a)
+{
+	const size_t hend = in.find("\r\n\r\n", at);
+	if (hend == std::string::npos)
+		return false;
+	a->head = in.substr(at, hend + 2 - at);
+	a->status_line = a->head.substr(0, a->head.find("\r\n"));
+	const std::string cl = header_of(a->head, "content-length");
+	const size_t from = hend + 4;
+	const size_t len = cl.empty() ? in.size() - from : std::stoul(cl);
+	if (in.size() - from < len)
+		return false;
+	a->body = in.substr(from, len);
+	a->end = from + len;
+	return true;
+}
+
+/* Answers over 256 KiB go out streamed (chunked to HTTP/1.1 clients). HTTP/1.0 has no chunked
+ * coding, and evhttp gave the streamed answer to a 1.0 keep-alive request the Content-Length
+ * of what it held when the answer began: 0. The client read an empty body, then took the
+ * body for the next answer. A 1.0 keep-alive POST of 300000 bytes and a request after it on
+ * the same connection now both come back whole; a 1.0 request without keep-alive gets its
+ * whole body too, and its connection closed. */
+TEST_F(IngressE2E, Http10AnswersPastTheStreamingSizeStateTheirLength)
+{
+	const std::string body = make_body(300000, 91);
+	const std::string first = "POST /echo/ka HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\n"
+				  "Content-Length: 300000\r\n\r\n" +
+				  body;
+	const std::string second =
+		"POST /echo/next HTTP/1.0\r\nHost: x\r\nContent-Length: 5\r\n\r\nworld";
+	raw_result r = raw_http(ns, {first + second}, 0ms, 10s);
+	EXPECT_TRUE(r.closed);
+	http_answer a1, a2;
+	ASSERT_TRUE(parse_answer(r.in, 0, &a1)) << r.in.substr(0, 300);
+	EXPECT_EQ(a1.status_line, "HTTP/1.0 200 OK") << a1.head;
+	EXPECT_EQ(header_of(a1.head, "content-length"), "300000") << a1.head;
+	EXPECT_EQ(header_of(a1.head, "transfer-encoding"), "") << a1.head;
+	EXPECT_EQ(a1.body.size(), body.size());
+	EXPECT_TRUE(a1.body == body) << "body differs";
+	ASSERT_TRUE(parse_answer(r.in, a1.end, &a2)) << r.in.substr(a1.end, 300);
+	EXPECT_EQ(a2.status_line.substr(0, 40), "HTTP/1.0 200 OK");
+	EXPECT_EQ(a2.body, "world");
+	EXPECT_EQ(a2.end, r.in.size());
+
+	raw_result c = raw_http(
+		ns, {"POST /echo/close HTTP/1.0\r\nHost: x\r\nContent-Length: 300000\r\n\r\n" + body},
+		0ms, 10s);
+	EXPECT_TRUE(c.closed);
+	http_answer a3;
+	ASSERT_TRUE(parse_answer(c.in, 0, &a3)) << c.in.substr(0, 300);
+	EXPECT_EQ(a3.status_line, "HTTP/1.0 200 OK") << a3.head;
+	EXPECT_TRUE(a3.body == body) << "body differs: " << a3.body.size() << " bytes";
+	EXPECT_EQ(a3.end, c.in.size());
 }
 
 /* HTTP/1.1 frames a message by its Content-Length or Transfer-Encoding whatever the method
