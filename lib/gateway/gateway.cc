@@ -59,6 +59,10 @@ constexpr size_t max_reason_labels = 64;
 /* One accept error logged per listener at most this often (the rest counted). */
 constexpr uint64_t accept_log_ms = 10000;
 
+/* The admin address's header block at most (its requests are GET or HEAD of two paths, with
+ * no body): evhttp's defaults have no limit on a header block or a body. */
+constexpr ev_ssize_t admin_max_header_bytes = 8192;
+
 } // namespace
 
 /* A listener's accepting, paused by an accept error until the next sweep. Without it, an
@@ -1064,6 +1068,9 @@ result<std::unique_ptr<server>> server::create(const config &cfg, event_base *ba
 	if (cfg.admin.port != 0) {
 		g->admin = evhttp_new(base);
 		evhttp_set_timeout_tv(g->admin, &idle);
+		evhttp_set_max_headers_size(g->admin, admin_max_header_bytes);
+		evhttp_set_max_body_size(g->admin, 0);
+		evhttp_set_allowed_methods(g->admin, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
 		evhttp_set_gencb(g->admin, [](evhttp_request *req, void *a) {
 			auto *gi = static_cast<impl *>(a);
 			const char *u = evhttp_request_get_uri(req);

@@ -16,6 +16,7 @@
 //                      (RBAC), 200 (allowed, body intact), 429 (rate limit), JSON bodies
 //   Http10Answers...   an HTTP/1.0 answer past 256 KiB states its length, and the next
 //                      answer on a keep-alive connection stays whole
+//   IngressLimits.TheAdminAddress...  the admin takes small GET and HEAD requests only
 //   IngressLimits.*    no node: connections past limits.max_connections wait in the backlog
 //                      and are served when others close; out of file descriptors (a
 //                      connection flood under a low fd limit), accepting pauses, without a
@@ -1016,6 +1017,63 @@ TEST(IngressLimits, ABodyReservesTheLengthItAnnouncesAndAChunkedOneTheMost)
 		<< chunked;
 	EXPECT_GE(metric(chunked, "dpumesh_ingress_read_paused_total"), clients / 2) << chunked;
 	EXPECT_EQ(metric(chunked, "dpumesh_ingress_committed_bytes"), 0) << chunked;
+}
+
+/* The admin address takes small GET and HEAD requests only. evhttp's defaults have no limit
+ * on a header block or a body: a POST /metrics of 8 MiB was read whole (and answered with
+ * the metrics). A body is now refused with 413 as its header block ends (announced or
+ * chunked), a header block over 8 KiB is refused, another method gets 501, and the admin
+ * still serves. */
+TEST(IngressLimits, TheAdminAddressTakesSmallGetsOnly)
+{
+	std::string why = netns_unavailable();
+	if (!why.empty())
+		GTEST_SKIP() << why;
+	lone_netns ns("dpma-" + std::to_string(getpid() % 100000));
+	ASSERT_TRUE(ns.ok);
+	temp_dir d;
+	ingress_proc gw(ns.name, lone_gateway_config(""));
+	ASSERT_TRUE(gw.up) << gw.proc->output();
+	const std::string mib2(2u << 20, 'a');
+	raw_result announced = raw_http(
+		ns.name,
+		{"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 8388608\r\n\r\n", mib2, mib2,
+		 mib2, mib2},
+		50ms, 5s, 9901);
+	EXPECT_TRUE(announced.closed);
+	EXPECT_EQ(announced.in.rfind("HTTP/1.1 413 ", 0), 0u) << announced.in.substr(0, 300);
+	raw_result chunked = raw_http(
+		ns.name,
+		{"POST /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n200000\r\n",
+		 mib2, "\r\n0\r\n\r\n"},
+		50ms, 5s, 9901);
+	EXPECT_TRUE(chunked.closed);
+	EXPECT_EQ(chunked.in.rfind("HTTP/1.1 413 ", 0), 0u) << chunked.in.substr(0, 300);
+	raw_result header = raw_http(
+		ns.name,
+		{"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(20000, 'a') + "\r\n\r\n"},
+		0ms, 5s, 9901);
+	EXPECT_TRUE(header.closed);
+	EXPECT_EQ(header.in.find(" 200 "), std::string::npos) << header.in.substr(0, 300);
+	for (const char *method : {"POST", "PUT", "DELETE"}) {
+		SCOPED_TRACE(method);
+		raw_result r = raw_http(ns.name,
+					{std::string(method) +
+					 " /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"},
+					0ms, 5s, 9901);
+		EXPECT_TRUE(r.closed);
+		EXPECT_EQ(r.in.rfind("HTTP/1.1 501 ", 0), 0u) << r.in.substr(0, 300);
+	}
+	raw_result head = raw_http(
+		ns.name, {"HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"}, 0ms, 5s,
+		9901);
+	EXPECT_EQ(head.in.rfind("HTTP/1.1 200 ", 0), 0u) << head.in.substr(0, 300);
+	http_result m = curl(ns.name, "http://127.0.0.1:9901/metrics", d);
+	EXPECT_EQ(m.code, 200) << m.raw;
+	EXPECT_GE(metric(m.body, "dpumesh_ingress_connections_open"), 0) << m.body;
+	http_result h = curl(ns.name, "http://127.0.0.1:9901/healthz", d);
+	EXPECT_EQ(h.code, 200) << h.raw;
+	EXPECT_EQ(h.body, "ok\n");
 }
 
 } // namespace
