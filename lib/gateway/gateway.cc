@@ -997,6 +997,12 @@ result<std::unique_ptr<server>> server::create(const config &cfg, event_base *ba
 	if (bind(g->fd, reinterpret_cast<const sockaddr *>(&cfg.mesh_bind.sa), cfg.mesh_bind.len) != 0)
 		return errorf("mesh socket: bind %s: %s", cfg.mesh_bind.str().c_str(),
 			      std::strerror(errno));
+	/* only the nodes answer: anyone else's datagrams are dropped before they can take the
+	 * reassembler's budget (on_message checks the node of each answer) */
+	std::vector<wire::endpoint> nodes;
+	for (const node &n : cfg.nodes)
+		nodes.push_back(meshsock::endpoint_of(n.addr.sa));
+	g->rx.only_from(std::move(nodes));
 	g->rx_ev = event_new(base, g->fd, EV_READ | EV_PERSIST, [](evutil_socket_t, short, void *a) {
 		static_cast<impl *>(a)->on_datagrams();
 	}, g);
@@ -1163,6 +1169,9 @@ std::string render_metrics(const server::impl &g)
 	one("dpumesh_ingress_slow_closed_total", "counter",
 	    "connections closed for not sending a whole request in time",
 	    g.slow_closed);
+	one("dpumesh_ingress_foreign_datagrams_total", "counter",
+	    "mesh datagrams dropped before reassembly: from an address and port not in nodes",
+	    g.rx.foreign());
 	line("# TYPE dpumesh_ingress_unmatched_total counter");
 	line("dpumesh_ingress_unmatched_total " + std::to_string(g.unmatched));
 	line("# TYPE dpumesh_ingress_send_errors_total counter");

@@ -16,6 +16,7 @@
 //                      (RBAC), 200 (allowed, body intact), 429 (rate limit), JSON bodies
 //   Http10Answers...   an HTTP/1.0 answer past 256 KiB states its length, and the next
 //                      answer on a keep-alive connection stays whole
+//   DatagramsFromOutside...  mesh datagrams from outside the nodes take no reassembly budget
 //   IngressLimits.TheAdminAddress...  the admin takes small GET and HEAD requests only
 //   IngressLimits.*    no node: connections past limits.max_connections wait in the backlog
 //                      and are served when others close; out of file descriptors (a
@@ -39,6 +40,7 @@
 #include <sstream>
 #include <thread>
 
+#include "dpumesh/meshsock/meshsock.h"
 #include "gateway_env.h"
 #include "jwt_signer.h"
 #include "telemetry_client.h"
@@ -495,6 +497,58 @@ TEST_F(IngressE2E, Http10AnswersPastTheStreamingSizeStateTheirLength)
 	EXPECT_EQ(a3.status_line, "HTTP/1.0 200 OK") << a3.head;
 	EXPECT_TRUE(a3.body == body) << "body differs: " << a3.body.size() << " bytes";
 	EXPECT_EQ(a3.end, c.in.size());
+}
+
+/* The gateway's mesh socket takes datagrams from the config's nodes only. A sender elsewhere
+ * sends the first fragments of four messages that say 16 MiB each: the reassembler held
+ * their buffers (its 64 MiB budget) until request_ms, and dropped every answer of more than
+ * one datagram from the node meanwhile (memory_limit): a 300000-byte echo came back 504.
+ * They are now dropped before reassembly, and counted. */
+TEST_F(IngressE2E, DatagramsFromOutsideTheNodesTakeNoReassemblyBudget)
+{
+	/* a gateway whose mesh port is known */
+	ingress_proc fixed(ns, R"({
+  "listen": "127.0.0.1:8081", "admin": "127.0.0.1:9902",
+  "mesh": { "bind": "192.168.91.2:7101" },
+  "nodes": [ { "name": "n1", "address": "192.168.91.1:7000" } ],
+  "routes": [ { "prefix": "/echo", "service": "echo", "nodes": ["n1"] } ],
+  "timeouts": { "request_ms": 3000 }
+})");
+	ASSERT_TRUE(fixed.up) << fixed.proc->output();
+	const std::vector<uint8_t> l7(16), big((16u << 20) - 16);
+	in_netns(ns, [&] {
+		int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		ASSERT_GE(s, 0);
+		sockaddr_in to{};
+		to.sin_family = AF_INET;
+		to.sin_port = htons(7101);
+		ASSERT_EQ(inet_pton(AF_INET, "192.168.91.2", &to.sin_addr), 1);
+		for (uint32_t i = 0; i < 4; i++) {
+			meshsock::out_message m{wire::frame_kind::response, 100 + i, 1000 + i, l7, big};
+			meshsock::fragmenter fr(m, meshsock::slice_for_mtu(1500, false));
+			ASSERT_GT(fr.count(), 1u);
+			uint8_t hdr[wire::frame_hdr_size];
+			iovec iov[3];
+			msghdr mh{};
+			mh.msg_name = &to;
+			mh.msg_namelen = sizeof(to);
+			mh.msg_iov = iov;
+			mh.msg_iovlen = static_cast<size_t>(fr.datagram(0, hdr, iov));
+			ASSERT_GT(sendmsg(s, &mh, 0), 0) << std::strerror(errno);
+		}
+		close(s);
+	});
+	const std::string body = make_body(300000, 93);
+	const std::string f = d.file("foreign.body");
+	std::ofstream(f, std::ios::binary) << body;
+	http_result r = curl(ns, "http://127.0.0.1:8081/echo/foreign", d, f);
+	EXPECT_EQ(r.code, 200) << r.raw << r.body.substr(0, 200);
+	EXPECT_TRUE(r.body == body) << "body differs";
+	http_result m = curl(ns, "http://127.0.0.1:9902/metrics", d);
+	ASSERT_EQ(m.code, 200) << m.raw;
+	EXPECT_EQ(metric(m.body, "dpumesh_ingress_foreign_datagrams_total"), 4) << m.body;
+	EXPECT_EQ(m.body.find("reason=\"memory_limit\""), std::string::npos) << m.body;
+	fixed.stop();
 }
 
 /* HTTP/1.1 frames a message by its Content-Length or Transfer-Encoding whatever the method
