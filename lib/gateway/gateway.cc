@@ -210,6 +210,7 @@ struct server::impl {
 	void on_datagrams();
 	void on_message(meshsock::message &m);
 	void on_timeout(pending *p);
+	void close_after(evhttp_request *req);
 	void sweep();
 	uint64_t guard_for(evhttp_request *req);
 	void count_mesh_error(std::string_view reason);
@@ -364,8 +365,16 @@ void server::impl::on_request(evhttp_request *req)
 	default: break;
 	}
 	if (!method) {
+		/* TRACE or CONNECT (evhttp answers a method it does not know itself, 501 and
+		 * Connection: close): refused, and the connection closed once the answer is
+		 * written. evhttp 2.1.12 keeps a CONNECT's connection open whatever the answer
+		 * says (for a tunnel), and would parse what follows as the next request */
 		refused["method"]++;
-		return reply_error(req, guard, 405, "method_not_allowed");
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+		evhttp_request_set_on_complete_cb(req, [](evhttp_request *r, void *a) {
+			static_cast<impl *>(a)->close_after(r);
+		}, this);
+		return reply_error(req, guard, 501, "method_not_implemented");
 	}
 	if (const char *why = framing_error(req)) {
 		/* refused, and the connection closed after the answer: what follows on it is not
@@ -439,6 +448,29 @@ void server::impl::on_request(evhttp_request *req)
 		   static_cast<suseconds_t>(((cfg.request_ms + 250) % 1000) * 1000)};
 	evtimer_add(p->timer, &tv);
 	pend.emplace(corr, std::move(p));
+}
+
+/* req's answer is written (evhttp_send_done, before it reads on): the bytes read after req
+ * are dropped unparsed, and the connection is shut, so that evhttp's next read sees the end
+ * of file and frees it. */
+void server::impl::close_after(evhttp_request *req)
+{
+	evhttp_connection *c = evhttp_request_get_connection(req);
+	bufferevent *bev = c ? evhttp_connection_get_bufferevent(c) : nullptr;
+	if (!bev)
+		return;
+	evbuffer *in = bufferevent_get_input(bev);
+	evbuffer_drain(in, evbuffer_get_length(in));
+	if (auto id = guard_of.find(bev); id != guard_of.end()) {
+		if (auto g = guards.find(id->second); g != guards.end() && !g->second.closing) {
+			g->second.closing = true;
+			drop_reading(g->second);
+			admit_waiting();
+		}
+	}
+	evutil_socket_t s = bufferevent_getfd(bev);
+	if (s >= 0)
+		shutdown(s, SHUT_RDWR);
 }
 
 void server::impl::on_timeout(pending *p)
@@ -535,7 +567,8 @@ void head_scanner::header_line() noexcept
 bool head_scanner::body_method() const noexcept
 {
 	const std::string_view m(method, method_len);
-	for (std::string_view b : {"POST ", "PUT ", "PATCH ", "GET ", "DELETE ", "OPTIONS "})
+	for (std::string_view b :
+	     {"POST ", "PUT ", "PATCH ", "GET ", "DELETE ", "OPTIONS ", "CONNECT "})
 		if (m.starts_with(b))
 			return true;
 	return false;
@@ -1019,9 +1052,12 @@ result<std::unique_ptr<server>> server::create(const config &cfg, event_base *ba
 	timeval idle{static_cast<time_t>(cfg.idle_ms / 1000),
 		     static_cast<suseconds_t>((cfg.idle_ms % 1000) * 1000)};
 	evhttp_set_timeout_tv(g->http, &idle);
+	/* the seven the gateway serves, and TRACE and CONNECT, which it refuses itself
+	 * (on_request); evhttp answers any other 501 */
 	evhttp_set_allowed_methods(g->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
 						    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
-						    EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
+						    EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH |
+						    EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT);
 	evhttp_set_bevcb(g->http, [](event_base *b, void *a) -> bufferevent * {
 		auto *gi = static_cast<impl *>(a);
 		bufferevent *bev = bufferevent_socket_new(b, -1, BEV_OPT_CLOSE_ON_FREE);

@@ -18,6 +18,7 @@
 //                      answer on a keep-alive connection stays whole
 //   DatagramsFromOutside...  mesh datagrams from outside the nodes take no reassembly budget
 //   IngressLimits.TheAdminAddress...  the admin takes small GET and HEAD requests only
+//   IngressLimits.MethodsTheGateway...  TRACE, CONNECT, unknown methods: 501, connection closed
 //   IngressLimits.*    no node: connections past limits.max_connections wait in the backlog
 //                      and are served when others close; out of file descriptors (a
 //                      connection flood under a low fd limit), accepting pauses, without a
@@ -1128,6 +1129,59 @@ TEST(IngressLimits, TheAdminAddressTakesSmallGetsOnly)
 	http_result h = curl(ns.name, "http://127.0.0.1:9901/healthz", d);
 	EXPECT_EQ(h.code, 200) << h.raw;
 	EXPECT_EQ(h.body, "ok\n");
+}
+
+/* A method the gateway does not serve is refused with 501 Not Implemented and Connection:
+ * close, one answer, and what follows on the connection is never read as a request: TRACE
+ * and CONNECT by the gateway (JSON, method_not_implemented), one evhttp does not know by
+ * evhttp. Before: evhttp refused TRACE and CONNECT itself, and 2.1.12 keeps a connection open
+ * after any answer to a CONNECT (for a tunnel): the request after it was parsed and answered.
+ * And evhttp reads a CONNECT's body, which the memory bound's admission took for a method
+ * without one: its reading paused past a header block's allowance, and a CONNECT with a
+ * 200000-byte body got no answer before read_ms. */
+TEST(IngressLimits, MethodsTheGatewayDoesNotServeAre501AndClose)
+{
+	std::string why = netns_unavailable();
+	if (!why.empty())
+		GTEST_SKIP() << why;
+	lone_netns ns("dpmv-" + std::to_string(getpid() % 100000));
+	ASSERT_TRUE(ns.ok);
+	temp_dir d;
+	ingress_proc gw(ns.name, lone_gateway_config(""));
+	ASSERT_TRUE(gw.up) << gw.proc->output();
+	/* a request after it, which would be answered 404 no_route */
+	const std::string next = "GET /none HTTP/1.1\r\nHost: x\r\n\r\n";
+	const std::string body = make_body(200000, 95);
+	const std::string requests[] = {
+		"TRACE /s0/t HTTP/1.1\r\nHost: x\r\n\r\n" + next,
+		"BREW /s0/t HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello" + next,
+		"CONNECT s0:80 HTTP/1.1\r\nHost: x\r\n\r\n" + next,
+		"CONNECT s0:80 HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello" + next,
+		"CONNECT s0:80 HTTP/1.1\r\nHost: x\r\nContent-Length: 200000\r\n\r\n" + body + next,
+		"CONNECT s0:80 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n30d40\r\n" +
+			body + "\r\n0\r\n\r\n" + next,
+	};
+	for (const std::string &request : requests) {
+		SCOPED_TRACE(request.substr(0, request.find("\r\n\r\n")));
+		raw_result r = raw_http(ns.name, {request}, 0ms, 5s);
+		EXPECT_TRUE(r.closed);
+		EXPECT_LT(r.took, 2000ms);
+		EXPECT_EQ(r.in.rfind("HTTP/1.1 501 ", 0), 0u) << r.in.substr(0, 300);
+		EXPECT_NE(r.in.find("\r\nConnection: close\r\n"), std::string::npos) << r.in;
+		EXPECT_EQ(count_of(r.in, "HTTP/1.1 "), 1) << r.in;
+		if (request.rfind("BREW", 0) != 0) {
+			EXPECT_NE(r.in.find("\"error\":\"method_not_implemented\""), std::string::npos)
+				<< r.in;
+		}
+	}
+	std::this_thread::sleep_for(300ms); /* the sweep forgets the closed connections */
+	http_result m = curl(ns.name, "http://127.0.0.1:9901/metrics", d);
+	ASSERT_EQ(m.code, 200) << m.raw;
+	EXPECT_EQ(metric(m.body, "dpumesh_ingress_requests_total"), 5) << m.body;
+	EXPECT_EQ(metric(m.body, "dpumesh_ingress_refused_total{reason=\"method\"}"), 5) << m.body;
+	EXPECT_EQ(metric(m.body, "dpumesh_ingress_slow_closed_total"), 0) << m.body;
+	EXPECT_EQ(metric(m.body, "dpumesh_ingress_committed_bytes"), 0) << m.body;
+	EXPECT_EQ(metric(m.body, "dpumesh_ingress_buffered_bytes"), 0) << m.body;
 }
 
 } // namespace
