@@ -20,6 +20,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 #include <event2/http.h>
+#include <event2/http_struct.h>
 #include <event2/keyvalq_struct.h>
 #include <event2/listener.h>
 
@@ -57,6 +58,10 @@ constexpr size_t max_reason_labels = 64;
 
 /* One accept error logged per listener at most this often (the rest counted). */
 constexpr uint64_t accept_log_ms = 10000;
+
+/* The admin address's header block at most (its requests are GET or HEAD of two paths, with
+ * no body): evhttp's defaults have no limit on a header block or a body. */
+constexpr ev_ssize_t admin_max_header_bytes = 8192;
 
 } // namespace
 
@@ -205,6 +210,7 @@ struct server::impl {
 	void on_datagrams();
 	void on_message(meshsock::message &m);
 	void on_timeout(pending *p);
+	void close_after(evhttp_request *req);
 	void sweep();
 	uint64_t guard_for(evhttp_request *req);
 	void count_mesh_error(std::string_view reason);
@@ -359,8 +365,16 @@ void server::impl::on_request(evhttp_request *req)
 	default: break;
 	}
 	if (!method) {
+		/* TRACE or CONNECT (evhttp answers a method it does not know itself, 501 and
+		 * Connection: close): refused, and the connection closed once the answer is
+		 * written. evhttp 2.1.12 keeps a CONNECT's connection open whatever the answer
+		 * says (for a tunnel), and would parse what follows as the next request */
 		refused["method"]++;
-		return reply_error(req, guard, 405, "method_not_allowed");
+		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
+		evhttp_request_set_on_complete_cb(req, [](evhttp_request *r, void *a) {
+			static_cast<impl *>(a)->close_after(r);
+		}, this);
+		return reply_error(req, guard, 501, "method_not_implemented");
 	}
 	if (const char *why = framing_error(req)) {
 		/* refused, and the connection closed after the answer: what follows on it is not
@@ -434,6 +448,29 @@ void server::impl::on_request(evhttp_request *req)
 		   static_cast<suseconds_t>(((cfg.request_ms + 250) % 1000) * 1000)};
 	evtimer_add(p->timer, &tv);
 	pend.emplace(corr, std::move(p));
+}
+
+/* req's answer is written (evhttp_send_done, before it reads on): the bytes read after req
+ * are dropped unparsed, and the connection is shut, so that evhttp's next read sees the end
+ * of file and frees it. */
+void server::impl::close_after(evhttp_request *req)
+{
+	evhttp_connection *c = evhttp_request_get_connection(req);
+	bufferevent *bev = c ? evhttp_connection_get_bufferevent(c) : nullptr;
+	if (!bev)
+		return;
+	evbuffer *in = bufferevent_get_input(bev);
+	evbuffer_drain(in, evbuffer_get_length(in));
+	if (auto id = guard_of.find(bev); id != guard_of.end()) {
+		if (auto g = guards.find(id->second); g != guards.end() && !g->second.closing) {
+			g->second.closing = true;
+			drop_reading(g->second);
+			admit_waiting();
+		}
+	}
+	evutil_socket_t s = bufferevent_getfd(bev);
+	if (s >= 0)
+		shutdown(s, SHUT_RDWR);
 }
 
 void server::impl::on_timeout(pending *p)
@@ -530,7 +567,8 @@ void head_scanner::header_line() noexcept
 bool head_scanner::body_method() const noexcept
 {
 	const std::string_view m(method, method_len);
-	for (std::string_view b : {"POST ", "PUT ", "PATCH ", "GET ", "DELETE ", "OPTIONS "})
+	for (std::string_view b :
+	     {"POST ", "PUT ", "PATCH ", "GET ", "DELETE ", "OPTIONS ", "CONNECT "})
 		if (m.starts_with(b))
 			return true;
 	return false;
@@ -811,8 +849,14 @@ void server::impl::on_message(meshsock::message &m)
 	    evhttp_request_get_command(p->req) == EVHTTP_REQ_HEAD)
 		body = body.first(0);
 	if (body.size() > chunked_above) {
-		/* large bodies go out chunked (HTTP/1.1 clients; evhttp falls back to
-		 * close-delimited for 1.0) in 64 KiB pieces */
+		/* large bodies go out in 64 KiB pieces: chunked to HTTP/1.1 clients, with their
+		 * length to older ones (no chunked coding there; evhttp would state the length it
+		 * holds as the answer begins, 0, to a 1.0 keep-alive request, and the client take
+		 * the body for its next answer). The pod's own length is left out (hop-by-hop).
+		 * evhttp 2.1 tells a request's version through http_struct.h only. */
+		const evhttp_request *r = p->req;
+		if (r->major < 1 || (r->major == 1 && r->minor < 1))
+			evhttp_add_header(out, "Content-Length", std::to_string(body.size()).c_str());
 		responses[v.status]++;
 		bytes_out += body.size();
 		auto g = guards.find(p->guard);
@@ -986,6 +1030,12 @@ result<std::unique_ptr<server>> server::create(const config &cfg, event_base *ba
 	if (bind(g->fd, reinterpret_cast<const sockaddr *>(&cfg.mesh_bind.sa), cfg.mesh_bind.len) != 0)
 		return errorf("mesh socket: bind %s: %s", cfg.mesh_bind.str().c_str(),
 			      std::strerror(errno));
+	/* only the nodes answer: anyone else's datagrams are dropped before they can take the
+	 * reassembler's budget (on_message checks the node of each answer) */
+	std::vector<wire::endpoint> nodes;
+	for (const node &n : cfg.nodes)
+		nodes.push_back(meshsock::endpoint_of(n.addr.sa));
+	g->rx.only_from(std::move(nodes));
 	g->rx_ev = event_new(base, g->fd, EV_READ | EV_PERSIST, [](evutil_socket_t, short, void *a) {
 		static_cast<impl *>(a)->on_datagrams();
 	}, g);
@@ -1002,9 +1052,12 @@ result<std::unique_ptr<server>> server::create(const config &cfg, event_base *ba
 	timeval idle{static_cast<time_t>(cfg.idle_ms / 1000),
 		     static_cast<suseconds_t>((cfg.idle_ms % 1000) * 1000)};
 	evhttp_set_timeout_tv(g->http, &idle);
+	/* the seven the gateway serves, and TRACE and CONNECT, which it refuses itself
+	 * (on_request); evhttp answers any other 501 */
 	evhttp_set_allowed_methods(g->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
 						    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
-						    EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
+						    EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH |
+						    EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT);
 	evhttp_set_bevcb(g->http, [](event_base *b, void *a) -> bufferevent * {
 		auto *gi = static_cast<impl *>(a);
 		bufferevent *bev = bufferevent_socket_new(b, -1, BEV_OPT_CLOSE_ON_FREE);
@@ -1057,6 +1110,9 @@ result<std::unique_ptr<server>> server::create(const config &cfg, event_base *ba
 	if (cfg.admin.port != 0) {
 		g->admin = evhttp_new(base);
 		evhttp_set_timeout_tv(g->admin, &idle);
+		evhttp_set_max_headers_size(g->admin, admin_max_header_bytes);
+		evhttp_set_max_body_size(g->admin, 0);
+		evhttp_set_allowed_methods(g->admin, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD);
 		evhttp_set_gencb(g->admin, [](evhttp_request *req, void *a) {
 			auto *gi = static_cast<impl *>(a);
 			const char *u = evhttp_request_get_uri(req);
@@ -1149,6 +1205,9 @@ std::string render_metrics(const server::impl &g)
 	one("dpumesh_ingress_slow_closed_total", "counter",
 	    "connections closed for not sending a whole request in time",
 	    g.slow_closed);
+	one("dpumesh_ingress_foreign_datagrams_total", "counter",
+	    "mesh datagrams dropped before reassembly: from an address and port not in nodes",
+	    g.rx.foreign());
 	line("# TYPE dpumesh_ingress_unmatched_total counter");
 	line("dpumesh_ingress_unmatched_total " + std::to_string(g.unmatched));
 	line("# TYPE dpumesh_ingress_send_errors_total counter");

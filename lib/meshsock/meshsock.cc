@@ -253,12 +253,26 @@ wire::endpoint endpoint_of(const sockaddr_storage &sa) noexcept
 
 namespace {
 constexpr size_t dgram_max = 65536;
+
+/* The order of receiver::_sources: address bytes, then port. */
+bool before(const wire::endpoint &a, const wire::endpoint &b) noexcept
+{
+	const int c = std::memcmp(a.ip, b.ip, sizeof(a.ip));
+	return c < 0 || (c == 0 && a.port < b.port);
 }
+} // namespace
 
 receiver::receiver(unsigned batch)
 	: _batch(batch ? batch : 1), _bufs(new uint8_t[size_t(_batch) * dgram_max]), _iov(_batch),
 	  _hdrs(_batch), _addrs(_batch)
 {
+}
+
+void receiver::only_from(std::vector<wire::endpoint> sources)
+{
+	std::sort(sources.begin(), sources.end(), before);
+	sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
+	_sources = std::move(sources);
 }
 
 int receiver::drain(int fd, reassembler &r, uint64_t now_ms, std::vector<message> *out)
@@ -282,9 +296,15 @@ int receiver::drain(int fd, reassembler &r, uint64_t now_ms, std::vector<message
 			return total ? total : -errno;
 		}
 		for (int k = 0; k < n; k++) {
+			const wire::endpoint src = endpoint_of(_addrs[k]);
+			if (!_sources.empty() &&
+			    !std::binary_search(_sources.begin(), _sources.end(), src, before)) {
+				_foreign++;
+				continue;
+			}
 			message m;
-			if (r.input(endpoint_of(_addrs[k]), static_cast<uint8_t *>(_iov[k].iov_base),
-				    _hdrs[k].msg_len, now_ms, &m) == reasm_result::complete)
+			if (r.input(src, static_cast<uint8_t *>(_iov[k].iov_base), _hdrs[k].msg_len,
+				    now_ms, &m) == reasm_result::complete)
 				out->push_back(std::move(m));
 		}
 		total += n;

@@ -14,6 +14,11 @@
 //   KilledPod          SIGKILL one of two pods: the other serves; kill both: 503 no_live_pod
 //   JwtRbacRateLimit   the node's L7 policy through the gateway: 401 (no or bad token), 403
 //                      (RBAC), 200 (allowed, body intact), 429 (rate limit), JSON bodies
+//   Http10Answers...   an HTTP/1.0 answer past 256 KiB states its length, and the next
+//                      answer on a keep-alive connection stays whole
+//   DatagramsFromOutside...  mesh datagrams from outside the nodes take no reassembly budget
+//   IngressLimits.TheAdminAddress...  the admin takes small GET and HEAD requests only
+//   IngressLimits.MethodsTheGateway...  TRACE, CONNECT, unknown methods: 501, connection closed
 //   IngressLimits.*    no node: connections past limits.max_connections wait in the backlog
 //                      and are served when others close; out of file descriptors (a
 //                      connection flood under a low fd limit), accepting pauses, without a
@@ -36,6 +41,7 @@
 #include <sstream>
 #include <thread>
 
+#include "dpumesh/meshsock/meshsock.h"
 #include "gateway_env.h"
 #include "jwt_signer.h"
 #include "telemetry_client.h"
@@ -428,6 +434,122 @@ TEST_F(IngressE2E, StatusesWithoutABodyGoOutWithoutOne)
 		EXPECT_EQ(rest.substr(rest.size() - 5), "world") << r.in;
 		EXPECT_EQ(count_of(r.in, "HTTP/1.1 "), 2) << r.in;
 	}
+}
+
+/** One answer in a raw byte stream: its status line, its header block, its body. */
+struct http_answer {
+	std::string status_line, head, body;
+	size_t end = 0; /* where the next answer begins */
+};
+
+/** The answer that begins at `at`: its body by its Content-Length, or (none) to the end of
+ * the stream (close-delimited). false if no whole header block or body is there. */
+bool parse_answer(const std::string &in, size_t at, http_answer *a)
+{
+	const size_t hend = in.find("\r\n\r\n", at);
+	if (hend == std::string::npos)
+		return false;
+	a->head = in.substr(at, hend + 2 - at);
+	a->status_line = a->head.substr(0, a->head.find("\r\n"));
+	const std::string cl = header_of(a->head, "content-length");
+	const size_t from = hend + 4;
+	const size_t len = cl.empty() ? in.size() - from : std::stoul(cl);
+	if (in.size() - from < len)
+		return false;
+	a->body = in.substr(from, len);
+	a->end = from + len;
+	return true;
+}
+
+/* Answers over 256 KiB go out streamed (chunked to HTTP/1.1 clients). HTTP/1.0 has no chunked
+ * coding, and evhttp gave the streamed answer to a 1.0 keep-alive request the Content-Length
+ * of what it held when the answer began: 0. The client read an empty body, then took the
+ * body for the next answer. A 1.0 keep-alive POST of 300000 bytes and a request after it on
+ * the same connection now both come back whole; a 1.0 request without keep-alive gets its
+ * whole body too, and its connection closed. */
+TEST_F(IngressE2E, Http10AnswersPastTheStreamingSizeStateTheirLength)
+{
+	const std::string body = make_body(300000, 91);
+	const std::string first = "POST /echo/ka HTTP/1.0\r\nHost: x\r\nConnection: keep-alive\r\n"
+				  "Content-Length: 300000\r\n\r\n" +
+				  body;
+	const std::string second =
+		"POST /echo/next HTTP/1.0\r\nHost: x\r\nContent-Length: 5\r\n\r\nworld";
+	raw_result r = raw_http(ns, {first + second}, 0ms, 10s);
+	EXPECT_TRUE(r.closed);
+	http_answer a1, a2;
+	ASSERT_TRUE(parse_answer(r.in, 0, &a1)) << r.in.substr(0, 300);
+	EXPECT_EQ(a1.status_line, "HTTP/1.0 200 OK") << a1.head;
+	EXPECT_EQ(header_of(a1.head, "content-length"), "300000") << a1.head;
+	EXPECT_EQ(header_of(a1.head, "transfer-encoding"), "") << a1.head;
+	EXPECT_EQ(a1.body.size(), body.size());
+	EXPECT_TRUE(a1.body == body) << "body differs";
+	ASSERT_TRUE(parse_answer(r.in, a1.end, &a2)) << r.in.substr(a1.end, 300);
+	EXPECT_EQ(a2.status_line.substr(0, 40), "HTTP/1.0 200 OK");
+	EXPECT_EQ(a2.body, "world");
+	EXPECT_EQ(a2.end, r.in.size());
+
+	raw_result c = raw_http(
+		ns, {"POST /echo/close HTTP/1.0\r\nHost: x\r\nContent-Length: 300000\r\n\r\n" + body},
+		0ms, 10s);
+	EXPECT_TRUE(c.closed);
+	http_answer a3;
+	ASSERT_TRUE(parse_answer(c.in, 0, &a3)) << c.in.substr(0, 300);
+	EXPECT_EQ(a3.status_line, "HTTP/1.0 200 OK") << a3.head;
+	EXPECT_TRUE(a3.body == body) << "body differs: " << a3.body.size() << " bytes";
+	EXPECT_EQ(a3.end, c.in.size());
+}
+
+/* The gateway's mesh socket takes datagrams from the config's nodes only. A sender elsewhere
+ * sends the first fragments of four messages that say 16 MiB each: the reassembler held
+ * their buffers (its 64 MiB budget) until request_ms, and dropped every answer of more than
+ * one datagram from the node meanwhile (memory_limit): a 300000-byte echo came back 504.
+ * They are now dropped before reassembly, and counted. */
+TEST_F(IngressE2E, DatagramsFromOutsideTheNodesTakeNoReassemblyBudget)
+{
+	/* a gateway whose mesh port is known */
+	ingress_proc fixed(ns, R"({
+  "listen": "127.0.0.1:8081", "admin": "127.0.0.1:9902",
+  "mesh": { "bind": "192.168.91.2:7101" },
+  "nodes": [ { "name": "n1", "address": "192.168.91.1:7000" } ],
+  "routes": [ { "prefix": "/echo", "service": "echo", "nodes": ["n1"] } ],
+  "timeouts": { "request_ms": 3000 }
+})");
+	ASSERT_TRUE(fixed.up) << fixed.proc->output();
+	const std::vector<uint8_t> l7(16), big((16u << 20) - 16);
+	in_netns(ns, [&] {
+		int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		ASSERT_GE(s, 0);
+		sockaddr_in to{};
+		to.sin_family = AF_INET;
+		to.sin_port = htons(7101);
+		ASSERT_EQ(inet_pton(AF_INET, "192.168.91.2", &to.sin_addr), 1);
+		for (uint32_t i = 0; i < 4; i++) {
+			meshsock::out_message m{wire::frame_kind::response, 100 + i, 1000 + i, l7, big};
+			meshsock::fragmenter fr(m, meshsock::slice_for_mtu(1500, false));
+			ASSERT_GT(fr.count(), 1u);
+			uint8_t hdr[wire::frame_hdr_size];
+			iovec iov[3];
+			msghdr mh{};
+			mh.msg_name = &to;
+			mh.msg_namelen = sizeof(to);
+			mh.msg_iov = iov;
+			mh.msg_iovlen = static_cast<size_t>(fr.datagram(0, hdr, iov));
+			ASSERT_GT(sendmsg(s, &mh, 0), 0) << std::strerror(errno);
+		}
+		close(s);
+	});
+	const std::string body = make_body(300000, 93);
+	const std::string f = d.file("foreign.body");
+	std::ofstream(f, std::ios::binary) << body;
+	http_result r = curl(ns, "http://127.0.0.1:8081/echo/foreign", d, f);
+	EXPECT_EQ(r.code, 200) << r.raw << r.body.substr(0, 200);
+	EXPECT_TRUE(r.body == body) << "body differs";
+	http_result m = curl(ns, "http://127.0.0.1:9902/metrics", d);
+	ASSERT_EQ(m.code, 200) << m.raw;
+	EXPECT_EQ(metric(m.body, "dpumesh_ingress_foreign_datagrams_total"), 4) << m.body;
+	EXPECT_EQ(m.body.find("reason=\"memory_limit\""), std::string::npos) << m.body;
+	fixed.stop();
 }
 
 /* HTTP/1.1 frames a message by its Content-Length or Transfer-Encoding whatever the method
@@ -950,6 +1072,116 @@ TEST(IngressLimits, ABodyReservesTheLengthItAnnouncesAndAChunkedOneTheMost)
 		<< chunked;
 	EXPECT_GE(metric(chunked, "dpumesh_ingress_read_paused_total"), clients / 2) << chunked;
 	EXPECT_EQ(metric(chunked, "dpumesh_ingress_committed_bytes"), 0) << chunked;
+}
+
+/* The admin address takes small GET and HEAD requests only. evhttp's defaults have no limit
+ * on a header block or a body: a POST /metrics of 8 MiB was read whole (and answered with
+ * the metrics). A body is now refused with 413 as its header block ends (announced or
+ * chunked), a header block over 8 KiB is refused, another method gets 501, and the admin
+ * still serves. */
+TEST(IngressLimits, TheAdminAddressTakesSmallGetsOnly)
+{
+	std::string why = netns_unavailable();
+	if (!why.empty())
+		GTEST_SKIP() << why;
+	lone_netns ns("dpma-" + std::to_string(getpid() % 100000));
+	ASSERT_TRUE(ns.ok);
+	temp_dir d;
+	ingress_proc gw(ns.name, lone_gateway_config(""));
+	ASSERT_TRUE(gw.up) << gw.proc->output();
+	const std::string mib2(2u << 20, 'a');
+	raw_result announced = raw_http(
+		ns.name,
+		{"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 8388608\r\n\r\n", mib2, mib2,
+		 mib2, mib2},
+		50ms, 5s, 9901);
+	EXPECT_TRUE(announced.closed);
+	EXPECT_EQ(announced.in.rfind("HTTP/1.1 413 ", 0), 0u) << announced.in.substr(0, 300);
+	raw_result chunked = raw_http(
+		ns.name,
+		{"POST /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n200000\r\n",
+		 mib2, "\r\n0\r\n\r\n"},
+		50ms, 5s, 9901);
+	EXPECT_TRUE(chunked.closed);
+	EXPECT_EQ(chunked.in.rfind("HTTP/1.1 413 ", 0), 0u) << chunked.in.substr(0, 300);
+	raw_result header = raw_http(
+		ns.name,
+		{"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(20000, 'a') + "\r\n\r\n"},
+		0ms, 5s, 9901);
+	EXPECT_TRUE(header.closed);
+	EXPECT_EQ(header.in.find(" 200 "), std::string::npos) << header.in.substr(0, 300);
+	for (const char *method : {"POST", "PUT", "DELETE"}) {
+		SCOPED_TRACE(method);
+		raw_result r = raw_http(ns.name,
+					{std::string(method) +
+					 " /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"},
+					0ms, 5s, 9901);
+		EXPECT_TRUE(r.closed);
+		EXPECT_EQ(r.in.rfind("HTTP/1.1 501 ", 0), 0u) << r.in.substr(0, 300);
+	}
+	raw_result head = raw_http(
+		ns.name, {"HEAD /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"}, 0ms, 5s,
+		9901);
+	EXPECT_EQ(head.in.rfind("HTTP/1.1 200 ", 0), 0u) << head.in.substr(0, 300);
+	http_result m = curl(ns.name, "http://127.0.0.1:9901/metrics", d);
+	EXPECT_EQ(m.code, 200) << m.raw;
+	EXPECT_GE(metric(m.body, "dpumesh_ingress_connections_open"), 0) << m.body;
+	http_result h = curl(ns.name, "http://127.0.0.1:9901/healthz", d);
+	EXPECT_EQ(h.code, 200) << h.raw;
+	EXPECT_EQ(h.body, "ok\n");
+}
+
+/* A method the gateway does not serve is refused with 501 Not Implemented and Connection:
+ * close, one answer, and what follows on the connection is never read as a request: TRACE
+ * and CONNECT by the gateway (JSON, method_not_implemented), one evhttp does not know by
+ * evhttp. Before: evhttp refused TRACE and CONNECT itself, and 2.1.12 keeps a connection open
+ * after any answer to a CONNECT (for a tunnel): the request after it was parsed and answered.
+ * And evhttp reads a CONNECT's body, which the memory bound's admission took for a method
+ * without one: its reading paused past a header block's allowance, and a CONNECT with a
+ * 200000-byte body got no answer before read_ms. */
+TEST(IngressLimits, MethodsTheGatewayDoesNotServeAre501AndClose)
+{
+	std::string why = netns_unavailable();
+	if (!why.empty())
+		GTEST_SKIP() << why;
+	lone_netns ns("dpmv-" + std::to_string(getpid() % 100000));
+	ASSERT_TRUE(ns.ok);
+	temp_dir d;
+	ingress_proc gw(ns.name, lone_gateway_config(""));
+	ASSERT_TRUE(gw.up) << gw.proc->output();
+	/* a request after it, which would be answered 404 no_route */
+	const std::string next = "GET /none HTTP/1.1\r\nHost: x\r\n\r\n";
+	const std::string body = make_body(200000, 95);
+	const std::string requests[] = {
+		"TRACE /s0/t HTTP/1.1\r\nHost: x\r\n\r\n" + next,
+		"BREW /s0/t HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello" + next,
+		"CONNECT s0:80 HTTP/1.1\r\nHost: x\r\n\r\n" + next,
+		"CONNECT s0:80 HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello" + next,
+		"CONNECT s0:80 HTTP/1.1\r\nHost: x\r\nContent-Length: 200000\r\n\r\n" + body + next,
+		"CONNECT s0:80 HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n30d40\r\n" +
+			body + "\r\n0\r\n\r\n" + next,
+	};
+	for (const std::string &request : requests) {
+		SCOPED_TRACE(request.substr(0, request.find("\r\n\r\n")));
+		raw_result r = raw_http(ns.name, {request}, 0ms, 5s);
+		EXPECT_TRUE(r.closed);
+		EXPECT_LT(r.took, 2000ms);
+		EXPECT_EQ(r.in.rfind("HTTP/1.1 501 ", 0), 0u) << r.in.substr(0, 300);
+		EXPECT_NE(r.in.find("\r\nConnection: close\r\n"), std::string::npos) << r.in;
+		EXPECT_EQ(count_of(r.in, "HTTP/1.1 "), 1) << r.in;
+		if (request.rfind("BREW", 0) != 0) {
+			EXPECT_NE(r.in.find("\"error\":\"method_not_implemented\""), std::string::npos)
+				<< r.in;
+		}
+	}
+	std::this_thread::sleep_for(300ms); /* the sweep forgets the closed connections */
+	http_result m = curl(ns.name, "http://127.0.0.1:9901/metrics", d);
+	ASSERT_EQ(m.code, 200) << m.raw;
+	EXPECT_EQ(metric(m.body, "dpumesh_ingress_requests_total"), 5) << m.body;
+	EXPECT_EQ(metric(m.body, "dpumesh_ingress_refused_total{reason=\"method\"}"), 5) << m.body;
+	EXPECT_EQ(metric(m.body, "dpumesh_ingress_slow_closed_total"), 0) << m.body;
+	EXPECT_EQ(metric(m.body, "dpumesh_ingress_committed_bytes"), 0) << m.body;
+	EXPECT_EQ(metric(m.body, "dpumesh_ingress_buffered_bytes"), 0) << m.body;
 }
 
 } // namespace

@@ -212,6 +212,9 @@ TEST(IngressHead, TheHeaderBlockEndsAtTheFirstEmptyLineAfterTheRequestLine)
 	EXPECT_TRUE(scan("DELETE / HTTP/1.1\r\n\r\n", 100).body);
 	EXPECT_TRUE(scan("OPTIONS / HTTP/1.1\r\n\r\n", 3).body);
 	EXPECT_FALSE(scan("HEAD / HTTP/1.1\r\n\r\n", 100).body);
+	/* and of a CONNECT (which it refuses once read), of no TRACE */
+	EXPECT_TRUE(scan("CONNECT a:1 HTTP/1.1\r\n\r\n", 2).body);
+	EXPECT_FALSE(scan("TRACE / HTTP/1.1\r\n\r\n", 100).body);
 	EXPECT_FALSE(scan("POSTX / HTTP/1.1\r\n\r\n", 100).body);
 	EXPECT_FALSE(scan("GETS / HTTP/1.1\r\n\r\n", 100).body);
 	/* a finished scanner takes nothing more */

@@ -272,4 +272,115 @@ TEST(Meshsock, UdpLoopback)
 	close(tx);
 }
 
+/* receiver::only_from: datagrams from any other address or port are dropped before the
+ * reassembler, and counted. A sender that is not the node sends the first fragments of four
+ * messages that say 16 MiB each: let in, they hold the reassembler's whole 64 MiB budget
+ * (until its time-out), and every fragment of the node's next message of more than one
+ * datagram is dropped (memory_limit). */
+TEST(Meshsock, ReceiverTakesOnlyTheSourcesItIsGiven)
+{
+	int rx = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+	int node = socket(AF_INET, SOCK_DGRAM, 0);
+	int other = socket(AF_INET, SOCK_DGRAM, 0);
+	ASSERT_GE(rx, 0);
+	ASSERT_GE(node, 0);
+	ASSERT_GE(other, 0);
+	int big = 8 << 20;
+	setsockopt(rx, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big)) == 0 ||
+		setsockopt(rx, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+	sockaddr_storage to{}, from{};
+	for (auto [fd, sa] : {std::pair{rx, &to}, std::pair{node, &from}}) {
+		auto *a = reinterpret_cast<sockaddr_in *>(sa);
+		a->sin_family = AF_INET;
+		a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr *>(sa), sizeof(sockaddr_in)), 0);
+		socklen_t alen = sizeof(sockaddr_in);
+		getsockname(fd, reinterpret_cast<sockaddr *>(sa), &alen);
+	}
+	const std::vector<uint8_t> l7(16), huge((16u << 20) - 16);
+	auto flood = [&] {
+		for (uint32_t i = 0; i < 4; i++) {
+			fragmenter fr(out_message{wire::frame_kind::response, 100 + i, i, l7, huge},
+				      slice_for_mtu(1500, false));
+			uint8_t hdr[wire::frame_hdr_size];
+			iovec iov[3];
+			msghdr mh{};
+			mh.msg_name = &to;
+			mh.msg_namelen = sizeof(sockaddr_in);
+			mh.msg_iov = iov;
+			mh.msg_iovlen = static_cast<size_t>(fr.datagram(0, hdr, iov));
+			ASSERT_GT(sendmsg(other, &mh, 0), 0);
+		}
+	};
+	const auto l7r = l7_request();
+	const auto body = bytes(100000, 5);
+	const out_message answer{wire::frame_kind::response, 1, 7, l7r, body};
+	const uint32_t nb_answer = fragmenter(answer, slice_for_mtu(1500, false)).count();
+	ASSERT_GT(nb_answer, 1u);
+	/* drains until the reassembler has seen `want` datagrams and the receiver `foreign` */
+	auto drain = [&](receiver &rcv, reassembler &r, uint64_t want, uint64_t foreign) {
+		std::vector<message> got;
+		for (int tries = 0; tries < 200; tries++) {
+			if (r.stats().datagrams >= want && rcv.foreign() >= foreign)
+				break;
+			if (rcv.drain(rx, r, 0, &got) == 0)
+				usleep(5000);
+		}
+		return got;
+	};
+
+	/* anyone: the flood takes the budget, the node's answer is dropped */
+	{
+		reassembler r(reasm_limits{});
+		receiver rcv(8);
+		flood();
+		ASSERT_EQ(send_message(node, reinterpret_cast<sockaddr *>(&to), sizeof(sockaddr_in),
+				       answer, slice_for_mtu(1500, false)),
+			  0);
+		auto got = drain(rcv, r, 4 + nb_answer, 0);
+		EXPECT_TRUE(got.empty());
+		EXPECT_EQ(r.stats().drops[size_t(wire_drop::memory_limit)], nb_answer);
+		EXPECT_EQ(r.bytes_held(), 64ull << 20);
+		EXPECT_EQ(rcv.foreign(), 0u);
+	}
+	/* the node only: the flood is dropped before the reassembler, the answer comes whole */
+	{
+		reassembler r(reasm_limits{});
+		receiver rcv(8);
+		rcv.only_from({endpoint_of(from)});
+		flood();
+		ASSERT_EQ(send_message(node, reinterpret_cast<sockaddr *>(&to), sizeof(sockaddr_in),
+				       answer, slice_for_mtu(1500, false)),
+			  0);
+		auto got = drain(rcv, r, nb_answer, 4);
+		ASSERT_EQ(got.size(), 1u);
+		EXPECT_TRUE(std::equal(got[0].body().begin(), got[0].body().end(), body.begin(),
+				       body.end()));
+		EXPECT_TRUE(got[0].src == endpoint_of(from));
+		EXPECT_EQ(rcv.foreign(), 4u);
+		EXPECT_EQ(r.stats().datagrams, nb_answer);
+		EXPECT_EQ(r.bytes_held(), 0u);
+		for (size_t d = 1; d < r.stats().drops.size(); d++)
+			EXPECT_EQ(r.stats().drops[d], 0u) << wire::wire_drop_name(wire_drop(d));
+	}
+	/* the node's address with another port is another source */
+	{
+		reassembler r(reasm_limits{});
+		receiver rcv(8);
+		wire::endpoint moved = endpoint_of(from);
+		moved.port++;
+		rcv.only_from({moved});
+		ASSERT_EQ(send_message(node, reinterpret_cast<sockaddr *>(&to), sizeof(sockaddr_in),
+				       answer, slice_for_mtu(1500, false)),
+			  0);
+		auto got = drain(rcv, r, 0, nb_answer);
+		EXPECT_TRUE(got.empty());
+		EXPECT_EQ(rcv.foreign(), nb_answer);
+		EXPECT_EQ(r.stats().datagrams, 0u);
+	}
+	close(rx);
+	close(node);
+	close(other);
+}
+
 } // namespace

@@ -141,7 +141,8 @@ struct head_scanner {
 	 * n while it has not ended; none once done). */
 	size_t feed(const uint8_t *p, size_t n) noexcept;
 	/** The request line's method may carry a body: evhttp 2.1.12 reads the body of a POST,
-	 * PUT, PATCH, GET, DELETE and OPTIONS, of no HEAD (the gateway takes no other method). */
+	 * PUT, PATCH, GET, DELETE, OPTIONS and CONNECT (which the gateway refuses once read), of no
+	 * HEAD and no TRACE (nor of a method evhttp does not know). */
 	bool body_method() const noexcept;
 	/** Once the block has ended: the bytes of body that follow it as evhttp 2.1.12 reads
 	 * them, or `most` where the block does not say how many in a way read only one way. 0

@@ -11,6 +11,7 @@
 //     fail(rc);
 //   meshsock::reassembler r(meshsock::reasm_limits{});
 //   meshsock::receiver rx;
+//   rx.only_from({meshsock::endpoint_of(node_addr)});  // others dropped before reassembly
 //   std::vector<meshsock::message> done;
 //   rx.drain(fd, r, now_ms(), &done);  // whole messages, any fragment order
 //   r.expire(now_ms());                 // drop what did not complete in time
@@ -168,15 +169,28 @@ private:
 /** Converts a socket address (IPv4 or IPv6) to an endpoint. */
 wire::endpoint endpoint_of(const sockaddr_storage &sa) noexcept;
 
-/** Receives datagrams with recvmmsg into reusable buffers. */
+/**
+ * Receives datagrams with recvmmsg into reusable buffers. Given the sources it may take
+ * (only_from), it drops the others before the reassembler: a sender that may not answer
+ * cannot take the reassembler's budget (a first fragment holds its message's whole msg_len
+ * until the time-out) from those that may.
+ */
 class receiver {
 public:
 	explicit receiver(unsigned batch = 32);
 	/**
+	 * Takes datagrams only from these endpoints (address and port), dropping the rest
+	 * before the reassembler, counted in foreign(). Empty, as at first: from anyone.
+	 */
+	void only_from(std::vector<wire::endpoint> sources);
+	/**
 	 * Reads every datagram waiting on a non-blocking fd, feeds r, appends the completed
-	 * messages to *out. @return datagrams read, or -errno on a socket error
+	 * messages to *out. @return datagrams read (foreign ones too), or -errno on a socket
+	 * error
 	 */
 	int drain(int fd, reassembler &r, uint64_t now_ms, std::vector<message> *out);
+	/** Datagrams dropped for their source (only_from). */
+	uint64_t foreign() const noexcept { return _foreign; }
 
 private:
 	unsigned _batch;
@@ -184,6 +198,8 @@ private:
 	std::vector<iovec> _iov;
 	std::vector<mmsghdr> _hdrs;
 	std::vector<sockaddr_storage> _addrs;
+	std::vector<wire::endpoint> _sources; /* sorted (before()); empty: any */
+	uint64_t _foreign = 0;
 };
 
 } // namespace dpumesh::meshsock
