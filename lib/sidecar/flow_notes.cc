@@ -559,7 +559,7 @@ void stage::turn_down(const dpa_command &c, uint32_t status) noexcept
 			h.what = handoff_item::kind::note;
 			h.desc = as_note().encode();
 			if (!hand_off(sh, h))
-				drop(c);
+				lost_note(c, status);
 			return;
 		}
 	}

@@ -384,6 +384,18 @@ void stage::drop(const dpa_command &c) noexcept
 	drop_command(c, _dpa);
 }
 
+/* A note about a delivery (the RX kernel's, or one made here: turn_down()) that found the
+ * hand-off ring of its request's shard full (handoff_full, never expected): that shard ends
+ * the request at its deadline. A held delivery's buffers are its pending entry's, released
+ * when it ends (freed here too, they were freed twice); another's sender is completed now
+ * with the note's status, as its request's refusal would (dropped, its TX never completed
+ * and its slot was lost to the pod). */
+void stage::lost_note(const dpa_command &c, uint32_t status) noexcept
+{
+	if (!c.hold)
+		finish(c, status);
+}
+
 /* ---- the poll ---- */
 
 uint32_t stage::run() noexcept
@@ -445,7 +457,7 @@ uint32_t stage::run() noexcept
 					h.what = handoff_item::kind::note;
 					h.desc = in[i];
 					if (!hand_off(sh, h))
-						drop(nt.cmd);
+						lost_note(nt.cmd, nt.status);
 				}
 			}
 			work += n;

@@ -1406,33 +1406,71 @@ TEST_F(sidecar_stage, a_sweep_s_504s_open_the_service_s_breaker)
 	EXPECT_EQ(back[0].reason, "circuit_open");
 }
 
+/* Shard 0 of three, made on the fixture's emulator (three DPA threads: shard 0 owns thread
+ * 0), the fixture's `stage` and `ingress` while it lives; hand-off rings of `ring` entries. */
+struct three_shards {
+	std::vector<rte_ring *> rings;
+	rte_ring *in = nullptr;
+	std::unique_ptr<sidecar::stage> own;
+	sidecar::stage *fixture_stage = nullptr;
+	bool ok = false;
+
+	explicit three_shards(unsigned ring = 64)
+	{
+		static unsigned seq;
+		const std::string tag = std::to_string(seq++);
+		for (int k = 0; k < 3; k++)
+			rings.push_back(sidecar::create_handoff_ring(
+				("st_ho" + tag + "_" + std::to_string(k)).c_str(), ring));
+		in = rte_ring_create(("st_in3_" + tag).c_str(), 64, SOCKET_ID_ANY,
+				     RING_F_SP_ENQ | RING_F_SC_DEQ);
+		for (rte_ring *r : rings)
+			if (!r)
+				return;
+		if (!in)
+			return;
+		sidecar::network net;
+		net.ingress = in;
+		net.pkts = sidecar_stage::pkts;
+		net.ports.push_back({0, 1500, true, true, sidecar_stage::tx});
+		net.ports.push_back({1, 1500, true, false, sidecar_stage::tx2});
+		net.nb_shards = 3;
+		sidecar::shard_info si;
+		si.count = 3;
+		si.handoff = rings;
+		auto s = sidecar::stage::create(*sidecar_stage::cfg, *sidecar_stage::reg,
+						sidecar_stage::emu->side(), net, si);
+		if (!s) {
+			ADD_FAILURE() << s.error().message();
+			return;
+		}
+		own = std::move(*s);
+		fixture_stage = sidecar_stage::stage;
+		sidecar_stage::stage = own.get();
+		std::swap(sidecar_stage::ingress, in);
+		ok = true;
+	}
+	~three_shards()
+	{
+		if (ok) {
+			sidecar_stage::stage = fixture_stage;
+			std::swap(sidecar_stage::ingress, in);
+		}
+		own.reset();
+		for (rte_ring *r : rings)
+			rte_ring_free(r);
+		rte_ring_free(in);
+	}
+};
+
 /* An answer whose token names a shard that does not exist (three shards: the token's two
  * shard bits 3) matches nothing: counted no_match, as a token of its own shard that matches
  * nothing is, and dropped. Before 2026-12-08 it was counted handoff_full, which says a
  * hand-off ring was full ("never expected"), and anyone could send one. */
 TEST_F(sidecar_stage, an_answer_to_a_shard_that_does_not_exist_is_no_match)
 {
-	std::vector<rte_ring *> rings;
-	for (int k = 0; k < 3; k++) {
-		rings.push_back(sidecar::create_handoff_ring(("st_ho" + std::to_string(k)).c_str(), 64));
-		ASSERT_NE(rings.back(), nullptr);
-	}
-	rte_ring *in3 = rte_ring_create("st_ingress3", 64, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
-	ASSERT_NE(in3, nullptr);
-	sidecar::network net;
-	net.ingress = in3;
-	net.pkts = pkts;
-	net.ports.push_back({0, 1500, true, true, tx});
-	net.ports.push_back({1, 1500, true, false, tx2});
-	net.nb_shards = 3;
-	sidecar::shard_info si;
-	si.count = 3;
-	si.handoff = rings;
-	auto s = sidecar::stage::create(*cfg, *reg, emu->side(), net, si);
-	ASSERT_TRUE(s) << s.error().message();
-	sidecar::stage *const fixture_stage = stage;
-	stage = s->get();
-	std::swap(ingress, in3);
+	three_shards sh;
+	ASSERT_TRUE(sh.ok);
 	std::vector<uint8_t> resp(64);
 	wire::l7_writer w(resp.data(), resp.size());
 	w.response(200);
@@ -1441,20 +1479,67 @@ TEST_F(sidecar_stage, an_answer_to_a_shard_that_does_not_exist_is_no_match)
 	from_host(peer_ip, 0, resp, {}, false, 0x4001);  /* shard 1: handed off */
 	run_polls();
 	const sidecar::counters &c = stage->stats();
-	stage = fixture_stage;
-	std::swap(ingress, in3);
 	EXPECT_EQ(c.no_match.get(), 1u);
 	EXPECT_EQ(c.handoff_full.get(), 0u);
 	EXPECT_EQ(c.handoff_out.get(), 1u);
 	/* the one handed off is shard 1's, which takes it: freed here */
 	sidecar::handoff_item h;
-	ASSERT_EQ(rte_ring_dequeue_elem(rings[1], &h, sizeof(h)), 0);
+	ASSERT_EQ(rte_ring_dequeue_elem(sh.rings[1], &h, sizeof(h)), 0);
 	port::rx_msg_free(static_cast<port::rx_msg *>(h.msg));
 	EXPECT_TRUE(answers().empty());
-	s->reset();
-	for (rte_ring *r : rings)
-		rte_ring_free(r);
-	rte_ring_free(in3);
+}
+
+/* The RX kernel's note about a delivery whose request is another shard's, when that shard's
+ * hand-off ring is full (never expected: it stopped taking them), is counted handoff_full
+ * and: a held delivery's hbuf is left to its pending entry, which releases it when the
+ * request ends; another's sender is completed with the note's status (a complete_tx command
+ * for the DPA). Before 2026-12-08 both hbufs went back to the pool at once: the held one was
+ * freed a second time when its request ended, and the other's sender never heard. */
+TEST_F(sidecar_stage, a_note_its_request_s_shard_cannot_take_frees_nothing_twice)
+{
+	three_shards sh;
+	ASSERT_TRUE(sh.ok);
+	sidecar::handoff_item filler;
+	while (rte_ring_enqueue_elem(sh.rings[1], &filler, sizeof(filler)) == 0) {
+	}
+	rte_mempool *hbufs = emu->hbufs();
+	const dpa::arm_rings t0 = emu->side().threads[0];
+	/* the RX kernel's ends, as the test plays it (the fixture never runs the emulator's
+	 * threads): a producer of notes at the Arm's position (the queue is empty), a consumer
+	 * of commands from the Arm's */
+	dpumesh_sq rx_notes = *t0.notify, rx_commands = *t0.to_dpa;
+	for (const bool hold : {true, false}) {
+		SCOPED_TRACE(hold ? "held" : "not held");
+		void *hb = nullptr;
+		ASSERT_EQ(rte_mempool_get(hbufs, &hb), 0);
+		std::memset(hb, 0, DPA_HBUF_META_SIZE); /* src 0: made by the Arm */
+		const unsigned avail = rte_mempool_avail_count(hbufs);
+		const uint64_t full = stage->stats().handoff_full.get();
+		sidecar::dpa_note n;
+		n.cmd.what = sidecar::dpa_command::op::deliver_request;
+		n.cmd.hold = hold;
+		n.cmd.dst = 3; /* pod 3, generation 0: none (its note would go nowhere) */
+		n.cmd.req_id = 0x4001; /* shard 1's */
+		n.cmd.header = reinterpret_cast<uint64_t>(hb) + DPA_HBUF_META_SIZE;
+		n.cmd.header_len = 16;
+		n.status = DPUMESH_STATUS_DEST_GONE;
+		const sw_descriptor d = n.encode();
+		ASSERT_EQ(dpumesh_sq_enqueue_burst(&rx_notes, &d, 1), 1u);
+		run_polls();
+		EXPECT_EQ(stage->stats().handoff_full.get(), full + 1);
+		EXPECT_EQ(rte_mempool_avail_count(hbufs), avail) << "the hbuf is not freed here";
+		sw_descriptor out[4];
+		const uint32_t got = dpumesh_sq_dequeue_burst(&rx_commands, out, 4);
+		if (hold) {
+			EXPECT_EQ(got, 0u) << "a held delivery's sender is its request's to complete";
+		} else {
+			ASSERT_EQ(got, 1u) << "the sender is completed";
+			EXPECT_TRUE(out[0].flags & DPUMESH_OP_TX_DONE) << out[0].flags;
+			EXPECT_EQ(out[0].header_buf_addr, n.cmd.header);
+			EXPECT_EQ(dpumesh_flags_status(out[0].flags), DPUMESH_STATUS_DEST_GONE);
+		}
+		rte_mempool_put(hbufs, hb);
+	}
 }
 
 TEST_F(sidecar_stage, malformed_headers_from_the_network_get_400_and_answers_nothing)

@@ -395,6 +395,7 @@ private:
 	void deliver(const dpa_command &c) noexcept;
 	void complete(uint64_t header, uint32_t status) noexcept;
 	void finish(const dpa_command &c, uint32_t status) noexcept;
+	void lost_note(const dpa_command &c, uint32_t status) noexcept;
 	void drop(const dpa_command &c) noexcept;
 
 	pod_registry *_reg = nullptr;
