@@ -61,7 +61,8 @@ std::string lower(std::string s)
 uint64_t reference_body(const std::string &method, const std::vector<std::string> &raw)
 {
 	bool body = false;
-	for (const char *m : {"POST ", "PUT ", "PATCH ", "GET ", "DELETE ", "OPTIONS "})
+	/* evhttp 2.1.12's evhttp_method_may_have_body_(): CONNECT too, TRACE and HEAD not */
+	for (const char *m : {"POST ", "PUT ", "PATCH ", "GET ", "DELETE ", "OPTIONS ", "CONNECT "})
 		body = body || method.rfind(m, 0) == 0;
 	if (!body)
 		return 0;
